@@ -1,0 +1,125 @@
+// ESLint 10 flat config: eslint's recommended rules plus typescript-eslint's type-aware
+// `recommendedTypeChecked`, with types from tsconfig.json via the project service.
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+// Modules that read or write the file system. src/murmur/** (Murmur's formats and ids) and
+// src/plan/** (retention decisions) stay pure: they get data in and return plans, and all I/O
+// lives in src/io and src/apply. Type-only imports are allowed (they vanish at run time).
+const FS_MODULES = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises', 'fs-extra'];
+const FS_MESSAGE =
+  'src/murmur and src/plan must not touch the file system: take data as arguments and do the I/O in src/io or src/apply.';
+// For an esquery selector, which cannot contain a literal '/' inside /regex/ (\x2F is '/').
+const FS_MODULE_REGEX = String.raw`^(node:)?fs(\x2F.*)?$|^fs-extra(\x2F.*)?$`;
+
+// Node's globals for plain .js/.mjs files (TypeScript files are checked by tsc instead).
+const NODE_GLOBALS = Object.fromEntries(
+  [
+    'process',
+    'console',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'AbortController',
+    'AbortSignal',
+    'TextEncoder',
+    'TextDecoder',
+    'performance',
+    'structuredClone',
+    'queueMicrotask',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'clearImmediate',
+  ].map((name) => [name, 'readonly']),
+);
+
+export default defineConfig(
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', '.bench-tmp/']),
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // A forgotten await in a GC tool means a deletion or an fsync racing the next step.
+      '@typescript-eslint/no-floating-promises': 'error',
+      // Defensive runtime checks narrow values to `never` (`if (h.type !== T) throw ... ${T}`).
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        {
+          allowAny: true,
+          allowBoolean: true,
+          allowNullish: true,
+          allowNumber: true,
+          allowRegExp: true,
+          allowNever: true,
+        },
+      ],
+      // Worth seeing, not worth failing a build over: TypeScript's narrowing changes between
+      // versions make once-needed assertions redundant, and String(unknown) fallbacks are common.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'warn',
+      '@typescript-eslint/no-base-to-string': 'warn',
+      // Async callbacks without an await are normal (an API that wants a Promise-returning fn).
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-unused-vars': [
+        'warn',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    files: ['src/murmur/**', 'src/plan/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: FS_MODULES.map((name) => ({ name, message: FS_MESSAGE, allowTypeImports: true })),
+          patterns: [
+            {
+              // Sub-paths not named above (fs-extra/esm, a future fs/...).
+              regex: '^(node:)?fs/(?!promises$).+$|^fs-extra/.+$',
+              message: FS_MESSAGE,
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+      // The import rule does not see `await import('node:fs')`.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `ImportExpression[source.value=/${FS_MODULE_REGEX}/]`,
+          message: FS_MESSAGE,
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**'],
+    rules: {
+      // vitest's `expect(obj.method).toHaveBeenCalled()` passes methods unbound on purpose.
+      '@typescript-eslint/unbound-method': 'off',
+      // Tests read JSON output (`JSON.parse(line).id`) all the time; src/ keeps these rules.
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // Boundary tests write u64 limits such as 18446744073709551615 on purpose.
+      'no-loss-of-precision': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: NODE_GLOBALS },
+  },
+);

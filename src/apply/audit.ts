@@ -1,0 +1,160 @@
+// murmur-gc's own audit trail: `<home>/gc/ses_<uuidv7>/trace.jsonl` (DESIGN §2.5).
+// Guarantees:
+// - Created lazily, just before the first destructive action; a run that changes nothing writes nothing.
+// - Intent before action: each planned destructive action is appended to `intent.jsonl` before it
+//   runs and marked done after, so a run killed in between is detected by the next run and its
+//   audit completed (`process_interrupted`) from what actually happened on disk.
+// - Trace lines follow the seed's rules: five common fields first, `evt_` ids minted at write,
+//   every parent_id names an earlier line (retention/task_start/session_end → session_start,
+//   task_end → its task_start); retention lines in the runtime's (store, reason) order.
+// - Files are 0600, directories 0700; the trace is fsync'ed when the run finishes.
+import { mintId } from '../murmur/ids.js';
+import {
+  RETENTION_ORDER,
+  retentionLine,
+  sessionEndLine,
+  sessionStartLine,
+  taskEndLine,
+  taskStartLine,
+  type RetentionReason,
+  type RetentionStore,
+  type Trust,
+} from '../murmur/trace.js';
+import { Dir, type FileHandle } from '../io/safe-fs.js';
+
+export const GC_DIR = 'gc';
+export const INTENT_FILE = 'intent.jsonl';
+
+export interface RetentionItem {
+  store: RetentionStore;
+  reason: RetentionReason;
+  target: string;
+  messagesDropped?: number;
+}
+
+export interface LostTask {
+  taskId: string;
+  contextId: string;
+  trust: Trust;
+  messagePartsBytes: number;
+}
+
+export interface IntentLine {
+  op: 'intent' | 'done';
+  seq: number;
+  kind?: string;
+  store?: RetentionStore;
+  reason?: RetentionReason;
+  /** Directory holding the target (sessions root or record store path). */
+  parent?: string;
+  target?: string;
+  messages_dropped?: number;
+}
+
+/** Group retention items into the runtime's lines: one per (store, reason), in its order. */
+export function groupRetention(items: RetentionItem[]): { store: RetentionStore; reason: RetentionReason; targets: string[]; messagesDropped: number }[] {
+  const out: { store: RetentionStore; reason: RetentionReason; targets: string[]; messagesDropped: number }[] = [];
+  for (const [store, reason] of RETENTION_ORDER) {
+    const mine = items.filter((i) => i.store === store && i.reason === reason);
+    if (mine.length === 0) continue;
+    let targets = mine.map((i) => i.target);
+    // sessions newest-first (as the runtime ranks them); records ascending by context id.
+    targets = store === 'sessions' ? [...targets].sort().reverse() : [...targets].sort();
+    out.push({ store, reason, targets, messagesDropped: mine.reduce((n, i) => n + (i.messagesDropped ?? 0), 0) });
+  }
+  return out;
+}
+
+export class AuditSession {
+  private seq = 0;
+  private constructor(
+    readonly sessionId: string,
+    readonly dirPath: string,
+    private readonly dir: Dir,
+    private readonly trace: FileHandle,
+    private readonly intent: FileHandle,
+    private readonly sessionEventId: string,
+    private readonly startedMs: number,
+  ) {}
+
+  static async begin(home: Dir, sessionId: string, version: string, nowMs: number): Promise<AuditSession> {
+    const gc = await home.mkdir(GC_DIR, 0o700);
+    try {
+      const dir = await gc.mkdir(sessionId, 0o700);
+      const trace = await dir.createExclusive('trace.jsonl', 0o600);
+      const intent = await dir.createExclusive(INTENT_FILE, 0o600);
+      const eventId = mintId('evt_');
+      await trace.write(sessionStartLine({ eventId, sessionId, timestamp: nowMs }, 'murmur-gc', version));
+      await trace.sync();
+      return new AuditSession(sessionId, dir.path, dir, trace, intent, eventId, nowMs);
+    } finally {
+      await gc.close();
+    }
+  }
+
+  get tracePath(): string {
+    return `${this.dirPath}/trace.jsonl`;
+  }
+
+  /** Record an intended action durably before it is carried out; returns its sequence number. */
+  async intend(entry: Omit<IntentLine, 'op' | 'seq'>): Promise<number> {
+    const seq = ++this.seq;
+    await this.intent.write(JSON.stringify({ op: 'intent', seq, ...entry }) + '\n');
+    await this.intent.sync();
+    return seq;
+  }
+
+  async done(seq: number, extra: { messages_dropped?: number } = {}): Promise<void> {
+    await this.intent.write(JSON.stringify({ op: 'done', seq, ...extra }) + '\n');
+  }
+
+  /** Write the retention lines, the reconciliation tasks and session_end; drop the intent log. */
+  async finish(items: RetentionItem[], tasks: LostTask[], exitStatus: 'ok' | 'failed', nowMs: number): Promise<void> {
+    const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
+    let text = '';
+    for (const g of groupRetention(items)) {
+      text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
+    }
+    for (const t of tasks) {
+      const start = common(this.sessionEventId);
+      text += taskStartLine(start, t);
+      text += taskEndLine(common(start.eventId), t.taskId, 'ok', 0);
+    }
+    text += sessionEndLine(common(this.sessionEventId), Math.max(0, nowMs - this.startedMs), exitStatus);
+    await this.trace.write(text);
+    await this.trace.sync();
+    await this.trace.close();
+    await this.intent.close();
+    await this.dir.unlink(INTENT_FILE).catch(() => undefined);
+    await this.dir.sync().catch(() => undefined);
+    await this.dir.close();
+  }
+
+  /** Close without finishing (the intent log stays for the next run to complete). */
+  async abandon(): Promise<void> {
+    await this.trace.close().catch(() => undefined);
+    await this.intent.close().catch(() => undefined);
+    await this.dir.close();
+  }
+}
+
+/** Parse an intent log; unknown lines are ignored. */
+export function parseIntentLog(text: string): { intents: Map<number, IntentLine>; done: Map<number, IntentLine> } {
+  const intents = new Map<number, IntentLine>();
+  const done = new Map<number, IntentLine>();
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
+    let o: unknown;
+    try {
+      o = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (typeof o !== 'object' || o === null) continue;
+    const l = o as IntentLine;
+    if (typeof l.seq !== 'number') continue;
+    if (l.op === 'intent') intents.set(l.seq, l);
+    else if (l.op === 'done') done.set(l.seq, l);
+  }
+  return { intents, done };
+}

@@ -1,0 +1,26 @@
+// Shared CLI plumbing: loading the configuration and building the logger for a command.
+// Guarantees: configuration errors surface as ConfigError (exit 2) before anything is touched;
+// logs go to stderr only.
+import { loadConfig } from '../config/load.js';
+import type { GcConfig } from '../config/types.js';
+import { createLogger, type Logger } from '../log.js';
+
+export interface CommonFlags {
+  config?: string | undefined;
+  home?: string | undefined;
+}
+
+export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
+  return loadConfig({
+    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
+    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    env: process.env,
+    cwd: process.cwd(),
+  });
+}
+
+/** Logger for one-shot commands: warnings and errors only unless verbose. */
+export function oneShotLogger(config: GcConfig | undefined, verbose: boolean, json: boolean): Logger {
+  const level = verbose ? 'info' : config?.log.level === 'silent' ? 'silent' : 'warn';
+  return createLogger({ level, pretty: !json && process.stderr.isTTY === true && process.env['CI'] === undefined });
+}

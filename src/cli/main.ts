@@ -1,0 +1,83 @@
+// The murmur-gc command line (commander wiring). The only module that calls process.exit.
+// Guarantees: exit 0 done; 1 finished with errors or a refusal; 2 usage or invalid
+// configuration (nothing touched); 75 another sweep or writer holds the lock. With --json exactly
+// one JSON document is printed on stdout and logs go to stderr only.
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { registerConversationCommands } from './conversation.js';
+import { registerDaemonCommands } from './daemon.js';
+import { runSweepCommand } from './sweep.js';
+
+export interface GlobalOptions {
+  config?: string;
+  home?: string;
+  json?: boolean;
+}
+
+/** Thrown by command actions to set the exit code without printing anything more. */
+export class ExitWith extends Error {
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('murmur-gc')
+    .description('Keeps the on-disk state of the Murmur agent runtime bounded, private and honest.')
+    .version(VERSION)
+    .exitOverride()
+    .showHelpAfterError('(run murmur-gc --help for usage)');
+
+  const sweep = program
+    .command('sweep', { isDefault: true })
+    .description('run one retention sweep over the murmur home and the configured sessions roots (the default command)')
+    .option('--dry-run', 'plan and report exactly what a sweep would do; change nothing', false)
+    .option('--json', 'print one JSON document on stdout', false)
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .addOption(new Option('--verbose', 'log every action to stderr').default(false))
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean }) => {
+      const code = await runSweepCommand(opts);
+      if (code !== 0) throw new ExitWith(code);
+    });
+  void sweep;
+
+  registerConversationCommands(program);
+  registerDaemonCommands(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ExitCodes.ok;
+  } catch (err) {
+    return reportError(err, argv.includes('--json'));
+  }
+}
+
+export function reportError(err: unknown, json: boolean): number {
+  if (err instanceof ExitWith) return err.exitCode;
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCodes.ok;
+    return ExitCodes.usage;
+  }
+  if (err instanceof RefusalError) {
+    process.stderr.write(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof GcError) {
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message } }) + '\n');
+    const prefix = err instanceof ConfigError ? 'invalid configuration' : 'error';
+    process.stderr.write(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: describeError(err) } }) + '\n');
+  process.stderr.write(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`);
+  return ExitCodes.failed;
+}
+

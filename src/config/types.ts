@@ -1,0 +1,55 @@
+// The resolved configuration murmur-gc runs on, after YAML parsing, validation, `~`/glob
+// expansion and manifest lookups. Everything here is plain data: absolute paths, policy numbers.
+// Guarantee: a value of these types has been fully validated; a policy with no keys is `undefined`
+// (no policy means nothing is deleted).
+
+/** `trace.retain` semantics: both keys ANDed; at least one present. */
+export interface SessionRetain {
+  maxSessions?: number;
+  /** seconds */
+  maxAgeSecs?: number;
+}
+
+/** `context.retain` semantics: both keys ANDed; at least one present. */
+export interface RecordRetain {
+  maxMessages?: number;
+  /** seconds */
+  maxAgeSecs?: number;
+}
+
+export interface SessionsRootConfig {
+  /** Absolute path of a sessions root (a directory holding `ses_…` directories). */
+  root: string;
+  /** undefined: nothing is deleted here (still reconciled and mode-checked). */
+  retain: SessionRetain | undefined;
+  /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */
+  origin: string;
+}
+
+export interface RecordPolicyConfig {
+  /** The owner named in the record header (`capsule`). */
+  capsule: string;
+  /** Record store directory name under `<home>/conversations/`. Defaults to the capsule. */
+  store: string;
+  retain: RecordRetain | undefined;
+  origin: string;
+}
+
+export interface GcConfig {
+  /** Absolute path of the murmur home (default `$HOME/.murmur`). */
+  home: string;
+  /** Cron expression (daemon only). */
+  schedule: string;
+  /** Run one sweep when the daemon starts. */
+  runOnStart: boolean;
+  /** Upper bound of a random delay before each scheduled sweep, seconds (0 = none). */
+  randomDelaySecs: number;
+  /** How long a session without `session_end` is considered live after its last trace write. seconds */
+  liveGraceSecs: number;
+  sessions: SessionsRootConfig[];
+  records: RecordPolicyConfig[];
+  audit: { retain: SessionRetain | undefined };
+  log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
+  /** The config file this came from, or undefined for built-in defaults. */
+  source: string | undefined;
+}

@@ -1,0 +1,95 @@
+// Stable error codes and the small set of typed errors murmur-gc raises.
+// Guarantees: every warning/error murmur-gc reports carries one of these codes (seed 004's
+// convention: alert on codes, never parse message text); messages carry ids, counts and paths,
+// never conversation content. Only src/cli/main.ts maps errors to process exit codes.
+
+export const Codes = {
+  configInvalid: 'config_invalid',
+  storageBusy: 'storage_busy',
+  processInterrupted: 'process_interrupted',
+  liveSession: 'live_session',
+  symlink: 'symlink',
+  foreignOwner: 'foreign_owner',
+  notOwned: 'not_owned',
+  notRegular: 'not_regular',
+  hardLink: 'hard_link',
+  crossDevice: 'cross_device',
+  ioError: 'io_error',
+  concurrentAppend: 'concurrent_append',
+  changedSinceScan: 'changed_since_scan',
+  liveContext: 'live_context',
+  invalidLine: 'invalid_line',
+  lockCompromised: 'lock_compromised',
+  aborted: 'aborted',
+} as const;
+
+export type Code = (typeof Codes)[keyof typeof Codes];
+
+export const ExitCodes = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  busy: 75,
+} as const;
+
+/** An error that carries a stable code and an exit status. */
+export class GcError extends Error {
+  readonly code: string;
+  readonly exitCode: number;
+  readonly hint: string | undefined;
+  constructor(code: string, message: string, options: { exitCode?: number; hint?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GcError';
+    this.code = code;
+    this.exitCode = options.exitCode ?? ExitCodes.failed;
+    this.hint = options.hint;
+  }
+}
+
+/** Invalid configuration: exit 2, nothing touched. `path` names the key (e.g. `sessions[0].retain.max_age`). */
+export class ConfigError extends GcError {
+  readonly file: string | undefined;
+  readonly keyPath: string;
+  constructor(keyPath: string, message: string, file?: string) {
+    super(Codes.configInvalid, `${file ? `${file}: ` : ''}${keyPath ? `${keyPath}: ` : ''}${message}`, {
+      exitCode: ExitCodes.usage,
+    });
+    this.name = 'ConfigError';
+    this.file = file;
+    this.keyPath = keyPath;
+  }
+}
+
+/** Another murmur-gc holds the lock: exit 75. */
+export class BusyError extends GcError {
+  constructor(message: string) {
+    super(Codes.storageBusy, message, { exitCode: ExitCodes.busy });
+    this.name = 'BusyError';
+  }
+}
+
+/** A refusal in the runtime's `error[CODE]: message` + `hint:` shape (E-CNV-00x). Exit 1. */
+export class RefusalError extends GcError {
+  constructor(code: string, message: string, hint: string) {
+    super(code, message, { exitCode: ExitCodes.failed, hint });
+    this.name = 'RefusalError';
+  }
+}
+
+/** The errno-style code of a Node fs error, or undefined. */
+export function errnoCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const c = (err as { code: unknown }).code;
+    return typeof c === 'string' ? c : undefined;
+  }
+  return undefined;
+}
+
+/** A short, content-free description of an error for logs and reports. */
+export function describeError(err: unknown): string {
+  const code = errnoCode(err);
+  if (err instanceof Error) {
+    return code && !err.message.startsWith(code) ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,400 @@
+// Inventory: what is on disk, read without changing anything (the sweep's only scanning code).
+// Guarantees:
+// - Read-only: nothing here writes, renames, chmods or creates (so --dry-run can share it).
+// - Every directory below an anchor (home, a sessions root) is reached descriptor-relatively
+//   with O_NOFOLLOW; symlinks are reported, never followed; FIFOs/sockets/devices never opened.
+// - Problems are collected per item with a stable code; one bad item never stops the scan.
+// - Records are read streaming; message lines are counted only where a max_messages policy
+//   could act on them (owned records), and headers are read from the first line only.
+import { Codes, describeError, errnoCode } from '../errors.js';
+import { idTimestampMs } from '../murmur/ids.js';
+import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
+import type { TraceSummary } from '../murmur/trace.js';
+import type { ModeInput, ModeRole } from '../plan/modes.js';
+import { scanRecord } from './jsonl.js';
+import { Dir, identityOf, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
+import { parseTempName } from './staged-rewrite.js';
+import { readTraceSummary, type TraceCache } from './trace-scan.js';
+
+export const RECORD_FILE = 'conversation.jsonl';
+export const CONVERSATIONS_DIR = 'conversations';
+export const TRASH_PREFIX = '.murmur-gc-trash.';
+
+export interface Problem {
+  target: string;
+  code: string;
+  detail: string;
+}
+
+/** A path under an anchor, as the chain of names to walk from it. */
+export interface PathRef {
+  anchor: string;
+  chain: string[];
+}
+
+export interface ModeEntry extends ModeInput {
+  ref: PathRef;
+  identity: Identity;
+}
+
+export interface Debris {
+  kind: 'temp_file' | 'trash_dir';
+  ref: PathRef;
+  path: string;
+  identity: Identity;
+  detail: string;
+}
+
+function kindOf(st: BigIntStats): ModeInput['kind'] {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isDirectory()) return 'dir';
+  if (st.isFile()) return 'file';
+  return 'other';
+}
+
+function modeEntry(dir: Dir, anchor: string, chain: string[], st: BigIntStats, role: ModeRole): ModeEntry {
+  return {
+    path: chain.length === 0 ? anchor : dir.display(chain[chain.length - 1] ?? ''),
+    role,
+    kind: kindOf(st),
+    mode: modeBits(st),
+    uid: Number(st.uid),
+    nlink: Number(st.nlink),
+    ref: { anchor, chain },
+    identity: identityOf(st),
+  };
+}
+
+function problemOf(target: string, err: unknown): Problem {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const stable = Object.values(Codes).includes(code as (typeof Codes)[keyof typeof Codes]) ? code : Codes.ioError;
+  return { target, code: stable, detail: `${target}: ${describeError(err)}` };
+}
+
+// ---- records ---------------------------------------------------------------------------------
+
+export interface ContextScan {
+  store: string;
+  context: string;
+  path: string;
+  dirIdentity: Identity;
+  dirUid: number;
+  file: {
+    identity: Identity;
+    size: number;
+    mtimeMs: number;
+    uid: number;
+  };
+  header: RecordHeader | undefined;
+  messages: number | undefined;
+}
+
+export interface RecordsScan {
+  exists: boolean;
+  contexts: ContextScan[];
+  modes: ModeEntry[];
+  debris: Debris[];
+  problems: Problem[];
+}
+
+const HEADER_PROBE = 64 * 1024;
+
+/** Read and parse the first line only (a header is small; a longer first line is not one). */
+export async function readHeader(dir: Dir, name: string): Promise<RecordHeader | undefined> {
+  const { fh, stat } = await dir.openFile(name);
+  try {
+    const size = Number(stat.size);
+    const buf = Buffer.alloc(Math.min(size, HEADER_PROBE));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const head = buf.subarray(0, bytesRead);
+    const nl = head.indexOf(10);
+    if (nl < 0 && bytesRead < size) return undefined;
+    return parseHeaderLine(nl < 0 ? head : head.subarray(0, nl));
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Count message lines of one record file (streaming). */
+export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined }> {
+  const { fh, stat } = await dir.openFile(name);
+  try {
+    const r = await scanRecord(fh, Number(stat.size), signal ? { signal } : {});
+    return { messages: r.messages, header: r.header };
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface RecordsScanOptions {
+  /** Only these stores (undefined = all). */
+  stores?: ReadonlySet<string>;
+  /** Count messages of records owned by (store, capsule) pairs in this set (`store\0capsule`). */
+  countOwned?: ReadonlySet<string>;
+  /** Count every record's messages (conversation ls). */
+  countAll?: boolean;
+  collectModes: boolean;
+  nowMs: number;
+  /** Temp files older than this are debris even if their pid is alive (pid reuse). */
+  debrisAgeMs: number;
+  isPidAlive: (pid: number) => boolean;
+  signal?: AbortSignal;
+}
+
+/** Scan `<home>/conversations`. `home` stays open; everything below is opened and closed here. */
+export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOptions): Promise<RecordsScan> {
+  const out: RecordsScan = { exists: false, contexts: [], modes: [], debris: [], problems: [] };
+  const rootSt = await home.lstat(CONVERSATIONS_DIR);
+  if (!rootSt) return out;
+  if (opts.collectModes) out.modes.push(modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
+  if (!rootSt.isDirectory()) return out;
+  out.exists = true;
+  let root: Dir;
+  try {
+    root = await home.openDir(CONVERSATIONS_DIR);
+  } catch (err) {
+    out.problems.push(problemOf(home.display(CONVERSATIONS_DIR), err));
+    return out;
+  }
+  try {
+    for (const store of await root.list()) {
+      if (store.startsWith('.')) continue;
+      if (opts.stores && !opts.stores.has(store)) continue;
+      const sst = await root.lstat(store);
+      if (!sst) continue;
+      if (opts.collectModes) out.modes.push(modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
+      if (sst.isSymbolicLink()) {
+        out.problems.push({ target: root.display(store), code: Codes.symlink, detail: `${root.display(store)} is a symbolic link; record stores are never followed` });
+        continue;
+      }
+      if (!sst.isDirectory()) continue;
+      let sdir: Dir;
+      try {
+        sdir = await root.openDir(store);
+      } catch (err) {
+        out.problems.push(problemOf(root.display(store), err));
+        continue;
+      }
+      try {
+        await scanStore(sdir, store, anchor, opts, out);
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await root.close();
+  }
+  return out;
+}
+
+async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
+  for (const context of await sdir.list()) {
+    opts.signal?.throwIfAborted();
+    const chain = [CONVERSATIONS_DIR, store, context];
+    if (context.startsWith(TRASH_PREFIX)) {
+      const st = await sdir.lstat(context);
+      if (st?.isDirectory()) {
+        out.debris.push({ kind: 'trash_dir', ref: { anchor, chain }, path: sdir.display(context), identity: identityOf(st), detail: 'a context directory an interrupted murmur-gc run had started to remove' });
+      }
+      continue;
+    }
+    if (context.startsWith('.')) continue;
+    const cst = await sdir.lstat(context);
+    if (!cst) continue;
+    if (cst.isSymbolicLink()) {
+      out.problems.push({ target: sdir.display(context), code: Codes.symlink, detail: `${sdir.display(context)} is a symbolic link; contexts are never followed` });
+      continue;
+    }
+    if (!cst.isDirectory()) continue;
+    if (opts.collectModes) out.modes.push(modeEntry(sdir, anchor, chain, cst, 'private_dir'));
+    let cdir: Dir;
+    try {
+      cdir = await sdir.openDir(context);
+    } catch (err) {
+      out.problems.push(problemOf(sdir.display(context), err));
+      continue;
+    }
+    try {
+      for (const entry of await cdir.list()) {
+        const t = parseTempName(entry, RECORD_FILE);
+        if (!t) continue;
+        const tst = await cdir.lstat(entry);
+        if (!tst?.isFile()) continue;
+        const old = opts.nowMs - Number(tst.mtimeMs) > opts.debrisAgeMs;
+        if ((t.pid !== process.pid && !opts.isPidAlive(t.pid)) || old) {
+          out.debris.push({ kind: 'temp_file', ref: { anchor, chain: [...chain, entry] }, path: cdir.display(entry), identity: identityOf(tst), detail: `temp file of an interrupted rewrite (pid ${t.pid})` });
+        }
+      }
+      const fst = await cdir.lstat(RECORD_FILE);
+      if (!fst) continue;
+      if (opts.collectModes) out.modes.push(modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
+      if (fst.isSymbolicLink()) {
+        out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.symlink, detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed` });
+        continue;
+      }
+      if (!fst.isFile()) {
+        out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.notRegular, detail: `${cdir.display(RECORD_FILE)} is not a regular file; never opened` });
+        continue;
+      }
+      let header: RecordHeader | undefined;
+      let messages: number | undefined;
+      try {
+        header = await readHeader(cdir, RECORD_FILE);
+        const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
+        if (opts.countAll || owned) {
+          const c = await countMessages(cdir, RECORD_FILE, opts.signal);
+          messages = c.messages;
+          header = c.header;
+        }
+      } catch (err) {
+        out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
+        continue;
+      }
+      out.contexts.push({
+        store,
+        context,
+        path: cdir.display(RECORD_FILE),
+        dirIdentity: identityOf(cst),
+        dirUid: Number(cst.uid),
+        file: { identity: identityOf(fst), size: Number(fst.size), mtimeMs: Number(fst.mtimeMs), uid: Number(fst.uid) },
+        header,
+        messages,
+      });
+    } finally {
+      await cdir.close();
+    }
+  }
+}
+
+// ---- home mode targets beyond conversations ---------------------------------------------------
+
+/** Mode entries for the home itself, `state/` (+ stores), `running/` (+ files) and `gc/`. */
+export async function scanHomeModes(home: Dir, anchor: string): Promise<{ modes: ModeEntry[]; problems: Problem[] }> {
+  const modes: ModeEntry[] = [];
+  const problems: Problem[] = [];
+  modes.push({
+    path: anchor,
+    role: 'home',
+    kind: 'dir',
+    mode: modeBits(home.stat),
+    uid: Number(home.stat.uid),
+    nlink: Number(home.stat.nlink),
+    ref: { anchor, chain: [] },
+    identity: home.identity,
+  });
+  for (const [name, childRole] of [['state', 'private_dir'], ['running', 'private_file'], ['gc', undefined]] as const) {
+    const st = await home.lstat(name);
+    if (!st) continue;
+    modes.push(modeEntry(home, anchor, [name], st, 'private_dir'));
+    if (!childRole || !st.isDirectory()) continue;
+    try {
+      const d = await home.openDir(name);
+      try {
+        for (const child of await d.list()) {
+          if (child.startsWith('.')) continue;
+          const cst = await d.lstat(child);
+          if (!cst) continue;
+          if (childRole === 'private_file' && !child.endsWith('.json')) continue;
+          modes.push(modeEntry(d, anchor, [name, child], cst, childRole));
+        }
+      } finally {
+        await d.close();
+      }
+    } catch (err) {
+      problems.push(problemOf(home.display(name), err));
+    }
+  }
+  return { modes, problems };
+}
+
+// ---- sessions roots --------------------------------------------------------------------------
+
+export interface SessionScan {
+  name: string;
+  identity: Identity;
+  uid: number;
+  dirMtimeMs: number;
+  /** undefined: no trace.jsonl. */
+  trace:
+    | { ok: true; summary: TraceSummary; mtimeMs: number; size: number; identity: Identity; fromCache: boolean }
+    | { ok: false; code: string; detail: string }
+    | undefined;
+}
+
+export interface RootScan {
+  root: string;
+  exists: boolean;
+  identity: Identity | undefined;
+  sessions: SessionScan[];
+  debris: Debris[];
+  problems: Problem[];
+}
+
+/** Scan one sessions root. The root's final component must not be a symlink. */
+export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<RootScan> {
+  const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], debris: [], problems: [] };
+  let root: Dir;
+  try {
+    root = await Dir.open(rootPath);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return out;
+    if (code === 'ELOOP') {
+      out.problems.push({ target: rootPath, code: Codes.symlink, detail: `${rootPath} is a symbolic link; a sessions root is never followed` });
+      return out;
+    }
+    out.problems.push(problemOf(rootPath, err));
+    return out;
+  }
+  out.exists = true;
+  out.identity = root.identity;
+  try {
+    if (Number(root.stat.uid) !== processUid()) {
+      out.problems.push({ target: rootPath, code: Codes.foreignOwner, detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept` });
+      return out;
+    }
+    for (const name of await root.list()) {
+      signal?.throwIfAborted();
+      if (name.startsWith(TRASH_PREFIX)) {
+        const st = await root.lstat(name);
+        if (st?.isDirectory()) {
+          out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'a session directory an interrupted murmur-gc run had started to remove' });
+        }
+        continue;
+      }
+      if (idTimestampMs(name, 'ses_') === undefined) continue;
+      const st = await root.lstat(name);
+      if (!st) continue;
+      if (st.isSymbolicLink()) {
+        out.problems.push({ target: root.display(name), code: Codes.symlink, detail: `${root.display(name)} is a symbolic link; not a session directory, never followed` });
+        continue;
+      }
+      if (!st.isDirectory()) continue;
+      const s: SessionScan = { name, identity: identityOf(st), uid: Number(st.uid), dirMtimeMs: Number(st.mtimeMs), trace: undefined };
+      try {
+        const sdir = await root.openDir(name, s.identity);
+        try {
+          const tst = await sdir.lstat('trace.jsonl');
+          if (tst) {
+            try {
+              const r = await readTraceSummary(sdir, cache, signal);
+              s.trace = { ok: true, summary: r.summary, mtimeMs: r.state.mtimeMs, size: r.state.size, identity: identityOf(tst), fromCache: r.fromCache };
+            } catch (err) {
+              const p = problemOf(sdir.display('trace.jsonl'), err);
+              s.trace = { ok: false, code: p.code, detail: p.detail };
+            }
+          }
+        } finally {
+          await sdir.close();
+        }
+      } catch (err) {
+        out.problems.push(problemOf(root.display(name), err));
+        continue;
+      }
+      out.sessions.push(s);
+    }
+  } finally {
+    await root.close();
+  }
+  return out;
+}

@@ -1,0 +1,469 @@
+// The JSONL byte scanner: forward and backward line walks over an open FileHandle, and the two
+// record questions built on them (count/locate, and "keep the newest N" for truncation).
+//
+// Invariants and decisions:
+// - Never opens, writes or stats anything: callers open the file (O_NOFOLLOW etc. is theirs) and
+//   pass a snapshot size; only bytes in [from, to) are ever read, even when the file has grown.
+//   A file that ends before `to` (shrunk in place) raises `changed_since_scan`.
+// - Lines are Rust `str::lines` lines split on byte 0x0A only: a trailing `\n` ends the last
+//   line (no empty line after it); a final unterminated line is a line (`terminated: false`);
+//   `\r` is not a separator. Every line is classified alike, the unterminated tail included.
+// - One reused read buffer (default 1 MiB). A line crossing a chunk boundary is copied into a
+//   separate carry buffer that grows to the longest such line, so memory is O(buffer + longest
+//   line), never O(file).
+// - Yielded `bytes` are views into those buffers, valid only until the consumer asks for the next
+//   line: copy them (Buffer.from(view)) to keep them.
+// - `planKeepNewest` costs O(keep) lines backwards from EOF plus one classify-only forward pass
+//   over the dropped prefix (needed for the exact `dropped` count); it never holds more than one
+//   line.
+// - `signal.throwIfAborted()` is checked before every read.
+import type { FileHandle } from 'node:fs/promises';
+import { GcError, Codes } from '../errors.js';
+import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
+
+export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
+
+export interface Line {
+  /** The line's bytes without its `\n` (a trailing `\r` is kept). A view: valid until the next iteration. */
+  bytes: Buffer;
+  /** File offset of the first byte. */
+  start: number;
+  /** File offset just past the last byte (exclusive; the `\n`, if any, is at `end`). */
+  end: number;
+  /** True when a `\n` follows the line inside the scanned range. */
+  terminated: boolean;
+}
+
+export interface ScanOptions {
+  bufferSize?: number;
+  signal?: AbortSignal;
+}
+
+export interface ForwardOptions extends ScanOptions {
+  /** Start offset (a line start); default 0. */
+  from?: number;
+  /** End offset (exclusive): a snapshot size. */
+  to: number;
+}
+
+export interface BackwardOptions extends ScanOptions {
+  /** End offset (exclusive): a snapshot size. */
+  to: number;
+  /** Lowest offset (a line start); default 0. */
+  from?: number;
+}
+
+export interface RecordScanOptions extends ScanOptions {
+  /** Also locate the last message line whose `id` equals this (`ls --message`). */
+  findId?: string;
+}
+
+export interface RecordScan {
+  /** The first line parsed as a header, or undefined. */
+  header: RecordHeader | undefined;
+  /** Offset just past the header line including its `\n`; 0 when there is no header. */
+  headerEnd: number;
+  /** Number of message lines. */
+  messages: number;
+  /** `id` of the last message line when it is a string; undefined when none. */
+  lastMessageId?: string | undefined;
+  /**
+   * With `findId`: the 1-based index among message lines of the LAST line whose `id` equals it;
+   * undefined when absent. Never set without `findId`.
+   */
+  position?: number | undefined;
+}
+
+export interface KeepPlan {
+  header: RecordHeader | undefined;
+  /** Message lines in [0, size). */
+  total: number;
+  /** total - keep when total > keep, else 0. */
+  dropped: number;
+  /** Messages that survive: min(total, keep). */
+  kept: number;
+  /**
+   * When dropped > 0: offset of the first kept message line; [cutOffset, size) is kept verbatim
+   * behind a new header and everything before it goes. 0 (meaningless) when dropped is 0.
+   */
+  cutOffset: number;
+  /** `id` of the first kept message; `""` when it has none or nothing is dropped. */
+  oldestSurvivingId: string;
+  /** `id` of the last dropped message; `""` when it has none or nothing is dropped. */
+  lastDroppedId: string;
+  /**
+   * True when [0, size) is empty or ends with `\n`. The runtime re-terminates an unterminated
+   * tail when it rewrites; a verbatim copier may want to know.
+   */
+  terminated: boolean;
+}
+
+function checkRange(from: number, to: number): void {
+  if (!Number.isSafeInteger(from) || from < 0) throw new RangeError(`from must be a non-negative integer, got ${from}`);
+  if (!Number.isSafeInteger(to) || to < from) throw new RangeError(`to must be an integer >= from, got ${to}`);
+}
+
+function bufferFor(bufferSize: number | undefined, span: number): Buffer {
+  const size = bufferSize ?? DEFAULT_BUFFER_SIZE;
+  if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`bufferSize must be a positive integer, got ${size}`);
+  return Buffer.allocUnsafe(Math.max(1, Math.min(size, span)));
+}
+
+function shrank(expectedEnd: number, at: number): GcError {
+  return new GcError(
+    Codes.changedSinceScan,
+    `file ended at byte ${at} while reading a snapshot of ${expectedEnd} bytes (it shrank during the scan)`,
+  );
+}
+
+/** Reads exactly `len` bytes at `pos` into buf[0, len) unless the file ends first. */
+async function readFully(fh: FileHandle, buf: Buffer, len: number, pos: number, expectedEnd: number): Promise<void> {
+  let got = 0;
+  while (got < len) {
+    const { bytesRead } = await fh.read(buf, got, len - got, pos + got);
+    if (bytesRead === 0) throw shrank(expectedEnd, pos + got);
+    got += bytesRead;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Pull-style forward scanner: `await fill()` loads the next chunk (false when done), then `next()`
+ * synchronously advances to each line in it (false when the chunk is exhausted). The current line
+ * is in `bytes/start/end/terminated`. Used directly by the hot loops (no per-line promise) and
+ * wrapped by `forwardLines`.
+ */
+class ForwardScanner {
+  bytes: Buffer = Buffer.alloc(0);
+  start = 0;
+  end = 0;
+  terminated = false;
+
+  private readonly buf: Buffer;
+  private chunk: Buffer = Buffer.alloc(0);
+  private chunkPos = 0; // file offset of chunk[0]
+  private i = 0; // next unscanned index in chunk
+  private readPos: number;
+  private carry: Buffer = Buffer.alloc(0);
+  private carryLen = 0;
+  private carryStart = 0;
+  private finalPending = false;
+  private done = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    from: number,
+    private readonly to: number,
+    bufferSize: number | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    checkRange(from, to);
+    this.readPos = from;
+    this.buf = bufferFor(bufferSize, to - from);
+  }
+
+  private appendCarry(part: Buffer, fileStart: number): void {
+    if (this.carryLen === 0) this.carryStart = fileStart;
+    const need = this.carryLen + part.length;
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2, 256));
+      this.carry.copy(grown, 0, 0, this.carryLen);
+      this.carry = grown;
+    }
+    part.copy(this.carry, this.carryLen);
+    this.carryLen = need;
+  }
+
+  async fill(): Promise<boolean> {
+    if (this.done) return false;
+    if (this.i < this.chunk.length) this.appendCarry(this.chunk.subarray(this.i), this.chunkPos + this.i);
+    this.chunk = this.chunk.subarray(0, 0);
+    this.i = 0;
+    if (this.readPos >= this.to) {
+      this.done = true;
+      if (this.carryLen > 0) {
+        this.finalPending = true;
+        return true;
+      }
+      return false;
+    }
+    this.signal?.throwIfAborted();
+    const len = Math.min(this.buf.length, this.to - this.readPos);
+    await readFully(this.fh, this.buf, len, this.readPos, this.to);
+    this.chunk = this.buf.subarray(0, len);
+    this.chunkPos = this.readPos;
+    this.readPos += len;
+    return true;
+  }
+
+  next(): boolean {
+    if (this.finalPending) {
+      this.finalPending = false;
+      this.bytes = this.carry.subarray(0, this.carryLen);
+      this.start = this.carryStart;
+      this.end = this.carryStart + this.carryLen;
+      this.terminated = false;
+      this.carryLen = 0;
+      return true;
+    }
+    const chunk = this.chunk;
+    if (this.i >= chunk.length) return false;
+    const j = chunk.indexOf(10, this.i);
+    if (j === -1) return false;
+    if (this.carryLen > 0) {
+      this.appendCarry(chunk.subarray(this.i, j), this.chunkPos + this.i);
+      this.bytes = this.carry.subarray(0, this.carryLen);
+      this.start = this.carryStart;
+      this.carryLen = 0;
+    } else {
+      this.bytes = chunk.subarray(this.i, j);
+      this.start = this.chunkPos + this.i;
+    }
+    this.end = this.chunkPos + j;
+    this.terminated = true;
+    this.i = j + 1;
+    return true;
+  }
+}
+
+/**
+ * The lines of [from, to) in file order. A final line without `\n` is yielded with
+ * `terminated: false`. `bytes` is a view valid only until the next iteration.
+ */
+export async function* forwardLines(fh: FileHandle, opts: ForwardOptions): AsyncGenerator<Line, void, undefined> {
+  const s = new ForwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal);
+  while (await s.fill()) {
+    while (s.next()) yield { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Pull-style backward scanner, same protocol as ForwardScanner, lines from last to first.
+ * The part of a line that lies in later chunks is kept in `carry`, filled from its end towards
+ * its start so that prepending is a copy.
+ */
+class BackwardScanner {
+  bytes: Buffer = Buffer.alloc(0);
+  start = 0;
+  end = 0;
+  terminated = false;
+
+  private readonly buf: Buffer;
+  private chunk: Buffer = Buffer.alloc(0);
+  private chunkPos: number; // file offset of chunk[0]
+  private k = -1; // last unscanned index in chunk (scan goes down); -1 = exhausted
+  private lineEnd: number; // exclusive end of the line being assembled
+  private lineTerminated = false;
+  private started = false;
+  private carry: Buffer = Buffer.alloc(0);
+  private carryLen = 0; // data occupies carry[carry.length - carryLen, carry.length)
+  private firstPending = false;
+  private done = false;
+
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly from: number,
+    private readonly to: number,
+    bufferSize: number | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    checkRange(from, to);
+    this.chunkPos = to;
+    this.lineEnd = to;
+    this.buf = bufferFor(bufferSize, to - from);
+  }
+
+  private prependCarry(part: Buffer): void {
+    const need = this.carryLen + part.length;
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2, 256));
+      this.carry.copy(grown, grown.length - this.carryLen, this.carry.length - this.carryLen);
+      this.carry = grown;
+    }
+    part.copy(this.carry, this.carry.length - need);
+    this.carryLen = need;
+  }
+
+  private takeCarry(): Buffer {
+    const v = this.carry.subarray(this.carry.length - this.carryLen);
+    this.carryLen = 0;
+    return v;
+  }
+
+  async fill(): Promise<boolean> {
+    if (this.done) return false;
+    // Whatever is left of the current chunk belongs to a line that starts further back.
+    if (this.k >= 0) this.prependCarry(this.chunk.subarray(0, this.k + 1));
+    this.k = -1;
+    if (this.chunkPos <= this.from) {
+      this.done = true;
+      // The first line of the range: it exists whenever the range is non-empty.
+      if (this.started) {
+        this.firstPending = true;
+        return true;
+      }
+      return false;
+    }
+    this.signal?.throwIfAborted();
+    const len = Math.min(this.buf.length, this.chunkPos - this.from);
+    const pos = this.chunkPos - len;
+    await readFully(this.fh, this.buf, len, pos, this.to);
+    this.chunk = this.buf.subarray(0, len);
+    this.chunkPos = pos;
+    this.k = len - 1;
+    if (!this.started) {
+      this.started = true;
+      if (this.chunk[this.k] === 10) {
+        this.lineEnd -= 1;
+        this.lineTerminated = true;
+        this.k -= 1;
+      }
+    }
+    return true;
+  }
+
+  next(): boolean {
+    if (this.firstPending) {
+      this.firstPending = false;
+      this.emit(this.from, this.carryLen > 0 ? this.takeCarry() : this.chunk.subarray(0, 0));
+      return true;
+    }
+    if (this.k < 0) return false; // (lastIndexOf with a negative offset would count from the end)
+    const j = this.chunk.lastIndexOf(10, this.k);
+    if (j === -1) return false;
+    const lineStart = this.chunkPos + j + 1;
+    let bytes: Buffer;
+    if (this.carryLen > 0) {
+      this.prependCarry(this.chunk.subarray(j + 1, this.k + 1));
+      bytes = this.takeCarry();
+    } else {
+      bytes = this.chunk.subarray(j + 1, this.k + 1);
+    }
+    this.emit(lineStart, bytes);
+    this.lineEnd = this.chunkPos + j;
+    this.lineTerminated = true;
+    this.k = j - 1;
+    return true;
+  }
+
+  private emit(start: number, bytes: Buffer): void {
+    this.bytes = bytes;
+    this.start = start;
+    this.end = this.lineEnd;
+    this.terminated = this.lineTerminated;
+  }
+}
+
+/**
+ * The lines of [from, to) from the last to the first; the last may be unterminated. Same `Line`
+ * shape as `forwardLines`; `bytes` is a view valid only until the next iteration.
+ */
+export async function* backwardLines(fh: FileHandle, opts: BackwardOptions): AsyncGenerator<Line, void, undefined> {
+  const s = new BackwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal);
+  while (await s.fill()) {
+    while (s.next()) yield { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Record questions
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Reads [0, size) once: the header (first line), the number of message lines, the last message's
+ * id and, with `findId`, the position of the last message carrying that id.
+ */
+export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanOptions = {}): Promise<RecordScan> {
+  const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
+  const findId = opts.findId;
+  let header: RecordHeader | undefined;
+  let headerEnd = 0;
+  let messages = 0;
+  let lastMessageId: string | undefined;
+  let position: number | undefined;
+  while (await s.fill()) {
+    while (s.next()) {
+      if (s.start === 0) {
+        header = parseHeaderLine(s.bytes);
+        if (header) headerEnd = s.terminated ? s.end + 1 : s.end;
+      }
+      const c = classifyLine(s.bytes);
+      if (!c.isMessage) continue;
+      messages++;
+      lastMessageId = c.id;
+      if (findId !== undefined && c.id === findId) position = messages;
+    }
+  }
+  const scan: RecordScan = { header, headerEnd, messages, lastMessageId };
+  if (findId !== undefined) scan.position = position;
+  return scan;
+}
+
+/**
+ * Plans "keep the newest `keep` messages" over the snapshot [0, size) (reference §5.3): the
+ * backward walk from EOF stops at the (keep+1)-th message from the end (the last dropped one);
+ * then the prefix before it is counted forwards for the exact `dropped`.
+ */
+export async function planKeepNewest(
+  fh: FileHandle,
+  size: number,
+  keep: number,
+  opts: ScanOptions = {},
+): Promise<KeepPlan> {
+  if (!Number.isSafeInteger(keep) || keep < 1) throw new RangeError(`keep must be an integer >= 1, got ${keep}`);
+  checkRange(0, size);
+  let header: RecordHeader | undefined;
+  let terminated = size === 0;
+  let found = 0;
+  let cutOffset = 0;
+  let oldestSurvivingId = '';
+  let lastDroppedId = '';
+  let lastDroppedStart = -1;
+
+  const back = new BackwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
+  let first = true;
+  scan: while (await back.fill()) {
+    while (back.next()) {
+      if (first) {
+        first = false;
+        terminated = back.terminated;
+      }
+      if (back.start === 0) header = parseHeaderLine(back.bytes);
+      const c = classifyLine(back.bytes);
+      if (!c.isMessage) continue;
+      found++;
+      if (found === keep) {
+        cutOffset = back.start;
+        oldestSurvivingId = c.id ?? '';
+      } else if (found === keep + 1) {
+        lastDroppedStart = back.start;
+        lastDroppedId = c.id ?? '';
+        break scan;
+      }
+    }
+  }
+
+  if (lastDroppedStart < 0) {
+    return { header, total: found, dropped: 0, kept: found, cutOffset: 0, oldestSurvivingId: '', lastDroppedId: '', terminated };
+  }
+
+  // Count the messages before the last dropped one; its start is a line start, so every line in
+  // [0, lastDroppedStart) is terminated.
+  let before = 0;
+  const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
+  while (await fwd.fill()) {
+    while (fwd.next()) {
+      if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
+      if (classifyLine(fwd.bytes).isMessage) before++;
+    }
+  }
+  const dropped = before + 1;
+  return { header, total: dropped + keep, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };
+}

@@ -1,0 +1,3 @@
+// Names of murmur-gc's own entries under the murmur home. Pure constants.
+export const GC_DIR_NAME = 'gc';
+export const STATE_FILE = 'state.json';

@@ -1,0 +1,105 @@
+// The runtime's running records (`<home>/running/<ses>.json`) and process probes.
+// Guarantees: a record is read only when it is a small regular file (never a link or FIFO);
+// a malformed record is reported and otherwise ignored; a process counts as the record's
+// process only when its start time (field 22 of /proc/<pid>/stat, the runtime's own token)
+// matches — a reused pid is not alive. When /proc cannot be read but kill(pid, 0) says the pid
+// exists, the process is taken as alive (never doom a session on missing evidence).
+import { Codes, describeError } from '../errors.js';
+import { readProcStat, readSmallFile, type Dir } from './safe-fs.js';
+
+export interface RunningRecord {
+  file: string;
+  sessionId: string;
+  pid: number | undefined;
+  startTime: string | undefined;
+  /** The session's workdir (its parent is a sessions root), when the record names one. */
+  workdir: string | undefined;
+}
+
+export interface RunningScan {
+  records: RunningRecord[];
+  problems: { target: string; code: string; detail: string }[];
+}
+
+function pickString(o: Record<string, unknown>, keys: string[]): string | undefined {
+  for (const k of keys) {
+    const v = o[k];
+    if (typeof v === 'string' && v !== '') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+export function parseRunningRecord(file: string, raw: string): RunningRecord | undefined {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return undefined;
+  const o = obj as Record<string, unknown>;
+  const stem = file.endsWith('.json') ? file.slice(0, -5) : file;
+  const sessionId = pickString(o, ['session_id', 'session']) ?? stem;
+  const pidRaw = o['pid'];
+  const pid = typeof pidRaw === 'number' && Number.isInteger(pidRaw) && pidRaw > 0 ? pidRaw : undefined;
+  const startTime = pickString(o, ['pid_start_time', 'start_time', 'proc_start_time', 'starttime', 'process_start_time']);
+  const workdir = pickString(o, ['workdir', 'session_workdir', 'session_dir']);
+  return { file, sessionId, pid, startTime, workdir };
+}
+
+/** Read every `*.json` under `<home>/running`. Missing directory → no records. */
+export async function readRunningRecords(home: Dir): Promise<RunningScan> {
+  const scan: RunningScan = { records: [], problems: [] };
+  const st = await home.lstat('running');
+  if (!st || !st.isDirectory()) return scan;
+  const dir = await home.openDir('running');
+  try {
+    for (const name of await dir.list()) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      try {
+        const raw = await readSmallFile(dir, name, 64 * 1024);
+        const rec = parseRunningRecord(name, raw.toString('utf8'));
+        if (rec) scan.records.push(rec);
+        else scan.problems.push({ target: dir.display(name), code: Codes.invalidLine, detail: `${dir.display(name)} is not a running record (not a JSON object)` });
+      } catch (err) {
+        const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : Codes.ioError;
+        scan.problems.push({ target: dir.display(name), code: code.startsWith('E') ? Codes.ioError : code, detail: `${dir.display(name)}: ${describeError(err)}` });
+      }
+    }
+  } finally {
+    await dir.close();
+  }
+  return scan;
+}
+
+/** Field 22 (starttime) of a /proc/<pid>/stat line; the command name may hold spaces and parens. */
+export function procStartTime(statLine: string): string | undefined {
+  const close = statLine.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const rest = statLine.slice(close + 2).trim().split(/\s+/);
+  // rest[0] is field 3 (state); field 22 is rest[19].
+  return rest[19];
+}
+
+export type ProcessProbe = 'alive' | 'dead';
+
+export async function probeProcess(pid: number, startTime: string | undefined): Promise<ProcessProbe> {
+  const stat = await readProcStat(pid);
+  if (stat !== undefined) {
+    if (startTime === undefined) return 'alive';
+    return procStartTime(stat) === startTime ? 'alive' : 'dead';
+  }
+  try {
+    process.kill(pid, 0);
+    return 'alive';
+  } catch (err) {
+    return typeof err === 'object' && err !== null && (err as { code?: string }).code === 'EPERM' ? 'alive' : 'dead';
+  }
+}
+
+/** Start time token of a live process (used by tests and by the daemon's own pid file). */
+export async function startTimeOf(pid: number): Promise<string | undefined> {
+  const stat = await readProcStat(pid);
+  return stat === undefined ? undefined : procStartTime(stat);
+}

@@ -1,0 +1,335 @@
+// Descriptor-relative filesystem access that planted links cannot steer.
+// Guarantees:
+// - Every directory is opened with O_DIRECTORY|O_NOFOLLOW and its children are reached through
+//   `/proc/self/fd/<dirfd>/<name>` (Linux's openat/unlinkat equivalent for plain Node), so a
+//   symlink swapped into a path component after we opened a directory is never followed.
+// - Files are only opened after `lstat` says they are regular, with O_NOFOLLOW|O_NONBLOCK, and
+//   `fstat` must then show the same dev/ino: a FIFO, socket or device is never opened.
+// - Nothing here crosses a mount: `openDir` refuses a child on another device.
+// - Identity (dev, ino) is compared as bigint so it never loses precision.
+import { constants as C, promises as fsp } from 'node:fs';
+import * as fs from 'node:fs';
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { Codes, GcError, errnoCode } from '../errors.js';
+
+export type { FileHandle } from 'node:fs/promises';
+export type { BigIntStats } from 'node:fs';
+
+export interface Identity {
+  dev: bigint;
+  ino: bigint;
+}
+
+export function identityOf(st: BigIntStats): Identity {
+  return { dev: st.dev, ino: st.ino };
+}
+
+export function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
+const FILE_READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
+
+export function processUid(): number {
+  return typeof process.geteuid === 'function' ? process.geteuid() : -1;
+}
+
+/** An open directory; children are addressed relative to its descriptor. */
+export class Dir {
+  private constructor(
+    /** Human path used in reports (the path we believe this directory has). */
+    readonly path: string,
+    private readonly fh: FileHandle,
+    readonly stat: BigIntStats,
+  ) {}
+
+  /**
+   * Open `path` as a directory. `followFinal` allows the last component to be a symlink (only
+   * for user-configured anchors such as the murmur home); everything below is never followed.
+   */
+  static async open(path: string, opts: { followFinal?: boolean } = {}): Promise<Dir> {
+    const flags = opts.followFinal ? C.O_RDONLY | C.O_DIRECTORY : DIR_FLAGS;
+    const fh = await fsp.open(path, flags);
+    try {
+      const st = await fh.stat({ bigint: true });
+      return new Dir(path, fh, st);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  get fd(): number {
+    return this.fh.fd;
+  }
+
+  get identity(): Identity {
+    return identityOf(this.stat);
+  }
+
+  /** Kernel path of a child, resolved relative to this descriptor. */
+  child(name: string): string {
+    assertSegment(name);
+    return `/proc/self/fd/${this.fh.fd}/${name}`;
+  }
+
+  /** Report path of a child. */
+  display(name: string): string {
+    return this.path.endsWith('/') ? this.path + name : `${this.path}/${name}`;
+  }
+
+  async list(): Promise<string[]> {
+    const names = await fsp.readdir(`/proc/self/fd/${this.fh.fd}`);
+    return names.sort();
+  }
+
+  /** lstat a child; undefined when it does not exist. */
+  async lstat(name: string): Promise<BigIntStats | undefined> {
+    try {
+      return await fsp.lstat(this.child(name), { bigint: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  lstatSync(name: string): BigIntStats | undefined {
+    try {
+      return fs.lstatSync(this.child(name), { bigint: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  /** Open a child directory without following a link and without crossing a mount. */
+  async openDir(name: string, expect?: Identity): Promise<Dir> {
+    const fh = await fsp.open(this.child(name), DIR_FLAGS);
+    try {
+      const st = await fh.stat({ bigint: true });
+      if (st.dev !== this.stat.dev) {
+        throw new GcError(Codes.crossDevice, `${this.display(name)} is on another filesystem; not crossing a mount`);
+      }
+      if (expect && !sameIdentity(identityOf(st), expect)) {
+        throw new GcError(Codes.changedSinceScan, `${this.display(name)} was replaced since it was scanned`);
+      }
+      return new Dir(this.display(name), fh, st);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Open a regular child file read-only. Refuses anything lstat does not call a regular file
+   * (so a FIFO is never opened) and anything whose identity changes between lstat and open.
+   */
+  async openFile(name: string, opts: { write?: boolean } = {}): Promise<{ fh: FileHandle; stat: BigIntStats }> {
+    const pre = await this.lstat(name);
+    if (!pre) {
+      const err = new Error(`ENOENT: ${this.display(name)}`) as Error & { code: string };
+      err.code = 'ENOENT';
+      throw err;
+    }
+    if (pre.isSymbolicLink()) throw new GcError(Codes.symlink, `${this.display(name)} is a symbolic link; not following it`);
+    if (!pre.isFile()) throw new GcError(Codes.notRegular, `${this.display(name)} is not a regular file; not opening it`);
+    const flags = opts.write ? C.O_RDWR | C.O_NOFOLLOW | C.O_NONBLOCK : FILE_READ_FLAGS;
+    const fh = await fsp.open(this.child(name), flags);
+    try {
+      const st = await fh.stat({ bigint: true });
+      if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
+        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
+      }
+      return { fh, stat: st };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  /** Open a regular child for appending (never creating it). */
+  async openAppend(name: string): Promise<{ fh: FileHandle; stat: BigIntStats }> {
+    const pre = await this.lstat(name);
+    if (!pre || pre.isSymbolicLink() || !pre.isFile()) {
+      throw new GcError(pre?.isSymbolicLink() ? Codes.symlink : Codes.notRegular, `${this.display(name)} is not a regular file`);
+    }
+    const fh = await fsp.open(this.child(name), C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK);
+    try {
+      const st = await fh.stat({ bigint: true });
+      if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
+        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
+      }
+      return { fh, stat: st };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  /** Create a new file exclusively (O_EXCL|O_NOFOLLOW) with `mode`, then fchmod to beat the umask. */
+  async createExclusive(name: string, mode: number): Promise<FileHandle> {
+    const fh = await fsp.open(this.child(name), C.O_RDWR | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, mode);
+    try {
+      await fh.chmod(mode);
+      return fh;
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  /** mkdir a child with `mode` (fchmod'ed after to beat the umask); existing dirs are left alone. */
+  async mkdir(name: string, mode: number): Promise<Dir> {
+    try {
+      await fsp.mkdir(this.child(name), { mode });
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+    const d = await this.openDir(name);
+    if (Number(d.stat.mode & 0o7777n) !== mode && d.stat.uid === BigInt(processUid())) {
+      await d.fh.chmod(mode);
+    }
+    return d;
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    await fsp.rename(this.child(from), this.child(to));
+  }
+
+  renameSync(from: string, to: string): void {
+    fs.renameSync(this.child(from), this.child(to));
+  }
+
+  async unlink(name: string): Promise<void> {
+    await fsp.unlink(this.child(name));
+  }
+
+  async rmdir(name: string): Promise<void> {
+    await fsp.rmdir(this.child(name));
+  }
+
+  /**
+   * chmod a child by name — only for entries no descriptor can be opened on (mode 0000 to their
+   * owner). Re-checks with lstat that it is still the same non-link entry immediately before.
+   */
+  async chmodChildByName(name: string, expect: Identity, mode: number): Promise<void> {
+    const st = await this.lstat(name);
+    if (!st || st.isSymbolicLink() || !sameIdentity(identityOf(st), expect)) {
+      throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed since it was scanned`);
+    }
+    await fsp.chmod(this.child(name), mode);
+  }
+
+  /** Write a small file atomically: exclusive temp (mode), fsync, rename over `name`, fsync dir. */
+  async writeFileAtomic(name: string, data: string | Buffer, mode: number): Promise<void> {
+    const tmp = `.${name}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
+    const fh = await this.createExclusive(tmp, mode);
+    let renamed = false;
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+      await fh.close();
+      await this.rename(tmp, name);
+      renamed = true;
+      await this.sync().catch(() => undefined);
+    } finally {
+      await fh.close().catch(() => undefined);
+      if (!renamed) await this.unlink(tmp).catch(() => undefined);
+    }
+  }
+
+  /** fchmod this directory itself. */
+  async chmodSelf(mode: number): Promise<void> {
+    await this.fh.chmod(mode);
+  }
+
+  async sync(): Promise<void> {
+    await this.fh.sync();
+  }
+
+  async restat(): Promise<BigIntStats> {
+    return this.fh.stat({ bigint: true });
+  }
+
+  async close(): Promise<void> {
+    await this.fh.close().catch(() => undefined);
+  }
+}
+
+/** A name the runtime would accept as one path segment. Guards every child() call. */
+export function assertSegment(name: string): void {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
+    throw new GcError(Codes.ioError, `refusing a path segment that is not a single name: ${JSON.stringify(name)}`);
+  }
+}
+
+export function modeBits(st: BigIntStats): number {
+  return Number(st.mode & 0o7777n);
+}
+
+export function formatMode(mode: number): string {
+  return '0' + mode.toString(8).padStart(3, '0');
+}
+
+/** Run `fn` with an open directory, closing it afterwards. */
+export async function withDir<T>(dir: Promise<Dir>, fn: (d: Dir) => Promise<T>): Promise<T> {
+  const d = await dir;
+  try {
+    return await fn(d);
+  } finally {
+    await d.close();
+  }
+}
+
+/** lstat an absolute path (for anchors such as the home or a configured root). */
+export async function lstatPath(path: string): Promise<BigIntStats | undefined> {
+  try {
+    return await fsp.lstat(path, { bigint: true });
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+export async function realpath(path: string): Promise<string> {
+  return fsp.realpath(path);
+}
+
+/** Read a small regular file through a Dir (max `limit` bytes); never opens non-regular files. */
+export async function readSmallFile(dir: Dir, name: string, limit = 1 << 20): Promise<Buffer> {
+  const { fh, stat } = await dir.openFile(name);
+  try {
+    if (stat.size > BigInt(limit)) {
+      throw new GcError(Codes.ioError, `${dir.display(name)} is larger than ${limit} bytes; not reading it`);
+    }
+    const buf = Buffer.alloc(Number(stat.size));
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesRead } = await fh.read(buf, off, buf.length - off, off);
+      if (bytesRead === 0) break;
+      off += bytesRead;
+    }
+    return buf.subarray(0, off);
+  } finally {
+    await fh.close();
+  }
+}
+
+// Synchronous helpers used inside the staged rewrite's commit window, where nothing may be awaited.
+export const syncIo = {
+  fstat: (fd: number): BigIntStats => fs.fstatSync(fd, { bigint: true }),
+  read: (fd: number, buf: Buffer, pos: number, len: number): number => fs.readSync(fd, buf, 0, len, pos),
+  write: (fd: number, buf: Buffer, len: number, pos: number): number => fs.writeSync(fd, buf, 0, len, pos),
+  fsync: (fd: number): void => fs.fsyncSync(fd),
+};
+
+/** Read /proc/<pid>/stat (small, virtual); undefined if the process is gone or unreadable. */
+export async function readProcStat(pid: number): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,34 @@
+// Murmur's ids: `<prefix>` + uuid v7 as 32 lowercase hex ("simple" form). The first 12 hex digits
+// are the mint time in ms. Guarantees: pure; `idTimestampMs` never throws (undefined when the
+// name is not a well-formed id); minted ids sort by mint time within this process (uuid v7 is
+// monotonic in the `uuid` package).
+import { v7 as uuidv7 } from 'uuid';
+
+export type IdPrefix = 'ses_' | 'msg_' | 'evt_' | 'tsk_' | 'wrk_' | 'ctx_';
+
+const HEX32 = /^[0-9a-f]{32}$/;
+
+export function mintId(prefix: IdPrefix): string {
+  return prefix + uuidv7().replaceAll('-', '');
+}
+
+/**
+ * The mint time of a prefixed uuid-v7 id in ms, read from the first 12 hex digits after the
+ * prefix — the runtime's own rule (`session_id_timestamp_ms`): only those 12 chars must be hex.
+ */
+export function idTimestampMs(name: string, prefix: IdPrefix): number | undefined {
+  if (!name.startsWith(prefix)) return undefined;
+  const head = name.slice(prefix.length, prefix.length + 12);
+  if (head.length !== 12 || !/^[0-9a-fA-F]{12}$/.test(head)) return undefined;
+  return Number.parseInt(head, 16);
+}
+
+/** True when `name` is a session directory name the runtime would rank (`ses_` + 12 hex at least). */
+export function isSessionName(name: string): boolean {
+  return idTimestampMs(name, 'ses_') !== undefined;
+}
+
+/** Strict form check: prefix + exactly 32 lowercase hex. */
+export function isStrictId(name: string, prefix: IdPrefix): boolean {
+  return name.startsWith(prefix) && HEX32.test(name.slice(prefix.length));
+}

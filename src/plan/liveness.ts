@@ -1,0 +1,34 @@
+// Liveness of a session as murmur-gc must decide it from outside the runtime (DESIGN §2.1), pure.
+// Guarantees: a session is `live` when any signal says so — a running record whose process is
+// alive, a trace written in the last 60 s, or no `session_end` and a write inside `live_grace`;
+// a clock that reads earlier than the last write counts as "just written" (never dooms a session).
+
+export type Liveness = 'live' | 'finished' | 'dead';
+export type RunningProbe = 'alive' | 'dead' | 'none';
+
+/** A trace written this recently is live even after `session_end` (teardown still writing). */
+export const TEARDOWN_WINDOW_MS = 60_000;
+
+export interface LivenessInput {
+  running: RunningProbe;
+  /** mtime of trace.jsonl, or of the session directory when there is no readable trace. */
+  lastWriteMs: number;
+  /** undefined when the trace could not be read (then only a finished trace can prove death). */
+  hasSessionEnd: boolean | undefined;
+}
+
+export interface LivenessVerdict {
+  state: Liveness;
+  why: string;
+}
+
+export function judgeLiveness(input: LivenessInput, nowMs: number, liveGraceMs: number): LivenessVerdict {
+  if (input.running === 'alive') return { state: 'live', why: 'its running record names a live process' };
+  const sinceWrite = nowMs - input.lastWriteMs;
+  if (sinceWrite < TEARDOWN_WINDOW_MS) return { state: 'live', why: 'its trace was written in the last 60 s' };
+  if (input.hasSessionEnd === true) return { state: 'finished', why: 'its trace has session_end' };
+  if (sinceWrite < liveGraceMs) {
+    return { state: 'live', why: 'its trace has no session_end and was written within live_grace' };
+  }
+  return { state: 'dead', why: 'no session_end and no write within live_grace' };
+}

@@ -1,0 +1,63 @@
+// Session pruning plan for one sessions root, pure (reference §3, DESIGN §2.1).
+// Guarantees:
+// - No policy (or a policy with no keys) condemns nothing.
+// - Candidates are exactly the runtime's: names ranked newest-first over every session present
+//   (live ones included, they keep their rank); over_age from the id's uuid-v7 time, never mtime;
+//   over_count = rank >= max_sessions; both keys ANDed by construction (a session survives only
+//   inside both); reason `max_age` when over age, else `max_sessions`.
+// - A session at or after `floorId` (the running gc audit session, for <home>/gc) is never a candidate.
+// - A live session is never removed: it is reported as skipped with `live_session`.
+import type { SessionRetain } from '../config/types.js';
+import { idTimestampMs } from '../murmur/ids.js';
+import type { Liveness } from './liveness.js';
+
+export interface SessionCandidateInput {
+  name: string;
+  liveness: Liveness;
+  livenessWhy: string;
+}
+
+export interface SessionRemoval {
+  name: string;
+  reason: 'max_age' | 'max_sessions';
+}
+
+export interface SessionSkip {
+  name: string;
+  reason: 'max_age' | 'max_sessions';
+  code: 'live_session';
+  detail: string;
+}
+
+export interface SessionsPlan {
+  remove: SessionRemoval[];
+  skip: SessionSkip[];
+}
+
+export function planSessions(
+  sessions: SessionCandidateInput[],
+  retain: SessionRetain | undefined,
+  nowMs: number,
+  floorId?: string,
+): SessionsPlan {
+  const plan: SessionsPlan = { remove: [], skip: [] };
+  if (!retain || (retain.maxSessions === undefined && retain.maxAgeSecs === undefined)) return plan;
+  const ranked = sessions
+    .filter((s) => idTimestampMs(s.name, 'ses_') !== undefined)
+    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  const ageFloor = retain.maxAgeSecs === undefined ? undefined : Math.max(0, nowMs - retain.maxAgeSecs * 1000);
+  ranked.forEach((s, rank) => {
+    if (floorId !== undefined && s.name >= floorId) return;
+    const minted = idTimestampMs(s.name, 'ses_') ?? 0;
+    const overAge = ageFloor !== undefined && minted < ageFloor;
+    const overCount = retain.maxSessions !== undefined && rank >= retain.maxSessions;
+    if (!overAge && !overCount) return;
+    const reason = overAge ? 'max_age' : 'max_sessions';
+    if (s.liveness === 'live') {
+      plan.skip.push({ name: s.name, reason, code: 'live_session', detail: `${s.name} is live (${s.livenessWhy}); kept although ${reason} condemns it` });
+      return;
+    }
+    plan.remove.push({ name: s.name, reason });
+  });
+  return plan;
+}

@@ -1,0 +1,165 @@
+// The shipped systemd user units: `systemd-analyze verify` accepts them without a single warning,
+// the long-running service's offline security exposure stays <= 2.0, and the directives that the
+// liveness checks depend on stay out. Nothing here is skipped: without systemd-analyze it fails.
+//
+// Verify runs on the real files, in user mode, with HOME pointing at a scratch home that holds a
+// dummy executable at the unit's ExecStart path (%h/.local/bin/murmur-gc), so verify's "command
+// is not executable" check passes without changing the unit. The command, with $T a scratch dir:
+//   HOME=$T/home XDG_RUNTIME_DIR=$T/run systemd-analyze verify --user \
+//     systemd/murmur-gc.service systemd/murmur-gc-sweep.service systemd/murmur-gc.timer
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const UNITS_DIR = fileURLToPath(new URL('../../systemd/', import.meta.url));
+const DAEMON = 'murmur-gc.service';
+const SWEEP = 'murmur-gc-sweep.service';
+const TIMER = 'murmur-gc.timer';
+const UNITS = [DAEMON, SWEEP, TIMER];
+const MAX_EXPOSURE = 2.0;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs systemd-analyze; never rejects on a non-zero exit, fails clearly when it is missing. */
+function analyze(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'systemd-analyze',
+      args,
+      {
+        env: { ...process.env, LC_ALL: 'C', SYSTEMD_COLORS: '0', SYSTEMD_PAGER: 'cat', ...env },
+        timeout: 30_000,
+        maxBuffer: 4 * 1024 * 1024,
+      },
+      (err, stdout, stderr) => {
+        if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+          reject(
+            new Error(
+              'systemd-analyze was not found on PATH. These tests need it and never skip: ' +
+                'install it (Debian: `apt-get install systemd`).',
+            ),
+          );
+          return;
+        }
+        let code = 0;
+        if (err) code = typeof err.code === 'number' ? err.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Non-comment, non-blank lines of a unit file, as `Key=value` strings. */
+function directives(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';') && !l.startsWith('['));
+}
+
+function values(text: string, key: string): string[] {
+  return directives(text)
+    .filter((l) => l.startsWith(`${key}=`))
+    .map((l) => l.slice(key.length + 1));
+}
+
+let scratch: string;
+let verifyEnv: NodeJS.ProcessEnv;
+const unitText = new Map<string, string>();
+
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'murmur-gc-units-'));
+  const home = path.join(scratch, 'home');
+  const run = path.join(scratch, 'run');
+  await mkdir(path.join(home, '.local', 'bin'), { recursive: true });
+  await mkdir(run, { mode: 0o700 });
+  const fakeBin = path.join(home, '.local', 'bin', 'murmur-gc');
+  await writeFile(fakeBin, '#!/bin/sh\nexit 0\n');
+  await chmod(fakeBin, 0o755);
+  verifyEnv = {
+    HOME: home,
+    XDG_RUNTIME_DIR: run,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+  };
+  for (const unit of UNITS) unitText.set(unit, await readFile(path.join(UNITS_DIR, unit), 'utf8'));
+});
+
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('systemd units', () => {
+  it('systemd-analyze is installed', async () => {
+    const r = await analyze(['--version']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^systemd \d+/);
+  });
+
+  it('pass `systemd-analyze verify --user` with no output at all', async () => {
+    const r = await analyze(['verify', '--user', ...UNITS.map((u) => path.join(UNITS_DIR, u))], verifyEnv);
+    const output = (r.stdout + r.stderr).trim();
+    expect({ code: r.code, output }).toEqual({ code: 0, output: '' });
+  });
+
+  it('the verify harness catches a broken unit (negative control)', async () => {
+    const dir = path.join(scratch, 'broken');
+    await mkdir(dir, { recursive: true });
+    const broken = path.join(dir, DAEMON);
+    await writeFile(broken, (unitText.get(DAEMON) ?? '').replace(/^ProtectSystem=strict$/m, 'ProtectSystem=stric'));
+    const r = await analyze(['verify', '--user', broken], verifyEnv);
+    expect(r.stdout + r.stderr).toMatch(/ProtectSystem|protect system/i);
+  });
+
+  it.each([DAEMON, SWEEP])('%s has an offline security exposure <= 2.0', async (unit) => {
+    const r = await analyze(['security', '--offline=true', '--no-pager', path.join(UNITS_DIR, unit)]);
+    expect(r.code, r.stderr).toBe(0);
+    const m = new RegExp(`Overall exposure level for ${unit.replaceAll('.', '\\.')}: (\\d+(?:\\.\\d+)?)`).exec(
+      r.stdout,
+    );
+    expect(m, `no "Overall exposure level" line in:\n${r.stdout}\n${r.stderr}`).not.toBeNull();
+    const score = Number(m?.[1]);
+    expect(score).toBeLessThanOrEqual(MAX_EXPOSURE);
+  });
+
+  it('the daemon unit keeps what murmur-gc relies on', () => {
+    const text = unitText.get(DAEMON) ?? '';
+    expect(values(text, 'Type')).toEqual(['exec']);
+    expect(values(text, 'ExecStart')).toEqual(['%h/.local/bin/murmur-gc daemon']);
+    expect(values(text, 'Restart')).toEqual(['on-failure']);
+    expect(values(text, 'IOSchedulingClass')).toEqual(['idle']);
+    expect(values(text, 'Nice')).toEqual(['10']);
+    expect(values(text, 'UMask')).toEqual(['0077']);
+    expect(values(text, 'PrivateUsers')).toEqual(['true']);
+    expect(values(text, 'ReadWritePaths')).toEqual(['%h/.murmur']);
+    expect(values(text, 'RestrictAddressFamilies')).toEqual(['AF_UNIX']);
+  });
+
+  it.each([DAEMON, SWEEP])('%s keeps other processes visible and V8 working', (unit) => {
+    const text = unitText.get(unit) ?? '';
+    // Liveness reads /proc/<pid>/stat (and /proc/stat's btime) and calls kill(pid, 0).
+    for (const key of ['ProtectProc', 'ProcSubset', 'PrivatePIDs', 'MemoryDenyWriteExecute']) {
+      expect(values(text, key), key).toEqual([]);
+    }
+  });
+
+  it('the sweep service and timer are wired together', () => {
+    const sweep = unitText.get(SWEEP) ?? '';
+    const timer = unitText.get(TIMER) ?? '';
+    expect(values(sweep, 'Type')).toEqual(['oneshot']);
+    expect(values(sweep, 'ExecStart')).toEqual(['%h/.local/bin/murmur-gc sweep']);
+    expect(values(timer, 'Unit')).toEqual([SWEEP]);
+    expect(values(timer, 'OnCalendar')).toEqual(['*:0/30']);
+    expect(values(timer, 'Persistent')).toEqual(['true']);
+    expect(values(timer, 'RandomizedDelaySec')).toEqual(['5min']);
+    expect(values(timer, 'AccuracySec')).toEqual(['1min']);
+    expect(values(timer, 'WantedBy')).toEqual(['timers.target']);
+  });
+});
