@@ -115,6 +115,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     const gc = await homeDir.mkdir(GC_DIR, 0o700);
     await gc.close();
     sweepLock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
+    if (sweepLock?.brokeDeadHolder) {
+      skip({ target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
+    }
     if (!sweepLock) throw new BusyError(`another murmur-gc sweep holds ${sweepLockPath(home)}; try again when it has finished`);
   }
   const signals = [sweepLock?.signal, opts.signal].filter((s): s is AbortSignal => s !== undefined);
@@ -154,7 +157,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           collectModes: true,
           nowMs,
           debrisAgeMs: DEBRIS_AGE_MS,
-          isPidAlive: () => true,
+          isPidAlive: () => false, // decided below with a real probe (async)
           ...(signal ? { signal } : {}),
         })
       : undefined;

@@ -86,7 +86,7 @@ export function parseDurationSecs(input: string): number {
 export function scalarText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) && Number.isSafeInteger(value) ? String(value) : rustFloat(value);
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? String(value) : rustFloat(value);
   if (value instanceof YamlFloat) return rustFloat(value.value);
   return undefined;
 }

@@ -12,7 +12,7 @@ import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord } from './jsonl.js';
-import { Dir, identityOf, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
+import { Dir, identityOf, lstatPath, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
 import { parseTempName } from './staged-rewrite.js';
 import { readTraceSummary, type TraceCache } from './trace-scan.js';
 
@@ -335,6 +335,13 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
   const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], debris: [], problems: [] };
   let root: Dir;
   try {
+    const pre = await lstatPath(rootPath);
+    if (!pre) return out;
+    if (pre.isSymbolicLink()) {
+      out.problems.push({ target: rootPath, code: Codes.symlink, detail: `${rootPath} is a symbolic link; a sessions root is never followed` });
+      return out;
+    }
+    if (!pre.isDirectory()) return out;
     root = await Dir.open(rootPath);
   } catch (err) {
     const code = errnoCode(err);

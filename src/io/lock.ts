@@ -8,11 +8,15 @@
 // - `probeLock` only looks (for --dry-run): it creates nothing.
 import lockfile from 'proper-lockfile';
 import { Codes, GcError } from '../errors.js';
+import { probeProcess, startTimeOf } from './running.js';
+import { lockDirIno, readOwnerFile, removeOwnerFile, removeStaleLockDir, writeOwnerFile } from './lock-owner.js';
 
 export const LOCK_STALE_MS = 30_000;
 export const LOCK_UPDATE_MS = 5_000;
 
 export interface HeldLock {
+  /** True when the lock was free only because a dead holder's lock was broken first. */
+  readonly brokeDeadHolder: boolean;
   /** Aborted when the lock is compromised (stolen after going stale) or released. */
   readonly signal: AbortSignal;
   release(): Promise<void>;
@@ -27,8 +31,18 @@ function target(lockPath: string): string {
   return lockPath.endsWith('.lock') ? lockPath.slice(0, -'.lock'.length) : lockPath;
 }
 
-/** Acquire `lockPath` (a directory path ending in `.lock`; its parent must exist). */
+/**
+ * Acquire `lockPath` (a directory path ending in `.lock`; its parent must exist). A lock whose
+ * recorded holder is dead is broken and taken (`brokeDeadHolder`). undefined = held elsewhere.
+ */
 export async function acquireLock(lockPath: string, opts: AcquireOptions): Promise<HeldLock | undefined> {
+  const first = await tryAcquire(lockPath, opts, false);
+  if (first) return first;
+  if (await breakDeadLock(lockPath)) return tryAcquire(lockPath, { waitMs: 0 }, true);
+  return undefined;
+}
+
+async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolder: boolean): Promise<HeldLock | undefined> {
   const controller = new AbortController();
   const retries =
     opts.waitMs <= 0
@@ -50,13 +64,16 @@ export async function acquireLock(lockPath: string, opts: AcquireOptions): Promi
     if (typeof err === 'object' && err !== null && (err as { code?: string }).code === 'ELOCKED') return undefined;
     throw err;
   }
+  await writeOwnerFile(lockPath, { pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null, lock_ino: await lockDirIno(lockPath) }).catch(() => undefined);
   let released = false;
   return {
+    brokeDeadHolder,
     signal: controller.signal,
     async release() {
       if (released) return;
       released = true;
       try {
+        await removeOwnerFile(lockPath).catch(() => undefined);
         await releaseFn();
       } catch {
         // ERELEASED / ECOMPROMISED: nothing left to release.
@@ -65,10 +82,33 @@ export async function acquireLock(lockPath: string, opts: AcquireOptions): Promi
   };
 }
 
+/**
+ * A lock whose recorded holder process is gone (killed predecessor) is broken at once instead of
+ * waiting for it to go stale. Returns true when a dead holder's lock was removed.
+ */
+export async function breakDeadLock(lockPath: string): Promise<boolean> {
+  if (!(await holderIsDead(lockPath))) return false;
+  await removeStaleLockDir(lockPath);
+  await removeOwnerFile(lockPath).catch(() => undefined);
+  return true;
+}
+
+/** The lock exists and its recorded holder process is gone. */
+export async function holderIsDead(lockPath: string): Promise<boolean> {
+  const owner = await readOwnerFile(lockPath);
+  if (!owner || typeof owner.pid !== 'number') return false;
+  if (owner.pid === process.pid) return false;
+  const ino = await lockDirIno(lockPath);
+  if (ino === null || owner.lock_ino !== ino) return false;
+  const probe = await probeProcess(owner.pid, typeof owner.start_time === 'string' ? owner.start_time : undefined);
+  return probe !== 'alive';
+}
+
 /** True when another holder currently has the lock (stale locks count as free). Creates nothing. */
 export async function probeLock(lockPath: string): Promise<boolean> {
   try {
-    return await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS });
+    const held = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS });
+    return held && !(await holderIsDead(lockPath));
   } catch {
     return false;
   }

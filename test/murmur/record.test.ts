@@ -259,6 +259,43 @@ describe('classifyLine', () => {
 
   it('decodes the id as UTF-8', () => {
     expect(classifyLine(b('{"role":"user","id":"é😀"}')).id).toBe('é😀');
+    expect(classifyLine(b('{"role":"user","id":"\\u00e9x"}')).id).toBe('éx');
+    expect(classifyLine(b('{"role":"日本","content":"語","id":"msg_1"}'))).toEqual({ isMessage: true, id: 'msg_1' });
+    const badId = Buffer.concat([b('{"role":"user","id":"a'), Buffer.from([0xff]), b('"}')]);
+    expect(classifyLine(badId)).toEqual({ isMessage: true, id: 'a\ufffd' });
+  });
+
+  it('gives the verdict of a UTF-8 JSON.parse on random lines with non-ASCII and invalid bytes', () => {
+    let seed = 3;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pieces = ['{', '}', '"role"', '"id"', ':', ',', '"', 'user', '\\u0072', '\\"', '[', ']', '1', ' ', 'é', '😀', '\u2028'];
+    const raw = [0x80, 0xc3, 0xe2, 0xf0, 0xff, 0x22, 0x5c];
+    const oracle = (buf: Buffer): { isMessage: boolean; id: string | undefined } => {
+      try {
+        const v: unknown = JSON.parse(buf.toString('utf8'));
+        if (typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { role?: unknown }).role === 'string') {
+          const id = (v as { id?: unknown }).id;
+          return { isMessage: true, id: typeof id === 'string' ? id : undefined };
+        }
+      } catch {
+        // not JSON
+      }
+      return { isMessage: false, id: undefined };
+    };
+    let messages = 0;
+    for (let n = 0; n < 20000; n++) {
+      const parts: Buffer[] = [b(rnd() < 0.5 ? '{"role":"user","id":"' : '{"id":"')];
+      const len = Math.floor(rnd() * 8);
+      for (let k = 0; k < len; k++) {
+        parts.push(rnd() < 0.3 ? Buffer.from([raw[Math.floor(rnd() * raw.length)]!]) : b(pieces[Math.floor(rnd() * pieces.length)]!));
+      }
+      parts.push(b(rnd() < 0.7 ? '"}' : '",' + '"role":"x"}'));
+      const line = Buffer.concat(parts);
+      const got = classifyLine(line);
+      expect(got).toEqual(oracle(line));
+      if (got.isMessage) messages++;
+    }
+    expect(messages).toBeGreaterThan(1000);
   });
 
   it('does not parse a line that cannot be a message', () => {

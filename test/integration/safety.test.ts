@@ -1,0 +1,221 @@
+// Safety properties of the sweep (DESIGN §2.3; anchors S1, S4, S8, S10, S12), through the built CLI.
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+
+interface Report {
+  actions: Record<string, unknown>[];
+  skipped: { target: string; code: string; detail: string }[];
+  errors: { target: string; code: string; detail: string }[];
+  audit: string | null;
+}
+
+let T: string;
+let home: string;
+let root: string;
+const now = Date.now();
+
+beforeEach(() => {
+  T = f.tempDir('safety');
+  home = path.join(T, '.murmur');
+  root = path.join(T, 'app', '.murmur');
+});
+afterEach(() => f.rmrf(T));
+
+/** A canary tree outside the home and the roots; every test asserts it is untouched. */
+function makeCanary(): { dir: string; file: string; snapshot: () => Record<string, string> } {
+  const dir = path.join(T, 'canary');
+  fs.mkdirSync(path.join(dir, 'ses_' + '0'.repeat(12)), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'precious.txt'), 'do not touch');
+  fs.chmodSync(path.join(dir, 'precious.txt'), 0o644);
+  fs.writeFileSync(path.join(dir, 'conversation.jsonl'), f.recordText({ capsule: 'shey', messages: 50 }).text);
+  fs.chmodSync(path.join(dir, 'conversation.jsonl'), 0o644);
+  fs.writeFileSync(path.join(dir, 'trace.jsonl'), f.traceText({ sessionId: 'ses_canary', detached: [{ workId: 'wrk_canary' }] }).text);
+  fs.chmodSync(dir, 0o755);
+  return { dir, file: path.join(dir, 'precious.txt'), snapshot: () => f.snapshotTree(dir) };
+}
+
+describe('planted symlinks', () => {
+  it('a symlink to a canary outside the home survives every policy, and nothing is done through it', () => {
+    const canary = makeCanary();
+    const before = canary.snapshot();
+    // sessions root: a ses_ link, a link inside a condemned session, a session whose trace is a link
+    fs.mkdirSync(root, { recursive: true });
+    fs.symlinkSync(canary.dir, path.join(root, f.idAt('ses_', now - 90 * f.DAY)));
+    const doomed = f.writeSession(root, { sessionId: f.idAt('ses_', now - 80 * f.DAY), end: true });
+    fs.symlinkSync(canary.dir, path.join(doomed, 'blobs-link'));
+    fs.symlinkSync(canary.file, path.join(doomed, 'file-link'));
+    const linkedTrace = path.join(root, f.idAt('ses_', now - 70 * f.DAY));
+    fs.mkdirSync(linkedTrace);
+    fs.symlinkSync(path.join(canary.dir, 'trace.jsonl'), path.join(linkedTrace, 'trace.jsonl'));
+    // records: a store link, a context link, a record-file link
+    fs.mkdirSync(path.join(home, 'conversations', 'shey'), { recursive: true });
+    fs.symlinkSync(canary.dir, path.join(home, 'conversations', 'linked-store'));
+    fs.symlinkSync(canary.dir, path.join(home, 'conversations', 'shey', 'ctx_link'));
+    fs.mkdirSync(path.join(home, 'conversations', 'shey', 'ctx_file'));
+    fs.symlinkSync(path.join(canary.dir, 'conversation.jsonl'), path.join(home, 'conversations', 'shey', 'ctx_file', 'conversation.jsonl'));
+    // running/: a link named like a record; state/: a link to the canary dir
+    fs.mkdirSync(path.join(home, 'running'), { recursive: true });
+    fs.symlinkSync(canary.file, path.join(home, 'running', 'ses_x.json'));
+    fs.mkdirSync(path.join(home, 'state'));
+    fs.symlinkSync(canary.dir, path.join(home, 'state', 'store'));
+    const cfg = f.writeConfig(
+      T,
+      `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1, max_age: 1s }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1, max_age: 1s }\n  - capsule: shey\n    store: linked-store\n    retain: { max_messages: 1, max_age: 1s }\n`,
+    );
+    for (const args of [['--dry-run', '--json'], ['--json'], ['--json']]) {
+      const r = f.runCli([...args, '--config', cfg], T);
+      expect([0, 1]).toContain(r.status);
+      f.json<Report>(r);
+      expect(canary.snapshot()).toEqual(before);
+    }
+    expect(fs.existsSync(doomed)).toBe(false); // the session holding links was removed (links as links)
+    expect(fs.lstatSync(path.join(home, 'conversations', 'shey', 'ctx_link')).isSymbolicLink()).toBe(true);
+  });
+
+  it('a sessions root that is itself a symlink is not swept', () => {
+    const canary = makeCanary();
+    const before = canary.snapshot();
+    fs.mkdirSync(path.dirname(root), { recursive: true });
+    fs.symlinkSync(canary.dir, root);
+    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1, max_age: 1s }\n`);
+    fs.mkdirSync(home);
+    const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ target: root, code: 'symlink' }));
+    expect(canary.snapshot()).toEqual(before);
+  });
+});
+
+describe('special files', () => {
+  it('a FIFO named trace.jsonl or conversation.jsonl does not hang the sweep', async () => {
+    const ses = f.idAt('ses_', now - 90 * f.DAY);
+    fs.mkdirSync(path.join(root, ses), { recursive: true });
+    execFileSync('mkfifo', [path.join(root, ses, 'trace.jsonl')]);
+    const ctx = path.join(home, 'conversations', 'shey', 'ctx_fifo');
+    fs.mkdirSync(ctx, { recursive: true });
+    execFileSync('mkfifo', [path.join(ctx, 'conversation.jsonl')]);
+    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1, max_age: 1s }\n`);
+    const t0 = Date.now();
+    const r = await f.runCliAsync(['--json', '--config', cfg], T);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect([0, 1]).toContain(r.status);
+    const rep = f.json<Report>(r);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ code: 'not_regular' }));
+    expect(fs.lstatSync(path.join(ctx, 'conversation.jsonl')).isFIFO()).toBe(true);
+  });
+});
+
+describe('concurrent writers', () => {
+  it('a writer appending to a record during repeated truncations loses no line', async () => {
+    const r = f.writeRecord(home, 'shey', 'ctx_busy', { capsule: 'shey', messages: 2000 });
+    const cfg = f.writeConfig(T, `records:\n  - capsule: shey\n    retain: { max_messages: 500 }\n`);
+    // The writer behaves like the runtime: open(O_APPEND), one write per line, close.
+    const writerScript = `
+      const fs = require('node:fs');
+      const file = process.argv[1];
+      let i = 0;
+      const end = Date.now() + Number(process.argv[2]);
+      while (Date.now() < end) {
+        const id = 'msg_' + (Date.now()).toString(16).padStart(12, '0') + 'f' + String(i).padStart(19, '0');
+        const fd = fs.openSync(file, 'a');
+        fs.writeSync(fd, JSON.stringify({ role: 'user', content: 'w' + i, id }) + '\\n');
+        fs.closeSync(fd);
+        i++;
+      }
+      process.stdout.write(String(i));
+    `;
+    const writer = spawn(process.execPath, ['-e', writerScript, r.file, '6000']);
+    let written = '';
+    writer.stdout.on('data', (d: Buffer) => (written += d.toString()));
+    const writerDone = new Promise<void>((resolve) => writer.on('close', () => resolve()));
+    let truncations = 0;
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      const res = await f.runCliAsync(['--json', '--config', cfg], T);
+      const rep = f.json<Report>(res);
+      truncations += rep.actions.filter((a) => a['kind'] === 'truncate_record').length;
+    }
+    await writerDone;
+    const total = Number(written);
+    expect(total).toBeGreaterThan(100);
+    expect(truncations).toBeGreaterThan(1);
+    // Every line the writer wrote is either still in the record or was dropped by a truncation:
+    // the header's cumulative `dropped` plus the surviving messages equals everything ever written.
+    const lines = f.readLines(r.file);
+    const header = JSON.parse(lines[0]!) as { truncated: { dropped: number } };
+    const msgs = lines.slice(1).map((l) => JSON.parse(l) as { content: string; id: string });
+    expect(header.truncated.dropped + msgs.length).toBe(2000 + total);
+    // Survivors are the newest lines, in order, with no gap: w(k) … w(total-1).
+    const written_ = msgs.filter((m) => m.content.startsWith('w')).map((m) => Number(m.content.slice(1)));
+    expect(written_.at(-1)).toBe(total - 1);
+    for (let i = 1; i < written_.length; i++) expect(written_[i]).toBe(written_[i - 1]! + 1);
+  }, 60_000);
+});
+
+describe('locking and configuration', () => {
+  it('a second sweep while one holds the lock exits 75 with storage_busy', async () => {
+    fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
+    const lockMod = (await import(path.join(f.REPO, 'dist', 'io', 'lock.js'))) as typeof import('../../src/io/lock.js');
+    const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
+    expect(held).toBeDefined();
+    try {
+      const r = f.runCli(['--json'], T);
+      expect(r.status).toBe(75);
+      expect(f.json<{ error: { code: string } }>(r).error.code).toBe('storage_busy');
+      const dry = f.runCli(['--dry-run'], T);
+      expect(dry.status).toBe(75);
+      expect(dry.stderr).toContain('storage_busy');
+    } finally {
+      await held!.release();
+    }
+    expect(f.runCli(['--json'], T).status).toBe(0);
+  });
+
+  it('an invalid configuration exits 2, names the key and touches nothing', () => {
+    f.writeSession(root, { sessionId: f.idAt('ses_', now - 90 * f.DAY), end: true });
+    fs.mkdirSync(home, { mode: 0o755 });
+    fs.chmodSync(home, 0o755);
+    const before = f.snapshotTree(T);
+    for (const [yaml, needle] of [
+      [`sessions:\n  - root: ${root}\n    retain: { max_sessions: 0 }\n`, "sessions[0].retain.max_sessions: must be at least 1"],
+      [`sessions:\n  - root: ${root}\n    retain: { max_age: 30S }\n`, "'30S' must be a duration"],
+      [`sessions:\n  - root: ${root}\n    retain: {}\n`, 'must declare at least one key'],
+      [`records:\n  - capsule: shey\n    retain: { max_mesages: 3 }\n`, "unknown key 'max_mesages'"],
+      [`bogus: 1\n`, 'bogus'],
+    ] as const) {
+      const cfg = f.writeConfig(path.join(T, 'app'), yaml);
+      const before2 = f.snapshotTree(T);
+      const r = f.runCli(['--config', cfg], T);
+      expect(r.status, yaml).toBe(2);
+      expect(r.stderr).toContain('config_invalid');
+      expect(r.stderr).toContain(needle);
+      expect(f.snapshotTree(T)).toEqual(before2);
+    }
+    void before;
+  });
+});
+
+describe('crash debris', () => {
+  it('temp files and trash directories of an interrupted run are removed and reported as process_interrupted', () => {
+    const rec = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3 });
+    const deadPid = 2 ** 22 + 4242;
+    const tmp = path.join(path.dirname(rec.file), `.conversation.jsonl.${deadPid}.0190a1b2c3d4e5f6.tmp`);
+    fs.writeFileSync(tmp, 'partial');
+    const liveTmp = path.join(path.dirname(rec.file), `.conversation.jsonl.${process.pid}.0190a1b2c3d4e5f7.tmp`);
+    fs.writeFileSync(liveTmp, 'in use by a live process');
+    fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190', 'trace.jsonl'), 'x');
+    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n`);
+    const recordBefore = fs.readFileSync(rec.file, 'utf8');
+    const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
+    expect(fs.existsSync(tmp)).toBe(false);
+    expect(fs.existsSync(liveTmp)).toBe(true);
+    expect(fs.existsSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190'))).toBe(false);
+    const debris = rep.actions.filter((a) => a['kind'] === 'remove_debris');
+    expect(debris).toHaveLength(2);
+    expect(debris.every((d) => d['code'] === 'process_interrupted')).toBe(true);
+    expect(fs.readFileSync(rec.file, 'utf8')).toBe(recordBefore);
+  });
+});
