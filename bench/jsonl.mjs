@@ -8,6 +8,7 @@
 // its own child process and warm (the file was just written, so it is in the page cache):
 //   scanRecord                      vs  wc -l
 //   planKeepNewest(1000) + copy     vs  tail -n 1000 > out
+//   (and the backward phase of the plan alone: backwardLines + classifyLine up to 1001 messages)
 // Reports medians of `runs` runs: wall seconds (child start to exit, node startup included), the
 // in-process seconds of the operation alone, the ratio to the coreutils baseline, and peak RSS.
 // The numbers are for comparison (ratios), not limits. All generated files are deleted.
@@ -148,6 +149,21 @@ const t1 = performance.now();
 console.log(JSON.stringify({ dropped: p.dropped, kept: p.kept, plan: (planned - t0) / 1000, op: (t1 - t0) / 1000, maxRSS: process.resourceUsage().maxRSS }));
 `;
 
+const BACKWARD_CHILD = `
+import { open } from 'node:fs/promises';
+import { backwardLines } from ${JSON.stringify(jsonlUrl)};
+import { classifyLine } from ${JSON.stringify(recordUrl)};
+const [src, keep] = process.argv.slice(1);
+const fh = await open(src, 'r');
+const { size } = await fh.stat();
+const t0 = performance.now();
+let found = 0;
+for await (const l of backwardLines(fh, { to: size })) if (classifyLine(l.bytes).isMessage && ++found > Number(keep)) break;
+const op = (performance.now() - t0) / 1000;
+await fh.close();
+console.log(JSON.stringify({ found, op, maxRSS: process.resourceUsage().maxRSS }));
+`;
+
 function node(script, args) {
   return timed([process.execPath, '--input-type=module', '-e', script, '--', ...args], { rssFromStdout: true });
 }
@@ -167,6 +183,7 @@ try {
   const scan = sample(() => node(SCAN_CHILD, [file]));
   const tail = sample(() => timed(['sh', '-c', `tail -n ${KEEP} "$0" > "$1"`, file, out]));
   const keep = sample(() => node(KEEP_CHILD, [file, out, String(KEEP)]));
+  const back = sample(() => node(BACKWARD_CHILD, [file, String(KEEP)]));
 
   const wcLines = Number(String(wc[0].out).trim().split(/\s+/)[0]);
   if (scan[0].out.messages !== gen.messages || wcLines !== gen.messages + 1) throw new Error('count mismatch');
@@ -180,6 +197,7 @@ try {
     ['scanRecord', m(scan, (x) => x.wall), m(scan, (x) => x.out.op), m(scan, (x) => x.wall) / m(wc, (x) => x.wall), rss(scan)],
     [`tail -n ${KEEP} > out`, m(tail, (x) => x.wall), undefined, 1, rss(tail)],
     [`planKeepNewest(${KEEP}) + copy`, m(keep, (x) => x.wall), m(keep, (x) => x.out.op), m(keep, (x) => x.wall) / m(tail, (x) => x.wall), rss(keep)],
+    [`  its backward phase alone (${KEEP + 1} messages from EOF)`, m(back, (x) => x.wall), m(back, (x) => x.out.op), m(back, (x) => x.wall) / m(tail, (x) => x.wall), rss(back)],
   ];
   const mbps = (s) => `${(gen.bytes / 1048576 / s).toFixed(0)} MiB/s`;
   console.log('');
@@ -190,7 +208,7 @@ try {
   }
   console.log('');
   console.log(`scanRecord throughput (in-process): ${mbps(m(scan, (x) => x.out.op))}; wc -l: ${mbps(m(wc, (x) => x.wall))}`);
-  console.log(`planKeepNewest alone (in-process): ${m(keep, (x) => x.out.plan).toFixed(3)} s — it classifies the whole dropped prefix to count it exactly`);
+  console.log(`planKeepNewest alone (in-process): ${m(keep, (x) => x.out.plan).toFixed(3)} s; its backward phase ${m(back, (x) => x.out.op).toFixed(3)} s — the rest is the forward pass that classifies the dropped prefix to count it exactly`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

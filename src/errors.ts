@@ -79,7 +79,7 @@ export class RefusalError extends GcError {
 /** The errno-style code of a Node fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const c = (err as { code: unknown }).code;
+    const c = (err).code;
     return typeof c === 'string' ? c : undefined;
   }
   return undefined;

@@ -57,6 +57,8 @@ export interface SweepReport {
     records: number;
     traces_read: number;
     traces_cached: number;
+    records_counted: number;
+    records_count_cached: number;
   };
   message?: string;
 }
@@ -84,6 +86,9 @@ export function renderHuman(r: SweepReport): string {
   const would = r.dry_run ? 'would ' : '';
   lines.push(`murmur-gc ${r.dry_run ? 'dry run (nothing is changed)' : 'sweep'} — home ${r.home}`);
   if (r.message) lines.push(r.message);
+  if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
+    return lines.join('\n') + '\n';
+  }
   for (const a of r.actions) {
     switch (a.kind) {
       case 'remove_session':

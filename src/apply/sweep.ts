@@ -9,11 +9,10 @@
 // - Each destructive step is intended in the audit log before it runs; the audit trace is
 //   finished at the end (or completed by the next run if this one is killed).
 import { dirname } from 'node:path';
-import type { GcConfig, SessionRetain } from '../config/types.js';
+import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, describeError, errnoCode } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import { lowestTrust, lostReportText, shellLostLine, type RetentionReason, type RetentionStore, type TraceSummary } from '../murmur/trace.js';
-import { judgeLiveness, type Liveness, type RunningProbe } from '../plan/liveness.js';
 import { planMode, type ChmodAction } from '../plan/modes.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
@@ -22,18 +21,15 @@ import {
   RECORD_FILE,
   scanHomeModes,
   scanRecords,
-  scanSessionsRoot,
   type ContextScan,
   type Debris,
   type ModeEntry,
   type Problem,
-  type RootScan,
-  type SessionScan,
 } from '../io/inventory.js';
 import { acquireLock, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../io/lock.js';
 import { truncateRecord } from '../io/record-truncate.js';
 import { finishTrash, measureDir, removeDir } from '../io/remove.js';
-import { probeProcess, readRunningRecords } from '../io/running.js';
+import { probeProcess } from '../io/running.js';
 import { Dir, formatMode, identityOf, lstatPath, processUid, readSmallFile, sameIdentity, type Identity } from '../io/safe-fs.js';
 import { appendTraceLines } from '../io/trace-append.js';
 import { loadTraceCache, saveTraceCache } from '../io/trace-cache-file.js';
@@ -41,7 +37,7 @@ import { MemoryTraceCache } from '../io/trace-scan.js';
 import { AuditSession, GC_DIR, type LostTask, type RetentionItem } from './audit.js';
 import { scanSessionsWorld, type SessionView } from './world.js';
 import { recoverInterruptedAudits } from './recover.js';
-import type { Action, ErrorEntry, Skipped, SweepReport } from './report.js';
+import type { ErrorEntry, Skipped, SweepReport } from './report.js';
 import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
 
@@ -74,7 +70,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     errors: [],
     audit: null,
     bytes_freed: 0,
-    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0 },
+    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
   };
   const skip = (s: Skipped) => {
     report.skipped.push(s);
@@ -158,11 +154,14 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           nowMs,
           debrisAgeMs: DEBRIS_AGE_MS,
           isPidAlive: () => false, // decided below with a real probe (async)
+          countCache: cache,
           ...(signal ? { signal } : {}),
         })
       : undefined;
     recordsScan?.problems.forEach(problem);
     report.inventory.records = recordsScan?.contexts.length ?? 0;
+    report.inventory.records_counted = recordsScan?.counted ?? 0;
+    report.inventory.records_count_cached = recordsScan?.countsCached ?? 0;
     // Temp files: decide pid liveness now (async probe) — a temp of a live process is in use.
     const debris: Debris[] = [...rootScans.flatMap((r) => r.scan.debris)];
     for (const d of recordsScan?.debris ?? []) debris.push(d);
@@ -435,6 +434,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           nowMs: now(),
           dryRun: opts.dryRun,
           expect: c.file.identity,
+          ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
           ...(lockSignal ? { signal: lockSignal } : {}),
         });
         if (a && seq !== undefined) await a.done(seq, { messages_dropped: out.dropped });
@@ -452,8 +452,10 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           bytes: freed,
         });
         report.bytes_freed += freed;
-        if (out.reordered) {
-          log.warn({ code: Codes.concurrentAppend, path: c.path }, 'a writer appended during the rename; its lines were kept in order');
+        if (out.outOfOrder) {
+          log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+        } else if (out.reordered) {
+          log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
         }
         log.info({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, opts.dryRun ? 'would truncate record' : 'record truncated');
       } catch (err) {
@@ -468,7 +470,6 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
 
     async function reconcileSession(v: SessionView, summary: TraceSummary, traceIdentity: Identity, traceSize: number): Promise<void> {
       const works = summary.unaccounted;
-      const trust = lowestTrust(summary, works);
       const taskId = mintId('tsk_');
       const target = `${v.root}/${v.scan.name}`;
       if (opts.dryRun) {
@@ -500,10 +501,13 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           ),
         );
         const res = await appendTraceLines(sdir, traceIdentity, traceSize, lines);
-        const landed = works.filter((_, i) => res.landed[i]);
-        res.errors.forEach((e, i) =>
-          fail({ target, code: Codes.ioError, detail: `could not mark background command ${works.filter((_, j) => !res.landed[j])[i]?.workId ?? '?'} of session ${v.scan.name} as lost (${e}); it is not reported` }),
-        );
+        const landed = works.filter((w, i) => {
+          const why = res.failures[i];
+          if (why !== undefined) {
+            fail({ target, code: Codes.ioError, detail: `could not mark background command ${w.workId} of session ${v.scan.name} as lost (${why}); it is not reported` });
+          }
+          return why === undefined;
+        });
         if (landed.length === 0) return;
         lostTasks.push({
           taskId,
@@ -511,7 +515,6 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
           trust: lowestTrust(summary, landed),
           messagePartsBytes: Buffer.byteLength(lostReportText(v.scan.name, landed)),
         });
-        void trust;
         for (const w of landed) {
           report.actions.push({ kind: 'shell_lost', session_id: v.scan.name, root: v.root, work_id: w.workId, binary: w.binary, command: w.command, detached_at_ms: w.detachedAtMs, task_id: taskId });
           log.info({ session_id: v.scan.name, work_id: w.workId, task_id: taskId }, 'background command marked lost');

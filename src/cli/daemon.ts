@@ -1,6 +1,92 @@
-// `murmur-gc daemon|status|history` (placeholder wiring; implemented in its own issue).
-import type { Command } from 'commander';
+// `murmur-gc daemon|status|history` (commander wiring).
+// Guarantees: `daemon` exits 0 after SIGTERM/SIGINT (within 10 s), 2 on an invalid configuration
+// at start (nothing touched), 75 when another daemon already runs for the home; `status` and
+// `history` are read-only and exit 0 (2 on a bad configuration or a bad --since); with --json
+// exactly one JSON document goes to stdout and logs go to stderr only.
+import { InvalidArgumentError, type Command } from 'commander';
+import { parseDurationSecs } from '../config/retain.js';
+import { describeError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { readAuditHistory } from '../daemon/audit-read.js';
+import { Daemon } from '../daemon/daemon.js';
+import { buildHistory, renderHistory } from '../daemon/history.js';
+import { gatherStatus, renderStatus } from '../daemon/status.js';
+import { loadForCommand, type CommonFlags } from './context.js';
+import { ExitWith } from './main.js';
+
+/** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
+const EXIT_GRACE_MS = 1_000;
+
+function parseSince(value: string): number {
+  try {
+    return parseDurationSecs(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`${describeError(err)} (e.g. 90, 30m, 12h, 7d)`);
+  }
+}
+
+export async function runDaemonCommand(flags: CommonFlags): Promise<number> {
+  const config = await loadForCommand(flags);
+  const log = createLogger({ level: config.log.level, pretty: process.stderr.isTTY === true && process.env['CI'] === undefined });
+  const daemon = new Daemon(config, { load: () => loadForCommand(flags), log });
+  const code = await daemon.run();
+  log.flush?.();
+  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+  return code;
+}
+
+export async function runStatusCommand(opts: CommonFlags & { json: boolean }): Promise<number> {
+  const config = await loadForCommand(opts);
+  const doc = await gatherStatus(config);
+  process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderStatus(doc));
+  return 0;
+}
+
+export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
+  const config = await loadForCommand(opts);
+  const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
+  const read = await readAuditHistory(config.home, sinceMs === undefined ? {} : { sinceMs });
+  const doc = buildHistory(
+    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems },
+    read.sweeps,
+    { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
+  );
+  process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderHistory(doc));
+  return 0;
+}
 
 export function registerDaemonCommands(program: Command): void {
-  void program;
+  program
+    .command('daemon')
+    .description('run sweeps on the configured schedule until SIGTERM/SIGINT (SIGHUP reloads the configuration)')
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .action(async (opts: { config?: string; home?: string }) => {
+      const code = await runDaemonCommand(opts);
+      if (code !== 0) throw new ExitWith(code);
+    });
+
+  program
+    .command('status')
+    .description('is the daemon running, what did the last sweep do, when is the next one, how big are the stores')
+    .option('--json', 'print one JSON document on stdout', false)
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .action(async (opts: { json: boolean; config?: string; home?: string }) => {
+      const code = await runStatusCommand(opts);
+      if (code !== 0) throw new ExitWith(code);
+    });
+
+  program
+    .command('history')
+    .description("past sweeps from murmur-gc's audit traces in <home>/gc: what each removed or truncated, and why")
+    .option('--json', 'print one JSON document on stdout', false)
+    .option('--target <name>', 'which sweep(s) removed or truncated this session (ses_…) or conversation context')
+    .option('--since <duration>', 'only sweeps started within this duration (90, 30m, 12h, 7d)', parseSince)
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .action(async (opts: { json: boolean; target?: string; since?: number; config?: string; home?: string }) => {
+      const code = await runHistoryCommand(opts);
+      if (code !== 0) throw new ExitWith(code);
+    });
 }

@@ -67,6 +67,7 @@ export function reportError(err: unknown, json: boolean): number {
     return ExitCodes.usage;
   }
   if (err instanceof RefusalError) {
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null } }) + '\n');
     process.stderr.write(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`);
     return err.exitCode;
   }

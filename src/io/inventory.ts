@@ -14,7 +14,7 @@ import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord } from './jsonl.js';
 import { Dir, identityOf, lstatPath, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
 import { parseTempName } from './staged-rewrite.js';
-import { readTraceSummary, type TraceCache } from './trace-scan.js';
+import { MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache } from './trace-scan.js';
 
 export const RECORD_FILE = 'conversation.jsonl';
 export const CONVERSATIONS_DIR = 'conversations';
@@ -65,8 +65,19 @@ function modeEntry(dir: Dir, anchor: string, chain: string[], st: BigIntStats, r
   };
 }
 
+/** An abort (SIGTERM, lock compromised) must stop the scan, never become a per-item problem. */
+function rethrowAbort(err: unknown): void {
+  if (err instanceof Error && err.name === 'AbortError') throw err;
+  if (signalReason(err)) throw err;
+}
+
+function signalReason(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && ((err).code === Codes.lockCompromised || (err).code === Codes.aborted);
+}
+
 function problemOf(target: string, err: unknown): Problem {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  rethrowAbort(err);
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : '';
   const stable = Object.values(Codes).includes(code as (typeof Codes)[keyof typeof Codes]) ? code : Codes.ioError;
   return { target, code: stable, detail: `${target}: ${describeError(err)}` };
 }
@@ -91,6 +102,9 @@ export interface ContextScan {
 
 export interface RecordsScan {
   exists: boolean;
+  /** records whose messages were counted by reading them / served from the count cache */
+  counted: number;
+  countsCached: number;
   contexts: ContextScan[];
   modes: ModeEntry[];
   debris: Debris[];
@@ -138,12 +152,14 @@ export interface RecordsScanOptions {
   /** Temp files older than this are debris even if their pid is alive (pid reuse). */
   debrisAgeMs: number;
   isPidAlive: (pid: number) => boolean;
+  /** Message counts of unchanged records from an earlier sweep (dev/ino/size/mtime must match). */
+  countCache?: MemoryTraceCache;
   signal?: AbortSignal;
 }
 
 /** Scan `<home>/conversations`. `home` stays open; everything below is opened and closed here. */
 export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOptions): Promise<RecordsScan> {
-  const out: RecordsScan = { exists: false, contexts: [], modes: [], debris: [], problems: [] };
+  const out: RecordsScan = { exists: false, counted: 0, countsCached: 0, contexts: [], modes: [], debris: [], problems: [] };
   const rootSt = await home.lstat(CONVERSATIONS_DIR);
   if (!rootSt) return out;
   if (opts.collectModes) out.modes.push(modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
@@ -242,9 +258,18 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         header = await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
         if (opts.countAll || owned) {
-          const c = await countMessages(cdir, RECORD_FILE, opts.signal);
-          messages = c.messages;
-          header = c.header;
+          const state = traceFileState(fst);
+          const cached = opts.countCache?.getCount(cdir.display(RECORD_FILE), state);
+          if (cached !== undefined) {
+            messages = cached;
+            out.countsCached++;
+          } else {
+            out.counted++;
+            const c = await countMessages(cdir, RECORD_FILE, opts.signal);
+            messages = c.messages;
+            header = c.header;
+            opts.countCache?.setCount(cdir.display(RECORD_FILE), state, messages);
+          }
         }
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));

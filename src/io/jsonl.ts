@@ -391,6 +391,8 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
   while (await s.fill()) {
     while (s.next()) {
       if (s.start === 0) {
+        // The first line of the snapshot is either terminated or the whole snapshot, so it is
+        // always the runtime's first `str::lines` line.
         header = parseHeaderLine(s.bytes);
         if (header) headerEnd = s.terminated ? s.end + 1 : s.end;
       }
@@ -415,7 +417,13 @@ export async function planKeepNewest(
   fh: FileHandle,
   size: number,
   keep: number,
-  opts: ScanOptions = {},
+  opts: ScanOptions & {
+    /**
+     * Message count of exactly this snapshot (same file, same size), e.g. from the sweep's
+     * inventory scan. When given and consistent, the forward count of the dropped prefix is skipped.
+     */
+    knownTotal?: number;
+  } = {},
 ): Promise<KeepPlan> {
   if (!Number.isSafeInteger(keep) || keep < 1) throw new RangeError(`keep must be an integer >= 1, got ${keep}`);
   checkRange(0, size);
@@ -452,6 +460,21 @@ export async function planKeepNewest(
 
   if (lastDroppedStart < 0) {
     return { header, total: found, dropped: 0, kept: found, cutOffset: 0, oldestSurvivingId: '', lastDroppedId: '', terminated };
+  }
+
+  if (opts.knownTotal !== undefined && Number.isSafeInteger(opts.knownTotal) && opts.knownTotal > keep) {
+    if (lastDroppedStart > 0) {
+      // Only the first line is needed (the header, if any).
+      const head = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
+      firstLine: while (await head.fill()) {
+        if (head.next()) {
+          header = head.start === 0 ? parseHeaderLine(head.bytes) : undefined;
+          break firstLine;
+        }
+      }
+    }
+    const dropped = opts.knownTotal - keep;
+    return { header, total: opts.knownTotal, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };
   }
 
   // Count the messages before the last dropped one; its start is a line start, so every line in

@@ -45,7 +45,7 @@ export async function readOwnerFile(lockPath: string): Promise<Partial<LockOwner
     try {
       const raw = await readSmallFile(d, ownerName(lockPath), 4096);
       const o = JSON.parse(raw.toString('utf8')) as unknown;
-      return typeof o === 'object' && o !== null ? (o as Partial<LockOwner>) : undefined;
+      return typeof o === 'object' && o !== null ? (o) : undefined;
     } finally {
       await d.close();
     }

@@ -7,7 +7,7 @@
 // under N is not touched at all (byte-identical). Dry runs compute the same outcome, write nothing.
 import { nextHeader, serializeHeader } from '../murmur/record.js';
 import { planKeepNewest } from './jsonl.js';
-import type { Dir, Identity } from './safe-fs.js';
+import { identityOf, sameIdentity, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
 
 export const RECORD_FILE_MODE = 0o600;
@@ -21,10 +21,18 @@ export interface TruncateOutcome {
   bytesAfter: number;
   appendedDuring: number;
   reordered: boolean;
+  outOfOrder: boolean;
+  rounds?: number;
+  stillHeld?: boolean;
 }
 
 export interface TruncateOptions {
   keep: number;
+  /**
+   * The message count a scan of this very file found, with the size/identity it saw; used to skip
+   * re-counting the dropped prefix when the file is unchanged (same dev/ino, size and mtime).
+   */
+  known?: { messages: number; size: number; mtimeMs: number; identity: Identity };
   fallbackCapsule: string;
   nowMs: number;
   dryRun: boolean;
@@ -32,14 +40,26 @@ export interface TruncateOptions {
   signal?: AbortSignal;
 }
 
+function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undefined {
+  const k = opts.known;
+  if (!k) return undefined;
+  const same = sameIdentity(identityOf(stat), k.identity) && Number(stat.size) === k.size && Number(stat.mtimeMs) === k.mtimeMs;
+  return same ? k.messages : undefined;
+}
+
+function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSignal; knownTotal?: number } {
+  const knownTotal = knownTotalFor(opts, stat);
+  return { ...(opts.signal ? { signal: opts.signal } : {}), ...(knownTotal !== undefined ? { knownTotal } : {}) };
+}
+
 export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
   if (opts.dryRun) {
     const { fh, stat } = await ctxDir.openFile(fileName);
     try {
       const size = Number(stat.size);
-      const p = await planKeepNewest(fh, size, opts.keep, opts.signal ? { signal: opts.signal } : {});
+      const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
       if (p.dropped === 0) {
-        return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false };
+        return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
       }
       const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
       return {
@@ -51,12 +71,13 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
         bytesAfter: Buffer.byteLength(header) + size - p.cutOffset,
         appendedDuring: 0,
         reordered: false,
+        outOfOrder: false,
       };
     } finally {
       await fh.close();
     }
   }
-  let outcome: Omit<TruncateOutcome, 'bytesBefore' | 'bytesAfter' | 'appendedDuring' | 'reordered'> = {
+  let outcome: Omit<TruncateOutcome, 'bytesBefore' | 'bytesAfter' | 'appendedDuring' | 'reordered' | 'outOfOrder'> = {
     dropped: 0,
     kept: 0,
     oldestSurvivingId: '',
@@ -69,9 +90,9 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
     mode: RECORD_FILE_MODE,
     ...(opts.expect ? { expect: opts.expect } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
-    stage: async (src, size) => {
+    stage: async (src, size, stat) => {
       sizeSeen = size;
-      const p = await planKeepNewest(src, size, opts.keep, opts.signal ? { signal: opts.signal } : {});
+      const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
@@ -79,7 +100,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
     },
   });
   if (!rw) {
-    return { ...outcome, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false };
+    return { ...outcome, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
   }
-  return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered };
+  return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, rounds: rw.rounds, stillHeld: rw.stillHeld };
 }

@@ -63,7 +63,7 @@ export async function readRunningRecords(home: Dir): Promise<RunningScan> {
         if (rec) scan.records.push(rec);
         else scan.problems.push({ target: dir.display(name), code: Codes.invalidLine, detail: `${dir.display(name)} is not a running record (not a JSON object)` });
       } catch (err) {
-        const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : Codes.ioError;
+        const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : Codes.ioError;
         scan.problems.push({ target: dir.display(name), code: code.startsWith('E') ? Codes.ioError : code, detail: `${dir.display(name)}: ${describeError(err)}` });
       }
     }
@@ -102,4 +102,40 @@ export async function probeProcess(pid: number, startTime: string | undefined): 
 export async function startTimeOf(pid: number): Promise<string | undefined> {
   const stat = await readProcStat(pid);
   return stat === undefined ? undefined : procStartTime(stat);
+}
+
+/**
+ * Pids (other than ours) that hold an open descriptor on the file with this identity, read from
+ * /proc/<pid>/fd. Processes whose fd table cannot be read (another user's, without privilege) are
+ * not seen: the runtime runs as the same user as murmur-gc, so its writers are.
+ */
+export async function processesHolding(identity: { dev: bigint; ino: bigint }): Promise<number[]> {
+  const { readdir, stat } = await import('node:fs/promises');
+  const holders: number[] = [];
+  let pids: string[];
+  try {
+    pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  } catch {
+    return holders;
+  }
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = await readdir(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const st = await stat(`/proc/${pid}/fd/${fd}`, { bigint: true });
+        if (st.ino === identity.ino && st.dev === identity.dev) {
+          holders.push(Number(pid));
+          break;
+        }
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return holders;
 }

@@ -323,6 +323,18 @@ export const syncIo = {
   read: (fd: number, buf: Buffer, pos: number, len: number): number => fs.readSync(fd, buf, 0, len, pos),
   write: (fd: number, buf: Buffer, len: number, pos: number): number => fs.writeSync(fd, buf, 0, len, pos),
   fsync: (fd: number): void => fs.fsyncSync(fd),
+  ftruncate: (fd: number, len: number): void => fs.ftruncateSync(fd, len),
+  /** Open an existing regular file for O_APPEND writes (never creating, never following a link). */
+  openAppend: (path: string): number => fs.openSync(path, C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK),
+  /** One write on an O_APPEND descriptor: the kernel places it at end of file. */
+  appendWrite: (fd: number, buf: Buffer): number => fs.writeSync(fd, buf, 0, buf.length),
+  close: (fd: number): void => {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // already closed
+    }
+  },
 };
 
 /** Read /proc/<pid>/stat (small, virtual); undefined if the process is gone or unreadable. */

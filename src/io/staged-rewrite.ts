@@ -3,17 +3,24 @@
 // - The new contents are built in `.<name>.<pid>.<uuidv7>.tmp` in the same directory (mode
 //   0600, O_EXCL|O_NOFOLLOW), fsync'ed, then renamed over the original: a crash leaves the
 //   original or the new file, never a partial one (the temp is debris a later sweep removes).
-// - No line appended while it runs is lost: bytes appended to the original after the snapshot
-//   are copied before the rename; the rename happens in a synchronous window that first copies
-//   the last appended bytes; right after the rename (before anything is awaited) and again after
-//   the directory fsync, bytes that reached the old inode are appended to the new file — placed
-//   before anything a writer appended to the new file after the rename.
+// - No line appended while it runs is lost: bytes appended to the original after the snapshot are
+//   copied before the rename; the last of them are copied in a synchronous window that ends with
+//   the rename; right after it (nothing awaited in between), and again once no other process
+//   holds the old inode open any more (a /proc scan, bounded wait), bytes that reached the old
+//   inode are carried into the new file.
+// - Nothing is ever written to the live file after a rename: late bytes of a replaced inode are
+//   only placed inside a new temp file — a corrective staged rewrite of the new file (its own
+//   bytes, then the late bytes, then the lines writers appended to it, then whatever arrives
+//   meanwhile), repeated while writers keep racing the renames (bounded). Only if that bound is
+//   reached are the last late bytes appended (O_APPEND: never overwriting) and the result says
+//   `outOfOrder` — nothing is lost either way.
 // - If the original was replaced (different dev/ino) before the commit, nothing is renamed and
 //   the temp file is removed (`concurrent_append`).
-// - Memory is bounded by one copy buffer whatever the file size.
+// - Memory is bounded by one copy buffer (plus late bytes, which are a writer's last lines).
 import { Codes, GcError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
-import { sameIdentity, identityOf, syncIo, type Dir, type FileHandle, type Identity } from './safe-fs.js';
+import { processesHolding } from './running.js';
+import { sameIdentity, identityOf, syncIo, type BigIntStats, type Dir, type FileHandle, type Identity } from './safe-fs.js';
 
 const COPY_CHUNK = 1 << 20;
 
@@ -29,8 +36,14 @@ export interface RewriteResult {
   newSize: number;
   /** Bytes appended by writers while the rewrite ran (all carried into the new file). */
   appendedDuring: number;
-  /** True when bytes reached the old inode after the rename and had to be placed before later appends. */
+  /** True when late bytes of the old inode had to be put back in order by a corrective rewrite. */
   reordered: boolean;
+  /** True when some late bytes could only be appended after lines written later (nothing lost). */
+  outOfOrder: boolean;
+  /** Renames done (1 + corrective rounds). */
+  rounds: number;
+  /** A process still held a replaced file open when we stopped waiting for it. */
+  stillHeld: boolean;
 }
 
 export function tempNameFor(name: string): string {
@@ -47,19 +60,24 @@ export function parseTempName(entry: string, name: string): { pid: number } | un
   return { pid: Number.parseInt(m[1], 10) };
 }
 
+type Piece = Buffer | { fh: FileHandle; from: number; to: number };
+
+async function writeAll(dst: FileHandle, buf: Buffer, pos: number): Promise<void> {
+  let w = 0;
+  while (w < buf.length) {
+    const { bytesWritten } = await dst.write(buf, w, buf.length - w, pos + w);
+    w += bytesWritten;
+  }
+}
+
 async function copyRange(src: FileHandle, dst: FileHandle, from: number, to: number, dstPos: number, buf: Buffer, signal?: AbortSignal): Promise<number> {
   let pos = from;
   let out = dstPos;
   while (pos < to) {
     signal?.throwIfAborted();
-    const want = Math.min(buf.length, to - pos);
-    const { bytesRead } = await src.read(buf, 0, want, pos);
+    const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
     if (bytesRead === 0) break;
-    let written = 0;
-    while (written < bytesRead) {
-      const { bytesWritten } = await dst.write(buf, written, bytesRead - written, out + written);
-      written += bytesWritten;
-    }
+    await writeAll(dst, buf.subarray(0, bytesRead), out);
     pos += bytesRead;
     out += bytesRead;
   }
@@ -80,37 +98,125 @@ function copyRangeSync(srcFd: number, dstFd: number, from: number, to: number, d
   return out - dstPos;
 }
 
+/** Read [from, current size) of a file synchronously (a writer's late lines: small). */
+export function readTailSync(fd: number, from: number): Buffer {
+  const size = Number(syncIo.fstat(fd).size);
+  if (size <= from) return Buffer.alloc(0);
+  const out = Buffer.alloc(size - from);
+  let got = 0;
+  while (got < out.length) {
+    const n = syncIo.read(fd, out.subarray(got), from + got, out.length - got);
+    if (n === 0) break;
+    got += n;
+  }
+  return out.subarray(0, got);
+}
+
 /**
- * After the rename: move bytes that reached the old inode (src) beyond `copiedTo` into the new
- * file (dst) at `dstEnd`, keeping anything writers already appended to dst after them.
- * Synchronous on purpose: it runs before anything else is awaited.
+ * Offset just past the last '\n' of dst[from, to) — `to` itself when the range is empty or ends
+ * with '\n'; `from` when the range holds no '\n' at all (nothing whole was copied).
  */
-function carryLateBytesSync(srcFd: number, dstFd: number, copiedTo: number, dstEnd: number, buf: Buffer): { copiedTo: number; dstEnd: number; late: number; reordered: boolean } {
-  const srcSize = Number(syncIo.fstat(srcFd).size);
-  if (srcSize <= copiedTo) return { copiedTo, dstEnd, late: 0, reordered: false };
-  const late = srcSize - copiedTo;
-  const dstSize = Number(syncIo.fstat(dstFd).size);
-  let reordered = false;
-  let tail: Buffer | undefined;
-  if (dstSize > dstEnd) {
-    // A writer already appended to the new file: keep the old inode's bytes first.
-    tail = Buffer.alloc(dstSize - dstEnd);
-    let got = 0;
-    while (got < tail.length) {
-      const n = syncIo.read(dstFd, tail.subarray(got), dstEnd + got, tail.length - got);
-      if (n === 0) break;
-      got += n;
+function lastLineEndSync(fd: number, from: number, to: number, buf: Buffer): number | undefined {
+  if (to <= from) return undefined;
+  let end = to;
+  while (end > from) {
+    const start = Math.max(from, end - Math.min(buf.length, 64 * 1024));
+    const n = syncIo.read(fd, buf, start, end - start);
+    const at = buf.subarray(0, n).lastIndexOf(10);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return from;
+}
+
+/** One O_APPEND write of all of `buf` (the kernel places it at EOF: it can never overwrite). */
+function appendSync(appendFd: number, buf: Buffer): void {
+  let w = 0;
+  while (w < buf.length) w += syncIo.appendWrite(appendFd, buf.subarray(w));
+}
+
+interface Round {
+  dst: FileHandle;
+  appendFd: number;
+  /** Bytes of the new file that are ours, in order (everything beyond was appended by writers). */
+  ours: number;
+  /** How far the followed source (the file replaced) was copied. */
+  copiedTo: number;
+  /** Bytes the followed source got after the last copy (read right after the rename). */
+  pending: Buffer | undefined;
+  appended: number;
+}
+
+interface RoundInput {
+  dir: Dir;
+  name: string;
+  mode: number;
+  pieces: Piece[];
+  /** The file being replaced, which writers may still be appending to. */
+  follow: { fh: FileHandle; from: number; identity: Identity };
+  signal?: AbortSignal | undefined;
+  beforeCommit?: (() => Promise<void>) | undefined;
+}
+
+/** Build a temp file from `pieces` + the followed file's growth, and rename it over `name`. */
+async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHandle) => void): Promise<Round> {
+  const { dir, name } = r;
+  const tmpName = tempNameFor(name);
+  const dst = await dir.createExclusive(tmpName, r.mode);
+  onTemp(tmpName, dst);
+  const buf = Buffer.allocUnsafe(COPY_CHUNK);
+  let out = 0;
+  for (const p of r.pieces) {
+    if (Buffer.isBuffer(p)) {
+      await writeAll(dst, p, out);
+      out += p.length;
+    } else {
+      out += await copyRange(p.fh, dst, p.from, p.to, out, buf, r.signal);
     }
-    reordered = true;
   }
-  copyRangeSync(srcFd, dstFd, copiedTo, srcSize, dstEnd, buf);
-  let end = dstEnd + late;
-  if (tail) {
-    let w = 0;
-    while (w < tail.length) w += syncIo.write(dstFd, tail.subarray(w), tail.length - w, end + w);
-    end += tail.length;
+  let copiedTo = r.follow.from;
+  for (let round = 0; round < 8; round++) {
+    const now = Number((await r.follow.fh.stat({ bigint: true })).size);
+    if (now <= copiedTo) break;
+    out += await copyRange(r.follow.fh, dst, copiedTo, now, out, buf, r.signal);
+    copiedTo = now;
   }
-  return { copiedTo: srcSize, dstEnd: end, late, reordered };
+  await dst.sync();
+  if (r.beforeCommit) await r.beforeCommit();
+  r.signal?.throwIfAborted();
+
+  // ---- commit window: synchronous, nothing awaited until the rename is done and late bytes carried.
+  const current = dir.lstatSync(name);
+  if (!current || !current.isFile() || !sameIdentity(identityOf(current), r.follow.identity)) {
+    throw new GcError(Codes.concurrentAppend, `${dir.display(name)} was replaced while it was being rewritten; left as it is`);
+  }
+  const followFd = r.follow.fh.fd;
+  const endNow = Number(syncIo.fstat(followFd).size);
+  if (endNow > copiedTo) {
+    out += copyRangeSync(followFd, dst.fd, copiedTo, endNow, out, buf);
+    copiedTo = endNow;
+  }
+  // A writer may be half-way through a line right now: keep only whole lines of what was copied
+  // from the followed file, so its remainder arrives as late bytes *with* its beginning.
+  const followStart = out - (copiedTo - r.follow.from);
+  const cut = lastLineEndSync(dst.fd, followStart, out, buf);
+  if (cut !== undefined && cut < out) {
+    syncIo.ftruncate(dst.fd, cut);
+    copiedTo -= out - cut;
+    out = cut;
+  }
+  const appendFd = syncIo.openAppend(dir.child(tmpName));
+  dir.renameSync(tmpName, name);
+  let appended = copiedTo - r.follow.from;
+  let pending: Buffer | undefined;
+  const late = readTailSync(followFd, copiedTo);
+  if (late.length > 0) {
+    copiedTo += late.length;
+    appended += late.length;
+    pending = late;
+  }
+  // ---- end of the synchronous window.
+  return { dst, appendFd, ours: out, copiedTo, pending, appended };
 }
 
 export interface StagedRewriteOptions {
@@ -121,75 +227,140 @@ export interface StagedRewriteOptions {
   mode: number;
   signal?: AbortSignal;
   /** Decide the new contents from the open original and its snapshot size; undefined = no rewrite. */
-  stage: (src: FileHandle, snapshotSize: number) => Promise<StagedContent | undefined>;
-  /** Test hook: called between the pre-rename copy and the rename (inside the async part). */
+  stage: (src: FileHandle, snapshotSize: number, stat: BigIntStats) => Promise<StagedContent | undefined>;
+  /** Test hook: called after the copy, just before the commit window (async part). */
   beforeCommit?: () => Promise<void>;
+  /** Test hook: called right after the first rename and its immediate carry. */
+  afterRename?: () => Promise<void>;
+  /** Who else holds a file open (default: a /proc scan); injectable for tests. */
+  holders?: (identity: Identity) => Promise<number[]>;
+}
+
+const DRAIN_LIMIT_MS = 5_000;
+/** Rewrites at most: the first plus corrective ones while writers race each rename. */
+const MAX_ROUNDS = 6;
+
+/**
+ * Wait until no other process holds `fh`'s inode open (at most DRAIN_LIMIT_MS), then return the
+ * bytes it gained beyond `from`. `stillHeld` when a holder outlasted the limit (its later writes,
+ * if any, cannot be carried).
+ */
+async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity) => Promise<number[]>) | undefined): Promise<{ bytes: Buffer; stillHeld: boolean }> {
+  const probe = holders ?? processesHolding;
+  const identity = identityOf(await fh.stat({ bigint: true }));
+  const deadline = Date.now() + DRAIN_LIMIT_MS;
+  let stillHeld = false;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    if ((await probe(identity)).length === 0) break;
+    if (Date.now() >= deadline) {
+      stillHeld = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, wait));
+  }
+  return { bytes: readTailSync(fh.fd, from), stillHeld };
 }
 
 /** Returns undefined when `stage` decided nothing needs rewriting (the file is untouched). */
 export async function stagedRewrite(opts: StagedRewriteOptions): Promise<RewriteResult | undefined> {
   const { dir, name } = opts;
   const { fh: src, stat } = await dir.openFile(name);
-  const tmpName = tempNameFor(name);
-  let dst: FileHandle | undefined;
-  let committed = false;
+  const temps: { name: string; dst: FileHandle; committed: boolean }[] = [];
+  const onTemp = (tmpName: string, dst: FileHandle) => temps.push({ name: tmpName, dst, committed: false });
+  const appendFds: number[] = [];
   try {
     if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) {
       throw new GcError(Codes.changedSinceScan, `${dir.display(name)} was replaced since it was scanned`);
     }
     const snapshot = Number(stat.size);
-    const staged = await opts.stage(src, snapshot);
+    const staged = await opts.stage(src, snapshot, stat);
     if (!staged) return undefined;
     opts.signal?.throwIfAborted();
-    dst = await dir.createExclusive(tmpName, opts.mode);
-    const buf = Buffer.allocUnsafe(COPY_CHUNK);
-    let out = 0;
-    while (out < staged.prefix.length) {
-      const { bytesWritten } = await dst.write(staged.prefix, out, staged.prefix.length - out, out);
-      out += bytesWritten;
-    }
-    out += await copyRange(src, dst, staged.copyFrom, snapshot, out, buf, opts.signal);
-    let copiedTo = snapshot;
-    // Catch up with appends made while we copied (bounded rounds; the sync window takes the rest).
-    for (let round = 0; round < 8; round++) {
-      const now = Number((await src.stat({ bigint: true })).size);
-      if (now <= copiedTo) break;
-      out += await copyRange(src, dst, copiedTo, now, out, buf, opts.signal);
-      copiedTo = now;
-    }
-    await dst.sync();
-    if (opts.beforeCommit) await opts.beforeCommit();
-    opts.signal?.throwIfAborted();
 
-    // ---- commit window: synchronous, nothing awaited until the rename is done and late bytes carried.
-    const current = dir.lstatSync(name);
-    if (!current || !current.isFile() || !sameIdentity(identityOf(current), identityOf(stat))) {
-      throw new GcError(Codes.concurrentAppend, `${dir.display(name)} was replaced while it was being rewritten; left as it is`);
-    }
-    const srcFd = src.fd;
-    const dstFd = dst.fd;
-    const endNow = Number(syncIo.fstat(srcFd).size);
-    if (endNow > copiedTo) {
-      out += copyRangeSync(srcFd, dstFd, copiedTo, endNow, out, buf);
-      copiedTo = endNow;
-    }
-    dir.renameSync(tmpName, name);
-    committed = true;
-    let carry = carryLateBytesSync(srcFd, dstFd, copiedTo, out, buf);
-    let reordered = carry.reordered;
-    let appendedDuring = copiedTo - snapshot + carry.late;
-    // ---- end of the synchronous window.
+    const first = await commitRound(
+      {
+        dir,
+        name,
+        mode: opts.mode,
+        pieces: [staged.prefix, { fh: src, from: staged.copyFrom, to: snapshot }],
+        follow: { fh: src, from: snapshot, identity: identityOf(stat) },
+        signal: opts.signal,
+        beforeCommit: opts.beforeCommit,
+      },
+      onTemp,
+    );
+    temps[temps.length - 1]!.committed = true;
+    appendFds.push(first.appendFd);
+    let appendedDuring = first.appended;
+    let reordered = false;
+    let outOfOrder = false;
+    if (opts.afterRename) await opts.afterRename();
     await dir.sync();
-    const again = carryLateBytesSync(srcFd, dstFd, carry.copiedTo, carry.dstEnd, buf);
-    reordered ||= again.reordered;
-    appendedDuring += again.late;
-    carry = again;
-    await dst.sync();
-    const newSize = Number((await dst.stat({ bigint: true })).size);
-    return { oldSize: carry.copiedTo, newSize, appendedDuring, reordered };
+
+    // Writers that opened a replaced inode before its rename may still write to it: wait (bounded)
+    // until no other process holds it open, then every byte it will ever get is readable. Those
+    // bytes belong before anything written to the new file; while a writer races each rename, one
+    // more corrective round (bounded) puts them back in order.
+    const replaced: { fh: FileHandle; copied: number }[] = [{ fh: src, copied: first.copiedTo }];
+    let cur: Round = first;
+    let carried: Buffer = first.pending ?? Buffer.alloc(0);
+    let stillHeld = false;
+    let rounds = 1;
+    for (let round = 1; ; round++) {
+      rounds = round;
+      const lateParts: Buffer[] = [];
+      for (const r of replaced) {
+        const d = await drainReplaced(r.fh, r.copied, opts.holders);
+        r.copied += d.bytes.length;
+        stillHeld ||= d.stillHeld;
+        lateParts.push(d.bytes);
+      }
+      // `carried` (read at the rename) precedes what the newest replaced inode got afterwards.
+      const newest = lateParts.pop() ?? Buffer.alloc(0);
+      const late = Buffer.concat([...lateParts, carried, newest]);
+      appendedDuring += late.length - carried.length;
+      if (late.length === 0) break;
+      // Late bytes are only ever placed inside a temp file, never appended to the live file after a
+      // size check: a writer could append between the check and our write and be put before them.
+      if (round >= MAX_ROUNDS) {
+        appendSync(cur.appendFd, late); // never lost; out of order, and said so
+        outOfOrder = true;
+        break;
+      }
+      const st = await cur.dst.stat({ bigint: true });
+      const size = Number(st.size);
+      const next = await commitRound(
+        {
+          dir,
+          name,
+          mode: opts.mode,
+          pieces: [{ fh: cur.dst, from: 0, to: cur.ours }, late, { fh: cur.dst, from: cur.ours, to: size }],
+          follow: { fh: cur.dst, from: size, identity: identityOf(st) },
+          signal: undefined, // past the first commit, finishing is the safe way out
+        },
+        onTemp,
+      );
+      temps[temps.length - 1]!.committed = true;
+      appendFds.push(next.appendFd);
+      reordered = true;
+      appendedDuring += size - cur.ours + next.appended - (next.pending?.length ?? 0);
+      await dir.sync();
+      replaced.push({ fh: cur.dst, copied: next.copiedTo });
+      carried = next.pending ?? Buffer.alloc(0);
+      appendedDuring += carried.length;
+      cur = next;
+    }
+    if (stillHeld) outOfOrder = true;
+    const finalDst = cur.dst;
+    await finalDst.sync();
+    const newSize = Number((await finalDst.stat({ bigint: true })).size);
+    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, rounds, stillHeld };
   } finally {
-    if (dst) await dst.close().catch(() => undefined);
+    for (const fd of appendFds) syncIo.close(fd);
+    for (const t of temps) {
+      await t.dst.close().catch(() => undefined);
+      if (!t.committed) await dir.unlink(t.name).catch(() => undefined);
+    }
     await src.close().catch(() => undefined);
-    if (!committed && dst) await dir.unlink(tmpName).catch(() => undefined);
   }
 }

@@ -7,8 +7,8 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { sameIdentity, identityOf, type Dir, type Identity } from './safe-fs.js';
 
 export interface AppendResult {
-  landed: boolean[];
-  errors: string[];
+  /** Per line: undefined when it landed, else why it did not. */
+  failures: (string | undefined)[];
 }
 
 /**
@@ -34,18 +34,17 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
         await r.fh.close();
       }
     }
-    const result: AppendResult = { landed: [], errors: [] };
+    const result: AppendResult = { failures: [] };
     for (const l of lines) {
       const text = needsNewline ? '\n' + l : l;
       const buf = Buffer.from(text);
       try {
         const { bytesWritten } = await fh.write(buf, 0, buf.length);
         if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
-        result.landed.push(true);
+        result.failures.push(undefined);
         needsNewline = false;
       } catch (err) {
-        result.landed.push(false);
-        result.errors.push(describeError(err));
+        result.failures.push(describeError(err));
         needsNewline = true; // a partial write may have left a torn line behind
 
       }

@@ -1,4 +1,4 @@
-// Persistence of the trace summary cache at `<home>/gc/trace-cache.json` (0600, atomic write).
+// Persistence of the trace summary and record message-count cache at `<home>/gc/trace-cache.json` (0600, atomic write).
 // Guarantees: a missing, oversized or corrupt cache is treated as empty (it never wedges a sweep,
 // logrotate#45's lesson); only entries looked at in this sweep are kept, so it cannot grow without bound.
 import { GC_DIR_NAME } from './paths.js';
@@ -14,8 +14,11 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
     const gc = await home.openDir(GC_DIR_NAME);
     try {
       const raw = await readSmallFile(gc, CACHE_FILE, 256 << 20);
-      const parsed = JSON.parse(raw.toString('utf8')) as { version?: unknown; entries?: unknown };
-      return parsed.version === 1 ? MemoryTraceCache.fromJSON(parsed.entries) : new MemoryTraceCache();
+      const parsed = JSON.parse(raw.toString('utf8')) as { version?: unknown; entries?: unknown; counts?: unknown };
+      if (parsed.version !== 1) return new MemoryTraceCache();
+      const cache = MemoryTraceCache.fromJSON(parsed.entries);
+      cache.loadCounts(parsed.counts);
+      return cache;
     } finally {
       await gc.close();
     }
@@ -27,7 +30,7 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
 export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promise<void> {
   const gc = await home.mkdir(GC_DIR_NAME, 0o700);
   try {
-    await gc.writeFileAtomic(CACHE_FILE, JSON.stringify({ version: 1, entries: cache.toJSON() }), 0o600);
+    await gc.writeFileAtomic(CACHE_FILE, JSON.stringify({ version: 1, entries: cache.toJSON(), counts: cache.countsToJSON() }), 0o600);
   } finally {
     await gc.close();
   }

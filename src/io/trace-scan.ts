@@ -50,6 +50,31 @@ export class MemoryTraceCache implements TraceCache {
   toJSON(): Record<string, { state: TraceFileState; summary: TraceSummary }> {
     return Object.fromEntries([...this.entries].filter(([k]) => this.touched.has(k)));
   }
+
+  /** Message counts of conversation records, keyed by path; same staleness rule as traces. */
+  readonly counts = new Map<string, { state: TraceFileState; messages: number }>();
+  private readonly countsTouched = new Set<string>();
+  getCount(key: string, state: TraceFileState): number | undefined {
+    this.countsTouched.add(key);
+    const e = this.counts.get(key);
+    return e && sameFileState(e.state, state) ? e.messages : undefined;
+  }
+  setCount(key: string, state: TraceFileState, messages: number): void {
+    this.countsTouched.add(key);
+    this.counts.set(key, { state, messages });
+  }
+  countsToJSON(): Record<string, { state: TraceFileState; messages: number }> {
+    return Object.fromEntries([...this.counts].filter(([k]) => this.countsTouched.has(k)));
+  }
+  loadCounts(raw: unknown): void {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+      const e = v as { state?: Partial<TraceFileState>; messages?: unknown };
+      if (typeof e?.messages === 'number' && typeof e.state?.dev === 'string' && typeof e.state.ino === 'string' && typeof e.state.size === 'number' && typeof e.state.mtimeMs === 'number') {
+        this.counts.set(k, { state: e.state as TraceFileState, messages: e.messages });
+      }
+    }
+  }
   static fromJSON(raw: unknown): MemoryTraceCache {
     const c = new MemoryTraceCache();
     if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {

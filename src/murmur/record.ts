@@ -49,7 +49,7 @@ export interface LineClass {
   id: string | undefined;
 }
 
-const NOT_A_MESSAGE: LineClass = Object.freeze({ isMessage: false, id: undefined }) as LineClass;
+const NOT_A_MESSAGE: LineClass = Object.freeze({ isMessage: false, id: undefined });
 
 // ---------------------------------------------------------------------------------------------
 // Message lines

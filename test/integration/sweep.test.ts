@@ -145,6 +145,18 @@ describe('records retention', () => {
     expect(h2.created_ms).toBe(1756400000000);
   });
 
+  it('message counts of unchanged records are not re-read on the next sweep', () => {
+    f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3 });
+    f.writeRecord(home, 'shey', 'ctx_2', { capsule: 'shey', messages: 3 });
+    f.writeRecord(home, 'shey', 'ctx_3', { capsule: 'other', messages: 3 });
+    const cfg = config(`records:\n  - capsule: shey\n    retain: { max_messages: 10 }\n`);
+    type Inv = { inventory: { records: number; records_counted: number; records_count_cached: number } };
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records: 3, records_counted: 2, records_count_cached: 0 });
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records_counted: 0, records_count_cached: 2 });
+    fs.appendFileSync(path.join(home, 'conversations', 'shey', 'ctx_2', 'conversation.jsonl'), f.messageLine(f.idAt('msg_', now)) + '\n');
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records_counted: 1, records_count_cached: 1 });
+  });
+
   it('a record inside the limit is left byte-identical', () => {
     const r = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3 });
     const before = fs.readFileSync(r.file);
@@ -207,6 +219,23 @@ describe('audit trace', () => {
     expect(again.actions).toEqual([]);
     expect(again.audit).toBeNull();
     expect(fs.readdirSync(path.join(home, 'gc')).filter((n) => n.startsWith('ses_'))).toHaveLength(1);
+  });
+});
+
+describe('audit retention', () => {
+  it('prunes murmur-gc\'s own old audit sessions by audit.retain and records it', () => {
+    const old = f.idAt('ses_', now - 100 * f.DAY);
+    fs.mkdirSync(path.join(home, 'gc', old), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(home, 'gc', old, 'trace.jsonl'), '{"event_type":"session_start"}\n{"event_type":"session_end"}\n');
+    fs.utimesSync(path.join(home, 'gc', old, 'trace.jsonl'), (now - 100 * f.DAY) / 1000, (now - 100 * f.DAY) / 1000);
+    const recent = f.idAt('ses_', now - 10 * f.DAY);
+    fs.mkdirSync(path.join(home, 'gc', recent), { recursive: true, mode: 0o700 });
+    const rep = f.json<Report>(f.runCli(['--json'], T));
+    expect(fs.existsSync(path.join(home, 'gc', old))).toBe(false);
+    expect(fs.existsSync(path.join(home, 'gc', recent))).toBe(true);
+    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'remove_session', root: path.join(home, 'gc'), target: old, reason: 'max_age' }));
+    const trace = f.readLines(path.join(home, 'gc', rep.audit!, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(trace[1]).toMatchObject({ event_type: 'retention', store: 'sessions', reason: 'max_age', targets: [old] });
   });
 });
 

@@ -366,6 +366,14 @@ describe('scanRecord', () => {
     }
   });
 
+  it('classifies the first line like any other (a header carrying a string role counts, as in the runtime)', async () => {
+    const odd = '{"type":"murmur.record","capsule":"c","created_ms":1,"role":"user","id":"h"}\n{"role":"user","id":"a"}\n';
+    await withFile(odd, async (fh) => {
+      expect(await scanRecord(fh, odd.length)).toMatchObject({ header: { capsule: 'c' }, messages: 2 });
+      expect(await planKeepNewest(fh, odd.length, 1)).toMatchObject({ header: { capsule: 'c' }, total: 2, dropped: 1, lastDroppedId: 'h' });
+    });
+  });
+
   it('reads only up to the snapshot size even when the file grew', async () => {
     const content = '{"role":"user","id":"a"}\n{"role":"user","id":"b"}\n';
     await withFile(content, async (fh, path) => {
@@ -517,5 +525,32 @@ describe('planKeepNewest', () => {
       await expect(planKeepNewest(fh, 16, 1.5)).rejects.toThrow(RangeError);
       await expect(planKeepNewest(fh, 16, Number.NaN)).rejects.toThrow(RangeError);
     });
+  });
+});
+
+describe('planKeepNewest with a known total', () => {
+  it('gives the same plan as a full count, including the header, and ignores an inconsistent hint', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mgc-known-'));
+    try {
+      const ids = Array.from({ length: 40 }, (_, i) => `msg_0199${i.toString(16).padStart(28, '0')}`);
+      const lines = ['{"type":"murmur.record","capsule":"c","created_ms":5}', ...ids.map((id, i) => (i === 7 ? 'garbage' : JSON.stringify({ role: 'user', content: 'x', id })))];
+      const file = join(dir, 'r.jsonl');
+      await writeFile(file, lines.join('\n') + '\n');
+      const fh = await open(file, 'r');
+      try {
+        const size = (await fh.stat()).size;
+        for (const keep of [1, 5, 38, 39]) {
+          const full = await planKeepNewest(fh, size, keep, { bufferSize: 64 });
+          const hinted = await planKeepNewest(fh, size, keep, { bufferSize: 64, knownTotal: full.total });
+          expect(hinted).toEqual(full);
+          const bogus = await planKeepNewest(fh, size, keep, { bufferSize: 64, knownTotal: keep });
+          expect(bogus).toEqual(full);
+        }
+      } finally {
+        await fh.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

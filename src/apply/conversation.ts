@@ -1,0 +1,432 @@
+// `murmur-gc conversation ls|rm|truncate`: the operator's hands on the conversation records,
+// behaving like the runtime's `mur conversation` (reference §5.4, §6) and built only from the
+// sweep's own parts — one enumeration (`scanRecords`), one streaming reader (`scanRecord`), one
+// staged append-safe rewrite (`truncateRecord`), one removal (`removeDir`), one per-record lock.
+//
+// Guarantees:
+// - Enumeration is the sweep's: stores and contexts are the non-dot subdirectories of
+//   `<home>/conversations/`, a context counts only when it holds a regular `conversation.jsonl`;
+//   symlinked stores, contexts and record files are reported as problems and never followed; a
+//   FIFO (or anything not a regular file) is never opened. Nothing is created by `ls`.
+// - Counting streams (one bounded buffer per record, never the whole file in memory).
+// - Resolution (`E-CNV-001`/`E-CNV-002`) matches only listed names, so no path is ever built
+//   from user input, and it happens before anything beyond the listing is read or written.
+// - `rm`/`truncate` refuse a context named by a live session (`live_context`) unless forced, refuse
+//   records owned by another uid (`foreign_owner`), and take the record's lock
+//   (`<home>/gc/locks/<store>/<ctx>.lock`, the one the sweep takes); a lock still held after the
+//   wait is `storage_busy` (exit 75). Dry runs run the same checks, only probe the lock, and
+//   change nothing on disk.
+// - `rm` counts the messages of the directory it removes after moving it aside (so the count is
+//   what went); `truncate` passes the record store as the capsule of a headerless record (§6.4).
+// - No audit trace is written: the trace schema's retention reasons (`max_age`, `max_messages`)
+//   do not describe an operator's hand.
+import { dirname } from 'node:path';
+import type { GcConfig } from '../config/types.js';
+import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../io/inventory.js';
+import { scanRecord } from '../io/jsonl.js';
+import { acquireLock, probeLock, recordLockPath, type HeldLock } from '../io/lock.js';
+import { GC_DIR_NAME } from '../io/paths.js';
+import { truncateRecord } from '../io/record-truncate.js';
+import { measureDir, removeDir } from '../io/remove.js';
+import { Dir, identityOf, processUid, realpath } from '../io/safe-fs.js';
+import { loadTraceCache } from '../io/trace-cache-file.js';
+import type { Logger } from '../log.js';
+import {
+  ambiguousContextRefusal,
+  compareUtf8,
+  listingOf,
+  liveContextRefusal,
+  locateAnswer,
+  locationOf,
+  noContextRefusal,
+  sortListings,
+  type MessageLocation,
+  type RecordListing,
+  type RefusalText,
+  type RemoveResult,
+  type TruncateResult,
+} from '../murmur/conversation-format.js';
+import { mintId } from '../murmur/ids.js';
+import { scanSessionsWorld } from './world.js';
+
+/** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
+export const RECORD_LOCK_WAIT_MS = 3000;
+const DEBRIS_AGE_MS = 60 * 60 * 1000;
+
+export interface ConversationContext {
+  config: GcConfig;
+  log: Logger;
+  now?: () => number;
+}
+
+function refusal(r: RefusalText): RefusalError {
+  return new RefusalError(r.code, r.message, r.hint);
+}
+
+function problemOf(target: string, err: unknown): Problem {
+  const code = err instanceof GcError ? err.code : errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError;
+  return { target, code, detail: `${target}: ${describeError(err)}` };
+}
+
+/**
+ * A problem that makes a listing incomplete (exit 1): an I/O failure other than an entry that
+ * vanished while it was being read. Symlinks and non-regular files are deliberate skips.
+ */
+export function isHardProblem(p: Problem): boolean {
+  return p.code === Codes.ioError && !/\bENOENT\b/.test(p.detail);
+}
+
+/** The murmur home, or undefined when it does not exist (nothing is created). */
+async function openHome(home: string): Promise<Dir | undefined> {
+  try {
+    return await Dir.open(home, { followFinal: true });
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T>): Promise<T> {
+  const dir = await openHome(home);
+  try {
+    return await fn(dir);
+  } finally {
+    await dir?.close();
+  }
+}
+
+function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number): Promise<RecordsScan> {
+  return scanRecords(homeDir, home, {
+    countAll,
+    collectModes: false,
+    nowMs,
+    debrisAgeMs: DEBRIS_AGE_MS,
+    isPidAlive: () => true,
+    ...(record !== undefined ? { stores: new Set([record]) } : {}),
+  });
+}
+
+/** `<home>/conversations/` as shown in refusals: through the home's real path. */
+export async function conversationsRootDisplay(home: string): Promise<string> {
+  let base = home;
+  try {
+    base = await realpath(home);
+  } catch {
+    // the home does not exist (or cannot be resolved): show it as configured
+  }
+  return `${base.endsWith('/') ? base.slice(0, -1) : base}/${CONVERSATIONS_DIR}/`;
+}
+
+/** Open `anchor/chain…` one directory at a time (O_NOFOLLOW, same device), closing the steps. */
+async function openChain(anchor: Dir, chain: string[]): Promise<Dir> {
+  let cur = anchor;
+  for (const name of chain) {
+    let next: Dir;
+    try {
+      next = await cur.openDir(name);
+    } finally {
+      if (cur !== anchor) await cur.close();
+    }
+    cur = next;
+  }
+  if (cur === anchor) throw new GcError(Codes.ioError, 'empty path chain');
+  return cur;
+}
+
+// ---- ls ---------------------------------------------------------------------------------------
+
+export interface ListOutcome {
+  rows: RecordListing[];
+  problems: Problem[];
+}
+
+/** Every listed record (or those of one store), counted, sorted by (record, context). */
+export async function listRecords(ctx: ConversationContext, record: string | undefined): Promise<ListOutcome> {
+  const nowMs = (ctx.now ?? Date.now)();
+  return withHome(ctx.config.home, async (homeDir) => {
+    if (!homeDir) return { rows: [], problems: [] };
+    const s = await scan(homeDir, ctx.config.home, true, record, nowMs);
+    const rows = s.contexts.map((c) =>
+      listingOf({ record: c.store, context: c.context, path: c.path, messages: c.messages ?? 0, bytes: c.file.size, mtimeMs: c.file.mtimeMs, header: c.header }),
+    );
+    return { rows: sortListings(rows), problems: s.problems };
+  });
+}
+
+export interface LocateOutcome {
+  locations: MessageLocation[];
+  problems: Problem[];
+}
+
+/** `ls --message`: where a message id is (present / truncated) across every record store. */
+export async function locateMessage(ctx: ConversationContext, msgId: string): Promise<LocateOutcome> {
+  const nowMs = (ctx.now ?? Date.now)();
+  return withHome(ctx.config.home, async (homeDir) => {
+    if (!homeDir) return { locations: [], problems: [] };
+    const s = await scan(homeDir, ctx.config.home, false, undefined, nowMs);
+    const problems = [...s.problems];
+    const found: MessageLocation[] = [];
+    await forEachRecord(homeDir, s.contexts, problems, async (c, recordDir) => {
+      const { fh, stat } = await recordDir.openFile(RECORD_FILE);
+      try {
+        const r = await scanRecord(fh, Number(stat.size), { findId: msgId });
+        const loc = locationOf({ record: c.store, context_id: c.context, path: c.path }, locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }));
+        if (loc) found.push(loc);
+      } finally {
+        await fh.close();
+      }
+    });
+    return { locations: sortListings(found), problems };
+  });
+}
+
+/** Open each listed context directory (never following a link) and hand it to `fn`. */
+async function forEachRecord(homeDir: Dir, contexts: ContextScan[], problems: Problem[], fn: (c: ContextScan, dir: Dir) => Promise<void>): Promise<void> {
+  if (contexts.length === 0) return;
+  const byStore = new Map<string, ContextScan[]>();
+  for (const c of contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  let root: Dir;
+  try {
+    root = await homeDir.openDir(CONVERSATIONS_DIR);
+  } catch (err) {
+    problems.push(problemOf(homeDir.display(CONVERSATIONS_DIR), err));
+    return;
+  }
+  try {
+    for (const [store, list] of byStore) {
+      let sdir: Dir;
+      try {
+        sdir = await root.openDir(store);
+      } catch (err) {
+        problems.push(problemOf(root.display(store), err));
+        continue;
+      }
+      try {
+        for (const c of list) {
+          try {
+            const cdir = await sdir.openDir(c.context, c.dirIdentity);
+            try {
+              await fn(c, cdir);
+            } finally {
+              await cdir.close();
+            }
+          } catch (err) {
+            problems.push(problemOf(c.path, err));
+          }
+        }
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await root.close();
+  }
+}
+
+// ---- resolution ---------------------------------------------------------------------------------
+
+export interface Resolved {
+  target: ContextScan;
+  /** scan problems that concern the target (reported as warnings) */
+  problems: Problem[];
+}
+
+/**
+ * Reference §6.4 `resolve_context`: the listed records with this context id (under `record` when
+ * given). None → E-CNV-001 (problems that explain why, e.g. a symlinked context, are logged
+ * first); several → E-CNV-002 naming the stores in list order.
+ */
+async function resolveContext(ctx: ConversationContext, homeDir: Dir | undefined, context: string, record: string | undefined, nowMs: number): Promise<ContextScan> {
+  const home = ctx.config.home;
+  if (homeDir) {
+    const s = await scan(homeDir, home, false, record, nowMs);
+    const matches = s.contexts.filter((c) => c.context === context).sort((a, b) => compareUtf8(a.store, b.store));
+    if (matches.length > 1) throw refusal(ambiguousContextRefusal(context, matches.map((m) => m.store)));
+    const only = matches[0];
+    if (only) return only;
+    for (const p of s.problems) {
+      if (concerns(p, home, context, record)) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
+    }
+  }
+  throw refusal(noContextRefusal(context, record, await conversationsRootDisplay(home)));
+}
+
+function concerns(p: Problem, home: string, context: string, record: string | undefined): boolean {
+  const root = `${home.endsWith('/') ? home.slice(0, -1) : home}/${CONVERSATIONS_DIR}/`;
+  if (!p.target.startsWith(root)) return false;
+  const [store, ctxName] = p.target.slice(root.length).split('/');
+  if (record !== undefined && store !== record) return false;
+  return ctxName === undefined ? record !== undefined : ctxName === context;
+}
+
+// ---- checks shared by rm and truncate ------------------------------------------------------------
+
+function checkOwner(target: ContextScan): void {
+  const uid = processUid();
+  if (target.dirUid !== uid || target.file.uid !== uid) {
+    throw new GcError(
+      Codes.foreignOwner,
+      `${dirname(target.path)} belongs to uid ${target.dirUid !== uid ? target.dirUid : target.file.uid}, not ${uid}; murmur-gc only changes its own user's records`,
+    );
+  }
+}
+
+/** Refuses a context a live session uses (DESIGN §2.1) unless `force`; then it only warns. */
+async function checkLive(ctx: ConversationContext, homeDir: Dir, target: ContextScan, action: 'remove' | 'truncate', force: boolean, nowMs: number): Promise<void> {
+  const world = await scanSessionsWorld(ctx.config, homeDir, await loadTraceCache(homeDir), nowMs);
+  for (const p of world.problems) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
+  if (!world.liveContexts.has(target.context)) return;
+  const v = world.views.find((w) => w.liveness === 'live' && w.scan.trace?.ok === true && w.scan.trace.summary.contextIds.includes(target.context));
+  const r = liveContextRefusal(target.context, v ? { id: v.scan.name, root: v.root, why: v.why } : undefined, action);
+  if (!force) throw refusal(r);
+  ctx.log.warn({ code: Codes.liveContext, target: `${target.store}/${target.context}` }, `${r.message} — going ahead because of --force`);
+}
+
+function busy(target: ContextScan): BusyError {
+  return new BusyError(`${target.path} is locked by another murmur-gc (a sweep is working on this record); try again when it has finished`);
+}
+
+/** Take the record's lock (creating `<home>/gc/locks/<store>/` like the sweep), or throw busy. */
+async function lockRecord(ctx: ConversationContext, homeDir: Dir, target: ContextScan, waitMs: number): Promise<HeldLock> {
+  const gc = await homeDir.mkdir(GC_DIR_NAME, 0o700);
+  try {
+    const locks = await gc.mkdir('locks', 0o700);
+    try {
+      await (await locks.mkdir(encodeURIComponent(target.store), 0o700)).close();
+    } finally {
+      await locks.close();
+    }
+  } finally {
+    await gc.close();
+  }
+  const lock = await acquireLock(recordLockPath(ctx.config.home, target.store, target.context), { waitMs });
+  if (!lock) throw busy(target);
+  if (lock.brokeDeadHolder) {
+    ctx.log.warn({ code: Codes.processInterrupted, target: `${target.store}/${target.context}` }, 'the record lock of a murmur-gc that died was removed');
+  }
+  return lock;
+}
+
+async function probeRecordLock(ctx: ConversationContext, target: ContextScan): Promise<void> {
+  if (await probeLock(recordLockPath(ctx.config.home, target.store, target.context))) throw busy(target);
+}
+
+/** Messages of the record in `dir` (streaming); the file must still be a regular file. */
+async function countIn(dir: Dir, signal?: AbortSignal): Promise<number> {
+  const st = await dir.lstat(RECORD_FILE);
+  if (!st?.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
+  return (await countMessages(dir, RECORD_FILE, signal)).messages;
+}
+
+export interface ActOptions {
+  context: string;
+  record: string | undefined;
+  dryRun: boolean;
+  force: boolean;
+  lockWaitMs?: number;
+}
+
+// ---- rm -----------------------------------------------------------------------------------------
+
+/** Remove a whole context directory (the only way to reclaim a headerless record). */
+export async function removeContext(ctx: ConversationContext, opts: ActOptions): Promise<RemoveResult> {
+  const now = ctx.now ?? Date.now;
+  const nowMs = now();
+  return withHome(ctx.config.home, async (homeDir) => {
+    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs);
+    if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
+    checkOwner(target);
+    await checkLive(ctx, homeDir, target, 'remove', opts.force, nowMs);
+    const dirPath = dirname(target.path);
+    const result = (messages: number): RemoveResult => ({ action: 'remove', record: target.store, context_id: target.context, path: dirPath, messages, dry_run: opts.dryRun });
+
+    if (opts.dryRun) {
+      await probeRecordLock(ctx, target);
+      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      try {
+        await measureDir(storeDir, target.context, target.dirIdentity);
+        const cdir = await storeDir.openDir(target.context, target.dirIdentity);
+        try {
+          return result(await countIn(cdir));
+        } finally {
+          await cdir.close();
+        }
+      } finally {
+        await storeDir.close();
+      }
+    }
+
+    const lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    try {
+      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      try {
+        // Re-read under the lock: a sweep may have acted while we waited.
+        const st = await storeDir.lstat(target.context);
+        if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
+        let messages = 0;
+        await removeDir(storeDir, target.context, identityOf(st), {
+          runId: mintId('ses_'),
+          signal: lock.signal,
+          verifyInTrash: async (trash) => {
+            messages = await countIn(trash, lock.signal);
+          },
+        });
+        return result(messages);
+      } finally {
+        await storeDir.close();
+      }
+    } finally {
+      await lock.release();
+    }
+  });
+}
+
+// ---- truncate -----------------------------------------------------------------------------------
+
+/** Keep the newest `keep` messages through the sweep's staged, append-safe rewrite. */
+export async function truncateContext(ctx: ConversationContext, opts: ActOptions & { keep: number }): Promise<TruncateResult> {
+  const now = ctx.now ?? Date.now;
+  const nowMs = now();
+  return withHome(ctx.config.home, async (homeDir) => {
+    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs);
+    if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
+    checkOwner(target);
+    await checkLive(ctx, homeDir, target, 'truncate', opts.force, nowMs);
+
+    let lock: HeldLock | undefined;
+    if (opts.dryRun) await probeRecordLock(ctx, target);
+    else lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    try {
+      const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+      try {
+        const out = await truncateRecord(cdir, RECORD_FILE, {
+          keep: opts.keep,
+          fallbackCapsule: target.store,
+          nowMs: now(),
+          dryRun: opts.dryRun,
+          ...(lock ? { signal: lock.signal } : {}),
+        });
+        if (out.reordered) {
+          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
+        }
+        return {
+          action: 'truncate',
+          record: target.store,
+          context_id: target.context,
+          path: target.path,
+          dropped: out.dropped,
+          kept: out.kept,
+          oldest_surviving_id: out.dropped === 0 ? '' : out.oldestSurvivingId,
+          last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
+          dry_run: opts.dryRun,
+        };
+      } finally {
+        await cdir.close();
+      }
+    } finally {
+      await lock?.release();
+    }
+  });
+}

@@ -1,0 +1,285 @@
+// `murmur-gc history`: past sweeps as told by their own audit traces (`<home>/gc/ses_*/trace.jsonl`),
+// pure part — aggregation, filtering, the `--target` answer, rendering.
+// Guarantees: built only from murmur-gc's own trace lines (session_start with capsule_name
+// "murmur-gc", retention, task_start/task_end, session_end); ids, counts and reasons only — the
+// audit trail holds no content and neither does this. Unknown or malformed lines are counted,
+// never fatal. A trace with no session_end is reported as unfinished (a sweep in progress, or a
+// killed one whose audit the next run completes).
+import { idTimestampMs } from '../murmur/ids.js';
+
+export const GC_CAPSULE = 'murmur-gc';
+
+export interface RetentionEntry {
+  store: string;
+  reason: string;
+  removed: number;
+  targets: string[];
+  /** max_messages lines only: messages dropped across every record of the line. */
+  messages_dropped?: number;
+}
+
+export interface SweepHistory {
+  /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
+  session_id: string;
+  started_ms: number | null;
+  ended_ms: number | null;
+  duration_ms: number | null;
+  exit_status: string | null;
+  /** True when the trace has its session_end. */
+  complete: boolean;
+  /** An intent log is still present: the sweep is running or was killed and not yet recovered. */
+  intent_pending: boolean;
+  capsule_version: string | null;
+  retention: RetentionEntry[];
+  /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
+  reconciled: { tasks: number; task_ids: string[] };
+  totals: { sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number };
+  invalid_lines: number;
+  /** The trace was larger than the read cap; only its head was read. */
+  truncated_read: boolean;
+}
+
+export interface TraceLinesMeta {
+  invalidLines: number;
+  intentPending: boolean;
+  truncatedRead: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/**
+ * One sweep from the parsed lines of its trace (in file order). Undefined when the trace is
+ * not murmur-gc's (its session_start names another capsule).
+ */
+export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: TraceLinesMeta): SweepHistory | undefined {
+  const h: SweepHistory = {
+    session_id: sessionId,
+    started_ms: idTimestampMs(sessionId, 'ses_') ?? null,
+    ended_ms: null,
+    duration_ms: null,
+    exit_status: null,
+    complete: false,
+    intent_pending: meta.intentPending,
+    capsule_version: null,
+    retention: [],
+    reconciled: { tasks: 0, task_ids: [] },
+    totals: { sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0 },
+    invalid_lines: meta.invalidLines,
+    truncated_read: meta.truncatedRead,
+  };
+  for (const l of lines) {
+    if (!isObj(l)) {
+      h.invalid_lines++;
+      continue;
+    }
+    switch (l['event_type']) {
+      case 'session_start': {
+        if (typeof l['capsule_name'] === 'string' && l['capsule_name'] !== GC_CAPSULE) return undefined;
+        const ts = num(l['timestamp']);
+        if (ts !== undefined) h.started_ms = ts;
+        if (typeof l['capsule_version'] === 'string') h.capsule_version = l['capsule_version'];
+        break;
+      }
+      case 'retention': {
+        const store = typeof l['store'] === 'string' ? l['store'] : '?';
+        const reason = typeof l['reason'] === 'string' ? l['reason'] : '?';
+        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
+        const removed = num(l['removed']) ?? targets.length;
+        const e: RetentionEntry = { store, reason, removed, targets };
+        const dropped = num(l['messages_dropped']);
+        if (reason === 'max_messages') e.messages_dropped = dropped ?? 0;
+        h.retention.push(e);
+        if (store === 'sessions') h.totals.sessions_removed += removed;
+        else if (store === 'records' && reason === 'max_messages') {
+          h.totals.records_truncated += removed;
+          h.totals.messages_dropped += dropped ?? 0;
+        } else if (store === 'records') h.totals.records_removed += removed;
+        break;
+      }
+      case 'task_start':
+        if (l['source'] === 'detached_lost') {
+          h.reconciled.tasks++;
+          if (typeof l['task_id'] === 'string') h.reconciled.task_ids.push(l['task_id']);
+        }
+        break;
+      case 'session_end': {
+        h.complete = true;
+        h.ended_ms = num(l['timestamp']) ?? null;
+        h.duration_ms = num(l['duration_ms']) ?? null;
+        h.exit_status = typeof l['exit_status'] === 'string' ? l['exit_status'] : null;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return h;
+}
+
+export interface TargetMatch {
+  /** The sweep (its audit session id) that removed or truncated the target. */
+  sweep: string;
+  started_ms: number | null;
+  store: string;
+  reason: string;
+  action: 'removed' | 'truncated';
+  exit_status: string | null;
+  /** How many targets the same retention line named. */
+  line_removed: number;
+  /** max_messages only: messages dropped by that line, across all its records. */
+  line_messages_dropped?: number;
+}
+
+export function findTarget(sweeps: SweepHistory[], target: string): TargetMatch[] {
+  const out: TargetMatch[] = [];
+  for (const s of sweeps) {
+    for (const r of s.retention) {
+      if (!r.targets.includes(target)) continue;
+      const m: TargetMatch = {
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: r.store,
+        reason: r.reason,
+        action: r.reason === 'max_messages' ? 'truncated' : 'removed',
+        exit_status: s.exit_status,
+        line_removed: r.removed,
+      };
+      if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      out.push(m);
+    }
+  }
+  return out;
+}
+
+export interface HistoryQuery {
+  sinceMs?: number;
+  target?: string;
+}
+
+export interface HistoryDoc {
+  home: string;
+  audit_root: string;
+  audit_root_exists: boolean;
+  since_ms: number | null;
+  target: string | null;
+  /** Oldest first. With --target: only the sweeps that removed or truncated it. */
+  sweeps: SweepHistory[];
+  matches?: TargetMatch[];
+  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number };
+  problems: { target: string; code: string; detail: string }[];
+}
+
+function startKey(s: SweepHistory): number {
+  return s.started_ms ?? idTimestampMs(s.session_id, 'ses_') ?? 0;
+}
+
+export function buildHistory(
+  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems'] },
+  all: SweepHistory[],
+  q: HistoryQuery,
+): HistoryDoc {
+  let sweeps = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  if (q.sinceMs !== undefined) {
+    const since = q.sinceMs;
+    sweeps = sweeps.filter((s) => startKey(s) >= since);
+  }
+  let matches: TargetMatch[] | undefined;
+  if (q.target !== undefined) {
+    matches = findTarget(sweeps, q.target);
+    const hit = new Set(matches.map((m) => m.sweep));
+    sweeps = sweeps.filter((s) => hit.has(s.session_id));
+  }
+  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0 };
+  for (const s of sweeps) {
+    totals.sessions_removed += s.totals.sessions_removed;
+    totals.records_removed += s.totals.records_removed;
+    totals.records_truncated += s.totals.records_truncated;
+    totals.messages_dropped += s.totals.messages_dropped;
+    totals.reconciled_tasks += s.reconciled.tasks;
+  }
+  const doc: HistoryDoc = {
+    home: base.home,
+    audit_root: base.auditRoot,
+    audit_root_exists: base.exists,
+    since_ms: q.sinceMs ?? null,
+    target: q.target ?? null,
+    sweeps,
+    totals,
+    problems: base.problems,
+  };
+  if (matches) doc.matches = matches;
+  return doc;
+}
+
+// ---- rendering ---------------------------------------------------------------------------------
+
+function iso(ms: number | null): string {
+  return ms === null ? '(unknown time)' : new Date(ms).toISOString();
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function statusWord(s: SweepHistory): string {
+  if (s.complete) return s.exit_status ?? 'ended';
+  return s.intent_pending ? 'unfinished (running, or killed and not yet recovered)' : 'unfinished';
+}
+
+function retentionWords(r: RetentionEntry): string {
+  if (r.reason === 'max_messages') {
+    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`;
+  }
+  return `${r.store}/${r.reason}: ${r.removed} removed`;
+}
+
+export function renderHistory(doc: HistoryDoc): string {
+  const out: string[] = [];
+  const since = doc.since_ms === null ? '' : ` since ${iso(doc.since_ms)}`;
+  if (!doc.audit_root_exists) {
+    out.push(`murmur-gc history — no audit trail at ${doc.audit_root}: no sweep has removed, truncated or reconciled anything there yet.`);
+    return out.join('\n') + '\n';
+  }
+  if (doc.target !== null) {
+    const matches = doc.matches ?? [];
+    if (matches.length === 0) {
+      out.push(`${doc.target}: no sweep in the audit trail${since} removed or truncated it (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+    } else {
+      out.push(`${doc.target}:`);
+      for (const m of matches) {
+        const extra =
+          m.action === 'truncated'
+            ? ` (that sweep truncated ${plural(m.line_removed, 'record')} by ${m.reason}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)`
+            : m.line_removed > 1
+              ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
+              : '';
+        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason}${extra}; sweep exit ${m.exit_status ?? 'unfinished'}`);
+      }
+    }
+    return out.join('\n') + '\n';
+  }
+  out.push(`murmur-gc history — ${plural(doc.sweeps.length, 'sweep')} with changes${since} (audit trail ${doc.audit_root})`);
+  for (const s of doc.sweeps) {
+    const dur = s.duration_ms === null ? '' : `, ${s.duration_ms} ms`;
+    out.push(`${iso(s.started_ms)}  ${s.session_id}  ${statusWord(s)}${dur}`);
+    for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
+    if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
+    if (s.retention.length === 0 && s.reconciled.tasks === 0) out.push('    no removals recorded');
+    if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
+    if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
+  }
+  const t = doc.totals;
+  out.push(
+    `Total: ${t.sessions_removed} sessions removed, ${t.records_removed} records removed, ${t.records_truncated} record truncations (${t.messages_dropped} messages dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
+  );
+  for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,228 @@
+// The daemon's state file, `<home>/gc/state.json`: what the last sweep did, when the next one is
+// due, and which process is the daemon.
+// Guarantees:
+// - Written atomically (exclusive temp 0600, fsync, rename, directory fsync) through the safe-fs
+//   layer; `<home>/gc` is created 0700 only when the home already exists (murmur-gc creates no
+//   home of its own) and only in a home owned by this user.
+// - Read leniently: a missing file is "no state"; a file that is not a JSON object of the known
+//   version is "corrupt" and is ignored (the daemon rewrites it) — it never wedges anything. A
+//   field of the wrong type is dropped, not trusted.
+// - The file alone never proves a daemon is running: readers must probe pid + start time.
+// - Holds ids, counts, codes, sizes and times only — never record content.
+import { GC_DIR_NAME, STATE_FILE } from '../io/paths.js';
+import { Dir, lstatPath, processUid, readSmallFile } from '../io/safe-fs.js';
+import { describeError, errnoCode } from '../errors.js';
+
+export const STATE_VERSION = 1;
+const STATE_LIMIT = 1 << 20;
+
+export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
+export type SweepTrigger = 'start' | 'schedule';
+
+/** One sweep, as the daemon logged it and as `status` shows it. */
+export interface SweepSummary {
+  trigger: SweepTrigger;
+  started_ms: number;
+  ended_ms: number;
+  duration_ms: number;
+  outcome: SweepOutcome;
+  /** Actions per kind (remove_session, remove_record, truncate_record, shell_lost, chmod, remove_debris). */
+  counts: Record<string, number>;
+  bytes_freed: number;
+  skipped: number;
+  skipped_by_code: Record<string, number>;
+  errors: number;
+  errors_by_code: Record<string, number>;
+  /** The gc audit session of this sweep, or null when it changed nothing worth auditing. */
+  audit: string | null;
+  /** A short human note (nothing to sweep, why it failed); no content. */
+  message?: string;
+}
+
+export interface DaemonInfo {
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat when the daemon started: tells the daemon from a reused pid. */
+  start_time: string | null;
+  started_ms: number;
+  /** Set when the daemon stopped cleanly. */
+  stopped_ms: number | null;
+  /** The configuration file in force (null = built-in defaults). */
+  config: string | null;
+  schedule: string;
+}
+
+export interface DaemonState {
+  version: typeof STATE_VERSION;
+  updated_ms: number;
+  daemon: DaemonInfo | null;
+  /** When the next scheduled sweep is due (null when the daemon is stopped). */
+  next_run_ms: number | null;
+  /** The sweep in progress, if any. */
+  current_sweep: { started_ms: number; trigger: SweepTrigger } | null;
+  last_sweep: SweepSummary | null;
+}
+
+export type StateRead =
+  | { status: 'ok'; state: DaemonState }
+  | { status: 'missing' | 'no_home' }
+  | { status: 'corrupt'; detail: string };
+
+export function emptyState(nowMs: number): DaemonState {
+  return { version: STATE_VERSION, updated_ms: nowMs, daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null };
+}
+
+// ---- parsing (pure) ---------------------------------------------------------------------------
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function numOrNull(v: unknown): number | null {
+  return num(v) ?? null;
+}
+
+function countMap(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!isObj(v)) return out;
+  for (const [k, n] of Object.entries(v)) {
+    const x = num(n);
+    if (x !== undefined && x >= 0) out[k] = x;
+  }
+  return out;
+}
+
+const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
+const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule'];
+
+export function parseSweepSummary(v: unknown): SweepSummary | null {
+  if (!isObj(v)) return null;
+  const started = num(v['started_ms']);
+  const ended = num(v['ended_ms']);
+  const outcome = OUTCOMES.find((o) => o === v['outcome']);
+  if (started === undefined || ended === undefined || outcome === undefined) return null;
+  const s: SweepSummary = {
+    trigger: TRIGGERS.find((t) => t === v['trigger']) ?? 'schedule',
+    started_ms: started,
+    ended_ms: ended,
+    duration_ms: num(v['duration_ms']) ?? Math.max(0, ended - started),
+    outcome,
+    counts: countMap(v['counts']),
+    bytes_freed: num(v['bytes_freed']) ?? 0,
+    skipped: num(v['skipped']) ?? 0,
+    skipped_by_code: countMap(v['skipped_by_code']),
+    errors: num(v['errors']) ?? 0,
+    errors_by_code: countMap(v['errors_by_code']),
+    audit: typeof v['audit'] === 'string' ? v['audit'] : null,
+  };
+  if (typeof v['message'] === 'string') s.message = v['message'];
+  return s;
+}
+
+function parseDaemonInfo(v: unknown): DaemonInfo | null {
+  if (!isObj(v)) return null;
+  const pid = num(v['pid']);
+  const started = num(v['started_ms']);
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0 || started === undefined) return null;
+  return {
+    pid,
+    start_time: typeof v['start_time'] === 'string' ? v['start_time'] : null,
+    started_ms: started,
+    stopped_ms: numOrNull(v['stopped_ms']),
+    config: typeof v['config'] === 'string' ? v['config'] : null,
+    schedule: typeof v['schedule'] === 'string' ? v['schedule'] : '',
+  };
+}
+
+/**
+ * Parse the text of a state file. `undefined` = corrupt (not JSON, not an object, another
+ * version); individual fields of the wrong shape come back as null.
+ */
+export function parseState(text: string): DaemonState | undefined {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObj(o) || o['version'] !== STATE_VERSION) return undefined;
+  const cur = o['current_sweep'];
+  const curStart = isObj(cur) ? num(cur['started_ms']) : undefined;
+  return {
+    version: STATE_VERSION,
+    updated_ms: num(o['updated_ms']) ?? 0,
+    daemon: parseDaemonInfo(o['daemon']),
+    next_run_ms: numOrNull(o['next_run_ms']),
+    current_sweep:
+      isObj(cur) && curStart !== undefined
+        ? { started_ms: curStart, trigger: TRIGGERS.find((t) => t === cur['trigger']) ?? 'schedule' }
+        : null,
+    last_sweep: parseSweepSummary(o['last_sweep']),
+  };
+}
+
+export function stateText(state: DaemonState): string {
+  return JSON.stringify(state, null, 2) + '\n';
+}
+
+// ---- file access ------------------------------------------------------------------------------
+
+export function statePath(home: string): string {
+  return `${home}/${GC_DIR_NAME}/${STATE_FILE}`;
+}
+
+/** Read `<home>/gc/state.json` without creating or changing anything. */
+export async function readStateFile(home: string): Promise<StateRead> {
+  if (!(await lstatPath(home))) return { status: 'no_home' };
+  let h: Dir;
+  try {
+    h = await Dir.open(home, { followFinal: true });
+  } catch (err) {
+    return { status: 'corrupt', detail: `${home}: ${describeError(err)}` };
+  }
+  try {
+    const gst = await h.lstat(GC_DIR_NAME);
+    if (!gst) return { status: 'missing' };
+    if (!gst.isDirectory()) return { status: 'corrupt', detail: `${home}/${GC_DIR_NAME} is not a directory` };
+    const gc = await h.openDir(GC_DIR_NAME);
+    try {
+      const raw = await readSmallFile(gc, STATE_FILE, STATE_LIMIT);
+      const state = parseState(raw.toString('utf8'));
+      return state ? { status: 'ok', state } : { status: 'corrupt', detail: `${statePath(home)} is not a murmur-gc state file (version ${STATE_VERSION})` };
+    } finally {
+      await gc.close();
+    }
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return { status: 'missing' };
+    return { status: 'corrupt', detail: `${statePath(home)}: ${describeError(err)}` };
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * Write the state atomically. Returns false (and writes nothing) when the home does not exist
+ * or belongs to another user.
+ */
+export async function writeStateFile(home: string, state: DaemonState): Promise<boolean> {
+  const st = await lstatPath(home);
+  if (!st) return false;
+  const h = await Dir.open(home, { followFinal: true });
+  try {
+    if (Number(h.stat.uid) !== processUid()) return false;
+    const gc = await h.mkdir(GC_DIR_NAME, 0o700);
+    try {
+      await gc.writeFileAtomic(STATE_FILE, stateText(state), 0o600);
+      return true;
+    } finally {
+      await gc.close();
+    }
+  } finally {
+    await h.close();
+  }
+}

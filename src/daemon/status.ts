@@ -1,0 +1,126 @@
+// `murmur-gc status`: is the daemon running, what did the last sweep do, when is the next one,
+// how big are the stores.
+// Guarantees: read-only. "Running" is decided by probing the recorded pid AND its start time
+// token (field 22 of /proc/<pid>/stat) — never by the state file alone: a stale file naming a
+// dead or reused pid says "not running". A corrupt state file is reported, not trusted.
+import type { GcConfig } from '../config/types.js';
+import { formatBytes } from '../apply/report.js';
+import { probeProcess } from '../io/running.js';
+import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from './state.js';
+import { measureStores, type StoreSizes } from './stores.js';
+import { summaryText } from './summary.js';
+
+export interface StatusDoc {
+  home: string;
+  home_exists: boolean;
+  state_file: string;
+  state: 'ok' | 'missing' | 'corrupt' | 'no_home';
+  state_detail?: string;
+  daemon: {
+    running: boolean;
+    /** Why running/not running, in words. */
+    why: string;
+    pid: number | null;
+    start_time: string | null;
+    started_ms: number | null;
+    stopped_ms: number | null;
+    config: string | null;
+    schedule: string | null;
+  };
+  /** The sweep in progress (only while the daemon is running). */
+  current_sweep: { started_ms: number; trigger: string } | null;
+  last_sweep: SweepSummary | null;
+  /** Next scheduled sweep (only while the daemon is running). */
+  next_run_ms: number | null;
+  stores: StoreSizes;
+}
+
+export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: boolean; why: string }> {
+  if (!d) return { running: false, why: 'no daemon has recorded itself in the state file' };
+  if (d.stopped_ms !== null) return { running: false, why: `the daemon (pid ${d.pid}) stopped at ${new Date(d.stopped_ms).toISOString()}` };
+  if (d.start_time === null) {
+    const alive = (await probeProcess(d.pid, undefined)) === 'alive';
+    return alive
+      ? { running: true, why: `pid ${d.pid} is alive (its start time was not recorded, so a reused pid cannot be ruled out)` }
+      : { running: false, why: `pid ${d.pid} is gone` };
+  }
+  const alive = (await probeProcess(d.pid, d.start_time)) === 'alive';
+  return alive
+    ? { running: true, why: `pid ${d.pid} is alive with the recorded start time` }
+    : { running: false, why: `pid ${d.pid} is gone or now belongs to another process (start time differs): the daemon was killed` };
+}
+
+export async function gatherStatus(config: GcConfig): Promise<StatusDoc> {
+  const read = await readStateFile(config.home);
+  const state = read.status === 'ok' ? read.state : undefined;
+  const d = state?.daemon ?? null;
+  const verdict = await judgeDaemon(d);
+  const doc: StatusDoc = {
+    home: config.home,
+    home_exists: read.status !== 'no_home',
+    state_file: statePath(config.home),
+    state: read.status,
+    daemon: {
+      running: verdict.running,
+      why: verdict.why,
+      pid: d?.pid ?? null,
+      start_time: d?.start_time ?? null,
+      started_ms: d?.started_ms ?? null,
+      stopped_ms: d?.stopped_ms ?? null,
+      config: d?.config ?? null,
+      schedule: d?.schedule ?? null,
+    },
+    current_sweep: verdict.running ? (state?.current_sweep ?? null) : null,
+    last_sweep: state?.last_sweep ?? null,
+    next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
+    stores: await measureStores(config),
+  };
+  if (read.status === 'corrupt') doc.state_detail = read.detail;
+  return doc;
+}
+
+function iso(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : new Date(ms).toISOString();
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export function renderStatus(s: StatusDoc): string {
+  const out: string[] = [];
+  out.push(`murmur-gc status — home ${s.home}${s.home_exists ? '' : ' (does not exist)'}`);
+  const d = s.daemon;
+  if (d.running) {
+    out.push(`daemon:     running, pid ${d.pid}, since ${iso(d.started_ms)}; schedule "${d.schedule ?? ''}"${d.config ? `, config ${d.config}` : ', built-in config'}`);
+  } else {
+    out.push(`daemon:     not running (${d.why})`);
+  }
+  if (s.state === 'corrupt') out.push(`state file: ${s.state_file} is unreadable (${s.state_detail ?? 'corrupt'}); the daemon rewrites it`);
+  if (s.state === 'missing') out.push(`state file: none yet (${s.state_file})`);
+  if (s.current_sweep) out.push(`sweeping:   since ${iso(s.current_sweep.started_ms)} (${s.current_sweep.trigger})`);
+  const l = s.last_sweep;
+  if (l) {
+    out.push(`last sweep: ${iso(l.started_ms)} → ${iso(l.ended_ms)}, ${l.outcome} (${l.trigger})${l.audit ? `, audit ${l.audit}` : ''}`);
+    out.push(`            ${summaryText(l)}`);
+    const skipped = Object.entries(l.skipped_by_code).map(([c, n]) => `${c} ${n}`);
+    if (skipped.length) out.push(`            skipped by code: ${skipped.join(', ')}`);
+    const errors = Object.entries(l.errors_by_code).map(([c, n]) => `${c} ${n}`);
+    if (errors.length) out.push(`            errors by code: ${errors.join(', ')}`);
+    if (l.message) out.push(`            ${l.message}`);
+  } else {
+    out.push('last sweep: none recorded');
+  }
+  out.push(`next run:   ${d.running ? iso(s.next_run_ms) : '- (the daemon is not running)'}`);
+  const st = s.stores;
+  out.push('stores:');
+  out.push(`  sessions: ${plural(st.sessions.sessions, 'session')} in ${plural(st.sessions.roots.length, 'configured root')}, ${formatBytes(st.sessions.bytes)}`);
+  for (const r of st.sessions.roots) {
+    out.push(`    ${r.root}: ${r.exists ? `${plural(r.sessions, 'session')}, ${formatBytes(r.bytes)}${r.unreadable ? `, ${r.unreadable} unreadable` : ''}` : 'does not exist'}`);
+  }
+  out.push(
+    `  records:  ${plural(st.records.records, 'record')} in ${plural(st.records.stores, 'store')}, ${formatBytes(st.records.bytes)}${st.records.unreadable ? `, ${st.records.unreadable} unreadable` : ''}`,
+  );
+  out.push(`  audit:    ${plural(st.audit.sessions, 'sweep trace')}, ${formatBytes(st.audit.bytes)}`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,158 @@
+// Store sizes for `murmur-gc status`: sessions in the configured sessions roots, conversation
+// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`.
+// Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
+// descriptor-relatively without following links or crossing mounts (src/io/remove.ts
+// `measureDir`); bytes are regular-file bytes; an entry that cannot be read is counted in
+// `unreadable` and the rest is still measured. Record content is never read.
+import { CONVERSATIONS_DIR, RECORD_FILE } from '../io/inventory.js';
+import { GC_DIR_NAME } from '../io/paths.js';
+import { measureDir } from '../io/remove.js';
+import { Dir, lstatPath, type BigIntStats } from '../io/safe-fs.js';
+import { errnoCode } from '../errors.js';
+import { isSessionName } from '../murmur/ids.js';
+import type { GcConfig } from '../config/types.js';
+
+export interface RootSize {
+  root: string;
+  exists: boolean;
+  sessions: number;
+  bytes: number;
+  unreadable: number;
+}
+
+export interface StoreSizes {
+  sessions: { roots: RootSize[]; sessions: number; bytes: number };
+  records: { stores: number; records: number; bytes: number; unreadable: number };
+  audit: { sessions: number; bytes: number; unreadable: number };
+}
+
+async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
+  try {
+    return await Dir.open(path, { followFinal });
+  } catch (err) {
+    const c = errnoCode(err);
+    if (c === 'ENOENT' || c === 'ENOTDIR' || c === 'ELOOP') return undefined;
+    throw err;
+  }
+}
+
+/** Count and measure `ses_*` directories directly under `dir`. */
+async function measureSessions(dir: Dir): Promise<{ sessions: number; bytes: number; unreadable: number }> {
+  const out = { sessions: 0, bytes: 0, unreadable: 0 };
+  for (const name of await dir.list()) {
+    if (!isSessionName(name)) continue;
+    const st = await dir.lstat(name).catch(() => undefined);
+    if (!st?.isDirectory()) continue;
+    out.sessions++;
+    try {
+      out.bytes += (await measureDir(dir, name)).bytes;
+    } catch {
+      out.unreadable++;
+    }
+  }
+  return out;
+}
+
+export async function measureStores(config: GcConfig): Promise<StoreSizes> {
+  const sizes: StoreSizes = {
+    sessions: { roots: [], sessions: 0, bytes: 0 },
+    records: { stores: 0, records: 0, bytes: 0, unreadable: 0 },
+    audit: { sessions: 0, bytes: 0, unreadable: 0 },
+  };
+  const seen = new Set<string>();
+  for (const s of config.sessions) {
+    if (seen.has(s.root)) continue;
+    seen.add(s.root);
+    const r: RootSize = { root: s.root, exists: false, sessions: 0, bytes: 0, unreadable: 0 };
+    try {
+      const d = await openAnchor(s.root, false);
+      if (d) {
+        r.exists = true;
+        try {
+          Object.assign(r, await measureSessions(d));
+        } finally {
+          await d.close();
+        }
+      }
+    } catch {
+      r.unreadable++;
+    }
+    sizes.sessions.roots.push(r);
+    sizes.sessions.sessions += r.sessions;
+    sizes.sessions.bytes += r.bytes;
+  }
+
+  if (!(await lstatPath(config.home))) return sizes;
+  const home = await openAnchor(config.home, true);
+  if (!home) return sizes;
+  try {
+    const cst = await home.lstat(CONVERSATIONS_DIR);
+    if (cst?.isDirectory()) await measureRecords(home, sizes.records);
+    const gst = await home.lstat(GC_DIR_NAME);
+    if (gst?.isDirectory()) {
+      try {
+        const gc = await home.openDir(GC_DIR_NAME);
+        try {
+          Object.assign(sizes.audit, await measureSessions(gc));
+        } finally {
+          await gc.close();
+        }
+      } catch {
+        sizes.audit.unreadable++;
+      }
+    }
+  } finally {
+    await home.close();
+  }
+  return sizes;
+}
+
+async function measureRecords(home: Dir, out: StoreSizes['records']): Promise<void> {
+  let conv: Dir;
+  try {
+    conv = await home.openDir(CONVERSATIONS_DIR);
+  } catch {
+    out.unreadable++;
+    return;
+  }
+  try {
+    for (const store of await conv.list()) {
+      if (store.startsWith('.')) continue;
+      const sst = await conv.lstat(store).catch(() => undefined);
+      if (!sst?.isDirectory()) continue;
+      out.stores++;
+      let sdir: Dir;
+      try {
+        sdir = await conv.openDir(store);
+      } catch {
+        out.unreadable++;
+        continue;
+      }
+      try {
+        for (const context of await sdir.list()) {
+          if (context.startsWith('.')) continue;
+          const cst = await sdir.lstat(context).catch(() => undefined);
+          if (!cst?.isDirectory()) continue;
+          try {
+            const cdir = await sdir.openDir(context);
+            let rec: BigIntStats | undefined;
+            try {
+              rec = await cdir.lstat(RECORD_FILE);
+            } finally {
+              await cdir.close();
+            }
+            if (!rec?.isFile()) continue;
+            out.records++;
+            out.bytes += (await measureDir(sdir, context)).bytes;
+          } catch {
+            out.unreadable++;
+          }
+        }
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await conv.close();
+  }
+}

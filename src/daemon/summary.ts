@@ -1,0 +1,96 @@
+// The one-line summary of a daemon sweep (log line + state), pure.
+// Guarantees: counts, sizes, codes, ids and durations only — never record content; the outcome
+// is derived from stable codes, never from message text.
+import { Codes } from '../errors.js';
+import { countByKind, formatBytes, type SweepReport } from '../apply/report.js';
+import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
+
+function countCodes(items: { code: string }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of items) out[i.code] = (out[i.code] ?? 0) + 1;
+  return out;
+}
+
+export function outcomeOf(report: SweepReport): SweepOutcome {
+  // A stop can surface as an error (the sweep stopped early) or, when it hit a per-item read,
+  // as a skipped item; either way the sweep did not get through its plan.
+  if ([...report.errors, ...report.skipped].some((e) => e.code === Codes.aborted)) return 'aborted';
+  return report.errors.length > 0 ? 'errors' : 'ok';
+}
+
+export function summarizeReport(report: SweepReport, trigger: SweepTrigger, startedMs: number, endedMs: number): SweepSummary {
+  const s: SweepSummary = {
+    trigger,
+    started_ms: startedMs,
+    ended_ms: endedMs,
+    duration_ms: Math.max(0, endedMs - startedMs),
+    outcome: outcomeOf(report),
+    counts: countByKind(report.actions),
+    bytes_freed: report.bytes_freed,
+    skipped: report.skipped.length,
+    skipped_by_code: countCodes(report.skipped),
+    errors: report.errors.length,
+    errors_by_code: countCodes(report.errors),
+    audit: report.audit,
+  };
+  if (report.message !== undefined) s.message = report.message;
+  return s;
+}
+
+/** A sweep that did not run because another murmur-gc holds the sweep lock. */
+export function busySummary(trigger: SweepTrigger, startedMs: number, endedMs: number, message: string): SweepSummary {
+  return {
+    trigger,
+    started_ms: startedMs,
+    ended_ms: endedMs,
+    duration_ms: Math.max(0, endedMs - startedMs),
+    outcome: 'busy',
+    counts: {},
+    bytes_freed: 0,
+    skipped: 0,
+    skipped_by_code: {},
+    errors: 0,
+    errors_by_code: {},
+    audit: null,
+    message,
+  };
+}
+
+/** A sweep that failed as a whole (its error is counted under `code`). */
+export function failedSummary(trigger: SweepTrigger, startedMs: number, endedMs: number, code: string, message: string): SweepSummary {
+  return { ...busySummary(trigger, startedMs, endedMs, message), outcome: 'failed', errors: 1, errors_by_code: { [code]: 1 } };
+}
+
+const KIND_WORDS: [string, string][] = [
+  ['remove_session', 'sessions removed'],
+  ['remove_record', 'records removed'],
+  ['truncate_record', 'records truncated'],
+  ['shell_lost', 'lost commands reconciled'],
+  ['chmod', 'modes fixed'],
+  ['remove_debris', 'leftovers cleaned'],
+];
+
+/** The human part of the summary line, e.g. `sweep ok: 3 sessions removed, 1.2 MiB freed, 0 skipped, 0 errors (812 ms)`. */
+export function summaryText(s: SweepSummary): string {
+  if (s.outcome === 'busy') return `sweep skipped: ${s.message ?? 'another murmur-gc sweep holds the lock'}`;
+  if (s.outcome === 'failed') return `sweep failed: ${s.message ?? 'see the error above'}`;
+  const parts = KIND_WORDS.filter(([k]) => (s.counts[k] ?? 0) > 0).map(([k, w]) => `${s.counts[k]} ${w}`);
+  if (parts.length === 0) parts.push('nothing to do');
+  const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
+  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${s.duration_ms} ms)`;
+}
+
+/** The stable code a summary line carries when it is a warning or an error. */
+export function summaryCode(s: SweepSummary): string | undefined {
+  switch (s.outcome) {
+    case 'ok':
+      return undefined;
+    case 'busy':
+      return Codes.storageBusy;
+    case 'aborted':
+      return Codes.aborted;
+    case 'errors':
+    case 'failed':
+      return Object.keys(s.errors_by_code)[0] ?? Codes.ioError;
+  }
+}

@@ -1,0 +1,201 @@
+// The Daemon class in-process with a fake sweep: the in-process guard, busy ticks, SIGHUP with an
+// invalid config, and the stop deadline (a sweep that never reaches a safe point).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { runSweep } from '../../src/apply/sweep.js';
+import type { SweepReport } from '../../src/apply/report.js';
+import type { GcConfig } from '../../src/config/types.js';
+import { Daemon } from '../../src/daemon/daemon.js';
+import { BusyError, ConfigError } from '../../src/errors.js';
+import * as f from '../helpers/fixtures.js';
+
+type Sweep = typeof runSweep;
+type Opts = Parameters<Sweep>[0];
+
+let T: string;
+let home: string;
+let lines: Record<string, unknown>[];
+let daemons: Daemon[];
+
+beforeEach(() => {
+  T = f.tempDir('dmn');
+  home = path.join(T, '.murmur');
+  fs.mkdirSync(home, { mode: 0o700 });
+  lines = [];
+  daemons = [];
+});
+
+afterEach(async () => {
+  for (const d of daemons) await d.shutdown('SIGTERM');
+  f.rmrf(T);
+});
+
+function config(over: Partial<GcConfig> = {}): GcConfig {
+  return {
+    home,
+    schedule: '0 0 1 1 *', // never during a test
+    runOnStart: false,
+    randomDelaySecs: 0,
+    liveGraceSecs: 3600,
+    sessions: [],
+    records: [],
+    audit: { retain: { maxAgeSecs: 90 * 86400 } },
+    log: { level: 'info' },
+    source: undefined,
+    ...over,
+  };
+}
+
+function logger() {
+  return pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+}
+
+function report(opts: Opts): SweepReport {
+  return {
+    dry_run: false,
+    home: opts.config.home,
+    home_exists: true,
+    started_ms: Date.now(),
+    duration_ms: 1,
+    actions: [],
+    skipped: [],
+    errors: opts.signal?.aborted ? [{ target: opts.config.home, code: 'aborted', detail: 'stopped' }] : [],
+    audit: null,
+    bytes_freed: 0,
+    inventory: {} as SweepReport['inventory'],
+  };
+}
+
+function make(sweep: Sweep, over: { cfg?: GcConfig; load?: () => Promise<GcConfig>; stopDeadlineMs?: number } = {}): { d: Daemon; done: Promise<number> } {
+  const cfg = over.cfg ?? config();
+  const d = new Daemon(cfg, { log: logger(), load: over.load ?? (async () => cfg), sweep, ...(over.stopDeadlineMs !== undefined ? { stopDeadlineMs: over.stopDeadlineMs } : {}) });
+  daemons.push(d);
+  const done = d.run();
+  return { d, done };
+}
+
+async function until(pred: () => boolean, ms = 5000): Promise<void> {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) throw new Error(`timeout; log:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const summaries = () => lines.filter((l) => l['event'] === 'sweep_summary');
+
+describe('Daemon (in-process, fake sweep)', () => {
+  it('runs one sweep at a time: a tick during a sweep is skipped and logged', async () => {
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { d } = make(async (o) => {
+      calls++;
+      await gate;
+      return report(o);
+    });
+    await until(() => lines.some((l) => l['msg'] === 'murmur-gc daemon started'));
+    const first = d.tick('schedule');
+    await until(() => calls === 1);
+    await d.tick('schedule');
+    await d.tick('start');
+    expect(calls).toBe(1);
+    expect(lines.filter((l) => l['msg'] === 'sweep skipped: the previous sweep is still running')).toHaveLength(2);
+    release();
+    await first;
+    await d.tick('schedule');
+    expect(calls).toBe(2);
+    expect(summaries().map((s) => s['outcome'])).toEqual(['ok', 'ok']);
+  });
+
+  it('logs a busy tick with storage_busy and keeps going', async () => {
+    const { d } = make(async () => {
+      throw new BusyError('another murmur-gc sweep holds /x/gc/sweep.lock');
+    });
+    await until(() => lines.length > 0);
+    await d.tick('schedule');
+    const s = summaries()[0]!;
+    expect(s).toMatchObject({ outcome: 'busy', code: 'storage_busy', level: 40 });
+    const state = JSON.parse(fs.readFileSync(path.join(home, 'gc', 'state.json'), 'utf8'));
+    expect(state.last_sweep.outcome).toBe('busy');
+  });
+
+  it('SIGHUP with an invalid config keeps the old config and schedule', async () => {
+    let loads = 0;
+    const { d } = make(async (o) => report(o), {
+      load: async () => {
+        loads++;
+        throw new ConfigError('schedule', "'nope' is not a valid cron expression", '/c.yaml');
+      },
+    });
+    await until(() => fs.existsSync(path.join(home, 'gc', 'state.json')));
+    process.emit('SIGHUP', 'SIGHUP');
+    await until(() => lines.some((l) => l['code'] === 'config_invalid'));
+    expect(loads).toBe(1);
+    const err = lines.find((l) => l['code'] === 'config_invalid')!;
+    expect(err['level']).toBe(50);
+    expect(String(err['msg'])).toContain("schedule: 'nope' is not a valid cron expression");
+    const state = JSON.parse(fs.readFileSync(path.join(home, 'gc', 'state.json'), 'utf8'));
+    expect(state.daemon.schedule).toBe('0 0 1 1 *');
+    await d.tick('schedule'); // still sweeping on the old config
+    expect(summaries()).toHaveLength(1);
+  });
+
+  it('a stop aborts the sweep through its signal and waits for it', async () => {
+    let seen: AbortSignal | undefined;
+    const hupListeners = process.listenerCount('SIGHUP');
+    const { d, done } = make(async (o) => {
+      seen = o.signal;
+      await new Promise<void>((r) => o.signal?.addEventListener('abort', () => setTimeout(r, 50)));
+      return report(o);
+    });
+    await until(() => lines.length > 0);
+    void d.tick('schedule');
+    await until(() => seen !== undefined);
+    await d.shutdown('SIGTERM');
+    expect(await done).toBe(0);
+    expect(seen!.aborted).toBe(true);
+    expect(summaries()[0]).toMatchObject({ outcome: 'aborted', code: 'aborted' });
+    const state = JSON.parse(fs.readFileSync(path.join(home, 'gc', 'state.json'), 'utf8'));
+    expect(state.daemon.stopped_ms).toBeGreaterThan(0);
+    expect(state.next_run_ms).toBeNull();
+    expect(state.last_sweep.outcome).toBe('aborted');
+    expect(process.listenerCount('SIGHUP')).toBe(hupListeners); // ours removed
+  });
+
+  it('a sweep that never reaches a safe point does not hold the stop past the deadline', async () => {
+    const { d, done } = make(() => new Promise<SweepReport>(() => undefined), { stopDeadlineMs: 150 });
+    await until(() => lines.length > 0);
+    void d.tick('schedule');
+    const t0 = Date.now();
+    await d.shutdown('SIGTERM');
+    expect(await done).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(lines.some((l) => l['code'] === 'aborted' && l['level'] === 50)).toBe(true);
+    expect(lines.at(-1)!['msg']).toBe('murmur-gc daemon stopped');
+  });
+
+  it('the random delay applies to scheduled sweeps and is cut short by a stop', async () => {
+    let calls = 0;
+    const { d, done } = make(
+      async (o) => {
+        calls++;
+        return report(o);
+      },
+      { cfg: config({ randomDelaySecs: 3600 }) },
+    );
+    await until(() => lines.length > 0);
+    await d.tick('start'); // no delay at start
+    expect(calls).toBe(1);
+    const pending = d.tick('schedule');
+    await new Promise((r) => setTimeout(r, 30));
+    const t0 = Date.now();
+    await d.shutdown('SIGTERM');
+    await pending;
+    expect(await done).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(calls).toBe(1);
+  });
+});

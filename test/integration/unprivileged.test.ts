@@ -1,0 +1,96 @@
+// Permission behaviour that root cannot observe: the CLI runs as an unprivileged user this test
+// creates (and removes). Covers EACCES on unreadable entries, foreign-owned entries, and that
+// murmur-gc's own files stay private whatever the caller's umask.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+
+const user = `mgc${f.hex(6)}`;
+let uid = -1;
+let gid = -1;
+let T: string;
+
+beforeAll(() => {
+  if (process.getuid?.() !== 0) throw new Error('this test creates a user and must run as root (CI runs as root)');
+  execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
+  uid = Number(execFileSync('id', ['-u', user]).toString().trim());
+  gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+  T = f.tempDir('unpriv');
+  fs.chmodSync(T, 0o755);
+});
+
+afterAll(() => {
+  if (T) f.rmrf(T);
+  spawnSync('userdel', ['-f', user]);
+});
+
+function chownR(p: string): void {
+  execFileSync('chown', ['-R', `${uid}:${gid}`, p]);
+}
+
+function runAsUser(args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
+  const env = f.cliEnv(home);
+  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', 'sh', '-c', `umask ${umask}; exec "$@"`, 'sh', process.execPath, f.BIN, ...args], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('as an unprivileged user', () => {
+  it('fixes modes an owner cannot read through, skips foreign-owned entries, and keeps going', () => {
+    const H = path.join(T, 'u1');
+    const home = path.join(H, '.murmur');
+    const a = f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 3 });
+    const b = f.writeRecord(home, 'shey', 'ctx_b', { capsule: 'shey', messages: 3 });
+    const c = f.writeRecord(home, 'shey', 'ctx_c', { capsule: 'shey', messages: 3 });
+    chownR(H);
+    fs.chmodSync(a.file, 0o000); // unreadable to its owner: no descriptor can be had
+    fs.chmodSync(path.dirname(b.file), 0o000); // unlistable context directory
+    fs.chownSync(c.file, 0, 0); // another user's file inside the home
+    fs.chmodSync(c.file, 0o644);
+    const r = runAsUser(['--json'], H);
+    const rep = f.json<{ actions: Record<string, unknown>[]; skipped: { target: string; code: string }[]; errors: { target: string; code: string }[] }>(r);
+    expect(fs.statSync(a.file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(b.file)).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(c.file).mode & 0o777).toBe(0o644);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ target: c.file, code: 'foreign_owner' }));
+    expect(rep.errors.some((e) => e.target.endsWith('ctx_b') && e.code === 'io_error')).toBe(true);
+    expect(r.status).toBe(1);
+    // The next sweep reads what the first one repaired and finishes clean.
+    const again = runAsUser(['--json'], H);
+    expect(again.status, again.stderr).toBe(0);
+  });
+
+  it('keeps its own files private (0700/0600) under a permissive umask, and cannot be made to act on another user\'s root', () => {
+    const H = path.join(T, 'u2');
+    const home = path.join(H, '.murmur');
+    const root = path.join(H, 'app', '.murmur');
+    const now = Date.now();
+    f.writeSession(root, { sessionId: f.idAt('ses_', now - 50 * f.DAY), end: true });
+    const foreignRoot = path.join(T, 'rootowned', '.murmur');
+    const kept = f.writeSession(foreignRoot, { sessionId: f.idAt('ses_', now - 50 * f.DAY), end: true });
+    fs.chmodSync(path.join(T, 'rootowned'), 0o755);
+    fs.chmodSync(foreignRoot, 0o777); // even writable by everyone, it is not ours
+    fs.mkdirSync(home, { recursive: true });
+    chownR(H);
+    const cfg = f.writeConfig(H, `sessions:\n  - root: ${root}\n    retain: { max_age: 1d }\n  - root: ${foreignRoot}\n    retain: { max_age: 1d }\n`);
+    fs.chownSync(cfg, uid, gid);
+    const r = runAsUser(['--json', '--config', cfg], H, '000');
+    const rep = f.json<{ audit: string | null; skipped: { target: string; code: string }[] }>(r);
+    expect(rep.audit).toMatch(/^ses_/);
+    expect(fs.existsSync(kept)).toBe(true);
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ target: foreignRoot, code: 'foreign_owner' }));
+    const gc = path.join(home, 'gc');
+    expect(fs.statSync(gc).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(gc, rep.audit!)).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(gc, rep.audit!, 'trace.jsonl')).mode & 0o777).toBe(0o600);
+    for (const n of fs.readdirSync(gc)) {
+      const st = fs.lstatSync(path.join(gc, n));
+      expect(st.mode & 0o077, n).toBe(0);
+    }
+  });
+});

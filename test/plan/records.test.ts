@@ -1,0 +1,54 @@
+// The record planner: ownership gate, age, message counts, live contexts (reference §4, §5).
+import { describe, expect, it } from 'vitest';
+import { planRecords, type ContextInput } from '../../src/plan/records.js';
+
+const NOW = 1_800_000_000_000;
+const DAY = 86_400_000;
+const header = (capsule: string) => ({ type: 'murmur.record' as const, capsule, created_ms: 1 });
+
+function ctx(context: string, capsule: string | undefined, ageDays: number, messages?: number): ContextInput {
+  return { context, header: capsule ? header(capsule) : undefined, mtimeMs: NOW - ageDays * DAY, messages };
+}
+
+describe('planRecords', () => {
+  it('removes only owned records older than max_age; headerless and foreign never', () => {
+    const p = planRecords(
+      [ctx('ctx_b', 'shey', 100), ctx('ctx_a', 'shey', 100), ctx('ctx_fresh', 'shey', 1), ctx('ctx_foreign', 'other', 100), ctx('ctx_unowned', undefined, 100)],
+      'shey',
+      { maxAgeSecs: 90 * 86400 },
+      new Set(),
+      NOW,
+    );
+    expect(p.remove).toEqual([
+      { context: 'ctx_a', reason: 'max_age' },
+      { context: 'ctx_b', reason: 'max_age' },
+    ]);
+    expect(p.truncate).toEqual([]);
+  });
+
+  it('max_messages truncates owned records over the limit and never removes one', () => {
+    const p = planRecords([ctx('c1', 'shey', 1, 10), ctx('c2', 'shey', 1, 3), ctx('c3', undefined, 1, 50)], 'shey', { maxMessages: 3 }, new Set(), NOW);
+    expect(p.remove).toEqual([]);
+    expect(p.truncate).toEqual([{ context: 'c1', reason: 'max_messages', keep: 3, messagesDropped: 7 }]);
+  });
+
+  it('a record removed on age is not also truncated', () => {
+    const p = planRecords([ctx('c1', 'shey', 100, 10)], 'shey', { maxMessages: 3, maxAgeSecs: 86400 }, new Set(), NOW);
+    expect(p.remove).toHaveLength(1);
+    expect(p.truncate).toHaveLength(0);
+  });
+
+  it('a context named by a live session is skipped with live_context', () => {
+    const p = planRecords([ctx('c1', 'shey', 100, 10), ctx('c2', 'shey', 1, 10)], 'shey', { maxMessages: 3, maxAgeSecs: 86400 }, new Set(['c1', 'c2']), NOW);
+    expect(p.remove).toEqual([]);
+    expect(p.truncate).toEqual([]);
+    expect(p.skip.map((s) => [s.context, s.code])).toEqual([
+      ['c1', 'live_context'],
+      ['c2', 'live_context'],
+    ]);
+  });
+
+  it('no policy removes nothing', () => {
+    expect(planRecords([ctx('c1', 'shey', 1000, 1000)], 'shey', undefined, new Set(), NOW)).toEqual({ remove: [], truncate: [], skip: [] });
+  });
+});

@@ -1,0 +1,66 @@
+// The session planner against the runtime's rules (reference §3 and its tests), with chosen ids and clocks.
+import { describe, expect, it } from 'vitest';
+import { planSessions, type SessionCandidateInput } from '../../src/plan/sessions.js';
+import { idAt, DAY } from '../helpers/fixtures.js';
+
+const NOW = 1_800_000_000_000;
+const dead = (name: string): SessionCandidateInput => ({ name, liveness: 'finished', livenessWhy: 'ended' });
+
+describe('planSessions', () => {
+  const ids = [6, 5, 4, 3, 2, 1].map((d) => idAt('ses_', NOW - d * DAY)); // oldest first
+
+  it('no policy, or a policy with no keys, condemns nothing', () => {
+    expect(planSessions(ids.map(dead), undefined, NOW)).toEqual({ remove: [], skip: [] });
+    expect(planSessions(ids.map(dead), {}, NOW)).toEqual({ remove: [], skip: [] });
+  });
+
+  it('max_sessions leaves exactly the newest N, counting live sessions in the rank', () => {
+    const input = ids.map(dead);
+    input[5] = { name: ids[5]!, liveness: 'live', livenessWhy: 'running' }; // the newest is live
+    const p = planSessions(input, { maxSessions: 3 }, NOW);
+    expect(p.remove.map((r) => r.name).sort()).toEqual(ids.slice(0, 3).sort());
+    expect(p.remove.every((r) => r.reason === 'max_sessions')).toBe(true);
+  });
+
+  it('a live session is skipped with live_session and keeps its rank', () => {
+    const input = ids.map(dead);
+    input[0] = { name: ids[0]!, liveness: 'live', livenessWhy: 'its running record names a live process' };
+    const p = planSessions(input, { maxSessions: 2 }, NOW);
+    expect(p.skip).toEqual([expect.objectContaining({ name: ids[0], code: 'live_session', reason: 'max_sessions' })]);
+    expect(p.remove.map((r) => r.name).sort()).toEqual(ids.slice(1, 4).sort());
+  });
+
+  it('max_age reads the id (ages are exact at the floor) and wins the reason over max_sessions', () => {
+    const p = planSessions(ids.map(dead), { maxSessions: 5, maxAgeSecs: 4 * 86400 }, NOW);
+    // ids minted 6 and 5 days ago are over age; 4 days ago is exactly at the floor: kept (runtime: < floor)
+    expect(p.remove).toEqual([
+      { name: ids[1], reason: 'max_age' },
+      { name: ids[0], reason: 'max_age' },
+    ]);
+  });
+
+  it('both keys AND: only sessions inside both survive', () => {
+    const p = planSessions(ids.map(dead), { maxSessions: 4, maxAgeSecs: 5.5 * 86400 }, NOW);
+    expect(p.remove.map((r) => [r.name, r.reason])).toEqual([
+      [ids[1], 'max_sessions'],
+      [ids[0], 'max_age'],
+    ]);
+  });
+
+  it('non-session names are never ranked or removed; the floor id and anything newer are never candidates', () => {
+    const names = [...ids, 'notes', 'ses_zz', 'ses_'];
+    const p = planSessions(names.map(dead), { maxSessions: 1, maxAgeSecs: 1 }, NOW, ids[3]);
+    const removed = p.remove.map((r) => r.name);
+    expect(removed).not.toContain('notes');
+    expect(removed).not.toContain('ses_zz');
+    expect(removed.sort()).toEqual(ids.slice(0, 3).sort());
+  });
+
+  it('increasing a limit never removes more (monotonic)', () => {
+    for (let n = 1; n < 7; n++) {
+      const a = planSessions(ids.map(dead), { maxSessions: n }, NOW).remove.length;
+      const b = planSessions(ids.map(dead), { maxSessions: n + 1 }, NOW).remove.length;
+      expect(b).toBeLessThanOrEqual(a);
+    }
+  });
+});
