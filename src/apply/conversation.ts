@@ -25,8 +25,7 @@ import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../io/inventory.js';
 import { scanRecord } from '../io/jsonl.js';
-import { acquireLock, probeLock, recordLockPath, type HeldLock } from '../io/lock.js';
-import { GC_DIR_NAME } from '../io/paths.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../io/lock.js';
 import { truncateRecord } from '../io/record-truncate.js';
 import { measureDir, removeDir } from '../io/remove.js';
 import { Dir, identityOf, processUid, realpath } from '../io/safe-fs.js';
@@ -290,17 +289,7 @@ function busy(target: ContextScan): BusyError {
 
 /** Take the record's lock (creating `<home>/gc/locks/<store>/` like the sweep), or throw busy. */
 async function lockRecord(ctx: ConversationContext, homeDir: Dir, target: ContextScan, waitMs: number): Promise<HeldLock> {
-  const gc = await homeDir.mkdir(GC_DIR_NAME, 0o700);
-  try {
-    const locks = await gc.mkdir('locks', 0o700);
-    try {
-      await (await locks.mkdir(encodeURIComponent(target.store), 0o700)).close();
-    } finally {
-      await locks.close();
-    }
-  } finally {
-    await gc.close();
-  }
+  await ensureLockDir(homeDir, [encodeURIComponent(target.store)]);
   const lock = await acquireLock(recordLockPath(ctx.config.home, target.store, target.context), { waitMs });
   if (!lock) throw busy(target);
   if (lock.brokeDeadHolder) {

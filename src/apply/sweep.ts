@@ -26,7 +26,7 @@ import {
   type ModeEntry,
   type Problem,
 } from '../io/inventory.js';
-import { acquireLock, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../io/lock.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, traceLockPath, type HeldLock } from '../io/lock.js';
 import { truncateRecord } from '../io/record-truncate.js';
 import { finishTrash, measureDir, removeDir } from '../io/remove.js';
 import { probeProcess } from '../io/running.js';
@@ -269,7 +269,17 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
             } else {
               const a = await ensureAudit();
               const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
-              bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: auditId, ...(signal ? { signal } : {}) })).bytes;
+              // A session written since the scan (a resume reading or reconciling it, a late
+              // teardown) is put back and kept: liveness is re-checked at the moment of action.
+              const unchanged = async (sdir: Dir) => {
+                const st = await sdir.lstat('trace.jsonl');
+                const scanned = view.scan.trace?.ok ? view.scan.trace : undefined;
+                const same = scanned
+                  ? st !== undefined && Number(st.size) === scanned.size && Number(st.mtimeMs) === scanned.mtimeMs
+                  : st === undefined || view.scan.trace !== undefined;
+                if (!same) throw new GcError(Codes.changedSinceScan, `${target} was written since it was scanned; kept`);
+              };
+              bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
               if (a && seq !== undefined) await a.done(seq);
               retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name });
             }
@@ -279,7 +289,8 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
             log.info({ root: input.root, target: r.name, reason: r.reason, bytes }, opts.dryRun ? 'would remove session' : 'session removed');
           } catch (err) {
             if (isAbort(err)) throw err;
-            fail({ target, code: codeOf(err), detail: `${target}: ${describeError(err)}` });
+            const code = codeOf(err);
+            (code === Codes.changedSinceScan ? skip : fail)({ target, code, detail: `${target}: ${describeError(err)}` });
           }
         }
       } finally {
@@ -341,22 +352,12 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
         skip({ target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not removed` });
         return;
       }
-      const lockPath = recordLockPath(config.home, store, c.context);
       let lock: HeldLock | undefined;
       let storeDir: Dir | undefined;
       try {
-        if (opts.dryRun) {
-          if (await probeLock(lockPath)) {
-            skip({ target, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
-            return;
-          }
-        } else {
-          lock = await lockRecord(home, store, c.context);
-          if (!lock) {
-            skip({ target, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
-            return;
-          }
-        }
+        const held = await holdRecord(home, store, c);
+        if (held === 'busy') return;
+        lock = held;
         storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
         const verify = async (ctx: Dir) => {
           const st = await ctx.lstat(RECORD_FILE);
@@ -391,9 +392,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
         report.bytes_freed += bytes;
         log.info({ record: store, target: c.context, reason, bytes }, opts.dryRun ? 'would remove record' : 'record removed');
       } catch (err) {
-        if (isAbort(err) && !lock?.signal.aborted) throw err;
-        const code = codeOf(err);
-        (code === Codes.concurrentAppend || code === Codes.changedSinceScan ? skip : fail)({ target, code, detail: describeError(err) });
+        recordFailure(err, target, lock);
       } finally {
         await storeDir?.close();
         await lock?.release();
@@ -406,22 +405,12 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
         skip({ target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not truncated` });
         return;
       }
-      const lockPath = recordLockPath(config.home, c.store, c.context);
       let lock: HeldLock | undefined;
       let ctx: Dir | undefined;
       try {
-        if (opts.dryRun) {
-          if (await probeLock(lockPath)) {
-            skip({ target, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
-            return;
-          }
-        } else {
-          lock = await lockRecord(home, c.store, c.context);
-          if (!lock) {
-            skip({ target, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
-            return;
-          }
-        }
+        const held = await holdRecord(home, c.store, c);
+        if (held === 'busy') return;
+        lock = held;
         ctx = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
         if (!sameIdentity(ctx.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${ctx.path} was replaced since it was scanned`);
         let seq: number | undefined;
@@ -459,9 +448,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
         }
         log.info({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, opts.dryRun ? 'would truncate record' : 'record truncated');
       } catch (err) {
-        if (isAbort(err) && !lock?.signal.aborted) throw err;
-        const code = codeOf(err);
-        (code === Codes.concurrentAppend || code === Codes.changedSinceScan ? skip : fail)({ target, code, detail: describeError(err) });
+        recordFailure(err, target, lock);
       } finally {
         await ctx?.close();
         await lock?.release();
@@ -530,39 +517,36 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
       }
     }
 
-    async function lockRecord(home: Dir, store: string, context: string): Promise<HeldLock | undefined> {
-      const gc = await home.mkdir(GC_DIR, 0o700);
-      try {
-        const locks = await gc.mkdir('locks', 0o700);
-        try {
-          const s = await locks.mkdir(encodeURIComponent(store), 0o700);
-          await s.close();
-        } finally {
-          await locks.close();
-        }
-      } finally {
-        await gc.close();
+    /**
+     * The record's lock (a real run) or a probe of it (a dry run: same answer, nothing created).
+     * 'busy' has already been reported as skipped.
+     */
+    async function holdRecord(home: Dir, store: string, c: ContextScan): Promise<HeldLock | undefined | 'busy'> {
+      const busy = opts.dryRun ? await probeLock(recordLockPath(config.home, store, c.context)) : undefined;
+      const lock = opts.dryRun ? undefined : await lockRecord(home, store, c.context);
+      if (busy === true || (!opts.dryRun && !lock)) {
+        skip({ target: `${store}/${c.context}`, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
+        return 'busy';
       }
+      return lock;
+    }
+
+    /** A record step failed: a change under our feet is a skip, anything else an error; aborts propagate. */
+    function recordFailure(err: unknown, target: string, lock: HeldLock | undefined): void {
+      if (isAbort(err) && !lock?.signal.aborted) throw err;
+      const code = codeOf(err);
+      (code === Codes.concurrentAppend || code === Codes.changedSinceScan ? skip : fail)({ target, code, detail: describeError(err) });
+    }
+
+    async function lockRecord(home: Dir, store: string, context: string): Promise<HeldLock | undefined> {
+      await ensureLockDir(home, [encodeURIComponent(store)]);
       return acquireLock(recordLockPath(config.home, store, context), { waitMs: opts.recordLockWaitMs ?? 2000 });
     }
 
     async function acquireTraceLock(root: string, session: string): Promise<HeldLock | undefined> {
       if (!homeDir) return undefined;
-      const gc = await homeDir.mkdir(GC_DIR, 0o700);
-      try {
-        const locks = await gc.mkdir('locks', 0o700);
-        try {
-          const t = await locks.mkdir('traces', 0o700);
-          await t.close();
-        } finally {
-          await locks.close();
-        }
-      } finally {
-        await gc.close();
-      }
-      const { createHash } = await import('node:crypto');
-      const key = createHash('sha256').update(`${root}/${session}`).digest('hex').slice(0, 32);
-      return acquireLock(`${home}/${GC_DIR}/locks/traces/${key}.lock`, { waitMs: 2000 });
+      await ensureLockDir(homeDir, ['traces']);
+      return acquireLock(traceLockPath(home, root, session), { waitMs: 2000 });
     }
   } catch (err) {
     if (audit) {

@@ -1,4 +1,4 @@
-// The murmur-gc command line (commander wiring). The only module that calls process.exit.
+// The murmur-gc command line (commander wiring). Only src/cli/ sets exit codes or exits.
 // Guarantees: exit 0 done; 1 finished with errors or a refusal; 2 usage or invalid
 // configuration (nothing touched); 75 another sweep or writer holds the lock. With --json exactly
 // one JSON document is printed on stdout and logs go to stderr only.

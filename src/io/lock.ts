@@ -6,7 +6,9 @@
 // - A compromised lock never crashes the process: `onCompromised` aborts the holder's
 //   AbortSignal, and the holder checks it before every commit point (rename, removal).
 // - `probeLock` only looks (for --dry-run): it creates nothing.
+import { createHash } from 'node:crypto';
 import lockfile from 'proper-lockfile';
+import type { Dir } from './safe-fs.js';
 import { Codes, GcError } from '../errors.js';
 import { probeProcess, startTimeOf } from './running.js';
 import { lockDirIno, readOwnerFile, removeOwnerFile, removeStaleLockDir, writeOwnerFile } from './lock-owner.js';
@@ -25,6 +27,8 @@ export interface HeldLock {
 export interface AcquireOptions {
   /** Total time to keep retrying while the lock is held elsewhere (0 = fail at once). */
   waitMs: number;
+  /** Staleness window (tests only; every murmur-gc must use the same value in production). */
+  staleMs?: number;
 }
 
 function target(lockPath: string): string {
@@ -53,8 +57,8 @@ async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolde
     releaseFn = await lockfile.lock(target(lockPath), {
       lockfilePath: lockPath,
       realpath: false,
-      stale: LOCK_STALE_MS,
-      update: LOCK_UPDATE_MS,
+      stale: opts.staleMs ?? LOCK_STALE_MS,
+      update: Math.min(LOCK_UPDATE_MS, Math.floor((opts.staleMs ?? LOCK_STALE_MS) / 2)),
       retries,
       onCompromised: (err: Error) => {
         controller.abort(new GcError(Codes.lockCompromised, `lock ${lockPath} was compromised: ${err.message}`));
@@ -117,6 +121,26 @@ export async function probeLock(lockPath: string): Promise<boolean> {
 /** Lock path of one record, under `<home>/gc/locks/`. Segments are single names already. */
 export function recordLockPath(home: string, store: string, context: string): string {
   return `${home}/gc/locks/${encodeURIComponent(store)}/${encodeURIComponent(context)}.lock`;
+}
+
+/** Lock path guarding appends to one session's trace (by a hash: paths can be long). */
+export function traceLockPath(home: string, root: string, session: string): string {
+  const key = createHash('sha256').update(`${root}/${session}`).digest('hex').slice(0, 32);
+  return `${home}/gc/locks/traces/${key}.lock`;
+}
+
+/** Create `<home>/gc/locks/<segment…>` (0700 each) so a lock can be taken inside it. */
+export async function ensureLockDir(home: Dir, segments: string[]): Promise<void> {
+  let cur = await home.mkdir('gc', 0o700);
+  try {
+    for (const seg of ['locks', ...segments]) {
+      const next = await cur.mkdir(seg, 0o700);
+      await cur.close();
+      cur = next;
+    }
+  } finally {
+    await cur.close();
+  }
 }
 
 export function sweepLockPath(home: string): string {
