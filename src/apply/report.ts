@@ -130,6 +130,6 @@ export function renderHuman(r: SweepReport): string {
   lines.push(
     `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}.`,
   );
-  if (r.audit) lines.push(`Audit trace: ${r.audit}`);
+  if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
 }

@@ -278,7 +278,7 @@ export function renderHistory(doc: HistoryDoc): string {
   }
   const t = doc.totals;
   out.push(
-    `Total: ${t.sessions_removed} sessions removed, ${t.records_removed} records removed, ${t.records_truncated} record truncations (${t.messages_dropped} messages dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
+    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';

@@ -105,12 +105,13 @@ export async function startTimeOf(pid: number): Promise<string | undefined> {
 }
 
 /**
- * Pids (other than ours) that hold an open descriptor on the file with this identity, read from
- * /proc/<pid>/fd. Processes whose fd table cannot be read (another user's, without privilege) are
- * not seen: the runtime runs as the same user as murmur-gc, so its writers are.
+ * Pids (other than ours) that hold the file with this identity open FOR WRITING, read from
+ * /proc/<pid>/fd and /proc/<pid>/fdinfo (a reader such as `tail -f` does not count). Processes
+ * whose fd table cannot be read (another user's, without privilege) are not seen: the runtime runs
+ * as the same user as murmur-gc, so its writers are.
  */
 export async function processesHolding(identity: { dev: bigint; ino: bigint }): Promise<number[]> {
-  const { readdir, stat } = await import('node:fs/promises');
+  const { readdir, readFile, stat } = await import('node:fs/promises');
   const holders: number[] = [];
   let pids: string[];
   try {
@@ -128,7 +129,11 @@ export async function processesHolding(identity: { dev: bigint; ino: bigint }): 
     for (const fd of fds) {
       try {
         const st = await stat(`/proc/${pid}/fd/${fd}`, { bigint: true });
-        if (st.ino === identity.ino && st.dev === identity.dev) {
+        if (st.ino !== identity.ino || st.dev !== identity.dev) continue;
+        const info = await readFile(`/proc/${pid}/fdinfo/${fd}`, 'latin1').catch(() => '');
+        const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
+        // O_WRONLY = 1, O_RDWR = 2; unknown flags count as a writer (never miss one).
+        if (flags === undefined || (Number.parseInt(flags, 8) & 3) !== 0) {
           holders.push(Number(pid));
           break;
         }

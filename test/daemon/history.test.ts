@@ -121,7 +121,7 @@ describe('buildHistory / findTarget', () => {
     expect(text).toContain('2 sweeps with changes');
     expect(text).toContain('sessions/max_age: 2 removed');
     expect(text).toContain('records/max_messages: 1 record truncated, 40 messages dropped');
-    expect(text).toContain('Total: 2 sessions removed, 0 records removed, 1 record truncations (40 messages dropped), 0 reconciliations.');
+    expect(text).toContain('Total: 2 sessions removed, 0 records removed, 1 record truncation (40 messages dropped), 0 reconciliations.');
     expect(renderHistory(buildHistory({ ...base, exists: false }, [], {}))).toContain('no audit trail at /h/gc');
   });
 });
