@@ -11,7 +11,7 @@ import { idTimestampMs } from '../murmur/ids.js';
 import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
-import { scanRecord } from './jsonl.js';
+import { scanRecord, scanRecordBytes } from './jsonl.js';
 import { Dir, identityOf, lstatPath, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
 import { parseTempName } from './staged-rewrite.js';
 import { MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache } from './trace-scan.js';
@@ -115,22 +115,23 @@ const HEADER_PROBE = 64 * 1024;
 
 /** Read and parse the first line only (a header is small; a longer first line is not one). */
 export async function readHeader(dir: Dir, name: string): Promise<RecordHeader | undefined> {
-  const { fh, stat } = await dir.openFile(name);
-  try {
-    const size = Number(stat.size);
-    const buf = Buffer.alloc(Math.min(size, HEADER_PROBE));
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const head = buf.subarray(0, bytesRead);
-    const nl = head.indexOf(10);
-    if (nl < 0 && bytesRead < size) return undefined;
-    return parseHeaderLine(nl < 0 ? head : head.subarray(0, nl));
-  } finally {
-    await fh.close();
-  }
+  await Promise.resolve();
+  const { data: head, stat } = dir.readHeadSync(name, HEADER_PROBE);
+  const nl = head.indexOf(10);
+  if (nl < 0 && head.length < Number(stat.size)) return undefined;
+  return parseHeaderLine(nl < 0 ? head : head.subarray(0, nl));
 }
 
-/** Count message lines of one record file (streaming). */
+/** Records up to this size are read whole in one synchronous call; larger ones are streamed. */
+const SMALL_RECORD_BYTES = 1 << 20;
+
+/** Count message lines of one record file (small ones read whole, large ones streamed). */
 export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined }> {
+  const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
+  if (small) {
+    const r = scanRecordBytes(small.data);
+    return { messages: r.messages, header: r.header };
+  }
   const { fh, stat } = await dir.openFile(name);
   try {
     const r = await scanRecord(fh, Number(stat.size), signal ? { signal } : {});
@@ -255,22 +256,23 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       let header: RecordHeader | undefined;
       let messages: number | undefined;
       try {
-        header = await readHeader(cdir, RECORD_FILE);
+        const key = cdir.display(RECORD_FILE);
+        const state = traceFileState(fst);
+        const known = opts.countCache?.getRecord(key, state);
+        header = known ? (known.header ?? undefined) : await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
         if (opts.countAll || owned) {
-          const state = traceFileState(fst);
-          const cached = opts.countCache?.getCount(cdir.display(RECORD_FILE), state);
-          if (cached !== undefined) {
-            messages = cached;
+          if (known?.messages !== undefined) {
+            messages = known.messages;
             out.countsCached++;
           } else {
             out.counted++;
             const c = await countMessages(cdir, RECORD_FILE, opts.signal);
             messages = c.messages;
             header = c.header;
-            opts.countCache?.setCount(cdir.display(RECORD_FILE), state, messages);
           }
         }
+        opts.countCache?.setRecord(key, state, { header: header ?? null, ...(messages !== undefined ? { messages } : {}) });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -409,7 +411,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
           const tst = await sdir.lstat('trace.jsonl');
           if (tst) {
             try {
-              const r = await readTraceSummary(sdir, cache, signal);
+              const r = await readTraceSummary(sdir, cache, signal, tst);
               s.trace = { ok: true, summary: r.summary, mtimeMs: r.state.mtimeMs, size: r.state.size, identity: identityOf(tst), fromCache: r.fromCache };
             } catch (err) {
               const p = problemOf(sdir.display('trace.jsonl'), err);

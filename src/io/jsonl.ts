@@ -380,32 +380,59 @@ export async function* backwardLines(fh: FileHandle, opts: BackwardOptions): Asy
  * Reads [0, size) once: the header (first line), the number of message lines, the last message's
  * id and, with `findId`, the position of the last message carrying that id.
  */
+/** The per-line logic of scanRecord, shared by the streamed and the in-memory forms. */
+class RecordScanAccumulator {
+  private header: RecordHeader | undefined;
+  private headerEnd = 0;
+  private messages = 0;
+  private lastMessageId: string | undefined;
+  private position: number | undefined;
+  constructor(private readonly findId: string | undefined) {}
+
+  line(bytes: Buffer, start: number, end: number, terminated: boolean): void {
+    if (start === 0) {
+      // The first line of the snapshot is either terminated or the whole snapshot, so it is
+      // always the runtime's first `str::lines` line.
+      this.header = parseHeaderLine(bytes);
+      if (this.header) this.headerEnd = terminated ? end + 1 : end;
+    }
+    const c = classifyLine(bytes);
+    if (!c.isMessage) return;
+    this.messages++;
+    this.lastMessageId = c.id;
+    if (this.findId !== undefined && c.id === this.findId) this.position = this.messages;
+  }
+
+  result(): RecordScan {
+    const scan: RecordScan = { header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
+    if (this.findId !== undefined) scan.position = this.position;
+    return scan;
+  }
+}
+
 export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanOptions = {}): Promise<RecordScan> {
   const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
-  const findId = opts.findId;
-  let header: RecordHeader | undefined;
-  let headerEnd = 0;
-  let messages = 0;
-  let lastMessageId: string | undefined;
-  let position: number | undefined;
+  const acc = new RecordScanAccumulator(opts.findId);
   while (await s.fill()) {
-    while (s.next()) {
-      if (s.start === 0) {
-        // The first line of the snapshot is either terminated or the whole snapshot, so it is
-        // always the runtime's first `str::lines` line.
-        header = parseHeaderLine(s.bytes);
-        if (header) headerEnd = s.terminated ? s.end + 1 : s.end;
-      }
-      const c = classifyLine(s.bytes);
-      if (!c.isMessage) continue;
-      messages++;
-      lastMessageId = c.id;
-      if (findId !== undefined && c.id === findId) position = messages;
-    }
+    while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated);
   }
-  const scan: RecordScan = { header, headerEnd, messages, lastMessageId };
-  if (findId !== undefined) scan.position = position;
-  return scan;
+  return acc.result();
+}
+
+/** scanRecord over bytes already in memory (a small record read whole). */
+export function scanRecordBytes(data: Buffer, opts: { findId?: string } = {}): RecordScan {
+  const acc = new RecordScanAccumulator(opts.findId);
+  let from = 0;
+  while (from < data.length) {
+    const nl = data.indexOf(10, from);
+    if (nl < 0) {
+      acc.line(data.subarray(from), from, data.length, false);
+      break;
+    }
+    acc.line(data.subarray(from, nl), from, nl, true);
+    from = nl + 1;
+  }
+  return acc.result();
 }
 
 /**

@@ -14,10 +14,10 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
     const gc = await home.openDir(GC_DIR_NAME);
     try {
       const raw = await readSmallFile(gc, CACHE_FILE, 256 << 20);
-      const parsed = JSON.parse(raw.toString('utf8')) as { version?: unknown; entries?: unknown; counts?: unknown };
-      if (parsed.version !== 1) return new MemoryTraceCache();
+      const parsed = JSON.parse(raw.toString('utf8')) as { version?: unknown; entries?: unknown; records?: unknown };
+      if (parsed.version !== 2) return new MemoryTraceCache();
       const cache = MemoryTraceCache.fromJSON(parsed.entries);
-      cache.loadCounts(parsed.counts);
+      cache.loadRecords(parsed.records);
       return cache;
     } finally {
       await gc.close();
@@ -30,7 +30,7 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
 export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promise<void> {
   const gc = await home.mkdir(GC_DIR_NAME, 0o700);
   try {
-    await gc.writeFileAtomic(CACHE_FILE, JSON.stringify({ version: 1, entries: cache.toJSON(), counts: cache.countsToJSON() }), 0o600);
+    await gc.writeFileAtomic(CACHE_FILE, JSON.stringify({ version: 2, entries: cache.toJSON(), records: cache.recordsToJSON() }), 0o600);
   } finally {
     await gc.close();
   }

@@ -4,6 +4,7 @@
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache.
 import type { Dir, BigIntStats } from './safe-fs.js';
 import { forwardLines } from './jsonl.js';
+import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import { TraceAccumulator, peekEventType, type TraceSummary } from '../murmur/trace.js';
 
 export interface TraceFileState {
@@ -51,29 +52,23 @@ export class MemoryTraceCache implements TraceCache {
     return Object.fromEntries([...this.entries].filter(([k]) => this.touched.has(k)));
   }
 
-  /** Message counts of conversation records, keyed by path; same staleness rule as traces. */
-  readonly counts = new Map<string, { state: TraceFileState; messages: number }>();
-  private readonly countsTouched = new Set<string>();
-  getCount(key: string, state: TraceFileState): number | undefined {
-    this.countsTouched.add(key);
-    const e = this.counts.get(key);
-    return e && sameFileState(e.state, state) ? e.messages : undefined;
+  /**
+   * What an earlier sweep learnt about a conversation record — its header (null: none) and, when it
+   * was counted, its message lines — keyed by path; same staleness rule as traces.
+   */
+  readonly records = new Map<string, { state: TraceFileState; header: RecordHeader | null; messages?: number }>();
+  private readonly recordsTouched = new Set<string>();
+  getRecord(key: string, state: TraceFileState): { header: RecordHeader | null; messages?: number } | undefined {
+    this.recordsTouched.add(key);
+    const e = this.records.get(key);
+    return e && sameFileState(e.state, state) ? e : undefined;
   }
-  setCount(key: string, state: TraceFileState, messages: number): void {
-    this.countsTouched.add(key);
-    this.counts.set(key, { state, messages });
+  setRecord(key: string, state: TraceFileState, value: { header: RecordHeader | null; messages?: number }): void {
+    this.recordsTouched.add(key);
+    this.records.set(key, { state, ...value });
   }
-  countsToJSON(): Record<string, { state: TraceFileState; messages: number }> {
-    return Object.fromEntries([...this.counts].filter(([k]) => this.countsTouched.has(k)));
-  }
-  loadCounts(raw: unknown): void {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
-    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      const e = v as { state?: Partial<TraceFileState>; messages?: unknown };
-      if (typeof e?.messages === 'number' && typeof e.state?.dev === 'string' && typeof e.state.ino === 'string' && typeof e.state.size === 'number' && typeof e.state.mtimeMs === 'number') {
-        this.counts.set(k, { state: e.state as TraceFileState, messages: e.messages });
-      }
-    }
+  recordsToJSON(): Record<string, { state: TraceFileState; header: RecordHeader | null; messages?: number }> {
+    return Object.fromEntries([...this.records].filter(([k]) => this.recordsTouched.has(k)));
   }
   static fromJSON(raw: unknown): MemoryTraceCache {
     const c = new MemoryTraceCache();
@@ -83,6 +78,23 @@ export class MemoryTraceCache implements TraceCache {
       }
     }
     return c;
+  }
+
+  loadRecords(raw: unknown): void {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown };
+      const st = e?.state;
+      if (!(typeof st?.dev === 'string' && typeof st.ino === 'string' && typeof st.size === 'number' && typeof st.mtimeMs === 'number')) continue;
+      // A cached header is re-validated with the runtime's own rule; anything odd is dropped.
+      const header = e.header === null ? null : typeof e.header === 'object' ? parseHeaderLine(JSON.stringify(e.header)) : undefined;
+      if (header === undefined) continue;
+      this.records.set(k, {
+        state: st as TraceFileState,
+        header,
+        ...(typeof e.messages === 'number' && Number.isSafeInteger(e.messages) && e.messages >= 0 ? { messages: e.messages } : {}),
+      });
+    }
   }
 }
 
@@ -104,6 +116,9 @@ function isCacheEntry(v: unknown): v is { state: TraceFileState; summary: TraceS
   );
 }
 
+/** Traces up to this size are read in one synchronous call; larger ones are streamed. */
+const SMALL_TRACE_BYTES = 1 << 20;
+
 export interface TraceRead {
   summary: TraceSummary;
   state: TraceFileState;
@@ -111,34 +126,60 @@ export interface TraceRead {
 }
 
 /** Summarize `<sessionDir>/trace.jsonl`. Throws GcError(symlink|not_regular) or fs errors. */
-export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | undefined, signal?: AbortSignal): Promise<TraceRead> {
-  const { fh, stat } = await sessionDir.openFile('trace.jsonl');
-  try {
-    const state = traceFileState(stat);
-    const key = sessionDir.display('trace.jsonl');
+export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
+  if (pre?.isFile() && cache) {
+    // An unchanged trace (same dev/ino/size/mtime as when it was summarized) is not even opened.
+    const state = traceFileState(pre);
+    const cached = cache.get(sessionDir.display('trace.jsonl'), state);
+    if (cached) return { summary: cached, state, fromCache: true };
+  }
+  const key = sessionDir.display('trace.jsonl');
+  const acc = new TraceAccumulator();
+  let lastTerminated = true;
+  const feed = (bytes: Buffer, terminated: boolean) => {
+    lastTerminated = terminated;
+    if (bytes.length === 0) return;
+    const t = peekEventType(bytes);
+    if (t !== undefined && !TraceAccumulator.WANTED.has(t)) return;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      acc.invalidLines++;
+      return;
+    }
+    acc.add(obj);
+  };
+  // Most traces are small: read them in one go (no thread-pool round trips); stream the rest.
+  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES);
+  let state: TraceFileState;
+  if (small) {
+    state = traceFileState(small.stat);
     const cached = cache?.get(key, state);
     if (cached) return { summary: cached, state, fromCache: true };
-    const acc = new TraceAccumulator();
-    let lastTerminated = true;
-    const opts = signal ? { to: state.size, signal } : { to: state.size };
-    for await (const l of forwardLines(fh, opts)) {
-      lastTerminated = l.terminated;
-      if (l.end === l.start) continue;
-      const t = peekEventType(l.bytes);
-      if (t !== undefined && !TraceAccumulator.WANTED.has(t)) continue;
-      let obj: unknown;
-      try {
-        obj = JSON.parse(l.bytes.toString('utf8'));
-      } catch {
-        acc.invalidLines++;
-        continue;
+    let from = 0;
+    while (from < small.data.length) {
+      const nl = small.data.indexOf(10, from);
+      if (nl < 0) {
+        feed(small.data.subarray(from), false);
+        break;
       }
-      acc.add(obj);
+      feed(small.data.subarray(from, nl), true);
+      from = nl + 1;
     }
-    const summary = acc.finish(state.size === 0 || lastTerminated);
-    cache?.set(key, state, summary);
-    return { summary, state, fromCache: false };
-  } finally {
-    await fh.close();
+  } else {
+    const { fh, stat } = await sessionDir.openFile('trace.jsonl');
+    try {
+      state = traceFileState(stat);
+      const cached = cache?.get(key, state);
+      if (cached) return { summary: cached, state, fromCache: true };
+      const opts = signal ? { to: state.size, signal } : { to: state.size };
+      for await (const l of forwardLines(fh, opts)) feed(l.bytes, l.terminated);
+    } finally {
+      await fh.close();
+    }
   }
+  const summary = acc.finish(state.size === 0 || lastTerminated);
+  cache?.set(key, state, summary);
+  return { summary, state, fromCache: false };
 }
