@@ -12,7 +12,7 @@ import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord, scanRecordBytes } from './jsonl.js';
-import { Dir, identityOf, lstatPath, modeBits, processUid, type BigIntStats, type Identity } from './safe-fs.js';
+import { Dir, identityOf, lstatPath, modeBits, processUid, yieldIfBusy, type BigIntStats, type Identity } from './safe-fs.js';
 import { parseTempName } from './staged-rewrite.js';
 import { MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache } from './trace-scan.js';
 
@@ -206,6 +206,7 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
 
 async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
   for (const context of await sdir.list()) {
+    await yieldIfBusy();
     opts.signal?.throwIfAborted();
     const chain = [CONVERSATIONS_DIR, store, context];
     if (context.startsWith(TRASH_PREFIX)) {
@@ -388,6 +389,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       return out;
     }
     for (const name of await root.list()) {
+      await yieldIfBusy();
       signal?.throwIfAborted();
       if (name.startsWith(TRASH_PREFIX)) {
         const st = await root.lstat(name);

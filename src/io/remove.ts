@@ -11,7 +11,7 @@
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`). Depth is bounded (256).
 import { Codes, GcError } from '../errors.js';
-import { sameIdentity, identityOf, type Dir, type Identity } from './safe-fs.js';
+import { sameIdentity, identityOf, yieldIfBusy, type Dir, type Identity } from './safe-fs.js';
 
 const MAX_DEPTH = 256;
 
@@ -39,6 +39,7 @@ async function walk(dir: Dir, depth: number, remove: boolean, signal?: AbortSign
   if (depth > MAX_DEPTH) throw new GcError(Codes.ioError, `${dir.path} is nested deeper than ${MAX_DEPTH} levels; not walking further`);
   const stats = emptyStats();
   for (const name of await dir.list()) {
+    await yieldIfBusy();
     signal?.throwIfAborted();
     const st = await dir.lstat(name);
     if (!st) continue;

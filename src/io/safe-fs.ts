@@ -318,6 +318,19 @@ export class Dir {
   }
 }
 
+let lastYield = performance.now();
+
+/**
+ * Let timers and signal handlers run when synchronous metadata work has held the event loop for
+ * more than ~20 ms (lock refresh, SIGTERM). Call once per item in long scans; cheap otherwise.
+ */
+export async function yieldIfBusy(): Promise<void> {
+  const now = performance.now();
+  if (now - lastYield < 20) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  lastYield = performance.now();
+}
+
 /** A name the runtime would accept as one path segment. Guards every child() call. */
 export function assertSegment(name: string): void {
   if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) {
