@@ -130,11 +130,8 @@ export class Dir {
     );
   }
 
-  /**
-   * Open a regular child file read-only. Refuses anything lstat does not call a regular file
-   * (so a FIFO is never opened) and anything whose identity changes between lstat and open.
-   */
-  async openFile(name: string, opts: { write?: boolean } = {}): Promise<{ fh: FileHandle; stat: BigIntStats }> {
+  /** lstat a child that must be a regular file: never a link, FIFO, socket or device. */
+  private regularChild(name: string): BigIntStats {
     const pre = this.lstatSync(name);
     if (!pre) {
       const err = new Error(`ENOENT: ${this.display(name)}`) as Error & { code: string };
@@ -143,13 +140,27 @@ export class Dir {
     }
     if (pre.isSymbolicLink()) throw new GcError(Codes.symlink, `${this.display(name)} is a symbolic link; not following it`);
     if (!pre.isFile()) throw new GcError(Codes.notRegular, `${this.display(name)} is not a regular file; not opening it`);
+    return pre;
+  }
+
+  /** What was opened must be the regular file lstat saw (no swap between lstat and open). */
+  private assertSameFile(name: string, pre: BigIntStats, st: BigIntStats): void {
+    if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
+      throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
+    }
+  }
+
+  /**
+   * Open a regular child file read-only. Refuses anything lstat does not call a regular file
+   * (so a FIFO is never opened) and anything whose identity changes between lstat and open.
+   */
+  async openFile(name: string, opts: { write?: boolean } = {}): Promise<{ fh: FileHandle; stat: BigIntStats }> {
+    const pre = this.regularChild(name);
     const flags = opts.write ? C.O_RDWR | C.O_NOFOLLOW | C.O_NONBLOCK : FILE_READ_FLAGS;
     const fh = await fsp.open(this.child(name), flags);
     try {
       const st = fs.fstatSync(fh.fd, { bigint: true });
-      if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
-        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
-      }
+      this.assertSameFile(name, pre, st);
       return { fh, stat: st };
     } catch (err) {
       await fh.close();
@@ -170,20 +181,11 @@ export class Dir {
 
   /** Read at most the first `maxBytes` of a regular child (same refusals as openFile). Synchronous. */
   readHeadSync(name: string, maxBytes: number): { data: Buffer; stat: BigIntStats } {
-    const pre = this.lstatSync(name);
-    if (!pre) {
-      const err = new Error(`ENOENT: ${this.display(name)}`) as Error & { code: string };
-      err.code = 'ENOENT';
-      throw err;
-    }
-    if (pre.isSymbolicLink()) throw new GcError(Codes.symlink, `${this.display(name)} is a symbolic link; not following it`);
-    if (!pre.isFile()) throw new GcError(Codes.notRegular, `${this.display(name)} is not a regular file; not opening it`);
+    const pre = this.regularChild(name);
     const fd = fs.openSync(this.child(name), FILE_READ_FLAGS);
     try {
       const st = fs.fstatSync(fd, { bigint: true });
-      if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
-        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
-      }
+      this.assertSameFile(name, pre, st);
       const data = Buffer.allocUnsafe(Math.min(Number(st.size), maxBytes));
       let off = 0;
       while (off < data.length) {
@@ -199,16 +201,11 @@ export class Dir {
 
   /** Open a regular child for appending (never creating it). */
   async openAppend(name: string): Promise<{ fh: FileHandle; stat: BigIntStats }> {
-    const pre = this.lstatSync(name);
-    if (!pre || pre.isSymbolicLink() || !pre.isFile()) {
-      throw new GcError(pre?.isSymbolicLink() ? Codes.symlink : Codes.notRegular, `${this.display(name)} is not a regular file`);
-    }
+    const pre = this.regularChild(name);
     const fh = await fsp.open(this.child(name), C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK);
     try {
       const st = fs.fstatSync(fh.fd, { bigint: true });
-      if (!st.isFile() || !sameIdentity(identityOf(st), identityOf(pre))) {
-        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed while it was being opened`);
-      }
+      this.assertSameFile(name, pre, st);
       return { fh, stat: st };
     } catch (err) {
       await fh.close();
