@@ -250,13 +250,18 @@ async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: 
   const identity = identityOf(await fh.stat({ bigint: true }));
   const deadline = Date.now() + DRAIN_LIMIT_MS;
   let stillHeld = false;
-  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
-    if ((await probe(identity)).length === 0) break;
+  // Two clean scans a few ms apart: a writer whose open() looked the path up just before the
+  // rename may not have its descriptor installed yet at the first scan.
+  let clean = 0;
+  for (let wait = 1; clean < 2; wait = Math.min(wait * 2, 50)) {
+    if ((await probe(identity)).length === 0) clean++;
+    else clean = 0;
+    if (clean === 2) break;
     if (Date.now() >= deadline) {
-      stillHeld = true;
+      stillHeld = clean === 0;
       break;
     }
-    await new Promise((r) => setTimeout(r, wait));
+    await new Promise((r) => setTimeout(r, clean === 1 ? 5 : wait));
   }
   return { bytes: readTailSync(fh.fd, from), stillHeld };
 }
