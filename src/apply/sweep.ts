@@ -139,6 +139,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     const cache = homeDir ? await loadTraceCache(homeDir) : new MemoryTraceCache();
 
     // ---- running records, sessions roots, liveness -------------------------------------------
+    for (const s of config.sessions) {
+      if (s.problem) fail({ target: s.root, code: s.problem.code, detail: s.problem.detail });
+    }
     const world = await scanSessionsWorld(config, homeDir, cache, nowMs, signal);
     world.problems.forEach(problem);
     Object.assign(report.inventory, world.counts);

@@ -19,8 +19,11 @@
 // - $HOME is only consulted when something needs it, and then it must be set, non-empty and
 //   absolute (the runtime's `murmur_home_dir` rule and wording).
 // - A `workdir:` manifest (`<D>/murmur.yaml`) sits in a directory the capsule can write, so a
-//   symlink there is refused rather than followed; FIFOs and other non-regular files are refused
-//   everywhere. A missing `workdir:`/`project:` manifest means no policy; a missing
+//   symlink there is refused rather than followed, and an invalid one does not fail the load: the
+//   entry gets no policy and carries a `problem` every sweep reports (a capsule must not be able to
+//   stop all sweeps). Every other invalid input (the config, `project:` and `records[].manifest`
+//   manifests, which the user owns) fails the load with exit 2. FIFOs and other non-regular files
+//   are refused everywhere. A missing `workdir:`/`project:` manifest means no policy; a missing
 //   `records[].manifest` is an error (it is where the capsule name comes from).
 // - A manifest whose `context.record` is `off` or whose `inference.transport` is `process` never
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
@@ -28,7 +31,7 @@ import * as path from 'node:path';
 import { validateCronExpression } from 'cron';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, describeError } from '../errors.js';
+import { ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
@@ -316,11 +319,17 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
   }
   if (entry.workdir !== undefined) {
     const dir = resolvePath(entry.workdir, `${origin}.workdir`, ctx);
-    // The workdir is writable by the capsule: its manifest is never read through a symlink.
-    const retain = hasExplicit
-      ? explicit
-      : await manifestTraceRetain(path.join(dir, MANIFEST_FILE_NAME), { followSymlinks: false });
-    return [{ root: path.join(dir, '.murmur'), retain, origin }];
+    // The workdir is writable by the capsule: its manifest is never read through a symlink, and a
+    // broken one must not stop every sweep — the entry deletes nothing and the problem is reported
+    // by each sweep (code config_invalid) while the rest of the configuration keeps working.
+    if (hasExplicit) return [{ root: path.join(dir, '.murmur'), retain: explicit, origin }];
+    try {
+      const retain = await manifestTraceRetain(path.join(dir, MANIFEST_FILE_NAME), { followSymlinks: false });
+      return [{ root: path.join(dir, '.murmur'), retain, origin }];
+    } catch (err) {
+      if (!(err instanceof GcError)) throw err;
+      return [{ root: path.join(dir, '.murmur'), retain: undefined, origin, problem: { code: err.code, detail: `${origin}: ${err.message}; no policy applies to this entry until it is fixed` } }];
+    }
   }
   const project = resolvePath(entry.project ?? '', `${origin}.project`, ctx);
   const retain = hasExplicit ? explicit : await manifestTraceRetain(path.join(project, MANIFEST_FILE_NAME), {});

@@ -24,6 +24,11 @@ export interface SessionsRootConfig {
   retain: SessionRetain | undefined;
   /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */
   origin: string;
+  /**
+   * A problem with a capsule-writable manifest (`workdir:` entries): the entry then has no policy
+   * and every sweep reports this (it never stops the other entries).
+   */
+  problem?: { code: string; detail: string };
 }
 
 export interface RecordPolicyConfig {

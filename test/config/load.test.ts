@@ -377,11 +377,17 @@ describe('sessions', () => {
   });
 
   it('an invalid manifest retain block is an error naming the manifest and the runtime field path', async () => {
+    // A workdir manifest is capsule-writable: a broken one makes its entry inert (deletes nothing)
+    // and is reported by every sweep, instead of stopping every sweep.
     const file = await write('runs/bot/murmur.yaml', manifest('  retain:\n    max_age: 5 minutes'));
-    const err = await loadError(load('sessions:\n  - workdir: ../runs/bot\n'));
-    expect(err.file).toBe(file);
-    expect(err.keyPath).toBe('trace.retain.max_age');
-    expect(err.message).toBe(`${file}: trace.retain.max_age: '5 minutes' ${FORM}`);
+    const cfg = await load('sessions:\n  - workdir: ../runs/bot\n  - root: /other\n    retain: { max_sessions: 2 }\n');
+    expect(cfg.sessions[0]).toEqual({
+      root: path.join(tmp, 'runs/bot/.murmur'),
+      retain: undefined,
+      origin: 'sessions[0]',
+      problem: { code: 'config_invalid', detail: expect.stringContaining(`${file}: trace.retain.max_age: '5 minutes' ${FORM}`) as string },
+    });
+    expect(cfg.sessions[1]).toMatchObject({ root: '/other', retain: { maxSessions: 2 } });
 
     const file2 = await write('proj/murmur.yaml', 'name: x\ntrace:\n  retain:\n');
     const err2 = await loadError(load('sessions:\n  - project: ../proj\n'));
@@ -396,24 +402,29 @@ describe('sessions', () => {
   });
 
   it('a manifest that is not valid YAML is an error naming it', async () => {
-    const file = await write('runs/bot/murmur.yaml', 'name: bot\ntrace: [\n');
-    const err = await loadError(load('sessions:\n  - workdir: ../runs/bot\n'));
+    const file = await write('proj/murmur.yaml', 'name: bot\ntrace: [\n');
+    const err = await loadError(load('sessions:\n  - project: ../proj\n'));
     expect(err.file).toBe(file);
     expect(err.message).toMatch(/murmur\.yaml: invalid YAML at line \d+, column \d+/);
+    await write('runs/bot/murmur.yaml', 'name: bot\ntrace: [\n');
+    const cfg = await load('sessions:\n  - workdir: ../runs/bot\n');
+    expect(cfg.sessions[0]?.problem?.detail).toMatch(/murmur\.yaml: invalid YAML at line \d+, column \d+/);
   });
 
   it('a workdir manifest that is a symlink or a FIFO is refused, never followed or opened', async () => {
     await write('elsewhere/murmur.yaml', manifest('  retain: { max_sessions: 1 }'));
     await fsp.mkdir(path.join(tmp, 'runs/linked'), { recursive: true });
     await fsp.symlink(path.join(tmp, 'elsewhere/murmur.yaml'), path.join(tmp, 'runs/linked/murmur.yaml'));
-    const err = await loadError(load('sessions:\n  - workdir: ../runs/linked\n'));
-    expect(err.file).toBe(path.join(tmp, 'runs/linked/murmur.yaml'));
-    expect(err.message).toContain('is a symbolic link');
+    const cfg = await load('sessions:\n  - workdir: ../runs/linked\n');
+    expect(cfg.sessions[0]?.retain).toBeUndefined();
+    expect(cfg.sessions[0]?.problem).toMatchObject({ code: 'config_invalid' });
+    expect(cfg.sessions[0]?.problem?.detail).toContain(path.join(tmp, 'runs/linked/murmur.yaml'));
+    expect(cfg.sessions[0]?.problem?.detail).toContain('is a symbolic link');
 
     await fsp.mkdir(path.join(tmp, 'runs/fifo'), { recursive: true });
     execFileSync('mkfifo', [path.join(tmp, 'runs/fifo/murmur.yaml')]);
-    const err2 = await loadError(load('sessions:\n  - workdir: ../runs/fifo\n'));
-    expect(err2.message).toContain('is not a regular file (a FIFO)');
+    const cfg2 = await load('sessions:\n  - workdir: ../runs/fifo\n');
+    expect(cfg2.sessions[0]?.problem?.detail).toContain('is not a regular file (a FIFO)');
   });
 
   it('each entry names exactly one of root, workdir, project', async () => {

@@ -298,6 +298,22 @@ describe('locking and configuration', () => {
   });
 });
 
+describe('capsule-writable manifests', () => {
+  it('a broken <workdir>/murmur.yaml makes its entry inert and is reported; the other entries are still swept', () => {
+    const wd = path.join(T, 'runs', 'bot');
+    f.writeSession(path.join(wd, '.murmur'), { sessionId: f.idAt('ses_', now - 90 * f.DAY), end: true });
+    fs.writeFileSync(path.join(wd, 'murmur.yaml'), 'name: bot\ntrace:\n  retain: { max_age: forever }\n');
+    const doomed = f.writeSession(root, { sessionId: f.idAt('ses_', now - 90 * f.DAY), end: true });
+    const cfg = f.writeConfig(T, `sessions:\n  - workdir: ${wd}\n  - root: ${root}\n    retain: { max_age: 1d }\n`);
+    const r = f.runCli(['--json', '--config', cfg], T);
+    expect(r.status).toBe(1);
+    const rep = f.json<Report>(r);
+    expect(rep.errors).toContainEqual(expect.objectContaining({ target: path.join(wd, '.murmur'), code: 'config_invalid' }));
+    expect(fs.readdirSync(path.join(wd, '.murmur'))).toHaveLength(1);
+    expect(fs.existsSync(doomed)).toBe(false);
+  });
+});
+
 describe('crash debris', () => {
   it('temp files and trash directories of an interrupted run are removed and reported as process_interrupted', () => {
     const rec = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3 });
