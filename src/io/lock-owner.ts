@@ -33,7 +33,8 @@ function ownerName(lockPath: string): string {
 export async function writeOwnerFile(lockPath: string, owner: LockOwner): Promise<void> {
   const d = await Dir.open(dirname(lockPath));
   try {
-    await d.writeFileAtomic(ownerName(lockPath), JSON.stringify(owner), 0o600);
+    // Not fsync'ed: after a crash a missing owner only means the lock waits to go stale.
+    await d.writeFileAtomic(ownerName(lockPath), JSON.stringify(owner), 0o600, { durable: false });
   } finally {
     await d.close();
   }

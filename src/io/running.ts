@@ -106,31 +106,53 @@ export async function startTimeOf(pid: number): Promise<string | undefined> {
 
 /**
  * Pids (other than ours) that hold the file with this identity open FOR WRITING, read from
- * /proc/<pid>/fd and /proc/<pid>/fdinfo (a reader such as `tail -f` does not count). Processes
- * whose fd table cannot be read (another user's, without privilege) are not seen: the runtime runs
- * as the same user as murmur-gc, so its writers are.
+ * /proc/<pid>/fd and /proc/<pid>/fdinfo (a reader such as `tail -f` does not count). Only
+ * processes of our own uid are looked at (the runtime runs as the same user as murmur-gc; others'
+ * fd tables are not readable anyway without privilege). `ownFd` — a descriptor we hold on the same
+ * file — gives the kernel's name for it, so each foreign descriptor costs one readlink, and only a
+ * matching name is confirmed with stat (dev/ino) and its open flags. Synchronous: one pass over
+ * /proc costs a few ms even with thousands of descriptors.
  */
-export async function processesHolding(identity: { dev: bigint; ino: bigint }): Promise<number[]> {
-  const { readdir, readFile, stat } = await import('node:fs/promises');
+export async function processesHolding(identity: { dev: bigint; ino: bigint }, ownFd?: number): Promise<number[]> {
+  await Promise.resolve();
+  const { fstatSync, readdirSync, readFileSync, readlinkSync, statSync } = await import('node:fs');
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : -1;
+  let wanted: string | undefined;
+  if (ownFd !== undefined) {
+    try {
+      // A file with other hard links may be open under another name: then compare by stat only.
+      wanted = fstatSync(ownFd).nlink <= 1 ? readlinkSync(`/proc/self/fd/${ownFd}`) : undefined;
+    } catch {
+      wanted = undefined;
+    }
+  }
   const holders: number[] = [];
   let pids: string[];
   try {
-    pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
   } catch {
     return holders;
   }
   for (const pid of pids) {
     let fds: string[];
     try {
-      fds = await readdir(`/proc/${pid}/fd`);
+      if (uid >= 0 && statSync(`/proc/${pid}`).uid !== uid) continue;
+      fds = readdirSync(`/proc/${pid}/fd`);
     } catch {
       continue;
     }
     for (const fd of fds) {
       try {
-        const st = await stat(`/proc/${pid}/fd/${fd}`, { bigint: true });
+        if (wanted !== undefined && readlinkSync(`/proc/${pid}/fd/${fd}`) !== wanted) continue;
+        const st = statSync(`/proc/${pid}/fd/${fd}`, { bigint: true });
         if (st.ino !== identity.ino || st.dev !== identity.dev) continue;
-        const info = await readFile(`/proc/${pid}/fdinfo/${fd}`, 'latin1').catch(() => '');
+        const info = (() => {
+          try {
+            return readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'latin1');
+          } catch {
+            return '';
+          }
+        })();
         const flags = /^flags:\s*([0-7]+)/m.exec(info)?.[1];
         // O_WRONLY = 1, O_RDWR = 2; unknown flags count as a writer (never miss one).
         if (flags === undefined || (Number.parseInt(flags, 8) & 3) !== 0) {

@@ -270,18 +270,22 @@ export class Dir {
     await fsp.chmod(this.child(name), mode);
   }
 
-  /** Write a small file atomically: exclusive temp (mode), fsync, rename over `name`, fsync dir. */
-  async writeFileAtomic(name: string, data: string | Buffer, mode: number): Promise<void> {
+  /**
+   * Write a small file atomically: exclusive temp (mode), fsync, rename over `name`, fsync dir.
+   * `durable: false` skips both fsyncs (still atomic; after a crash the old or new contents).
+   */
+  async writeFileAtomic(name: string, data: string | Buffer, mode: number, opts: { durable?: boolean } = {}): Promise<void> {
+    const durable = opts.durable ?? true;
     const tmp = `.${name}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
     const fh = await this.createExclusive(tmp, mode);
     let renamed = false;
     try {
       await fh.writeFile(data);
-      await fh.sync();
+      if (durable) await fh.sync();
       await fh.close();
       await this.rename(tmp, name);
       renamed = true;
-      await this.sync().catch(() => undefined);
+      if (durable) await this.sync().catch(() => undefined);
     } finally {
       await fh.close().catch(() => undefined);
       if (!renamed) await this.unlink(tmp).catch(() => undefined);

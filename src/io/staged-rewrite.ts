@@ -233,7 +233,7 @@ export interface StagedRewriteOptions {
   /** Test hook: called right after the first rename and its immediate carry. */
   afterRename?: () => Promise<void>;
   /** Who else holds a file open (default: a /proc scan); injectable for tests. */
-  holders?: (identity: Identity) => Promise<number[]>;
+  holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
 }
 
 const DRAIN_LIMIT_MS = 5_000;
@@ -245,7 +245,7 @@ const MAX_ROUNDS = 6;
  * bytes it gained beyond `from`. `stillHeld` when a holder outlasted the limit (its later writes,
  * if any, cannot be carried).
  */
-async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity) => Promise<number[]>) | undefined): Promise<{ bytes: Buffer; stillHeld: boolean }> {
+async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined): Promise<{ bytes: Buffer; stillHeld: boolean }> {
   const probe = holders ?? processesHolding;
   const identity = identityOf(await fh.stat({ bigint: true }));
   const deadline = Date.now() + DRAIN_LIMIT_MS;
@@ -254,14 +254,14 @@ async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: 
   // rename may not have its descriptor installed yet at the first scan.
   let clean = 0;
   for (let wait = 1; clean < 2; wait = Math.min(wait * 2, 50)) {
-    if ((await probe(identity)).length === 0) clean++;
+    if ((await probe(identity, fh.fd)).length === 0) clean++;
     else clean = 0;
     if (clean === 2) break;
     if (Date.now() >= deadline) {
       stillHeld = clean === 0;
       break;
     }
-    await new Promise((r) => setTimeout(r, clean === 1 ? 5 : wait));
+    await new Promise((r) => setTimeout(r, clean === 1 ? 2 : wait));
   }
   return { bytes: readTailSync(fh.fd, from), stillHeld };
 }
