@@ -23,8 +23,3 @@ export function createLogger(opts: LogOptions): Logger {
   }
   return pino({ ...base, level: opts.level }, pino.destination({ dest: 2, sync: true }));
 }
-
-/** A logger that drops everything (tests, library use). */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
-}

@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, describeError, errnoCode } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
-import { lowestTrust, lostReportText, shellLostLine, type RetentionReason, type RetentionStore, type TraceSummary } from '../murmur/trace.js';
+import { lowestTrust, lostReportText, shellLostLine, type TraceSummary } from '../murmur/trace.js';
 import { planMode, type ChmodAction } from '../plan/modes.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
@@ -30,7 +30,7 @@ import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, t
 import { truncateRecord } from '../io/record-truncate.js';
 import { finishTrash, measureDir, removeDir } from '../io/remove.js';
 import { probeProcess } from '../io/running.js';
-import { Dir, formatMode, identityOf, lstatPath, processUid, readSmallFile, sameIdentity, type Identity } from '../io/safe-fs.js';
+import { Dir, formatMode, identityOf, lstatPath, processUid, sameIdentity, type Identity } from '../io/safe-fs.js';
 import { appendTraceLines } from '../io/trace-append.js';
 import { loadTraceCache, saveTraceCache } from '../io/trace-cache-file.js';
 import { MemoryTraceCache } from '../io/trace-scan.js';
@@ -686,9 +686,3 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
     await anchor.close();
   }
 }
-
-export async function readAuditFile(dir: Dir, name: string): Promise<string> {
-  return (await readSmallFile(dir, name, 64 << 20)).toString('utf8');
-}
-
-export type { RetentionReason, RetentionStore };

@@ -347,16 +347,6 @@ export function formatMode(mode: number): string {
   return '0' + mode.toString(8).padStart(3, '0');
 }
 
-/** Run `fn` with an open directory, closing it afterwards. */
-export async function withDir<T>(dir: Promise<Dir>, fn: (d: Dir) => Promise<T>): Promise<T> {
-  const d = await dir;
-  try {
-    return await fn(d);
-  } finally {
-    await d.close();
-  }
-}
-
 /** lstat an absolute path (for anchors such as the home or a configured root). */
 export async function lstatPath(path: string): Promise<BigIntStats | undefined> {
   try {

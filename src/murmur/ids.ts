@@ -6,8 +6,6 @@ import { v7 as uuidv7 } from 'uuid';
 
 export type IdPrefix = 'ses_' | 'msg_' | 'evt_' | 'tsk_' | 'wrk_' | 'ctx_';
 
-const HEX32 = /^[0-9a-f]{32}$/;
-
 export function mintId(prefix: IdPrefix): string {
   return prefix + uuidv7().replaceAll('-', '');
 }
@@ -26,9 +24,4 @@ export function idTimestampMs(name: string, prefix: IdPrefix): number | undefine
 /** True when `name` is a session directory name the runtime would rank (`ses_` + 12 hex at least). */
 export function isSessionName(name: string): boolean {
   return idTimestampMs(name, 'ses_') !== undefined;
-}
-
-/** Strict form check: prefix + exactly 32 lowercase hex. */
-export function isStrictId(name: string, prefix: IdPrefix): boolean {
-  return name.startsWith(prefix) && HEX32.test(name.slice(prefix.length));
 }
