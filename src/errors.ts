@@ -93,3 +93,19 @@ export function describeError(err: unknown): string {
   }
   return String(err);
 }
+
+/** An abort (signal, compromised lock): stops a run at a safe point, never an item's error. */
+export function isAbort(err: unknown): boolean {
+  return (
+    (err instanceof Error && err.name === 'AbortError') ||
+    (err instanceof GcError && (err.code === Codes.lockCompromised || err.code === Codes.aborted))
+  );
+}
+
+/** The stable code to report for an error from a filesystem step. */
+export function codeOf(err: unknown): string {
+  if (err instanceof GcError) return err.code;
+  const e = errnoCode(err);
+  if (e === 'ELOOP') return Codes.symlink;
+  return Codes.ioError;
+}

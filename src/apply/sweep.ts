@@ -10,9 +10,8 @@
 //   finished at the end (or completed by the next run if this one is killed).
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, Codes, GcError, describeError, errnoCode } from '../errors.js';
+import { BusyError, Codes, GcError, codeOf, describeError, errnoCode, isAbort } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
-import { lowestTrust, lostReportText, shellLostLine, type TraceSummary } from '../murmur/trace.js';
 import { planMode, type ChmodAction } from '../plan/modes.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
@@ -26,16 +25,16 @@ import {
   type ModeEntry,
   type Problem,
 } from '../io/inventory.js';
-import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, traceLockPath, type HeldLock } from '../io/lock.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../io/lock.js';
 import { truncateRecord } from '../io/record-truncate.js';
 import { finishTrash, measureDir, removeDir } from '../io/remove.js';
 import { probeProcess } from '../io/running.js';
-import { Dir, formatMode, identityOf, lstatPath, processUid, sameIdentity, type Identity } from '../io/safe-fs.js';
-import { appendTraceLines } from '../io/trace-append.js';
+import { Dir, formatMode, identityOf, lstatPath, processUid, sameIdentity } from '../io/safe-fs.js';
 import { loadTraceCache, saveTraceCache } from '../io/trace-cache-file.js';
 import { MemoryTraceCache } from '../io/trace-scan.js';
 import { AuditSession, GC_DIR, type LostTask, type RetentionItem } from './audit.js';
-import { scanSessionsWorld, type SessionView } from './world.js';
+import { reconcileSession, type ReconcileContext } from './reconcile.js';
+import { scanSessionsWorld } from './world.js';
 import { recoverInterruptedAudits } from './recover.js';
 import type { ErrorEntry, Skipped, SweepReport } from './report.js';
 import type { Logger } from '../log.js';
@@ -329,6 +328,18 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
 
     // 6. reconciliation of lost background work (dead or finished sessions only)
+    const reconcileCtx: ReconcileContext = {
+      home,
+      homeDir,
+      auditId,
+      now,
+      log,
+      ensureAudit,
+      action: (a) => report.actions.push(a),
+      skip,
+      fail,
+      task: (t) => lostTasks.push(t),
+    };
     for (const v of views) {
       signal?.throwIfAborted();
       const rootInput = roots.find((r) => r.root === v.root);
@@ -337,7 +348,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
       if (!v.scan.trace?.ok || v.scan.trace.summary.unaccounted.length === 0) continue;
       const target = `${v.root}/${v.scan.name}`;
       if (removedSessions.has(target)) continue;
-      await reconcileSession(v, v.scan.trace.summary, v.scan.trace.identity, v.scan.trace.size);
+      await reconcileSession(reconcileCtx, v, opts.dryRun);
     }
 
     // 7. finish the audit
@@ -458,68 +469,6 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
       }
     }
 
-    async function reconcileSession(v: SessionView, summary: TraceSummary, traceIdentity: Identity, traceSize: number): Promise<void> {
-      const works = summary.unaccounted;
-      const taskId = mintId('tsk_');
-      const target = `${v.root}/${v.scan.name}`;
-      if (opts.dryRun) {
-        for (const w of works) {
-          report.actions.push({ kind: 'shell_lost', session_id: v.scan.name, root: v.root, work_id: w.workId, binary: w.binary, command: w.command, detached_at_ms: w.detachedAtMs, task_id: null });
-        }
-        return;
-      }
-      let rootDir: Dir | undefined;
-      let sdir: Dir | undefined;
-      let lock: HeldLock | undefined;
-      try {
-        const a = await ensureAudit();
-        if (!a) return;
-        lock = await acquireTraceLock(v.root, v.scan.name);
-        if (!lock) {
-          skip({ target, code: Codes.storageBusy, detail: `${target}/trace.jsonl is locked by another murmur-gc; not reconciled this sweep` });
-          return;
-        }
-        rootDir = await Dir.open(v.root);
-        sdir = await rootDir.openDir(v.scan.name, v.scan.identity);
-        const ts = now();
-        const lines = works.map((w) =>
-          shellLostLine(
-            { eventId: mintId('evt_'), parentId: summary.sessionStartEventId, sessionId: v.scan.name, timestamp: ts },
-            w,
-            auditId,
-            taskId,
-          ),
-        );
-        const res = await appendTraceLines(sdir, traceIdentity, traceSize, lines);
-        const landed = works.filter((w, i) => {
-          const why = res.failures[i];
-          if (why !== undefined) {
-            fail({ target, code: Codes.ioError, detail: `could not mark background command ${w.workId} of session ${v.scan.name} as lost (${why}); it is not reported` });
-          }
-          return why === undefined;
-        });
-        if (landed.length === 0) return;
-        lostTasks.push({
-          taskId,
-          contextId: mintId('ctx_'),
-          trust: lowestTrust(summary, landed),
-          messagePartsBytes: Buffer.byteLength(lostReportText(v.scan.name, landed)),
-        });
-        for (const w of landed) {
-          report.actions.push({ kind: 'shell_lost', session_id: v.scan.name, root: v.root, work_id: w.workId, binary: w.binary, command: w.command, detached_at_ms: w.detachedAtMs, task_id: taskId });
-          log.info({ session_id: v.scan.name, work_id: w.workId, task_id: taskId }, 'background command marked lost');
-        }
-      } catch (err) {
-        if (isAbort(err)) throw err;
-        const code = codeOf(err);
-        (code === Codes.changedSinceScan || code === Codes.symlink || code === Codes.notRegular ? skip : fail)({ target, code, detail: describeError(err) });
-      } finally {
-        await sdir?.close();
-        await rootDir?.close();
-        await lock?.release();
-      }
-    }
-
     /**
      * The record's lock (a real run) or a probe of it (a dry run: same answer, nothing created).
      * 'busy' has already been reported as skipped.
@@ -546,11 +495,6 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
       return acquireLock(recordLockPath(config.home, store, context), { waitMs: opts.recordLockWaitMs ?? 2000 });
     }
 
-    async function acquireTraceLock(root: string, session: string): Promise<HeldLock | undefined> {
-      if (!homeDir) return undefined;
-      await ensureLockDir(homeDir, ['traces']);
-      return acquireLock(traceLockPath(home, root, session), { waitMs: 2000 });
-    }
   } catch (err) {
     if (audit) {
       // Stopped part-way (signal or lock compromised): write what was done so far.
@@ -569,20 +513,6 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
-
-function isAbort(err: unknown): boolean {
-  return (
-    (err instanceof Error && err.name === 'AbortError') ||
-    (err instanceof GcError && (err.code === Codes.lockCompromised || err.code === Codes.aborted))
-  );
-}
-
-function codeOf(err: unknown): string {
-  if (err instanceof GcError) return err.code;
-  const e = errnoCode(err);
-  if (e === 'ELOOP') return Codes.symlink;
-  return Codes.ioError;
-}
 
 async function anyExists(paths: string[]): Promise<boolean> {
   for (const p of paths) if (await lstatPath(p)) return true;
