@@ -239,6 +239,40 @@ describe('audit retention', () => {
   });
 });
 
+describe('interrupted runs', () => {
+  it('completes the audit trace of a run killed mid-sweep from what actually happened', () => {
+    const dead = f.idAt('ses_', now - f.DAY);
+    const gcSes = path.join(home, 'gc', dead);
+    fs.mkdirSync(gcSes, { recursive: true, mode: 0o700 });
+    const startId = f.idAt('evt_', now - f.DAY);
+    fs.writeFileSync(path.join(gcSes, 'trace.jsonl'), JSON.stringify({ event_type: 'session_start', event_id: startId, parent_id: null, session_id: dead, timestamp: now - f.DAY, capsule_name: 'murmur-gc', capsule_version: '0.1.0' }) + '\n');
+    const gone = f.idAt('ses_', now - 50 * f.DAY); // removed before the kill, never marked done
+    const kept = f.writeSession(root, { sessionId: f.idAt('ses_', now - 49 * f.DAY), end: true }); // intended, never removed
+    const intents = [
+      { op: 'intent', seq: 1, kind: 'remove_session', store: 'sessions', reason: 'max_age', parent: root, target: gone },
+      { op: 'intent', seq: 2, kind: 'remove_record', store: 'records', reason: 'max_age', parent: path.join(home, 'conversations', 'shey'), target: 'ctx_done' },
+      { op: 'done', seq: 2 },
+      { op: 'intent', seq: 3, kind: 'remove_session', store: 'sessions', reason: 'max_age', parent: root, target: path.basename(kept) },
+    ];
+    fs.writeFileSync(path.join(gcSes, 'intent.jsonl'), intents.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const rep = f.json<Report>(f.runCli(['--json'], T));
+    expect(rep.skipped).toContainEqual(expect.objectContaining({ target: gcSes, code: 'process_interrupted' }));
+    expect(fs.existsSync(path.join(gcSes, 'intent.jsonl'))).toBe(false);
+    const lines = f.readLines(path.join(gcSes, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l['event_type'], l['store'], l['reason'], l['targets']])).toEqual([
+      ['session_start', undefined, undefined, undefined],
+      ['retention', 'sessions', 'max_age', [gone]],
+      ['retention', 'records', 'max_age', ['ctx_done']],
+      ['session_end', undefined, undefined, undefined],
+    ]);
+    expect(lines.at(-1)).toMatchObject({ exit_status: 'failed', parent_id: startId, session_id: dead });
+    expect(fs.existsSync(kept)).toBe(true);
+    // Completed once: the next sweep has nothing to recover.
+    const again = f.json<Report>(f.runCli(['--json'], T));
+    expect(again.skipped.filter((s) => s.code === 'process_interrupted')).toEqual([]);
+  });
+});
+
 describe('dry run', () => {
   it('leaves the tree byte-identical and reports exactly what the real run then does', () => {
     for (let i = 0; i < 5; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (40 - i) * f.DAY), end: true, files: { 'blobs/abc': 'x'.repeat(100) } });
