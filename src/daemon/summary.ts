@@ -61,20 +61,24 @@ export function failedSummary(trigger: SweepTrigger, startedMs: number, endedMs:
   return { ...busySummary(trigger, startedMs, endedMs, message), outcome: 'failed', errors: 1, errors_by_code: { [code]: 1 } };
 }
 
-const KIND_WORDS: [string, string][] = [
-  ['remove_session', 'sessions removed'],
-  ['remove_record', 'records removed'],
-  ['truncate_record', 'records truncated'],
-  ['shell_lost', 'lost commands reconciled'],
-  ['chmod', 'modes fixed'],
-  ['remove_debris', 'leftovers cleaned'],
+/** [kind, noun, verb]: `1 session removed`, `2 sessions removed`. */
+const KIND_WORDS: [string, string, string][] = [
+  ['remove_session', 'session', 'removed'],
+  ['remove_record', 'record', 'removed'],
+  ['truncate_record', 'record', 'truncated'],
+  ['shell_lost', 'lost command', 'reconciled'],
+  ['chmod', 'mode', 'fixed'],
+  ['remove_debris', 'leftover', 'cleaned'],
 ];
 
 /** The human part of the summary line, e.g. `sweep ok: 3 sessions removed, 1.2 MiB freed, 0 skipped, 0 errors (812 ms)`. */
 export function summaryText(s: SweepSummary): string {
   if (s.outcome === 'busy') return `sweep skipped: ${s.message ?? 'another murmur-gc sweep holds the lock'}`;
   if (s.outcome === 'failed') return `sweep failed: ${s.message ?? 'see the error above'}`;
-  const parts = KIND_WORDS.filter(([k]) => (s.counts[k] ?? 0) > 0).map(([k, w]) => `${s.counts[k]} ${w}`);
+  const parts = KIND_WORDS.filter(([k]) => (s.counts[k] ?? 0) > 0).map(([k, noun, verb]) => {
+    const n = s.counts[k] ?? 0;
+    return `${n} ${noun}${n === 1 ? '' : 's'} ${verb}`;
+  });
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
   return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${s.duration_ms} ms)`;

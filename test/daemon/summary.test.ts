@@ -54,7 +54,7 @@ describe('sweep summaries', () => {
       audit: 'ses_abc',
     });
     expect(summaryCode(s)).toBe('io_error');
-    expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 records truncated, 1 leftovers cleaned; 24 B freed; 3 skipped; 1 errors (250 ms)');
+    expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 3 skipped; 1 errors (250 ms)');
   });
 
   it('derives the outcome from codes: aborted beats errors; none is ok', () => {

@@ -208,7 +208,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(typeof first!['duration_ms']).toBe('number');
     const audit = first!['audit'] as string;
     expect(audit).toMatch(/^ses_[0-9a-f]{32}$/);
-    expect(first!['msg']).toMatch(/^sweep ok: 3 sessions removed, 1 records removed, 1 records truncated, 1 lost commands reconciled/);
+    expect(first!['msg']).toMatch(/^sweep ok: 3 sessions removed, 1 record removed, 1 record truncated, 1 lost command reconciled/);
     const removed = finished.slice(0, 3);
     expect(sessionNames()).toEqual([finished[3]!, dead].sort());
 
