@@ -192,9 +192,11 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
   }
   const followFd = r.follow.fh.fd;
   const endNow = Number(syncIo.fstat(followFd).size);
+  let changed = false;
   if (endNow > copiedTo) {
     out += copyRangeSync(followFd, dst.fd, copiedTo, endNow, out, buf);
     copiedTo = endNow;
+    changed = true;
   }
   // A writer may be half-way through a line right now: keep only whole lines of what was copied
   // from the followed file, so its remainder arrives as late bytes *with* its beginning.
@@ -204,7 +206,10 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
     syncIo.ftruncate(dst.fd, cut);
     copiedTo -= out - cut;
     out = cut;
+    changed = true;
   }
+  // The new contents are durable before the name points at them (a crash leaves old or new).
+  if (changed) syncIo.fsync(dst.fd);
   const appendFd = syncIo.openAppend(dir.child(tmpName));
   dir.renameSync(tmpName, name);
   let appended = copiedTo - r.follow.from;
