@@ -3,11 +3,12 @@
 // Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
 // descriptor-relatively without following links or crossing mounts (src/io/remove.ts
 // `measureDir`); bytes are regular-file bytes; an entry that cannot be read is counted in
-// `unreadable` and the rest is still measured. Record content is never read.
-import { CONVERSATIONS_DIR, RECORD_FILE } from '../io/inventory.js';
+// `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
+// inventory (src/io/inventory.ts), which reads only their header line, never a message.
+import { CONVERSATIONS_DIR, scanRecords } from '../io/inventory.js';
 import { GC_DIR_NAME } from '../io/paths.js';
 import { measureDir } from '../io/remove.js';
-import { Dir, lstatPath, type BigIntStats } from '../io/safe-fs.js';
+import { Dir, lstatPath } from '../io/safe-fs.js';
 import { errnoCode } from '../errors.js';
 import { isSessionName } from '../murmur/ids.js';
 import type { GcConfig } from '../config/types.js';
@@ -87,7 +88,7 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
   if (!home) return sizes;
   try {
     const cst = await home.lstat(CONVERSATIONS_DIR);
-    if (cst?.isDirectory()) await measureRecords(home, sizes.records);
+    if (cst?.isDirectory()) await measureRecords(home, config.home, sizes.records);
     const gst = await home.lstat(GC_DIR_NAME);
     if (gst?.isDirectory()) {
       try {
@@ -107,52 +108,11 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
   return sizes;
 }
 
-async function measureRecords(home: Dir, out: StoreSizes['records']): Promise<void> {
-  let conv: Dir;
-  try {
-    conv = await home.openDir(CONVERSATIONS_DIR);
-  } catch {
-    out.unreadable++;
-    return;
-  }
-  try {
-    for (const store of await conv.list()) {
-      if (store.startsWith('.')) continue;
-      const sst = await conv.lstat(store).catch(() => undefined);
-      if (!sst?.isDirectory()) continue;
-      out.stores++;
-      let sdir: Dir;
-      try {
-        sdir = await conv.openDir(store);
-      } catch {
-        out.unreadable++;
-        continue;
-      }
-      try {
-        for (const context of await sdir.list()) {
-          if (context.startsWith('.')) continue;
-          const cst = await sdir.lstat(context).catch(() => undefined);
-          if (!cst?.isDirectory()) continue;
-          try {
-            const cdir = await sdir.openDir(context);
-            let rec: BigIntStats | undefined;
-            try {
-              rec = await cdir.lstat(RECORD_FILE);
-            } finally {
-              await cdir.close();
-            }
-            if (!rec?.isFile()) continue;
-            out.records++;
-            out.bytes += (await measureDir(sdir, context)).bytes;
-          } catch {
-            out.unreadable++;
-          }
-        }
-      } finally {
-        await sdir.close();
-      }
-    }
-  } finally {
-    await conv.close();
-  }
+/** Records through the sweep's own inventory (same enumeration rules, headers only, no counting). */
+async function measureRecords(home: Dir, homePath: string, out: StoreSizes['records']): Promise<void> {
+  const scan = await scanRecords(home, homePath, { collectModes: false, nowMs: Date.now(), debrisAgeMs: Infinity, isPidAlive: () => true });
+  out.stores = new Set(scan.contexts.map((c) => c.store)).size;
+  out.records = scan.contexts.length;
+  out.bytes = scan.contexts.reduce((n, c) => n + c.file.size, 0);
+  out.unreadable = scan.problems.length;
 }

@@ -260,7 +260,11 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         const key = cdir.display(RECORD_FILE);
         const state = traceFileState(fst);
         const known = opts.countCache?.getRecord(key, state);
-        header = known ? (known.header ?? undefined) : await readHeader(cdir, RECORD_FILE);
+        // A small record that may need counting is read once, for its header and its count.
+        const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
+        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES) : undefined;
+        const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
+        header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
         if (opts.countAll || owned) {
           if (known?.messages !== undefined) {
@@ -268,7 +272,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             out.countsCached++;
           } else {
             out.counted++;
-            const c = await countMessages(cdir, RECORD_FILE, opts.signal);
+            const c = wholeScan ?? (await countMessages(cdir, RECORD_FILE, opts.signal));
             messages = c.messages;
             header = c.header;
           }

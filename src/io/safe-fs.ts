@@ -302,11 +302,6 @@ export class Dir {
     await new Promise<void>((resolve, reject) => fs.fsync(this.dirFd, (err) => (err ? reject(err) : resolve())));
   }
 
-  async restat(): Promise<BigIntStats> {
-    await Promise.resolve();
-    return fs.fstatSync(this.dirFd, { bigint: true });
-  }
-
   async close(): Promise<void> {
     await Promise.resolve();
     if (this.closed) return;

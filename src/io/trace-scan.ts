@@ -32,16 +32,12 @@ export class MemoryTraceCache implements TraceCache {
   readonly entries = new Map<string, { state: TraceFileState; summary: TraceSummary }>();
   /** Keys looked up or stored this sweep; only these are persisted (stale entries fall away). */
   readonly touched = new Set<string>();
-  hits = 0;
-  misses = 0;
   get(key: string, state: TraceFileState): TraceSummary | undefined {
     this.touched.add(key);
     const e = this.entries.get(key);
     if (e && sameFileState(e.state, state)) {
-      this.hits++;
       return e.summary;
     }
-    this.misses++;
     return undefined;
   }
   set(key: string, state: TraceFileState, summary: TraceSummary): void {

@@ -86,7 +86,8 @@ describe('stagedRewrite', () => {
 });
 
 describe('late bytes after the rename', () => {
-  it('keeps bytes that reached the old inode before lines a writer appended to the new file, losing nothing', async () => {
+  /** A writer opens the file before the rename and writes its line after it; `other` may append first. */
+  async function rewriteWithLateWriter(other: string | undefined) {
     fs.writeFileSync(file(), 'a\nb\n');
     const dir = await Dir.open(T);
     let oldFd = -1;
@@ -95,41 +96,28 @@ describe('late bytes after the rename', () => {
       name: 'conversation.jsonl',
       mode: 0o600,
       stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }),
-      // A writer opened the file before the rename…
       beforeCommit: async () => {
         oldFd = fs.openSync(file(), 'a');
       },
       afterRename: async () => {
-        // …another writer already appended to the new file, then the first one writes its line.
-        fs.appendFileSync(file(), 'NEW\n');
+        if (other !== undefined) fs.appendFileSync(file(), other);
         fs.writeSync(oldFd, 'OLD\n');
         fs.closeSync(oldFd);
       },
     });
     await dir.close();
+    return r;
+  }
+
+  it('keeps bytes that reached the old inode before lines a writer appended to the new file, losing nothing', async () => {
+    const r = await rewriteWithLateWriter('NEW\n');
     expect(fs.readFileSync(file(), 'utf8')).toBe('H\nb\nOLD\nNEW\n');
     expect(r).toMatchObject({ reordered: true, outOfOrder: false, appendedDuring: 8 });
     expect(leftovers()).toEqual([]);
   });
 
   it('carries late bytes in order with a corrective rewrite when nothing was appended to the new file', async () => {
-    fs.writeFileSync(file(), 'a\nb\n');
-    const dir = await Dir.open(T);
-    let oldFd = -1;
-    const r = await stagedRewrite({
-      dir,
-      name: 'conversation.jsonl',
-      mode: 0o600,
-      stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }),
-      beforeCommit: async () => {
-        oldFd = fs.openSync(file(), 'a');
-      },
-      afterRename: async () => {
-        fs.writeSync(oldFd, 'OLD\n');
-        fs.closeSync(oldFd);
-      },
-    });
-    await dir.close();
+    const r = await rewriteWithLateWriter(undefined);
     expect(fs.readFileSync(file(), 'utf8')).toBe('H\nb\nOLD\n');
     expect(r).toMatchObject({ reordered: true, outOfOrder: false });
   });
