@@ -4,11 +4,7 @@
 import { loadConfig } from '../config/load.js';
 import type { GcConfig } from '../config/types.js';
 import { createLogger, type Logger } from '../log.js';
-
-export interface CommonFlags {
-  config?: string | undefined;
-  home?: string | undefined;
-}
+import type { CommonFlags } from './types.js';
 
 export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   return loadConfig({

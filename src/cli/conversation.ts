@@ -28,7 +28,7 @@ import {
   renderTruncateText,
 } from '../murmur/conversation-format.js';
 import { loadForCommand, oneShotLogger } from './context.js';
-import { ExitWith } from './main.js';
+import { ExitWith } from './types.js';
 
 interface CommonOpts {
   config?: string;

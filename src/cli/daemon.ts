@@ -11,8 +11,8 @@ import { readAuditHistory } from '../daemon/audit-read.js';
 import { Daemon } from '../daemon/daemon.js';
 import { buildHistory, renderHistory } from '../daemon/history.js';
 import { gatherStatus, renderStatus } from '../daemon/status.js';
-import { loadForCommand, type CommonFlags } from './context.js';
-import { ExitWith } from './main.js';
+import { loadForCommand } from './context.js';
+import { ExitWith, type CommonFlags } from './types.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
 const EXIT_GRACE_MS = 1_000;

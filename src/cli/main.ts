@@ -8,19 +8,7 @@ import { VERSION } from '../version.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { runSweepCommand } from './sweep.js';
-
-export interface GlobalOptions {
-  config?: string;
-  home?: string;
-  json?: boolean;
-}
-
-/** Thrown by command actions to set the exit code without printing anything more. */
-export class ExitWith extends Error {
-  constructor(readonly exitCode: number) {
-    super(`exit ${exitCode}`);
-  }
-}
+import { ExitWith } from './types.js';
 
 export function buildProgram(): Command {
   const program = new Command();
