@@ -1,0 +1,190 @@
+// The state one sweep's steps share, and the runner that times each step.
+// Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
+// are the only way a step reports a per-item outcome, so the report and the logs always agree;
+// each step's tally (items, bytes, time) is recorded in `steps`, in pipeline order.
+import type { GcConfig } from '../../config/types.js';
+import { Codes } from '../../errors.js';
+import type { Debris, ModeEntry, Problem, RecordsScan } from '../../io/inventory.js';
+import type { HeldLock } from '../../io/lock.js';
+import type { Dir } from '../../io/safe-fs.js';
+import type { MemoryTraceCache } from '../../io/trace-scan.js';
+import type { ChmodAction } from '../../plan/modes.js';
+import type { RecordsPlan } from '../../plan/records.js';
+import type { SessionsPlan } from '../../plan/sessions.js';
+import type { RecordPolicyConfig } from '../../config/types.js';
+import type { Logger } from '../../log.js';
+import { mintId } from '../../murmur/ids.js';
+import type { AuditSession, LostTask, RetentionItem } from '../audit.js';
+import type { ErrorEntry, Skipped, SweepReport } from '../report.js';
+import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
+import type { ContextScan, RootScan } from '../../io/inventory.js';
+
+export interface SweepOptions {
+  config: GcConfig;
+  dryRun: boolean;
+  log: Logger;
+  now?: () => number;
+  /** Aborted on SIGTERM/SIGINT: the sweep stops at the next safe point between items. */
+  signal?: AbortSignal;
+  /** How long a record lock may be waited for before the record is skipped as busy. */
+  recordLockWaitMs?: number;
+}
+
+/** What one step did: items acted on (or found, for scans), bytes, wall time. */
+export interface StepStats {
+  step: string;
+  items: number;
+  bytes: number;
+  ms: number;
+}
+
+export type StepTally = Omit<StepStats, 'step' | 'ms'>;
+
+export interface Step {
+  name: string;
+  run: (ctx: SweepContext) => Promise<StepTally>;
+}
+
+export interface SessionsRootPlan {
+  input: RootPlanInput;
+  scan: RootScan;
+  /** the sessions of this root, with their liveness */
+  views: SessionView[];
+  plan: SessionsPlan;
+}
+
+export interface RecordsPolicyPlan {
+  policy: RecordPolicyConfig;
+  contexts: ContextScan[];
+  plan: RecordsPlan;
+}
+
+export interface SweepContext {
+  readonly opts: SweepOptions;
+  readonly config: GcConfig;
+  readonly home: string;
+  readonly dryRun: boolean;
+  readonly log: Logger;
+  readonly now: () => number;
+  /** the sweep's clock: every age is judged against this one instant */
+  readonly nowMs: number;
+  readonly uid: number;
+  readonly report: SweepReport;
+  /** set by a step when there is nothing more to do (no home, no roots) */
+  stopped: boolean;
+
+  // lock
+  homeExists: boolean;
+  homeDir: Dir | undefined;
+  sweepLock: HeldLock | undefined;
+  /** the caller's signal joined with the sweep lock's (lock compromised) */
+  signal: AbortSignal | undefined;
+
+  // audit (created on first destructive step of a real run)
+  readonly auditId: string;
+  audit: AuditSession | undefined;
+  readonly retentionItems: RetentionItem[];
+  readonly lostTasks: LostTask[];
+
+  // scans
+  cache: MemoryTraceCache | undefined;
+  world: SessionsWorld;
+  records: RecordsScan | undefined;
+  debris: Debris[];
+  modes: ModeEntry[];
+
+  // plans
+  chmods: { entry: ModeEntry; action: ChmodAction }[];
+  sessionPlans: SessionsRootPlan[];
+  recordPlans: RecordsPolicyPlan[];
+
+  // effects
+  /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
+  readonly removedSessions: Set<string>;
+  readonly steps: StepStats[];
+}
+
+export function createContext(opts: SweepOptions, uid: number): SweepContext {
+  const now = opts.now ?? Date.now;
+  const nowMs = now();
+  const home = opts.config.home;
+  return {
+    opts,
+    config: opts.config,
+    home,
+    dryRun: opts.dryRun,
+    log: opts.log,
+    now,
+    nowMs,
+    uid,
+    report: {
+      dry_run: opts.dryRun,
+      home,
+      home_exists: false,
+      started_ms: nowMs,
+      duration_ms: 0,
+      actions: [],
+      skipped: [],
+      errors: [],
+      audit: null,
+      bytes_freed: 0,
+      inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
+    },
+    stopped: false,
+    homeExists: false,
+    homeDir: undefined,
+    sweepLock: undefined,
+    signal: undefined,
+    auditId: mintId('ses_'),
+    audit: undefined,
+    retentionItems: [],
+    lostTasks: [],
+    cache: undefined,
+    world: { roots: [], rootScans: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    records: undefined,
+    debris: [],
+    modes: [],
+    chmods: [],
+    sessionPlans: [],
+    recordPlans: [],
+    removedSessions: new Set(),
+    steps: [],
+  };
+}
+
+/** A target left alone this sweep (reported, logged at warn). */
+export function skip(ctx: SweepContext, s: Skipped): void {
+  ctx.report.skipped.push(s);
+  ctx.log.warn({ code: s.code, target: s.target }, s.detail);
+}
+
+/** A target that failed this sweep (reported, logged at error); the sweep goes on. */
+export function fail(ctx: SweepContext, e: ErrorEntry): void {
+  ctx.report.errors.push(e);
+  ctx.log.error({ code: e.code, target: e.target }, e.detail);
+}
+
+/** A scan problem: an io_error is an error, anything else a skip. */
+export function problem(ctx: SweepContext, p: Problem): void {
+  if (p.code === Codes.ioError) fail(ctx, p);
+  else skip(ctx, p);
+}
+
+/** Stamps the report's duration and hands it back. */
+export function finishReport(ctx: SweepContext): SweepReport {
+  ctx.report.duration_ms = ctx.now() - ctx.nowMs;
+  return ctx.report;
+}
+
+/** Runs one step, recording its tally and time (also when it throws). */
+export async function runStep(ctx: SweepContext, step: Step): Promise<void> {
+  const t0 = performance.now();
+  let tally: StepTally = { items: 0, bytes: 0 };
+  try {
+    tally = await step.run(ctx);
+  } finally {
+    const stats: StepStats = { step: step.name, ...tally, ms: Math.round(performance.now() - t0) };
+    ctx.steps.push(stats);
+    ctx.log.debug({ step: stats.step, items: stats.items, bytes: stats.bytes, ms: stats.ms }, 'sweep step done');
+  }
+}

@@ -1,0 +1,54 @@
+// Step "plan": the pure planners decide, from the scans alone, every mode to reassert, every
+// session to remove and every record to remove or truncate.
+// Guarantees: no fs access; the planners' skips for sessions and records are reported by the
+// step that acts on that root or store (so each root's outcomes stay together); mode skips are
+// reported here.
+import { planMode } from '../../plan/modes.js';
+import { planRecords } from '../../plan/records.js';
+import { planSessions } from '../../plan/sessions.js';
+import { skip, type SweepContext, type StepTally } from './context.js';
+
+export function planStep(ctx: SweepContext): Promise<StepTally> {
+  for (const e of ctx.modes) {
+    const r = planMode(e, ctx.uid);
+    if (!r) continue;
+    if ('code' in r) {
+      // A symlinked store/context is already reported by the scan; report others once.
+      if (r.code !== 'symlink' || e.ref.chain.length <= 1) skip(ctx, { target: r.path, code: r.code, detail: r.detail });
+      continue;
+    }
+    ctx.chmods.push({ entry: e, action: r });
+  }
+
+  for (const { input, scan } of ctx.world.rootScans) {
+    if (!scan.exists) continue;
+    const views = ctx.world.views.filter((v) => v.root === input.root);
+    const plan = planSessions(
+      views.map((v) => ({ name: v.scan.name, liveness: v.liveness, livenessWhy: v.why })),
+      input.retain,
+      ctx.nowMs,
+      input.isAuditRoot ? ctx.auditId : undefined,
+    );
+    ctx.sessionPlans.push({ input, scan, views, plan });
+  }
+
+  const records = ctx.records;
+  if (ctx.homeDir && records?.exists) {
+    for (const policy of ctx.config.records) {
+      const contexts = records.contexts.filter((c) => c.store === policy.store);
+      const plan = planRecords(
+        contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, messages: c.messages })),
+        policy.capsule,
+        policy.retain,
+        ctx.world.liveContexts,
+        ctx.nowMs,
+      );
+      ctx.recordPlans.push({ policy, contexts, plan });
+    }
+  }
+  const items =
+    ctx.chmods.length +
+    ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) +
+    ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length + p.plan.truncate.length, 0);
+  return Promise.resolve({ items, bytes: 0 });
+}

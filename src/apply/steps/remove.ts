@@ -1,0 +1,157 @@
+// Step "remove": sessions over their root's max_age/max_sessions, then records over max_age.
+// Guarantees:
+// - Only what the plan step chose; a session or record owned by another uid is skipped
+//   (foreign_owner); the intent is in the audit log before the removal starts.
+// - A removal is a rename into a `.murmur-gc-trash.*` directory of the same parent, a re-check
+//   there (the session's trace / the record's file unchanged since the scan; otherwise it is put
+//   back and skipped), then deletion — all through the parent's descriptor.
+// - A dry run opens, verifies and measures, and changes nothing.
+import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../io/inventory.js';
+import type { HeldLock } from '../../io/lock.js';
+import { measureDir, removeDir } from '../../io/remove.js';
+import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
+import { ensureAudit } from './audit.js';
+import { fail, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { openChain } from './dirs.js';
+import { holdRecord, recordFailure } from './record-lock.js';
+
+export async function removeStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  for (const p of ctx.sessionPlans) await removeSessions(ctx, p, tally);
+  const home = ctx.homeDir;
+  if (!home) return tally;
+  for (const { policy, contexts, plan } of ctx.recordPlans) {
+    for (const s of plan.skip) skip(ctx, { target: `${policy.store}/${s.context}`, code: s.code, detail: s.detail });
+    for (const r of plan.remove) {
+      ctx.signal?.throwIfAborted();
+      const c = contexts.find((x) => x.context === r.context);
+      if (!c) continue;
+      const bytes = await removeRecord(ctx, home, c, policy.store, r.reason);
+      if (bytes !== undefined) {
+        tally.items++;
+        tally.bytes += bytes;
+      }
+    }
+  }
+  return tally;
+}
+
+async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
+  for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
+  if (plan.remove.length === 0) return;
+  let rootDir: Dir;
+  try {
+    rootDir = await Dir.open(input.root);
+    if (!scan.identity || !sameIdentity(rootDir.identity, scan.identity)) {
+      await rootDir.close();
+      throw new GcError(Codes.changedSinceScan, `${input.root} was replaced since it was scanned`);
+    }
+  } catch (err) {
+    fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}` });
+    return;
+  }
+  try {
+    for (const r of plan.remove) {
+      ctx.signal?.throwIfAborted();
+      const view = views.find((v) => v.scan.name === r.name);
+      if (!view) continue;
+      const target = `${input.root}/${r.name}`;
+      if (view.scan.uid !== ctx.uid) {
+        skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${view.scan.uid}; not removed` });
+        continue;
+      }
+      try {
+        let bytes: number;
+        if (ctx.dryRun) {
+          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
+        } else {
+          const a = await ensureAudit(ctx);
+          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
+          // A session written since the scan (a resume reading or reconciling it, a late
+          // teardown) is put back and kept: liveness is re-checked at the moment of action.
+          const unchanged = async (sdir: Dir) => {
+            const st = await sdir.lstat('trace.jsonl');
+            const scanned = view.scan.trace?.ok ? view.scan.trace : undefined;
+            const same = scanned
+              ? st !== undefined && Number(st.size) === scanned.size && Number(st.mtimeMs) === scanned.mtimeMs
+              : st === undefined || view.scan.trace !== undefined;
+            if (!same) throw new GcError(Codes.changedSinceScan, `${target} was written since it was scanned; kept`);
+          };
+          const signal = ctx.signal;
+          bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: ctx.auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
+          if (a && seq !== undefined) await a.done(seq);
+          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name });
+        }
+        ctx.removedSessions.add(target);
+        ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes });
+        ctx.report.bytes_freed += bytes;
+        tally.items++;
+        tally.bytes += bytes;
+        ctx.log.info({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
+      } catch (err) {
+        if (isAbort(err)) throw err;
+        const code = codeOf(err);
+        (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: ${describeError(err)}` });
+      }
+    }
+  } finally {
+    await rootDir.close();
+  }
+}
+
+/** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
+async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age'): Promise<number | undefined> {
+  const target = `${store}/${c.context}`;
+  if (c.dirUid !== ctx.uid || c.file.uid !== ctx.uid) {
+    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not removed` });
+    return undefined;
+  }
+  let lock: HeldLock | undefined;
+  let storeDir: Dir | undefined;
+  try {
+    const held = await holdRecord(ctx, home, store, c);
+    if (held === 'busy') return undefined;
+    lock = held;
+    storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
+    const verify = async (dir: Dir) => {
+      const st = await dir.lstat(RECORD_FILE);
+      if (!st || !sameIdentity(identityOf(st), c.file.identity) || Number(st.size) !== c.file.size || Number(st.mtimeMs) !== c.file.mtimeMs) {
+        throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
+      }
+    };
+    let bytes: number;
+    if (ctx.dryRun) {
+      const dir = await storeDir.openDir(c.context, c.dirIdentity);
+      try {
+        await verify(dir);
+      } finally {
+        await dir.close();
+      }
+      bytes = (await measureDir(storeDir, c.context, c.dirIdentity)).bytes;
+    } else {
+      const a = await ensureAudit(ctx);
+      const seq = await a?.intend({ kind: 'remove_record', store: 'records', reason, parent: storeDir.path, target: c.context });
+      const lockSignal = lock?.signal;
+      bytes = (
+        await removeDir(storeDir, c.context, c.dirIdentity, {
+          runId: ctx.auditId,
+          verifyInTrash: verify,
+          ...(lockSignal ? { signal: lockSignal } : {}),
+        })
+      ).bytes;
+      if (a && seq !== undefined) await a.done(seq);
+      ctx.retentionItems.push({ store: 'records', reason, target: c.context });
+    }
+    ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes });
+    ctx.report.bytes_freed += bytes;
+    ctx.log.info({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
+    return bytes;
+  } catch (err) {
+    recordFailure(ctx, err, target, lock);
+    return undefined;
+  } finally {
+    await storeDir?.close();
+    await lock?.release();
+  }
+}

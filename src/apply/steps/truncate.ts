@@ -1,0 +1,93 @@
+// Step "truncate": records over their policy's max_messages keep only their newest messages.
+// Guarantees: under the record's lock, only the file scanned (same dev/ino), through the
+// context directory's descriptor; the rewrite is staged and renamed over the record with lines a
+// writer appended meanwhile carried over (io/record-truncate.ts); a dry run counts and writes
+// nothing. The intent is in the audit log before the rewrite starts.
+import { dirname } from 'node:path';
+import { Codes, GcError } from '../../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../io/inventory.js';
+import type { HeldLock } from '../../io/lock.js';
+import { truncateRecord } from '../../io/record-truncate.js';
+import { sameIdentity, type Dir } from '../../io/safe-fs.js';
+import { ensureAudit } from './audit.js';
+import { skip, type SweepContext, type StepTally } from './context.js';
+import { openChain } from './dirs.js';
+import { holdRecord, recordFailure } from './record-lock.js';
+
+export async function truncateStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  const home = ctx.homeDir;
+  if (!home) return tally;
+  for (const { policy, contexts, plan } of ctx.recordPlans) {
+    for (const t of plan.truncate) {
+      ctx.signal?.throwIfAborted();
+      const c = contexts.find((x) => x.context === t.context);
+      if (!c) continue;
+      const freed = await truncateOne(ctx, home, c, policy.capsule, t.keep);
+      if (freed !== undefined) {
+        tally.items++;
+        tally.bytes += freed;
+      }
+    }
+  }
+  return tally;
+}
+
+/** Truncates one record; the bytes freed, or undefined when nothing was dropped. */
+async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule: string, keep: number): Promise<number | undefined> {
+  const target = `${c.store}/${c.context}`;
+  if (c.file.uid !== ctx.uid) {
+    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not truncated` });
+    return undefined;
+  }
+  let lock: HeldLock | undefined;
+  let dir: Dir | undefined;
+  try {
+    const held = await holdRecord(ctx, home, c.store, c);
+    if (held === 'busy') return undefined;
+    lock = held;
+    dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
+    if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    let seq: number | undefined;
+    const a = await ensureAudit(ctx);
+    if (a) seq = await a.intend({ kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context });
+    const lockSignal = lock?.signal;
+    const out = await truncateRecord(dir, RECORD_FILE, {
+      keep,
+      fallbackCapsule: capsule,
+      nowMs: ctx.now(),
+      dryRun: ctx.dryRun,
+      expect: c.file.identity,
+      ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
+      ...(lockSignal ? { signal: lockSignal } : {}),
+    });
+    if (a && seq !== undefined) await a.done(seq, { messages_dropped: out.dropped });
+    if (out.dropped === 0) return undefined;
+    if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped });
+    const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
+    ctx.report.actions.push({
+      kind: 'truncate_record',
+      record: c.store,
+      target: c.context,
+      reason: 'max_messages',
+      messages_dropped: out.dropped,
+      kept: out.kept,
+      path: c.path,
+      bytes: freed,
+    });
+    ctx.report.bytes_freed += freed;
+    if (out.outOfOrder) {
+      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+    } else if (out.reordered) {
+      ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
+    }
+    ctx.log.info({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, ctx.dryRun ? 'would truncate record' : 'record truncated');
+    return freed;
+  } catch (err) {
+    recordFailure(ctx, err, target, lock);
+    return undefined;
+  } finally {
+    await dir?.close();
+    await lock?.release();
+  }
+}
