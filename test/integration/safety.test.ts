@@ -2,8 +2,9 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
+import { requirement } from '../helpers/requirements.js';
 
 interface Report {
   actions: Record<string, unknown>[];
@@ -107,7 +108,9 @@ describe('special files', () => {
   });
 });
 
-describe('filesystem boundaries and failures (tmpfs)', () => {
+const tmpfs = requirement('tmpfs boundary tests', ['root', 'tmpfs', 'cmd:mount', 'cmd:umount']);
+describe.runIf(tmpfs.run)('filesystem boundaries and failures (tmpfs)', () => {
+  beforeAll(() => tmpfs.check());
   afterEach(() => {
     // Unmount whatever is still mounted under this test's dir (a mount may have moved with a rename).
     const mine = fs

@@ -1,38 +1,30 @@
 // Permission behaviour that root cannot observe: the CLI runs as an unprivileged user this test
 // creates (and removes). Covers EACCES on unreadable entries, foreign-owned entries, and that
-// murmur-gc's own files stay private whatever the caller's umask.
+// murmur-gc's own files stay private whatever the caller's umask. The user runs a staged copy of
+// the built CLI (test/helpers/stage.ts), so the checkout may sit anywhere (under /root, under a
+// 0700 mktemp dir). Needs root, useradd/userdel and setpriv; skipped with a printed reason without.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
+import { requirement } from '../helpers/requirements.js';
+import { copyApp, stageCli, type StagedCli } from '../helpers/stage.js';
 
+const needs = requirement('unprivileged-user tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
 const user = `mgc${f.hex(6)}`;
 let uid = -1;
 let gid = -1;
 let T: string;
-
-beforeAll(() => {
-  if (process.getuid?.() !== 0) throw new Error('this test creates a user and must run as root (CI runs as root)');
-  execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
-  uid = Number(execFileSync('id', ['-u', user]).toString().trim());
-  gid = Number(execFileSync('id', ['-g', user]).toString().trim());
-  T = f.tempDir('unpriv');
-  fs.chmodSync(T, 0o755);
-});
-
-afterAll(() => {
-  if (T) f.rmrf(T);
-  spawnSync('userdel', ['-f', user]);
-});
+let stage: StagedCli | undefined;
 
 function chownR(p: string): void {
   execFileSync('chown', ['-R', `${uid}:${gid}`, p]);
 }
 
-function runAsUser(args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
+function runAsUserWith(node: string, bin: string, args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
   const env = f.cliEnv(home);
-  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', 'sh', '-c', `umask ${umask}; exec "$@"`, 'sh', process.execPath, f.BIN, ...args], {
+  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', 'sh', '-c', `umask ${umask}; exec "$@"`, 'sh', node, bin, ...args], {
     env,
     encoding: 'utf8',
     timeout: 60_000,
@@ -40,7 +32,50 @@ function runAsUser(args: string[], home: string, umask = '022'): { status: numbe
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('as an unprivileged user', () => {
+function runAsUser(args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
+  if (!stage) throw new Error('no staged CLI');
+  return runAsUserWith(stage.node, stage.bin, args, home, umask);
+}
+
+describe.runIf(needs.run)('as an unprivileged user', () => {
+  beforeAll(() => {
+    needs.check();
+    execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
+    uid = Number(execFileSync('id', ['-u', user]).toString().trim());
+    gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+    T = f.tempDir('unpriv');
+    fs.chmodSync(T, 0o755);
+    stage = stageCli();
+  });
+
+  afterAll(() => {
+    if (T) f.rmrf(T);
+    if (stage) f.rmrf(stage.dir);
+    if (uid >= 0) spawnSync('userdel', ['-f', user]);
+  });
+
+  it('runs from a staged copy when the checkout is out of its reach (a clone under a 0700 directory)', () => {
+    // A checkout's built CLI under a private (0700) directory, as in a clone under /root.
+    const hidden = f.tempDir('unpriv-hidden');
+    try {
+      expect(fs.statSync(hidden).mode & 0o777).toBe(0o700);
+      const repo = path.join(hidden, 'clone');
+      copyApp(f.REPO, repo);
+      const direct = runAsUserWith(stage!.node, path.join(repo, 'dist', 'cli', 'bin.js'), ['--version'], T);
+      expect(direct.status, 'the user must not reach a checkout under a 0700 directory').not.toBe(0);
+      const staged = stageCli(repo);
+      try {
+        const r = runAsUserWith(staged.node, staged.bin, ['--version'], T);
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stdout.trim()).toBe((JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { version: string }).version);
+      } finally {
+        f.rmrf(staged.dir);
+      }
+    } finally {
+      f.rmrf(hidden);
+    }
+  });
+
   it('fixes modes an owner cannot read through, skips foreign-owned entries, and keeps going', () => {
     const H = path.join(T, 'u1');
     const home = path.join(H, '.murmur');
