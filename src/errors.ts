@@ -19,6 +19,10 @@ export const Codes = {
   changedSinceScan: 'changed_since_scan',
   liveContext: 'live_context',
   invalidLine: 'invalid_line',
+  /** A conversation record that is not valid UTF-8: the runtime cannot read it; never pruned or truncated. */
+  recordUnreadable: 'record_unreadable',
+  /** A file in running/ that is not a running record (unparseable, too big, not a regular file). */
+  runningRecordInvalid: 'running_record_invalid',
   lockCompromised: 'lock_compromised',
   aborted: 'aborted',
 } as const;

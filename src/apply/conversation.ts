@@ -237,11 +237,20 @@ export interface Resolved {
  * given). None → E-CNV-001 (problems that explain why, e.g. a symlinked context, are logged
  * first); several → E-CNV-002 naming the stores in list order.
  */
-async function resolveContext(ctx: ConversationContext, homeDir: Dir | undefined, context: string, record: string | undefined, nowMs: number): Promise<ContextScan> {
+async function resolveContext(
+  ctx: ConversationContext,
+  homeDir: Dir | undefined,
+  context: string,
+  record: string | undefined,
+  nowMs: number,
+  opts: { fileless?: boolean } = {},
+): Promise<ContextScan> {
   const home = ctx.config.home;
   if (homeDir) {
     const s = await scan(homeDir, home, false, record, nowMs);
-    const matches = s.contexts.filter((c) => c.context === context).sort((a, b) => compareUtf8(a.store, b.store));
+    // `rm` also reaches a context directory that holds no record file, as `mur conversation rm` does.
+    const listed = opts.fileless === true ? [...s.contexts, ...s.fileless] : s.contexts;
+    const matches = listed.filter((c) => c.context === context).sort((a, b) => compareUtf8(a.store, b.store));
     if (matches.length > 1) throw refusal(ambiguousContextRefusal(context, matches.map((m) => m.store)));
     const only = matches[0];
     if (only) return only;
@@ -302,10 +311,14 @@ async function probeRecordLock(ctx: ConversationContext, target: ContextScan): P
   if (await probeLock(recordLockPath(ctx.config.home, target.store, target.context))) throw busy(target);
 }
 
-/** Messages of the record in `dir` (streaming); the file must still be a regular file. */
+/**
+ * Messages of the record in `dir` (streaming); the file must still be a regular file. No file:
+ * 0 (a context directory without a record, which `rm` removes). Not UTF-8: 0, as the runtime.
+ */
 async function countIn(dir: Dir, signal?: AbortSignal): Promise<number> {
   const st = await dir.lstat(RECORD_FILE);
-  if (!st?.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
+  if (!st) return 0;
+  if (!st.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
   return (await countMessages(dir, RECORD_FILE, signal)).messages;
 }
 
@@ -324,7 +337,7 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
   const now = ctx.now ?? Date.now;
   const nowMs = now();
   return withHome(ctx.config.home, async (homeDir) => {
-    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs);
+    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs, { fileless: true });
     if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
     checkOwner(target);
     await checkLive(ctx, homeDir, target, 'remove', opts.force, nowMs);

@@ -98,6 +98,8 @@ export interface ContextScan {
   };
   header: RecordHeader | undefined;
   messages: number | undefined;
+  /** Not valid UTF-8 (known only when the whole file was read): no header, 0 messages, never owned. */
+  unreadable?: boolean;
 }
 
 export interface RecordsScan {
@@ -106,6 +108,12 @@ export interface RecordsScan {
   counted: number;
   countsCached: number;
   contexts: ContextScan[];
+  /**
+   * Context directories holding no conversation.jsonl: invisible to ls and to the sweep (the
+   * runtime skips them), but `conversation rm` removes them as `mur conversation rm` does.
+   * `file` describes the directory; `messages` is 0.
+   */
+  fileless: ContextScan[];
   modes: ModeEntry[];
   debris: Debris[];
   problems: Problem[];
@@ -126,16 +134,16 @@ export async function readHeader(dir: Dir, name: string): Promise<RecordHeader |
 const SMALL_RECORD_BYTES = 1 << 20;
 
 /** Count message lines of one record file (small ones read whole, large ones streamed). */
-export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined }> {
+export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean }> {
   const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
   if (small) {
     const r = scanRecordBytes(small.data);
-    return { messages: r.messages, header: r.header };
+    return { messages: r.messages, header: r.header, utf8: r.utf8 };
   }
   const { fh, stat } = await dir.openFile(name);
   try {
     const r = await scanRecord(fh, Number(stat.size), signal ? { signal } : {});
-    return { messages: r.messages, header: r.header };
+    return { messages: r.messages, header: r.header, utf8: r.utf8 };
   } finally {
     await fh.close();
   }
@@ -144,7 +152,10 @@ export async function countMessages(dir: Dir, name: string, signal?: AbortSignal
 export interface RecordsScanOptions {
   /** Only these stores (undefined = all). */
   stores?: ReadonlySet<string>;
-  /** Count messages of records owned by (store, capsule) pairs in this set (`store\0capsule`). */
+  /**
+   * Read whole (count + UTF-8 check) the records owned by (store, capsule) pairs in this set
+   * (`store\0capsule`): a record a policy may act on must be readable by the runtime.
+   */
   countOwned?: ReadonlySet<string>;
   /** Count every record's messages (conversation ls). */
   countAll?: boolean;
@@ -160,7 +171,7 @@ export interface RecordsScanOptions {
 
 /** Scan `<home>/conversations`. `home` stays open; everything below is opened and closed here. */
 export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOptions): Promise<RecordsScan> {
-  const out: RecordsScan = { exists: false, counted: 0, countsCached: 0, contexts: [], modes: [], debris: [], problems: [] };
+  const out: RecordsScan = { exists: false, counted: 0, countsCached: 0, contexts: [], fileless: [], modes: [], debris: [], problems: [] };
   const rootSt = await home.lstat(CONVERSATIONS_DIR);
   if (!rootSt) return out;
   if (opts.collectModes) out.modes.push(modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
@@ -244,7 +255,19 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         }
       }
       const fst = await cdir.lstat(RECORD_FILE);
-      if (!fst) continue;
+      if (!fst) {
+        out.fileless.push({
+          store,
+          context,
+          path: cdir.display(RECORD_FILE),
+          dirIdentity: identityOf(cst),
+          dirUid: Number(cst.uid),
+          file: { identity: identityOf(cst), size: 0, mtimeMs: Number(cst.mtimeMs), uid: Number(cst.uid) },
+          header: undefined,
+          messages: 0,
+        });
+        continue;
+      }
       if (opts.collectModes) out.modes.push(modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
       if (fst.isSymbolicLink()) {
         out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.symlink, detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed` });
@@ -256,6 +279,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       }
       let header: RecordHeader | undefined;
       let messages: number | undefined;
+      let unreadable = false;
       try {
         const key = cdir.display(RECORD_FILE);
         const state = traceFileState(fst);
@@ -264,9 +288,10 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
         const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES) : undefined;
         const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
+        unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
         header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
-        if (opts.countAll || owned) {
+        if (!unreadable && (opts.countAll || owned)) {
           if (known?.messages !== undefined) {
             messages = known.messages;
             out.countsCached++;
@@ -275,9 +300,16 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             const c = wholeScan ?? (await countMessages(cdir, RECORD_FILE, opts.signal));
             messages = c.messages;
             header = c.header;
+            unreadable = !c.utf8;
           }
         }
-        opts.countCache?.setRecord(key, state, { header: header ?? null, ...(messages !== undefined ? { messages } : {}) });
+        if (unreadable) {
+          // The runtime reads nothing in it: no header, no messages, no owner (reference §1.2).
+          header = undefined;
+          messages = 0;
+          out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
+        }
+        opts.countCache?.setRecord(key, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}) });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -291,6 +323,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         file: { identity: identityOf(fst), size: Number(fst.size), mtimeMs: Number(fst.mtimeMs), uid: Number(fst.uid) },
         header,
         messages,
+        ...(unreadable ? { unreadable } : {}),
       });
     } finally {
       await cdir.close();

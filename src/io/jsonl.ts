@@ -11,6 +11,10 @@
 // - One reused read buffer (default 1 MiB). A line crossing a chunk boundary is copied into a
 //   separate carry buffer that grows to the longest such line, so memory is O(buffer + longest
 //   line), never O(file).
+// - Records are read as the runtime reads them: a record that is not valid UTF-8 anywhere is
+//   unreadable (`read_to_string` fails): the record scan reports `utf8: false` with no header and
+//   no messages, and the truncation plan refuses it (`record_unreadable`). Lines are classified
+//   by src/murmur/json-scan.ts (serde_json's grammar).
 // - Yielded `bytes` are views into those buffers, valid only until the consumer asks for the next
 //   line: copy them (Buffer.from(view)) to keep them.
 // - `planKeepNewest` costs O(keep) lines backwards from EOF plus one classify-only forward pass
@@ -18,6 +22,7 @@
 //   line.
 // - `signal.throwIfAborted()` is checked before every read.
 import type { FileHandle } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
 import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 
@@ -59,6 +64,8 @@ export interface RecordScanOptions extends ScanOptions {
 }
 
 export interface RecordScan {
+  /** False when the record is not valid UTF-8: then header, messages and ids are all empty. */
+  utf8: boolean;
   /** The first line parsed as a header, or undefined. */
   header: RecordHeader | undefined;
   /** Offset just past the header line including its `\n`; 0 when there is no header. */
@@ -387,9 +394,15 @@ class RecordScanAccumulator {
   private messages = 0;
   private lastMessageId: string | undefined;
   private position: number | undefined;
+  private utf8 = true;
   constructor(private readonly findId: string | undefined) {}
 
   line(bytes: Buffer, start: number, end: number, terminated: boolean): void {
+    if (!this.utf8) return;
+    if (!isUtf8(bytes)) {
+      this.utf8 = false;
+      return;
+    }
     if (start === 0) {
       // The first line of the snapshot is either terminated or the whole snapshot, so it is
       // always the runtime's first `str::lines` line.
@@ -404,7 +417,12 @@ class RecordScanAccumulator {
   }
 
   result(): RecordScan {
-    const scan: RecordScan = { header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
+    if (!this.utf8) {
+      const none: RecordScan = { utf8: false, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined };
+      if (this.findId !== undefined) none.position = undefined;
+      return none;
+    }
+    const scan: RecordScan = { utf8: true, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
     if (this.findId !== undefined) scan.position = this.position;
     return scan;
   }
@@ -433,6 +451,10 @@ export function scanRecordBytes(data: Buffer, opts: { findId?: string } = {}): R
     from = nl + 1;
   }
   return acc.result();
+}
+
+function unreadable(): GcError {
+  return new GcError(Codes.recordUnreadable, 'stream did not contain valid UTF-8 (the runtime cannot read this record; it is never truncated)');
 }
 
 /**
@@ -470,6 +492,7 @@ export async function planKeepNewest(
         first = false;
         terminated = back.terminated;
       }
+      if (!isUtf8(back.bytes)) throw unreadable();
       if (back.start === 0) header = parseHeaderLine(back.bytes);
       const c = classifyLine(back.bytes);
       if (!c.isMessage) continue;
@@ -510,6 +533,7 @@ export async function planKeepNewest(
   const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
   while (await fwd.fill()) {
     while (fwd.next()) {
+      if (!isUtf8(fwd.bytes)) throw unreadable();
       if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
       if (classifyLine(fwd.bytes).isMessage) before++;
     }

@@ -1,19 +1,28 @@
-// The runtime's running records (`<home>/running/<ses>.json`) and process probes.
-// Guarantees: a record is read only when it is a small regular file (never a link or FIFO);
-// a malformed record is reported and otherwise ignored; a process counts as the record's
-// process only when its start time (field 22 of /proc/<pid>/stat, the runtime's own token)
-// matches — a reused pid is not alive. When /proc cannot be read but kill(pid, 0) says the pid
-// exists, the process is taken as alive (never doom a session on missing evidence).
+// The runtime's running records (`<home>/running/<ses>.json`, reference §1.2a) and process probes.
+// Guarantees:
+// - A record is read only when it is a small regular file (never a link or FIFO). It counts only
+//   when it deserializes as the runtime's record: valid UTF-8, serde_json's grammar
+//   (src/murmur/json-scan.ts, last duplicate key wins), every field present with its type —
+//   `session_id`, `url`, `process_start`, `capsule_name`, `capsule_version`, `workdir`,
+//   `started_at` strings, `pid` a u32, `outlives_launcher` a bool. Anything else gives no
+//   liveness evidence (the runtime's reader unlinks it) and is reported with the warning-level
+//   code `running_record_invalid` — a 100 MB file, a FIFO or garbage in running/ never fails a sweep.
+// - A record's process is live only when kill(pid, 0) finds it AND its current start token
+//   (field 22 of /proc/<pid>/stat) equals `process_start`: a reused pid, or a token that cannot
+//   be read, is not live (the runtime's layers 1 and 2).
+import { isUtf8 } from 'node:buffer';
 import { Codes, describeError } from '../errors.js';
+import { JsonScanner, T_FALSE, T_OBJECT, T_TRUE, jsonKeys, spanString, spanU64, type Span } from '../murmur/json-scan.js';
 import { readProcStat, readSmallFile, type Dir } from './safe-fs.js';
 
 export interface RunningRecord {
   file: string;
   sessionId: string;
-  pid: number | undefined;
-  startTime: string | undefined;
-  /** The session's workdir (its parent is a sessions root), when the record names one. */
-  workdir: string | undefined;
+  pid: number;
+  /** `process_start`: the runtime's opaque start token, compared by string equality. */
+  startTime: string;
+  /** The session's workdir (its parent is a sessions root). */
+  workdir: string;
 }
 
 export interface RunningScan {
@@ -21,31 +30,29 @@ export interface RunningScan {
   problems: { target: string; code: string; detail: string }[];
 }
 
-function pickString(o: Record<string, unknown>, keys: string[]): string | undefined {
-  for (const k of keys) {
-    const v = o[k];
-    if (typeof v === 'string' && v !== '') return v;
-    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  }
-  return undefined;
-}
+/** A running record is small (a few hundred bytes of pretty JSON); anything larger is not one. */
+export const RUNNING_RECORD_MAX_BYTES = 64 * 1024;
 
-export function parseRunningRecord(file: string, raw: string): RunningRecord | undefined {
-  let obj: unknown;
-  try {
-    obj = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return undefined;
-  const o = obj as Record<string, unknown>;
-  const stem = file.endsWith('.json') ? file.slice(0, -5) : file;
-  const sessionId = pickString(o, ['session_id', 'session']) ?? stem;
-  const pidRaw = o['pid'];
-  const pid = typeof pidRaw === 'number' && Number.isInteger(pidRaw) && pidRaw > 0 ? pidRaw : undefined;
-  const startTime = pickString(o, ['pid_start_time', 'start_time', 'proc_start_time', 'starttime', 'process_start_time']);
-  const workdir = pickString(o, ['workdir', 'session_workdir', 'session_dir']);
-  return { file, sessionId, pid, startTime, workdir };
+const RUNNING_KEYS = jsonKeys('session_id', 'url', 'pid', 'process_start', 'capsule_name', 'capsule_version', 'workdir', 'outlives_launcher', 'started_at');
+const STRING_FIELDS = [0, 1, 3, 4, 5, 6, 8];
+const runningScanner = new JsonScanner();
+const U32_MAX = 4294967295n;
+
+/** The runtime's `RunningRecord` deserialization; undefined when the file is not one. */
+export function parseRunningRecord(file: string, raw: Buffer | string): RunningRecord | undefined {
+  const buf = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+  if (!isUtf8(buf)) return undefined;
+  const sc = runningScanner;
+  if (!sc.scan(buf, 0, buf.length, RUNNING_KEYS) || sc.top !== T_OBJECT) return undefined;
+  const f = sc.fields;
+  const strings: Array<string | undefined> = [];
+  for (let k = 0; k < RUNNING_KEYS.strings.length; k++) strings.push(STRING_FIELDS.includes(k) ? spanString(buf, f[k] as Span) : undefined);
+  if (STRING_FIELDS.some((k) => strings[k] === undefined)) return undefined;
+  const pid = spanU64(buf, f[2] as Span);
+  if (pid === undefined || pid > U32_MAX) return undefined;
+  const outlives = (f[7] as Span).type;
+  if (outlives !== T_TRUE && outlives !== T_FALSE) return undefined;
+  return { file, sessionId: strings[0] as string, pid: Number(pid), startTime: strings[3] as string, workdir: strings[6] as string };
 }
 
 /** Read every `*.json` under `<home>/running`. Missing directory → no records. */
@@ -57,14 +64,15 @@ export async function readRunningRecords(home: Dir): Promise<RunningScan> {
   try {
     for (const name of await dir.list()) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const target = dir.display(name);
       try {
-        const raw = await readSmallFile(dir, name, 64 * 1024);
-        const rec = parseRunningRecord(name, raw.toString('utf8'));
+        const raw = await readSmallFile(dir, name, RUNNING_RECORD_MAX_BYTES);
+        const rec = parseRunningRecord(name, raw);
         if (rec) scan.records.push(rec);
-        else scan.problems.push({ target: dir.display(name), code: Codes.invalidLine, detail: `${dir.display(name)} is not a running record (not a JSON object)` });
+        else scan.problems.push({ target, code: Codes.runningRecordInvalid, detail: `${target} is not a running record (it does not parse with every required field); it gives no liveness evidence` });
       } catch (err) {
-        const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : Codes.ioError;
-        scan.problems.push({ target: dir.display(name), code: code.startsWith('E') ? Codes.ioError : code, detail: `${dir.display(name)}: ${describeError(err)}` });
+        // Too big, a FIFO or link, unreadable: not a running record either; never an error.
+        scan.problems.push({ target, code: Codes.runningRecordInvalid, detail: `${target} is not a running record (${describeError(err)}); it gives no liveness evidence` });
       }
     }
   } finally {
@@ -84,18 +92,24 @@ export function procStartTime(statLine: string): string | undefined {
 
 export type ProcessProbe = 'alive' | 'dead';
 
+/**
+ * With a `startTime` token: alive only when the pid exists and its token is exactly that one (an
+ * unreadable token is not alive). Without one (our own temp files, which carry only a pid): alive
+ * when the pid exists.
+ */
 export async function probeProcess(pid: number, startTime: string | undefined): Promise<ProcessProbe> {
-  const stat = await readProcStat(pid);
-  if (stat !== undefined) {
-    if (startTime === undefined) return 'alive';
-    return procStartTime(stat) === startTime ? 'alive' : 'dead';
-  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return 'dead';
+  let exists: boolean;
   try {
     process.kill(pid, 0);
-    return 'alive';
+    exists = true;
   } catch (err) {
-    return typeof err === 'object' && err !== null && (err as { code?: string }).code === 'EPERM' ? 'alive' : 'dead';
+    exists = typeof err === 'object' && err !== null && (err as { code?: string }).code === 'EPERM';
   }
+  if (!exists) return 'dead';
+  if (startTime === undefined) return 'alive';
+  const stat = await readProcStat(pid);
+  return stat !== undefined && procStartTime(stat) === startTime ? 'alive' : 'dead';
 }
 
 /** Start time token of a live process (used by tests and by the daemon's own pid file). */

@@ -4,8 +4,8 @@
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache.
 import type { Dir, BigIntStats } from './safe-fs.js';
 import { forwardLines } from './jsonl.js';
-import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
-import { TraceAccumulator, peekEventType, type TraceSummary } from '../murmur/trace.js';
+import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
+import { TraceAccumulator, type TraceSummary } from '../murmur/trace.js';
 
 export interface TraceFileState {
   dev: string;
@@ -49,22 +49,34 @@ export class MemoryTraceCache implements TraceCache {
   }
 
   /**
-   * What an earlier sweep learnt about a conversation record — its header (null: none) and, when it
-   * was counted, its message lines — keyed by path; same staleness rule as traces.
+   * What an earlier sweep learnt about a conversation record — its header (null: none), whether
+   * it is unreadable (not UTF-8) and, when it was counted, its message lines — keyed by path;
+   * same staleness rule as traces.
    */
-  readonly records = new Map<string, { state: TraceFileState; header: RecordHeader | null; messages?: number }>();
+  readonly records = new Map<string, { state: TraceFileState } & CachedRecord>();
   private readonly recordsTouched = new Set<string>();
-  getRecord(key: string, state: TraceFileState): { header: RecordHeader | null; messages?: number } | undefined {
+  getRecord(key: string, state: TraceFileState): CachedRecord | undefined {
     this.recordsTouched.add(key);
     const e = this.records.get(key);
     return e && sameFileState(e.state, state) ? e : undefined;
   }
-  setRecord(key: string, state: TraceFileState, value: { header: RecordHeader | null; messages?: number }): void {
+  setRecord(key: string, state: TraceFileState, value: CachedRecord): void {
     this.recordsTouched.add(key);
     this.records.set(key, { state, ...value });
   }
-  recordsToJSON(): Record<string, { state: TraceFileState; header: RecordHeader | null; messages?: number }> {
-    return Object.fromEntries([...this.records].filter(([k]) => this.recordsTouched.has(k)));
+  /** Headers are stored as their exact line (u64 values above 2^53 survive). */
+  recordsToJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of this.records) {
+      if (!this.recordsTouched.has(k)) continue;
+      out[k] = {
+        state: e.state,
+        header: e.header === null ? null : serializeHeader(e.header).slice(0, -1),
+        unreadable: e.unreadable === true,
+        ...(e.messages !== undefined ? { messages: e.messages } : {}),
+      };
+    }
+    return out;
   }
   static fromJSON(raw: unknown): MemoryTraceCache {
     const c = new MemoryTraceCache();
@@ -79,19 +91,29 @@ export class MemoryTraceCache implements TraceCache {
   loadRecords(raw: unknown): void {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown };
+      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown; unreadable?: unknown };
       const st = e?.state;
       if (!(typeof st?.dev === 'string' && typeof st.ino === 'string' && typeof st.size === 'number' && typeof st.mtimeMs === 'number')) continue;
-      // A cached header is re-validated with the runtime's own rule; anything odd is dropped.
-      const header = e.header === null ? null : typeof e.header === 'object' ? parseHeaderLine(JSON.stringify(e.header)) : undefined;
+      // Entries written before records were read as the runtime reads them carry no `unreadable`
+      // and are dropped (re-read once). A cached header is re-validated with the runtime's rule.
+      if (typeof e.unreadable !== 'boolean') continue;
+      const header = e.header === null ? null : typeof e.header === 'string' ? parseHeaderLine(e.header) : undefined;
       if (header === undefined) continue;
       this.records.set(k, {
         state: st as TraceFileState,
         header,
+        unreadable: e.unreadable,
         ...(typeof e.messages === 'number' && Number.isSafeInteger(e.messages) && e.messages >= 0 ? { messages: e.messages } : {}),
       });
     }
   }
+}
+
+export interface CachedRecord {
+  header: RecordHeader | null;
+  messages?: number;
+  /** Not valid UTF-8: the runtime reads nothing in it (set only when the whole file was read). */
+  unreadable?: boolean;
 }
 
 function isCacheEntry(v: unknown): v is { state: TraceFileState; summary: TraceSummary } {
@@ -106,6 +128,8 @@ function isCacheEntry(v: unknown): v is { state: TraceFileState; summary: TraceS
     typeof s.mtimeMs === 'number' &&
     Array.isArray(m?.contextIds) &&
     Array.isArray(m.unaccounted) &&
+    // summaries made before traces were read as the runtime reads them are re-read once
+    typeof m.utf8 === 'boolean' &&
     typeof m.hasSessionEnd === 'boolean' &&
     typeof m.endsWithNewline === 'boolean' &&
     typeof m.taskTrust === 'object'
@@ -134,17 +158,7 @@ export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | unde
   let lastTerminated = true;
   const feed = (bytes: Buffer, terminated: boolean) => {
     lastTerminated = terminated;
-    if (bytes.length === 0) return;
-    const t = peekEventType(bytes);
-    if (t !== undefined && !TraceAccumulator.WANTED.has(t)) return;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      acc.invalidLines++;
-      return;
-    }
-    acc.add(obj);
+    acc.addLine(bytes, 0, bytes.length);
   };
   // Most traces are small: read them in one go (no thread-pool round trips); stream the rest.
   const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES);

@@ -13,6 +13,7 @@
 //   `record, context_id, path, …` and the header's marker order — and that order is its contract.
 // - Texts carry ids, counts and paths only; never message content.
 import { idTimestampMs } from './ids.js';
+import { stringifyExact } from './json-exact.js';
 import type { RecordHeader, TruncationMarker } from './record.js';
 
 // ---- scalars ----------------------------------------------------------------------------------
@@ -162,18 +163,20 @@ export function renderLsText(rows: RecordListing[], record: string | undefined):
 
 /** `ls --json`: always an array, on one line. */
 export function renderLsJson(rows: RecordListing[]): string {
-  return JSON.stringify(rows) + '\n';
+  return stringifyExact(rows) + '\n';
 }
+
+export { stringifyExact };
 
 // ---- ls --message ---------------------------------------------------------------------------
 
 export type MessageLocation =
   | { record: string; context_id: string; path: string; status: 'present'; position: number; total: number }
-  | { record: string; context_id: string; path: string; status: 'truncated'; dropped: number; oldest_surviving_id: string };
+  | { record: string; context_id: string; path: string; status: 'truncated'; dropped: bigint; oldest_surviving_id: string };
 
 export type LocateAnswer =
   | { status: 'present'; position: number; total: number }
-  | { status: 'truncated'; dropped: number; oldest_surviving_id: string }
+  | { status: 'truncated'; dropped: bigint; oldest_surviving_id: string }
   | { status: 'unknown' };
 
 /**
@@ -213,7 +216,7 @@ export function renderLocateText(msgId: string, locations: MessageLocation[]): s
 }
 
 export function renderLocateJson(msgId: string, locations: MessageLocation[]): string {
-  return JSON.stringify({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations }) + '\n';
+  return stringifyExact({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations }) + '\n';
 }
 
 // ---- rm / truncate ----------------------------------------------------------------------------

@@ -5,7 +5,17 @@
 // - Field order of `retention`, `shell_lost`, `task_start`, `task_end`, `session_start`,
 //   `session_end` follows the seed / reference §8, §9.4 exactly; optional keys are omitted, never null
 //   (except `parent_id: null` on session_start and `messages_dropped` only for max_messages).
-// - `summarizeTraceLine` reads only the few event types the sweep needs and never throws.
+// - Reading (`TraceAccumulator.addLine`) is the runtime's reader (`detached_reconcile.rs`): each
+//   line is read as serde_json reads it (src/murmur/json-scan.ts: last duplicate key wins, depth
+//   128, no lone surrogates, no out-of-range numbers); a trace that is not valid UTF-8 anywhere is
+//   unreadable to the runtime, so nothing in it is reconciled (its contexts still count for
+//   liveness: that only ever keeps more); the last `session_start` is the parent; lost work is
+//   ordered by the bytes of its id; `detached_at_ms` is the `shell_detached` line's `timestamp`
+//   when it is a u64, else 0, kept digit for digit.
+
+import { isUtf8 } from 'node:buffer';
+import { stringifyExact } from './json-exact.js';
+import { JsonScanner, T_OBJECT, jsonKeys, spanString, spanU64, type Span } from './json-scan.js';
 
 export type RetentionStore = 'sessions' | 'records';
 export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages';
@@ -20,7 +30,7 @@ export const RETENTION_ORDER: ReadonlyArray<readonly [RetentionStore, RetentionR
 ];
 
 function line(obj: Record<string, unknown>): string {
-  return JSON.stringify(obj) + '\n';
+  return stringifyExact(obj) + '\n';
 }
 
 interface Common {
@@ -55,6 +65,13 @@ export interface LostWorkLine {
   binary: string;
   command: string;
   detachedAtMs: number;
+  /** The exact u64 digits of `detached_at_ms` (wins over `detachedAtMs` when present). */
+  detachedAtText?: string;
+}
+
+function detachedAt(w: LostWorkLine): bigint {
+  if (w.detachedAtText !== undefined && /^(?:0|[1-9][0-9]{0,19})$/.test(w.detachedAtText)) return BigInt(w.detachedAtText);
+  return Number.isSafeInteger(w.detachedAtMs) && w.detachedAtMs >= 0 ? BigInt(w.detachedAtMs) : 0n;
 }
 
 /** `shell_lost`, appended to the trace of the session that started the command. */
@@ -71,7 +88,7 @@ export function shellLostLine(
   o['work_id'] = work.workId;
   o['binary'] = work.binary;
   o['command'] = work.command;
-  o['detached_at_ms'] = work.detachedAtMs;
+  o['detached_at_ms'] = detachedAt(work);
   o['reconciled_by_session'] = reconciledBySession;
   o['reconciled_task_id'] = reconciledTaskId;
   return line(o);
@@ -133,7 +150,7 @@ export function lostReportText(sessionId: string, works: LostWorkLine[]): string
     `Session ${sessionId} ended without recording how they finished: no exit code, no output and no log file exists for them, so whether they completed is unknown.`,
   ];
   for (const w of works) {
-    parts.push('', `work_id: ${w.workId}`, `binary: ${w.binary}`, `command: ${w.command}`, `detached_at_ms: ${w.detachedAtMs}`);
+    parts.push('', `work_id: ${w.workId}`, `binary: ${w.binary}`, `command: ${w.command}`, `detached_at_ms: ${detachedAt(w)}`);
   }
   parts.push('', 'None of them is known to have succeeded or failed; restart one only if its result still matters.');
   return parts.join('\n');
@@ -145,7 +162,10 @@ export interface DetachedWork {
   workId: string;
   binary: string;
   command: string;
+  /** `Number(detachedAtText)`: for display (may round above 2^53). */
   detachedAtMs: number;
+  /** The exact u64 digits written back in `shell_lost.detached_at_ms`. */
+  detachedAtText: string;
   taskId: string | null;
 }
 
@@ -163,6 +183,8 @@ export interface TraceSummary {
   endsWithNewline: boolean;
   /** Lines that did not parse (torn tail, garbage). Counted, never fatal. */
   invalidLines: number;
+  /** False when the trace is not valid UTF-8: the runtime cannot read it, nothing is reconciled. */
+  utf8?: boolean;
 }
 
 /** Mutable accumulator used while scanning one trace. */
@@ -186,52 +208,74 @@ export class TraceAccumulator {
     'shell_lost',
   ]);
 
-  add(obj: unknown): void {
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+  private utf8 = true;
+
+  /**
+   * One line (without its `\n`) of the trace, as buf[start, end). Lines whose event type the
+   * sweep does not need are not parsed (only checked for UTF-8).
+   */
+  addLine(buf: Buffer, start: number, end: number): void {
+    if (this.utf8 && !isUtf8(buf.subarray(start, end))) this.utf8 = false;
+    if (start === end) return;
+    const peeked = peekEventType(buf.subarray(start, end));
+    if (peeked !== undefined && !TraceAccumulator.WANTED.has(peeked) && !mayRespell(buf, start, end)) return;
+    const sc = lineScanner;
+    if (!sc.scan(buf, start, end, TRACE_KEYS) || sc.top !== T_OBJECT) {
       this.invalidLines++;
       return;
     }
-    const o = obj as Record<string, unknown>;
-    const t = o['event_type'];
-    switch (t) {
-      case 'session_start':
-        if (typeof o['event_id'] === 'string') this.sessionStartEventId = o['event_id'];
-        if (typeof o['context_id'] === 'string') this.contexts.add(o['context_id']);
+    const f = sc.fields;
+    const str = (k: number): string | undefined => spanString(buf, f[k] as Span);
+    switch (str(K_EVENT_TYPE)) {
+      case 'session_start': {
+        const id = str(K_EVENT_ID);
+        if (id !== undefined) this.sessionStartEventId = id;
+        const ctx = str(K_CONTEXT_ID);
+        if (ctx !== undefined) this.contexts.add(ctx);
         break;
+      }
       case 'session_end':
         this.hasSessionEnd = true;
         break;
-      case 'task_start':
-        if (typeof o['context_id'] === 'string') this.contexts.add(o['context_id']);
-        if (typeof o['task_id'] === 'string' && (o['trust'] === 'trusted' || o['trust'] === 'untrusted')) {
-          this.trust.set(o['task_id'], o['trust']);
-        }
+      case 'task_start': {
+        const ctx = str(K_CONTEXT_ID);
+        if (ctx !== undefined) this.contexts.add(ctx);
+        const task = str(K_TASK_ID);
+        const trust = str(K_TRUST);
+        if (task !== undefined && (trust === 'trusted' || trust === 'untrusted')) this.trust.set(task, trust);
         break;
-      case 'shell_detached':
-        if (typeof o['work_id'] === 'string') {
-          this.detached.set(o['work_id'], {
-            workId: o['work_id'],
-            binary: typeof o['binary'] === 'string' ? o['binary'] : '',
-            command: typeof o['command'] === 'string' ? o['command'] : '',
-            detachedAtMs: typeof o['timestamp'] === 'number' ? o['timestamp'] : 0,
-            taskId: typeof o['task_id'] === 'string' ? o['task_id'] : null,
-          });
-        }
+      }
+      case 'shell_detached': {
+        const work = str(K_WORK_ID);
+        if (work === undefined) break;
+        const at = spanU64(buf, f[K_TIMESTAMP] as Span) ?? 0n;
+        this.detached.set(work, {
+          workId: work,
+          binary: str(K_BINARY) ?? '',
+          command: str(K_COMMAND) ?? '',
+          detachedAtMs: Number(at),
+          detachedAtText: at.toString(),
+          taskId: str(K_TASK_ID) ?? null,
+        });
         break;
+      }
       case 'shell_completed':
       case 'shell_abandoned':
-      case 'shell_lost':
-        if (typeof o['work_id'] === 'string') this.accounted.add(o['work_id']);
+      case 'shell_lost': {
+        const work = str(K_WORK_ID);
+        if (work !== undefined) this.accounted.add(work);
         break;
+      }
       default:
         break;
     }
   }
 
   finish(endsWithNewline: boolean): TraceSummary {
-    const unaccounted = [...this.detached.values()]
-      .filter((w) => !this.accounted.has(w.workId))
-      .sort((a, b) => (a.workId < b.workId ? -1 : a.workId > b.workId ? 1 : 0));
+    // A trace the runtime cannot read (not UTF-8) reports nothing; lost work in id byte order.
+    const unaccounted = this.utf8
+      ? [...this.detached.values()].filter((w) => !this.accounted.has(w.workId)).sort((a, b) => Buffer.compare(Buffer.from(a.workId), Buffer.from(b.workId)))
+      : [];
     const taskTrust: Record<string, Trust> = {};
     for (const w of unaccounted) {
       if (w.taskId !== null) {
@@ -247,6 +291,7 @@ export class TraceAccumulator {
       unaccounted,
       endsWithNewline,
       invalidLines: this.invalidLines,
+      utf8: this.utf8,
     };
   }
 }
@@ -261,6 +306,22 @@ export function lowestTrust(summary: TraceSummary, works: DetachedWork[]): Trust
 }
 
 const EVENT_TYPE_PREFIX = Buffer.from('"event_type":"');
+const EVENT_TYPE_KEY = Buffer.from('"event_type"');
+const ESCAPE_U = Buffer.from('\\u');
+
+/**
+ * True when the line could name its event type other than by its first `"event_type":"…"`: a
+ * second `"event_type"` key (the last one wins) or a `\u` escape (a key spelled with escapes).
+ */
+function mayRespell(buf: Buffer, start: number, end: number): boolean {
+  const line = buf.subarray(start, end);
+  const first = line.indexOf(EVENT_TYPE_KEY);
+  return (first >= 0 && line.indexOf(EVENT_TYPE_KEY, first + 1) >= 0) || line.indexOf(ESCAPE_U) >= 0;
+}
+
+const TRACE_KEYS = jsonKeys('event_type', 'event_id', 'context_id', 'task_id', 'trust', 'work_id', 'binary', 'command', 'timestamp');
+const [K_EVENT_TYPE, K_EVENT_ID, K_CONTEXT_ID, K_TASK_ID, K_TRUST, K_WORK_ID, K_BINARY, K_COMMAND, K_TIMESTAMP] = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
+const lineScanner = new JsonScanner();
 
 /**
  * Cheap read of a line's event type without parsing it: the common fields put `event_type`

@@ -7,6 +7,8 @@
 //   inside both); reason `max_age` when over age, else `max_sessions`.
 // - A session at or after `floorId` (the running gc audit session, for <home>/gc) is never a candidate.
 // - A live session is never removed: it is reported as skipped with `live_session`.
+// - Names are ranked and compared by their UTF-8 bytes, as Rust orders `String`s (not by UTF-16
+//   code units, which order some non-ASCII names differently).
 import type { SessionRetain } from '../config/types.js';
 import { idTimestampMs } from '../murmur/ids.js';
 import type { Liveness } from './liveness.js';
@@ -44,10 +46,12 @@ export function planSessions(
   if (!retain || (retain.maxSessions === undefined && retain.maxAgeSecs === undefined)) return plan;
   const ranked = sessions
     .filter((s) => idTimestampMs(s.name, 'ses_') !== undefined)
-    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    .map((s) => ({ s, bytes: Buffer.from(s.name, 'utf8') }))
+    .sort((a, b) => Buffer.compare(b.bytes, a.bytes));
+  const floor = floorId === undefined ? undefined : Buffer.from(floorId, 'utf8');
   const ageFloor = retain.maxAgeSecs === undefined ? undefined : Math.max(0, nowMs - retain.maxAgeSecs * 1000);
-  ranked.forEach((s, rank) => {
-    if (floorId !== undefined && s.name >= floorId) return;
+  ranked.forEach(({ s, bytes }, rank) => {
+    if (floor !== undefined && Buffer.compare(bytes, floor) >= 0) return;
     const minted = idTimestampMs(s.name, 'ses_') ?? 0;
     const overAge = ageFloor !== undefined && minted < ageFloor;
     const overCount = retain.maxSessions !== undefined && rank >= retain.maxSessions;

@@ -263,8 +263,8 @@ function msgId(i: number): string {
 function randomRecord(rnd: () => number): Buffer {
   const out: string[] = [];
   if (rnd() < 0.6) {
-    const h: RecordHeader = { type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000 };
-    if (rnd() < 0.5) h.truncated = { dropped: 3, oldest_surviving_id: msgId(3), last_dropped_id: msgId(2), at_ms: 1756400000001 };
+    const h: RecordHeader = { type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000n };
+    if (rnd() < 0.5) h.truncated = { dropped: 3n, oldest_surviving_id: msgId(3), last_dropped_id: msgId(2), at_ms: 1756400000001n };
     out.push(serializeHeader(h).slice(0, -1));
   } else if (rnd() < 0.2) {
     out.push('{"type":"other","capsule":"x","created_ms":1}');
@@ -284,7 +284,7 @@ function randomRecord(rnd: () => number): Buffer {
     else if (r < 0.89) out.push('garbage line');
     else if (r < 0.92) out.push('{"content":"no role","id":"x"}');
     else if (r < 0.95) out.push('[{"role":"user"}]');
-    else out.push(serializeHeader({ type: 'murmur.record', capsule: 'misplaced', created_ms: 1 }).slice(0, -1));
+    else out.push(serializeHeader({ type: 'murmur.record', capsule: 'misplaced', created_ms: 1n }).slice(0, -1));
   }
   let text = out.join('\n');
   const tail = rnd();
@@ -296,7 +296,7 @@ function randomRecord(rnd: () => number): Buffer {
 
 describe('scanRecord', () => {
   it('counts message lines and reads the header', async () => {
-    const header = serializeHeader({ type: 'murmur.record', capsule: 'shey', created_ms: 9 });
+    const header = serializeHeader({ type: 'murmur.record', capsule: 'shey', created_ms: 9n });
     const lines = [
       JSON.stringify({ role: 'user', content: 'a', id: 'msg_a' }),
       '',
@@ -311,7 +311,8 @@ describe('scanRecord', () => {
       for (const bufferSize of [3, 64, 1 << 20]) {
         const scan = await scanRecord(fh, content.length, { bufferSize });
         expect(scan).toEqual({
-          header: { type: 'murmur.record', capsule: 'shey', created_ms: 9 },
+          utf8: true,
+          header: { type: 'murmur.record', capsule: 'shey', created_ms: 9n },
           headerEnd: header.length,
           messages: 4,
           lastMessageId: undefined,
@@ -327,10 +328,10 @@ describe('scanRecord', () => {
 
   it('reports no header for a headerless record, an empty file and a header-only file', async () => {
     await withFile('{"role":"user","id":"m1"}\n', async (fh) => {
-      expect(await scanRecord(fh, 26)).toEqual({ header: undefined, headerEnd: 0, messages: 1, lastMessageId: 'm1' });
+      expect(await scanRecord(fh, 26)).toEqual({ utf8: true, header: undefined, headerEnd: 0, messages: 1, lastMessageId: 'm1' });
     });
     await withFile('', async (fh) => {
-      expect(await scanRecord(fh, 0)).toEqual({ header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined });
+      expect(await scanRecord(fh, 0)).toEqual({ utf8: true, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined });
     });
     const h = '{"type":"murmur.record","capsule":"c","created_ms":1}';
     await withFile(h, async (fh) => {
@@ -343,7 +344,7 @@ describe('scanRecord', () => {
 
   it('counts the same with and without a header', async () => {
     const body = Array.from({ length: 5 }, (_, i) => JSON.stringify({ role: 'user', content: String(i), id: msgId(i) }) + '\n').join('');
-    const header = serializeHeader({ type: 'murmur.record', capsule: 'c', created_ms: 1 });
+    const header = serializeHeader({ type: 'murmur.record', capsule: 'c', created_ms: 1n });
     const a = await withFile(body, (fh) => scanRecord(fh, body.length));
     const b = await withFile(header + body, (fh) => scanRecord(fh, header.length + body.length));
     expect(a.messages).toBe(5);
@@ -385,7 +386,7 @@ describe('scanRecord', () => {
 
 describe('planKeepNewest', () => {
   function tenMessages(): { header: string; lines: string[]; content: string } {
-    const header = serializeHeader({ type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000 });
+    const header = serializeHeader({ type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000n });
     const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `m${i + 1}`, id: msgId(i + 1) }));
     return { header, lines, content: header + lines.join('\n') + '\n' };
   }
@@ -445,8 +446,8 @@ describe('planKeepNewest', () => {
     expect(parseHeaderLine(lines[0]!)).toEqual({
       type: 'murmur.record',
       capsule: 'shey',
-      created_ms: 1756400000000,
-      truncated: { dropped: 8, oldest_surviving_id: msgId(9), last_dropped_id: msgId(8), at_ms: 1756400001001 },
+      created_ms: 1756400000000n,
+      truncated: { dropped: 8n, oldest_surviving_id: msgId(9), last_dropped_id: msgId(8), at_ms: 1756400001001n },
     });
     expect(lines.slice(1, 3).map((l) => JSON.parse(l).id)).toEqual([msgId(9), msgId(10)]);
   });

@@ -27,8 +27,25 @@ describe('process probes', () => {
     expect(await probeProcess(2 ** 22 + 99, undefined)).toBe('dead');
   });
 
-  it('parses running records tolerantly and refuses what is not an object', () => {
-    expect(parseRunningRecord('ses_x.json', '{"pid":12,"start_time":"34","workdir":"/w/.murmur/ses_x"}')).toEqual({ file: 'ses_x.json', sessionId: 'ses_x', pid: 12, startTime: '34', workdir: '/w/.murmur/ses_x' });
+  it('parses running records with every field the runtime requires, and nothing else', () => {
+    const full = {
+      session_id: 'ses_x',
+      url: '127.0.0.1:4100',
+      pid: 12,
+      process_start: '34',
+      capsule_name: 'demo',
+      capsule_version: '1.0.0',
+      workdir: '/w/.murmur/ses_x',
+      outlives_launcher: false,
+      started_at: '2026-01-01T00:00:00Z',
+    };
+    expect(parseRunningRecord('ses_x.json', JSON.stringify(full, null, 2))).toEqual({ file: 'ses_x.json', sessionId: 'ses_x', pid: 12, startTime: '34', workdir: '/w/.murmur/ses_x' });
+    for (const key of Object.keys(full)) {
+      const { [key]: _gone, ...rest } = full as Record<string, unknown>;
+      expect(parseRunningRecord('a.json', JSON.stringify(rest)), key).toBeUndefined();
+    }
+    expect(parseRunningRecord('a.json', JSON.stringify({ ...full, pid: 2 ** 32 }))).toBeUndefined();
+    expect(parseRunningRecord('a.json', JSON.stringify({ ...full, process_start: 34 }))).toBeUndefined();
     expect(parseRunningRecord('a.json', '[1]')).toBeUndefined();
     expect(parseRunningRecord('a.json', 'garbage')).toBeUndefined();
   });

@@ -103,7 +103,7 @@ describe('columns', () => {
       bytes: 1280,
       last_touched_ms: 1756400000000,
       capsule: 'shey',
-      truncated: { dropped: 7, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', at_ms: 5 },
+      truncated: { dropped: 7n, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', at_ms: 5n },
     };
     expect(lsRowLine(row)).toBe('shey                     ctx_1                              12    1.2 KiB  2025-08-28 16:53:20  7 dropped');
     expect(lsRowLine({ ...row, last_touched_ms: null, truncated: null, bytes: 0 })).toBe(
@@ -124,9 +124,9 @@ describe('ls text and JSON', () => {
   const header: RecordHeader = {
     type: 'murmur.record',
     capsule: 'shey',
-    created_ms: 1,
+    created_ms: 1n,
     // keys deliberately out of order: the listing rewrites them in the header's declaration order
-    truncated: { at_ms: 9, last_dropped_id: 'msg_l', oldest_surviving_id: 'msg_o', dropped: 3 },
+    truncated: { at_ms: 9n, last_dropped_id: 'msg_l', oldest_surviving_id: 'msg_o', dropped: 3n },
   };
   const a = listingOf({ record: 'shey', context: 'ctx_b', path: '/p/b', messages: 2, bytes: 10, mtimeMs: 1756400000000, header });
   const b = listingOf({ record: 'shey', context: 'ctx_a', path: '/p/a', messages: 1, bytes: 5, mtimeMs: undefined, header: undefined });
@@ -159,13 +159,15 @@ describe('ls text and JSON', () => {
     expect(text[3]).toBe('');
     const j = renderLsJson([b, a]);
     expect(j.trimEnd()).not.toContain('\n');
-    expect(JSON.parse(j)).toEqual([b, a]);
+    // exact header integers are written as JSON numbers, digit for digit
+    expect(j).toContain('"truncated":{"dropped":3,');
+    expect(JSON.parse(j)).toEqual(JSON.parse(JSON.stringify([b, a], (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))));
   });
 });
 
 describe('ls --message (locate_message)', () => {
   const last = msg(1_000_000);
-  const header: RecordHeader = { type: 'murmur.record', capsule: 's', created_ms: 1, truncated: { dropped: 6, oldest_surviving_id: 'msg_keep', last_dropped_id: last, at_ms: 2 } };
+  const header: RecordHeader = { type: 'murmur.record', capsule: 's', created_ms: 1n, truncated: { dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: last, at_ms: 2n } };
 
   it('present: position of the last line carrying the id, total = max(position, messages)', () => {
     expect(locateAnswer('msg_x', { position: 2, messages: 4, header })).toEqual({ status: 'present', position: 2, total: 4 });
@@ -173,7 +175,7 @@ describe('ls --message (locate_message)', () => {
   });
 
   it('truncated when minted at or before the last dropped id; cumulative dropped and oldest surviving', () => {
-    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({ status: 'truncated', dropped: 6, oldest_surviving_id: 'msg_keep' });
+    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({ status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep' });
     expect(locateAnswer(msg(999_999), { position: undefined, messages: 4, header })).toMatchObject({ status: 'truncated' });
     expect(locateAnswer(msg(1_000_001), { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
   });
@@ -182,14 +184,14 @@ describe('ls --message (locate_message)', () => {
     expect(locateAnswer(msg(1), { position: undefined, messages: 4, header: undefined })).toEqual({ status: 'unknown' });
     expect(locateAnswer('msg_nothex', { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
     expect(locateAnswer('ctx_000000000001', { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
-    const noLast: RecordHeader = { ...header, truncated: { dropped: 1, oldest_surviving_id: '', last_dropped_id: '', at_ms: 1 } };
+    const noLast: RecordHeader = { ...header, truncated: { dropped: 1n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 1n } };
     expect(locateAnswer(msg(1), { position: undefined, messages: 4, header: noLast })).toEqual({ status: 'unknown' });
   });
 
   it('texts and JSON', () => {
     const where = { record: 'shey', context_id: 'ctx_1', path: '/p' };
     const p = locationOf(where, { status: 'present', position: 2, total: 4 });
-    const t = locationOf(where, { status: 'truncated', dropped: 6, oldest_surviving_id: 'msg_keep' });
+    const t = locationOf(where, { status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep' });
     expect(locationOf(where, { status: 'unknown' })).toBeUndefined();
     expect(renderLocateText('msg_q', [])).toBe('unknown: msg_q is in no record on this host\n');
     expect(renderLocateText('msg_q', [p!, t!])).toBe(

@@ -4,7 +4,7 @@ import { planRecords, type ContextInput } from '../../src/plan/records.js';
 
 const NOW = 1_800_000_000_000;
 const DAY = 86_400_000;
-const header = (capsule: string) => ({ type: 'murmur.record' as const, capsule, created_ms: 1 });
+const header = (capsule: string) => ({ type: 'murmur.record' as const, capsule, created_ms: 1n });
 
 function ctx(context: string, capsule: string | undefined, ageDays: number, messages?: number): ContextInput {
   return { context, header: capsule ? header(capsule) : undefined, mtimeMs: NOW - ageDays * DAY, messages };

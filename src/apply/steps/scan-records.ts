@@ -10,7 +10,7 @@ const DEBRIS_AGE_MS = 60 * 60 * 1000;
 export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   const { homeDir, config, report } = ctx;
   const countOwned = new Set<string>();
-  for (const p of config.records) if (p.retain?.maxMessages !== undefined) countOwned.add(`${p.store}\0${p.capsule}`);
+  for (const p of config.records) if (p.retain?.maxMessages !== undefined || p.retain?.maxAgeSecs !== undefined) countOwned.add(`${p.store}\0${p.capsule}`);
   ctx.records = homeDir
     ? await scanRecords(homeDir, ctx.home, {
         countOwned,

@@ -1,0 +1,422 @@
+// A byte-level validating JSON scanner with serde_json's acceptance rules, pure (no fs).
+//
+// Contract (what the runtime's `serde_json::from_str::<Value>` accepts, which is what decides
+// whether a line is a message, a header or a trace event):
+// - RFC 8259 grammar only: whitespace is space / \t / \n / \r; no trailing commas, no leading
+//   zeros, no NaN/Infinity, no comments; one value per document, whitespace around it allowed.
+// - Strings: raw bytes < 0x20 are refused; escapes are `\" \\ \/ \b \f \n \r \t \uXXXX` only; a
+//   `\u` high surrogate must be followed at once by a `\u` low surrogate, a lone one (either half)
+//   is refused. Bytes >= 0x80 are accepted as they are: UTF-8 validity is a property of the whole
+//   file in the runtime (`read_to_string`) and is the CALLER's check (`isUtf8`).
+// - Nesting: serde_json's recursion limit of 128 — 127 nested arrays/objects parse, 128 do not.
+// - Numbers: a number that does not fit a double is refused (`1e400`, a 400-digit integer;
+//   serde_json reads integers beyond u64/i64 as f64). `1e-400` is 0 and accepted. The range test
+//   uses JS's correctly rounded conversion; serde_json's default float parser may differ by one
+//   unit in the last place, so a literal within an ulp of f64::MAX may be judged differently.
+// - Duplicate keys: the LAST occurrence wins (serde_json's map insert), everywhere.
+//
+// Interface: `scanner.scan(buf, start, end, keys)` validates buf[start, end) and, when the top
+// value is an object, records for each wanted top-level key the span of the value of its last
+// occurrence; when it is an array, the spans of its first items. No allocation per call on the
+// common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
+// runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
+
+export const T_NONE = 0;
+export const T_OBJECT = 1;
+export const T_ARRAY = 2;
+export const T_STRING = 3;
+export const T_NUMBER = 4;
+export const T_TRUE = 5;
+export const T_FALSE = 6;
+export const T_NULL = 7;
+export type JsonType = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+
+const MAX_DEPTH = 128;
+const MAX_ITEMS = 8;
+
+class Invalid extends Error {}
+const INVALID = new Invalid('invalid JSON');
+
+/** A value's span: [start, end) in the buffer; a string's span includes its quotes. */
+export interface Span {
+  type: JsonType;
+  start: number;
+  end: number;
+  /** strings only: the span holds a backslash escape */
+  escaped: boolean;
+}
+
+function isWs(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+function hexVal(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x57;
+  if (b >= 0x41 && b <= 0x46) return b - 0x37;
+  return -1;
+}
+
+export class JsonScanner {
+  /** Type of the top-level value of the last scan (T_NONE when invalid). */
+  top: JsonType = T_NONE;
+  /** Per wanted key (same index as `keys`): the span of its last value, or type T_NONE. */
+  readonly fields: Span[] = [];
+  /** Top-level array: its first MAX_ITEMS items, and how many it has. */
+  readonly items: Span[] = [];
+  itemCount = 0;
+
+  private b: Uint8Array = new Uint8Array(0);
+  private i = 0;
+  private end = 0;
+  private depth = 0;
+  private keys: readonly Uint8Array[] = [];
+  private keyStrings: readonly string[] = [];
+  private lastStringEscaped = false;
+
+  constructor() {
+    for (let k = 0; k < MAX_ITEMS; k++) this.items.push({ type: T_NONE, start: 0, end: 0, escaped: false });
+  }
+
+  /**
+   * Validates buf[start, end) as one JSON document. Returns false when serde_json would refuse it.
+   * `keys` (ASCII, pre-encoded with `jsonKeys`) are looked up among the top-level object's keys.
+   */
+  scan(buf: Uint8Array, start: number, end: number, keys: JsonKeys = NO_KEYS): boolean {
+    this.b = buf;
+    this.i = start;
+    this.end = end;
+    this.depth = MAX_DEPTH;
+    this.keys = keys.bytes;
+    this.keyStrings = keys.strings;
+    const f = this.fields;
+    while (f.length < keys.bytes.length) f.push({ type: T_NONE, start: 0, end: 0, escaped: false });
+    for (let k = 0; k < f.length; k++) (f[k] as Span).type = T_NONE;
+    this.itemCount = 0;
+    this.top = T_NONE;
+    try {
+      this.ws();
+      if (this.i >= end) return false;
+      const t = this.value(true);
+      this.ws();
+      if (this.i !== end) return false;
+      this.top = t;
+      return true;
+    } catch (e) {
+      if (e === INVALID) {
+        this.top = T_NONE;
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  private ws(): void {
+    const b = this.b;
+    let i = this.i;
+    while (i < this.end && isWs(b[i] as number)) i++;
+    this.i = i;
+  }
+
+  private value(topLevel: boolean): JsonType {
+    if (this.i >= this.end) throw INVALID;
+    const c = this.b[this.i] as number;
+    switch (c) {
+      case 0x7b /* { */:
+        this.object(topLevel);
+        return T_OBJECT;
+      case 0x5b /* [ */:
+        this.array(topLevel);
+        return T_ARRAY;
+      case 0x22 /* " */:
+        this.string();
+        return T_STRING;
+      case 0x74 /* t */:
+        this.word(0x74, 0x72, 0x75, 0x65);
+        return T_TRUE;
+      case 0x66 /* f */:
+        if (this.i + 5 > this.end || this.b[this.i + 4] !== 0x65) throw INVALID;
+        this.word(0x66, 0x61, 0x6c, 0x73);
+        this.i++;
+        return T_FALSE;
+      case 0x6e /* n */:
+        this.word(0x6e, 0x75, 0x6c, 0x6c);
+        return T_NULL;
+      default:
+        if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+          this.number();
+          return T_NUMBER;
+        }
+        throw INVALID;
+    }
+  }
+
+  private word(a: number, b1: number, c: number, d: number): void {
+    const b = this.b;
+    const i = this.i;
+    if (i + 4 > this.end || b[i] !== a || b[i + 1] !== b1 || b[i + 2] !== c || b[i + 3] !== d) throw INVALID;
+    this.i = i + 4;
+  }
+
+  private object(topLevel: boolean): void {
+    if (--this.depth === 0) throw INVALID;
+    const b = this.b;
+    this.i++;
+    this.ws();
+    if (this.i < this.end && b[this.i] === 0x7d /* } */) {
+      this.i++;
+      this.depth++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      if (this.i >= this.end || b[this.i] !== 0x22) throw INVALID;
+      const keyStart = this.i;
+      this.string();
+      const keyEnd = this.i;
+      const keyEscaped = this.lastStringEscaped;
+      this.ws();
+      if (this.i >= this.end || b[this.i] !== 0x3a /* : */) throw INVALID;
+      this.i++;
+      this.ws();
+      const vStart = this.i;
+      const t = this.value(false);
+      if (topLevel && this.keys.length > 0) {
+        const k = this.matchKey(keyStart, keyEnd, keyEscaped);
+        if (k >= 0) {
+          const s = this.fields[k] as Span;
+          s.type = t;
+          s.start = vStart;
+          s.end = this.i;
+          s.escaped = t === T_STRING && this.lastStringEscaped;
+        }
+      }
+      this.ws();
+      if (this.i >= this.end) throw INVALID;
+      const c = b[this.i++];
+      if (c === 0x7d) break;
+      if (c !== 0x2c) throw INVALID;
+    }
+    this.depth++;
+  }
+
+  /** Index of the wanted key spelled by the string at [s, e) (quotes included), or -1. */
+  private matchKey(s: number, e: number, escaped: boolean): number {
+    const keys = this.keys;
+    if (escaped) {
+      const text = decodeJsonString(this.b, s, e, true);
+      return this.keyStrings.indexOf(text);
+    }
+    const len = e - s - 2;
+    const b = this.b;
+    outer: for (let k = 0; k < keys.length; k++) {
+      const key = keys[k] as Uint8Array;
+      if (key.length !== len) continue;
+      for (let j = 0; j < len; j++) if (b[s + 1 + j] !== key[j]) continue outer;
+      return k;
+    }
+    return -1;
+  }
+
+  private array(topLevel: boolean): void {
+    if (--this.depth === 0) throw INVALID;
+    const b = this.b;
+    this.i++;
+    this.ws();
+    if (this.i < this.end && b[this.i] === 0x5d /* ] */) {
+      this.i++;
+      this.depth++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      const vStart = this.i;
+      const t = this.value(false);
+      if (topLevel) {
+        if (this.itemCount < MAX_ITEMS) {
+          const s = this.items[this.itemCount] as Span;
+          s.type = t;
+          s.start = vStart;
+          s.end = this.i;
+          s.escaped = t === T_STRING && this.lastStringEscaped;
+        }
+        this.itemCount++;
+      }
+      this.ws();
+      if (this.i >= this.end) throw INVALID;
+      const c = b[this.i++];
+      if (c === 0x5d) break;
+      if (c !== 0x2c) throw INVALID;
+    }
+    this.depth++;
+  }
+
+  private string(): void {
+    const b = this.b;
+    const end = this.end;
+    let i = this.i + 1;
+    let escaped = false;
+    for (;;) {
+      if (i >= end) throw INVALID;
+      const c = b[i] as number;
+      if (c === 0x22) break;
+      if (c < 0x20) throw INVALID;
+      if (c !== 0x5c) {
+        i++;
+        continue;
+      }
+      escaped = true;
+      if (i + 1 >= end) throw INVALID;
+      const e = b[i + 1] as number;
+      if (e === 0x75 /* u */) {
+        const cu = this.hex4(i + 2);
+        i += 6;
+        if (cu >= 0xd800 && cu <= 0xdbff) {
+          // serde_json: a high surrogate must be followed at once by `\u` + a low surrogate.
+          if (i + 1 >= end || b[i] !== 0x5c || b[i + 1] !== 0x75) throw INVALID;
+          const lo = this.hex4(i + 2);
+          if (lo < 0xdc00 || lo > 0xdfff) throw INVALID;
+          i += 6;
+        } else if (cu >= 0xdc00 && cu <= 0xdfff) {
+          throw INVALID;
+        }
+        continue;
+      }
+      if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+        i += 2;
+        continue;
+      }
+      throw INVALID;
+    }
+    this.i = i + 1;
+    this.lastStringEscaped = escaped;
+  }
+
+  private hex4(at: number): number {
+    if (at + 4 > this.end) throw INVALID;
+    const b = this.b;
+    const h0 = hexVal(b[at] as number);
+    const h1 = hexVal(b[at + 1] as number);
+    const h2 = hexVal(b[at + 2] as number);
+    const h3 = hexVal(b[at + 3] as number);
+    if ((h0 | h1 | h2 | h3) < 0) throw INVALID;
+    return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+  }
+
+  private number(): void {
+    const b = this.b;
+    const end = this.end;
+    const start = this.i;
+    let i = start;
+    if (b[i] === 0x2d) i++;
+    if (i >= end) throw INVALID;
+    let c = b[i] as number;
+    if (c === 0x30) {
+      i++;
+    } else if (c >= 0x31 && c <= 0x39) {
+      i++;
+      while (i < end && (c = b[i] as number) >= 0x30 && c <= 0x39) i++;
+    } else {
+      throw INVALID;
+    }
+    const intDigits = i - start;
+    let plain = true;
+    if (i < end && b[i] === 0x2e /* . */) {
+      plain = false;
+      i++;
+      const d0 = i;
+      while (i < end && (c = b[i] as number) >= 0x30 && c <= 0x39) i++;
+      if (i === d0) throw INVALID;
+    }
+    if (i < end && (b[i] === 0x65 || b[i] === 0x45)) {
+      plain = false;
+      i++;
+      if (i < end && (b[i] === 0x2b || b[i] === 0x2d)) i++;
+      const d0 = i;
+      while (i < end && (c = b[i] as number) >= 0x30 && c <= 0x39) i++;
+      if (i === d0) throw INVALID;
+    }
+    this.i = i;
+    // A plain integer of up to 300 characters is always a finite double; check the rest.
+    if (!plain || intDigits > 300) {
+      let s = '';
+      for (let j = start; j < i; j++) s += String.fromCharCode(b[j] as number);
+      if (!Number.isFinite(Number(s))) throw INVALID;
+    }
+  }
+}
+
+/** Wanted keys, pre-encoded once. */
+export interface JsonKeys {
+  strings: readonly string[];
+  bytes: readonly Uint8Array[];
+}
+
+export function jsonKeys(...keys: string[]): JsonKeys {
+  return { strings: keys, bytes: keys.map((k) => Buffer.from(k, 'utf8')) };
+}
+
+const NO_KEYS = jsonKeys();
+
+/**
+ * The decoded text of a JSON string at buf[s, e) (quotes included) that `scan` accepted. Bytes
+ * are read as UTF-8.
+ */
+export function decodeJsonString(buf: Uint8Array, s: number, e: number, escaped: boolean): string {
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (!escaped) return view.toString('utf8', s + 1, e - 1);
+  return JSON.parse(view.toString('utf8', s, e)) as string;
+}
+
+/** The lexeme of a span (numbers). */
+export function spanText(buf: Uint8Array, s: Span): string {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('latin1', s.start, s.end);
+}
+
+const U64_MAX = 18446744073709551615n;
+
+/** serde's u64 rule for a number span: a plain non-negative integer that fits 64 bits. */
+export function spanU64(buf: Uint8Array, s: Span): bigint | undefined {
+  if (s.type !== T_NUMBER) return undefined;
+  const text = spanText(buf, s);
+  if (!/^(?:0|[1-9][0-9]*)$/.test(text) || text.length > 20) return undefined;
+  const v = BigInt(text);
+  return v <= U64_MAX ? v : undefined;
+}
+
+/** A string span's decoded value, or undefined when the span is not a string. */
+export function spanString(buf: Uint8Array, s: Span): string | undefined {
+  return s.type === T_STRING ? decodeJsonString(buf, s.start, s.end, s.escaped) : undefined;
+}
+
+// ---- messages ------------------------------------------------------------------------------
+
+export interface LineClass {
+  isMessage: boolean;
+  /** The message's `id` when it is a string; undefined for non-messages and id-less messages. */
+  id: string | undefined;
+}
+
+const MESSAGE_KEYS = jsonKeys('role', 'id');
+const shared = new JsonScanner();
+
+/**
+ * The runtime's `parse_message_line` over buf[start, end) (one line without its `\n`): a message
+ * iff the line is a JSON document serde_json accepts whose top value is an object and whose last
+ * `role` is a string. The caller guarantees the file is valid UTF-8 (else nothing in it is a
+ * message). Never throws.
+ */
+export function classifyMessage(buf: Uint8Array, start: number, end: number): LineClass {
+  // Fast refusal: a message starts with `{` after optional whitespace.
+  let i = start;
+  while (i < end && isWs(buf[i] as number)) i++;
+  if (i >= end || buf[i] !== 0x7b) return NOT_A_MESSAGE;
+  const sc = shared;
+  if (!sc.scan(buf, i, end, MESSAGE_KEYS) || sc.top !== T_OBJECT) return NOT_A_MESSAGE;
+  const role = sc.fields[0] as Span;
+  if (role.type !== T_STRING) return NOT_A_MESSAGE;
+  const id = sc.fields[1] as Span;
+  return { isMessage: true, id: id.type === T_STRING ? decodeJsonString(buf, id.start, id.end, id.escaped) : undefined };
+}
+
+export const NOT_A_MESSAGE: LineClass = Object.freeze({ isMessage: false, id: undefined });
