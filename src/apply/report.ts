@@ -102,7 +102,7 @@ export function renderHuman(r: SweepReport): string {
         break;
       case 'shell_lost':
         lines.push(
-          `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${new Date(a.detached_at_ms).toISOString()}) — no exit code, output or log exists for it`,
+          `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`,
         );
         break;
       case 'chmod':
@@ -132,4 +132,10 @@ export function renderHuman(r: SweepReport): string {
   );
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+/** An ms timestamp as ISO 8601, or the raw number when it is outside Date's range (a u64 from a trace). */
+function isoOrMs(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString();
 }
