@@ -201,3 +201,28 @@ export function snapshotTree(root: string): Record<string, string> {
 export function readLines(file: string): string[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
 }
+
+/** A running record as the runtime writes it (reference §1.2a): pretty JSON, every field. */
+export function runningRecordJson(o: { sessionId: string; pid: number; processStart: string | undefined; workdir: string }): string {
+  return JSON.stringify(
+    {
+      session_id: o.sessionId,
+      url: '127.0.0.1:4100',
+      pid: o.pid,
+      process_start: o.processStart,
+      capsule_name: 'demo',
+      capsule_version: '1.0.0',
+      workdir: o.workdir,
+      outlives_launcher: false,
+      started_at: '2026-01-01T00:00:00Z',
+    },
+    null,
+    2,
+  );
+}
+
+/** Field 22 of /proc/<pid>/stat: the runtime's process start token. */
+export function processStartOf(pid: number): string {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+}

@@ -404,14 +404,14 @@ describe('locks and live sessions', () => {
     const stat = fs.readFileSync(`/proc/${process.pid}/stat`, 'latin1');
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
     fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), JSON.stringify({ session_id: sid, pid: process.pid, start_time: start, workdir: sdir }), { mode: 0o600 });
+    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: start, workdir: sdir }), { mode: 0o600 });
     const rec = f.writeRecord(home, 'shey', 'ctx_run', { messages: 2 });
     const r = cnv('rm', 'ctx_run');
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`error[live_context]: context 'ctx_run' is in use by live session ${sid}`);
     expect(fs.existsSync(rec.file)).toBe(true);
     // Once the record names a dead process (wrong start time), the session is dead.
-    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), JSON.stringify({ session_id: sid, pid: process.pid, start_time: '1', workdir: sdir }), { mode: 0o600 });
+    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: '1', workdir: sdir }), { mode: 0o600 });
     expect(cnv('rm', 'ctx_run').status).toBe(0);
     expect(fs.existsSync(rec.file)).toBe(false);
   });

@@ -183,7 +183,7 @@ describe('shell_lost reconciliation', () => {
     const dir = f.writeSession(other, { sessionId: ses, end: false, detached: [{ workId: f.idAt('wrk_', now - 2 * f.DAY) }] });
     fs.mkdirSync(path.join(home, 'running'), { mode: 0o700 });
     // A runtime killed outright leaves its running record behind; its pid is long gone.
-    fs.writeFileSync(path.join(home, 'running', `${ses}.json`), JSON.stringify({ session_id: ses, pid: 2 ** 22 + 12345, start_time: '1', workdir: dir }), { mode: 0o600 });
+    fs.writeFileSync(path.join(home, 'running', `${ses}.json`), f.runningRecordJson({ sessionId: ses, pid: 2 ** 22 + 12345, processStart: '1', workdir: dir }), { mode: 0o600 });
     const before = f.snapshotTree(T);
     const dry = f.json<Report>(f.runCli(['--dry-run', '--json'], T));
     expect(dry.actions.filter((a) => a['kind'] === 'shell_lost')).toHaveLength(1);

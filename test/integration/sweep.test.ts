@@ -77,13 +77,15 @@ describe('sessions retention', () => {
     const stat = fs.readFileSync(`/proc/${process.pid}/stat`, 'latin1');
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
     fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'running', `${id}.json`), JSON.stringify({ session_id: id, pid: process.pid, start_time: start, workdir: sdir }), { mode: 0o600 });
+    const rec = (token: string | undefined) =>
+      JSON.stringify({ session_id: id, url: '127.0.0.1:4100', pid: process.pid, process_start: token, capsule_name: 'demo', capsule_version: '1.0.0', workdir: sdir, outlives_launcher: false, started_at: '2026-01-01T00:00:00Z' });
+    fs.writeFileSync(path.join(home, 'running', `${id}.json`), rec(start), { mode: 0o600 });
     const cfg = config(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 1, max_age: 1s }\n`);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(fs.existsSync(sdir)).toBe(true);
     expect(rep.skipped.some((s) => s.code === 'live_session' && s.target.endsWith(id))).toBe(true);
     // A record naming a reused pid (wrong start time) does not protect it.
-    fs.writeFileSync(path.join(home, 'running', `${id}.json`), JSON.stringify({ session_id: id, pid: process.pid, start_time: '1', workdir: sdir }), { mode: 0o600 });
+    fs.writeFileSync(path.join(home, 'running', `${id}.json`), rec('1'), { mode: 0o600 });
     f.runCli(['--json', '--config', cfg], T);
     expect(fs.existsSync(sdir)).toBe(false);
   });
