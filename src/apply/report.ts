@@ -25,6 +25,7 @@ export type Action =
       detached_at_ms: number;
       task_id: string | null;
     }
+  | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
   | { kind: 'chmod'; path: string; from: string; to: string }
   | { kind: 'remove_debris'; path: string; code: 'process_interrupted'; detail: string; bytes: number };
 
@@ -105,6 +106,9 @@ export function renderHuman(r: SweepReport): string {
           `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`,
         );
         break;
+      case 'repair_torn_tail':
+        lines.push(`  ${would}terminate the torn last line of record ${a.record}/${a.target}`);
+        break;
       case 'chmod':
         lines.push(`  ${would}chmod ${a.path}  ${a.from} -> ${a.to}`);
         break;
@@ -124,6 +128,7 @@ export function renderHuman(r: SweepReport): string {
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
   ];
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
+  if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
   lines.push(
     `${r.dry_run ? 'Would have: ' : 'Done: '}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${r.dry_run ? 'to free' : 'freed'}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );

@@ -26,6 +26,7 @@ import { planStep } from './steps/plan.js';
 import { reconcileStep } from './steps/reconcile.js';
 import { recoverStep } from './steps/recover.js';
 import { removeStep } from './steps/remove.js';
+import { repairTornTailStep } from './steps/repair-torn-tail.js';
 import { scanRecordsStep } from './steps/scan-records.js';
 import { scanSessionsStep } from './steps/scan-sessions.js';
 import { truncateStep } from './steps/truncate.js';
@@ -43,6 +44,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'chmod', run: chmodStep },
   { name: 'remove', run: removeStep },
   { name: 'truncate', run: truncateStep },
+  { name: 'repair_torn_tail', run: repairTornTailStep },
   { name: 'reconcile', run: reconcileStep },
   { name: 'audit', run: auditStep },
 ];

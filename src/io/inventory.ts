@@ -100,6 +100,8 @@ export interface ContextScan {
   messages: number | undefined;
   /** Not valid UTF-8 (known only when the whole file was read): no header, 0 messages, never owned. */
   unreadable?: boolean;
+  /** False when the file ends with a torn (unterminated) line; known only when it was read whole. */
+  terminated?: boolean;
 }
 
 export interface RecordsScan {
@@ -134,16 +136,16 @@ export async function readHeader(dir: Dir, name: string): Promise<RecordHeader |
 const SMALL_RECORD_BYTES = 1 << 20;
 
 /** Count message lines of one record file (small ones read whole, large ones streamed). */
-export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean }> {
+export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
   const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
   if (small) {
     const r = scanRecordBytes(small.data);
-    return { messages: r.messages, header: r.header, utf8: r.utf8 };
+    return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   }
   const { fh, stat } = await dir.openFile(name);
   try {
     const r = await scanRecord(fh, Number(stat.size), signal ? { signal } : {});
-    return { messages: r.messages, header: r.header, utf8: r.utf8 };
+    return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   } finally {
     await fh.close();
   }
@@ -280,6 +282,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       let header: RecordHeader | undefined;
       let messages: number | undefined;
       let unreadable = false;
+      let terminated: boolean | undefined;
       try {
         const key = cdir.display(RECORD_FILE);
         const state = traceFileState(fst);
@@ -289,6 +292,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES) : undefined;
         const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
         unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
+        terminated = known ? known.terminated : wholeScan?.terminated;
         header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
         if (!unreadable && (opts.countAll || owned)) {
@@ -301,6 +305,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             messages = c.messages;
             header = c.header;
             unreadable = !c.utf8;
+            terminated = c.terminated;
           }
         }
         if (unreadable) {
@@ -309,7 +314,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
           messages = 0;
           out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
         }
-        opts.countCache?.setRecord(key, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}) });
+        opts.countCache?.setRecord(key, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}), ...(terminated !== undefined ? { terminated } : {}) });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -324,6 +329,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         header,
         messages,
         ...(unreadable ? { unreadable } : {}),
+        ...(terminated !== undefined ? { terminated } : {}),
       });
     } finally {
       await cdir.close();

@@ -66,6 +66,8 @@ export interface RecordScanOptions extends ScanOptions {
 export interface RecordScan {
   /** False when the record is not valid UTF-8: then header, messages and ids are all empty. */
   utf8: boolean;
+  /** True when the scanned bytes are empty or end with `\n` (false: a torn last line). */
+  terminated: boolean;
   /** The first line parsed as a header, or undefined. */
   header: RecordHeader | undefined;
   /** Offset just past the header line including its `\n`; 0 when there is no header. */
@@ -395,9 +397,11 @@ class RecordScanAccumulator {
   private lastMessageId: string | undefined;
   private position: number | undefined;
   private utf8 = true;
+  private terminated = true;
   constructor(private readonly findId: string | undefined) {}
 
   line(bytes: Buffer, start: number, end: number, terminated: boolean): void {
+    this.terminated = terminated;
     if (!this.utf8) return;
     if (!isUtf8(bytes)) {
       this.utf8 = false;
@@ -418,11 +422,11 @@ class RecordScanAccumulator {
 
   result(): RecordScan {
     if (!this.utf8) {
-      const none: RecordScan = { utf8: false, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined };
+      const none: RecordScan = { utf8: false, terminated: this.terminated, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined };
       if (this.findId !== undefined) none.position = undefined;
       return none;
     }
-    const scan: RecordScan = { utf8: true, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
+    const scan: RecordScan = { utf8: true, terminated: this.terminated, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
     if (this.findId !== undefined) scan.position = this.position;
     return scan;
   }

@@ -5,8 +5,16 @@
 // `capsule` and `created_ms` preserved (or `fallbackCapsule`/now for a headerless record),
 // `dropped` cumulative, in the exact key order; the file ends up 0600. A record already at or
 // under N is not touched at all (byte-identical). Dry runs compute the same outcome, write nothing.
+// A torn (unterminated) last line that survives is terminated with `\n`, as the runtime's
+// rewrite does, but only when no process holds the record open for writing (a /proc scan): a
+// writer may be in the middle of that very line. CRLF endings are kept byte for byte (the runtime
+// strips the `\r`; see README "Where murmur-gc differs from the runtime").
+// `repairTornTail` is the same termination on its own (sweep action `repair_torn_tail`): the
+// runtime's next append (one `write_all` per line, no newline check) would otherwise be glued to
+// the torn bytes and lost to every reader.
 import { nextHeader, serializeHeader } from '../murmur/record.js';
 import { planKeepNewest } from './jsonl.js';
+import { processesHolding } from './running.js';
 import { identityOf, sameIdentity, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
 
@@ -38,6 +46,16 @@ export interface TruncateOptions {
   dryRun: boolean;
   expect?: Identity;
   signal?: AbortSignal;
+  /** Who holds a file open for writing (default: the /proc scan); injectable for tests. */
+  holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** True when a kept torn tail may be terminated: no other process holds the file open for writing. */
+async function mayTerminate(opts: { holders?: (identity: Identity, ownFd?: number) => Promise<number[]> }, stat: BigIntStats, fd: number): Promise<boolean> {
+  const probe = opts.holders ?? processesHolding;
+  return (await probe(identityOf(stat), fd)).length === 0;
 }
 
 function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undefined {
@@ -62,13 +80,14 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
         return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
       }
       const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
+      const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
       return {
         dropped: p.dropped,
         kept: p.kept,
         oldestSurvivingId: p.oldestSurvivingId,
         lastDroppedId: p.lastDroppedId,
         bytesBefore: size,
-        bytesAfter: Buffer.byteLength(header) + size - p.cutOffset,
+        bytesAfter: Buffer.byteLength(header) + size - p.cutOffset + terminate,
         appendedDuring: 0,
         reordered: false,
         outOfOrder: false,
@@ -90,17 +109,72 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
     mode: RECORD_FILE_MODE,
     ...(opts.expect ? { expect: opts.expect } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.holders ? { holders: opts.holders } : {}),
     stage: async (src, size, stat) => {
       sizeSeen = size;
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
-      return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset };
+      const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));
+      return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset, ...(terminate ? { suffix: NEWLINE } : {}) };
     },
   });
   if (!rw) {
     return { ...outcome, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
   }
   return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, rounds: rw.rounds, stillHeld: rw.stillHeld };
+}
+
+export interface RepairOutcome {
+  /** True when the torn tail was (or, in a dry run, would be) terminated. */
+  repaired: boolean;
+  /** Why not, when not: `terminated` (nothing torn), `held` (a writer holds it open). */
+  why?: 'terminated' | 'held';
+  bytesBefore: number;
+}
+
+/**
+ * Terminates a torn last line with `\n` through the staged rewrite (so a line a writer appends
+ * meanwhile lands after the `\n`, never glued to the torn bytes), when no process holds the file
+ * open for writing. A file that is empty or ends with `\n` is not touched.
+ */
+export async function repairTornTail(
+  ctxDir: Dir,
+  fileName: string,
+  opts: { dryRun: boolean; expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> },
+): Promise<RepairOutcome> {
+  const decide = async (fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<'terminated' | 'held' | undefined> => {
+    if (size === 0) return 'terminated';
+    const last = Buffer.alloc(1);
+    const { bytesRead } = await fh.read(last, 0, 1, size - 1);
+    if (bytesRead === 1 && last[0] === 0x0a) return 'terminated';
+    return (await mayTerminate(opts, stat, fh.fd)) ? undefined : 'held';
+  };
+  if (opts.dryRun) {
+    const { fh, stat } = await ctxDir.openFile(fileName);
+    try {
+      if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
+      const why = await decide(fh, Number(stat.size), stat);
+      return why ? { repaired: false, why, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
+    } finally {
+      await fh.close();
+    }
+  }
+  let why: 'terminated' | 'held' | undefined;
+  let before = 0;
+  const rw = await stagedRewrite({
+    dir: ctxDir,
+    name: fileName,
+    mode: RECORD_FILE_MODE,
+    ...(opts.expect ? { expect: opts.expect } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.holders ? { holders: opts.holders } : {}),
+    stage: async (src, size, stat) => {
+      before = size;
+      why = await decide(src, size, stat);
+      return why ? undefined : { prefix: Buffer.alloc(0), copyFrom: 0, suffix: NEWLINE };
+    },
+  });
+  return rw ? { repaired: true, bytesBefore: before } : { repaired: false, ...(why ? { why } : {}), bytesBefore: before };
 }

@@ -29,6 +29,8 @@ export interface StagedContent {
   prefix: Buffer;
   /** Offset in the original from which every byte is kept verbatim. */
   copyFrom: number;
+  /** Bytes written right after the snapshot's kept range, before anything appended meanwhile. */
+  suffix?: Buffer;
 }
 
 export interface RewriteResult {
@@ -292,7 +294,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
         dir,
         name,
         mode: opts.mode,
-        pieces: [staged.prefix, { fh: src, from: staged.copyFrom, to: snapshot }],
+        pieces: [staged.prefix, { fh: src, from: staged.copyFrom, to: snapshot }, ...(staged.suffix ? [staged.suffix] : [])],
         follow: { fh: src, from: snapshot, identity: identityOf(stat) },
         signal: opts.signal,
         beforeCommit: opts.beforeCommit,

@@ -74,6 +74,7 @@ export class MemoryTraceCache implements TraceCache {
         header: e.header === null ? null : serializeHeader(e.header).slice(0, -1),
         unreadable: e.unreadable === true,
         ...(e.messages !== undefined ? { messages: e.messages } : {}),
+        ...(e.terminated !== undefined ? { terminated: e.terminated } : {}),
       };
     }
     return out;
@@ -91,7 +92,7 @@ export class MemoryTraceCache implements TraceCache {
   loadRecords(raw: unknown): void {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown; unreadable?: unknown };
+      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown; unreadable?: unknown; terminated?: unknown };
       const st = e?.state;
       if (!(typeof st?.dev === 'string' && typeof st.ino === 'string' && typeof st.size === 'number' && typeof st.mtimeMs === 'number')) continue;
       // Entries written before records were read as the runtime reads them carry no `unreadable`
@@ -103,6 +104,7 @@ export class MemoryTraceCache implements TraceCache {
         state: st as TraceFileState,
         header,
         unreadable: e.unreadable,
+        ...(typeof e.terminated === 'boolean' ? { terminated: e.terminated } : {}),
         ...(typeof e.messages === 'number' && Number.isSafeInteger(e.messages) && e.messages >= 0 ? { messages: e.messages } : {}),
       });
     }
@@ -114,6 +116,8 @@ export interface CachedRecord {
   messages?: number;
   /** Not valid UTF-8: the runtime reads nothing in it (set only when the whole file was read). */
   unreadable?: boolean;
+  /** False: the file ends with a torn line (set only when the whole file was read). */
+  terminated?: boolean;
 }
 
 function isCacheEntry(v: unknown): v is { state: TraceFileState; summary: TraceSummary } {

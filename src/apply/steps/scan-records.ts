@@ -1,6 +1,7 @@
-// Step "scan records": the conversation records under <home>/conversations (header, message
-// count where a max_messages policy needs it), leftovers of interrupted runs, and the modes of
-// the home's private entries.
+// Step "scan records": the conversation records under <home>/conversations (header; message
+// count and UTF-8 check of every record a policy may act on — the runtime cannot read one that
+// is not UTF-8, so it is never owned), leftovers of interrupted runs, and the modes of the home's
+// private entries.
 // Guarantees: read-only apart from the count cache's in-memory state; problems reported per item.
 import { scanHomeModes, scanRecords } from '../../io/inventory.js';
 import { problem, type SweepContext, type StepTally } from './context.js';
