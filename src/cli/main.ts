@@ -5,6 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { registerCompletionCommand } from './completion.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { runSweepCommand } from './sweep.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
 
   registerConversationCommands(program);
   registerDaemonCommands(program);
+  registerCompletionCommand(program);
   return program;
 }
 

@@ -1,0 +1,120 @@
+// The package as a user gets it: `npm pack` of this checkout, installed with
+// `npm install -g --prefix <tmp> ./murmur-gc-*.tgz` (the README's unattended route), runs on its
+// own — no link back into the clone, its dependencies installed beside it — and carries what it
+// needs: docs, the man page (linked by npm), LICENSE, the systemd units, and no source maps that
+// point at an unshipped src/. Packs the dist/ that `npm test` just built (scripts are not run,
+// so nothing rewrites dist/ under the other tests). Installing needs the npm registry, or an npm
+// cache that already holds the dependencies (--prefer-offline).
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+
+const NPM_TIMEOUT_MS = 300_000;
+const pkg = JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { name: string; version: string };
+
+let T: string;
+let prefix: string;
+let tarball: string;
+let files: string[] = [];
+
+/** npm's own environment, minus what `npm test` exported for this checkout (npm_config_*, npm_package_*). */
+function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^npm_(package|lifecycle)_/.test(k)) continue;
+    if (/^npm_config_/.test(k) && k !== 'npm_config_cache' && k !== 'npm_config_registry' && k !== 'npm_config_userconfig') continue;
+    env[k] = v;
+  }
+  delete env['NODE_OPTIONS'];
+  delete env['VITEST'];
+  // The node that runs the tests also runs npm and the installed CLI (#!/usr/bin/env node).
+  env['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${env['PATH'] ?? ''}`;
+  return { ...env, ...extra };
+}
+
+function npm(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync('npm', args, { cwd, env: npmEnv(), encoding: 'utf8', timeout: NPM_TIMEOUT_MS });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function installed(args: string[], home: string): f.CliResult {
+  const r = spawnSync(path.join(prefix, 'bin', 'murmur-gc'), args, {
+    cwd: T,
+    env: npmEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') }),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(() => {
+  T = f.tempDir('pack');
+  prefix = path.join(T, 'prefix');
+  const pack = npm(['pack', '--ignore-scripts', '--json', '--pack-destination', T], f.REPO);
+  expect(pack.status, pack.stderr).toBe(0);
+  const out = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+  tarball = path.join(T, out[0]!.filename);
+  files = out[0]!.files.map((x) => x.path);
+  const install = npm(['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], T);
+  expect(install.status, install.stderr).toBe(0);
+}, NPM_TIMEOUT_MS * 2);
+
+afterAll(() => {
+  if (T) f.rmrf(T);
+});
+
+describe('npm pack + npm install -g --prefix', () => {
+  it('the tarball holds the CLI, docs, man page, LICENSE, units and example config, and no source maps or sources', () => {
+    expect(path.basename(tarball)).toBe(`${pkg.name}-${pkg.version}.tgz`);
+    for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/bin.js', 'docs/daemon.md', 'man/murmur-gc.1', 'systemd/murmur-gc.service', 'systemd/murmur-gc-sweep.service', 'systemd/murmur-gc.timer', 'config.example.yaml']) {
+      expect(files).toContain(needed);
+    }
+    expect(files.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(files.filter((p) => /^(src|test|bench|scripts|\.ci)\//.test(p))).toEqual([]);
+    const pkgDir = path.join(prefix, 'lib', 'node_modules', pkg.name);
+    for (const p of files.filter((x) => x.endsWith('.js'))) {
+      expect(fs.readFileSync(path.join(pkgDir, p), 'utf8'), p).not.toMatch(/sourceMappingURL/);
+    }
+  });
+
+  it('installs a copy, not a link into the clone, with its dependencies beside it and the man page linked', () => {
+    const bin = path.join(prefix, 'bin', 'murmur-gc');
+    const real = fs.realpathSync(bin);
+    expect(real.startsWith(fs.realpathSync(prefix) + path.sep)).toBe(true);
+    expect(real.startsWith(f.REPO + path.sep)).toBe(false);
+    expect(fs.existsSync(path.join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules', 'commander', 'package.json'))).toBe(true);
+    // dev-only packages stay out
+    expect(fs.existsSync(path.join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules', 'vitest'))).toBe(false);
+    const man = path.join(prefix, 'share', 'man', 'man1', 'murmur-gc.1');
+    expect(fs.readFileSync(man, 'utf8')).toBe(fs.readFileSync(path.join(f.REPO, 'man', 'murmur-gc.1'), 'utf8'));
+  });
+
+  it('`murmur-gc --version` prints the package version', () => {
+    const r = installed(['--version'], T);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('a dry run plans the removal of an expired session and changes nothing', () => {
+    const H = path.join(T, 'home');
+    const root = path.join(H, 'app', '.murmur');
+    const ses = f.writeSession(root, { sessionId: f.idAt('ses_', Date.now() - 40 * f.DAY), end: true });
+    fs.mkdirSync(path.join(H, '.murmur'), { recursive: true });
+    const cfg = f.writeConfig(H, `sessions:\n  - root: ${root}\n    retain: { max_age: 7d }\n`);
+    const before = f.snapshotTree(H);
+    const r = installed(['--dry-run', '--json', '--config', cfg], H);
+    expect(r.status, r.stderr).toBe(0);
+    const rep = f.json<{ dry_run: boolean; actions: { kind: string; target: string }[] }>(r);
+    expect(rep.dry_run).toBe(true);
+    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'remove_session', root, target: path.basename(ses), reason: 'max_age' }));
+    expect(f.snapshotTree(H)).toEqual(before);
+  });
+
+  it('`murmur-gc completion bash` prints a completion script', () => {
+    const r = installed(['completion', 'bash'], T);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^complete -F _murmur_gc murmur-gc$/m);
+  });
+});
