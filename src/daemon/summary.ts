@@ -2,6 +2,7 @@
 // Guarantees: counts, sizes, codes, ids and durations only — never record content; the outcome
 // is derived from stable codes, never from message text.
 import { Codes } from '../errors.js';
+import { summaryLogger, type Logger } from '../log.js';
 import { countByKind, formatBytes, type SweepReport } from '../apply/report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
 
@@ -97,4 +98,35 @@ export function summaryCode(s: SweepSummary): string | undefined {
     case 'failed':
       return Object.keys(s.errors_by_code)[0] ?? Codes.ioError;
   }
+}
+
+/**
+ * The one `sweep_summary` log line of a sweep — the daemon's and a one-shot `murmur-gc sweep`'s
+ * alike: at info when ok or stopped, warn when busy or with errors, error when it failed; always
+ * logged at least at info, whatever `log.level` says.
+ */
+export function logSweepSummary(log: Logger, s: SweepSummary): void {
+  const code = summaryCode(s);
+  const fields = {
+    event: 'sweep_summary',
+    ...(code !== undefined ? { code } : {}),
+    trigger: s.trigger,
+    outcome: s.outcome,
+    counts: s.counts,
+    bytes_freed: s.bytes_freed,
+    skipped: s.skipped,
+    skipped_by_code: s.skipped_by_code,
+    errors: s.errors,
+    errors_by_code: s.errors_by_code,
+    started_ms: s.started_ms,
+    ended_ms: s.ended_ms,
+    duration_ms: s.duration_ms,
+    audit: s.audit,
+    ...(s.message !== undefined ? { message: s.message } : {}),
+  };
+  const text = summaryText(s);
+  const out = summaryLogger(log);
+  if (s.outcome === 'ok' || s.outcome === 'aborted') out.info(fields, text);
+  else if (s.outcome === 'failed') out.error(fields, text);
+  else out.warn(fields, text);
 }
