@@ -5,6 +5,8 @@
 // by code), so it fits one screen whatever the number of actions; `verbose` adds every item,
 // `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional.
 
+import { fmtBytes, fmtTimestamp } from '../murmur/conversation-format.js';
+
 export type Action =
   | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions'; bytes: number }
   | { kind: 'remove_record'; record: string; target: string; reason: 'max_age'; path: string; bytes: number }
@@ -80,11 +82,30 @@ export function countByKind(actions: Action[]): Record<string, number> {
   return out;
 }
 
+/** The one size style of every murmur-gc output (`812 B`, `1.2 KiB`, `2.0 GiB`). */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  return `${(n / (1024 * 1024 * 1024)).toFixed(1)} GiB`;
+  return fmtBytes(Math.max(0, Math.round(n)));
+}
+
+/** `3 min ago`, `in 12 min`, `just now` — the distance between `ms` and `nowMs`. */
+export function relativeTime(ms: number, nowMs: number): string {
+  const d = ms - nowMs;
+  const a = Math.abs(d);
+  if (a < 5_000) return 'just now';
+  const words =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.round(a / 60_000)} min`
+        : a < 2 * 86_400_000
+          ? `${Math.round(a / 3_600_000)} h`
+          : `${Math.round(a / 86_400_000)} days`;
+  return d < 0 ? `${words} ago` : `in ${words}`;
+}
+
+/** `2026-11-30 20:16:44 UTC (3 min ago)`: an absolute time marked as UTC, and how far it is. */
+export function formatWhen(ms: number, nowMs: number): string {
+  return `${fmtTimestamp(Math.max(0, Math.floor(ms)))} UTC (${relativeTime(ms, nowMs)})`;
 }
 
 function plural(n: number, one: string, many = one + 's'): string {

@@ -3,7 +3,7 @@
 // is derived from stable codes, never from message text.
 import { Codes } from '../errors.js';
 import { summaryLogger, type Logger } from '../log.js';
-import { countByKind, formatBytes, type SweepReport } from '../apply/report.js';
+import { countByKind, formatBytes, formatDuration, type SweepReport } from '../apply/report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
 
 function countCodes(items: { code: string }[]): Record<string, number> {
@@ -62,6 +62,27 @@ export function failedSummary(trigger: SweepTrigger, startedMs: number, endedMs:
   return { ...busySummary(trigger, startedMs, endedMs, message), outcome: 'failed', errors: 1, errors_by_code: { [code]: 1 } };
 }
 
+/**
+ * The words `status` and `history` both use for how a sweep ended (JSON keeps the stable values):
+ * ok, errors, aborted (stopped by a signal, or killed and completed by the next run), busy, failed.
+ */
+export function outcomeWords(o: SweepOutcome | 'unfinished'): string {
+  switch (o) {
+    case 'ok':
+      return 'ok';
+    case 'errors':
+      return 'finished with errors';
+    case 'aborted':
+      return 'stopped early';
+    case 'busy':
+      return 'skipped (another sweep held the lock)';
+    case 'failed':
+      return 'failed';
+    case 'unfinished':
+      return 'unfinished';
+  }
+}
+
 /** [kind, noun, verb]: `1 session removed`, `2 sessions removed`. */
 const KIND_WORDS: [string, string, string][] = [
   ['remove_session', 'session', 'removed'],
@@ -82,7 +103,7 @@ export function summaryText(s: SweepSummary): string {
   });
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
-  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${s.duration_ms} ms)`;
+  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${formatDuration(s.duration_ms)})`;
 }
 
 /** The stable code a summary line carries when it is a warning or an error. */

@@ -335,7 +335,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     // the sweep's audit trace is finished (failed: stopped early), the summary and state say aborted
     const [auditId] = auditDirs();
     const lines = auditLines(auditId!);
-    expect(lines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'failed' });
+    expect(lines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'canceled' });
     const sum = d.summaries().at(-1)!;
     expect(sum).toMatchObject({ outcome: 'aborted', code: 'aborted', audit: auditId });
     expect(sum['counts']['remove_session']).toBe(gone.length);
@@ -424,7 +424,8 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
     // the killed sweep's audit was completed with what it had done; the new sweep finished the rest
     const killedLines = auditLines(killedAudit!);
-    expect(killedLines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'failed' });
+    expect(killedLines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'canceled' });
+    expect(killedLines.at(-1)!['duration_ms']).toBeGreaterThan(0); // it ran until it was killed, not 0 ms
     expect(sessionNames()).toEqual([ids.at(-1)!]);
     const audited = auditedSessionTargets();
     for (const id of ids.slice(0, -1)) expect(audited.has(id), `${id} removed but not audited`).toBe(true);
@@ -434,7 +435,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect((await b.exited).code).toBe(0);
     expect(leftovers(home)).toEqual([]); // (checked once b is gone: it writes its state every second)
     const hist = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(hist['sweeps'].find((s: Rec) => s['session_id'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'failed', intent_pending: false });
+    expect(hist['sweeps'].find((s: Rec) => s['session_id'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'canceled', outcome: 'aborted', intent_pending: false });
     expect(hist['totals']['sessions_removed']).toBe(ids.length - 1);
   });
 
