@@ -4,6 +4,8 @@
 // - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
 //   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
 //   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
+// - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
+//   "stopped early" in status and history alike.
 // - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
 import { runSweep } from '../apply/sweep.js';
@@ -31,8 +33,14 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();
+  // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
+  // point, finish the audit with what was done, record the outcome ("stopped early").
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => stop.abort(new GcError(Codes.aborted, `received ${sig}`));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
     if (!opts.dryRun) await record(config.home, log, summarizeReport(report, 'manual', started, Date.now()), quiet);
     if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
@@ -50,6 +58,9 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       await record(config.home, log, s, quiet);
     }
     throw err;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
   }
 }
 

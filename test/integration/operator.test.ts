@@ -255,3 +255,57 @@ describe('progress on long runs', () => {
     expect(piped.stderr + piped.stdout).not.toContain('\r');
   });
 });
+
+describe('status and history agree, and say when', () => {
+  function fakeSystemctl(script: string): string {
+    const bin = path.join(T, 'fakebin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'systemctl'), `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+    return `${bin}:${process.env['PATH'] ?? '/usr/bin:/bin'}`;
+  }
+
+  it("status shows murmur-gc.timer's next run when the daemon is not running, and 'unknown' when systemctl cannot say", () => {
+    fs.mkdirSync(home, { recursive: true });
+    const next = Math.floor((Date.now() + 12 * 60_000) / 1000);
+    const active = fakeSystemctl(`printf 'LoadState=loaded\\nActiveState=active\\nNextElapseUSecRealtime=@${next}\\n'`);
+    const st = f.runCli(['status'], T, { PATH: active });
+    expect(st.status, st.stderr).toBe(0);
+    const stamp = new Date(next * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    expect(st.stdout).toContain(`next run:   ${stamp} UTC (in 12 min) (murmur-gc.timer)`);
+    expect(f.json<Rec>(f.runCli(['status', '--json'], T, { PATH: active }))['timer']).toEqual({ state: 'active', next_run_ms: next * 1000 });
+    const broken = fakeSystemctl('echo "Failed to connect to bus" >&2; exit 1');
+    expect(f.runCli(['status'], T, { PATH: broken }).stdout).toMatch(/next run: {3}unknown \(the daemon is not running; /);
+    const absent = fakeSystemctl(`printf 'LoadState=not-found\\nActiveState=inactive\\nNextElapseUSecRealtime=\\n'`);
+    expect(f.runCli(['status'], T, { PATH: absent }).stdout).toContain('murmur-gc.timer is not installed');
+  });
+
+  it('a SIGTERMed one-shot sweep is "stopped early" in status and in history, and history --target answers for what it removed; an unknown target exits 1', async () => {
+    const ids = manySessions(root, 1500);
+    const cfg = f.writeConfig(T, `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [f.BIN, 'sweep', '--config', cfg], { env: f.cliEnv(T), stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let removed = 0;
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      removed = (err.match(/"msg":"session removed"/g) ?? []).length;
+      if (removed >= 20 && child.exitCode === null && !child.killed) child.kill('SIGTERM');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(removed).toBeLessThan(ids.length - 1);
+    const st = f.runCli(['status', '--config', cfg], T, { PATH: '/nonexistent' });
+    expect(st.stdout).toMatch(/last sweep: .*, stopped early \(manual\)/);
+    const h = f.runCli(['history', '--config', cfg], T);
+    expect(h.stdout).toMatch(/ses_\w+ {2}stopped early, \d/);
+    const hj = f.json<Rec>(f.runCli(['history', '--json', '--config', cfg], T));
+    expect(hj['sweeps'][0]).toMatchObject({ exit_status: 'canceled', outcome: 'aborted' });
+    const gone = ids.find((id) => !fs.existsSync(path.join(root, id)))!;
+    const t = f.runCli(['history', '--target', gone, '--config', cfg], T);
+    expect(t.status).toBe(0);
+    expect(t.stdout).toMatch(/removed by sweep ses_\w+ at .* UTC \(.*\): sessions\/max_sessions .*that sweep: stopped early/);
+    const unknown = f.runCli(['history', '--target', 'ses_nope', '--config', cfg], T);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stdout).toContain('ses_nope: no sweep in the audit trail');
+  });
+});
