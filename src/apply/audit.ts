@@ -109,7 +109,7 @@ export class AuditSession {
   }
 
   /** Write the retention lines, the reconciliation tasks and session_end; drop the intent log. */
-  async finish(items: RetentionItem[], tasks: LostTask[], exitStatus: 'ok' | 'failed', nowMs: number): Promise<void> {
+  async finish(items: RetentionItem[], tasks: LostTask[], exitStatus: 'ok' | 'failed' | 'canceled', nowMs: number): Promise<void> {
     const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
     let text = '';
     for (const g of groupRetention(items)) {

@@ -87,7 +87,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView, dr
     });
     for (const w of landed) {
       ctx.action(lostAction(w, taskId));
-      ctx.log.info({ session_id: session, work_id: w.workId, task_id: taskId }, 'background command marked lost');
+      ctx.log.debug({ session_id: session, work_id: w.workId, task_id: taskId }, dryRun ? 'would mark background command lost' : 'background command marked lost');
     }
   } catch (err) {
     if (isAbort(err)) throw err;

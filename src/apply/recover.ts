@@ -1,10 +1,11 @@
 // Completion of audit trails left by a murmur-gc run that was killed mid-sweep.
 // Guarantees: an audit session whose `intent.jsonl` is still present gets the retention lines of
 // every intended action that demonstrably happened (marked done, or whose target no longer
-// exists) and a `session_end` with exit_status "failed"; the intent log is then removed. It runs
+// exists) and a `session_end` with exit_status "canceled" and the time it ran until its last
+// intent write (never 0 ms); the intent log is then removed. It runs
 // under the sweep lock, so the session it completes is never one still being written.
 import { Codes } from '../errors.js';
-import { mintId } from '../murmur/ids.js';
+import { idTimestampMs, mintId } from '../murmur/ids.js';
 import { peekEventType, retentionLine, sessionEndLine } from '../murmur/trace.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
 import { GC_DIR, INTENT_FILE, groupRetention, parseIntentLog, type RetentionItem } from './audit.js';
@@ -62,7 +63,10 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           for (const g of groupRetention(items)) {
             text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
           }
-          text += sessionEndLine(common(), 0, 'failed');
+          // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
+          const startedMs = idTimestampMs(name, 'ses_');
+          const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
+          text += sessionEndLine(common(), ranMs, 'canceled');
           const { fh } = await sdir.openAppend('trace.jsonl');
           try {
             await fh.write(text);

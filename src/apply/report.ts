@@ -1,6 +1,11 @@
 // The sweep's report: the one JSON document of DESIGN §3 and its human rendering.
 // Guarantees: actions carry ids, names, counts, sizes and paths only — never record content;
 // key names and reason words are the runtime's; the document is a plain JSON value.
+// The human rendering is grouped (per sessions root / record store and reason, skips and errors
+// by code), so it fits one screen whatever the number of actions; `verbose` adds every item,
+// `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional.
+
+import { fmtBytes, fmtTimestamp } from '../murmur/conversation-format.js';
 
 export type Action =
   | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions'; bytes: number }
@@ -62,7 +67,15 @@ export interface SweepReport {
     records_count_cached: number;
   };
   message?: string;
+  /** Version of this document's shape (fields are only ever added within a version). */
+  schema_version?: number;
+  /** The configuration file in force; null = built-in defaults. */
+  config?: string | null;
+  /** Each step of the sweep in order: items, bytes, milliseconds. */
+  steps?: { step: string; items: number; bytes: number; ms: number }[];
 }
+
+export const REPORT_SCHEMA_VERSION = 1;
 
 export function countByKind(actions: Action[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -70,19 +83,127 @@ export function countByKind(actions: Action[]): Record<string, number> {
   return out;
 }
 
+/** The one size style of every murmur-gc output (`812 B`, `1.2 KiB`, `2.0 GiB`). */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 * 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  return `${(n / (1024 * 1024 * 1024)).toFixed(1)} GiB`;
+  return fmtBytes(Math.max(0, Math.round(n)));
+}
+
+/** `3 min ago`, `in 12 min`, `just now` — the distance between `ms` and `nowMs`. */
+export function relativeTime(ms: number, nowMs: number): string {
+  const d = ms - nowMs;
+  const a = Math.abs(d);
+  if (a < 5_000) return 'just now';
+  const words =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.round(a / 60_000)} min`
+        : a < 2 * 86_400_000
+          ? `${Math.round(a / 3_600_000)} h`
+          : `${Math.round(a / 86_400_000)} days`;
+  return d < 0 ? `${words} ago` : `in ${words}`;
+}
+
+/** `2026-11-30 20:16:44 UTC (3 min ago)`: an absolute time marked as UTC, and how far it is. */
+export function formatWhen(ms: number, nowMs: number): string {
+  return `${fmtTimestamp(Math.max(0, Math.floor(ms)))} UTC (${relativeTime(ms, nowMs)})`;
 }
 
 function plural(n: number, one: string, many = one + 's'): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** Human summary for the terminal. */
-export function renderHuman(r: SweepReport): string {
+/** Columns padded to the widest cell of each column (numbers right-aligned); no trailing spaces. */
+export function formatTable(rows: string[][], rightAligned: ReadonlySet<number> = new Set(), indent = '  '): string[] {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => (indent + r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ')).trimEnd());
+}
+
+export type Verbosity = 'quiet' | 'normal' | 'verbose';
+
+/** At most this many error lines in the default output; -v lists all, --json has all. */
+const ERRORS_SHOWN = 10;
+
+function byCode(items: { code: string }[]): string {
+  const m = new Map<string, number>();
+  for (const i of items) m.set(i.code, (m.get(i.code) ?? 0) + 1);
+  return [...m.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
+}
+
+function itemLine(a: Action, would: string): string {
+  switch (a.kind) {
+    case 'remove_session':
+      return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`;
+    case 'remove_record':
+      return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`;
+    case 'truncate_record':
+      return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept)`;
+    case 'shell_lost':
+      return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
+    case 'repair_torn_tail':
+      return `  ${would}terminate the torn last line of record ${a.record}/${a.target}`;
+    case 'chmod':
+      return `  ${would}chmod ${a.path}  ${a.from} -> ${a.to}`;
+    case 'remove_debris':
+      return `  ${would}remove leftover ${a.path}  (${a.code}: ${a.detail})`;
+  }
+}
+
+/** One row per (kind, sessions root or record store, reason): count, bytes, messages dropped. */
+function groupRows(r: SweepReport): string[][] {
+  const dry = r.dry_run;
+  const groups = new Map<string, { what: string; where: string; reason: string; n: number; bytes: number; dropped: number; hasBytes: boolean }>();
+  const add = (key: string, what: string, where: string, reason: string, bytes: number | undefined, dropped = 0) => {
+    const g = groups.get(key) ?? { what, where, reason, n: 0, bytes: 0, dropped: 0, hasBytes: bytes !== undefined };
+    g.n++;
+    g.bytes += bytes ?? 0;
+    g.dropped += dropped;
+    groups.set(key, g);
+  };
+  for (const a of r.actions) {
+    switch (a.kind) {
+      case 'remove_session':
+        add(`s\0${a.root}\0${a.reason}`, dry ? 'would remove sessions' : 'removed sessions', a.root, a.reason, a.bytes);
+        break;
+      case 'remove_record':
+        add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
+        break;
+      case 'truncate_record':
+        add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
+        break;
+      case 'shell_lost':
+        add(`l\0${a.root}`, dry ? 'would mark lost' : 'marked lost', a.root, 'shell_lost', undefined);
+        break;
+      case 'repair_torn_tail':
+        add(`x\0${a.record}`, dry ? 'would terminate torn lines' : 'terminated torn lines', `store ${a.record}`, 'torn_tail', undefined);
+        break;
+      case 'chmod':
+        add('c', dry ? 'would fix modes' : 'fixed modes', '', '0700/0600', undefined);
+        break;
+      case 'remove_debris':
+        add('d', dry ? 'would clean leftovers' : 'cleaned leftovers', '', 'process_interrupted', a.bytes);
+        break;
+    }
+  }
+  const rows = [...groups.values()].map((g) => [
+    g.what,
+    g.where,
+    g.reason,
+    String(g.n),
+    g.hasBytes ? formatBytes(g.bytes) : '',
+    g.dropped > 0 ? `${plural(g.dropped, 'message')} dropped` : '',
+  ]);
+  return rows.length === 0 ? [] : [['', 'where', 'reason', 'items', 'size', ''], ...rows];
+}
+
+/** Human report for the terminal (stdout). */
+export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): string {
+  const errorLines = r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}`);
+  if (verbosity === 'quiet') return errorLines.length ? errorLines.join('\n') + '\n' : '';
   const lines: string[] = [];
   const would = r.dry_run ? 'would ' : '';
   lines.push(`murmur-gc ${r.dry_run ? 'dry run (nothing is changed)' : 'sweep'} — home ${r.home}`);
@@ -90,35 +211,19 @@ export function renderHuman(r: SweepReport): string {
   if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
     return lines.join('\n') + '\n';
   }
-  for (const a of r.actions) {
-    switch (a.kind) {
-      case 'remove_session':
-        lines.push(`  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`);
-        break;
-      case 'remove_record':
-        lines.push(`  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`);
-        break;
-      case 'truncate_record':
-        lines.push(`  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept)`);
-        break;
-      case 'shell_lost':
-        lines.push(
-          `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`,
-        );
-        break;
-      case 'repair_torn_tail':
-        lines.push(`  ${would}terminate the torn last line of record ${a.record}/${a.target}`);
-        break;
-      case 'chmod':
-        lines.push(`  ${would}chmod ${a.path}  ${a.from} -> ${a.to}`);
-        break;
-      case 'remove_debris':
-        lines.push(`  ${would}remove leftover ${a.path}  (${a.code}: ${a.detail})`);
-        break;
+  if (verbosity === 'verbose') {
+    for (const a of r.actions) lines.push(itemLine(a, would));
+    for (const s of r.skipped) lines.push(`  skipped ${s.target}  [${s.code}] ${s.detail}`);
+    lines.push(...errorLines);
+  } else {
+    lines.push(...formatTable(groupRows(r), new Set([3, 4])));
+    if (r.skipped.length) lines.push(`  skipped: ${byCode(r.skipped)}${r.skipped.length > 0 ? ' (-v lists them)' : ''}`);
+    if (r.errors.length) {
+      lines.push(`  errors: ${byCode(r.errors)}`);
+      lines.push(...errorLines.slice(0, ERRORS_SHOWN));
+      if (errorLines.length > ERRORS_SHOWN) lines.push(`  … and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`);
     }
   }
-  for (const s of r.skipped) lines.push(`  skipped ${s.target}  [${s.code}] ${s.detail}`);
-  for (const e of r.errors) lines.push(`  error ${e.target}  [${e.code}] ${e.detail}`);
   const c = countByKind(r.actions);
   const parts = [
     plural(c['remove_session'] ?? 0, 'session') + ' removed',
@@ -133,7 +238,7 @@ export function renderHuman(r: SweepReport): string {
     `${r.dry_run ? 'Would have: ' : 'Done: '}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${r.dry_run ? 'to free' : 'freed'}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
   lines.push(
-    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}.`,
+    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
   );
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
@@ -143,4 +248,12 @@ export function renderHuman(r: SweepReport): string {
 function isoOrMs(ms: number): string {
   const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString();
+}
+
+/** `812 ms`, `4.2 s`, `3 min 12 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
 }

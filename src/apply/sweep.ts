@@ -58,7 +58,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     return finishReport(ctx);
   } catch (err) {
-    await abandonAudit(ctx);
+    await abandonAudit(ctx, isAbort(err));
     if (isAbort(err)) {
       const reason = ctx.signal?.reason as unknown;
       fail(ctx, { target: ctx.home, code: reason instanceof GcError ? reason.code : Codes.aborted, detail: `sweep stopped early: ${reason instanceof Error ? reason.message : 'interrupted'}` });

@@ -15,8 +15,12 @@ export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   });
 }
 
-/** Logger for one-shot commands: warnings and errors only unless verbose. */
+/**
+ * Logger for one-shot commands: warnings and errors, unless verbose (info) or the configuration
+ * asks for more (debug, trace: per-item lines) or less (error, fatal, silent).
+ */
 export function oneShotLogger(config: GcConfig | undefined, verbose: boolean, json: boolean): Logger {
-  const level = verbose ? 'info' : config?.log.level === 'silent' ? 'silent' : 'warn';
+  const configured = config?.log.level ?? 'info';
+  const level = ['trace', 'debug', 'error', 'fatal', 'silent'].includes(configured) ? configured : verbose ? 'info' : 'warn';
   return createLogger({ level, pretty: !json && process.stderr.isTTY === true && process.env['CI'] === undefined });
 }

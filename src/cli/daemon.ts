@@ -1,7 +1,8 @@
 // `murmur-gc daemon|status|history` (commander wiring).
 // Guarantees: `daemon` exits 0 after SIGTERM/SIGINT (within 10 s), 2 on an invalid configuration
 // at start (nothing touched), 75 when another daemon already runs for the home; `status` and
-// `history` are read-only and exit 0 (2 on a bad configuration or a bad --since); with --json
+// `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
+// --target exits 1 when no sweep in the trail removed or truncated the target); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseDurationSecs } from '../config/retain.js';
@@ -52,7 +53,8 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );
   process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderHistory(doc));
-  return 0;
+  // --target names something no sweep in the trail removed or truncated: say so with exit 1.
+  return opts.target !== undefined && (doc.matches ?? []).length === 0 ? 1 : 0;
 }
 
 export function registerDaemonCommands(program: Command): void {

@@ -27,8 +27,9 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON document on stdout', false)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
-    .addOption(new Option('--verbose', 'log every action to stderr').default(false))
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean }) => {
+    .addOption(new Option('-v, --verbose', 'list every item in the report, and log at info').default(false))
+    .addOption(new Option('-q, --quiet', 'print only errors').default(false).conflicts('verbose'))
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean }) => {
       const code = await runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });

@@ -1,17 +1,78 @@
 // `murmur-gc [sweep]`: load the config, run one sweep, print the report.
 // Guarantees: exit 0 when the sweep finished without errors, 1 with errors, 2 on invalid
 // configuration (nothing touched), 75 when another sweep holds the lock.
+// - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
+//   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
+//   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
+// - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
+//   "stopped early" in status and history alike.
+// - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
+//   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
 import { runSweep } from '../apply/sweep.js';
-import { renderHuman } from '../apply/report.js';
-import { ExitCodes } from '../errors.js';
+import { renderHuman, type Verbosity } from '../apply/report.js';
+import { recordOneShotSweep, type SweepSummary } from '../daemon/state.js';
+import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../daemon/summary.js';
+import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
+import { ProgressLine } from './progress.js';
 
-export async function runSweepCommand(opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean }): Promise<number> {
+export interface SweepFlags {
+  dryRun: boolean;
+  json: boolean;
+  config?: string;
+  home?: string;
+  verbose: boolean;
+  quiet?: boolean;
+}
+
+export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const config = await loadForCommand(opts);
+  const quiet = opts.quiet === true && !opts.verbose;
   const log = oneShotLogger(config, opts.verbose, opts.json);
-  const report = await runSweep({ config, dryRun: opts.dryRun, log });
-  if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
-  else process.stdout.write(renderHuman(report));
-  log.flush?.();
-  return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;
+  const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
+  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
+  const started = Date.now();
+  // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
+  // point, finish the audit with what was done, record the outcome ("stopped early").
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => stop.abort(new GcError(Codes.aborted, `received ${sig}`));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    line?.end();
+    if (!opts.dryRun) await record(config.home, log, summarizeReport(report, 'manual', started, Date.now()), quiet);
+    if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
+    else process.stdout.write(renderHuman(report, verbosity));
+    log.flush?.();
+    return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;
+  } catch (err) {
+    line?.end();
+    if (!opts.dryRun && !(err instanceof ConfigError)) {
+      const ended = Date.now();
+      const s =
+        err instanceof BusyError
+          ? busySummary('manual', started, ended, err.message)
+          : failedSummary('manual', started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
+      await record(config.home, log, s, quiet);
+    }
+    throw err;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+/**
+ * Log the summary line and record it for `status`. On a terminal the report already says it, so
+ * the line is logged there only when something went wrong (and always when stderr is a journal,
+ * a pipe or a file); -q keeps only the lines that are not ok.
+ */
+async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean): Promise<void> {
+  const notOk = s.outcome !== 'ok';
+  if (notOk || (!quiet && process.stderr.isTTY !== true)) logSweepSummary(log, s);
+  await recordOneShotSweep(home, s, Date.now()).catch((err: unknown) => {
+    log.warn({ code: Codes.ioError, home }, `could not record the sweep in the state file: ${describeError(err)}`);
+  });
 }

@@ -35,7 +35,7 @@ import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
 import { removeDeadGcTemps } from './recovery.js';
 import { readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
-import { busySummary, failedSummary, summarizeReport, summaryCode, summaryText } from './summary.js';
+import { busySummary, failedSummary, logSweepSummary, summarizeReport } from './summary.js';
 
 /** After a stop signal, give the in-flight sweep this long to reach a safe point. */
 export const STOP_DEADLINE_MS = 8_000;
@@ -226,36 +226,11 @@ export class Daemon {
       if (err instanceof BusyError) summary = busySummary(trigger, started, ended, err.message);
       else summary = failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
     }
-    this.logSummary(summary);
+    logSweepSummary(this.log, summary);
     this.state.last_sweep = summary;
     this.state.current_sweep = null;
     this.state.next_run_ms = this.nextRunMs();
     await this.saveState();
-  }
-
-  private logSummary(s: SweepSummary): void {
-    const code = summaryCode(s);
-    const fields = {
-      event: 'sweep_summary',
-      ...(code !== undefined ? { code } : {}),
-      trigger: s.trigger,
-      outcome: s.outcome,
-      counts: s.counts,
-      bytes_freed: s.bytes_freed,
-      skipped: s.skipped,
-      skipped_by_code: s.skipped_by_code,
-      errors: s.errors,
-      errors_by_code: s.errors_by_code,
-      started_ms: s.started_ms,
-      ended_ms: s.ended_ms,
-      duration_ms: s.duration_ms,
-      audit: s.audit,
-      ...(s.message !== undefined ? { message: s.message } : {}),
-    };
-    const text = summaryText(s);
-    if (s.outcome === 'ok' || s.outcome === 'aborted') this.log.info(fields, text);
-    else if (s.outcome === 'failed') this.log.error(fields, text);
-    else this.log.warn(fields, text);
   }
 
   private async reload(): Promise<void> {

@@ -5,7 +5,9 @@
 // audit trail holds no content and neither does this. Unknown or malformed lines are counted,
 // never fatal. A trace with no session_end is reported as unfinished (a sweep in progress, or a
 // killed one whose audit the next run completes).
+import { formatDuration, formatWhen } from '../apply/report.js';
 import { idTimestampMs } from '../murmur/ids.js';
+import { outcomeWords } from './summary.js';
 
 export const GC_CAPSULE = 'murmur-gc';
 
@@ -25,6 +27,11 @@ export interface SweepHistory {
   ended_ms: number | null;
   duration_ms: number | null;
   exit_status: string | null;
+  /**
+   * How it ended, in the words `status` uses: ok, errors (exit_status failed), aborted
+   * (canceled: stopped by a signal, or killed and completed by the next run), unfinished.
+   */
+  outcome: 'ok' | 'errors' | 'aborted' | 'unfinished';
   /** True when the trace has its session_end. */
   complete: boolean;
   /** An intent log is still present: the sweep is running or was killed and not yet recovered. */
@@ -66,6 +73,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
     ended_ms: null,
     duration_ms: null,
     exit_status: null,
+    outcome: 'unfinished',
     complete: false,
     intent_pending: meta.intentPending,
     capsule_version: null,
@@ -115,6 +123,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         h.ended_ms = num(l['timestamp']) ?? null;
         h.duration_ms = num(l['duration_ms']) ?? null;
         h.exit_status = typeof l['exit_status'] === 'string' ? l['exit_status'] : null;
+        h.outcome = h.exit_status === 'ok' ? 'ok' : h.exit_status === 'canceled' ? 'aborted' : 'errors';
         break;
       }
       default:
@@ -132,6 +141,8 @@ export interface TargetMatch {
   reason: string;
   action: 'removed' | 'truncated';
   exit_status: string | null;
+  /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
+  outcome: string;
   /** How many targets the same retention line named. */
   line_removed: number;
   /** max_messages only: messages dropped by that line, across all its records. */
@@ -150,6 +161,7 @@ export function findTarget(sweeps: SweepHistory[], target: string): TargetMatch[
         reason: r.reason,
         action: r.reason === 'max_messages' ? 'truncated' : 'removed',
         exit_status: s.exit_status,
+        outcome: statusWord(s),
         line_removed: r.removed,
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
@@ -221,8 +233,8 @@ export function buildHistory(
 
 // ---- rendering ---------------------------------------------------------------------------------
 
-function iso(ms: number | null): string {
-  return ms === null ? '(unknown time)' : new Date(ms).toISOString();
+function when(ms: number | null, nowMs: number): string {
+  return ms === null ? '(unknown time)' : formatWhen(ms, nowMs);
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -230,7 +242,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 function statusWord(s: SweepHistory): string {
-  if (s.complete) return s.exit_status ?? 'ended';
+  if (s.complete) return outcomeWords(s.outcome === 'unfinished' ? 'errors' : s.outcome);
   return s.intent_pending ? 'unfinished (running, or killed and not yet recovered)' : 'unfinished';
 }
 
@@ -241,7 +253,8 @@ function retentionWords(r: RetentionEntry): string {
   return `${r.store}/${r.reason}: ${r.removed} removed`;
 }
 
-export function renderHistory(doc: HistoryDoc): string {
+export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
+  const iso = (ms: number | null) => when(ms, nowMs);
   const out: string[] = [];
   const since = doc.since_ms === null ? '' : ` since ${iso(doc.since_ms)}`;
   if (!doc.audit_root_exists) {
@@ -261,14 +274,14 @@ export function renderHistory(doc: HistoryDoc): string {
             : m.line_removed > 1
               ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
               : '';
-        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason}${extra}; sweep exit ${m.exit_status ?? 'unfinished'}`);
+        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
       }
     }
     return out.join('\n') + '\n';
   }
   out.push(`murmur-gc history — ${plural(doc.sweeps.length, 'sweep')} with changes${since} (audit trail ${doc.audit_root})`);
   for (const s of doc.sweeps) {
-    const dur = s.duration_ms === null ? '' : `, ${s.duration_ms} ms`;
+    const dur = s.duration_ms === null ? '' : `, ${formatDuration(s.duration_ms)}`;
     out.push(`${iso(s.started_ms)}  ${s.session_id}  ${statusWord(s)}${dur}`);
     for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
     if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);

@@ -17,7 +17,8 @@ export const STATE_VERSION = 1;
 const STATE_LIMIT = 1 << 20;
 
 export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
-export type SweepTrigger = 'start' | 'schedule';
+/** start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too). */
+export type SweepTrigger = 'start' | 'schedule' | 'manual';
 
 /** One sweep, as the daemon logged it and as `status` shows it. */
 export interface SweepSummary {
@@ -98,7 +99,7 @@ function countMap(v: unknown): Record<string, number> {
 }
 
 const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
-const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule'];
+const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual'];
 
 export function parseSweepSummary(v: unknown): SweepSummary | null {
   if (!isObj(v)) return null;
@@ -225,4 +226,14 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
   } finally {
     await h.close();
   }
+}
+
+/**
+ * A one-shot sweep's outcome, recorded as `last_sweep` where `status` reads it; the daemon's
+ * entry and schedule are kept as they are. False when there is no home (nothing is created).
+ */
+export async function recordOneShotSweep(home: string, summary: SweepSummary, nowMs: number): Promise<boolean> {
+  const read = await readStateFile(home);
+  const base = read.status === 'ok' ? read.state : emptyState(nowMs);
+  return writeStateFile(home, { ...base, updated_ms: nowMs, last_sweep: summary });
 }

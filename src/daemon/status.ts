@@ -4,11 +4,12 @@
 // token (field 22 of /proc/<pid>/stat) — never by the state file alone: a stale file naming a
 // dead or reused pid says "not running". A corrupt state file is reported, not trusted.
 import type { GcConfig } from '../config/types.js';
-import { formatBytes } from '../apply/report.js';
+import { formatBytes, formatTable, formatWhen } from '../apply/report.js';
 import { probeProcess } from '../io/running.js';
 import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from './state.js';
 import { measureStores, type StoreSizes } from './stores.js';
-import { summaryText } from './summary.js';
+import { outcomeWords, summaryText } from './summary.js';
+import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
 
 export interface StatusDoc {
   home: string;
@@ -32,6 +33,8 @@ export interface StatusDoc {
   last_sweep: SweepSummary | null;
   /** Next scheduled sweep (only while the daemon is running). */
   next_run_ms: number | null;
+  /** murmur-gc.timer, asked only when the daemon is not running (null while it runs). */
+  timer: TimerInfo | null;
   stores: StoreSizes;
 }
 
@@ -50,7 +53,7 @@ export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: bool
     : { running: false, why: `pid ${d.pid} is gone or now belongs to another process (start time differs): the daemon was killed` };
 }
 
-export async function gatherStatus(config: GcConfig): Promise<StatusDoc> {
+export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerInfo> = probeTimer): Promise<StatusDoc> {
   const read = await readStateFile(config.home);
   const state = read.status === 'ok' ? read.state : undefined;
   const d = state?.daemon ?? null;
@@ -73,35 +76,43 @@ export async function gatherStatus(config: GcConfig): Promise<StatusDoc> {
     current_sweep: verdict.running ? (state?.current_sweep ?? null) : null,
     last_sweep: state?.last_sweep ?? null,
     next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
+    timer: verdict.running ? null : await timer(),
     stores: await measureStores(config),
   };
   if (read.status === 'corrupt') doc.state_detail = read.detail;
   return doc;
 }
 
-function iso(ms: number | null | undefined): string {
-  return ms === null || ms === undefined ? '-' : new Date(ms).toISOString();
-}
-
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export function renderStatus(s: StatusDoc): string {
+function nextRun(s: StatusDoc, nowMs: number): string {
+  if (s.daemon.running) return s.next_run_ms === null ? 'unknown' : `${formatWhen(s.next_run_ms, nowMs)} (daemon)`;
+  const t = s.timer;
+  if (!t || t.state === 'unknown') return `unknown (the daemon is not running; ${TIMER_UNIT}: ${t?.state === 'unknown' ? t.why : 'not asked'})`;
+  if (t.state === 'not_installed') return `none (the daemon is not running and ${TIMER_UNIT} is not installed)`;
+  if (t.state === 'inactive') return `none (the daemon is not running and ${TIMER_UNIT} is not active)`;
+  const next = t.state === "active" ? t.next_run_ms : null;
+  return next === null ? `unknown (${TIMER_UNIT} is active)` : `${formatWhen(next, nowMs)} (${TIMER_UNIT})`;
+}
+
+export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
+  const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : formatWhen(ms, nowMs));
   const out: string[] = [];
   out.push(`murmur-gc status — home ${s.home}${s.home_exists ? '' : ' (does not exist)'}`);
   const d = s.daemon;
   if (d.running) {
-    out.push(`daemon:     running, pid ${d.pid}, since ${iso(d.started_ms)}; schedule "${d.schedule ?? ''}"${d.config ? `, config ${d.config}` : ', built-in config'}`);
+    out.push(`daemon:     running, pid ${d.pid}, since ${when(d.started_ms)}; schedule "${d.schedule ?? ''}"${d.config ? `, config ${d.config}` : ', built-in config'}`);
   } else {
     out.push(`daemon:     not running (${d.why})`);
   }
   if (s.state === 'corrupt') out.push(`state file: ${s.state_file} is unreadable (${s.state_detail ?? 'corrupt'}); the daemon rewrites it`);
   if (s.state === 'missing') out.push(`state file: none yet (${s.state_file})`);
-  if (s.current_sweep) out.push(`sweeping:   since ${iso(s.current_sweep.started_ms)} (${s.current_sweep.trigger})`);
+  if (s.current_sweep) out.push(`sweeping:   since ${when(s.current_sweep.started_ms)} (${s.current_sweep.trigger})`);
   const l = s.last_sweep;
   if (l) {
-    out.push(`last sweep: ${iso(l.started_ms)} → ${iso(l.ended_ms)}, ${l.outcome} (${l.trigger})${l.audit ? `, audit ${l.audit}` : ''}`);
+    out.push(`last sweep: ${when(l.started_ms)}, ${outcomeWords(l.outcome)} (${l.trigger})${l.audit ? `, audit ${l.audit}` : ''}`);
     out.push(`            ${summaryText(l)}`);
     const skipped = Object.entries(l.skipped_by_code).map(([c, n]) => `${c} ${n}`);
     if (skipped.length) out.push(`            skipped by code: ${skipped.join(', ')}`);
@@ -111,16 +122,21 @@ export function renderStatus(s: StatusDoc): string {
   } else {
     out.push('last sweep: none recorded');
   }
-  out.push(`next run:   ${d.running ? iso(s.next_run_ms) : '- (the daemon is not running)'}`);
+  out.push(`next run:   ${nextRun(s, nowMs)}`);
   const st = s.stores;
   out.push('stores:');
-  out.push(`  sessions: ${plural(st.sessions.sessions, 'session')} in ${plural(st.sessions.roots.length, 'configured root')}, ${formatBytes(st.sessions.bytes)}`);
+  const rows: string[][] = [
+    ['sessions', `${plural(st.sessions.roots.length, 'configured root')}`, plural(st.sessions.sessions, 'session'), formatBytes(st.sessions.bytes), ''],
+  ];
   for (const r of st.sessions.roots) {
-    out.push(`    ${r.root}: ${r.exists ? `${plural(r.sessions, 'session')}, ${formatBytes(r.bytes)}${r.unreadable ? `, ${r.unreadable} unreadable` : ''}` : 'does not exist'}`);
+    rows.push(
+      r.exists
+        ? [`  ${r.root}`, '', plural(r.sessions, 'session'), formatBytes(r.bytes), r.unreadable ? `${r.unreadable} unreadable` : '']
+        : [`  ${r.root}`, '', 'does not exist', '', ''],
+    );
   }
-  out.push(
-    `  records:  ${plural(st.records.records, 'record')} in ${plural(st.records.stores, 'store')}, ${formatBytes(st.records.bytes)}${st.records.unreadable ? `, ${st.records.unreadable} unreadable` : ''}`,
-  );
-  out.push(`  audit:    ${plural(st.audit.sessions, 'sweep trace')}, ${formatBytes(st.audit.bytes)}`);
+  rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
+  rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
+  out.push(...formatTable(rows, new Set([2, 3])));
   return out.join('\n') + '\n';
 }

@@ -2,7 +2,8 @@
 // Guarantees: counts, sizes, codes, ids and durations only — never record content; the outcome
 // is derived from stable codes, never from message text.
 import { Codes } from '../errors.js';
-import { countByKind, formatBytes, type SweepReport } from '../apply/report.js';
+import { summaryLogger, type Logger } from '../log.js';
+import { countByKind, formatBytes, formatDuration, type SweepReport } from '../apply/report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
 
 function countCodes(items: { code: string }[]): Record<string, number> {
@@ -61,6 +62,27 @@ export function failedSummary(trigger: SweepTrigger, startedMs: number, endedMs:
   return { ...busySummary(trigger, startedMs, endedMs, message), outcome: 'failed', errors: 1, errors_by_code: { [code]: 1 } };
 }
 
+/**
+ * The words `status` and `history` both use for how a sweep ended (JSON keeps the stable values):
+ * ok, errors, aborted (stopped by a signal, or killed and completed by the next run), busy, failed.
+ */
+export function outcomeWords(o: SweepOutcome | 'unfinished'): string {
+  switch (o) {
+    case 'ok':
+      return 'ok';
+    case 'errors':
+      return 'finished with errors';
+    case 'aborted':
+      return 'stopped early';
+    case 'busy':
+      return 'skipped (another sweep held the lock)';
+    case 'failed':
+      return 'failed';
+    case 'unfinished':
+      return 'unfinished';
+  }
+}
+
 /** [kind, noun, verb]: `1 session removed`, `2 sessions removed`. */
 const KIND_WORDS: [string, string, string][] = [
   ['remove_session', 'session', 'removed'],
@@ -81,7 +103,7 @@ export function summaryText(s: SweepSummary): string {
   });
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
-  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${s.duration_ms} ms)`;
+  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${formatDuration(s.duration_ms)})`;
 }
 
 /** The stable code a summary line carries when it is a warning or an error. */
@@ -97,4 +119,35 @@ export function summaryCode(s: SweepSummary): string | undefined {
     case 'failed':
       return Object.keys(s.errors_by_code)[0] ?? Codes.ioError;
   }
+}
+
+/**
+ * The one `sweep_summary` log line of a sweep — the daemon's and a one-shot `murmur-gc sweep`'s
+ * alike: at info when ok or stopped, warn when busy or with errors, error when it failed; always
+ * logged at least at info, whatever `log.level` says.
+ */
+export function logSweepSummary(log: Logger, s: SweepSummary): void {
+  const code = summaryCode(s);
+  const fields = {
+    event: 'sweep_summary',
+    ...(code !== undefined ? { code } : {}),
+    trigger: s.trigger,
+    outcome: s.outcome,
+    counts: s.counts,
+    bytes_freed: s.bytes_freed,
+    skipped: s.skipped,
+    skipped_by_code: s.skipped_by_code,
+    errors: s.errors,
+    errors_by_code: s.errors_by_code,
+    started_ms: s.started_ms,
+    ended_ms: s.ended_ms,
+    duration_ms: s.duration_ms,
+    audit: s.audit,
+    ...(s.message !== undefined ? { message: s.message } : {}),
+  };
+  const text = summaryText(s);
+  const out = summaryLogger(log);
+  if (s.outcome === 'ok' || s.outcome === 'aborted') out.info(fields, text);
+  else if (s.outcome === 'failed') out.error(fields, text);
+  else out.warn(fields, text);
 }

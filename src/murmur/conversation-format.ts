@@ -20,17 +20,23 @@ import type { RecordHeader, TruncationMarker } from './record.js';
 
 const KIB = 1024n;
 const MIB = 1024n * 1024n;
+const GIB = 1024n * MIB;
 
-/** `<n> B` below 1 KiB, else `<x.y> KiB` below 1 MiB, else `<x.y> MiB` (one decimal, ties to even). */
+/**
+ * `<n> B` below 1 KiB, else `<x.y> KiB` below 1 MiB, `<x.y> MiB` below 1 GiB, else `<x.y> GiB`
+ * (one decimal, ties to even). The runtime stops at MiB (`2048.0 MiB`); murmur-gc uses this one
+ * style in every output (ls, sweep report, status, history), so 2 GiB reads `2.0 GiB` everywhere.
+ */
 export function fmtBytes(n: number): string {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`a byte count must be a non-negative integer, got ${n}`);
   if (n < 1024) return `${n} B`;
-  const unit = BigInt(n) < MIB ? KIB : MIB;
-  const tenths = BigInt(n) * 10n;
+  const big = BigInt(n);
+  const unit = big < MIB ? KIB : big < GIB ? MIB : GIB;
+  const tenths = big * 10n;
   let q = tenths / unit;
   const twiceRem = (tenths % unit) * 2n;
   if (twiceRem > unit || (twiceRem === unit && q % 2n === 1n)) q += 1n;
-  return `${q / 10n}.${q % 10n} ${unit === KIB ? 'KiB' : 'MiB'}`;
+  return `${q / 10n}.${q % 10n} ${unit === KIB ? 'KiB' : unit === MIB ? 'MiB' : 'GiB'}`;
 }
 
 /** Days since 1970-01-01 → proleptic Gregorian (year, month 1–12, day 1–31). */
@@ -134,16 +140,38 @@ export function sortListings<T extends { record: string; context_id: string }>(r
   return [...rows].sort((a, b) => compareUtf8(a.record, b.record) || compareUtf8(a.context_id, b.context_id));
 }
 
-function lsLine(record: string, context: string, messages: string, size: string, touched: string, truncated: string): string {
-  return `${padRight(record, 24)} ${padRight(context, 28)} ${padLeft(messages, 8)} ${padLeft(size, 10)}  ${padRight(touched, 20)} ${truncated}`;
+/** Column widths of `ls`: the runtime's (24, 28, 8, 10, 20), widened to the longest value. */
+export interface LsWidths {
+  record: number;
+  context: number;
+  messages: number;
+  size: number;
 }
 
-export function lsHeaderLine(): string {
-  return lsLine('RECORD', 'CONTEXT', 'MESSAGES', 'SIZE', 'LAST TOUCHED', 'TRUNCATED');
+const RUNTIME_WIDTHS: LsWidths = { record: 24, context: 28, messages: 8, size: 10 };
+
+export function lsWidths(rows: RecordListing[]): LsWidths {
+  const w = { ...RUNTIME_WIDTHS };
+  for (const r of rows) {
+    w.record = Math.max(w.record, width(r.record));
+    w.context = Math.max(w.context, width(r.context_id));
+    w.messages = Math.max(w.messages, String(r.messages).length);
+    w.size = Math.max(w.size, fmtBytes(r.bytes).length);
+  }
+  return w;
 }
 
-export function lsRowLine(r: RecordListing): string {
+function lsLine(w: LsWidths, record: string, context: string, messages: string, size: string, touched: string, truncated: string): string {
+  return `${padRight(record, w.record)} ${padRight(context, w.context)} ${padLeft(messages, w.messages)} ${padLeft(size, w.size)}  ${padRight(touched, 20)} ${truncated}`;
+}
+
+export function lsHeaderLine(w: LsWidths = RUNTIME_WIDTHS): string {
+  return lsLine(w, 'RECORD', 'CONTEXT', 'MESSAGES', 'SIZE', 'LAST TOUCHED (UTC)', 'TRUNCATED');
+}
+
+export function lsRowLine(r: RecordListing, w: LsWidths = RUNTIME_WIDTHS): string {
   return lsLine(
+    w,
     r.record,
     r.context_id,
     String(r.messages),
@@ -158,7 +186,8 @@ export function renderLsText(rows: RecordListing[], record: string | undefined):
   if (rows.length === 0) {
     return record === undefined ? 'No conversation records.\n' : `No conversation records under record store '${record}'.\n`;
   }
-  return [lsHeaderLine(), ...rows.map(lsRowLine)].join('\n') + '\n';
+  const w = lsWidths(rows);
+  return [lsHeaderLine(w), ...rows.map((r) => lsRowLine(r, w))].join('\n') + '\n';
 }
 
 /** `ls --json`: always an array, on one line. */
@@ -209,7 +238,7 @@ export function renderLocateText(msgId: string, locations: MessageLocation[]): s
       .map((l) =>
         l.status === 'present'
           ? `present:   ${msgId} is message ${l.position} of ${l.total} in ${l.record}/${l.context_id}`
-          : `truncated: ${msgId} was dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`,
+          : `truncated: ${msgId} may have been dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`,
       )
       .join('\n') + '\n'
   );

@@ -125,7 +125,7 @@ export function taskEndLine(c: Common, taskId: string, exitStatus: 'ok' | 'faile
   });
 }
 
-export function sessionEndLine(c: Common, durationMs: number, exitStatus: 'ok' | 'failed'): string {
+export function sessionEndLine(c: Common, durationMs: number, exitStatus: 'ok' | 'failed' | 'canceled'): string {
   return line({
     ...common('session_end', c),
     total_turns: 0,

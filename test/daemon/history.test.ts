@@ -14,7 +14,7 @@ function sid(ms: number): string {
   return f.idAt('ses_', ms);
 }
 
-function trace(id: string, at: number, extra: unknown[], end: 'ok' | 'failed' | null = 'ok'): unknown[] {
+function trace(id: string, at: number, extra: unknown[], end: 'ok' | 'failed' | 'canceled' | null = 'ok'): unknown[] {
   const lines: unknown[] = [
     { event_type: 'session_start', event_id: 'evt_s', parent_id: null, session_id: id, timestamp: at, capsule_name: 'murmur-gc', capsule_version: '0.1.0' },
     ...extra,
@@ -105,14 +105,14 @@ describe('buildHistory / findTarget', () => {
   it('--target names every sweep that removed or truncated it, and why', () => {
     const m = findTarget([a, b, c], 'ctx_9');
     expect(m).toEqual([
-      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', line_removed: 1, line_messages_dropped: 40 },
-      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', line_removed: 2, line_messages_dropped: 10 },
+      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', outcome: 'finished with errors', line_removed: 1, line_messages_dropped: 40 },
+      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', outcome: 'ok', line_removed: 2, line_messages_dropped: 10 },
     ]);
     const doc = buildHistory(base, [a, b, c], { target: 'ses_old2' });
     expect(doc.sweeps).toEqual([a]);
     expect(doc.matches).toEqual([expect.objectContaining({ sweep: a.session_id, action: 'removed', reason: 'max_age', line_removed: 2 })]);
-    const text = renderHistory(doc);
-    expect(text).toContain(`ses_old2:\n  removed by sweep ${a.session_id} at ${new Date(T0).toISOString()}: sessions/max_age (with 1 other); sweep exit ok`);
+    const text = renderHistory(doc, T0 + 3 * 60_000);
+    expect(text).toContain(`ses_old2:\n  removed by sweep ${a.session_id} at ${new Date(T0).toISOString().slice(0, 19).replace('T', ' ')} UTC (3 min ago): sessions/max_age (with 1 other); that sweep: ok`);
     expect(renderHistory(buildHistory(base, [a], { target: 'ses_none' }))).toContain('ses_none: no sweep in the audit trail');
   });
 
@@ -165,5 +165,21 @@ describe('readAuditHistory (streaming, read-only, tolerant)', () => {
     expect(peekType(Buffer.from('{"event_type":"retention","x":1}'))).toBe('retention');
     expect(peekType(Buffer.from('{"x":1,"event_type":"retention"}'))).toBeUndefined();
     expect(peekType(Buffer.from('garbage'))).toBeUndefined();
+  });
+});
+
+describe('status and history speak the same outcome words', () => {
+  it('exit_status failed is "finished with errors", canceled (a signal, or killed and completed) is "stopped early", as status says', async () => {
+    const { outcomeWords } = await import('../../src/daemon/summary.js');
+    const mk = (ms: number, end: 'failed' | 'canceled') => summarizeAuditTrace(sid(ms), trace(sid(ms), ms, [ret('sessions', 'max_age', ['ses_a'])], end), meta)!;
+    const canceled = mk(T0, 'canceled');
+    const failed = mk(T0 + 1000, 'failed');
+    expect(canceled.outcome).toBe('aborted');
+    expect(failed.outcome).toBe('errors');
+    const text = renderHistory(buildHistory({ home: '/h', auditRoot: '/h/gc', exists: true, problems: [] }, [canceled, failed], {}), T0 + 7200_000);
+    expect(text).toContain(`  ${outcomeWords('aborted')}, 900 ms`);
+    expect(text).toContain(`  ${outcomeWords('errors')}, 900 ms`);
+    expect(outcomeWords('aborted')).toBe('stopped early');
+    expect(text).toMatch(/ UTC \(2 h ago\)/);
   });
 });

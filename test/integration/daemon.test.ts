@@ -283,7 +283,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('never overlaps sweeps under a slow sweep; a manual sweep meanwhile gets 75 (storage_busy)', async () => {
     const ids = manySessions(2500);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`);
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     const manual = await f.runCliAsync(['sweep', '--json', '--config', cfg], T);
@@ -307,7 +307,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('SIGTERM during a sweep of many items exits 0 within 10 s and leaves a consistent tree', async () => {
     const ids = manySessions(2000, 3);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     await d.waitFor('a few more removals', () => d.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
@@ -335,7 +335,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     // the sweep's audit trace is finished (failed: stopped early), the summary and state say aborted
     const [auditId] = auditDirs();
     const lines = auditLines(auditId!);
-    expect(lines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'failed' });
+    expect(lines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'canceled' });
     const sum = d.summaries().at(-1)!;
     expect(sum).toMatchObject({ outcome: 'aborted', code: 'aborted', audit: auditId });
     expect(sum['counts']['remove_session']).toBe(gone.length);
@@ -386,7 +386,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const ids = manySessions(2000, 3);
     const ctx = f.idAt('ctx_', now - f.DAY);
     f.writeRecord(home, 'shey', ctx, { capsule: 'shey', messages: 3 });
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     const a = start(cfg);
     await a.waitFor('a few removals', () => a.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
     a.child.kill('SIGKILL');
@@ -424,7 +424,8 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
     // the killed sweep's audit was completed with what it had done; the new sweep finished the rest
     const killedLines = auditLines(killedAudit!);
-    expect(killedLines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'failed' });
+    expect(killedLines.at(-1)).toMatchObject({ event_type: 'session_end', exit_status: 'canceled' });
+    expect(killedLines.at(-1)!['duration_ms']).toBeGreaterThan(0); // it ran until it was killed, not 0 ms
     expect(sessionNames()).toEqual([ids.at(-1)!]);
     const audited = auditedSessionTargets();
     for (const id of ids.slice(0, -1)) expect(audited.has(id), `${id} removed but not audited`).toBe(true);
@@ -434,7 +435,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect((await b.exited).code).toBe(0);
     expect(leftovers(home)).toEqual([]); // (checked once b is gone: it writes its state every second)
     const hist = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(hist['sweeps'].find((s: Rec) => s['session_id'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'failed', intent_pending: false });
+    expect(hist['sweeps'].find((s: Rec) => s['session_id'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'canceled', outcome: 'aborted', intent_pending: false });
     expect(hist['totals']['sessions_removed']).toBe(ids.length - 1);
   });
 

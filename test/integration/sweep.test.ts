@@ -267,7 +267,7 @@ describe('interrupted runs', () => {
       ['retention', 'records', 'max_age', ['ctx_done']],
       ['session_end', undefined, undefined, undefined],
     ]);
-    expect(lines.at(-1)).toMatchObject({ exit_status: 'failed', parent_id: startId, session_id: dead });
+    expect(lines.at(-1)).toMatchObject({ exit_status: 'canceled', parent_id: startId, session_id: dead });
     expect(fs.existsSync(kept)).toBe(true);
     // Completed once: the next sweep has nothing to recover.
     const again = f.json<Report>(f.runCli(['--json'], T));

@@ -65,10 +65,12 @@ describe('fmtBytes (fmt_bytes_scales_at_the_binary_boundaries)', () => {
     expect(fmtBytes(1024 * 1024)).toBe('1.0 MiB');
   });
 
-  it('keeps one decimal, KiB up to just under a MiB, MiB beyond (never GiB)', () => {
+  it('keeps one decimal, KiB up to just under a MiB, MiB up to just under a GiB, GiB beyond (one style in every output)', () => {
     expect(fmtBytes(1536)).toBe('1.5 KiB');
     expect(fmtBytes(1024 * 1024 - 1)).toBe('1024.0 KiB');
-    expect(fmtBytes(5 * 1024 ** 3)).toBe('5120.0 MiB');
+    expect(fmtBytes(1024 ** 3 - 1)).toBe('1024.0 MiB');
+    expect(fmtBytes(2 * 1024 ** 3)).toBe('2.0 GiB');
+    expect(fmtBytes(5 * 1024 ** 3)).toBe('5.0 GiB');
   });
 
   it("rounds an exact tie to even, as Rust's {:.1} does (JS toFixed would round up)", () => {
@@ -94,7 +96,7 @@ describe('columns', () => {
   });
 
   it('header and row widths: 24, 28, right 8, right 10, two spaces, 20, then TRUNCATED', () => {
-    expect(lsHeaderLine()).toBe('RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED         TRUNCATED');
+    expect(lsHeaderLine()).toBe('RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED (UTC)   TRUNCATED');
     const row: RecordListing = {
       record: 'shey',
       context_id: 'ctx_1',
@@ -196,7 +198,7 @@ describe('ls --message (locate_message)', () => {
     expect(renderLocateText('msg_q', [])).toBe('unknown: msg_q is in no record on this host\n');
     expect(renderLocateText('msg_q', [p!, t!])).toBe(
       'present:   msg_q is message 2 of 4 in shey/ctx_1\n' +
-        'truncated: msg_q was dropped from shey/ctx_1 (6 messages dropped; oldest surviving is msg_keep)\n',
+        'truncated: msg_q may have been dropped from shey/ctx_1 (6 messages dropped; oldest surviving is msg_keep)\n',
     );
     expect(renderLocateJson('msg_q', [])).toBe('{"message_id":"msg_q","status":"unknown","locations":[]}\n');
     expect(renderLocateJson('msg_q', [p!, t!])).toBe(
@@ -268,5 +270,25 @@ describe('refusals (reference §6.5, with murmur-gc in the hints)', () => {
     expect(r.message).toBe("context 'ctx_1' is in use by live session ses_1 in /w/.murmur (its trace was written in the last 60 s); not removed");
     expect(r.hint).toContain('--force');
     expect(liveContextRefusal('ctx_1', undefined, 'truncate').message).toBe("context 'ctx_1' is in use by a live session; not truncated");
+  });
+});
+
+describe('ls columns are sized to their data', () => {
+  it('a real 36-character ctx_ id widens CONTEXT so every value ends under its header', () => {
+    const id = 'ctx_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b';
+    expect(id).toHaveLength(36);
+    const rows = [
+      listingOf({ record: 'shey', context: id, path: '/p', messages: 1234567, bytes: 2 * 1024 ** 3, mtimeMs: 1756400000000, header: undefined }),
+      listingOf({ record: 'shey', context: 'ctx_1', path: '/q', messages: 3, bytes: 10, mtimeMs: 1756400000000, header: undefined }),
+    ];
+    const [head, ...lines] = renderLsText(rows, undefined).trimEnd().split('\n');
+    const end = (h: string) => head!.indexOf(h) + h.length;
+    for (const l of lines) {
+      expect(l.slice(0, end('MESSAGES')).trimEnd()).toMatch(/\d$/);
+      expect(l[end('MESSAGES')]).toBe(' ');
+      expect(l.slice(0, end('SIZE'))).toMatch(/(B|KiB|MiB|GiB)$/);
+      expect(l.slice(head!.indexOf('LAST TOUCHED (UTC)'))).toMatch(/^2025-08-28 16:53:20/);
+    }
+    expect(lines[0]).toContain('2.0 GiB');
   });
 });

@@ -31,9 +31,12 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   return { items: ctx.retentionItems.length + ctx.lostTasks.length, bytes: 0 };
 }
 
-/** Stopped part-way (signal or lock compromised): write what was done so far. */
-export async function abandonAudit(ctx: SweepContext): Promise<void> {
+/**
+ * Stopped part-way: write what was done so far. exit_status is the runtime's word — `canceled`
+ * when a signal (or a compromised lock) stopped it, `failed` when an error did.
+ */
+export async function abandonAudit(ctx: SweepContext, interrupted: boolean): Promise<void> {
   const audit = ctx.audit;
   if (!audit) return;
-  await audit.finish(ctx.retentionItems, ctx.lostTasks, 'failed', ctx.now()).catch(() => audit.abandon());
+  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now()).catch(() => audit.abandon());
 }

@@ -15,7 +15,7 @@ export async function chmodStep(ctx: SweepContext): Promise<StepTally> {
       if (!ctx.dryRun) await applyChmod(entry, action.to);
       ctx.report.actions.push({ kind: 'chmod', path: action.path, from: formatMode(action.from), to: formatMode(action.to) });
       items++;
-      ctx.log.info({ path: action.path, from: formatMode(action.from), to: formatMode(action.to) }, 'mode reasserted');
+      ctx.log.debug({ path: action.path, from: formatMode(action.from), to: formatMode(action.to) }, ctx.dryRun ? 'would reassert mode' : 'mode reasserted');
     } catch (err) {
       fail(ctx, { target: action.path, code: codeOf(err), detail: `${action.path}: ${describeError(err)}` });
     }

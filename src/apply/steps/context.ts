@@ -15,7 +15,7 @@ import type { RecordPolicyConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
 import { mintId } from '../../murmur/ids.js';
 import type { AuditSession, LostTask, RetentionItem } from '../audit.js';
-import type { ErrorEntry, Skipped, SweepReport } from '../report.js';
+import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../io/inventory.js';
 
@@ -28,6 +28,16 @@ export interface SweepOptions {
   signal?: AbortSignal;
   /** How long a record lock may be waited for before the record is skipped as busy. */
   recordLockWaitMs?: number;
+  /** Told the current step and its items done/total and bytes (for a progress line). */
+  progress?: (p: Progress) => void;
+}
+
+export interface Progress {
+  step: string;
+  done: number;
+  /** undefined while the total is not known (the scans) */
+  total: number | undefined;
+  bytes: number;
 }
 
 /** What one step did: items acted on (or found, for scans), bytes, wall time. */
@@ -102,6 +112,8 @@ export interface SweepContext {
   /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
   readonly removedSessions: Set<string>;
   readonly steps: StepStats[];
+  /** the step running now (for progress) */
+  step: string;
 }
 
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
@@ -129,6 +141,9 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
       audit: null,
       bytes_freed: 0,
       inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
+      schema_version: REPORT_SCHEMA_VERSION,
+      config: opts.config.source ?? null,
+      steps: [],
     },
     stopped: false,
     homeExists: false,
@@ -149,7 +164,13 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     recordPlans: [],
     removedSessions: new Set(),
     steps: [],
+    step: '',
   };
+}
+
+/** Tells the caller's progress sink how far the current step is. */
+export function progress(ctx: SweepContext, done: number, total: number | undefined, bytes = 0): void {
+  ctx.opts.progress?.({ step: ctx.step, done, total, bytes });
 }
 
 /** A target left alone this sweep (reported, logged at warn). */
@@ -173,6 +194,7 @@ export function problem(ctx: SweepContext, p: Problem): void {
 /** Stamps the report's duration and hands it back. */
 export function finishReport(ctx: SweepContext): SweepReport {
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
+  ctx.report.steps = ctx.steps;
   return ctx.report;
 }
 
@@ -180,6 +202,8 @@ export function finishReport(ctx: SweepContext): SweepReport {
 export async function runStep(ctx: SweepContext, step: Step): Promise<void> {
   const t0 = performance.now();
   let tally: StepTally = { items: 0, bytes: 0 };
+  ctx.step = step.name;
+  progress(ctx, 0, undefined);
   try {
     tally = await step.run(ctx);
   } finally {

@@ -7,7 +7,7 @@ import type { Debris } from '../../io/inventory.js';
 import { finishTrash, measureDir } from '../../io/remove.js';
 import { probeProcess } from '../../io/running.js';
 import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
-import { fail, type SweepContext, type StepTally } from './context.js';
+import { fail, progress, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -21,7 +21,9 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     if (pid > 0 && pid !== process.pid && (await probeProcess(pid, undefined)) === 'alive') liveTempPids.add(pid);
   }
   const tally = { items: 0, bytes: 0 };
+  let done = 0;
   for (const d of ctx.debris) {
+    progress(ctx, done++, ctx.debris.length, tally.bytes);
     ctx.signal?.throwIfAborted();
     if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
     try {
@@ -30,7 +32,7 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
       ctx.report.bytes_freed += bytes;
       tally.items++;
       tally.bytes += bytes;
-      ctx.log.warn({ code: Codes.processInterrupted, path: d.path, bytes }, 'leftover of an interrupted run removed');
+      ctx.log.warn({ code: Codes.processInterrupted, path: d.path, bytes }, ctx.dryRun ? 'would remove a leftover of an interrupted run' : 'leftover of an interrupted run removed');
     } catch (err) {
       fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
     }

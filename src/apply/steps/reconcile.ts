@@ -4,7 +4,7 @@
 // removed (or would remove).
 import { reconcileSession, type ReconcileContext } from '../reconcile.js';
 import { ensureAudit } from './audit.js';
-import { fail, skip, type SweepContext, type StepTally } from './context.js';
+import { fail, progress, skip, type SweepContext, type StepTally } from './context.js';
 
 export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
   const before = ctx.report.actions.length;
@@ -20,7 +20,10 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     fail: (e) => fail(ctx, e),
     task: (t) => ctx.lostTasks.push(t),
   };
+  let done = 0;
   for (const v of ctx.world.views) {
+    if (done % 256 === 0) progress(ctx, done, ctx.world.views.length);
+    done++;
     ctx.signal?.throwIfAborted();
     const rootInput = ctx.world.roots.find((r) => r.root === v.root);
     if (!rootInput || rootInput.isAuditRoot) continue;

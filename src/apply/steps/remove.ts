@@ -12,13 +12,17 @@ import type { HeldLock } from '../../io/lock.js';
 import { measureDir, removeDir } from '../../io/remove.js';
 import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
 import { ensureAudit } from './audit.js';
-import { fail, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
-  for (const p of ctx.sessionPlans) await removeSessions(ctx, p, tally);
+  const total =
+    ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) + ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length, 0);
+  let done = 0;
+  const tick = () => progress(ctx, ++done, total, tally.bytes);
+  for (const p of ctx.sessionPlans) await removeSessions(ctx, p, tally, tick);
   const home = ctx.homeDir;
   if (!home) return tally;
   for (const { policy, contexts, plan } of ctx.recordPlans) {
@@ -32,12 +36,13 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
         tally.items++;
         tally.bytes += bytes;
       }
+      tick();
     }
   }
   return tally;
 }
 
-async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
+async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: SessionsRootPlan, tally: { items: number; bytes: number }, tick: () => void): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
   let rootDir: Dir;
@@ -88,12 +93,13 @@ async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: S
         ctx.report.bytes_freed += bytes;
         tally.items++;
         tally.bytes += bytes;
-        ctx.log.info({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
+        ctx.log.debug({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
       } catch (err) {
         if (isAbort(err)) throw err;
         const code = codeOf(err);
         (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: ${describeError(err)}` });
       }
+      tick();
     }
   } finally {
     await rootDir.close();
@@ -145,7 +151,7 @@ async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store:
     }
     ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes });
     ctx.report.bytes_freed += bytes;
-    ctx.log.info({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
+    ctx.log.debug({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
     return bytes;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

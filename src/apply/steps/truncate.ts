@@ -10,7 +10,7 @@ import type { HeldLock } from '../../io/lock.js';
 import { truncateRecord } from '../../io/record-truncate.js';
 import { sameIdentity, type Dir } from '../../io/safe-fs.js';
 import { ensureAudit } from './audit.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { progress, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -18,8 +18,11 @@ export async function truncateStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   const home = ctx.homeDir;
   if (!home) return tally;
+  const total = ctx.recordPlans.reduce((n, p) => n + p.plan.truncate.length, 0);
+  let done = 0;
   for (const { policy, contexts, plan } of ctx.recordPlans) {
     for (const t of plan.truncate) {
+      progress(ctx, done++, total, tally.bytes);
       ctx.signal?.throwIfAborted();
       const c = contexts.find((x) => x.context === t.context);
       if (!c) continue;
@@ -81,7 +84,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
-    ctx.log.info({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, ctx.dryRun ? 'would truncate record' : 'record truncated');
+    ctx.log.debug({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, ctx.dryRun ? 'would truncate record' : 'record truncated');
     return freed;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

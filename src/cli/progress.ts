@@ -1,0 +1,75 @@
+// A single updating status line on stderr for long runs (phase, items done/total, bytes, elapsed).
+// Guarantees: only when stderr is a TTY and the caller did not ask for --json or --quiet (the
+// daemon never builds one); nothing is drawn before the run is ~1 s old; the line is erased
+// before the report is printed, so stdout and the logs never contain it.
+import type { Progress } from '../apply/steps/context.js';
+import { formatBytes, formatDuration } from '../apply/report.js';
+
+const SHOW_AFTER_MS = 1000;
+const REDRAW_MS = 100;
+
+const PHASES: Record<string, string> = {
+  lock: 'locking',
+  recover: 'recovering an interrupted run',
+  scan_sessions: 'scanning sessions',
+  scan_records: 'scanning conversation records',
+  plan: 'planning',
+  debris: 'cleaning leftovers',
+  chmod: 'fixing modes',
+  remove: 'removing',
+  truncate: 'truncating records',
+  reconcile: 'reconciling lost commands',
+  audit: 'writing the audit trace',
+};
+
+export class ProgressLine {
+  private last: Progress | undefined;
+  private drawnAt = 0;
+  private shown = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly dryRun: boolean,
+    private readonly startMs = Date.now(),
+  ) {
+    this.timer = setInterval(() => this.draw(true), 250);
+    this.timer.unref();
+  }
+
+  /** A progress line only where a person watches: a TTY, not --json, not --quiet. */
+  static wanted(stream: NodeJS.WriteStream, opts: { json: boolean; quiet: boolean }): boolean {
+    return stream.isTTY === true && !opts.json && !opts.quiet;
+  }
+
+  update(p: Progress): void {
+    this.last = p;
+    this.draw(false);
+  }
+
+  text(now = Date.now()): string {
+    const p = this.last;
+    const phase = p ? (PHASES[p.step] ?? p.step) : 'starting';
+    const parts = [`murmur-gc${this.dryRun ? ' (dry run)' : ''}: ${phase}`];
+    if (p && p.total !== undefined && p.total > 0) parts.push(`${p.done}/${p.total}`);
+    if (p && p.bytes > 0) parts.push(formatBytes(p.bytes));
+    parts.push(formatDuration(now - this.startMs));
+    return parts.join(' · ');
+  }
+
+  private draw(force: boolean): void {
+    const now = Date.now();
+    if (now - this.startMs < SHOW_AFTER_MS) return;
+    if (!force && now - this.drawnAt < REDRAW_MS) return;
+    this.drawnAt = now;
+    const cols = this.out.columns > 10 ? this.out.columns - 1 : 79;
+    this.out.write(`\r\x1b[2K${this.text(now).slice(0, cols)}`);
+    this.shown = true;
+  }
+
+  /** Stop redrawing and erase the line. */
+  end(): void {
+    clearInterval(this.timer);
+    if (this.shown) this.out.write('\r\x1b[2K');
+  }
+}

@@ -1,0 +1,41 @@
+// The systemd timer route: when `murmur-gc.timer` is installed (and the daemon is not running),
+// `status` shows the timer's next run. Asks `systemctl --user show murmur-gc.timer`.
+// Guarantees: read-only; never throws; a missing systemctl, no user manager, a timeout (2 s) or
+// an unreadable answer is "unknown", never a guess.
+import { execFile } from 'node:child_process';
+
+export const TIMER_UNIT = 'murmur-gc.timer';
+
+export type TimerInfo =
+  | { state: 'active'; next_run_ms: number | null }
+  | { state: 'inactive' | 'not_installed' }
+  | { state: 'unknown'; why: string };
+
+/** Parse `systemctl show --timestamp=unix -p LoadState -p ActiveState -p NextElapseUSecRealtime`. */
+export function parseTimerShow(text: string): TimerInfo {
+  const props = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) props.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  const load = props.get('LoadState');
+  if (load === undefined) return { state: 'unknown', why: 'systemctl gave no LoadState' };
+  if (load === 'not-found' || load === 'masked') return { state: 'not_installed' };
+  if (props.get('ActiveState') !== 'active') return { state: 'inactive' };
+  const next = /^@(\d+)$/.exec(props.get('NextElapseUSecRealtime') ?? '');
+  return { state: 'active', next_run_ms: next ? Number(next[1]) * 1000 : null };
+}
+
+export function probeTimer(env: NodeJS.ProcessEnv = process.env): Promise<TimerInfo> {
+  return new Promise((resolve) => {
+    execFile(
+      'systemctl',
+      ['--user', 'show', '--timestamp=unix', '-p', 'LoadState', '-p', 'ActiveState', '-p', 'NextElapseUSecRealtime', TIMER_UNIT],
+      { timeout: 2000, env },
+      (err, stdout) => {
+        if (err) resolve({ state: 'unknown', why: `systemctl --user show ${TIMER_UNIT} failed` });
+        else resolve(parseTimerShow(stdout));
+      },
+    );
+  });
+}
