@@ -312,6 +312,7 @@ describe('scanRecord', () => {
         const scan = await scanRecord(fh, content.length, { bufferSize });
         expect(scan).toEqual({
           utf8: true,
+          terminated: false, // the file ends in the middle of the torn last line
           header: { type: 'murmur.record', capsule: 'shey', created_ms: 9n },
           headerEnd: header.length,
           messages: 4,
@@ -328,10 +329,10 @@ describe('scanRecord', () => {
 
   it('reports no header for a headerless record, an empty file and a header-only file', async () => {
     await withFile('{"role":"user","id":"m1"}\n', async (fh) => {
-      expect(await scanRecord(fh, 26)).toEqual({ utf8: true, header: undefined, headerEnd: 0, messages: 1, lastMessageId: 'm1' });
+      expect(await scanRecord(fh, 26)).toEqual({ utf8: true, terminated: true, header: undefined, headerEnd: 0, messages: 1, lastMessageId: 'm1' });
     });
     await withFile('', async (fh) => {
-      expect(await scanRecord(fh, 0)).toEqual({ utf8: true, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined });
+      expect(await scanRecord(fh, 0)).toEqual({ utf8: true, terminated: true, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined });
     });
     const h = '{"type":"murmur.record","capsule":"c","created_ms":1}';
     await withFile(h, async (fh) => {
