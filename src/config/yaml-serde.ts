@@ -101,7 +101,7 @@ export function resolvePlainScalar(v: string): unknown {
 const CORE = 'tag:yaml.org,2002:';
 
 function scalarValue(node: Scalar): unknown {
-  const text = typeof node.source === 'string' ? node.source : String(node.source as unknown);
+  const text = typeof node.source === 'string' ? node.source : String(node.source);
   const tag = node.tag;
   if (tag !== undefined && tag !== '!') {
     switch (tag) {
@@ -142,7 +142,7 @@ export function documentToData(doc: Document, maxAliases = 100): unknown {
     if (node === null || node === undefined) return null;
     if (isAlias(node)) {
       if (++aliases > maxAliases) throw new YamlValueError(`more than ${maxAliases} aliases`);
-      return convert((node as Alias).resolve(doc), depth + 1);
+      return convert((node).resolve(doc), depth + 1);
     }
     const tag = (node as { tag?: string }).tag;
     const custom = tag !== undefined && !tag.startsWith(CORE) && tag !== '!';
@@ -155,7 +155,7 @@ export function documentToData(doc: Document, maxAliases = 100): unknown {
       const out: Record<string, unknown> = {};
       for (const pair of node.items) {
         const k = pair.key as Node | null;
-        const key = isScalar(k) ? String(k.source as unknown) : k === null ? '' : String(convert(k, depth + 1) as unknown);
+        const key = isScalar(k) ? String(k.source) : k === null ? '' : String(convert(k, depth + 1));
         // defineProperty: a `__proto__` key stays an ordinary (unknown, refused) key.
         Object.defineProperty(out, key, { value: convert(pair.value, depth + 1), enumerable: true, writable: true, configurable: true });
       }
