@@ -15,7 +15,7 @@
 // Tags: `!!str`, `!!int`, `!!float`, `!!bool`, `!!null` are honoured as serde_yaml does (a value
 // the tag does not fit is an error); any other tag (`!custom …`) gives a `YamlTagged`, which no
 // retain block or config key accepts (serde_yaml's `Value::Tagged`).
-import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Scalar } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar } from 'yaml';
 import { YamlFloat, YamlTagged } from './retain.js';
 
 export { YamlTagged };
