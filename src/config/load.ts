@@ -35,6 +35,7 @@ import { ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
+import { documentToData } from './yaml-serde.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
 export interface LoadConfigOptions {
@@ -92,7 +93,8 @@ export function parseConfigYaml(text: string, file?: string): unknown {
   }
   let js: unknown;
   try {
-    js = doc.toJS({ maxAliasCount: 100 });
+    // Scalars as the runtime's serde_yaml 0.9 reads them (not the yaml package's core schema).
+    js = documentToData(doc, 100);
   } catch (err) {
     throw new ConfigError('', `invalid YAML: ${describeError(err)}`, file);
   }

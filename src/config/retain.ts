@@ -16,12 +16,24 @@
 // integer/float distinction serde_yaml keeps: a YAML integer is a `bigint`, a YAML float is a
 // `YamlFloat`. A plain JS `number` (a programmatic caller) counts as an integer when it is one.
 //
-// Decision (JS numbers): the runtime holds durations in u64 seconds. We hold them in a JS number,
-// so the cap is Number.MAX_SAFE_INTEGER (2^53 - 1) seconds, not 2^64 - 1: a duration above that
-// (about 285 million years) is refused with the runtime's overflow message. Anything that
-// overflows u64 (e.g. '18446744073709551616') gets that same message, as in the runtime.
+// Decision (JS numbers): the runtime holds durations in u64 seconds and refuses only what
+// overflows u64 (e.g. '18446744073709551616', with its overflow message). We hold them in a JS
+// number: a duration above 2^53 - 1 seconds (about 285 million years) is accepted and clamped to
+// Number.MAX_SAFE_INTEGER — every decision is the same (the age floor saturates at the epoch
+// either way), and the block's other key is still enforced.
+//
+// YAML values come from src/config/yaml-serde.ts: scalars resolved as serde_yaml 0.9 resolves
+// them (README "Configuration" has the table of integer forms).
 import { ConfigError } from '../errors.js';
 import type { RecordRetain, SessionRetain } from './types.js';
+
+/** A value carrying a tag other than the core schema's (`!custom {…}`): serde_yaml's `Value::Tagged`. */
+export class YamlTagged {
+  constructor(
+    readonly tag: string,
+    readonly value: unknown,
+  ) {}
+}
 
 /** A YAML float (`5.0`, `1e3`, `.inf`), kept distinct from a YAML integer as serde_yaml does. */
 export class YamlFloat {
@@ -51,6 +63,7 @@ export class DurationError extends Error {
 }
 
 const U32_MAX = 4294967295n;
+const U64_MAX = 18446744073709551615n;
 const MAX_SECS = BigInt(Number.MAX_SAFE_INTEGER);
 const SUFFIX_SECS: Record<string, bigint> = { s: 1n, m: 60n, h: 3600n, d: 86400n };
 
@@ -75,8 +88,8 @@ export function parseDurationSecs(input: string): number {
     throw new DurationError(`'${input}' ${DURATION_ACCEPTED_FORM}`);
   }
   const secs = BigInt(digits) * multiplier;
-  if (secs > MAX_SECS) throw new DurationError(`'${input}' overflows a 64-bit second count`);
-  return Number(secs);
+  if (secs > U64_MAX) throw new DurationError(`'${input}' overflows a 64-bit second count`);
+  return Number(secs > MAX_SECS ? MAX_SECS : secs);
 }
 
 /**
@@ -240,6 +253,7 @@ function rustNumber(value: bigint | number | YamlFloat): string {
 /** serde_yaml 0.9's `Debug` for a `Value`, compact form (`{:?}`). */
 export function rustDebug(value: unknown): string {
   if (value === null || value === undefined) return 'Null';
+  if (value instanceof YamlTagged) return `TaggedValue { tag: !${value.tag.replace(/^!/, '')}, value: ${rustDebug(value.value)} }`;
   if (typeof value === 'boolean') return `Bool(${value})`;
   if (typeof value === 'bigint' || typeof value === 'number' || value instanceof YamlFloat) {
     return `Number(${rustNumber(value)})`;

@@ -86,13 +86,17 @@ describe('parseDurationSecs', () => {
     '18446744073709551616', // u64::MAX + 1
     '18446744073709551615d', // fits u64 only before the multiplication
     '99999999999999999999999999999s',
-    // Our documented cap: JS holds seconds exactly only up to 2^53 - 1.
-    '9007199254740992',
-    '2501999792984h',
-    '104249991375d',
+    '213503982334602d', // past u64 only after the multiplication
   ])('%j overflows', (input) => {
     expect(() => parseDurationSecs(input)).toThrow(`'${input}' overflows a 64-bit second count`);
   });
+
+  it.each(['9007199254740992', '2501999792984h', '104249991375d', '18446744073709551615', '213503982334601d'])(
+    '%j fits u64: accepted, clamped to 2^53 - 1 seconds (every decision is the same)',
+    (input) => {
+      expect(parseDurationSecs(input)).toBe(Number.MAX_SAFE_INTEGER);
+    },
+  );
 
   it('quotes the input as given, surrounding whitespace included', () => {
     expect(() => parseDurationSecs(' 30S ')).toThrow(`' 30S ' ${FORM}`);
@@ -283,7 +287,7 @@ describe('parseRetainBlock: max_age', () => {
   it.each([
     ['"18446744073709551616"', '18446744073709551616'],
     ['18446744073709551616', '18446744073709551616'], // a YAML integer past u64, stringified
-    ['213503982334601d', '213503982334601d'],
+    ['213503982334602d', '213503982334602d'],
   ])('max_age: %s overflows', (yaml, quoted) => {
     const err = configError(() => parseRetainBlock(block(`{max_age: ${yaml}}`), 'trace.retain', 'trace', FILE));
     expect(err.keyPath).toBe('trace.retain.max_age');
