@@ -66,8 +66,8 @@ export class ConfigError extends GcError {
 
 /** Another murmur-gc holds the lock: exit 75. */
 export class BusyError extends GcError {
-  constructor(message: string) {
-    super(Codes.storageBusy, message, { exitCode: ExitCodes.busy });
+  constructor(message: string, hint?: string) {
+    super(Codes.storageBusy, message, { exitCode: ExitCodes.busy, ...(hint !== undefined ? { hint } : {}) });
     this.name = 'BusyError';
   }
 }
@@ -89,13 +89,25 @@ export function errnoCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/** A short, content-free description of an error for logs and reports. */
+let procFdResolver: ((fd: number) => string | undefined) | undefined;
+
+/** src/io/safe-fs.ts tells which report path an open directory descriptor stands for. */
+export function setProcFdResolver(fn: (fd: number) => string | undefined): void {
+  procFdResolver = fn;
+}
+
+/** `/proc/self/fd/<N>/name` (how descriptor-relative calls name things) → the real path. */
+export function realPaths(text: string): string {
+  return text.replace(/\/proc\/self\/fd\/(\d+)(?=\/|'|$|\s)/g, (m, fd: string) => procFdResolver?.(Number(fd)) ?? m);
+}
+
+/** A short, content-free description of an error for logs and reports (real paths only). */
 export function describeError(err: unknown): string {
   const code = errnoCode(err);
   if (err instanceof Error) {
-    return code && !err.message.startsWith(code) ? `${code}: ${err.message}` : err.message;
+    return realPaths(code && !err.message.startsWith(code) ? `${code}: ${err.message}` : err.message);
   }
-  return String(err);
+  return realPaths(String(err));
 }
 
 /** An abort (signal, compromised lock): stops a run at a safe point, never an item's error. */

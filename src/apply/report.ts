@@ -32,7 +32,8 @@ export type Action =
     }
   | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
   | { kind: 'chmod'; path: string; from: string; to: string }
-  | { kind: 'remove_debris'; path: string; code: 'process_interrupted'; detail: string; bytes: number };
+  /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
+  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error'; detail: string; bytes: number };
 
 export interface Skipped {
   target: string;
@@ -185,7 +186,7 @@ function groupRows(r: SweepReport): string[][] {
         add('c', dry ? 'would fix modes' : 'fixed modes', '', '0700/0600', undefined);
         break;
       case 'remove_debris':
-        add('d', dry ? 'would clean leftovers' : 'cleaned leftovers', '', 'process_interrupted', a.bytes);
+        add(`d\0${a.code}`, dry ? 'would clean leftovers' : 'cleaned leftovers', '', a.code, a.bytes);
         break;
     }
   }

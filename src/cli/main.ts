@@ -4,10 +4,11 @@
 // one JSON document is printed on stdout and logs go to stderr only.
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
-import { VERSION } from '../version.js';
+import { versionText } from '../version.js';
 import { registerCompletionCommand } from './completion.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
+import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
 
@@ -16,7 +17,7 @@ export function buildProgram(): Command {
   program
     .name('murmur-gc')
     .description('Keeps the on-disk state of the Murmur agent runtime bounded, private and honest.')
-    .version(VERSION)
+    .version(versionText(), '-V, --version', 'print the version, the Node version and the runtime formats understood')
     .exitOverride()
     .showHelpAfterError('(run murmur-gc --help for usage)');
 
@@ -33,7 +34,7 @@ export function buildProgram(): Command {
       const code = await runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });
-  void sweep;
+  program.addHelpText('after', () => topLevelHelp(sweep));
 
   registerConversationCommands(program);
   registerDaemonCommands(program);
@@ -43,6 +44,11 @@ export function buildProgram(): Command {
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  const unknown = unknownCommand(argv, [...program.commands.flatMap((c) => [c.name(), ...c.aliases()]), 'help']);
+  if (unknown !== undefined) {
+    process.stderr.write(unknown);
+    return ExitCodes.usage;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCodes.ok;
@@ -73,3 +79,30 @@ export function reportError(err: unknown, json: boolean): number {
   return ExitCodes.failed;
 }
 
+
+/** What `murmur-gc --help` adds: the default sweep's options, the exit codes, one example each. */
+function topLevelHelp(sweep: Command): string {
+  const opts = sweep.options.map((o) => [o.flags, o.description] as const);
+  const w = Math.max(...opts.map(([f]) => f.length));
+  return [
+    '',
+    'Without a command, murmur-gc runs one sweep (`murmur-gc sweep`). Its options:',
+    ...opts.map(([f, d]) => `  ${f.padEnd(w)}  ${d}`),
+    '',
+    'Exit codes:',
+    '  0   done (a sweep without errors; status and history answered)',
+    '  1   finished with errors, a refusal, or history --target found nothing',
+    '  2   usage error or invalid configuration (nothing touched)',
+    '  75  another murmur-gc sweep or writer holds the lock (try again later)',
+    '',
+    'Examples:',
+    '  murmur-gc --dry-run                         what a sweep would remove, truncate and fix',
+    '  murmur-gc -v                                sweep now, listing every item',
+    '  murmur-gc --json > report.json              sweep now, one JSON report on stdout',
+    '  murmur-gc status                            daemon or timer, last sweep, next run, store sizes',
+    '  murmur-gc history --target ses_…            which sweep removed this, and why',
+    '  murmur-gc conversation ls                   conversation records, sizes, truncations',
+    '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
+    '',
+  ].join('\n');
+}

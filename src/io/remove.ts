@@ -10,7 +10,7 @@
 //   trash directory the next sweep reports and retries.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`). Depth is bounded (256).
-import { Codes, GcError } from '../errors.js';
+import { Codes, GcError, codeOf, describeError, isAbort } from '../errors.js';
 import { sameIdentity, identityOf, yieldIfBusy, type Dir, type Identity } from './safe-fs.js';
 
 const MAX_DEPTH = 256;
@@ -108,6 +108,14 @@ export async function removeDir(parent: Dir, name: string, expect: Identity, opt
     await parent.rmdir(trash);
     stats.dirs++;
     return stats;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    // Say where it is now: under its trash name, which the next sweep finishes removing.
+    throw new GcError(
+      codeOf(err),
+      `${describeError(err)}; it was left in ${parent.display(trash)}, which the next sweep finishes removing`,
+      { cause: err },
+    );
   } finally {
     await tdir.close();
   }

@@ -11,7 +11,7 @@ import { constants as C, promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { Codes, GcError, errnoCode } from '../errors.js';
+import { Codes, GcError, errnoCode, setProcFdResolver } from '../errors.js';
 
 export type { FileHandle } from 'node:fs/promises';
 export type { BigIntStats } from 'node:fs';
@@ -43,6 +43,14 @@ export function processUid(): number {
  * dominated sweeps over tens of thousands of entries. Callers await between items, so timers (lock
  * refresh, signals) still run; bulk reads and writes stay asynchronous and streamed.
  */
+/**
+ * Report path of each directory descriptor number (kept after close — an error is often described
+ * after its directory was closed — and replaced when the number is reused by another Dir):
+ * error texts name these, never /proc/self/fd/N.
+ */
+const openDirPaths = new Map<number, string>();
+setProcFdResolver((fd) => openDirPaths.get(fd));
+
 export class Dir {
   private closed = false;
   private constructor(
@@ -50,7 +58,9 @@ export class Dir {
     readonly path: string,
     private readonly dirFd: number,
     readonly stat: BigIntStats,
-  ) {}
+  ) {
+    openDirPaths.set(dirFd, path);
+  }
 
   /**
    * Open `path` as a directory. `followFinal` allows the last component to be a symlink (only

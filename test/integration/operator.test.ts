@@ -309,3 +309,51 @@ describe('status and history agree, and say when', () => {
     expect(unknown.stdout).toContain('ses_nope: no sweep in the audit trail');
   });
 });
+
+describe('errors say what to do next', () => {
+  it('storage_busy names the holder pid and how long it has held the lock, with a hint', async () => {
+    fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
+    const lockMod = (await import(path.join(f.REPO, 'dist', 'io', 'lock.js'))) as typeof import('../../src/io/lock.js');
+    const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
+    expect(held).toBeDefined();
+    try {
+      await new Promise((r) => setTimeout(r, 1200));
+      for (const args of [[], ['--dry-run']]) {
+        const r = f.runCli(args, T);
+        expect(r.status).toBe(75);
+        expect(r.stderr).toMatch(new RegExp(`\\[storage_busy\\]: murmur-gc pid ${process.pid}, holding it for \\d[\\d.]* (ms|s) holds `));
+        expect(r.stderr).toContain('hint: murmur-gc status shows whether the daemon is sweeping');
+      }
+    } finally {
+      await held!.release();
+    }
+  });
+
+  it('an unknown command says so and suggests the nearest one; an unknown option too', () => {
+    const r = f.runCli(['stauts'], T);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("unknown command 'stauts'");
+    expect(r.stderr).toContain('(Did you mean status?)');
+    expect(r.stderr).not.toContain('too many arguments');
+    const h = f.runCli(['histroy', '--json'], T);
+    expect(h.status).toBe(2);
+    expect(h.stderr).toContain('(Did you mean history?)');
+  });
+});
+
+describe('help and version', () => {
+  it('--help shows the default sweep\'s options, the exit codes and examples; --version names versions and formats', () => {
+    const h = f.runCli(['--help'], T);
+    expect(h.status).toBe(0);
+    for (const flag of ['--dry-run', '--json', '--config <file>', '--home <dir>', '-v, --verbose', '-q, --quiet']) expect(h.stdout).toContain(`  ${flag}`);
+    expect(h.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}75 /);
+    expect(h.stdout).toContain('murmur-gc --dry-run ');
+    expect(h.stdout).toContain('murmur-gc history --target ses_');
+    const v = f.runCli(['--version'], T);
+    expect(v.status).toBe(0);
+    const pkg = JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(v.stdout).toContain(`murmur-gc ${pkg.version}\nnode ${process.version}\nruntime formats understood:`);
+    expect(v.stdout).toContain('conversation.jsonl');
+    expect(v.stdout).toContain('trace.jsonl');
+  });
+});

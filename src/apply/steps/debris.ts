@@ -6,7 +6,8 @@ import { Codes, codeOf, describeError } from '../../errors.js';
 import type { Debris } from '../../io/inventory.js';
 import { finishTrash, measureDir } from '../../io/remove.js';
 import { probeProcess } from '../../io/running.js';
-import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
+import { Dir, identityOf, readSmallFile, sameIdentity } from '../../io/safe-fs.js';
+import { GC_DIR, INTENT_FILE } from '../audit.js';
 import { fail, progress, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 
@@ -27,17 +28,47 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     ctx.signal?.throwIfAborted();
     if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
     try {
+      const failedRun = d.kind === 'trash_dir' ? await finishedRunOf(ctx, d.path) : undefined;
       const bytes = await actOnDebris(d, ctx.dryRun);
-      ctx.report.actions.push({ kind: 'remove_debris', path: d.path, code: 'process_interrupted', detail: d.detail, bytes });
+      const code = failedRun ? Codes.ioError : Codes.processInterrupted;
+      const detail = failedRun ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)` : d.detail;
+      ctx.report.actions.push({ kind: 'remove_debris', path: d.path, code, detail, bytes });
       ctx.report.bytes_freed += bytes;
       tally.items++;
       tally.bytes += bytes;
-      ctx.log.warn({ code: Codes.processInterrupted, path: d.path, bytes }, ctx.dryRun ? 'would remove a leftover of an interrupted run' : 'leftover of an interrupted run removed');
+      const what = failedRun ? 'leftover of a failed removal' : 'leftover of an interrupted run';
+      ctx.log.warn({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
     } catch (err) {
       fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
     }
   }
   return tally;
+}
+
+/**
+ * A trash directory is named `.murmur-gc-trash.<run>.<name>`. When that run's audit trace ended
+ * normally (exit_status ok or failed, not canceled), the run was not interrupted: its removal
+ * failed, and the leftover is not reported as process_interrupted. Returns that run's id then.
+ */
+async function finishedRunOf(ctx: SweepContext, trashPath: string): Promise<string | undefined> {
+  const run = /\.murmur-gc-trash\.(ses_[0-9a-f]+)\./.exec(trashPath)?.[1];
+  if (!run || !ctx.homeDir) return undefined;
+  let gc: Dir | undefined;
+  let sdir: Dir | undefined;
+  try {
+    gc = await ctx.homeDir.openDir(GC_DIR);
+    sdir = await gc.openDir(run);
+    if (await sdir.lstat(INTENT_FILE)) return undefined; // still to be recovered: interrupted
+    const text = (await readSmallFile(sdir, 'trace.jsonl', 1 << 20)).toString('utf8');
+    const end = text.split('\n').find((l) => l.includes('"event_type":"session_end"'));
+    const status = end ? /"exit_status":"([a-z_]+)"/.exec(end)?.[1] : undefined;
+    return status === 'ok' || status === 'failed' ? run : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await sdir?.close();
+    await gc?.close();
+  }
 }
 
 async function actOnDebris(d: Debris, dryRun: boolean): Promise<number> {

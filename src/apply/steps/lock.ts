@@ -3,9 +3,11 @@
 // probes the lock and creates nothing; a home owned by another uid is refused (foreign_owner);
 // no home and no existing configured root stops the sweep with a message and touches nothing.
 import { BusyError, Codes, GcError } from '../../errors.js';
-import { acquireLock, probeLock, sweepLockPath } from '../../io/lock.js';
+import { LOCK_STALE_MS, acquireLock, probeLock, sweepLockPath } from '../../io/lock.js';
+import { readOwnerFile } from '../../io/lock-owner.js';
 import { Dir, lstatPath, processUid } from '../../io/safe-fs.js';
 import { GC_DIR } from '../audit.js';
+import { formatDuration } from '../report.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists, openOrCreateHome } from './dirs.js';
 
@@ -27,24 +29,45 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
 
   if (ctx.dryRun) {
     if (homeSt && (await probeLock(sweepLockPath(home)))) {
-      throw new BusyError(`another murmur-gc sweep holds ${sweepLockPath(home)}; try again when it has finished`);
+      throw await busy(home, ctx.now());
     }
   } else {
     ctx.homeDir = await openOrCreateHome(home, homeSt !== undefined);
+    refuseForeignHome(ctx.homeDir, home);
     const gc = await ctx.homeDir.mkdir(GC_DIR, 0o700);
     await gc.close();
     ctx.sweepLock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
     if (ctx.sweepLock?.brokeDeadHolder) {
       skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
     }
-    if (!ctx.sweepLock) throw new BusyError(`another murmur-gc sweep holds ${sweepLockPath(home)}; try again when it has finished`);
+    if (!ctx.sweepLock) throw await busy(home, ctx.now());
   }
   const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
   ctx.signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
 
   if (!ctx.homeDir && homeSt) ctx.homeDir = await Dir.open(home, { followFinal: true });
-  if (ctx.homeDir && Number(ctx.homeDir.stat.uid) !== processUid()) {
-    throw new GcError(Codes.foreignOwner, `${home} belongs to uid ${ctx.homeDir.stat.uid}, not ${processUid()}; murmur-gc only maintains its own user's home`);
-  }
+  if (ctx.homeDir) refuseForeignHome(ctx.homeDir, home);
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
+}
+
+/** storage_busy naming the holder: its pid and how long it has held the sweep lock. */
+async function busy(home: string, nowMs: number): Promise<BusyError> {
+  const lock = sweepLockPath(home);
+  const owner = await readOwnerFile(lock);
+  const since = await lstatPath(`${lock}.owner.json`);
+  const pid = typeof owner?.pid === 'number' ? owner.pid : undefined;
+  const held = since ? formatDuration(Math.max(0, nowMs - Number(since.mtimeMs))) : undefined;
+  const who = pid !== undefined ? `murmur-gc pid ${pid}${held ? `, holding it for ${held}` : ''}` : 'another murmur-gc sweep';
+  return new BusyError(
+    `${who} holds ${lock}; try again when it has finished`,
+    `murmur-gc status shows whether the daemon is sweeping; the lock of a holder that died is taken over by the next run (one without an owner record after ${LOCK_STALE_MS / 1000} s)`,
+  );
+}
+
+/** Before anything is created or locked in it: a home of another uid is refused (foreign_owner). */
+function refuseForeignHome(dir: Dir, home: string): void {
+  if (Number(dir.stat.uid) === processUid()) return;
+  throw new GcError(Codes.foreignOwner, `${home} belongs to uid ${dir.stat.uid}, not ${processUid()}; murmur-gc only maintains its own user's home`, {
+    hint: `run murmur-gc as the user who owns it (e.g. sudo -u '#${dir.stat.uid}' murmur-gc …), or point --home at your own murmur home`,
+  });
 }

@@ -1,0 +1,90 @@
+// Errors that say what to do next, as an unprivileged user (root ignores permissions): an
+// io_error names the real path (never /proc/self/fd/…) and the .murmur-gc-trash.* directory a
+// session was left in; the next sweep does not call that leftover process_interrupted; a home of
+// another user is refused with a hint. The user is created here and removed afterwards.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+
+const user = `mgc${f.hex(6)}`;
+let uid = -1;
+let gid = -1;
+let T: string;
+const now = Date.now();
+
+beforeAll(() => {
+  if (process.getuid?.() !== 0) throw new Error('this test creates a user and must run as root (CI runs as root)');
+  execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
+  uid = Number(execFileSync('id', ['-u', user]).toString().trim());
+  gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+  T = f.tempDir('opunpriv');
+  fs.chmodSync(T, 0o755);
+});
+
+afterAll(() => {
+  if (T) f.rmrf(T);
+  spawnSync('userdel', ['-f', user]);
+});
+
+function runAsUser(args: string[], home: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', process.execPath, f.BIN, ...args], {
+    env: f.cliEnv(home),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('errors say what to do next', () => {
+  it('a removal that fails names the real path and the trash directory; the next sweep reports that leftover as io_error, not process_interrupted', () => {
+    const H = path.join(T, 'u1');
+    const root = path.join(H, 'app', '.murmur');
+    const old = f.writeSession(root, { sessionId: f.idAt('ses_', now - 9 * f.DAY), end: true, startMs: now - 9 * f.DAY });
+    f.writeSession(root, { sessionId: f.idAt('ses_', now - 1 * f.DAY), end: true, startMs: now - f.DAY });
+    fs.mkdirSync(path.join(H, '.murmur'), { recursive: true });
+    execFileSync('chown', ['-R', `${uid}:${gid}`, H]);
+    // something of root's inside the user's session: the user cannot delete it
+    fs.mkdirSync(path.join(old, 'out'));
+    fs.writeFileSync(path.join(old, 'out', 'f.txt'), 'x');
+    fs.chmodSync(path.join(old, 'out'), 0o755);
+    const cfg = path.join(H, 'config.yaml');
+    fs.writeFileSync(cfg, `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    fs.chmodSync(cfg, 0o644);
+
+    const r = runAsUser(['--json', '--config', cfg], H);
+    expect(r.status, r.stderr).toBe(1);
+    const rep = JSON.parse(r.stdout) as { errors: { target: string; code: string; detail: string }[] };
+    const e = rep.errors.find((x) => x.target === old)!;
+    expect(e, JSON.stringify(rep.errors)).toBeDefined();
+    expect(e.code).toBe('io_error');
+    expect(e.detail).not.toContain('/proc/self/fd');
+    const trash = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-trash.'))!;
+    expect(trash).toBeDefined();
+    expect(e.detail).toContain(`${root}/${trash}/out/f.txt`);
+    expect(e.detail).toContain(`it was left in ${root}/${trash}`);
+    expect(r.stderr).not.toContain('/proc/self/fd');
+
+    // root's file goes; the user's next sweep finishes the trash and says why it was there
+    fs.rmSync(path.join(root, trash, 'out'), { recursive: true });
+    const again = runAsUser(['--json', '--config', cfg], H);
+    expect(again.status, again.stderr).toBe(0);
+    const rep2 = JSON.parse(again.stdout) as { actions: { kind: string; code?: string; path?: string; detail?: string }[] };
+    const debris = rep2.actions.find((a) => a.kind === 'remove_debris')!;
+    expect(debris).toMatchObject({ code: 'io_error', path: `${root}/${trash}` });
+    expect(debris.detail).toContain('failed (it was not interrupted)');
+    expect(again.stderr).not.toContain('process_interrupted');
+  });
+
+  it("another user's home is refused with a hint", () => {
+    const H = path.join(T, 'u2');
+    fs.mkdirSync(path.join(H, '.murmur'), { recursive: true, mode: 0o755 });
+    fs.chmodSync(H, 0o755);
+    fs.chmodSync(path.join(H, '.murmur'), 0o755);
+    const r = runAsUser(['--home', path.join(H, '.murmur')], H);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('[foreign_owner]');
+    expect(r.stderr).toMatch(/hint: run murmur-gc as the user who owns it/);
+  });
+});
