@@ -87,7 +87,9 @@ export function requirement(
   env: NodeJS.ProcessEnv = process.env,
   print: (line: string) => void = (line) => process.stderr.write(line),
 ): Requirement {
-  const missing = needs.map(describeMissing).filter((m): m is string => m !== undefined);
+  // Without root, "root" says it all: no need to add that root-only probes (tmpfs) fail too.
+  const effective = needs.includes('root') && !isRoot() ? needs.filter((n) => n !== 'tmpfs') : needs;
+  const missing = effective.map(describeMissing).filter((m): m is string => m !== undefined);
   const ok = missing.length === 0;
   const strict = requireAll(env);
   const reason = ok ? '' : `${title}: needs ${missing.join(', ')}`;
