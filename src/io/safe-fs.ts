@@ -381,7 +381,7 @@ export const syncIo = {
   fstat: (fd: number): BigIntStats => fs.fstatSync(fd, { bigint: true }),
   read: (fd: number, buf: Buffer, pos: number, len: number): number => fs.readSync(fd, buf, 0, len, pos),
   write: (fd: number, buf: Buffer, len: number, pos: number): number => fs.writeSync(fd, buf, 0, len, pos),
-  fsync: (fd: number): void => fs.fsyncSync(fd),
+  fsyncAsync: (fd: number): Promise<void> => new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve()))),
   ftruncate: (fd: number, len: number): void => fs.ftruncateSync(fd, len),
   /** Open an existing regular file for O_APPEND writes (never creating, never following a link). */
   openAppend: (path: string): number => fs.openSync(path, C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK),
