@@ -136,6 +136,23 @@ export class Dir {
     );
   }
 
+  /**
+   * Re-open the directory this one sits in (`..`) — used by walks that close ancestors to stay
+   * within descriptor limits. It must be the directory `expect` names (a moved subtree is
+   * refused with `changed_since_scan`, never followed elsewhere).
+   */
+  async openParent(expect: Identity, display: string): Promise<Dir> {
+    await Promise.resolve();
+    return Dir.openSync(
+      `/proc/self/fd/${this.dirFd}/..`,
+      DIR_FLAGS,
+      (st) => {
+        if (!sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${display} was moved while it was being walked`);
+      },
+      display,
+    );
+  }
+
   /** lstat a child that must be a regular file: never a link, FIFO, socket or device. */
   private regularChild(name: string): BigIntStats {
     const pre = this.lstatSync(name);
