@@ -47,6 +47,8 @@ export interface RewriteResult {
   reordered: boolean;
   /** True when some late bytes could only be appended after lines written later (nothing lost). */
   outOfOrder: boolean;
+  /** How many lines were so appended (placed after lines that may be newer); 0 when in order. */
+  outOfOrderLines: number;
   /** Renames done (1 + corrective rounds). */
   rounds: number;
   /** A process still held a replaced file open when we stopped waiting for it. */
@@ -318,6 +320,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     let appendedDuring = first.appended;
     let reordered = false;
     let outOfOrder = false;
+    let outOfOrderLines = 0;
     if (opts.afterRename) await opts.afterRename();
     // Durable: the bytes the window copied, then the name (a crash leaves old or whole new).
     await fsync(first.dst.fd);
@@ -351,6 +354,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
       if (round >= MAX_ROUNDS) {
         appendSync(cur.appendFd, late); // never lost; out of order, and said so
         outOfOrder = true;
+        for (let i = late.indexOf(10); i >= 0; i = late.indexOf(10, i + 1)) outOfOrderLines++;
         break;
       }
       const st = await cur.dst.stat({ bigint: true });
@@ -382,7 +386,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     const finalDst = cur.dst;
     await fsync(finalDst.fd);
     const newSize = Number((await finalDst.stat({ bigint: true })).size);
-    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, rounds, stillHeld };
+    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld };
   } finally {
     for (const fd of appendFds) syncIo.close(fd);
     for (const t of temps) {

@@ -87,3 +87,46 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
     expect(fs.readdirSync(T).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 });
+
+describe('when the corrective rounds run out', () => {
+  it('says so, with the number of lines placed out of order — never "kept in order"', async () => {
+    const file = path.join(T, 'conversation.jsonl');
+    fs.writeFileSync(file, 'a\nb\nc\n');
+    // A writer that keeps the original open and appends to it whenever we look for holders: its
+    // lines keep arriving in replaced inodes, round after round.
+    const fd = fs.openSync(file, 'a');
+    const inoA = fs.fstatSync(fd, { bigint: true }).ino;
+    let appended = 0;
+    let looks = 0;
+    const dir = await Dir.open(T);
+    try {
+      const r = await stagedRewrite({
+        dir,
+        name: 'conversation.jsonl',
+        mode: 0o600,
+        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
+        // Honest about holding: it writes one line while it says it holds the original, then lets
+        // go (two clean looks), so each drain gets one more late line — every round.
+        holders: async (identity) => {
+          if (identity.ino !== inoA) return [];
+          const phase = looks++ % 3;
+          if (phase === 0 && appended < 40) {
+            fs.writeSync(fd, `late${appended++}\n`);
+            return [process.pid];
+          }
+          return [];
+        },
+      });
+      expect(r?.outOfOrder).toBe(true);
+      const text = fs.readFileSync(file, 'utf8');
+      const lines = text.split('\n').slice(0, -1);
+      expect(lines.length).toBe(2 + appended); // nothing lost
+      // The count is exactly the lines appended after the corrective rewrites gave up.
+      expect(r?.outOfOrderLines).toBeGreaterThan(0);
+      expect(lines.slice(-r!.outOfOrderLines).every((l) => l.startsWith('late'))).toBe(true);
+    } finally {
+      fs.closeSync(fd);
+      await dir.close();
+    }
+  });
+});

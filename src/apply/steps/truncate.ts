@@ -77,10 +77,11 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       kept: out.kept,
       path: c.path,
       bytes: freed,
+      ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
     });
     ctx.report.bytes_freed += freed;
     if (out.outOfOrder) {
-      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
