@@ -8,6 +8,10 @@
 //   every parent_id names an earlier line (retention/task_start/session_end → session_start,
 //   task_end → its task_start); retention lines in the runtime's (store, reason) order.
 // - Files are 0600, directories 0700; the trace is fsync'ed when the run finishes.
+// - Creating the audit either succeeds whole (directory, trace with its session_start on disk,
+//   intent log) or leaves nothing behind and throws `AuditUnavailable` — which stops the run like
+//   an abort, once, before anything condemned is removed (no action without its audit).
+import { Codes, GcError, describeError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import {
   RETENTION_ORDER,
@@ -49,6 +53,21 @@ export interface IntentLine {
   parent?: string;
   target?: string;
   messages_dropped?: number;
+  /** truncate_record: the `at_ms` the new header's truncation marker will carry (decimal u64). */
+  at_ms?: string;
+  /** truncate_record: the header's cumulative `dropped` before this truncation (decimal u64). */
+  dropped_before?: string;
+}
+
+/**
+ * The audit trace could not be created: the run must stop before removing anything. Named
+ * AbortError so every per-item handler lets it through (as it does a stop signal).
+ */
+export class AuditUnavailable extends GcError {
+  constructor(path: string, cause: unknown) {
+    super(Codes.ioError, `the audit trace could not be created in ${path} (${describeError(cause)}); nothing was removed — free space or fix the directory, then run again`, { cause });
+    this.name = 'AbortError';
+  }
 }
 
 /** Group retention items into the runtime's lines: one per (store, reason), in its order. */
@@ -78,17 +97,40 @@ export class AuditSession {
   ) {}
 
   static async begin(home: Dir, sessionId: string, version: string, nowMs: number): Promise<AuditSession> {
-    const gc = await home.mkdir(GC_DIR, 0o700);
+    const where = `${home.display(GC_DIR)}/${sessionId}`;
+    let gc: Dir | undefined;
+    let dir: Dir | undefined;
+    let trace: FileHandle | undefined;
+    let intent: FileHandle | undefined;
     try {
-      const dir = await gc.mkdir(sessionId, 0o700);
-      const trace = await dir.createExclusive('trace.jsonl', 0o600);
-      const intent = await dir.createExclusive(INTENT_FILE, 0o600);
+      gc = await home.mkdir(GC_DIR, 0o700);
+      dir = await gc.mkdir(sessionId, 0o700);
+      trace = await dir.createExclusive('trace.jsonl', 0o600);
       const eventId = mintId('evt_');
-      await trace.write(sessionStartLine({ eventId, sessionId, timestamp: nowMs }, 'murmur-gc', version));
+      const start = Buffer.from(sessionStartLine({ eventId, sessionId, timestamp: nowMs }, 'murmur-gc', version));
+      // Appended at the descriptor's offset (later lines follow it); a short write is a failure.
+      const { bytesWritten } = await trace.write(start);
+      if (bytesWritten !== start.length) throw new Error(`short write (${bytesWritten} of ${start.length} bytes)`);
       await trace.sync();
-      return new AuditSession(sessionId, dir.path, dir, trace, intent, eventId, nowMs);
+      intent = await dir.createExclusive(INTENT_FILE, 0o600);
+      await dir.sync();
+      const session = new AuditSession(sessionId, dir.path, dir, trace, intent, eventId, nowMs);
+      dir = undefined; // owned by the session now
+      return session;
+    } catch (err) {
+      // Leave nothing half-made: a trace without its session_start is never left for recovery.
+      await trace?.close().catch(() => undefined);
+      await intent?.close().catch(() => undefined);
+      if (dir) {
+        await dir.unlink(INTENT_FILE).catch(() => undefined);
+        await dir.unlink('trace.jsonl').catch(() => undefined);
+        await dir.close();
+        await gc?.rmdir(sessionId).catch(() => undefined);
+      }
+      throw new AuditUnavailable(where, err);
     } finally {
-      await gc.close();
+      await dir?.close();
+      await gc?.close();
     }
   }
 

@@ -410,8 +410,11 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           dryRun: opts.dryRun,
           ...(lock ? { signal: lock.signal } : {}),
         });
-        if (out.reordered) {
-          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
+        const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
+        if (out.outOfOrder) {
+          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');
+        } else if (out.reordered) {
+          ctx.log.info({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
         }
         return {
           action: 'truncate',
@@ -423,6 +426,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           oldest_surviving_id: out.dropped === 0 ? '' : out.oldestSurvivingId,
           last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
           dry_run: opts.dryRun,
+          ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
         };
       } finally {
         await cdir.close();

@@ -1,18 +1,48 @@
 // Completion of audit trails left by a murmur-gc run that was killed mid-sweep.
-// Guarantees: an audit session whose `intent.jsonl` is still present gets the retention lines of
-// every intended action that demonstrably happened (marked done, or whose target no longer
-// exists) and a `session_end` with exit_status "canceled" and the time it ran until its last
-// intent write (never 0 ms); the intent log is then removed. It runs
-// under the sweep lock, so the session it completes is never one still being written.
-import { Codes } from '../errors.js';
+// Guarantees:
+// - Every logged intent is settled against the disk: marked done; or, for a removal, its target
+//   no longer exists; or, for a truncation, the record's header carries the truncation marker the
+//   intent named (`at_ms`) — the rename happened, and the messages it dropped are the marker's
+//   cumulative count minus the count before. Each that happened gets its retention line; the
+//   report says how many were settled either way.
+// - A trace is never written without its session_start: an audit whose trace is missing, empty
+//   or does not open with a complete session_start is rewritten whole (atomically: session_start,
+//   retention lines, session_end); otherwise retention lines and a `session_end` are appended.
+// - The session_end says "canceled" (it was interrupted) and the time it ran until its last intent
+//   write (never 0 ms). The intent log is removed last, so a crash here is retried.
+// - It runs under the sweep lock, so the session it completes is never one still being written.
+import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../murmur/ids.js';
-import { peekEventType, retentionLine, sessionEndLine } from '../murmur/trace.js';
+import { peekEventType, retentionLine, sessionEndLine, sessionStartLine } from '../murmur/trace.js';
+import { RECORD_FILE, readHeader } from '../io/inventory.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
-import { GC_DIR, INTENT_FILE, groupRetention, parseIntentLog, type RetentionItem } from './audit.js';
+import { VERSION } from '../version.js';
+import { GC_DIR, INTENT_FILE, groupRetention, parseIntentLog, type IntentLine, type RetentionItem } from './audit.js';
 
 export interface Recovered {
   target: string;
   detail: string;
+}
+
+/** Did a logged truncation's rename happen? Read the record's header marker. */
+async function truncationLanded(intent: IntentLine): Promise<number | undefined> {
+  if (!intent.parent || !intent.target || intent.at_ms === undefined) return undefined;
+  let store: Dir | undefined;
+  let ctx: Dir | undefined;
+  try {
+    store = await Dir.open(intent.parent);
+    ctx = await store.openDir(intent.target);
+    const h = await readHeader(ctx, RECORD_FILE);
+    const m = h?.truncated;
+    if (!m || typeof intent.at_ms !== 'string' || m.at_ms !== BigInt(intent.at_ms)) return undefined;
+    const dropped = Number(m.dropped - BigInt(typeof intent.dropped_before === 'string' ? intent.dropped_before : '0'));
+    return dropped > 0 ? dropped : undefined;
+  } catch {
+    return undefined; // gone or unreadable: nothing shows the rename happened
+  } finally {
+    await ctx?.close();
+    await store?.close();
+  }
 }
 
 export async function recoverInterruptedAudits(home: Dir, homePath: string, nowMs: number): Promise<Recovered[]> {
@@ -31,35 +61,45 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         if (!ist?.isFile()) continue;
         const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
         const items: RetentionItem[] = [];
+        let settled = 0;
         for (const [seq, intent] of log.intents) {
           if (!intent.store || !intent.reason || !intent.target) continue;
+          settled++;
           const done = log.done.get(seq);
-          let happened = done !== undefined;
-          if (!happened && intent.kind !== 'truncate_record' && intent.parent) {
-            happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
+          if (intent.kind === 'truncate_record') {
+            const dropped = done ? done.messages_dropped : await truncationLanded(intent);
+            if (!dropped || dropped <= 0) continue;
+            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped });
+            continue;
           }
+          let happened = done !== undefined;
+          if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
           if (!happened) continue;
-          if (intent.kind === 'truncate_record' && !(done?.messages_dropped && done.messages_dropped > 0)) continue;
-          items.push({
-            store: intent.store,
-            reason: intent.reason,
-            target: intent.target,
-            ...(done?.messages_dropped !== undefined ? { messagesDropped: done.messages_dropped } : {}),
-          });
+          items.push({ store: intent.store, reason: intent.reason, target: intent.target });
         }
-        const trace = (await readSmallFile(sdir, 'trace.jsonl', 64 << 20)).toString('utf8');
-        const first = trace.split('\n')[0] ?? '';
-        let startId: string | null = null;
+        let trace = '';
         try {
-          const o = JSON.parse(first) as { event_type?: unknown; event_id?: unknown };
-          if (o.event_type === 'session_start' && typeof o.event_id === 'string') startId = o.event_id;
-        } catch {
-          startId = null;
+          trace = (await readSmallFile(sdir, 'trace.jsonl', 64 << 20)).toString('utf8');
+        } catch (err) {
+          if (errnoCode(err) !== 'ENOENT') throw err;
         }
-        const hasEnd = trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
+        const nl = trace.indexOf('\n');
+        let startId: string | null = null;
+        if (nl > 0) {
+          try {
+            const o = JSON.parse(trace.slice(0, nl)) as { event_type?: unknown; event_id?: unknown; session_id?: unknown };
+            if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name) startId = o.event_id;
+          } catch {
+            startId = null;
+          }
+        }
+        const hasEnd = startId !== null && trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
         if (!hasEnd) {
-          let text = trace.length > 0 && !trace.endsWith('\n') ? '\n' : '';
-          const common = () => ({ eventId: mintId('evt_'), parentId: startId, sessionId: name, timestamp: nowMs });
+          const fresh = startId === null;
+          let text = fresh ? '' : trace.endsWith('\n') ? '' : '\n';
+          const sessionEventId = startId ?? mintId('evt_');
+          if (fresh) text += sessionStartLine({ eventId: sessionEventId, sessionId: name, timestamp: nowMs }, 'murmur-gc', VERSION);
+          const common = () => ({ eventId: mintId('evt_'), parentId: sessionEventId, sessionId: name, timestamp: nowMs });
           for (const g of groupRetention(items)) {
             text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
           }
@@ -67,18 +107,23 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           const startedMs = idTimestampMs(name, 'ses_');
           const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
           text += sessionEndLine(common(), ranMs, 'canceled');
-          const { fh } = await sdir.openAppend('trace.jsonl');
-          try {
-            await fh.write(text);
-            await fh.sync();
-          } finally {
-            await fh.close();
+          if (fresh) {
+            // No usable session_start: the trace is written whole, atomically.
+            await sdir.writeFileAtomic('trace.jsonl', text, 0o600);
+          } else {
+            const { fh } = await sdir.openAppend('trace.jsonl');
+            try {
+              await fh.write(text);
+              await fh.sync();
+            } finally {
+              await fh.close();
+            }
           }
         }
         await sdir.unlink(INTENT_FILE);
         out.push({
           target: `${homePath}/${GC_DIR}/${name}`,
-          detail: `a murmur-gc run (${name}) was interrupted; its audit trace was completed with ${items.length} action(s) that had happened (${Codes.processInterrupted})`,
+          detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
         });
       } finally {
         await sdir.close();

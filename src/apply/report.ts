@@ -19,6 +19,8 @@ export type Action =
       kept: number;
       path: string;
       bytes: number;
+      /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
+      concurrent_append?: { lines_out_of_order: number };
     }
   | {
       kind: 'shell_lost';

@@ -17,6 +17,7 @@
 import { Codes, GcError, isAbort } from '../errors.js';
 import { processUid } from '../io/safe-fs.js';
 import type { SweepReport } from './report.js';
+import { AuditUnavailable } from './audit.js';
 import { abandonAudit, auditStep } from './steps/audit.js';
 import { chmodStep } from './steps/chmod.js';
 import { createContext, fail, finishReport, runStep, type Step, type SweepOptions } from './steps/context.js';
@@ -59,6 +60,10 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     return finishReport(ctx);
   } catch (err) {
     await abandonAudit(ctx, isAbort(err));
+    if (err instanceof AuditUnavailable) {
+      fail(ctx, { target: ctx.home, code: err.code, detail: err.message });
+      return finishReport(ctx);
+    }
     if (isAbort(err)) {
       const reason = ctx.signal?.reason as unknown;
       fail(ctx, { target: ctx.home, code: reason instanceof GcError ? reason.code : Codes.aborted, detail: `sweep stopped early: ${reason instanceof Error ? reason.message : 'interrupted'}` });

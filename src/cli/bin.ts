@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Entry point of the `murmur-gc` executable: runs the CLI and sets the exit code.
-import { ExitCodes, describeError } from '../errors.js';
-import { main } from './main.js';
+// The early-signal recorder is evaluated before the rest of the CLI is loaded (dynamic import),
+// so a daemon is not killed by a SIGTERM/SIGHUP that arrives during its start-up.
+import './early-signals.js';
+
+const { ExitCodes, describeError } = await import('../errors.js');
+const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -12,7 +12,9 @@ import { readAuditHistory } from '../daemon/audit-read.js';
 import { Daemon } from '../daemon/daemon.js';
 import { buildHistory, renderHistory } from '../daemon/history.js';
 import { gatherStatus, renderStatus } from '../daemon/status.js';
+import type { GcConfig } from '../config/types.js';
 import { loadForCommand } from './context.js';
+import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
 import { ExitWith, type CommonFlags } from './types.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
@@ -26,11 +28,29 @@ function parseSince(value: string): number {
   }
 }
 
-export async function runDaemonCommand(flags: CommonFlags): Promise<number> {
-  const config = await loadForCommand(flags);
+export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags: CommonFlags) => Promise<GcConfig> } = {}): Promise<number> {
+  // Handlers before the configuration is loaded: a stop or reload during start-up is kept and
+  // handed to the daemon (bin.ts starts recording even earlier, before the CLI is loaded).
+  recordEarlySignals();
+  const load = deps.load ?? loadForCommand;
+  let config: GcConfig;
+  try {
+    config = await load(flags);
+  } catch (err) {
+    releaseEarlySignals();
+    throw err;
+  }
   const log = createLogger({ level: config.log.level, pretty: process.stderr.isTTY === true && process.env['CI'] === undefined });
-  const daemon = new Daemon(config, { load: () => loadForCommand(flags), log });
-  const code = await daemon.run();
+  if (stopRequested()) {
+    const got = releaseEarlySignals();
+    log.info({ signals: got }, 'stopped during start-up, before anything was done');
+    log.flush?.();
+    return 0;
+  }
+  const daemon = new Daemon(config, { load: () => load(flags), log });
+  const running = daemon.run(); // installs the daemon's own handlers before its first await
+  for (const sig of releaseEarlySignals()) process.emit(sig, sig);
+  const code = await running;
   log.flush?.();
   setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   return code;

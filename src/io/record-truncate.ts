@@ -30,6 +30,8 @@ export interface TruncateOutcome {
   appendedDuring: number;
   reordered: boolean;
   outOfOrder: boolean;
+  /** Lines a writer appended during the rewrite that were placed after newer ones (none lost). */
+  outOfOrderLines?: number;
   rounds?: number;
   stillHeld?: boolean;
 }
@@ -123,7 +125,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
   if (!rw) {
     return { ...outcome, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
   }
-  return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, rounds: rw.rounds, stillHeld: rw.stillHeld };
+  return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, outOfOrderLines: rw.outOfOrderLines, rounds: rw.rounds, stillHeld: rw.stillHeld };
 }
 
 export interface RepairOutcome {

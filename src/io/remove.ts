@@ -4,62 +4,124 @@
 //   action; then it is renamed to `.murmur-gc-trash.<run>.<name>` in the same directory (atomic:
 //   the runtime and readers see it gone at once) and re-verified through an O_NOFOLLOW descriptor.
 //   A mismatch renames it back and reports `changed_since_scan`.
-// - Deletion walks descriptor-relatively: a symlink inside is unlinked as a link (its target is
-//   never touched), FIFOs/sockets/devices are unlinked without being opened, and a directory on
-//   another device (a mount) is never entered — the removal stops with `cross_device`, leaving a
-//   trash directory the next sweep reports and retries.
+// - Deletion walks descriptor-relatively with an explicit stack (no recursion, no depth limit; at
+//   most KEEP_OPEN descriptors: deeper ancestors are closed and re-opened through `..`, checked
+//   by identity): a symlink inside is unlinked as a link (its target is never touched),
+//   FIFOs/sockets/devices are unlinked without being opened, and a directory on another device (a
+//   mount) is never entered.
+// - A subdirectory of the tree being removed that its owner cannot read or search (it is ours:
+//   same uid, inside a condemned session) gets its owner bits back first, through an O_PATH
+//   descriptor (never by name); another user's entries are never chmod'ed.
+// - What still cannot go (a mount inside, another user's directory) is reported once: the rest is
+//   removed, the remainder is moved aside to `.murmur-gc-kept.<run>.<name>` (which no later sweep
+//   retries) and the error names it — a later sweep does not fail again for it.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
-//   (`process_interrupted`). Depth is bounded (256).
-import { Codes, GcError, codeOf, describeError, isAbort } from '../errors.js';
-import { sameIdentity, identityOf, yieldIfBusy, type Dir, type Identity } from './safe-fs.js';
+//   (`process_interrupted`).
+import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
+import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 
-const MAX_DEPTH = 256;
+/** Descriptors a walk keeps open at most; deeper ancestors are re-opened through `..`. */
+const KEEP_OPEN = 64;
+
+export const KEPT_PREFIX = '.murmur-gc-kept.';
 
 export interface RemovalStats {
   bytes: number;
   files: number;
   dirs: number;
+  /** Subdirectories whose owner bits were given back so they could be removed. */
+  modesRestored: number;
 }
 
 function emptyStats(): RemovalStats {
-  return { bytes: 0, files: 0, dirs: 0 };
+  return { bytes: 0, files: 0, dirs: 0, modesRestored: 0 };
 }
 
 /** Sum the regular-file bytes under a directory without changing anything (dry runs, reports). */
 export async function measureDir(parent: Dir, name: string, expect?: Identity, signal?: AbortSignal): Promise<RemovalStats> {
   const d = await parent.openDir(name, expect);
   try {
-    return await walk(d, 0, false, signal);
+    return await walk(d, false, signal);
   } finally {
     await d.close();
   }
 }
 
-async function walk(dir: Dir, depth: number, remove: boolean, signal?: AbortSignal): Promise<RemovalStats> {
-  if (depth > MAX_DEPTH) throw new GcError(Codes.ioError, `${dir.path} is nested deeper than ${MAX_DEPTH} levels; not walking further`);
+interface Frame {
+  /** Open descriptor, or undefined while closed to save descriptors (re-opened via `..`). */
+  dir: Dir | undefined;
+  identity: Identity;
+  display: string;
+  /** This directory's name in its parent. */
+  name: string;
+  names: string[];
+  next: number;
+}
+
+/** Open a subdirectory for the walk; when removing, give an owner-locked one of ours its bits back. */
+async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boolean, stats: RemovalStats): Promise<Dir | undefined> {
+  const id = identityOf(st);
+  if (remove && Number(st.uid) === processUid() && (modeBits(st) & 0o700) !== 0o700) {
+    await parent.chmodChildNoFollow(name, id, modeBits(st) | 0o700);
+    stats.modesRestored++;
+  }
+  try {
+    return await parent.openDir(name, id);
+  } catch (err) {
+    // Measuring only: a subtree we may not read is left out of the count.
+    if (!remove && errnoCode(err) === 'EACCES') return undefined;
+    throw err;
+  }
+}
+
+/** Walk (and optionally empty) `top`; `top` itself is neither closed nor removed. */
+async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<RemovalStats> {
   const stats = emptyStats();
-  for (const name of await dir.list()) {
-    await yieldIfBusy();
-    signal?.throwIfAborted();
-    const st = await dir.lstat(name);
-    if (!st) continue;
-    if (st.isDirectory()) {
-      const sub = await dir.openDir(name, identityOf(st));
-      try {
-        const s = await walk(sub, depth + 1, remove, signal);
-        stats.bytes += s.bytes;
-        stats.files += s.files;
-        stats.dirs += s.dirs;
-      } finally {
-        await sub.close();
+  const stack: Frame[] = [{ dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 }];
+  try {
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1]!;
+      const dir = f.dir!;
+      if (f.next >= f.names.length) {
+        if (stack.length === 1) break;
+        stack.pop();
+        const parent = stack[stack.length - 1]!;
+        parent.dir ??= await dir.openParent(parent.identity, parent.display);
+        await dir.close();
+        if (remove) await parent.dir.rmdir(f.name);
+        stats.dirs++;
+        continue;
       }
-      if (remove) await dir.rmdir(name);
-      stats.dirs++;
-    } else {
-      if (st.isFile()) stats.bytes += Number(st.size);
-      stats.files++;
-      if (remove) await dir.unlink(name);
+      const name = f.names[f.next++]!;
+      await yieldIfBusy();
+      signal?.throwIfAborted();
+      const st = await dir.lstat(name);
+      if (!st) continue;
+      if (st.isDirectory()) {
+        const sub = await openSub(dir, name, st, remove, stats);
+        if (!sub) continue;
+        let names: string[];
+        try {
+          names = await sub.list();
+        } catch (err) {
+          await sub.close();
+          if (!remove && errnoCode(err) === 'EACCES') continue;
+          throw err;
+        }
+        stack.push({ dir: sub, identity: sub.identity, display: sub.path, name, names, next: 0 });
+        const far = stack[stack.length - 1 - KEEP_OPEN];
+        if (far?.dir && far.dir !== top) {
+          await far.dir.close();
+          far.dir = undefined;
+        }
+      } else {
+        if (st.isFile()) stats.bytes += Number(st.size);
+        stats.files++;
+        if (remove) await dir.unlink(name);
+      }
     }
+  } finally {
+    for (const f of stack) if (f.dir && f.dir !== top) await f.dir.close();
   }
   return stats;
 }
@@ -75,6 +137,47 @@ export interface RemoveOptions {
   verifyInTrash?: (trash: Dir) => Promise<void>;
 }
 
+/** Make a directory of ours we are about to empty readable and searchable to its owner. */
+async function ownerBits(parent: Dir, name: string, expect: Identity): Promise<void> {
+  const st = await parent.lstat(name);
+  if (st?.isDirectory() && sameIdentity(identityOf(st), expect) && Number(st.uid) === processUid() && (modeBits(st) & 0o700) !== 0o700) {
+    await parent.chmodChildNoFollow(name, expect, modeBits(st) | 0o700);
+  }
+}
+
+/**
+ * Empty and remove the trash directory `parent/trash`. When something inside cannot go, what is
+ * left is moved aside under a name no sweep retries, and one error says so.
+ */
+async function emptyTrash(parent: Dir, trash: Dir, trashEntry: string, runId: string, original: string): Promise<RemovalStats> {
+  let stats: RemovalStats;
+  try {
+    stats = await walk(trash, true);
+    await trash.close();
+    await parent.rmdir(trashEntry);
+    stats.dirs++;
+    return stats;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'AbortError') throw err;
+    await trash.close();
+    const kept = `${KEPT_PREFIX}${runId}.${original}`;
+    let moved = false;
+    try {
+      await parent.rename(trashEntry, kept);
+      moved = true;
+    } catch {
+      // left under its trash name: the next sweep tries once more
+    }
+    throw new GcError(
+      codeOf(err),
+      moved
+        ? `${parent.display(original)} could not be removed whole (${describeError(err)}); what is left was moved to ${parent.display(kept)} and is not retried — remove it by hand`
+        : `${parent.display(original)} could not be removed whole (${describeError(err)}); it was left in ${parent.display(trashEntry)}, which the next sweep finishes removing`,
+      { cause: err },
+    );
+  }
+}
+
 /** Remove `parent/name` (a directory whose identity must still be `expect`). */
 export async function removeDir(parent: Dir, name: string, expect: Identity, opts: RemoveOptions): Promise<RemovalStats> {
   const st = await parent.lstat(name);
@@ -86,6 +189,7 @@ export async function removeDir(parent: Dir, name: string, expect: Identity, opt
   await parent.rename(name, trash);
   let tdir: Dir;
   try {
+    await ownerBits(parent, trash, expect);
     tdir = await parent.openDir(trash, expect);
     if (opts.verifyInTrash) {
       try {
@@ -102,35 +206,15 @@ export async function removeDir(parent: Dir, name: string, expect: Identity, opt
   }
   // From here the removal is committed: finish it even if aborted (abort is checked per entry only
   // before the rename), so a stop never leaves half a directory behind under its real name.
-  try {
-    const stats = await walk(tdir, 0, true);
-    await tdir.close();
-    await parent.rmdir(trash);
-    stats.dirs++;
-    return stats;
-  } catch (err) {
-    if (isAbort(err)) throw err;
-    // Say where it is now: under its trash name, which the next sweep finishes removing.
-    throw new GcError(
-      codeOf(err),
-      `${describeError(err)}; it was left in ${parent.display(trash)}, which the next sweep finishes removing`,
-      { cause: err },
-    );
-  } finally {
-    await tdir.close();
-  }
+  return emptyTrash(parent, tdir, trash, opts.runId, name);
 }
 
 /** Finish removing a trash directory left by an interrupted run. */
 export async function finishTrash(parent: Dir, name: string, expect: Identity): Promise<RemovalStats> {
+  await ownerBits(parent, name, expect);
   const d = await parent.openDir(name, expect);
-  try {
-    const stats = await walk(d, 0, true);
-    await d.close();
-    await parent.rmdir(name);
-    stats.dirs++;
-    return stats;
-  } finally {
-    await d.close();
-  }
+  // `.murmur-gc-trash.<run>.<original>`: what is left keeps the run and original name.
+  const rest = name.startsWith('.murmur-gc-trash.') ? name.slice('.murmur-gc-trash.'.length) : name;
+  const dot = rest.indexOf('.');
+  return emptyTrash(parent, d, name, dot > 0 ? rest.slice(0, dot) : 'unknown', dot > 0 ? rest.slice(dot + 1) : rest);
 }

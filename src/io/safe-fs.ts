@@ -31,6 +31,12 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
 
 const DIR_FLAGS = C.O_RDONLY | C.O_DIRECTORY | C.O_NOFOLLOW;
 const FILE_READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
+/**
+ * Linux's O_PATH (asm-generic value, used by x86-64, arm64 and the other architectures Node ships
+ * for); Node passes numeric flags through to open(2). Undefined elsewhere: such repairs are
+ * reported instead of done.
+ */
+const O_PATH: number | undefined = process.platform === 'linux' && ['x64', 'arm64', 'ia32', 'arm', 'riscv64', 's390x', 'ppc64', 'loong64'].includes(process.arch) ? 0o10000000 : undefined;
 
 export function processUid(): number {
   return typeof process.geteuid === 'function' ? process.geteuid() : -1;
@@ -137,6 +143,23 @@ export class Dir {
         }
       },
       this.display(name),
+    );
+  }
+
+  /**
+   * Re-open the directory this one sits in (`..`) — used by walks that close ancestors to stay
+   * within descriptor limits. It must be the directory `expect` names (a moved subtree is
+   * refused with `changed_since_scan`, never followed elsewhere).
+   */
+  async openParent(expect: Identity, display: string): Promise<Dir> {
+    await Promise.resolve();
+    return Dir.openSync(
+      `/proc/self/fd/${this.dirFd}/..`,
+      DIR_FLAGS,
+      (st) => {
+        if (!sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${display} was moved while it was being walked`);
+      },
+      display,
     );
   }
 
@@ -269,15 +292,27 @@ export class Dir {
   }
 
   /**
-   * chmod a child by name — only for entries no descriptor can be opened on (mode 0000 to their
-   * owner). Re-checks with lstat that it is still the same non-link entry immediately before.
+   * chmod a child no descriptor can be read through (mode 0000 to its owner) without ever
+   * resolving its name at the moment of the chmod (CVE-2018-6954 class): the entry itself is
+   * opened with O_PATH|O_NOFOLLOW (no read permission needed; a symlink yields a descriptor on
+   * the link, never its target), `fstat` must show the non-link entry the scan saw, and the mode
+   * is set through `/proc/self/fd/<N>`, which names that inode and nothing else.
    */
-  async chmodChildByName(name: string, expect: Identity, mode: number): Promise<void> {
-    const st = this.lstatSync(name);
-    if (!st || st.isSymbolicLink() || !sameIdentity(identityOf(st), expect)) {
-      throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed since it was scanned`);
+  async chmodChildNoFollow(name: string, expect: Identity, mode: number): Promise<void> {
+    await Promise.resolve();
+    if (O_PATH === undefined) {
+      throw new GcError(Codes.ioError, `${this.display(name)} cannot be opened by its owner and this platform has no O_PATH; its mode is left alone`);
     }
-    await fsp.chmod(this.child(name), mode);
+    const fd = fs.openSync(this.child(name), O_PATH | C.O_NOFOLLOW);
+    try {
+      const st = fs.fstatSync(fd, { bigint: true });
+      if (st.isSymbolicLink() || !sameIdentity(identityOf(st), expect)) {
+        throw new GcError(Codes.changedSinceScan, `${this.display(name)} changed since it was scanned`);
+      }
+      fs.chmodSync(`/proc/self/fd/${fd}`, mode);
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   /**
@@ -391,7 +426,7 @@ export const syncIo = {
   fstat: (fd: number): BigIntStats => fs.fstatSync(fd, { bigint: true }),
   read: (fd: number, buf: Buffer, pos: number, len: number): number => fs.readSync(fd, buf, 0, len, pos),
   write: (fd: number, buf: Buffer, len: number, pos: number): number => fs.writeSync(fd, buf, 0, len, pos),
-  fsync: (fd: number): void => fs.fsyncSync(fd),
+  fsyncAsync: (fd: number): Promise<void> => new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve()))),
   ftruncate: (fd: number, len: number): void => fs.ftruncateSync(fd, len),
   /** Open an existing regular file for O_APPEND writes (never creating, never following a link). */
   openAppend: (path: string): number => fs.openSync(path, C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK),

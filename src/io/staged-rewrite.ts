@@ -3,6 +3,11 @@
 // - The new contents are built in `.<name>.<pid>.<uuidv7>.tmp` in the same directory (mode
 //   0600, O_EXCL|O_NOFOLLOW), fsync'ed, then renamed over the original: a crash leaves the
 //   original or the new file, never a partial one (the temp is debris a later sweep removes).
+// - The commit window (last catch-up copy → rename) holds no fsync or anything else that can
+//   block: a writer appending meanwhile still lands in the old inode, so the window is kept to a
+//   copy and a rename. Durability: the temp is fsync'ed before the window and again right after
+//   the rename (the bytes copied in the window), before the directory fsync and before success
+//   is reported. fsync is injectable (`fsync` option) so tests can make it slow.
 // - No line appended while it runs is lost: bytes appended to the original after the snapshot are
 //   copied before the rename; the last of them are copied in a synchronous window that ends with
 //   the rename; right after it (nothing awaited in between), and again once no other process
@@ -42,6 +47,8 @@ export interface RewriteResult {
   reordered: boolean;
   /** True when some late bytes could only be appended after lines written later (nothing lost). */
   outOfOrder: boolean;
+  /** How many lines were so appended (placed after lines that may be newer); 0 when in order. */
+  outOfOrderLines: number;
   /** Renames done (1 + corrective rounds). */
   rounds: number;
   /** A process still held a replaced file open when we stopped waiting for it. */
@@ -158,6 +165,7 @@ interface RoundInput {
   follow: { fh: FileHandle; from: number; identity: Identity };
   signal?: AbortSignal | undefined;
   beforeCommit?: (() => Promise<void>) | undefined;
+  fsync: (fd: number) => Promise<void>;
 }
 
 /** Build a temp file from `pieces` + the followed file's growth, and rename it over `name`. */
@@ -183,22 +191,21 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
     out += await copyRange(r.follow.fh, dst, copiedTo, now, out, buf, r.signal);
     copiedTo = now;
   }
-  await dst.sync();
+  await r.fsync(dst.fd);
   if (r.beforeCommit) await r.beforeCommit();
   r.signal?.throwIfAborted();
 
-  // ---- commit window: synchronous, nothing awaited until the rename is done and late bytes carried.
+  // ---- commit window: synchronous, nothing awaited and nothing that blocks (no fsync) until the
+  // rename is done and late bytes carried.
   const current = dir.lstatSync(name);
   if (!current || !current.isFile() || !sameIdentity(identityOf(current), r.follow.identity)) {
     throw new GcError(Codes.concurrentAppend, `${dir.display(name)} was replaced while it was being rewritten; left as it is`);
   }
   const followFd = r.follow.fh.fd;
   const endNow = Number(syncIo.fstat(followFd).size);
-  let changed = false;
   if (endNow > copiedTo) {
     out += copyRangeSync(followFd, dst.fd, copiedTo, endNow, out, buf);
     copiedTo = endNow;
-    changed = true;
   }
   // A writer may be half-way through a line right now: keep only whole lines of what was copied
   // from the followed file, so its remainder arrives as late bytes *with* its beginning.
@@ -208,10 +215,8 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
     syncIo.ftruncate(dst.fd, cut);
     copiedTo -= out - cut;
     out = cut;
-    changed = true;
   }
-  // The new contents are durable before the name points at them (a crash leaves old or new).
-  if (changed) syncIo.fsync(dst.fd);
+  // No fsync here: what the window copied is synced right after the rename (stagedRewrite).
   const appendFd = syncIo.openAppend(dir.child(tmpName));
   dir.renameSync(tmpName, name);
   let appended = copiedTo - r.follow.from;
@@ -241,6 +246,13 @@ export interface StagedRewriteOptions {
   afterRename?: () => Promise<void>;
   /** Who else holds a file open (default: a /proc scan); injectable for tests. */
   holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+  /** fsync of a file descriptor (default: fs.fsync on the thread pool); injectable for tests. */
+  fsync?: (fd: number) => Promise<void>;
+}
+
+/** fsync on the thread pool: the event loop (lock refresh, signals) keeps running meanwhile. */
+export function defaultFsync(fd: number): Promise<void> {
+  return syncIo.fsyncAsync(fd);
 }
 
 const DRAIN_LIMIT_MS = 5_000;
@@ -280,6 +292,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
   const temps: { name: string; dst: FileHandle; committed: boolean }[] = [];
   const onTemp = (tmpName: string, dst: FileHandle) => temps.push({ name: tmpName, dst, committed: false });
   const appendFds: number[] = [];
+  const fsync = opts.fsync ?? defaultFsync;
   try {
     if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) {
       throw new GcError(Codes.changedSinceScan, `${dir.display(name)} was replaced since it was scanned`);
@@ -298,6 +311,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
         follow: { fh: src, from: snapshot, identity: identityOf(stat) },
         signal: opts.signal,
         beforeCommit: opts.beforeCommit,
+        fsync,
       },
       onTemp,
     );
@@ -306,7 +320,10 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     let appendedDuring = first.appended;
     let reordered = false;
     let outOfOrder = false;
+    let outOfOrderLines = 0;
     if (opts.afterRename) await opts.afterRename();
+    // Durable: the bytes the window copied, then the name (a crash leaves old or whole new).
+    await fsync(first.dst.fd);
     await dir.sync();
 
     // Writers that opened a replaced inode before its rename may still write to it: wait (bounded)
@@ -337,6 +354,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
       if (round >= MAX_ROUNDS) {
         appendSync(cur.appendFd, late); // never lost; out of order, and said so
         outOfOrder = true;
+        for (let i = late.indexOf(10); i >= 0; i = late.indexOf(10, i + 1)) outOfOrderLines++;
         break;
       }
       const st = await cur.dst.stat({ bigint: true });
@@ -349,6 +367,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
           pieces: [{ fh: cur.dst, from: 0, to: cur.ours }, late, { fh: cur.dst, from: cur.ours, to: size }],
           follow: { fh: cur.dst, from: size, identity: identityOf(st) },
           signal: undefined, // past the first commit, finishing is the safe way out
+          fsync,
         },
         onTemp,
       );
@@ -356,6 +375,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
       appendFds.push(next.appendFd);
       reordered = true;
       appendedDuring += size - cur.ours + next.appended - (next.pending?.length ?? 0);
+      await fsync(next.dst.fd);
       await dir.sync();
       replaced.push({ fh: cur.dst, copied: next.copiedTo });
       carried = next.pending ?? Buffer.alloc(0);
@@ -364,9 +384,9 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     }
     if (stillHeld) outOfOrder = true;
     const finalDst = cur.dst;
-    await finalDst.sync();
+    await fsync(finalDst.fd);
     const newSize = Number((await finalDst.stat({ bigint: true })).size);
-    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, rounds, stillHeld };
+    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld };
   } finally {
     for (const fd of appendFds) syncIo.close(fd);
     for (const t of temps) {

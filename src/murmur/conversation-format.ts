@@ -272,6 +272,11 @@ export interface TruncateResult {
   oldest_surviving_id: string;
   last_dropped_id: string;
   dry_run: boolean;
+  /**
+   * Present only when a writer kept racing the rewrite and some of its lines had to be appended
+   * after newer ones (none lost): how many.
+   */
+  concurrent_append?: { lines_out_of_order: number };
 }
 
 export function renderRemoveText(r: RemoveResult): string {
@@ -280,7 +285,10 @@ export function renderRemoveText(r: RemoveResult): string {
 
 export function renderTruncateText(r: TruncateResult): string {
   if (r.dropped === 0) return `${r.path} already holds ${r.kept} messages; nothing dropped\n`;
-  return `${r.dry_run ? 'would drop' : 'dropped'} ${r.dropped} messages from ${r.path} (${r.kept} kept; oldest surviving is ${r.oldest_surviving_id})\n`;
+  const warn = r.concurrent_append
+    ? `warning[concurrent_append]: a writer kept appending during the rewrite; ${r.concurrent_append.lines_out_of_order} line(s) were placed after newer ones (none lost)\n`
+    : '';
+  return `${r.dry_run ? 'would drop' : 'dropped'} ${r.dropped} messages from ${r.path} (${r.kept} kept; oldest surviving is ${r.oldest_surviving_id})\n${warn}`;
 }
 
 /** Key order as declared: action, record, context_id, path, … , dry_run. */
@@ -299,6 +307,7 @@ export function renderResultJson(r: RemoveResult | TruncateResult): string {
     oldest_surviving_id: r.oldest_surviving_id,
     last_dropped_id: r.last_dropped_id,
     dry_run: r.dry_run,
+    ...(r.concurrent_append ? { concurrent_append: { lines_out_of_order: r.concurrent_append.lines_out_of_order } } : {}),
   };
   return JSON.stringify(o) + '\n';
 }

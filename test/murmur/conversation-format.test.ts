@@ -292,3 +292,14 @@ describe('ls columns are sized to their data', () => {
     expect(lines[0]).toContain('2.0 GiB');
   });
 });
+
+describe('truncate output with concurrent_append (issue 9)', () => {
+  const base = { action: 'truncate' as const, record: 'shey', context_id: 'ctx_1', path: '/h/c.jsonl', dropped: 5, kept: 3, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', dry_run: false };
+  it('text and JSON carry the number of lines placed out of order; absent when in order', () => {
+    const r = { ...base, concurrent_append: { lines_out_of_order: 7 } };
+    expect(renderTruncateText(r)).toContain('warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones (none lost)\n');
+    expect(JSON.parse(renderResultJson(r))).toMatchObject({ concurrent_append: { lines_out_of_order: 7 } });
+    expect(renderTruncateText(base)).not.toContain('concurrent_append');
+    expect(JSON.parse(renderResultJson(base))).not.toHaveProperty('concurrent_append');
+  });
+});

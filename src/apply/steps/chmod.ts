@@ -62,9 +62,8 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
           return;
         }
       }
-      // Unreadable to its owner (e.g. mode 0000): no descriptor can be had; chmod by name after
-      // re-checking with lstat that it is still the same non-link entry.
-      await parent.chmodChildByName(name, entry.identity, mode);
+      // Unreadable to its owner (e.g. mode 0000): chmod through an O_PATH descriptor, never by name.
+      await parent.chmodChildNoFollow(name, entry.identity, mode);
     } finally {
       if (parent !== anchor) await parent.close();
     }

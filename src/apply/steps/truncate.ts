@@ -53,12 +53,15 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
     let seq: number | undefined;
     const a = await ensureAudit(ctx);
-    if (a) seq = await a.intend({ kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context });
+    // The intent names the marker the new header will carry, so recovery can tell from the
+    // record itself whether the rename happened.
+    const at = ctx.now();
+    if (a) seq = await a.intend({ kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) });
     const lockSignal = lock?.signal;
     const out = await truncateRecord(dir, RECORD_FILE, {
       keep,
       fallbackCapsule: capsule,
-      nowMs: ctx.now(),
+      nowMs: at,
       dryRun: ctx.dryRun,
       expect: c.file.identity,
       ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
@@ -77,10 +80,11 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       kept: out.kept,
       path: c.path,
       bytes: freed,
+      ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
     });
     ctx.report.bytes_freed += freed;
     if (out.outOfOrder) {
-      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }

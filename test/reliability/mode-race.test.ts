@@ -1,0 +1,67 @@
+// Property (hostile tree): mode repair never resolves a name at the moment of the chmod. As an
+// unprivileged user, real sweeps run against a racer that swaps 0000 context directories and
+// record files (no descriptor can be read through them) with symlinks to a directory and a file
+// outside the home (renameat2 RENAME_EXCHANGE): the outside entries' modes never change.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+import { buildRacer, type RacerBuild } from './racer.js';
+import { count, figures } from './soak.js';
+import { asUser, chownR, createUser, type TestUser } from './user.js';
+
+let user: TestUser;
+let T: string;
+let racer: RacerBuild;
+
+beforeAll(() => {
+  user = createUser();
+  T = f.tempDir('rel-race');
+  fs.chmodSync(T, 0o755);
+  racer = buildRacer(T);
+});
+afterAll(() => {
+  if (T) f.rmrf(T);
+  user?.remove();
+});
+
+describe('mode repair against a symlink-swapping racer (unprivileged)', () => {
+  it('never chmods the directory or file a swapped-in symlink points to', () => {
+    const iters = count(150, 1_000);
+    const H = path.join(T, 'h');
+    const home = path.join(H, '.murmur');
+    const store = path.join(home, 'conversations', 'shey');
+    f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 2 });
+    const b = f.writeRecord(home, 'shey', 'ctx_b', { capsule: 'shey', messages: 2 });
+    const outDir = path.join(H, 'outside', 'dir');
+    const outFile = path.join(H, 'outside', 'file');
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.writeFileSync(outFile, 'canary\n');
+    fs.symlinkSync(outDir, path.join(store, '.swap_a'));
+    fs.symlinkSync(outFile, path.join(path.dirname(b.file), '.swap_f'));
+    chownR(H, user);
+    fs.chmodSync(outDir, 0o755);
+    fs.chmodSync(outFile, 0o644);
+    const driver = path.join(T, 'driver.mjs');
+    fs.copyFileSync(path.join(f.REPO, 'test', 'reliability', 'mode-race-driver.mjs'), driver);
+    fs.chmodSync(driver, 0o644);
+    const pairs = [
+      [path.join(store, 'ctx_a'), path.join(store, '.swap_a')],
+      [b.file, path.join(path.dirname(b.file), '.swap_f')],
+    ];
+    const r = spawnSync(
+      asUser(user)[0]!,
+      [...asUser(user).slice(1), process.execPath, driver, f.REPO, home, JSON.stringify(racer.argv0), JSON.stringify(pairs), JSON.stringify([[outDir, 0o755], [outFile, 0o644]]), String(iters)],
+      { encoding: 'utf8', timeout: 600_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { iters: number; hits: number; repaired: number; refused: number; codes: Record<string, number> };
+    figures('mode-race', { racer: racer.kind, sweeps: out.iters, canary_changed: out.hits, repaired: out.repaired, refused_changed: out.refused });
+    expect(out.hits).toBe(0);
+    // The race was really run: entries were repaired while the racer ran.
+    expect(out.repaired).toBeGreaterThan(iters / 2);
+    expect(fs.statSync(outDir).mode & 0o7777).toBe(0o755);
+    expect(fs.statSync(outFile).mode & 0o7777).toBe(0o644);
+  }, 900_000);
+});
