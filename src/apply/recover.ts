@@ -8,7 +8,7 @@ import { Codes } from '../errors.js';
 import { idTimestampMs, mintId } from '../murmur/ids.js';
 import { peekEventType, retentionLine, sessionEndLine } from '../murmur/trace.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
-import { GC_DIR, INTENT_FILE, groupRetention, parseIntentLog, type RetentionItem } from './audit.js';
+import { GC_DIR, INTENT_FILE, WHERE_FILE, groupRetention, parseIntentLog, whereText, type RetentionItem } from './audit.js';
 
 export interface Recovered {
   target: string;
@@ -44,6 +44,7 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
             store: intent.store,
             reason: intent.reason,
             target: intent.target,
+            ...(intent.parent ? { parent: intent.parent } : {}),
             ...(done?.messages_dropped !== undefined ? { messagesDropped: done.messages_dropped } : {}),
           });
         }
@@ -67,6 +68,8 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           const startedMs = idTimestampMs(name, 'ses_');
           const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
           text += sessionEndLine(common(), ranMs, 'canceled');
+          const where = whereText(items);
+          if (where !== undefined) await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
           const { fh } = await sdir.openAppend('trace.jsonl');
           try {
             await fh.write(text);
