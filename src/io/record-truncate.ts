@@ -15,7 +15,7 @@
 import { nextHeader, serializeHeader } from '../murmur/record.js';
 import { planKeepNewest } from './jsonl.js';
 import { processesHolding } from './running.js';
-import { identityOf, sameIdentity, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
+import { identityOf, sameIdentity, syncIo, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
 
 export const RECORD_FILE_MODE = 0o600;
@@ -54,10 +54,16 @@ export interface TruncateOptions {
 
 const NEWLINE = Buffer.from('\n');
 
-/** True when a kept torn tail may be terminated: no other process holds the file open for writing. */
+/**
+ * True when a kept torn tail may be terminated: no other process holds the file open for writing
+ * AND the file has not grown past the snapshot. (A writer may have finished the very line we saw
+ * torn — the kernel can expose a write part-way — and closed the file before the scan: its bytes
+ * are then already beyond the snapshot, and the line is not torn at all.)
+ */
 async function mayTerminate(opts: { holders?: (identity: Identity, ownFd?: number) => Promise<number[]> }, stat: BigIntStats, fd: number): Promise<boolean> {
   const probe = opts.holders ?? processesHolding;
-  return (await probe(identityOf(stat), fd)).length === 0;
+  if ((await probe(identityOf(stat), fd)).length > 0) return false;
+  return syncIo.fstat(fd).size === stat.size;
 }
 
 function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undefined {
