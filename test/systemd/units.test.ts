@@ -8,7 +8,7 @@
 // is not executable" check passes without changing the unit. The command, with $T a scratch dir:
 //   HOME=$T/home XDG_RUNTIME_DIR=$T/run systemd-analyze verify --user \
 //     systemd/murmur-gc.service systemd/murmur-gc-sweep.service systemd/murmur-gc.timer
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirement } from '../helpers/requirements.js';
 
 const UNITS_DIR = fileURLToPath(new URL('../../systemd/', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DAEMON = 'murmur-gc.service';
 const SWEEP = 'murmur-gc-sweep.service';
 const TIMER = 'murmur-gc.timer';
@@ -165,5 +166,19 @@ describe.runIf(needs.run)('systemd units', () => {
     expect(values(timer, 'RandomizedDelaySec')).toEqual(['5min']);
     expect(values(timer, 'AccuracySec')).toEqual(['1min']);
     expect(values(timer, 'WantedBy')).toEqual(['timers.target']);
+  });
+  it('every unit carries Documentation= pointing at docs the package ships', () => {
+    const prefix = 'file:%h/.local/lib/node_modules/murmur-gc/';
+    const packed = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: REPO, encoding: 'utf8' });
+    expect(packed.status, packed.stderr).toBe(0);
+    const shipped = new Set((JSON.parse(packed.stdout) as { files: { path: string }[] }[])[0]!.files.map((x) => x.path));
+    for (const u of UNITS) {
+      const uris = values(unitText.get(u) ?? '', 'Documentation').flatMap((v) => v.split(/\s+/));
+      expect(uris.length, u).toBeGreaterThan(0);
+      for (const uri of uris) {
+        expect(uri.startsWith(prefix), `${u}: ${uri}`).toBe(true);
+        expect(shipped.has(uri.slice(prefix.length)), `${u}: ${uri} is not in the package`).toBe(true);
+      }
+    }
   });
 });
