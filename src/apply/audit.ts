@@ -34,6 +34,21 @@ export interface RetentionItem {
   reason: RetentionReason;
   target: string;
   messagesDropped?: number;
+  /** The sessions root or record store directory it was in (kept in WHERE_FILE, not the trace). */
+  parent?: string;
+}
+
+/**
+ * Beside the trace: `{"<target>": "<sessions root or record store dir>"}` for every retention
+ * target, so `history --target` can name where a target was. The retention lines themselves keep
+ * the runtime's schema (store, reason, targets).
+ */
+export const WHERE_FILE = 'where.json';
+
+export function whereText(items: RetentionItem[]): string | undefined {
+  const where: Record<string, string> = {};
+  for (const i of items) if (i.parent !== undefined) where[i.target] = i.parent;
+  return Object.keys(where).length === 0 ? undefined : JSON.stringify(where) + '\n';
 }
 
 export interface LostTask {
@@ -163,6 +178,8 @@ export class AuditSession {
       text += taskEndLine(common(start.eventId), t.taskId, 'ok', 0);
     }
     text += sessionEndLine(common(this.sessionEventId), Math.max(0, nowMs - this.startedMs), exitStatus);
+    const where = whereText(items);
+    if (where !== undefined) await this.dir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
     await this.trace.write(text);
     await this.trace.sync();
     await this.trace.close();

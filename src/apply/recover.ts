@@ -17,7 +17,7 @@ import { peekEventType, retentionLine, sessionEndLine, sessionStartLine } from '
 import { RECORD_FILE, readHeader } from '../io/inventory.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
 import { VERSION } from '../version.js';
-import { GC_DIR, INTENT_FILE, groupRetention, parseIntentLog, type IntentLine, type RetentionItem } from './audit.js';
+import { GC_DIR, INTENT_FILE, WHERE_FILE, groupRetention, parseIntentLog, whereText, type IntentLine, type RetentionItem } from './audit.js';
 
 export interface Recovered {
   target: string;
@@ -69,13 +69,13 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           if (intent.kind === 'truncate_record') {
             const dropped = done ? done.messages_dropped : await truncationLanded(intent);
             if (!dropped || dropped <= 0) continue;
-            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped });
+            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped, ...(intent.parent ? { parent: intent.parent } : {}) });
             continue;
           }
           let happened = done !== undefined;
           if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
           if (!happened) continue;
-          items.push({ store: intent.store, reason: intent.reason, target: intent.target });
+          items.push({ store: intent.store, reason: intent.reason, target: intent.target, ...(intent.parent ? { parent: intent.parent } : {}) });
         }
         let trace = '';
         try {
@@ -107,6 +107,8 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           const startedMs = idTimestampMs(name, 'ses_');
           const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
           text += sessionEndLine(common(), ranMs, 'canceled');
+          const where = whereText(items);
+          if (where !== undefined) await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
           if (fresh) {
             // No usable session_start: the trace is written whole, atomically.
             await sdir.writeFileAtomic('trace.jsonl', text, 0o600);

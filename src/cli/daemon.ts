@@ -66,9 +66,9 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
 export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
   const config = await loadForCommand(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
-  const read = await readAuditHistory(config.home, sinceMs === undefined ? {} : { sinceMs });
+  const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
   const doc = buildHistory(
-    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems },
+    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );

@@ -7,7 +7,8 @@
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { forwardLines } from '../io/jsonl.js';
 import { GC_DIR_NAME } from '../io/paths.js';
-import { Dir, lstatPath } from '../io/safe-fs.js';
+import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
+import { WHERE_FILE } from '../apply/audit.js';
 import { idTimestampMs, isSessionName } from '../murmur/ids.js';
 import { summarizeAuditTrace, type SweepHistory } from './history.js';
 
@@ -21,6 +22,8 @@ export interface AuditRead {
   exists: boolean;
   sweeps: SweepHistory[];
   problems: { target: string; code: string; detail: string }[];
+  /** With a target: sweep id → the sessions root or record store directory it was in. */
+  where: Record<string, string>;
 }
 
 /** The event_type of a line, read from its first bytes without parsing the whole line. */
@@ -29,9 +32,9 @@ export function peekType(line: Buffer): string | undefined {
   return m?.[1];
 }
 
-export async function readAuditHistory(home: string, opts: { sinceMs?: number } = {}): Promise<AuditRead> {
+export async function readAuditHistory(home: string, opts: { sinceMs?: number; target?: string } = {}): Promise<AuditRead> {
   const auditRoot = `${home}/${GC_DIR_NAME}`;
-  const out: AuditRead = { auditRoot, exists: false, sweeps: [], problems: [] };
+  const out: AuditRead = { auditRoot, exists: false, sweeps: [], problems: [], where: {} };
   if (!(await lstatPath(home))) return out;
   const h = await Dir.open(home, { followFinal: true });
   try {
@@ -49,6 +52,11 @@ export async function readAuditHistory(home: string, opts: { sinceMs?: number } 
         try {
           const s = await readOne(gc, name);
           if (s) out.sweeps.push(s);
+          const t = opts.target;
+          if (s && t !== undefined && s.retention.some((r) => r.targets.includes(t))) {
+            const parent = await whereOf(gc, name, t);
+            if (parent !== undefined) out.where[name] = parent;
+          }
         } catch (err) {
           const c = errnoCode(err);
           if (c === 'ENOENT') continue; // retained away while we listed
@@ -92,6 +100,21 @@ async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined>
     } finally {
       await fh.close();
     }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** The directory `target` was in, from the sweep's WHERE_FILE (absent in older sweeps: undefined). */
+async function whereOf(gc: Dir, name: string, target: string): Promise<string | undefined> {
+  const dir = await gc.openDir(name);
+  try {
+    if (!(await dir.lstat(WHERE_FILE))?.isFile()) return undefined;
+    const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
+    const v = typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[target] : undefined;
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
   } finally {
     await dir.close();
   }

@@ -143,13 +143,15 @@ export interface TargetMatch {
   exit_status: string | null;
   /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
   outcome: string;
+  /** The sessions root or record store directory it was in (null for sweeps that did not record it). */
+  where: string | null;
   /** How many targets the same retention line named. */
   line_removed: number;
   /** max_messages only: messages dropped by that line, across all its records. */
   line_messages_dropped?: number;
 }
 
-export function findTarget(sweeps: SweepHistory[], target: string): TargetMatch[] {
+export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}): TargetMatch[] {
   const out: TargetMatch[] = [];
   for (const s of sweeps) {
     for (const r of s.retention) {
@@ -162,6 +164,7 @@ export function findTarget(sweeps: SweepHistory[], target: string): TargetMatch[
         action: r.reason === 'max_messages' ? 'truncated' : 'removed',
         exit_status: s.exit_status,
         outcome: statusWord(s),
+        where: where[s.session_id] ?? null,
         line_removed: r.removed,
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
@@ -194,7 +197,7 @@ function startKey(s: SweepHistory): number {
 }
 
 export function buildHistory(
-  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems'] },
+  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string> },
   all: SweepHistory[],
   q: HistoryQuery,
 ): HistoryDoc {
@@ -205,7 +208,7 @@ export function buildHistory(
   }
   let matches: TargetMatch[] | undefined;
   if (q.target !== undefined) {
-    matches = findTarget(sweeps, q.target);
+    matches = findTarget(sweeps, q.target, base.where);
     const hit = new Set(matches.map((m) => m.sweep));
     sweeps = sweeps.filter((s) => hit.has(s.session_id));
   }
@@ -274,7 +277,8 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
             : m.line_removed > 1
               ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
               : '';
-        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        const from = m.where !== null ? ` from ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where}` : '';
+        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
       }
     }
     return out.join('\n') + '\n';

@@ -303,7 +303,9 @@ describe('status and history agree, and say when', () => {
     const gone = ids.find((id) => !fs.existsSync(path.join(root, id)))!;
     const t = f.runCli(['history', '--target', gone, '--config', cfg], T);
     expect(t.status).toBe(0);
-    expect(t.stdout).toMatch(/removed by sweep ses_\w+ at .* UTC \(.*\): sessions\/max_sessions .*that sweep: stopped early/);
+    expect(t.stdout).toMatch(/removed by sweep ses_\w+ at .* UTC \(.*\) from sessions root \S+: sessions\/max_sessions .*that sweep: stopped early/);
+    expect(t.stdout).toContain(`from sessions root ${root}:`);
+    expect(f.json<Rec>(f.runCli(['history', '--json', '--target', gone, '--config', cfg], T))['matches'][0]).toMatchObject({ where: root, store: 'sessions' });
     const unknown = f.runCli(['history', '--target', 'ses_nope', '--config', cfg], T);
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toContain('ses_nope: no sweep in the audit trail');

@@ -86,7 +86,7 @@ async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: S
           const signal = ctx.signal;
           bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: ctx.auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
           if (a && seq !== undefined) await a.done(seq);
-          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name });
+          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
         }
         ctx.removedSessions.add(target);
         ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes });
@@ -147,7 +147,7 @@ async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store:
         })
       ).bytes;
       if (a && seq !== undefined) await a.done(seq);
-      ctx.retentionItems.push({ store: 'records', reason, target: c.context });
+      ctx.retentionItems.push({ store: 'records', reason, target: c.context, parent: storeDir.path });
     }
     ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes });
     ctx.report.bytes_freed += bytes;

@@ -69,7 +69,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     });
     if (a && seq !== undefined) await a.done(seq, { messages_dropped: out.dropped });
     if (out.dropped === 0) return undefined;
-    if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped });
+    if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped, parent: dirname(dir.path) });
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     ctx.report.actions.push({
       kind: 'truncate_record',
