@@ -232,7 +232,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(stText.status).toBe(0);
     expect(stText.stdout).toContain(`daemon:     running, pid ${d.pid}`);
     expect(stText.stdout).toMatch(/next run: {3}\d{4}-/);
-    expect(stText.stdout).toMatch(/^  sessions +1 configured root +2 sessions +[\d.]+ (B|KiB|MiB)$/m);
+    expect(stText.stdout).toMatch(/^ {2}sessions +1 configured root +2 sessions +[\d.]+ (B|KiB|MiB)$/m);
 
     // history: both sweeps, per (store, reason), truncations with messages dropped, reconciled work
     const h = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
