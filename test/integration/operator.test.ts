@@ -359,3 +359,26 @@ describe('help and version', () => {
     expect(v.stdout).toContain('trace.jsonl');
   });
 });
+
+describe('leftovers say why they were there', () => {
+  it('a trash directory of a sweep that finished (its removal failed) is cleaned as io_error, not process_interrupted', () => {
+    manySessions(root, 2);
+    const run = f.idAt('ses_', now - f.DAY);
+    const gcDir = path.join(home, 'gc', run);
+    fs.mkdirSync(gcDir, { recursive: true, mode: 0o700 });
+    const start = { event_type: 'session_start', event_id: f.idAt('evt_', now - f.DAY), parent_id: null, session_id: run, timestamp: now - f.DAY, capsule_name: 'murmur-gc', capsule_version: '0.1.0' };
+    const end = { event_type: 'session_end', event_id: f.idAt('evt_', now - f.DAY + 5), parent_id: start.event_id, session_id: run, timestamp: now - f.DAY + 5, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 5, exit_status: 'failed' };
+    fs.writeFileSync(path.join(gcDir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n', { mode: 0o600 });
+    const failedTrash = path.join(root, `.murmur-gc-trash.${run}.ses_gone`);
+    fs.mkdirSync(failedTrash);
+    const killedTrash = path.join(root, `.murmur-gc-trash.${f.idAt('ses_', now - 2 * f.DAY)}.ses_other`);
+    fs.mkdirSync(killedTrash);
+    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n`);
+    const rep = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
+    const debris = (rep['actions'] as Rec[]).filter((a) => a['kind'] === 'remove_debris');
+    expect(debris.find((d) => d['path'] === failedTrash)).toMatchObject({ code: 'io_error' });
+    expect(debris.find((d) => d['path'] === failedTrash)!['detail']).toContain(`left by sweep ${run}, whose removal of it failed`);
+    expect(debris.find((d) => d['path'] === killedTrash)).toMatchObject({ code: 'process_interrupted' });
+    expect(fs.existsSync(failedTrash)).toBe(false);
+  });
+});
