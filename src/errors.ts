@@ -25,6 +25,7 @@ export const Codes = {
   runningRecordInvalid: 'running_record_invalid',
   lockCompromised: 'lock_compromised',
   aborted: 'aborted',
+  blastRadius: 'blast_radius',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -30,7 +30,9 @@ export function buildProgram(): Command {
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
     .addOption(new Option('-v, --verbose', 'list every item in the report, and log at info').default(false))
     .addOption(new Option('-q, --quiet', 'print only errors').default(false).conflicts('verbose'))
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean }) => {
+    .option('--unattended', 'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries', false)
+    .option('--confirm-large', 'lift the blast-radius limit (max_delete, --unattended) for this one sweep', false)
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean }) => {
       const code = await runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });

@@ -24,6 +24,10 @@ export interface SweepFlags {
   home?: string;
   verbose: boolean;
   quiet?: boolean;
+  /** The shipped timer's sweep: the unattended blast-radius default applies. */
+  unattended?: boolean;
+  /** Lift the blast-radius limit for this one sweep. */
+  confirmLarge?: boolean;
 }
 
 export async function runSweepCommand(opts: SweepFlags): Promise<number> {
@@ -40,7 +44,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
     if (!opts.dryRun) await record(config.home, log, summarizeReport(report, 'manual', started, Date.now()), quiet);
     if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');

@@ -103,7 +103,8 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'sessions', 'records', 'audit', 'log'];
+const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'sessions', 'records', 'audit', 'log'];
+const MAX_DELETE_KEYS = ['count', 'fraction'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain'];
 const AUDIT_KEYS = ['retain'];
@@ -146,6 +147,7 @@ const ConfigSchema = z.strictObject(
     run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
     random_delay: z.unknown().optional(),
     live_grace: z.unknown().optional(),
+    max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
     // A section with every entry commented out reads as null: the same as absent.
     sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
     records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
@@ -390,6 +392,30 @@ async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathCo
 // ── entry point ─────────────────────────────────────────────────────────────────────────────
 
 /** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
+/** `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction <= 1. */
+function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined): { count?: number; fraction?: number } {
+  const out: { count?: number; fraction?: number } = {};
+  if (raw.count !== undefined) {
+    const c = raw.count;
+    // serde_yaml's rule: a count is an integer (bigint here); 10.0 is a float and is refused.
+    const n = typeof c === 'bigint' ? c : undefined;
+    if (n === undefined) throw new ConfigError('max_delete.count', 'must be a whole number', file);
+    if (n < 1n) throw new ConfigError('max_delete.count', 'must be at least 1', file);
+    if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('max_delete.count', 'is too large', file);
+    out.count = Number(n);
+  }
+  if (raw.fraction !== undefined) {
+    const v = raw.fraction;
+    const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
+    if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
+    if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
+    if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
+    out.fraction = x;
+  }
+  if (out.count === undefined && out.fraction === undefined) throw new ConfigError('max_delete', 'needs count and/or fraction', file);
+  return out;
+}
+
 export function defaultConfigPath(env: Record<string, string | undefined>): string {
   const xdg = env['XDG_CONFIG_HOME'];
   const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? path.resolve(xdg) : path.join(homeFromEnv(env, ''), '.config');
@@ -463,6 +489,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     runOnStart: raw.run_on_start ?? true,
     randomDelaySecs,
     liveGraceSecs,
+    ...(raw.max_delete ? { maxDelete: parseMaxDelete(raw.max_delete, file) } : {}),
     sessions,
     records,
     audit: { retain: auditRetain },

@@ -51,6 +51,8 @@ export interface GcConfig {
   randomDelaySecs: number;
   /** How long a session without `session_end` is considered live after its last trace write. seconds */
   liveGraceSecs: number;
+  /** Per-sweep, per-store removal limit (`max_delete`); absent = the defaults of src/plan/guards.ts. */
+  maxDelete?: { count?: number; fraction?: number };
   sessions: SessionsRootConfig[];
   records: RecordPolicyConfig[];
   audit: { retain: SessionRetain | undefined };

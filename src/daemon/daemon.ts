@@ -219,7 +219,7 @@ export class Daemon {
     await this.saveState();
     let summary: SweepSummary;
     try {
-      const report = await this.sweep({ config, dryRun: false, log: this.log, signal: this.stopController.signal });
+      const report = await this.sweep({ config, dryRun: false, log: this.log, signal: this.stopController.signal, unattended: true });
       summary = summarizeReport(report, trigger, started, this.now());
     } catch (err) {
       const ended = this.now();

@@ -21,7 +21,7 @@ describe('config.example.yaml', () => {
   it('sets every top-level key', async () => {
     const doc = parseConfigYaml(await fsp.readFile(EXAMPLE, 'utf8'), EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'live_grace', 'log', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'live_grace', 'log', 'max_delete', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
   });
 
@@ -40,6 +40,7 @@ describe('config.example.yaml', () => {
       runOnStart: true,
       randomDelaySecs: 0,
       liveGraceSecs: 3600,
+      maxDelete: { count: 500, fraction: 0.5 },
       sessions: [
         {
           root: path.join(home, 'src/app/.murmur'),

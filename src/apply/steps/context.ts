@@ -30,6 +30,10 @@ export interface SweepOptions {
   recordLockWaitMs?: number;
   /** Told the current step and its items done/total and bytes (for a progress line). */
   progress?: (p: Progress) => void;
+  /** The daemon or the shipped timer: the unattended blast-radius default applies (src/plan/guards.ts). */
+  unattended?: boolean;
+  /** `--confirm-large`: no blast-radius limit for this sweep. */
+  confirmLarge?: boolean;
 }
 
 export interface Progress {

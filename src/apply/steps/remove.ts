@@ -11,6 +11,7 @@ import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../io/inven
 import type { HeldLock } from '../../io/lock.js';
 import { measureDir, removeDir } from '../../io/remove.js';
 import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
+import { blastRadius } from '../../plan/guards.js';
 import { ensureAudit } from './audit.js';
 import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
@@ -27,6 +28,7 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   if (!home) return tally;
   for (const { policy, contexts, plan } of ctx.recordPlans) {
     for (const s of plan.skip) skip(ctx, { target: `${policy.store}/${s.context}`, code: s.code, detail: s.detail });
+    if (tooLarge(ctx, `${home.path}/${CONVERSATIONS_DIR}/${policy.store}`, 'records', contexts.length, plan.remove.map((r) => r.context))) continue;
     for (const r of plan.remove) {
       ctx.signal?.throwIfAborted();
       const c = contexts.find((x) => x.context === r.context);
@@ -42,9 +44,26 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   return tally;
 }
 
+/**
+ * The blast-radius guard for one store: true (reported as `blast_radius`, nothing removed there)
+ * when this sweep would remove more than the limit allows. A dry run reports the same.
+ */
+function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records', present: number, names: string[]): boolean {
+  const limit = blastRadius({ present, remove: names.length, configured: ctx.config.maxDelete, unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true });
+  if (!limit) return false;
+  const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, … (${names.length - 10} more)` : '');
+  fail(ctx, {
+    target: store,
+    code: Codes.blastRadius,
+    detail: `this sweep would remove ${names.length} of ${present} ${what} in ${store} (${shown}); ${limit}, so nothing was removed there. To proceed: check it with --dry-run, then run it once by hand (murmur-gc sweep), or add --confirm-large, or raise max_delete`,
+  });
+  return true;
+}
+
 async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: SessionsRootPlan, tally: { items: number; bytes: number }, tick: () => void): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
+  if (tooLarge(ctx, input.root, 'sessions', views.length, plan.remove.map((r) => r.name))) return;
   let rootDir: Dir;
   try {
     rootDir = await Dir.open(input.root);
