@@ -57,14 +57,14 @@ if (!fs.existsSync(bin)) {
 
 /** Run one command; wall seconds (hrtime around the child) and its peak RSS in MB. */
 function run(cmd, argv, o = {}) {
-  const full = hasTime ? ['/usr/bin/time', ['-f', '@@%M', cmd, ...argv]] : [cmd, argv];
+  const full = hasTime ? ['/usr/bin/time', ['-f', '@@%M %U %S', cmd, ...argv]] : [cmd, argv];
   const t = process.hrtime.bigint();
   const r = spawnSync(full[0], full[1], { encoding: 'utf8', maxBuffer: 1 << 28, ...o });
   const s = Number(process.hrtime.bigint() - t) / 1e9;
-  const m = /@@(\d+)\s*$/.exec(r.stderr ?? '');
+  const m = /@@(\d+) ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr ?? '');
   const ok = o.allowStatus ? o.allowStatus.includes(r.status) : r.status === 0;
   if (!ok) throw new Error(`${cmd} ${argv.join(' ')} exited ${r.status}: ${(r.stderr ?? '').slice(-2000)}`);
-  return { s, rssMB: m ? Number(m[1]) / 1024 : NaN, stdout: r.stdout };
+  return { s, cpu: m ? Number(m[2]) + Number(m[3]) : NaN, rssMB: m ? Number(m[1]) / 1024 : NaN, stdout: r.stdout };
 }
 const sh = (script) => run('sh', ['-c', script]);
 const median = (xs) => {
@@ -98,7 +98,7 @@ const rows = [];
 function row(name, mgc, base, baseName, goal) {
   const ms = median(mgc.map((r) => r.s));
   const bs = median(base.map((r) => r.s));
-  rows.push({ name, s: ms, rss: Math.max(...mgc.map((r) => r.rssMB)), baseName, base: bs, ratio: ms / bs, goal });
+  rows.push({ name, s: ms, cpu: median(mgc.map((r) => r.cpu)), rss: Math.max(...mgc.map((r) => r.rssMB)), baseName, base: bs, ratio: ms / bs, goal });
 }
 const notes = [];
 const check = (cond, what) => {
@@ -205,9 +205,9 @@ try {
   lines.push(`node ${process.version}; ${new Date(started).toISOString()}; ${runs} runs each, medians; peak RSS = max over runs`);
   lines.push(`node start-up (node -e 0): ${nodeStart.toFixed(3)} s`);
   lines.push('');
-  lines.push('| scenario | murmur-gc (s) | peak RSS (MB) | baseline | baseline (s) | ratio | goal |');
-  lines.push('|---|---:|---:|---|---:|---:|---|');
-  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.ratio.toFixed(2)}× | ${r.goal} |`);
+  lines.push('| scenario | murmur-gc wall (s) | its CPU (s) | peak RSS (MB) | baseline | baseline wall (s) | ratio | goal |');
+  lines.push('|---|---:|---:|---:|---|---:|---:|---|');
+  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.ratio.toFixed(2)}× | ${r.goal} |`);
   lines.push('');
   const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
   lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s`);
