@@ -3,8 +3,10 @@
 // baseline in the same script, several times; prints medians, ratios and peak RSS in one table.
 //
 //   npm run bench                 # full: 100 000 sessions in 100 roots + 10 000 records, 2 × 2 GiB records
-//   npm run bench -- --quick      # CI smoke, well under a minute (small home, same scenarios)
-//   options: --runs N   --big-mb X   --data DIR (generate there, reuse if present, keep)   --md FILE
+//   npm run bench -- --quick      # CI smoke: every scenario once on a small home (under a minute on
+//                                 # an idle 2-core machine); exit 1 when a sanity check fails
+//   options: --runs N   --big-mb X (big records)   --trunc-mb X (count/truncate record, default 512)
+//            --data DIR (generate there, reuse if present, keep)   --md FILE (write the table)
 //
 // Scenarios (murmur-gc run through its own bin, as a user runs it):
 //   warm     real sweep, nothing changed since the last one      vs find ROOTS -maxdepth 2 -printf '%s %T@\n'
@@ -45,12 +47,12 @@ function args(argv) {
 }
 
 const opt = args(process.argv.slice(2));
-const runs = opt.runs ?? 3;
-const L = opt.quick ? { sessions: 2000, roots: 10, records: 200 } : { sessions: 100000, roots: 100, records: 10000 };
+const runs = opt.runs ?? (opt.quick ? 1 : 3);
+const L = opt.quick ? { sessions: 1000, roots: 10, records: 100 } : { sessions: 100000, roots: 100, records: 10000 };
 const S = { sessions: L.sessions / 10, roots: Math.max(1, L.roots / 10), records: L.records / 10 };
-const bigMb = opt.bigMb ?? (opt.quick ? 48 : 2048);
+const bigMb = opt.bigMb ?? (opt.quick ? 32 : 2048);
 /** Size of the record the count/truncate scenarios work on: the head of a big record, cut at a line end. */
-const truncMb = Math.min(opt.truncMb ?? (opt.quick ? 48 : 512), bigMb);
+const truncMb = Math.min(opt.truncMb ?? (opt.quick ? 32 : 512), bigMb);
 const KEEP = 1000;
 const hasTime = fs.existsSync('/usr/bin/time');
 if (!fs.existsSync(bin)) {
@@ -106,7 +108,8 @@ function row(name, mgc, base, baseName, goal) {
   const bs = median(base.map((r) => r.s));
   const cpu = median(mgc.map((x) => x.cpu));
   const bcpu = median(base.map((x) => x.cpu));
-  const r = { name, s: ms, cpu, rss: Math.max(...mgc.map((x) => x.rssMB)), baseName, base: bs, bcpu, ratio: ms / bs, cpuRatio: cpu / bcpu, goal };
+  // (a baseline under 10 ms of CPU cannot give a CPU ratio: /usr/bin/time counts in 10 ms steps)
+  const r = { name, s: ms, cpu, rss: Math.max(...mgc.map((x) => x.rssMB)), baseName, base: bs, bcpu, ratio: ms / bs, cpuRatio: bcpu >= 0.01 ? cpu / bcpu : NaN, goal };
   rows.push(r);
   process.stderr.write(`  ${name}: ${ms.toFixed(3)} s (cpu ${cpu.toFixed(2)} s, ${r.rss.toFixed(0)} MB) vs ${baseName} ${bs.toFixed(3)} s (cpu ${bcpu.toFixed(2)} s) = ${r.ratio.toFixed(2)}× wall, ${r.cpuRatio.toFixed(2)}× cpu\n`);
 }
@@ -233,7 +236,7 @@ try {
   lines.push('');
   lines.push('| scenario | murmur-gc wall (s) | CPU (s) | peak RSS (MB) | baseline | baseline wall (s) | CPU (s) | ratio wall | ratio CPU | goal |');
   lines.push('|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
-  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.bcpu.toFixed(2)} | ${r.ratio.toFixed(2)}× | ${r.cpuRatio.toFixed(2)}× | ${r.goal} |`);
+  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.bcpu.toFixed(2)} | ${r.ratio.toFixed(2)}× | ${Number.isNaN(r.cpuRatio) ? '—' : r.cpuRatio.toFixed(2) + '×'} | ${r.goal} |`);
   lines.push('');
   const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
   const countCpu = median(count.map((r) => r.cpu));
