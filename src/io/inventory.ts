@@ -6,6 +6,7 @@
 // - Problems are collected per item with a stable code; one bad item never stops the scan.
 // - Records are read streaming; message lines are counted only where a max_messages policy
 //   could act on them (owned records), and headers are read from the first line only.
+import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from '../murmur/ids.js';
 import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
@@ -401,6 +402,30 @@ export interface RootScan {
   problems: Problem[];
 }
 
+/**
+ * The cached summary of `<root>/<name>/trace.jsonl` when that file is unchanged, found with one
+ * lstat and without opening the session directory (the warm sweep's common case).
+ * Why this is safe although the path walks through `<name>`: a hit requires the file found to be a
+ * regular file on the root's device with exactly the dev/ino/size/mtime of the file summarized
+ * under this key by an earlier sweep, which read it descriptor-relatively. So the summary is of
+ * that very file, whatever route reached it. Anything else (a miss, no trace, an error) returns
+ * undefined and the caller takes the descriptor-relative path.
+ */
+function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): SessionScan['trace'] {
+  if (!cache) return undefined;
+  let tst: BigIntStats | undefined;
+  try {
+    tst = lstatSync(`${root.child(name)}/trace.jsonl`, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (!tst?.isFile() || tst.dev !== root.stat.dev) return undefined;
+  const state = traceFileState(tst);
+  const summary = cache.get(`${root.display(name)}/trace.jsonl`, state);
+  if (!summary) return undefined;
+  return { ok: true, summary, mtimeMs: state.mtimeMs, size: state.size, identity: identityOf(tst), fromCache: true };
+}
+
 /** Scan one sessions root. The root's final component must not be a symlink. */
 export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<RootScan> {
   const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], debris: [], problems: [] };
@@ -450,6 +475,12 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       }
       if (!st.isDirectory()) continue;
       const s: SessionScan = { name, identity: identityOf(st), uid: Number(st.uid), dirMtimeMs: Number(st.mtimeMs), trace: undefined };
+      const known = cachedTrace(root, name, cache);
+      if (known) {
+        s.trace = known;
+        out.sessions.push(s);
+        continue;
+      }
       try {
         const sdir = await root.openDir(name, s.identity);
         try {

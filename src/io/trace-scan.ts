@@ -5,7 +5,7 @@
 import type { Dir, BigIntStats } from './safe-fs.js';
 import { forwardLines } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
-import { TraceAccumulator, type TraceSummary } from '../murmur/trace.js';
+import { TraceAccumulator, type DetachedWork, type TraceSummary, type Trust } from '../murmur/trace.js';
 
 export interface TraceFileState {
   dev: string;
@@ -28,89 +28,6 @@ export interface TraceCache {
   set(key: string, state: TraceFileState, summary: TraceSummary): void;
 }
 
-export class MemoryTraceCache implements TraceCache {
-  readonly entries = new Map<string, { state: TraceFileState; summary: TraceSummary }>();
-  /** Keys looked up or stored this sweep; only these are persisted (stale entries fall away). */
-  readonly touched = new Set<string>();
-  get(key: string, state: TraceFileState): TraceSummary | undefined {
-    this.touched.add(key);
-    const e = this.entries.get(key);
-    if (e && sameFileState(e.state, state)) {
-      return e.summary;
-    }
-    return undefined;
-  }
-  set(key: string, state: TraceFileState, summary: TraceSummary): void {
-    this.touched.add(key);
-    this.entries.set(key, { state, summary });
-  }
-  toJSON(): Record<string, { state: TraceFileState; summary: TraceSummary }> {
-    return Object.fromEntries([...this.entries].filter(([k]) => this.touched.has(k)));
-  }
-
-  /**
-   * What an earlier sweep learnt about a conversation record — its header (null: none), whether
-   * it is unreadable (not UTF-8) and, when it was counted, its message lines — keyed by path;
-   * same staleness rule as traces.
-   */
-  readonly records = new Map<string, { state: TraceFileState } & CachedRecord>();
-  private readonly recordsTouched = new Set<string>();
-  getRecord(key: string, state: TraceFileState): CachedRecord | undefined {
-    this.recordsTouched.add(key);
-    const e = this.records.get(key);
-    return e && sameFileState(e.state, state) ? e : undefined;
-  }
-  setRecord(key: string, state: TraceFileState, value: CachedRecord): void {
-    this.recordsTouched.add(key);
-    this.records.set(key, { state, ...value });
-  }
-  /** Headers are stored as their exact line (u64 values above 2^53 survive). */
-  recordsToJSON(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const [k, e] of this.records) {
-      if (!this.recordsTouched.has(k)) continue;
-      out[k] = {
-        state: e.state,
-        header: e.header === null ? null : serializeHeader(e.header).slice(0, -1),
-        unreadable: e.unreadable === true,
-        ...(e.messages !== undefined ? { messages: e.messages } : {}),
-        ...(e.terminated !== undefined ? { terminated: e.terminated } : {}),
-      };
-    }
-    return out;
-  }
-  static fromJSON(raw: unknown): MemoryTraceCache {
-    const c = new MemoryTraceCache();
-    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
-      for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-        if (isCacheEntry(v)) c.entries.set(k, v);
-      }
-    }
-    return c;
-  }
-
-  loadRecords(raw: unknown): void {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
-    for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      const e = v as { state?: Partial<TraceFileState>; header?: unknown; messages?: unknown; unreadable?: unknown; terminated?: unknown };
-      const st = e?.state;
-      if (!(typeof st?.dev === 'string' && typeof st.ino === 'string' && typeof st.size === 'number' && typeof st.mtimeMs === 'number')) continue;
-      // Entries written before records were read as the runtime reads them carry no `unreadable`
-      // and are dropped (re-read once). A cached header is re-validated with the runtime's rule.
-      if (typeof e.unreadable !== 'boolean') continue;
-      const header = e.header === null ? null : typeof e.header === 'string' ? parseHeaderLine(e.header) : undefined;
-      if (header === undefined) continue;
-      this.records.set(k, {
-        state: st as TraceFileState,
-        header,
-        unreadable: e.unreadable,
-        ...(typeof e.terminated === 'boolean' ? { terminated: e.terminated } : {}),
-        ...(typeof e.messages === 'number' && Number.isSafeInteger(e.messages) && e.messages >= 0 ? { messages: e.messages } : {}),
-      });
-    }
-  }
-}
-
 export interface CachedRecord {
   header: RecordHeader | null;
   messages?: number;
@@ -120,24 +37,187 @@ export interface CachedRecord {
   terminated?: boolean;
 }
 
-function isCacheEntry(v: unknown): v is { state: TraceFileState; summary: TraceSummary } {
-  if (typeof v !== 'object' || v === null) return false;
-  const e = v as { state?: unknown; summary?: unknown };
-  const s = e.state as Partial<TraceFileState> | undefined;
-  const m = e.summary as Partial<TraceSummary> | undefined;
-  return (
-    typeof s?.dev === 'string' &&
-    typeof s.ino === 'string' &&
-    typeof s.size === 'number' &&
-    typeof s.mtimeMs === 'number' &&
-    Array.isArray(m?.contextIds) &&
-    Array.isArray(m.unaccounted) &&
-    // summaries made before traces were read as the runtime reads them are re-read once
-    typeof m.utf8 === 'boolean' &&
-    typeof m.hasSessionEnd === 'boolean' &&
-    typeof m.endsWithNewline === 'boolean' &&
-    typeof m.taskTrust === 'object'
-  );
+const EMPTY_TRUST: Record<string, Trust> = Object.freeze({});
+const EMPTY_WORK: DetachedWork[] = Object.freeze([]) as unknown as DetachedWork[];
+
+/**
+ * The trace-summary and record-count cache, kept as the serialized lines it is persisted as.
+ * Guarantees:
+ * - An entry is returned only when the file's dev/ino/size/mtime equal the ones it was built from;
+ *   an entry that does not decode to well-typed values (corrupt, older format) is a miss, never
+ *   an error, and the file is read again. A cached record header is re-validated with the
+ *   runtime's own header rule.
+ * - Entries are decoded only when looked up (loading a cache of 100 000 entries parses nothing);
+ *   only the entries looked up or stored in this sweep are persisted (stale ones fall away).
+ * - `changed` is false when persisting would write back exactly what was loaded.
+ */
+export class MemoryTraceCache implements TraceCache {
+  /** key (JSON-encoded) → encoded entry, as loaded */
+  private readonly loadedTraces = new Map<string, string>();
+  private readonly loadedRecords = new Map<string, string>();
+  /** what this sweep keeps: key (JSON-encoded) → encoded entry */
+  private readonly keptTraces = new Map<string, string>();
+  private readonly keptRecords = new Map<string, string>();
+  private dirty = false;
+
+  get(key: string, state: TraceFileState): TraceSummary | undefined {
+    const k = JSON.stringify(key);
+    const raw = this.keptTraces.get(k) ?? this.loadedTraces.get(k);
+    if (raw === undefined) return undefined;
+    const summary = decodeTrace(raw, state);
+    if (summary) this.keptTraces.set(k, raw);
+    return summary;
+  }
+
+  set(key: string, state: TraceFileState, summary: TraceSummary): void {
+    const k = JSON.stringify(key);
+    const raw = encodeTrace(state, summary);
+    if (this.keptTraces.get(k) !== raw) this.dirty = true;
+    this.keptTraces.set(k, raw);
+  }
+
+  /**
+   * What an earlier sweep learnt about a conversation record — its header (null: none) and, when it
+   * was counted, its message lines — keyed by path; same staleness rule as traces.
+   */
+  getRecord(key: string, state: TraceFileState): CachedRecord | undefined {
+    const k = JSON.stringify(key);
+    const raw = this.keptRecords.get(k) ?? this.loadedRecords.get(k);
+    if (raw === undefined) return undefined;
+    const r = decodeRecord(raw, state);
+    if (r) this.keptRecords.set(k, raw);
+    return r;
+  }
+
+  setRecord(key: string, state: TraceFileState, value: CachedRecord): void {
+    const k = JSON.stringify(key);
+    const raw = encodeRecord(state, value);
+    if (this.keptRecords.get(k) !== raw) this.dirty = true;
+    this.keptRecords.set(k, raw);
+  }
+
+  /** True when the persisted form would differ from what was loaded. */
+  get changed(): boolean {
+    return this.dirty || this.keptTraces.size !== this.loadedTraces.size || this.keptRecords.size !== this.loadedRecords.size;
+  }
+
+  /** Load persisted lines (`T|R \t key-json \t entry-json`); malformed lines are skipped. */
+  load(lines: Iterable<string>): void {
+    for (const line of lines) {
+      const a = line.indexOf('\t', 2);
+      if (a < 0 || line[1] !== '\t') continue;
+      const map = line[0] === 'T' ? this.loadedTraces : line[0] === 'R' ? this.loadedRecords : undefined;
+      map?.set(line.slice(2, a), line.slice(a + 1));
+    }
+  }
+
+  /** The persisted lines of this sweep's entries. */
+  *lines(): Generator<string> {
+    for (const [k, v] of this.keptTraces) yield `T\t${k}\t${v}`;
+    for (const [k, v] of this.keptRecords) yield `R\t${k}\t${v}`;
+  }
+}
+
+function parseArray(raw: string): unknown[] | undefined {
+  try {
+    const v: unknown = JSON.parse(raw);
+    return Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sameState(a: unknown[], st: TraceFileState): boolean {
+  return a[0] === st.dev && a[1] === st.ino && a[2] === st.size && a[3] === st.mtimeMs;
+}
+
+function encodeTrace(st: TraceFileState, s: TraceSummary): string {
+  const work = s.unaccounted.length ? s.unaccounted : 0;
+  const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
+  // session_start's event id is only ever needed to reconcile unaccounted work (shell_lost's parent).
+  const startId = work === 0 ? null : (s.sessionStartEventId ?? null);
+  return JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1]);
+}
+
+function isWork(w: unknown): w is DetachedWork {
+  if (typeof w !== 'object' || w === null) return false;
+  const o = w as Record<string, unknown>;
+  return typeof o['workId'] === 'string' && typeof o['binary'] === 'string' && typeof o['command'] === 'string' && typeof o['detachedAtMs'] === 'number' && typeof o['detachedAtText'] === 'string' && (o['taskId'] === null || typeof o['taskId'] === 'string');
+}
+
+function decodeTrace(raw: string, st: TraceFileState): TraceSummary | undefined {
+  const a = parseArray(raw);
+  if (!a || a.length !== 12 || !sameState(a, st)) return undefined;
+  const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8] = a;
+  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || !Number.isSafeInteger(invalid) || (startId !== null && typeof startId !== 'string')) return undefined;
+  if (!Array.isArray(contexts) || !contexts.every((c) => typeof c === 'string')) return undefined;
+  if (work !== 0 && !(Array.isArray(work) && work.every(isWork))) return undefined;
+  if (trust !== 0 && !(typeof trust === 'object' && trust !== null && !Array.isArray(trust) && Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted'))) return undefined;
+  if (work !== 0) {
+    return {
+      sessionStartEventId: startId ?? undefined,
+      contextIds: contexts,
+      hasSessionEnd: end === 1,
+      taskTrust: trust === 0 ? EMPTY_TRUST : (trust as Record<string, Trust>),
+      unaccounted: work,
+      endsWithNewline: nl === 1,
+      invalidLines: invalid as number,
+      utf8: utf8 === 1,
+    };
+  }
+  // The common case — nothing unaccounted: keep the flags, and the validated entry's text for the
+  // fields only a live session's planning reads (its context ids), decoded again on demand.
+  return new CachedSummary(raw, end === 1, nl === 1, invalid as number, utf8 === 1);
+}
+
+/** A validated cache entry with no unaccounted work; context ids are decoded from its text when read. */
+class CachedSummary implements TraceSummary {
+  constructor(
+    private readonly raw: string,
+    readonly hasSessionEnd: boolean,
+    readonly endsWithNewline: boolean,
+    readonly invalidLines: number,
+    readonly utf8: boolean,
+  ) {}
+  get taskTrust(): Record<string, Trust> {
+    return EMPTY_TRUST;
+  }
+  get unaccounted(): DetachedWork[] {
+    return EMPTY_WORK;
+  }
+  /** Not kept: only reconciliation reads it, and only for a session with unaccounted work. */
+  get sessionStartEventId(): undefined {
+    return undefined;
+  }
+  get contextIds(): string[] {
+    return (JSON.parse(this.raw) as unknown[])[8] as string[];
+  }
+  toJSON(): TraceSummary {
+    return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8 };
+  }
+}
+
+/** Headers are stored as their exact line (u64 values above 2^53 survive) and re-validated on use. */
+function encodeRecord(st: TraceFileState, r: CachedRecord): string {
+  const header = r.header === null ? null : serializeHeader(r.header).slice(0, -1);
+  return JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, header, r.messages ?? -1, r.unreadable === true ? 1 : 0, r.terminated === undefined ? -1 : r.terminated ? 1 : 0]);
+}
+
+function decodeRecord(raw: string, st: TraceFileState): CachedRecord | undefined {
+  const a = parseArray(raw);
+  if (!a || a.length !== 8 || !sameState(a, st)) return undefined;
+  const [, , , , h, messages, unreadable, terminated] = a;
+  // A cached header is re-validated with the runtime's own rule; anything odd is a miss.
+  const header = h === null ? null : typeof h === 'string' ? parseHeaderLine(h) : undefined;
+  if (header === undefined) return undefined;
+  if (!(typeof messages === 'number' && Number.isSafeInteger(messages) && messages >= -1)) return undefined;
+  if ((unreadable !== 0 && unreadable !== 1) || (terminated !== -1 && terminated !== 0 && terminated !== 1)) return undefined;
+  return {
+    header,
+    unreadable: unreadable === 1,
+    ...(messages === -1 ? {} : { messages }),
+    ...(terminated === -1 ? {} : { terminated: terminated === 1 }),
+  };
 }
 
 /** Traces up to this size are read in one synchronous call; larger ones are streamed. */
@@ -194,6 +274,8 @@ export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | unde
     }
   }
   const summary = acc.finish(state.size === 0 || lastTerminated);
-  cache?.set(key, state, summary);
-  return { summary, state, fromCache: false };
+  if (!cache) return { summary, state, fromCache: false };
+  cache.set(key, state, summary);
+  // What the sweep keeps of it is the compact cached form (the same values, decoded on demand).
+  return { summary: cache.get(key, state) ?? summary, state, fromCache: false };
 }

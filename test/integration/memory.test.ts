@@ -1,6 +1,6 @@
 // The sweep truncates a large record with bounded memory: a ~512 MB record truncated through the
 // real CLI code path (inventory count + staged rewrite) must stay under 150 MB peak RSS.
-// (bench/truncate.mjs runs the same at 2 GB and compares against `tail`.)
+// (bench/run.mjs runs the same at 2 GB and compares against `tail`.)
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+// The benchmark suite: every scenario of issue 12, each run back to back with its physical
+// baseline in the same script, several times; prints medians, ratios and peak RSS in one table.
+//
+//   npm run bench                 # full: 100 000 sessions in 100 roots + 10 000 records, 2 × 2 GiB records
+//   npm run bench -- --quick      # CI smoke: every scenario once on a small home (under a minute on
+//                                 # an idle 2-core machine); exit 1 when a sanity check fails
+//   options: --runs N   --big-mb X (big records)   --trunc-mb X (count/truncate record, default 512)
+//            --data DIR (generate there, reuse if present, keep)   --md FILE (write the table)
+//
+// Scenarios (murmur-gc run through its own bin, as a user runs it):
+//   warm     real sweep, nothing changed since the last one      vs find ROOTS -maxdepth 2 -printf '%s %T@\n'
+//   first    real sweep, no cache (trace-cache.json removed)     vs cat of every file it must read
+//   (both at 1/10 size too: the scaling pair)
+//   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
+//   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
+//            sweep                                               vs tail -n 1000 f > t && mv t f, plus node -e 0
+//   trunc-new  the same, record never seen before                vs wc -l
+// Peak RSS is the child's maximum resident set (/usr/bin/time %M). Generated data is deleted at the
+// end unless --data was given.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generate } from './gen.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(repo, 'dist', 'cli', 'bin.js');
+
+function args(argv) {
+  const o = { quick: false, runs: undefined, bigMb: undefined, truncMb: undefined, data: undefined, md: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') o.quick = true;
+    else if (a === '--runs') o.runs = Number(argv[++i]);
+    else if (a === '--big-mb') o.bigMb = Number(argv[++i]);
+    else if (a === '--trunc-mb') o.truncMb = Number(argv[++i]);
+    else if (a === '--data') o.data = path.resolve(argv[++i]);
+    else if (a === '--md') o.md = path.resolve(argv[++i]);
+    else {
+      console.error(`unknown argument ${a}`);
+      process.exit(2);
+    }
+  }
+  return o;
+}
+
+const opt = args(process.argv.slice(2));
+const runs = opt.runs ?? (opt.quick ? 1 : 3);
+const L = opt.quick ? { sessions: 1000, roots: 10, records: 100 } : { sessions: 100000, roots: 100, records: 10000 };
+const S = { sessions: L.sessions / 10, roots: Math.max(1, L.roots / 10), records: L.records / 10 };
+const bigMb = opt.bigMb ?? (opt.quick ? 32 : 2048);
+/** Size of the record the count/truncate scenarios work on: the head of a big record, cut at a line end. */
+const truncMb = Math.min(opt.truncMb ?? (opt.quick ? 32 : 512), bigMb);
+const KEEP = 1000;
+const hasTime = fs.existsSync('/usr/bin/time');
+if (!fs.existsSync(bin)) {
+  console.error('dist/cli/bin.js is missing: run `npm run build` first (npm run bench does)');
+  process.exit(2);
+}
+
+/** Run one command; wall seconds (hrtime around the child) and its peak RSS in MB. */
+function run(cmd, argv, o = {}) {
+  const full = hasTime ? ['/usr/bin/time', ['-f', '@@%M %U %S', cmd, ...argv]] : [cmd, argv];
+  const t = process.hrtime.bigint();
+  const r = spawnSync(full[0], full[1], { encoding: 'utf8', maxBuffer: 1 << 28, ...o });
+  const s = Number(process.hrtime.bigint() - t) / 1e9;
+  const m = /@@(\d+) ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr ?? '');
+  const ok = o.allowStatus ? o.allowStatus.includes(r.status) : r.status === 0;
+  if (!ok) throw new Error(`${cmd} ${argv.join(' ')} exited ${r.status}: ${(r.stderr ?? '').slice(-2000)}`);
+  return { s, cpu: m ? Number(m[2]) + Number(m[3]) : NaN, rssMB: m ? Number(m[1]) / 1024 : NaN, stdout: r.stdout };
+}
+const sh = (script) => run('sh', ['-c', script]);
+const median = (xs) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+const q = (p) => `'${p.replace(/'/g, `'\\''`)}'`;
+
+// murmur-gc is run as its installed bin runs: with the node flags its shebang names.
+const shebang = /^#!\/usr\/bin\/env -S node(.*)$/.exec(fs.readFileSync(bin, 'utf8').split('\n')[0] ?? '');
+const nodeFlags = shebang ? shebang[1].trim().split(/\s+/).filter(Boolean) : [];
+function gcRun(cfg, extra = [], env = {}) {
+  const r = run(process.execPath, [...nodeFlags, bin, '--json', '--config', cfg, ...extra], { env: { ...process.env, ...env } });
+  return { ...r, report: JSON.parse(r.stdout) };
+}
+
+/** Generated data: reuse DIR/<name> when its manifest matches, else generate it. */
+function home(name, spec, big) {
+  const root = opt.data ?? tmp;
+  const dir = path.join(root, name);
+  const mf = path.join(dir, 'manifest.json');
+  if (fs.existsSync(mf)) {
+    const m = JSON.parse(fs.readFileSync(mf, 'utf8'));
+    if (m.sessions === spec.sessions && m.records === spec.records && m.roots.length === spec.roots && (big === 0 || (m.big[0]?.bytes ?? 0) >= big * 1048576)) return m;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  process.stderr.write(`generating ${name}: ${spec.sessions} sessions / ${spec.roots} roots / ${spec.records} records${big ? ` / ${opt.quick ? 1 : 2} × ${big} MiB` : ''} … `);
+  const m = generate({ ...spec, bigMb: big, big: opt.quick ? 1 : 2, out: dir });
+  process.stderr.write(`${(m.seconds.sessions + m.seconds.records + m.seconds.big).toFixed(1)} s\n`);
+  return m;
+}
+
+const rows = [];
+function row(name, mgc, base, baseName, goal) {
+  const ms = median(mgc.map((r) => r.s));
+  const bs = median(base.map((r) => r.s));
+  const cpu = median(mgc.map((x) => x.cpu));
+  const bcpu = median(base.map((x) => x.cpu));
+  // (a baseline under 10 ms of CPU cannot give a CPU ratio: /usr/bin/time counts in 10 ms steps)
+  const r = { name, s: ms, cpu, rss: Math.max(...mgc.map((x) => x.rssMB)), baseName, base: bs, bcpu, ratio: ms / bs, cpuRatio: bcpu >= 0.01 ? cpu / bcpu : NaN, goal };
+  rows.push(r);
+  process.stderr.write(`  ${name}: ${ms.toFixed(3)} s (cpu ${cpu.toFixed(2)} s, ${r.rss.toFixed(0)} MB) vs ${baseName} ${bs.toFixed(3)} s (cpu ${bcpu.toFixed(2)} s) = ${r.ratio.toFixed(2)}× wall, ${r.cpuRatio.toFixed(2)}× cpu\n`);
+}
+const notes = [];
+const check = (cond, what) => {
+  if (!cond) notes.push(`CHECK FAILED: ${what}`);
+};
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mgc-bench-'));
+const started = Date.now();
+try {
+  const startup = [];
+  for (let i = 0; i < runs; i++) startup.push(run(process.execPath, ['-e', '0']));
+  const nodeStart = median(startup.map((r) => r.s));
+  const nodeStartCpu = median(startup.map((r) => r.cpu));
+
+  // ---- homes: warm / first, at two sizes -----------------------------------------------------
+  const sweepScenario = (label, m) => {
+    const cfg = path.join(m.out, 'config.yaml');
+    const cacheFile = path.join(m.home, 'gc', 'trace-cache.json');
+    const stores = fs.readdirSync(path.join(m.home, 'conversations')).map((s) => path.join(m.home, 'conversations', s));
+    const walk = `find ${m.roots.map(q).join(' ')} ${stores.map(q).join(' ')} -maxdepth 2 -printf '%s %T@\\n' > /dev/null`;
+    // The files a first sweep must read: every trace, every record of a configured store whole,
+    // the first 64 KiB (header probe) of the others.
+    const list = path.join(tmp, `${label}.files`);
+    sh(`find ${m.roots.map(q).join(' ')} -mindepth 2 -maxdepth 2 -name trace.jsonl -print0 > ${q(list)}; ` +
+      `find ${stores.filter((s) => !s.endsWith('/archive')).map(q).join(' ')} -mindepth 2 -maxdepth 2 -name conversation.jsonl -print0 >> ${q(list)}`);
+    const archive = stores.find((s) => s.endsWith('/archive'));
+    const readAll = `xargs -0 cat < ${q(list)} > /dev/null; for f in ${q(archive)}/*/conversation.jsonl; do [ ! -e "$f" ] || head -c 65536 "$f"; done > /dev/null`;
+    const first = [], firstBase = [], warm = [], warmBase = [], dry = [];
+    for (let i = 0; i < runs; i++) {
+      fs.rmSync(cacheFile, { force: true });
+      firstBase.push(sh(readAll));
+      const f = gcRun(cfg);
+      first.push(f);
+      check(f.report.actions.length === 0 && f.report.errors.length === 0, `${label} first sweep had nothing to do (${f.report.actions.length} actions, ${f.report.errors.length} errors)`);
+      warmBase.push(sh(walk));
+      const w = gcRun(cfg);
+      warm.push(w);
+      check(w.report.inventory?.traces_read === 0, `${label} warm sweep read no trace (${JSON.stringify(w.report.inventory)})`);
+      dry.push(gcRun(cfg, ['--dry-run']));
+    }
+    const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
+    row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
+    row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
+    row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
+    return { first: median(first.map((r) => r.s)), warm: median(warm.map((r) => r.s)), firstCpu: median(first.map((r) => r.cpu)), warmCpu: median(warm.map((r) => r.cpu)) };
+  };
+  const mS = home('small', S, 0);
+  const small = sweepScenario('small', mS);
+  const mL = home('large', L, bigMb);
+  const large = sweepScenario('large', mL);
+
+  // ---- one big record: count, truncate (new), truncate (indexed) -----------------------------
+  // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
+  const big = (() => {
+    const src = mL.big[0];
+    const want = Math.min(src.bytes, truncMb * 1048576);
+    if (want >= src.bytes) return src;
+    const fd = fs.openSync(src.path, 'r');
+    const buf = Buffer.allocUnsafe(want);
+    fs.readSync(fd, buf, 0, want, 0);
+    fs.closeSync(fd);
+    const cut = buf.lastIndexOf(10) + 1;
+    const p = path.join(tmp, 'trunc-src.jsonl');
+    fs.writeFileSync(p, buf.subarray(0, cut), { mode: 0o600 });
+    let lines = 0;
+    for (let i = buf.indexOf(10); i >= 0 && i < cut; i = buf.indexOf(10, i + 1)) lines++;
+    return { path: p, bytes: cut, messages: lines - 1 };
+  })();
+  const th = path.join(tmp, 'trunc', '.murmur');
+  const tdir = path.join(th, 'conversations', 'archive', 'ctx_big');
+  fs.mkdirSync(tdir, { recursive: true, mode: 0o700 });
+  for (const d of [th, path.dirname(tdir), path.dirname(path.dirname(tdir)), tdir]) fs.chmodSync(d, 0o700);
+  const tfile = path.join(tdir, 'conversation.jsonl');
+  const cfgKeep = path.join(tmp, 'trunc-keep.yaml');
+  const cfgIndex = path.join(tmp, 'trunc-index.yaml');
+  fs.writeFileSync(cfgKeep, `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: ${KEEP} }\n`);
+  fs.writeFileSync(cfgIndex, `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: 1000000000 }\n`);
+  const fresh = () => {
+    fs.rmSync(path.join(th, 'gc'), { recursive: true, force: true });
+    fs.copyFileSync(big.path, tfile);
+    fs.chmodSync(tfile, 0o600);
+  };
+  const other = path.join(tmp, 'copy.jsonl');
+  const count = [], countBase = [], tNew = [], tNewBase = [], tIdx = [], tIdxBase = [];
+  fresh();
+  for (let i = 0; i < runs; i++) {
+    countBase.push(run('wc', ['-l', tfile]));
+    const c = gcRun(cfgKeep, ['--dry-run']);
+    count.push(c);
+    check(c.report.actions[0]?.messages_dropped === big.messages - KEEP, `count: dry run plans to drop ${c.report.actions[0]?.messages_dropped}, expected ${big.messages - KEEP}`);
+  }
+  for (let i = 0; i < runs; i++) {
+    fresh();
+    tNewBase.push(run('wc', ['-l', tfile]));
+    const t = gcRun(cfgKeep);
+    tNew.push(t);
+    check(t.report.actions[0]?.kept === KEEP, `trunc-new kept ${t.report.actions[0]?.kept}`);
+  }
+  for (let i = 0; i < runs; i++) {
+    fresh();
+    const idx = gcRun(cfgIndex);
+    check(idx.report.actions.length === 0, 'indexing sweep changed nothing');
+    fs.copyFileSync(big.path, other);
+    tIdxBase.push(sh(`tail -n ${KEEP} ${q(other)} > ${q(other)}.t && mv ${q(other)}.t ${q(other)}`));
+    const t = gcRun(cfgKeep);
+    tIdx.push(t);
+    check(t.report.actions[0]?.kept === KEEP && t.report.inventory?.records_count_cached === 1, `trunc (indexed) kept ${t.report.actions[0]?.kept}, inventory ${JSON.stringify(t.report.inventory)}`);
+  }
+  fs.rmSync(other, { force: true });
+  const mib = (big.bytes / 1048576).toFixed(0);
+  row(`count a new ${mib} MiB record (--dry-run)`, count, countBase, 'wc -l', '≥ 1 GB/s');
+  row(`truncate a new ${mib} MiB record to ${KEEP}`, tNew, tNewBase, 'wc -l', '—');
+  row(`truncate an indexed ${mib} MiB record to ${KEEP}`, tIdx, tIdxBase.map((r) => ({ s: r.s + nodeStart, cpu: r.cpu + nodeStartCpu })), `tail -n ${KEEP} > t && mv + node -e 0`, '≤ 3×');
+  const countS = median(count.map((r) => r.s));
+
+  // ---- table ---------------------------------------------------------------------------------
+  const cpu = os.cpus();
+  const lines = [];
+  lines.push(`machine: ${cpu[0]?.model ?? '?'} × ${cpu.length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}; load average at start ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  lines.push(`node ${process.version}; ${new Date(started).toISOString()}; ${runs} runs each, medians; peak RSS = max over runs`);
+  lines.push(`node start-up (node -e 0): ${nodeStart.toFixed(3)} s wall, ${nodeStartCpu.toFixed(2)} s CPU; murmur-gc run as its bin's shebang runs it: node ${[...nodeFlags, 'dist/cli/bin.js'].join(' ')}`);
+  lines.push('');
+  lines.push('| scenario | murmur-gc wall (s) | CPU (s) | peak RSS (MB) | baseline | baseline wall (s) | CPU (s) | ratio wall | ratio CPU | goal |');
+  lines.push('|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
+  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.bcpu.toFixed(2)} | ${r.ratio.toFixed(2)}× | ${Number.isNaN(r.cpuRatio) ? '—' : r.cpuRatio.toFixed(2) + '×'} | ${r.goal} |`);
+  lines.push('');
+  const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
+  const countCpu = median(count.map((r) => r.cpu));
+  lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`);
+  lines.push(`scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`);
+  lines.push(`memory: peak RSS over every murmur-gc run ${Math.max(...rows.map((r) => r.rss)).toFixed(0)} MB (goal ≤ 150 MB)`);
+  for (const n of notes) lines.push(n);
+  const text = lines.join('\n');
+  console.log(text);
+  if (opt.md) fs.writeFileSync(opt.md, text + '\n');
+  if (notes.length) process.exitCode = 1;
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
