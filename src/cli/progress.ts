@@ -18,6 +18,7 @@ const PHASES: Record<string, string> = {
   chmod: 'fixing modes',
   remove: 'removing',
   truncate: 'truncating records',
+  repair_torn_tail: 'repairing torn record tails',
   reconcile: 'reconciling lost commands',
   audit: 'writing the audit trace',
 };

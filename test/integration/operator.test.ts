@@ -185,7 +185,7 @@ describe('logs an operator can filter', () => {
 });
 
 describe('a report readable at a glance', () => {
-  it('groups actions per root and reason on one screen; -v lists every item; -q prints only errors; --json gains config, schema version and step timings', () => {
+  it('groups actions per root and reason on one screen; -v lists every item; -q prints only errors; --json gains config, schema version and step timings', async () => {
     const a = manySessions(root, 300);
     const b = manySessions(root2, 120, 500);
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: now - 40 * f.DAY });
@@ -219,7 +219,10 @@ describe('a report readable at a glance', () => {
     const j = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     expect(j['schema_version']).toBe(1);
     expect(j['config']).toBe(cfg);
-    expect((j['steps'] as Rec[]).map((s) => s['step'])).toEqual(['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'reconcile', 'audit']);
+    const sweepMod = (await import(path.join(f.REPO, 'dist', 'apply', 'sweep.js'))) as typeof import('../../src/apply/sweep.js');
+    const names = (j['steps'] as Rec[]).map((s) => s['step']);
+    expect(names).toEqual(sweepMod.SWEEP_STEPS.map((s) => s.name));
+    for (const n of ['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'reconcile', 'audit']) expect(names).toContain(n);
     const remove = (j['steps'] as Rec[]).find((s) => s['step'] === 'remove')!;
     expect(remove['items']).toBe(12);
     expect(typeof remove['ms']).toBe('number');
