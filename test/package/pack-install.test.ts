@@ -19,19 +19,36 @@ let prefix: string;
 let tarball: string;
 let files: string[] = [];
 
-/** npm's own environment, minus what `npm test` exported for this checkout (npm_config_*, npm_package_*). */
+/**
+ * The environment minus what `npm test` exported about this checkout (npm_package_*, the prefixes).
+ * The rest of npm's configuration stays: cache, registry, CA file, and the global npmrc, which
+ * `--prefix` would otherwise move to <prefix>/etc/npmrc.
+ */
 function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^npm_(package|lifecycle)_/.test(k)) continue;
-    if (/^npm_config_/.test(k) && k !== 'npm_config_cache' && k !== 'npm_config_registry' && k !== 'npm_config_userconfig') continue;
+    if (/^npm_config_(prefix|global_prefix|local_prefix|global)$/.test(k)) continue;
     env[k] = v;
   }
+  if (env['npm_config_globalconfig'] === undefined) env['npm_config_globalconfig'] = globalConfig();
   delete env['NODE_OPTIONS'];
   delete env['VITEST'];
   // The node that runs the tests also runs npm and the installed CLI (#!/usr/bin/env node).
   env['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${env['PATH'] ?? ''}`;
   return { ...env, ...extra };
+}
+
+let globalConfigFile: string | undefined;
+
+/** The global npmrc npm reads without --prefix (e.g. the one that names the machine's CA file). */
+function globalConfig(): string {
+  if (globalConfigFile === undefined) {
+    const r = spawnSync('npm', ['config', 'get', 'globalconfig'], { cwd: f.REPO, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`npm config get globalconfig exited ${r.status}: ${r.stderr}`);
+    globalConfigFile = r.stdout.trim();
+  }
+  return globalConfigFile;
 }
 
 function npm(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
