@@ -67,7 +67,8 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
       try {
         const r = runAsUserWith(staged.node, staged.bin, ['--version'], T);
         expect(r.status, r.stderr).toBe(0);
-        expect(r.stdout.trim()).toBe((JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { version: string }).version);
+        const { version } = JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { version: string };
+        expect(r.stdout.split('\n')[0]).toBe(`murmur-gc ${version}`);
       } finally {
         f.rmrf(staged.dir);
       }

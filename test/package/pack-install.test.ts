@@ -111,7 +111,7 @@ describe('npm pack + npm install -g --prefix', () => {
   it('`murmur-gc --version` prints the package version', () => {
     const r = installed(['--version'], T);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe(pkg.version);
+    expect(r.stdout.split('\n')[0]).toBe(`murmur-gc ${pkg.version}`);
   });
 
   it('a dry run plans the removal of an expired session and changes nothing', () => {
