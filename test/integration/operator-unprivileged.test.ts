@@ -1,35 +1,28 @@
 // Errors that say what to do next, as an unprivileged user (root ignores permissions): an
 // io_error names the real path (never /proc/self/fd/…) and the .murmur-gc-trash.* directory a
 // session was left in; the next sweep does not call that leftover process_interrupted; a home of
-// another user is refused with a hint. The user is created here and removed afterwards.
+// another user is refused with a hint. The user is created here and removed afterwards; it runs a
+// staged copy of the built CLI (test/helpers/stage.ts), so the checkout may sit anywhere. Needs
+// root, useradd/userdel and setpriv; skipped with a printed reason without.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
+import { requirement } from '../helpers/requirements.js';
+import { stageCli, type StagedCli } from '../helpers/stage.js';
 
+const needs = requirement('unprivileged-user error tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
 const user = `mgc${f.hex(6)}`;
 let uid = -1;
 let gid = -1;
 let T: string;
+let stage: StagedCli | undefined;
 const now = Date.now();
 
-beforeAll(() => {
-  if (process.getuid?.() !== 0) throw new Error('this test creates a user and must run as root (CI runs as root)');
-  execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
-  uid = Number(execFileSync('id', ['-u', user]).toString().trim());
-  gid = Number(execFileSync('id', ['-g', user]).toString().trim());
-  T = f.tempDir('opunpriv');
-  fs.chmodSync(T, 0o755);
-});
-
-afterAll(() => {
-  if (T) f.rmrf(T);
-  spawnSync('userdel', ['-f', user]);
-});
-
 function runAsUser(args: string[], home: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', process.execPath, f.BIN, ...args], {
+  if (!stage) throw new Error('no staged CLI');
+  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', stage.node, stage.bin, ...args], {
     env: f.cliEnv(home),
     encoding: 'utf8',
     timeout: 60_000,
@@ -37,7 +30,23 @@ function runAsUser(args: string[], home: string): { status: number | null; stdou
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('errors say what to do next', () => {
+describe.runIf(needs.run)('errors say what to do next', () => {
+  beforeAll(() => {
+    needs.check();
+    execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
+    uid = Number(execFileSync('id', ['-u', user]).toString().trim());
+    gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+    T = f.tempDir('opunpriv');
+    fs.chmodSync(T, 0o755);
+    stage = stageCli();
+  });
+
+  afterAll(() => {
+    if (T) f.rmrf(T);
+    if (stage) f.rmrf(stage.dir);
+    if (uid >= 0) spawnSync('userdel', ['-f', user]);
+  });
+
   it('a removal that fails names real paths (never /proc/self/fd) and where what is left now is; the next sweep does not call it process_interrupted', () => {
     const H = path.join(T, 'u1');
     const root = path.join(H, 'app', '.murmur');
