@@ -36,6 +36,7 @@ import { ConfigFileError, expandGlob, readTextFileIfExists } from '../io/config-
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
 import { documentToData } from './yaml-serde.js';
+import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
 export interface LoadConfigOptions {
@@ -103,9 +104,9 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'sessions', 'records', 'audit', 'log'];
-const SESSION_KEYS = ['root', 'workdir', 'project', 'retain'];
-const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain'];
+const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'keep_free', 'sessions', 'records', 'audit', 'log'];
+const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
+const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
 
@@ -125,6 +126,7 @@ const SessionEntrySchema = z.strictObject(
     workdir: text().optional(),
     project: text().optional(),
     retain: z.unknown().optional(),
+    max_bytes: z.unknown().optional(),
   },
   blockOf(SESSION_KEYS),
 );
@@ -135,6 +137,7 @@ const RecordEntrySchema = z.strictObject(
     store: z.string({ error: 'must be a string' }).optional(),
     manifest: text().optional(),
     retain: z.unknown().optional(),
+    max_bytes: z.unknown().optional(),
   },
   blockOf(RECORD_KEYS),
 );
@@ -146,6 +149,7 @@ const ConfigSchema = z.strictObject(
     run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
     random_delay: z.unknown().optional(),
     live_grace: z.unknown().optional(),
+    keep_free: z.unknown().optional(),
     // A section with every entry commented out reads as null: the same as absent.
     sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
     records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
@@ -301,6 +305,12 @@ type RecordEntry = NonNullable<RawConfig['records']>[number];
 
 async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const origin = `sessions[${index}]`;
+  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
+  const roots = await resolveSessionRoots(entry, origin, ctx);
+  return maxBytes === undefined ? roots : roots.map((r) => ({ ...r, maxBytes }));
+}
+
+async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const given = (['root', 'workdir', 'project'] as const).filter((k) => entry[k] !== undefined);
   if (given.length !== 1) {
     throw new ConfigError(
@@ -340,6 +350,12 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
 
 async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathContext): Promise<RecordPolicyConfig> {
   const origin = `records[${index}]`;
+  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
+  const policy = await resolveRecordPolicy(entry, origin, ctx);
+  return maxBytes === undefined ? policy : { ...policy, maxBytes };
+}
+
+async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: PathContext): Promise<RecordPolicyConfig> {
   if (entry.capsule !== undefined && entry.manifest !== undefined) {
     throw new ConfigError(origin, 'names capsule and manifest; give exactly one of them', ctx.file);
   }
@@ -442,6 +458,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     raw.random_delay === undefined ? 0 : parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true });
   const liveGraceSecs =
     raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : parseDurationValue(raw.live_grace, 'live_grace', file);
+  const keepFree = raw.keep_free === undefined ? undefined : parseKeepFree(raw.keep_free, 'keep_free', file);
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of (raw.sessions ?? []).entries()) {
@@ -465,6 +482,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     liveGraceSecs,
     sessions,
     records,
+    ...(keepFree !== undefined ? { keepFree } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
     source: file,
