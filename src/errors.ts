@@ -25,6 +25,8 @@ export const Codes = {
   runningRecordInvalid: 'running_record_invalid',
   lockCompromised: 'lock_compromised',
   aborted: 'aborted',
+  /** a disk budget (max_bytes, keep_free) could not be met: what held it is in the detail */
+  budgetUnmet: 'budget_unmet',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

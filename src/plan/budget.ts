@@ -66,6 +66,14 @@ export interface BudgetStoreOutcome {
   bytes_freed: number;
 }
 
+/** The sweep report's `budget` section. */
+export interface BudgetReport {
+  stores: BudgetStoreOutcome[];
+  /** null when keep_free is not configured */
+  keep_free: { required_bytes: number; free_bytes: number; short_bytes: number; short_bytes_after: number } | null;
+  unmet: BudgetUnmet[];
+}
+
 const byAge = (a: BudgetItem, b: BudgetItem): number =>
   a.ageMs - b.ageMs || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
 
