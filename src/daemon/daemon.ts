@@ -26,6 +26,10 @@
 //   state file is written until the runtime has created the home.
 // - A state-file write failure is logged (io_error) and never stops the daemon.
 // - Logs: ids, counts, codes, paths and durations — never record content.
+// - keep_free (src/daemon/keep-free.ts): between scheduled sweeps, one statfs of the home a minute;
+//   when free space falls below keep_free a sweep starts at once (trigger `keep_free`), once per
+//   crossing: the watch re-arms only after free space is back at or above keep_free, so a home
+//   that stays short (live data) is not swept every minute.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CronJob } from 'cron';
 import { runSweep } from '../apply/sweep.js';
@@ -34,6 +38,8 @@ import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors
 import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
 import { removeDeadGcTemps } from './recovery.js';
+import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
+import type { StatFs } from '../io/statfs.js';
 import { readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from './summary.js';
 
@@ -51,6 +57,10 @@ export interface DaemonDeps {
   sweep?: typeof runSweep;
   /** How long a stop waits for the in-flight sweep; default STOP_DEADLINE_MS. */
   stopDeadlineMs?: number;
+  /** Free space of the home's filesystem (tests inject one); default statfs(2). */
+  statfs?: StatFs;
+  /** How often keep_free is checked between sweeps; default KEEP_FREE_CHECK_MS. */
+  keepFreeCheckMs?: number;
 }
 
 /** Build (and so validate) the cron job of a schedule; a bad expression is a ConfigError. */
@@ -70,6 +80,7 @@ export class Daemon {
   private readonly sweep: typeof runSweep;
   private readonly stopDeadlineMs: number;
   private job: CronJob | undefined;
+  private readonly keepFree: KeepFreeWatch;
   private readonly stopController = new AbortController();
   private stopping = false;
   private inflight: Promise<void> | undefined;
@@ -87,6 +98,13 @@ export class Daemon {
     this.now = deps.now ?? Date.now;
     this.sweep = deps.sweep ?? runSweep;
     this.stopDeadlineMs = deps.stopDeadlineMs ?? STOP_DEADLINE_MS;
+    this.keepFree = new KeepFreeWatch({
+      config: () => this.config,
+      log: this.log,
+      intervalMs: deps.keepFreeCheckMs ?? KEEP_FREE_CHECK_MS,
+      ...(deps.statfs ? { statfs: deps.statfs } : {}),
+      trigger: () => this.tick('keep_free'),
+    });
     this.state = { version: STATE_VERSION, updated_ms: this.now(), daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null };
     this.done = new Promise<number>((resolve) => {
       this.resolveDone = resolve;
@@ -168,6 +186,7 @@ export class Daemon {
     // in the same second is skipped rather than taking its place.
     if (config.runOnStart) void this.tick('start');
     job.start();
+    this.keepFree.start();
     await this.saveState();
   }
 
@@ -284,6 +303,7 @@ export class Daemon {
     const running = this.inflight !== undefined;
     this.log.info({ signal, sweep_running: running }, running ? 'stopping: the running sweep stops at its next safe point' : 'stopping');
     void this.job?.stop();
+    this.keepFree.stop();
     this.stopController.abort(new GcError(Codes.aborted, `received ${signal}`));
     if (this.inflight) {
       let timer: NodeJS.Timeout | undefined;

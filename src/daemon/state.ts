@@ -17,8 +17,11 @@ export const STATE_VERSION = 1;
 const STATE_LIMIT = 1 << 20;
 
 export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
-/** start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too). */
-export type SweepTrigger = 'start' | 'schedule' | 'manual';
+/**
+ * start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too);
+ * keep_free: the daemon, early, because free space under the home fell below `keep_free`.
+ */
+export type SweepTrigger = 'start' | 'schedule' | 'manual' | 'keep_free';
 
 /** One sweep, as the daemon logged it and as `status` shows it. */
 export interface SweepSummary {
@@ -99,7 +102,7 @@ function countMap(v: unknown): Record<string, number> {
 }
 
 const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
-const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual'];
+const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual', 'keep_free'];
 
 export function parseSweepSummary(v: unknown): SweepSummary | null {
   if (!isObj(v)) return null;
