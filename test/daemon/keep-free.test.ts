@@ -80,7 +80,8 @@ describe('KeepFreeWatch', () => {
   it('does nothing (not even statfs) while keep_free is not configured; a percentage is of the total', async () => {
     let statfsCalls = 0;
     let sweeps = 0;
-    let cfg = config({ keepFree: undefined });
+    let cfg = config();
+    delete cfg.keepFree;
     const w = new KeepFreeWatch({
       config: () => cfg,
       log: log(),
