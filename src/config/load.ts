@@ -104,11 +104,12 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'keep_free', 'sessions', 'records', 'audit', 'log'];
+const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'keep_free', 'sessions', 'records', 'audit', 'log', 'metrics'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
+const METRICS_KEYS = ['textfile'];
 
 const blockOf = (keys: readonly string[]) => ({ error: `must be a block of keys (${keys.join(', ')})` });
 /** A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. */
@@ -161,6 +162,7 @@ const ConfigSchema = z.strictObject(
       )
       .nullable()
       .optional(),
+    metrics: z.strictObject({ textfile: text().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
   },
   blockOf(TOP_KEYS),
 );
@@ -190,6 +192,8 @@ function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
       return AUDIT_KEYS;
     case 'log':
       return LOG_KEYS;
+    case 'metrics':
+      return METRICS_KEYS;
     default:
       return [];
   }
@@ -469,6 +473,16 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     records.push(await resolveRecordEntry(entry, i, ctx));
   }
 
+  let metrics: { textfile: string } | undefined;
+  if (raw.metrics?.textfile !== undefined) {
+    const textfile = resolvePath(raw.metrics.textfile, 'metrics.textfile', ctx);
+    // node_exporter's textfile collector reads `*.prom` only: anything else would never be seen.
+    if (!textfile.endsWith('.prom') || textfile.endsWith('/.prom')) {
+      throw new ConfigError('metrics.textfile', `'${raw.metrics.textfile}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
+    }
+    metrics = { textfile };
+  }
+
   const auditRetain =
     raw.audit?.retain === undefined
       ? { ...DEFAULT_AUDIT_RETAIN }
@@ -485,6 +499,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     ...(keepFree !== undefined ? { keepFree } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
+    ...(metrics ? { metrics } : {}),
     source: file,
   };
 }

@@ -64,6 +64,8 @@ export interface GcConfig {
    */
   keepFree?: KeepFree;
   audit: { retain: SessionRetain | undefined };
+  /** Prometheus text-format file written after every sweep (node_exporter textfile collector). */
+  metrics?: { textfile: string };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   /** The config file this came from, or undefined for built-in defaults. */
   source: string | undefined;

@@ -26,6 +26,8 @@
 //   state file is written until the runtime has created the home.
 // - A state-file write failure is logged (io_error) and never stops the daemon.
 // - Logs: ids, counts, codes, paths and durations — never record content.
+// - metrics.textfile: written after every sweep from the same summary as the state file (a write
+//   failure is logged with io_error and never stops the daemon).
 // - keep_free (src/daemon/keep-free.ts): between scheduled sweeps, one statfs of the home a minute;
 //   when free space falls below keep_free a sweep starts at once (trigger `keep_free`), once per
 //   crossing: the watch re-arms only after free space is back at or above keep_free, so a home
@@ -38,6 +40,7 @@ import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors
 import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
 import { removeDeadGcTemps } from './recovery.js';
+import { writeMetrics } from './metrics.js';
 import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
 import type { StatFs } from '../io/statfs.js';
 import { readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
@@ -149,6 +152,7 @@ export class Daemon {
         throw new BusyError(`another murmur-gc daemon (pid ${d.pid}) is running for ${config.home}; stop it first`);
       }
       this.state.last_sweep = prior.state.last_sweep;
+      if (prior.state.last_success_ms !== undefined) this.state.last_success_ms = prior.state.last_success_ms;
     } else if (prior.status === 'corrupt') {
       this.log.warn({ code: Codes.invalidLine, path: `${config.home}/gc/state.json` }, `the state file is unreadable and will be rewritten: ${prior.detail}`);
     }
@@ -247,9 +251,17 @@ export class Daemon {
     }
     logSweepSummary(this.log, summary);
     this.state.last_sweep = summary;
+    if (summary.outcome === 'ok') this.state.last_success_ms = summary.ended_ms;
     this.state.current_sweep = null;
     this.state.next_run_ms = this.nextRunMs();
     await this.saveState();
+    if (config.metrics) {
+      try {
+        await writeMetrics(config, summary, this.state.last_success_ms ?? null);
+      } catch (err) {
+        this.log.error({ code: Codes.ioError, path: config.metrics.textfile }, `could not write the metrics file: ${describeError(err)}`);
+      }
+    }
   }
 
   private async reload(): Promise<void> {

@@ -21,7 +21,7 @@ describe('config.example.yaml', () => {
   it('sets every top-level key', async () => {
     const doc = parseConfigYaml(await fsp.readFile(EXAMPLE, 'utf8'), EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'metrics', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
   });
 
@@ -64,6 +64,7 @@ describe('config.example.yaml', () => {
       keepFree: { kind: 'percent', percent: 10 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },
+      metrics: { textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' },
       source: EXAMPLE,
     });
   });

@@ -132,7 +132,7 @@ describe('strict schema', () => {
     const err = await loadError(load('home: /h\nlive-grace: 1h\n'));
     expect(err.keyPath).toBe('live-grace');
     expect(err.message).toContain(
-      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, keep_free, sessions, records, audit, log",
+      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, keep_free, sessions, records, audit, log, metrics",
     );
   });
 

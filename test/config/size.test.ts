@@ -102,3 +102,15 @@ records:
     );
   });
 });
+
+describe('metrics.textfile', () => {
+  it('resolves against the config directory and must end in .prom', async () => {
+    expect((await load('metrics:\n  textfile: prom/murmur-gc.prom\n')).metrics).toEqual({ textfile: path.join(tmp, 'prom', 'murmur-gc.prom') });
+    expect((await load('log: { level: info }\n')).metrics).toBeUndefined();
+    const file = path.join(tmp, 'config.yaml');
+    expect((await loadError('metrics:\n  textfile: /x/murmur-gc.txt\n')).message).toBe(
+      `${file}: metrics.textfile: '/x/murmur-gc.txt' must name a file ending in .prom (the textfile collector reads only *.prom)`,
+    );
+    expect((await loadError('metrics:\n  path: /x/a.prom\n')).message).toBe(`${file}: metrics.path: unknown key 'path'; expected: textfile`);
+  });
+});
