@@ -311,7 +311,8 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
   const origin = `sessions[${index}]`;
   const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
   const roots = await resolveSessionRoots(entry, origin, ctx);
-  return maxBytes === undefined ? roots : roots.map((r) => ({ ...r, maxBytes }));
+  // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
+  return maxBytes === undefined ? roots : roots.map((r) => (r.problem ? r : { ...r, maxBytes }));
 }
 
 async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {

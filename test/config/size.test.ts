@@ -114,3 +114,14 @@ describe('metrics.textfile', () => {
     expect((await loadError('metrics:\n  path: /x/a.prom\n')).message).toBe(`${file}: metrics.path: unknown key 'path'; expected: textfile`);
   });
 });
+
+describe('max_bytes on a workdir entry with a broken manifest', () => {
+  it('is not applied: the entry deletes nothing until the manifest is fixed', async () => {
+    await fsp.mkdir(path.join(tmp, 'wd'));
+    await fsp.writeFile(path.join(tmp, 'wd', 'murmur.yaml'), 'trace:\n  retain: {}\n');
+    const c = await load('sessions:\n  - workdir: ./wd\n    max_bytes: 1G\n  - workdir: ./ok\n    max_bytes: 1G\n');
+    expect(c.sessions[0]?.problem?.code).toBe('config_invalid');
+    expect(c.sessions[0]?.maxBytes).toBeUndefined();
+    expect(c.sessions[1]?.maxBytes).toBe(1024 ** 3);
+  });
+});

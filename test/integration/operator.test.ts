@@ -219,7 +219,7 @@ describe('a report readable at a glance', () => {
     const j = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     expect(j['schema_version']).toBe(1);
     expect(j['config']).toBe(cfg);
-    expect((j['steps'] as Rec[]).map((s) => s['step'])).toEqual(['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'reconcile', 'audit']);
+    expect((j['steps'] as Rec[]).map((s) => s['step'])).toEqual(['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'repair_torn_tail', 'budget', 'reconcile', 'audit']);
     const remove = (j['steps'] as Rec[]).find((s) => s['step'] === 'remove')!;
     expect(remove['items']).toBe(12);
     expect(typeof remove['ms']).toBe('number');
