@@ -26,6 +26,8 @@ export const Codes = {
   lockCompromised: 'lock_compromised',
   aborted: 'aborted',
   blastRadius: 'blast_radius',
+  /** a disk budget (max_bytes, keep_free) could not be met: what held it is in the detail */
+  budgetUnmet: 'budget_unmet',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

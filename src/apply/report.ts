@@ -6,10 +6,11 @@
 // `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional.
 
 import { fmtBytes, fmtTimestamp } from '../murmur/conversation-format.js';
+import type { BudgetReason, BudgetReport } from '../plan/budget.js';
 
 export type Action =
-  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions'; bytes: number }
-  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age'; path: string; bytes: number }
+  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number }
+  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number }
   | {
       kind: 'truncate_record';
       record: string;
@@ -76,6 +77,8 @@ export interface SweepReport {
   config?: string | null;
   /** Each step of the sweep in order: items, bytes, milliseconds. */
   steps?: { step: string; items: number; bytes: number; ms: number }[];
+  /** Disk budgets (`max_bytes`, `keep_free`), when any is configured. */
+  budget?: BudgetReport;
 }
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -243,6 +246,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   lines.push(
     `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
   );
+  if (r.budget) lines.push(...budgetLines(r.budget));
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
 }
@@ -259,4 +263,14 @@ export function formatDuration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
   return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** One line per budgeted store and one for keep_free (sizes measured after age and count). */
+export function budgetLines(b: BudgetReport): string[] {
+  const out = b.stores.map(
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space`,
+  );
+  const k = b.keep_free;
+  if (k) out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}, ${formatBytes(k.free_bytes)} free before, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}`);
+  return out;
 }

@@ -1,7 +1,7 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/apply/steps/, one file each):
 //
 //   lock → recover → scan sessions → scan records → plan → debris → chmod → remove → truncate
-//        → reconcile → audit
+//        → repair torn tails → budget → reconcile → audit
 //
 // Each step reads and writes one shared SweepContext (steps/context.ts) and reports its tally
 // (items, bytes, time) into ctx.steps.
@@ -19,6 +19,7 @@ import { processUid } from '../io/safe-fs.js';
 import type { SweepReport } from './report.js';
 import { AuditUnavailable } from './audit.js';
 import { abandonAudit, auditStep } from './steps/audit.js';
+import { budgetStep } from './steps/budget.js';
 import { chmodStep } from './steps/chmod.js';
 import { createContext, fail, finishReport, runStep, type Step, type SweepOptions } from './steps/context.js';
 import { debrisStep } from './steps/debris.js';
@@ -46,6 +47,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'remove', run: removeStep },
   { name: 'truncate', run: truncateStep },
   { name: 'repair_torn_tail', run: repairTornTailStep },
+  { name: 'budget', run: budgetStep },
   { name: 'reconcile', run: reconcileStep },
   { name: 'audit', run: auditStep },
 ];

@@ -15,6 +15,8 @@ import { GC_DIR } from './audit.js';
 export interface RootPlanInput {
   root: string;
   retain: SessionRetain | undefined;
+  /** disk budget of the entry (`max_bytes`) */
+  maxBytes?: number;
   /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
   isAuditRoot: boolean;
   origin: string;
@@ -58,7 +60,7 @@ export async function scanSessionsWorld(
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
@@ -105,7 +107,7 @@ async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
     const key = st ? `${st.dev}:${st.ino}` : `path:${i.root}`;
     const prev = seen.get(key);
     if (!prev) seen.set(key, i);
-    else if (!prev.retain && i.retain) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
+    else if (!prev.retain && prev.maxBytes === undefined && (i.retain || i.maxBytes !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
   }
   return [...seen.values()];
 }

@@ -4,6 +4,9 @@
 // - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
 //   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
 //   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
+// - With metrics.textfile configured, a real run then writes the metrics file from that same
+//   summary (src/daemon/metrics.ts); a failed write is an error of the run (exit 1), reported with
+//   the sweep's own errors when the sweep itself finished.
 // - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
 //   "stopped early" in status and history alike.
 // - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
@@ -13,6 +16,8 @@ import { renderHuman, type Verbosity } from '../apply/report.js';
 import { recordOneShotSweep, type SweepSummary } from '../daemon/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../daemon/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
+import type { GcConfig } from '../config/types.js';
+import { lastSuccessAfter, writeMetrics } from '../daemon/metrics.js';
 import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ProgressLine } from './progress.js';
@@ -46,7 +51,12 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   try {
     const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
-    if (!opts.dryRun) await record(config.home, log, summarizeReport(report, 'manual', started, Date.now()), quiet);
+    if (!opts.dryRun) {
+      const summary = summarizeReport(report, 'manual', started, Date.now());
+      await record(config.home, log, summary, quiet);
+      const failed = await metrics(config, log, summary);
+      if (failed) report.errors.push(failed);
+    }
     if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
     else process.stdout.write(renderHuman(report, verbosity));
     log.flush?.();
@@ -60,6 +70,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
           ? busySummary('manual', started, ended, err.message)
           : failedSummary('manual', started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
       await record(config.home, log, s, quiet);
+      await metrics(config, log, s);
     }
     throw err;
   } finally {
@@ -79,4 +90,17 @@ async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean
   await recordOneShotSweep(home, s, Date.now()).catch((err: unknown) => {
     log.warn({ code: Codes.ioError, home }, `could not record the sweep in the state file: ${describeError(err)}`);
   });
+}
+
+/** Write the metrics file (when configured) from the summary just recorded; the error, if any. */
+async function metrics(config: GcConfig, log: Logger, s: SweepSummary): Promise<{ target: string; code: string; detail: string } | undefined> {
+  if (!config.metrics) return undefined;
+  try {
+    await writeMetrics(config, s, await lastSuccessAfter(config.home, s));
+    return undefined;
+  } catch (err) {
+    const e = { target: config.metrics.textfile, code: Codes.ioError, detail: `the metrics file could not be written: ${describeError(err)}` };
+    log.error({ code: e.code, target: e.target }, e.detail);
+    return e;
+  }
 }

@@ -36,6 +36,7 @@ import { ConfigFileError, expandGlob, readTextFileIfExists } from '../io/config-
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
 import { documentToData } from './yaml-serde.js';
+import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
 export interface LoadConfigOptions {
@@ -103,12 +104,13 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'sessions', 'records', 'audit', 'log'];
+const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'sessions', 'records', 'audit', 'log', 'metrics'];
 const MAX_DELETE_KEYS = ['count', 'fraction'];
-const SESSION_KEYS = ['root', 'workdir', 'project', 'retain'];
-const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain'];
+const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
+const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
+const METRICS_KEYS = ['textfile'];
 
 const blockOf = (keys: readonly string[]) => ({ error: `must be a block of keys (${keys.join(', ')})` });
 /** A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. */
@@ -126,6 +128,7 @@ const SessionEntrySchema = z.strictObject(
     workdir: text().optional(),
     project: text().optional(),
     retain: z.unknown().optional(),
+    max_bytes: z.unknown().optional(),
   },
   blockOf(SESSION_KEYS),
 );
@@ -136,6 +139,7 @@ const RecordEntrySchema = z.strictObject(
     store: z.string({ error: 'must be a string' }).optional(),
     manifest: text().optional(),
     retain: z.unknown().optional(),
+    max_bytes: z.unknown().optional(),
   },
   blockOf(RECORD_KEYS),
 );
@@ -148,6 +152,7 @@ const ConfigSchema = z.strictObject(
     random_delay: z.unknown().optional(),
     live_grace: z.unknown().optional(),
     max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
+    keep_free: z.unknown().optional(),
     // A section with every entry commented out reads as null: the same as absent.
     sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
     records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
@@ -159,6 +164,7 @@ const ConfigSchema = z.strictObject(
       )
       .nullable()
       .optional(),
+    metrics: z.strictObject({ textfile: text().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
   },
   blockOf(TOP_KEYS),
 );
@@ -188,6 +194,8 @@ function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
       return AUDIT_KEYS;
     case 'log':
       return LOG_KEYS;
+    case 'metrics':
+      return METRICS_KEYS;
     default:
       return [];
   }
@@ -303,6 +311,13 @@ type RecordEntry = NonNullable<RawConfig['records']>[number];
 
 async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const origin = `sessions[${index}]`;
+  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
+  const roots = await resolveSessionRoots(entry, origin, ctx);
+  // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
+  return maxBytes === undefined ? roots : roots.map((r) => (r.problem ? r : { ...r, maxBytes }));
+}
+
+async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const given = (['root', 'workdir', 'project'] as const).filter((k) => entry[k] !== undefined);
   if (given.length !== 1) {
     throw new ConfigError(
@@ -342,6 +357,12 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
 
 async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathContext): Promise<RecordPolicyConfig> {
   const origin = `records[${index}]`;
+  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
+  const policy = await resolveRecordPolicy(entry, origin, ctx);
+  return maxBytes === undefined ? policy : { ...policy, maxBytes };
+}
+
+async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: PathContext): Promise<RecordPolicyConfig> {
   if (entry.capsule !== undefined && entry.manifest !== undefined) {
     throw new ConfigError(origin, 'names capsule and manifest; give exactly one of them', ctx.file);
   }
@@ -468,6 +489,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     raw.random_delay === undefined ? 0 : parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true });
   const liveGraceSecs =
     raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : parseDurationValue(raw.live_grace, 'live_grace', file);
+  const keepFree = raw.keep_free === undefined ? undefined : parseKeepFree(raw.keep_free, 'keep_free', file);
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of (raw.sessions ?? []).entries()) {
@@ -476,6 +498,16 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   const records: RecordPolicyConfig[] = [];
   for (const [i, entry] of (raw.records ?? []).entries()) {
     records.push(await resolveRecordEntry(entry, i, ctx));
+  }
+
+  let metrics: { textfile: string } | undefined;
+  if (raw.metrics?.textfile !== undefined) {
+    const textfile = resolvePath(raw.metrics.textfile, 'metrics.textfile', ctx);
+    // node_exporter's textfile collector reads `*.prom` only: anything else would never be seen.
+    if (!textfile.endsWith('.prom') || textfile.endsWith('/.prom')) {
+      throw new ConfigError('metrics.textfile', `'${raw.metrics.textfile}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
+    }
+    metrics = { textfile };
   }
 
   const auditRetain =
@@ -492,8 +524,10 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     ...(raw.max_delete ? { maxDelete: parseMaxDelete(raw.max_delete, file) } : {}),
     sessions,
     records,
+    ...(keepFree !== undefined ? { keepFree } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
+    ...(metrics ? { metrics } : {}),
     source: file,
   };
 }

@@ -2,6 +2,7 @@
 // expansion and manifest lookups. Everything here is plain data: absolute paths, policy numbers.
 // Guarantee: a value of these types has been fully validated; a policy with no keys is `undefined`
 // (no policy means nothing is deleted).
+import type { KeepFree } from './size.js';
 
 /** `trace.retain` semantics: both keys ANDed; at least one present. */
 export interface SessionRetain {
@@ -22,6 +23,8 @@ export interface SessionsRootConfig {
   root: string;
   /** undefined: nothing is deleted here (still reconciled and mode-checked). */
   retain: SessionRetain | undefined;
+  /** Disk budget (`max_bytes`): the root's sessions are kept under this many bytes. */
+  maxBytes?: number;
   /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */
   origin: string;
   /**
@@ -37,6 +40,8 @@ export interface RecordPolicyConfig {
   /** Record store directory name under `<home>/conversations/`. Defaults to the capsule. */
   store: string;
   retain: RecordRetain | undefined;
+  /** Disk budget (`max_bytes`): the store's contexts are kept under this many bytes. */
+  maxBytes?: number;
   origin: string;
 }
 
@@ -55,7 +60,14 @@ export interface GcConfig {
   maxDelete?: { count?: number; fraction?: number };
   sessions: SessionsRootConfig[];
   records: RecordPolicyConfig[];
+  /**
+   * Free space to keep on the filesystem holding the home (`keep_free`); stores with a policy on
+   * that filesystem give up their oldest removable items when it runs short.
+   */
+  keepFree?: KeepFree;
   audit: { retain: SessionRetain | undefined };
+  /** Prometheus text-format file written after every sweep (node_exporter textfile collector). */
+  metrics?: { textfile: string };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   /** The config file this came from, or undefined for built-in defaults. */
   source: string | undefined;

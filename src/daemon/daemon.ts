@@ -26,6 +26,12 @@
 //   state file is written until the runtime has created the home.
 // - A state-file write failure is logged (io_error) and never stops the daemon.
 // - Logs: ids, counts, codes, paths and durations — never record content.
+// - metrics.textfile: written after every sweep from the same summary as the state file (a write
+//   failure is logged with io_error and never stops the daemon).
+// - keep_free (src/daemon/keep-free.ts): between scheduled sweeps, one statfs of the home a minute;
+//   when free space falls below keep_free a sweep starts at once (trigger `keep_free`), once per
+//   crossing: the watch re-arms only after free space is back at or above keep_free, so a home
+//   that stays short (live data) is not swept every minute.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CronJob } from 'cron';
 import { runSweep } from '../apply/sweep.js';
@@ -34,6 +40,9 @@ import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors
 import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
 import { removeDeadGcTemps } from './recovery.js';
+import { writeMetrics } from './metrics.js';
+import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
+import type { StatFs } from '../io/statfs.js';
 import { readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from './summary.js';
 
@@ -51,6 +60,10 @@ export interface DaemonDeps {
   sweep?: typeof runSweep;
   /** How long a stop waits for the in-flight sweep; default STOP_DEADLINE_MS. */
   stopDeadlineMs?: number;
+  /** Free space of the home's filesystem (tests inject one); default statfs(2). */
+  statfs?: StatFs;
+  /** How often keep_free is checked between sweeps; default KEEP_FREE_CHECK_MS. */
+  keepFreeCheckMs?: number;
 }
 
 /** Build (and so validate) the cron job of a schedule; a bad expression is a ConfigError. */
@@ -70,6 +83,7 @@ export class Daemon {
   private readonly sweep: typeof runSweep;
   private readonly stopDeadlineMs: number;
   private job: CronJob | undefined;
+  private readonly keepFree: KeepFreeWatch;
   private readonly stopController = new AbortController();
   private stopping = false;
   private inflight: Promise<void> | undefined;
@@ -87,6 +101,13 @@ export class Daemon {
     this.now = deps.now ?? Date.now;
     this.sweep = deps.sweep ?? runSweep;
     this.stopDeadlineMs = deps.stopDeadlineMs ?? STOP_DEADLINE_MS;
+    this.keepFree = new KeepFreeWatch({
+      config: () => this.config,
+      log: this.log,
+      intervalMs: deps.keepFreeCheckMs ?? KEEP_FREE_CHECK_MS,
+      ...(deps.statfs ? { statfs: deps.statfs } : {}),
+      trigger: () => this.tick('keep_free'),
+    });
     this.state = { version: STATE_VERSION, updated_ms: this.now(), daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null };
     this.done = new Promise<number>((resolve) => {
       this.resolveDone = resolve;
@@ -131,6 +152,7 @@ export class Daemon {
         throw new BusyError(`another murmur-gc daemon (pid ${d.pid}) is running for ${config.home}; stop it first`);
       }
       this.state.last_sweep = prior.state.last_sweep;
+      if (prior.state.last_success_ms !== undefined) this.state.last_success_ms = prior.state.last_success_ms;
     } else if (prior.status === 'corrupt') {
       this.log.warn({ code: Codes.invalidLine, path: `${config.home}/gc/state.json` }, `the state file is unreadable and will be rewritten: ${prior.detail}`);
     }
@@ -168,6 +190,7 @@ export class Daemon {
     // in the same second is skipped rather than taking its place.
     if (config.runOnStart) void this.tick('start');
     job.start();
+    this.keepFree.start();
     await this.saveState();
   }
 
@@ -228,9 +251,17 @@ export class Daemon {
     }
     logSweepSummary(this.log, summary);
     this.state.last_sweep = summary;
+    if (summary.outcome === 'ok') this.state.last_success_ms = summary.ended_ms;
     this.state.current_sweep = null;
     this.state.next_run_ms = this.nextRunMs();
     await this.saveState();
+    if (config.metrics) {
+      try {
+        await writeMetrics(config, summary, this.state.last_success_ms ?? null);
+      } catch (err) {
+        this.log.error({ code: Codes.ioError, path: config.metrics.textfile }, `could not write the metrics file: ${describeError(err)}`);
+      }
+    }
   }
 
   private async reload(): Promise<void> {
@@ -284,6 +315,7 @@ export class Daemon {
     const running = this.inflight !== undefined;
     this.log.info({ signal, sweep_running: running }, running ? 'stopping: the running sweep stops at its next safe point' : 'stopping');
     void this.job?.stop();
+    this.keepFree.stop();
     this.stopController.abort(new GcError(Codes.aborted, `received ${signal}`));
     if (this.inflight) {
       let timer: NodeJS.Timeout | undefined;

@@ -17,8 +17,11 @@ export const STATE_VERSION = 1;
 const STATE_LIMIT = 1 << 20;
 
 export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
-/** start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too). */
-export type SweepTrigger = 'start' | 'schedule' | 'manual';
+/**
+ * start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too);
+ * keep_free: the daemon, early, because free space under the home fell below `keep_free`.
+ */
+export type SweepTrigger = 'start' | 'schedule' | 'manual' | 'keep_free';
 
 /** One sweep, as the daemon logged it and as `status` shows it. */
 export interface SweepSummary {
@@ -38,6 +41,10 @@ export interface SweepSummary {
   audit: string | null;
   /** A short human note (nothing to sweep, why it failed); no content. */
   message?: string;
+  /** Actions per kind, then per store (sessions root, record store, `home`); for metrics. */
+  actions_by_store?: Record<string, Record<string, number>>;
+  /** Messages dropped by truncations. */
+  messages_dropped?: number;
 }
 
 export interface DaemonInfo {
@@ -61,6 +68,8 @@ export interface DaemonState {
   /** The sweep in progress, if any. */
   current_sweep: { started_ms: number; trigger: SweepTrigger } | null;
   last_sweep: SweepSummary | null;
+  /** When the last sweep with outcome `ok` ended (kept across sweeps and restarts). */
+  last_success_ms?: number | null;
 }
 
 export type StateRead =
@@ -99,7 +108,7 @@ function countMap(v: unknown): Record<string, number> {
 }
 
 const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
-const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual'];
+const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual', 'keep_free'];
 
 export function parseSweepSummary(v: unknown): SweepSummary | null {
   if (!isObj(v)) return null;
@@ -122,6 +131,13 @@ export function parseSweepSummary(v: unknown): SweepSummary | null {
     audit: typeof v['audit'] === 'string' ? v['audit'] : null,
   };
   if (typeof v['message'] === 'string') s.message = v['message'];
+  if (isObj(v['actions_by_store'])) {
+    const by: Record<string, Record<string, number>> = {};
+    for (const [kind, stores] of Object.entries(v['actions_by_store'])) by[kind] = countMap(stores);
+    s.actions_by_store = by;
+  }
+  const dropped = num(v['messages_dropped']);
+  if (dropped !== undefined) s.messages_dropped = dropped;
   return s;
 }
 
@@ -154,6 +170,7 @@ export function parseState(text: string): DaemonState | undefined {
   if (!isObj(o) || o['version'] !== STATE_VERSION) return undefined;
   const cur = o['current_sweep'];
   const curStart = isObj(cur) ? num(cur['started_ms']) : undefined;
+  const lastSuccess = num(o['last_success_ms']);
   return {
     version: STATE_VERSION,
     updated_ms: num(o['updated_ms']) ?? 0,
@@ -164,6 +181,7 @@ export function parseState(text: string): DaemonState | undefined {
         ? { started_ms: curStart, trigger: TRIGGERS.find((t) => t === cur['trigger']) ?? 'schedule' }
         : null,
     last_sweep: parseSweepSummary(o['last_sweep']),
+    ...(lastSuccess !== undefined ? { last_success_ms: lastSuccess } : {}),
   };
 }
 
@@ -235,5 +253,6 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
 export async function recordOneShotSweep(home: string, summary: SweepSummary, nowMs: number): Promise<boolean> {
   const read = await readStateFile(home);
   const base = read.status === 'ok' ? read.state : emptyState(nowMs);
-  return writeStateFile(home, { ...base, updated_ms: nowMs, last_sweep: summary });
+  const lastSuccess = summary.outcome === 'ok' ? { last_success_ms: summary.ended_ms } : {};
+  return writeStateFile(home, { ...base, updated_ms: nowMs, last_sweep: summary, ...lastSuccess });
 }

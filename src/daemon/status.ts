@@ -10,6 +10,8 @@ import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from './
 import { measureStores, type StoreSizes } from './stores.js';
 import { outcomeWords, summaryText } from './summary.js';
 import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
+import { fleetView, type FleetView } from './fleet.js';
+import { VERSION } from '../version.js';
 
 export interface StatusDoc {
   home: string;
@@ -36,6 +38,8 @@ export interface StatusDoc {
   /** murmur-gc.timer, asked only when the daemon is not running (null while it runs). */
   timer: TimerInfo | null;
   stores: StoreSizes;
+  /** The numbers the metrics textfile carries, from the same function (src/daemon/fleet.ts). */
+  metrics: FleetView;
 }
 
 export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: boolean; why: string }> {
@@ -58,6 +62,8 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
   const state = read.status === 'ok' ? read.state : undefined;
   const d = state?.daemon ?? null;
   const verdict = await judgeDaemon(d);
+  const stores = await measureStores(config);
+  const lastSweep = state?.last_sweep ?? null;
   const doc: StatusDoc = {
     home: config.home,
     home_exists: read.status !== 'no_home',
@@ -74,10 +80,11 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
       schedule: d?.schedule ?? null,
     },
     current_sweep: verdict.running ? (state?.current_sweep ?? null) : null,
-    last_sweep: state?.last_sweep ?? null,
+    last_sweep: lastSweep,
     next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
     timer: verdict.running ? null : await timer(),
-    stores: await measureStores(config),
+    stores,
+    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores),
   };
   if (read.status === 'corrupt') doc.state_detail = read.detail;
   return doc;

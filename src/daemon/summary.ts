@@ -35,6 +35,8 @@ export function summarizeReport(report: SweepReport, trigger: SweepTrigger, star
     audit: report.audit,
   };
   if (report.message !== undefined) s.message = report.message;
+  s.actions_by_store = actionsByStore(report);
+  s.messages_dropped = report.actions.reduce((n, a) => n + (a.kind === 'truncate_record' ? a.messages_dropped : 0), 0);
   return s;
 }
 
@@ -150,4 +152,28 @@ export function logSweepSummary(log: Logger, s: SweepSummary): void {
   if (s.outcome === 'ok' || s.outcome === 'aborted') out.info(fields, text);
   else if (s.outcome === 'failed') out.error(fields, text);
   else out.warn(fields, text);
+}
+
+/** Where an action happened, for `actions_by_store`: the sessions root, the record store, or `home`. */
+function storeOf(a: SweepReport['actions'][number]): string {
+  switch (a.kind) {
+    case 'remove_session':
+    case 'shell_lost':
+      return a.root;
+    case 'remove_record':
+    case 'truncate_record':
+      return a.record;
+    default:
+      return 'home';
+  }
+}
+
+export function actionsByStore(report: SweepReport): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const a of report.actions) {
+    const byStore = (out[a.kind] ??= {});
+    const store = storeOf(a);
+    byStore[store] = (byStore[store] ?? 0) + 1;
+  }
+  return out;
 }

@@ -18,7 +18,8 @@ import { stringifyExact } from './json-exact.js';
 import { JsonScanner, T_OBJECT, jsonKeys, spanString, spanU64, type Span } from './json-scan.js';
 
 export type RetentionStore = 'sessions' | 'records';
-export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages';
+/** The runtime's three reasons, then murmur-gc's disk budgets (`max_bytes`, `keep_free`). */
+export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free';
 export type Trust = 'trusted' | 'untrusted';
 
 /** The runtime's order of retention lines (runtime.rs::apply_retention). */
@@ -27,6 +28,11 @@ export const RETENTION_ORDER: ReadonlyArray<readonly [RetentionStore, RetentionR
   ['sessions', 'max_age'],
   ['records', 'max_age'],
   ['records', 'max_messages'],
+  // murmur-gc's disk budgets act after age and count, sessions before records (src/plan/budget.ts).
+  ['sessions', 'max_bytes'],
+  ['sessions', 'keep_free'],
+  ['records', 'max_bytes'],
+  ['records', 'keep_free'],
 ];
 
 function line(obj: Record<string, unknown>): string {

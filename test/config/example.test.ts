@@ -21,7 +21,7 @@ describe('config.example.yaml', () => {
   it('sets every top-level key', async () => {
     const doc = parseConfigYaml(await fsp.readFile(EXAMPLE, 'utf8'), EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'live_grace', 'log', 'max_delete', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'metrics', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
   });
 
@@ -45,6 +45,7 @@ describe('config.example.yaml', () => {
         {
           root: path.join(home, 'src/app/.murmur'),
           retain: { maxSessions: 50, maxAgeSecs: 30 * 86_400 },
+          maxBytes: 10 * 1024 ** 3,
           origin: 'sessions[0]',
         },
         // no <workdir>/murmur.yaml under the fake home: no policy
@@ -56,12 +57,15 @@ describe('config.example.yaml', () => {
           capsule: 'shey',
           store: 'shey',
           retain: { maxMessages: 2000, maxAgeSecs: 90 * 86_400 },
+          maxBytes: 2 * 1024 ** 3,
           origin: 'records[0]',
         },
         { capsule: 'bot', store: 'bot', retain: { maxAgeSecs: 30 * 86_400 }, origin: 'records[1]' },
       ],
+      keepFree: { kind: 'percent', percent: 10 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },
+      metrics: { textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' },
       source: EXAMPLE,
     });
   });

@@ -132,13 +132,13 @@ describe('strict schema', () => {
     const err = await loadError(load('home: /h\nlive-grace: 1h\n'));
     expect(err.keyPath).toBe('live-grace');
     expect(err.message).toContain(
-      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, sessions, records, audit, log",
+      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, sessions, records, audit, log, metrics",
     );
   });
 
   it.each([
-    ['sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n', 'sessions[1].retian', 'root, workdir, project, retain'],
-    ['records:\n  - capsul: shey\n', 'records[0].capsul', 'capsule, store, manifest, retain'],
+    ['sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n', 'sessions[1].retian', 'root, workdir, project, retain, max_bytes'],
+    ['records:\n  - capsul: shey\n', 'records[0].capsul', 'capsule, store, manifest, retain, max_bytes'],
     ['audit:\n  retention: {max_age: 1d}\n', 'audit.retention', 'retain'],
     ['log:\n  lvl: info\n', 'log.lvl', 'level'],
   ])('refuses a nested unknown key with its path (%#)', async (yaml, keyPath, expected) => {
@@ -153,7 +153,7 @@ describe('strict schema', () => {
     ['run_on_start: yes\n', 'run_on_start', 'must be true or false'],
     ['home: ""\n', 'home', 'must not be empty'],
     ['sessions: {root: /x}\n', 'sessions', 'must be a list'],
-    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain)'],
+    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes)'],
     ['sessions:\n  - root: 5\n', 'sessions[0].root', 'must be a string'],
     ['records:\n  - capsule: [a]\n', 'records[0].capsule', 'must be a string'],
     ['log:\n  level: verbose\n', 'log.level', 'must be one of: trace, debug, info, warn, error, fatal, silent'],

@@ -52,6 +52,8 @@ describe('sweep summaries', () => {
       errors: 1,
       errors_by_code: { io_error: 1 },
       audit: 'ses_abc',
+      actions_by_store: { remove_session: { '/r': 2 }, truncate_record: { s: 1 }, remove_debris: { home: 1 } },
+      messages_dropped: 4,
     });
     expect(summaryCode(s)).toBe('io_error');
     expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 3 skipped; 1 errors (250 ms)');

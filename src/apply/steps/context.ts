@@ -13,6 +13,7 @@ import type { RecordsPlan } from '../../plan/records.js';
 import type { SessionsPlan } from '../../plan/sessions.js';
 import type { RecordPolicyConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
+import type { StatFs } from '../../io/statfs.js';
 import { mintId } from '../../murmur/ids.js';
 import type { AuditSession, LostTask, RetentionItem } from '../audit.js';
 import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
@@ -34,6 +35,8 @@ export interface SweepOptions {
   unattended?: boolean;
   /** `--confirm-large`: no blast-radius limit for this sweep. */
   confirmLarge?: boolean;
+  /** Free space of the home's filesystem, for keep_free (tests inject one); default statfs(2). */
+  statfs?: StatFs;
 }
 
 export interface Progress {

@@ -16,6 +16,9 @@ import { ensureAudit } from './audit.js';
 import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
+import type { BudgetReason } from '../../plan/budget.js';
+
+export type SessionRemovalReason = 'max_age' | 'max_sessions' | BudgetReason;
 
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
@@ -60,7 +63,13 @@ function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records'
   return true;
 }
 
-async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: SessionsRootPlan, tally: { items: number; bytes: number }, tick: () => void): Promise<void> {
+/** Removes the sessions `plan` names in one root (also used by the budget step, with its reasons). */
+export async function removeSessions(
+  ctx: SweepContext,
+  { input, scan, views, plan }: Omit<SessionsRootPlan, 'plan'> & { plan: { remove: { name: string; reason: SessionRemovalReason }[]; skip: SessionsRootPlan['plan']['skip'] } },
+  tally: { items: number; bytes: number },
+  tick: () => void,
+): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
   if (tooLarge(ctx, input.root, 'sessions', views.length, plan.remove.map((r) => r.name))) return;
@@ -126,7 +135,7 @@ async function removeSessions(ctx: SweepContext, { input, scan, views, plan }: S
 }
 
 /** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
-async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age'): Promise<number | undefined> {
+export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age' | BudgetReason): Promise<number | undefined> {
   const target = `${store}/${c.context}`;
   if (c.dirUid !== ctx.uid || c.file.uid !== ctx.uid) {
     skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not removed` });

@@ -1,0 +1,226 @@
+// Step "budget": disk budgets (`max_bytes` per sessions root / record store, `keep_free` for the
+// filesystem under the home), after age and count have acted (src/plan/budget.ts has the order).
+// Guarantees:
+// - Does nothing (measures nothing) unless a budget is configured.
+// - Takes part: a sessions root or record store whose entry has `max_bytes`, and — for keep_free —
+//   every one with a policy (retain or max_bytes) on the home's filesystem. Discovered roots and
+//   stores with no policy, and murmur-gc's own audit root, are never touched for a budget.
+// - Sizes are measured now, descriptor-relatively (io/remove.ts measureDir), after the remove and
+//   truncate steps; a dry run subtracts what those steps would have freed, so its plan is the one
+//   a real run on the unchanged tree makes.
+// - Never removes a live session, a context a live session names, another user's entry, or a
+//   record whose header does not name the policy's capsule; removals go through the remove step's
+//   own code (rename to trash, re-verify, then delete; intent audited first) with reason
+//   `max_bytes` or `keep_free`; a removal that does not happen frees nothing and the next oldest
+//   item is tried.
+// - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
+//   the bytes still missing and what held them; the numbers are in `report.budget`.
+import { keepFreeBytes } from '../../config/size.js';
+import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
+import { CONVERSATIONS_DIR, type ContextScan } from '../../io/inventory.js';
+import { measureDir } from '../../io/remove.js';
+import { Dir, sameIdentity } from '../../io/safe-fs.js';
+import { statFs } from '../../io/statfs.js';
+import { idTimestampMs } from '../../murmur/ids.js';
+import { BudgetLedger, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
+import { formatBytes } from '../report.js';
+import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
+import { openChain } from './dirs.js';
+import { removeRecord, removeSessions } from './remove.js';
+
+interface SessionsStore {
+  kind: 'sessions';
+  store: BudgetStore;
+  plan: SessionsRootPlan;
+}
+interface RecordsStore {
+  kind: 'records';
+  store: BudgetStore;
+  name: string;
+  contexts: ContextScan[];
+}
+
+export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  const { config } = ctx;
+  const home = ctx.homeDir;
+  const anyBudget = config.keepFree !== undefined || config.sessions.some((s) => s.maxBytes !== undefined) || config.records.some((r) => r.maxBytes !== undefined);
+  if (!anyBudget || !home) return tally;
+  const homeDev = home.identity.dev;
+
+  // ── which stores take part ────────────────────────────────────────────────────────────────
+  const keepFree = config.keepFree !== undefined;
+  const sessionStores: SessionsStore[] = [];
+  for (const p of ctx.sessionPlans) {
+    const { input, scan } = p;
+    if (input.isAuditRoot || !scan.identity) continue;
+    const hasPolicy = input.retain !== undefined || input.maxBytes !== undefined;
+    const onHomeFs = scan.identity.dev === homeDev;
+    if (input.maxBytes === undefined && !(keepFree && hasPolicy && onHomeFs)) continue;
+    sessionStores.push({ kind: 'sessions', plan: p, store: { key: `sessions:${input.root}`, label: `sessions root ${input.root}`, maxBytes: input.maxBytes, keepFree: keepFree && hasPolicy && onHomeFs } });
+  }
+  const recordStores: RecordsStore[] = [];
+  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean }>();
+  for (const r of config.records) {
+    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false };
+    e.capsules.add(r.capsule);
+    if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
+    e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
+    byStore.set(r.store, e);
+  }
+  const removedRecords = new Set(ctx.report.actions.flatMap((a) => (a.kind === 'remove_record' ? [`${a.record}/${a.target}`] : [])));
+  const items: BudgetItem[] = [];
+  const owners = new Map<string, Set<string>>();
+  for (const [name, e] of byStore) {
+    if (e.maxBytes === undefined && !(keepFree && e.hasPolicy)) continue;
+    const contexts = (ctx.records?.contexts ?? []).filter((c) => c.store === name && !removedRecords.has(`${name}/${c.context}`));
+    recordStores.push({ kind: 'records', name, contexts, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: keepFree && e.hasPolicy } });
+    owners.set(name, e.capsules);
+  }
+  if (sessionStores.length === 0 && recordStores.length === 0 && !keepFree) return tally;
+
+  // ── measure ───────────────────────────────────────────────────────────────────────────────
+  const sessionItems = new Map<BudgetItem, SessionsStore>();
+  for (const s of sessionStores) {
+    const { input, views } = s.plan;
+    let rootDir: Dir | undefined;
+    try {
+      rootDir = await openRoot(input.root, s.plan);
+      for (const v of views) {
+        ctx.signal?.throwIfAborted();
+        if (ctx.removedSessions.has(`${input.root}/${v.scan.name}`)) continue;
+        const bytes = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
+        if (bytes === undefined) continue;
+        const held = v.liveness === 'live' ? Codes.liveSession : v.scan.uid !== ctx.uid ? Codes.foreignOwner : undefined;
+        const item: BudgetItem = { store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held };
+        items.push(item);
+        sessionItems.set(item, s);
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: not measured for its disk budget: ${describeError(err)}` });
+      s.store.maxBytes = undefined;
+      s.store.keepFree = false;
+    } finally {
+      await rootDir?.close();
+    }
+  }
+  const truncatedBy = new Map<string, number>(ctx.report.actions.flatMap((a): [string, number][] => (a.kind === 'truncate_record' ? [[`${a.record}/${a.target}`, a.bytes]] : [])));
+  const recordItems = new Map<BudgetItem, { r: RecordsStore; c: ContextScan }>();
+  for (const r of recordStores) {
+    if (r.contexts.length === 0) continue; // an empty (or not yet created) store holds nothing
+    let storeDir: Dir | undefined;
+    try {
+      storeDir = await openChain(home, [CONVERSATIONS_DIR, r.name]);
+      if (storeDir.identity.dev !== homeDev) r.store.keepFree = false;
+      for (const c of r.contexts) {
+        ctx.signal?.throwIfAborted();
+        const target = `${r.name}/${c.context}`;
+        let bytes = await measured(ctx, target, () => measureDir(storeDir!, c.context, c.dirIdentity));
+        if (bytes === undefined) continue;
+        // A dry run did not rewrite the file: count it at the size the truncation leaves.
+        if (ctx.dryRun) bytes = Math.max(0, bytes - (truncatedBy.get(target) ?? 0));
+        const owned = c.header !== undefined && (owners.get(r.name)?.has(c.header.capsule) ?? false);
+        const held = ctx.world.liveContexts.has(c.context) ? Codes.liveContext : c.dirUid !== ctx.uid || c.file.uid !== ctx.uid ? Codes.foreignOwner : owned ? undefined : Codes.notOwned;
+        const item: BudgetItem = { store: r.store.key, target: c.context, ageMs: c.file.mtimeMs, bytes, held };
+        items.push(item);
+        recordItems.set(item, { r, c });
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      fail(ctx, { target: r.name, code: codeOf(err), detail: `record store ${r.name}: not measured for its disk budget: ${describeError(err)}` });
+      r.store.maxBytes = undefined;
+      r.store.keepFree = false;
+    } finally {
+      await storeDir?.close();
+    }
+  }
+
+  // ── keep_free ─────────────────────────────────────────────────────────────────────────────
+  let kf: { required: number; free: number; short: number } | undefined;
+  if (config.keepFree) {
+    try {
+      const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
+      const required = keepFreeBytes(config.keepFree, space.totalBytes);
+      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) : 0);
+      kf = { required, free, short: Math.max(0, required - free) };
+    } catch (err) {
+      fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
+    }
+  }
+
+  // ── remove, oldest first, until every budget is met ───────────────────────────────────────
+  const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store)];
+  const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
+  for (let choice = ledger.next(); choice; choice = ledger.next()) {
+    ctx.signal?.throwIfAborted();
+    const { item, reason } = choice;
+    let freed: number | undefined;
+    const s = sessionItems.get(item);
+    if (s) {
+      const before = { ...tally };
+      await removeSessions(ctx, { ...s.plan, plan: { remove: [{ name: item.target, reason }], skip: [] } }, tally, () => undefined);
+      freed = tally.items > before.items ? tally.bytes - before.bytes : undefined;
+    } else {
+      const rc = recordItems.get(item);
+      if (rc) {
+        freed = await removeRecord(ctx, home, rc.c, rc.r.name, reason);
+        if (freed !== undefined) {
+          tally.items++;
+          tally.bytes += freed;
+        }
+      }
+    }
+    ledger.settle(choice, freed);
+  }
+
+  const unmet = ledger.unmet();
+  for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
+  ctx.report.budget = {
+    stores: ledger.outcomes(),
+    keep_free: kf ? { required_bytes: kf.required, free_bytes: kf.free, short_bytes: kf.short, short_bytes_after: ledger.keepFreeShortBytes } : null,
+    unmet,
+  };
+  return tally;
+}
+
+async function openRoot(root: string, plan: SessionsRootPlan): Promise<Dir> {
+  const d = await Dir.open(root);
+  if (!plan.scan.identity || !sameIdentity(d.identity, plan.scan.identity)) {
+    await d.close();
+    throw new GcError(Codes.changedSinceScan, `${root} was replaced since it was scanned`);
+  }
+  return d;
+}
+
+/** Bytes of one entry, or undefined (reported) when it cannot be measured: it is then left alone. */
+async function measured(ctx: SweepContext, target: string, measure: () => Promise<{ bytes: number }>): Promise<number | undefined> {
+  try {
+    return (await measure()).bytes;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    const code = codeOf(err);
+    (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: not measured for its disk budget: ${describeError(err)}` });
+    return undefined;
+  }
+}
+
+/** What the earlier steps of a dry run would have freed on the home's filesystem. */
+function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): number {
+  const devOf = new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
+  let n = 0;
+  for (const a of ctx.report.actions) {
+    if (a.kind === 'remove_session') n += devOf.get(a.root) === homeDev ? a.bytes : 0;
+    else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.bytes;
+  }
+  return n;
+}
+
+function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number } | undefined): string {
+  const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`);
+  const heldText = held.length > 0 ? `held by ${held.join(', ')}` : 'nothing else taking part could be removed';
+  if (u.reason === 'keep_free') {
+    return `the filesystem under ${ctx.home} is still ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted) after removing every item it may: ${heldText}`;
+  }
+  return `${u.label} is still ${formatBytes(u.bytesShort)} over max_bytes after removing every item it may: ${heldText}`;
+}

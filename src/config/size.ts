@@ -1,0 +1,64 @@
+// Byte sizes for disk budgets (`max_bytes`, `keep_free`), parsed strictly.
+//
+// Grammar (decided here, journald's spelling and base): a whole number of bytes, optionally
+// followed by exactly one of K, M, G, T (powers of 1024; uppercase only, no `B`, no spaces, no
+// fraction): `500M`, `10G`, `1048576`. A YAML integer is a byte count. `keep_free` also takes a
+// whole percentage of the filesystem's size, `1%`…`99%`. Zero is refused (a budget of zero would
+// delete everything it may); values above 2^53 − 1 bytes are refused.
+// Invariants: pure (no fs, no clock); every error is a ConfigError naming the key path.
+import { ConfigError } from '../errors.js';
+import { YamlFloat, rustDebug } from './retain.js';
+
+export const SIZE_ACCEPTED_FORM =
+  'must be a size: a whole number of bytes, optionally suffixed K, M, G or T (powers of 1024), e.g. 500M or 10G';
+export const KEEP_FREE_ACCEPTED_FORM = `${SIZE_ACCEPTED_FORM}; or a whole percentage of the filesystem from 1% to 99%`;
+export const SIZE_ZERO = 'must be greater than zero (a budget of zero would delete everything it may)';
+
+const UNIT: Record<string, bigint> = { '': 1n, K: 1024n, M: 1024n ** 2n, G: 1024n ** 3n, T: 1024n ** 4n };
+const MAX = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** `keep_free`: an absolute byte count or a percentage of the filesystem's total size. */
+export type KeepFree = { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number };
+
+function sizeText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+/** A size key (`max_bytes`): bytes, > 0. */
+export function parseSizeValue(value: unknown, fieldPath: string, file: string | undefined): number {
+  const text = value instanceof YamlFloat ? undefined : sizeText(value);
+  const quoted = typeof value === 'string' ? `'${value}'` : `'${rustDebug(value)}'`;
+  const m = text === undefined ? null : /^([0-9]+)([KMGT]?)$/.exec(text);
+  if (!m) throw new ConfigError(fieldPath, `${quoted} ${SIZE_ACCEPTED_FORM}`, file);
+  const bytes = BigInt(m[1] ?? '0') * (UNIT[m[2] ?? ''] ?? 1n);
+  if (bytes === 0n) throw new ConfigError(fieldPath, SIZE_ZERO, file);
+  if (bytes > MAX) throw new ConfigError(fieldPath, `${quoted} is too large (more than 2^53 - 1 bytes)`, file);
+  return Number(bytes);
+}
+
+/** `keep_free`: a size as above, or `N%` with N in 1..=99. */
+export function parseKeepFree(value: unknown, fieldPath: string, file: string | undefined): KeepFree {
+  if (typeof value === 'string' && value.endsWith('%')) {
+    const m = /^([0-9]{1,2})%$/.exec(value);
+    const n = m ? Number(m[1]) : NaN;
+    if (!(n >= 1 && n <= 99)) throw new ConfigError(fieldPath, `'${value}' ${KEEP_FREE_ACCEPTED_FORM}`, file);
+    return { kind: 'percent', percent: n };
+  }
+  try {
+    return { kind: 'bytes', bytes: parseSizeValue(value, fieldPath, file) };
+  } catch (err) {
+    if (err instanceof ConfigError && err.message.includes(SIZE_ACCEPTED_FORM)) {
+      const quoted = typeof value === 'string' ? `'${value}'` : `'${rustDebug(value)}'`;
+      throw new ConfigError(fieldPath, `${quoted} ${KEEP_FREE_ACCEPTED_FORM}`, file);
+    }
+    throw err;
+  }
+}
+
+/** The byte count `keep_free` asks for on a filesystem of `totalBytes`. */
+export function keepFreeBytes(k: KeepFree, totalBytes: number): number {
+  return k.kind === 'bytes' ? k.bytes : Math.ceil((totalBytes * k.percent) / 100);
+}

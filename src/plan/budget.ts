@@ -1,0 +1,204 @@
+// Disk budgets, pure: which items go, in which order, when a store is over its `max_bytes` or the
+// home's filesystem is short of `keep_free` — and what could not be freed.
+//
+// Ordering between keys (written down here and tested in test/plan/budget.test.ts):
+// 1. Age and count first: `max_age`/`max_sessions`/`max_messages` act before any budget is
+//    looked at (the sweep's remove and truncate steps run before the budget step), and what they
+//    removed is no longer an item here; sizes are measured after them.
+// 2. Then `max_bytes`, store by store in configuration order: the oldest removable item of a store
+//    over its budget goes first (sessions by the time in their `ses_` id, contexts by the mtime of
+//    conversation.jsonl; ties by name), until the store is at or under its budget.
+// 3. Then `keep_free`: while the home's filesystem is short, the oldest removable item across
+//    every store taking part (a store with a policy on the home's filesystem) goes first.
+//    Bytes freed under step 2 count towards step 3 when the store is on that filesystem.
+// Guarantees: an item that is not removable (live session or context, another user's, a record
+// whose header does not name the policy's capsule) is never chosen; a removal that did not
+// happen (settled with `undefined`) frees nothing and the next item is chosen instead; every
+// store left over its budget, and a keep_free still short, is reported with what held it.
+// No fs, no clock.
+
+export type BudgetReason = 'max_bytes' | 'keep_free';
+
+export interface BudgetStore {
+  /** unique key (`sessions:<root>`, `records:<store>`) */
+  key: string;
+  /** for messages: the root path or the record store name */
+  label: string;
+  maxBytes: number | undefined;
+  /** takes part in keep_free: has a policy and sits on the home's filesystem */
+  keepFree: boolean;
+}
+
+export interface BudgetItem {
+  store: string;
+  /** `ses_…` id or context id */
+  target: string;
+  /** ms: session id time / record mtime; smaller is older */
+  ageMs: number;
+  bytes: number;
+  /** undefined: removable; otherwise the stable code that keeps it (live_session, live_context, foreign_owner, not_owned) */
+  held: string | undefined;
+}
+
+export interface BudgetChoice {
+  item: BudgetItem;
+  reason: BudgetReason;
+}
+
+export interface BudgetUnmet {
+  /** store key, or undefined for keep_free */
+  store: string | undefined;
+  label: string;
+  reason: BudgetReason;
+  /** bytes still over the budget / still missing from keep_free */
+  bytesShort: number;
+  /** what stayed, by code, with bytes (`failed` counts removals that did not happen) */
+  held: Record<string, { items: number; bytes: number }>;
+}
+
+export interface BudgetStoreOutcome {
+  store: string;
+  label: string;
+  max_bytes: number | null;
+  bytes_before: number;
+  bytes_after: number;
+  removed: number;
+  bytes_freed: number;
+}
+
+/** The sweep report's `budget` section. */
+export interface BudgetReport {
+  stores: BudgetStoreOutcome[];
+  /** null when keep_free is not configured */
+  keep_free: { required_bytes: number; free_bytes: number; short_bytes: number; short_bytes_after: number } | null;
+  unmet: BudgetUnmet[];
+}
+
+const byAge = (a: BudgetItem, b: BudgetItem): number =>
+  a.ageMs - b.ageMs || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
+
+/**
+ * Walks the budgets one removal at a time: `next()` names the item to remove, `settle()` tells
+ * what it freed. Feeding it the real outcome keeps a failed or skipped removal from counting.
+ */
+export class BudgetLedger {
+  private readonly stores: BudgetStore[];
+  private readonly items: BudgetItem[];
+  private readonly total = new Map<string, number>();
+  private readonly before = new Map<string, number>();
+  private readonly removed = new Map<string, { n: number; bytes: number }>();
+  private readonly tried = new Set<BudgetItem>();
+  private readonly failed = new Set<BudgetItem>();
+  private keepFreeShort: number;
+  private pending: BudgetChoice | undefined;
+
+  /** `keepFreeShort`: bytes missing from keep_free now (0 when met or not configured). */
+  constructor(stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number) {
+    this.stores = stores;
+    this.items = [...items].sort(byAge);
+    this.keepFreeShort = Math.max(0, keepFreeShort);
+    for (const s of stores) this.total.set(s.key, 0);
+    for (const i of items) this.total.set(i.store, (this.total.get(i.store) ?? 0) + i.bytes);
+    for (const [k, v] of this.total) this.before.set(k, v);
+  }
+
+  private store(key: string): BudgetStore | undefined {
+    return this.stores.find((s) => s.key === key);
+  }
+
+  private over(s: BudgetStore): number {
+    return s.maxBytes === undefined ? 0 : (this.total.get(s.key) ?? 0) - s.maxBytes;
+  }
+
+  private candidate(i: BudgetItem): boolean {
+    return i.held === undefined && !this.tried.has(i);
+  }
+
+  /** The next removal, or undefined when every budget is met or nothing removable is left. */
+  next(): BudgetChoice | undefined {
+    if (this.pending) throw new Error('BudgetLedger: settle() the previous choice first');
+    for (const s of this.stores) {
+      if (this.over(s) <= 0) continue;
+      const item = this.items.find((i) => i.store === s.key && this.candidate(i));
+      if (item) return (this.pending = { item, reason: 'max_bytes' });
+    }
+    if (this.keepFreeShort > 0) {
+      const item = this.items.find((i) => this.candidate(i) && this.store(i.store)?.keepFree === true);
+      if (item) return (this.pending = { item, reason: 'keep_free' });
+    }
+    return undefined;
+  }
+
+  /** What the chosen removal freed (bytes), or undefined when it did not happen. */
+  settle(choice: BudgetChoice, freed: number | undefined): void {
+    if (this.pending !== choice) throw new Error('BudgetLedger: settle() names a choice next() did not make');
+    this.pending = undefined;
+    const { item } = choice;
+    this.tried.add(item);
+    if (freed === undefined) {
+      this.failed.add(item);
+      return;
+    }
+    this.total.set(item.store, (this.total.get(item.store) ?? 0) - item.bytes);
+    const r = this.removed.get(item.store) ?? { n: 0, bytes: 0 };
+    this.removed.set(item.store, { n: r.n + 1, bytes: r.bytes + freed });
+    if (this.store(item.store)?.keepFree) this.keepFreeShort = Math.max(0, this.keepFreeShort - freed);
+  }
+
+  private heldIn(filter: (i: BudgetItem) => boolean): BudgetUnmet['held'] {
+    const out: BudgetUnmet['held'] = {};
+    for (const i of this.items) {
+      if (!filter(i)) continue;
+      const code = this.failed.has(i) ? 'failed' : i.held;
+      if (code === undefined) continue;
+      const h = (out[code] ??= { items: 0, bytes: 0 });
+      h.items++;
+      h.bytes += i.bytes;
+    }
+    return out;
+  }
+
+  /** Budgets still not met once `next()` has nothing left. */
+  unmet(): BudgetUnmet[] {
+    const out: BudgetUnmet[] = [];
+    for (const s of this.stores) {
+      const over = this.over(s);
+      if (over > 0) out.push({ store: s.key, label: s.label, reason: 'max_bytes', bytesShort: over, held: this.heldIn((i) => i.store === s.key) });
+    }
+    if (this.keepFreeShort > 0) {
+      out.push({ store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: this.keepFreeShort, held: this.heldIn((i) => this.store(i.store)?.keepFree === true) });
+    }
+    return out;
+  }
+
+  /** Per store: size before and after, what was removed. */
+  outcomes(): BudgetStoreOutcome[] {
+    return this.stores.map((s) => {
+      const r = this.removed.get(s.key) ?? { n: 0, bytes: 0 };
+      return {
+        store: s.key,
+        label: s.label,
+        max_bytes: s.maxBytes ?? null,
+        bytes_before: this.before.get(s.key) ?? 0,
+        bytes_after: this.total.get(s.key) ?? 0,
+        removed: r.n,
+        bytes_freed: r.bytes,
+      };
+    });
+  }
+
+  get keepFreeShortBytes(): number {
+    return this.keepFreeShort;
+  }
+}
+
+/** Every choice the ledger makes when each removal frees what was measured (dry planning, tests). */
+export function planBudgets(stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number): { remove: BudgetChoice[]; unmet: BudgetUnmet[] } {
+  const ledger = new BudgetLedger(stores, items, keepFreeShort);
+  const remove: BudgetChoice[] = [];
+  for (let c = ledger.next(); c; c = ledger.next()) {
+    remove.push(c);
+    ledger.settle(c, c.item.bytes);
+  }
+  return { remove, unmet: ledger.unmet() };
+}

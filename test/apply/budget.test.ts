@@ -1,0 +1,172 @@
+// Disk budgets through the real sweep (in process, so free space can be injected).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runSweep } from '../../src/apply/sweep.js';
+import type { SweepReport } from '../../src/apply/report.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { FsSpace } from '../../src/io/statfs.js';
+import { createLogger } from '../../src/log.js';
+import * as f from '../helpers/fixtures.js';
+
+let tmp: string;
+let home: string;
+let root: string;
+const log = createLogger({ level: 'silent' });
+const BLOB = 10_000;
+
+beforeEach(() => {
+  tmp = fs.realpathSync(f.tempDir('mgc-budget'));
+  home = path.join(tmp, 'home');
+  root = path.join(tmp, 'app', '.murmur');
+  fs.mkdirSync(home, { mode: 0o700 });
+  fs.mkdirSync(root, { recursive: true });
+});
+afterEach(() => f.rmrf(tmp));
+
+async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace } = {}): Promise<SweepReport> {
+  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
+  const config = await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+  const space = opts.space;
+  return runSweep({ config, dryRun: opts.dryRun ?? false, log, ...(space ? { statfs: () => Promise.resolve(space) } : {}) });
+}
+
+/** A finished session minted `daysAgo` days ago holding BLOB bytes plus its trace. */
+function session(daysAgo: number, o: { live?: boolean } = {}): string {
+  const startMs = Date.now() - daysAgo * f.DAY;
+  const id = f.idAt('ses_', startMs);
+  f.writeSession(root, { sessionId: id, startMs, end: !o.live, files: { blob: 'x'.repeat(BLOB) }, ...(o.live ? { mtimeMs: Date.now() } : {}) });
+  return id;
+}
+
+function sessionBytes(id: string): number {
+  return fs.statSync(path.join(root, id, 'trace.jsonl')).size + BLOB;
+}
+
+function record(store: string, context: string, daysAgo: number, capsule: string | null = 'shey'): void {
+  f.writeRecord(home, store, context, { capsule, messages: 40, mtimeMs: Date.now() - daysAgo * f.DAY });
+}
+
+function recordBytes(store: string, context: string): number {
+  return fs.statSync(path.join(home, 'conversations', store, context, 'conversation.jsonl')).size;
+}
+
+const removed = (r: SweepReport) => r.actions.flatMap((a) => (a.kind === 'remove_session' || a.kind === 'remove_record' ? [[a.target, a.reason]] : []));
+
+function auditRetention(r: SweepReport): { store: string; reason: string; targets: string[] }[] {
+  const lines = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return lines.filter((l) => l['event_type'] === 'retention').map((l) => ({ store: l['store'] as string, reason: l['reason'] as string, targets: l['targets'] as string[] }));
+}
+
+describe('max_bytes on a sessions root', () => {
+  it('removes the oldest finished sessions until the root is under its budget, with reason max_bytes in the audit', async () => {
+    const ids = [session(4), session(3), session(2), session(1)];
+    const budget = sessionBytes(ids[2]!) + sessionBytes(ids[3]!) + 100;
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${budget}\n`);
+    expect(r.errors).toEqual([]);
+    expect(removed(r)).toEqual([[ids[0], 'max_bytes'], [ids[1], 'max_bytes']]);
+    expect(fs.readdirSync(root).sort()).toEqual([ids[2], ids[3]]);
+    expect(auditRetention(r)).toEqual([{ store: 'sessions', reason: 'max_bytes', targets: [ids[1], ids[0]] }]);
+    expect(r.budget?.stores).toEqual([
+      expect.objectContaining({ store: `sessions:${root}`, max_bytes: budget, removed: 2, bytes_after: sessionBytes(ids[2]!) + sessionBytes(ids[3]!) }),
+    ]);
+  });
+
+  it('age and count act first; the budget then measures what is left', async () => {
+    const ids = [session(40), session(3), session(2), session(1)];
+    const budget = sessionBytes(ids[2]!) + sessionBytes(ids[3]!) + 100;
+    const r = await sweep(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${budget}\n`);
+    expect(removed(r)).toEqual([[ids[0], 'max_age'], [ids[1], 'max_bytes']]);
+    expect(auditRetention(r).map((l) => l.reason)).toEqual(['max_age', 'max_bytes']);
+  });
+
+  it('never removes a live session for space, and reports what could not be freed', async () => {
+    const live = session(5, { live: true });
+    const ids = [session(2), session(1)];
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: 1000\n`);
+    expect(removed(r)).toEqual([[ids[0], 'max_bytes'], [ids[1], 'max_bytes']]);
+    expect(fs.existsSync(path.join(root, live))).toBe(true);
+    const unmet = r.skipped.filter((s) => s.code === 'budget_unmet');
+    expect(unmet).toHaveLength(1);
+    expect(unmet[0]?.target).toBe(root);
+    expect(unmet[0]?.detail).toMatch(/over max_bytes .*held by live_session 1/);
+    expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytesShort: sessionBytes(live) - 1000 });
+  });
+
+  it('a dry run reports exactly what the real run then does, and changes nothing', async () => {
+    const ids = [session(40), session(3), session(2), session(1)];
+    const yaml = `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${sessionBytes(ids[3]!) + 100}\n`;
+    const before = f.snapshotTree(root);
+    const dry = await sweep(yaml, { dryRun: true });
+    expect(f.snapshotTree(root)).toEqual(before);
+    const real = await sweep(yaml);
+    expect(removed(dry)).toEqual(removed(real));
+    expect(removed(real)).toEqual([[ids[0], 'max_age'], [ids[1], 'max_bytes'], [ids[2], 'max_bytes']]);
+  });
+});
+
+describe('max_bytes on a record store', () => {
+  it('removes the oldest owned contexts by mtime; unowned, foreign-capsule and live contexts stay', async () => {
+    record('shey', 'ctx-a', 5);
+    record('shey', 'ctx-b', 4, null); // headerless: never auto-pruned
+    record('shey', 'ctx-c', 3, 'other'); // another capsule's
+    record('shey', 'ctx-d', 2);
+    record('shey', 'ctx-e', 1);
+    const liveId = f.idAt('ses_', Date.now());
+    f.writeSession(root, { sessionId: liveId, startMs: Date.now(), contextId: 'ctx-d', mtimeMs: Date.now() });
+    const r = await sweep(`sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    max_bytes: ${recordBytes('shey', 'ctx-e') + 10}\n`);
+    expect(removed(r)).toEqual([['ctx-a', 'max_bytes'], ['ctx-e', 'max_bytes']]);
+    expect(fs.readdirSync(path.join(home, 'conversations', 'shey')).sort()).toEqual(['ctx-b', 'ctx-c', 'ctx-d']);
+    expect(auditRetention(r)).toEqual([{ store: 'records', reason: 'max_bytes', targets: ['ctx-a', 'ctx-e'] }]);
+    const unmet = r.skipped.find((s) => s.code === 'budget_unmet');
+    expect(unmet?.detail).toMatch(/record store shey .*held by .*not_owned 2/);
+    expect(unmet?.detail).toMatch(/live_context 1/);
+  });
+
+  it('no max_bytes and no keep_free: nothing is measured or removed', async () => {
+    record('shey', 'ctx-a', 5);
+    const r = await sweep(`records:\n  - capsule: shey\n`);
+    expect(r.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
+    expect(r.budget).toBeUndefined();
+  });
+});
+
+describe('keep_free', () => {
+  it('when free space is short, the oldest removable items across stores with a policy go; a store with no policy is untouched', async () => {
+    const ids = [session(4), session(2)];
+    const free = path.join(tmp, 'free', '.murmur');
+    fs.mkdirSync(free, { recursive: true });
+    const freeStart = Date.now() - 9 * f.DAY;
+    const untouched = f.idAt('ses_', freeStart);
+    f.writeSession(free, { sessionId: untouched, startMs: freeStart, end: true, files: { blob: 'x'.repeat(BLOB) } });
+    record('shey', 'ctx-old', 3);
+    record('shey', 'ctx-new', 1);
+    const need = sessionBytes(ids[0]!) + 1;
+    const space = { totalBytes: 1_000_000_000, freeBytes: 500_000_000 - need };
+    const r = await sweep(
+      `keep_free: 500000000\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n  - root: ${free}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1000 }\n`,
+      { space },
+    );
+    // oldest first across stores: session (4 days) then ctx-old (3 days) covers the shortfall.
+    expect(removed(r)).toEqual([[ids[0], 'keep_free'], ['ctx-old', 'keep_free']]);
+    expect(fs.existsSync(path.join(free, untouched))).toBe(true);
+    expect(r.budget?.keep_free).toMatchObject({ required_bytes: 500_000_000, short_bytes: need, short_bytes_after: 0 });
+    expect(auditRetention(r).map((l) => `${l.store}/${l.reason}`)).toEqual(['sessions/keep_free', 'records/keep_free']);
+  });
+
+  it('enough free space: nothing is removed; a percentage is of the filesystem size', async () => {
+    session(4);
+    const r = await sweep(`keep_free: 10%\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1000, freeBytes: 100 } });
+    expect(removed(r)).toEqual([]);
+    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0 });
+  });
+
+  it('still short after every removable item: reported as budget_unmet on the home', async () => {
+    session(4);
+    const r = await sweep(`keep_free: 1G\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1e12, freeBytes: 0 } });
+    expect(removed(r)).toHaveLength(1);
+    const unmet = r.skipped.find((s) => s.code === 'budget_unmet');
+    expect(unmet?.target).toBe(home);
+    expect(unmet?.detail).toMatch(/short of keep_free/);
+  });
+});

@@ -1,0 +1,127 @@
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { KEEP_FREE_ACCEPTED_FORM, SIZE_ACCEPTED_FORM, SIZE_ZERO, keepFreeBytes, parseKeepFree, parseSizeValue } from '../../src/config/size.js';
+import { YamlFloat } from '../../src/config/retain.js';
+import { ConfigError } from '../../src/errors.js';
+
+let tmp: string;
+beforeEach(async () => {
+  tmp = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'murmur-gc-size-')));
+});
+afterEach(async () => {
+  await fsp.rm(tmp, { recursive: true, force: true });
+});
+
+async function load(yaml: string) {
+  const configPath = path.join(tmp, 'config.yaml');
+  await fsp.writeFile(configPath, yaml);
+  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+}
+
+async function loadError(yaml: string): Promise<ConfigError> {
+  try {
+    await load(yaml);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('size grammar', () => {
+  it('bytes, K, M, G, T in powers of 1024; YAML integers are bytes', () => {
+    expect(parseSizeValue('1048576', 'k', undefined)).toBe(1048576);
+    expect(parseSizeValue(4096n, 'k', undefined)).toBe(4096);
+    expect(parseSizeValue('500K', 'k', undefined)).toBe(500 * 1024);
+    expect(parseSizeValue('500M', 'k', undefined)).toBe(500 * 1024 ** 2);
+    expect(parseSizeValue('10G', 'k', undefined)).toBe(10 * 1024 ** 3);
+    expect(parseSizeValue('2T', 'k', undefined)).toBe(2 * 1024 ** 4);
+  });
+
+  it.each(['10 G', '10g', '10GB', '1.5G', '-1G', 'G', '', ' 10G', '10P', '0x10'])('refuses %j with the accepted form', (v) => {
+    expect(() => parseSizeValue(v, 'records[0].max_bytes', '/c.yaml')).toThrow(`/c.yaml: records[0].max_bytes: '${v}' ${SIZE_ACCEPTED_FORM}`);
+  });
+
+  it('refuses floats, booleans, lists and null, zero and overflow', () => {
+    expect(() => parseSizeValue(new YamlFloat(1.5), 'k', undefined)).toThrow(`'Number(1.5)' ${SIZE_ACCEPTED_FORM}`);
+    expect(() => parseSizeValue(true, 'k', undefined)).toThrow(`'Bool(true)' ${SIZE_ACCEPTED_FORM}`);
+    expect(() => parseSizeValue(null, 'k', undefined)).toThrow(`'Null' ${SIZE_ACCEPTED_FORM}`);
+    expect(() => parseSizeValue('0G', 'k', undefined)).toThrow(SIZE_ZERO);
+    expect(() => parseSizeValue(0n, 'k', undefined)).toThrow(SIZE_ZERO);
+    expect(() => parseSizeValue('99999999T', 'k', undefined)).toThrow(/too large/);
+  });
+
+  it('keep_free: a size or a whole percentage 1..99', () => {
+    expect(parseKeepFree('5%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 5 });
+    expect(parseKeepFree('2G', 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 2 * 1024 ** 3 });
+    for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five']) {
+      expect(() => parseKeepFree(bad, 'keep_free', undefined)).toThrow(`keep_free: '${bad}' ${KEEP_FREE_ACCEPTED_FORM}`);
+    }
+    expect(keepFreeBytes({ kind: 'percent', percent: 10 }, 1001), 'rounded up').toBe(101);
+    expect(keepFreeBytes({ kind: 'bytes', bytes: 7 }, 1001)).toBe(7);
+  });
+});
+
+describe('config keys', () => {
+  it('max_bytes on sessions and records entries, keep_free at the top', async () => {
+    const c = await load(`keep_free: 10%
+sessions:
+  - root: ./s
+    max_bytes: 10G
+  - root: ./t
+    retain: { max_sessions: 3 }
+records:
+  - capsule: shey
+    max_bytes: 500M
+    retain: { max_age: 30d }
+`);
+    expect(c.keepFree).toEqual({ kind: 'percent', percent: 10 });
+    expect(c.sessions.map((s) => [s.root, s.maxBytes, s.retain])).toEqual([
+      [path.join(tmp, 's'), 10 * 1024 ** 3, undefined],
+      [path.join(tmp, 't'), undefined, { maxSessions: 3 }],
+    ]);
+    expect(c.records[0]).toMatchObject({ capsule: 'shey', maxBytes: 500 * 1024 ** 2, retain: { maxAgeSecs: 30 * 86400 } });
+  });
+
+  it('absent: no budget, no keep_free', async () => {
+    const c = await load('records:\n  - capsule: shey\n');
+    expect(c.keepFree).toBeUndefined();
+    expect(c.records[0]?.maxBytes).toBeUndefined();
+  });
+
+  it('errors name the file and key path', async () => {
+    const file = path.join(tmp, 'config.yaml');
+    expect((await loadError('sessions:\n  - root: ./s\n    max_bytes: 10GB\n')).message).toBe(`${file}: sessions[0].max_bytes: '10GB' ${SIZE_ACCEPTED_FORM}`);
+    expect((await loadError('records:\n  - capsule: a\n  - capsule: b\n    max_bytes: 0\n')).message).toBe(`${file}: records[1].max_bytes: ${SIZE_ZERO}`);
+    expect((await loadError('keep_free: 150%\n')).message).toBe(`${file}: keep_free: '150%' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect((await loadError('sessions:\n  - root: ./s\n    max_byte: 1G\n')).message).toBe(
+      `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes`,
+    );
+  });
+});
+
+describe('metrics.textfile', () => {
+  it('resolves against the config directory and must end in .prom', async () => {
+    expect((await load('metrics:\n  textfile: prom/murmur-gc.prom\n')).metrics).toEqual({ textfile: path.join(tmp, 'prom', 'murmur-gc.prom') });
+    expect((await load('log: { level: info }\n')).metrics).toBeUndefined();
+    const file = path.join(tmp, 'config.yaml');
+    expect((await loadError('metrics:\n  textfile: /x/murmur-gc.txt\n')).message).toBe(
+      `${file}: metrics.textfile: '/x/murmur-gc.txt' must name a file ending in .prom (the textfile collector reads only *.prom)`,
+    );
+    expect((await loadError('metrics:\n  path: /x/a.prom\n')).message).toBe(`${file}: metrics.path: unknown key 'path'; expected: textfile`);
+  });
+});
+
+describe('max_bytes on a workdir entry with a broken manifest', () => {
+  it('is not applied: the entry deletes nothing until the manifest is fixed', async () => {
+    await fsp.mkdir(path.join(tmp, 'wd'));
+    await fsp.writeFile(path.join(tmp, 'wd', 'murmur.yaml'), 'trace:\n  retain: {}\n');
+    const c = await load('sessions:\n  - workdir: ./wd\n    max_bytes: 1G\n  - workdir: ./ok\n    max_bytes: 1G\n');
+    expect(c.sessions[0]?.problem?.code).toBe('config_invalid');
+    expect(c.sessions[0]?.maxBytes).toBeUndefined();
+    expect(c.sessions[1]?.maxBytes).toBe(1024 ** 3);
+  });
+});
