@@ -283,7 +283,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('never overlaps sweeps under a slow sweep; a manual sweep meanwhile gets 75 (storage_busy)', async () => {
     const ids = manySessions(2500);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`);
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     const manual = await f.runCliAsync(['sweep', '--json', '--config', cfg], T);
@@ -307,7 +307,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('SIGTERM during a sweep of many items exits 0 within 10 s and leaves a consistent tree', async () => {
     const ids = manySessions(2000, 3);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     await d.waitFor('a few more removals', () => d.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
@@ -386,7 +386,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const ids = manySessions(2000, 3);
     const ctx = f.idAt('ctx_', now - f.DAY);
     f.writeRecord(home, 'shey', ctx, { capsule: 'shey', messages: 3 });
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     const a = start(cfg);
     await a.waitFor('a few removals', () => a.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
     a.child.kill('SIGKILL');
