@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireLock, ensureLockDir, recordLockPath } from '../../src/io/lock.js';
 import { Dir } from '../../src/io/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
+import { requirement } from '../helpers/requirements.js';
 import { readAudits } from './audit-check.js';
 import { figures } from './soak.js';
 
@@ -24,9 +25,11 @@ afterAll(() => {
 
 type Rep = { actions: { kind: string; target?: string }[]; skipped: { code: string; target: string; detail: string }[]; errors: { code: string; target: string; detail: string }[] };
 
+const tmpfs = requirement('disk-full faults (tmpfs)', ['root', 'tmpfs', 'cmd:mount', 'cmd:umount']);
+
 describe('resource faults', () => {
-  it('disk full during a rewrite: the original stays whole, the error carries its code, no temp is left, the sweep goes on', () => {
-    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs and must run as root (CI runs as root)');
+  it.runIf(tmpfs.run)('disk full during a rewrite: the original stays whole, the error carries its code, no temp is left, the sweep goes on', () => {
+    tmpfs.check();
     const W = path.join(T, 'full');
     fs.mkdirSync(W);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', W]);

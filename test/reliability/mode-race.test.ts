@@ -9,24 +9,33 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
 import { buildRacer, type RacerBuild } from './racer.js';
 import { count, figures } from './soak.js';
+import { requirement } from '../helpers/requirements.js';
+import { stageCli, type StagedCli } from '../helpers/stage.js';
 import { asUser, chownR, createUser, type TestUser } from './user.js';
 
 let user: TestUser;
 let T: string;
 let racer: RacerBuild;
+let stage: StagedCli | undefined;
+const needs = requirement('mode repair race (unprivileged user)', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
 
 beforeAll(() => {
+  if (!needs.run) return;
+  needs.check();
   user = createUser();
+  // The user runs a staged copy of the build (and of node): the checkout may sit under a 0700 dir.
+  stage = stageCli();
   T = f.tempDir('rel-race');
   fs.chmodSync(T, 0o755);
   racer = buildRacer(T);
 });
 afterAll(() => {
   if (T) f.rmrf(T);
+  if (stage) f.rmrf(stage.dir);
   user?.remove();
 });
 
-describe('mode repair against a symlink-swapping racer (unprivileged)', () => {
+describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivileged)', () => {
   it('never chmods the directory or file a swapped-in symlink points to', () => {
     const iters = count(150, 1_000);
     const H = path.join(T, 'h');
@@ -52,7 +61,7 @@ describe('mode repair against a symlink-swapping racer (unprivileged)', () => {
     ];
     const r = spawnSync(
       asUser(user)[0]!,
-      [...asUser(user).slice(1), process.execPath, driver, f.REPO, home, JSON.stringify(racer.argv0), JSON.stringify(pairs), JSON.stringify([[outDir, 0o755], [outFile, 0o644]]), String(iters)],
+      [...asUser(user).slice(1), stage!.node, driver, path.join(stage!.dir, 'app'), home, JSON.stringify(racer.argv0), JSON.stringify(pairs), JSON.stringify([[outDir, 0o755], [outFile, 0o644]]), String(iters)],
       { encoding: 'utf8', timeout: 600_000 },
     );
     expect(r.status, r.stderr).toBe(0);

@@ -2,13 +2,14 @@
 // settled (a truncation by the marker its new header carries) — and no trace is ever written
 // without its session_start; creating the audit on a full disk fails once, clearly, before
 // anything is removed.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recoverInterruptedAudits } from '../../src/apply/recover.js';
 import { Dir } from '../../src/io/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
+import { requirement } from '../helpers/requirements.js';
 import { readAudits } from './audit-check.js';
 
 let T: string;
@@ -78,11 +79,11 @@ describe('recovery of a killed run', () => {
 });
 
 // A full filesystem needs a tmpfs mount: root only (CI runs as root).
-const canMount = process.getuid?.() === 0 && spawnSync('mount', ['--version']).status === 0;
+const tmpfs = requirement('disk full at audit creation (tmpfs)', ['root', 'tmpfs', 'cmd:mount', 'cmd:umount']);
 
-describe('disk full while the audit trace is created', () => {
+describe.runIf(tmpfs.run)('disk full while the audit trace is created', () => {
   it('fails once, clearly, before anything is removed; the next run leaves no trace without session_start', () => {
-    if (!canMount) throw new Error('this test mounts a tmpfs and must run as root (CI runs as root)');
+    tmpfs.check();
     const H = path.join(T, 'h');
     fs.mkdirSync(H);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', H]);
