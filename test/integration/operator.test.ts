@@ -247,14 +247,15 @@ describe('progress on long runs', () => {
   it('on a TTY a single status line updates in place; never under --json or when stderr is not a TTY', () => {
     manySessions(root, 1500);
     const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
-    const tty = underPty(`${process.execPath} ${f.BIN} --dry-run --config ${cfg}`);
+    // Drawn from the start (MURMUR_GC_PROGRESS_AFTER_MS=0): an idle machine finishes this in < 1 s.
+    const tty = underPty(`${process.execPath} ${f.BIN} --dry-run --config ${cfg}`, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
     expect(tty.status).toBe(0);
     expect(tty.out).toMatch(/\r\x1b\[2Kmurmur-gc \(dry run\): [a-z ]+( · \d+\/\d+)?( · [\d.]+ [KMG]?i?B)? · [\d.]+ (ms|s)/);
     // the line is erased before the report: the report's first line starts clean
     expect(tty.out).toMatch(/\r\x1b\[2Kmurmur-gc dry run \(nothing is changed\)/);
-    const json = underPty(`${process.execPath} ${f.BIN} --dry-run --json --config ${cfg}`);
+    const json = underPty(`${process.execPath} ${f.BIN} --dry-run --json --config ${cfg}`, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
     expect(json.out).not.toContain('\x1b[2K');
-    const piped = f.runCli(['--dry-run', '--config', cfg], T);
+    const piped = f.runCli(['--dry-run', '--config', cfg], T, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
     expect(piped.stderr + piped.stdout).not.toContain('\r');
   });
 });
