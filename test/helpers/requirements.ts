@@ -6,7 +6,7 @@
 // beforeAll with the same reason. Probes are cheap and have no lasting effect (a tmpfs probe
 // mounts and unmounts a scratch directory).
 //
-// Usage (vitest's runIf, so that nothing reads `.skip(` in a committed test):
+// Usage (vitest's runIf: no committed test calls vitest's skip API):
 //   const req = requirement('tmpfs boundaries', ['root', 'tmpfs']);
 //   describe.runIf(req.run)('…', () => { beforeAll(() => req.check()); … });
 import { spawnSync } from 'node:child_process';
