@@ -26,7 +26,8 @@ import { fileURLToPath } from 'node:url';
 export const STORES = ['shey', 'ops', 'research', 'support'];
 const DAY = 86_400_000;
 
-function prng(seed) {
+/** Deterministic PRNG (mulberry32); shared with the other bench scripts. */
+export function prng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

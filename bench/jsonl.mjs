@@ -18,6 +18,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { prng } from './gen.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const jsonlUrl = pathToFileURL(join(repo, 'dist/io/jsonl.js')).href;
@@ -35,18 +36,6 @@ if (!(sizeMB > 0) || !Number.isInteger(runs) || runs < 1) {
 }
 const KEEP = 1000;
 const hasTime = existsSync('/usr/bin/time');
-
-/** Deterministic PRNG (mulberry32). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'];
 

@@ -78,6 +78,18 @@ function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSig
   return { ...(opts.signal ? { signal: opts.signal } : {}), ...(knownTotal !== undefined ? { knownTotal } : {}) };
 }
 
+/** The staged-rewrite options both rewrites here share: the record, its 0600 mode, the checks. */
+function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> }) {
+  return {
+    dir,
+    name,
+    mode: RECORD_FILE_MODE,
+    ...(opts.expect ? { expect: opts.expect } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.holders ? { holders: opts.holders } : {}),
+  };
+}
+
 export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
   if (opts.dryRun) {
     const { fh, stat } = await ctxDir.openFile(fileName);
@@ -112,12 +124,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
   };
   let sizeSeen = 0;
   const rw = await stagedRewrite({
-    dir: ctxDir,
-    name: fileName,
-    mode: RECORD_FILE_MODE,
-    ...(opts.expect ? { expect: opts.expect } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.holders ? { holders: opts.holders } : {}),
+    ...rewriteTarget(ctxDir, fileName, opts),
     stage: async (src, size, stat) => {
       sizeSeen = size;
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
@@ -172,12 +179,7 @@ export async function repairTornTail(
   let why: 'terminated' | 'held' | undefined;
   let before = 0;
   const rw = await stagedRewrite({
-    dir: ctxDir,
-    name: fileName,
-    mode: RECORD_FILE_MODE,
-    ...(opts.expect ? { expect: opts.expect } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.holders ? { holders: opts.holders } : {}),
+    ...rewriteTarget(ctxDir, fileName, opts),
     stage: async (src, size, stat) => {
       before = size;
       why = await decide(src, size, stat);
