@@ -1,8 +1,10 @@
-// Start-up clean-up of what a killed murmur-gc left directly in `<home>/gc`: the temp files of
-// its atomic small-file writes (`.state.json.<pid>.<hex>.tmp`, `.trace-cache.json.<pid>.<hex>.tmp`,
-// `.sweep.lock.owner.json.<pid>.<hex>.tmp`). Everything else a killed run leaves (the sweep lock,
-// record temp files, trash directories, unfinished audit traces) is recovered by the sweep itself.
-// Guarantees: only regular files at the top of `<home>/gc` whose name is exactly that shape are
+// Clean-up (daemon start-up and every real sweep) of what a killed murmur-gc left in `<home>/gc`:
+// the temp files of its atomic small-file writes (`.state.json.<pid>.<hex>.tmp`,
+// `.trace-cache.json.<pid>.<hex>.tmp`) and lock-owner candidates/parked owner files
+// (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
+// its subdirectories (`locks/<store>/`, `locks/traces/`). Everything else a killed run leaves
+// (record temp files, trash directories, unfinished audit traces) is recovered by other steps.
+// Guarantees: only regular files in those directories whose name is exactly that shape are
 // considered; one is removed only when the pid in its name is not a live process (and is not
 // us) — a concurrent `murmur-gc sweep` keeps its temp files; nothing is created; links are never
 // followed (descriptor-relative access).
@@ -10,7 +12,7 @@ import { GC_DIR_NAME } from '../io/paths.js';
 import { probeProcess } from '../io/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../io/safe-fs.js';
 
-const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|[A-Za-z0-9_.-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
+const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|[A-Za-z0-9_.~!*'()%-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
 
 export interface RemovedTemp {
   path: string;
@@ -35,16 +37,26 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     if (!gst?.isDirectory()) return out;
     const gc = await h.openDir(GC_DIR_NAME);
     try {
-      for (const name of await gc.list()) {
-        const pid = gcTempPid(name);
-        if (pid === undefined || pid === process.pid) continue;
-        const st = await gc.lstat(name);
-        if (!st?.isFile()) continue;
-        if ((await probeProcess(pid, undefined)) === 'alive') continue;
-        const again = await gc.lstat(name);
-        if (!again || !sameIdentity(identityOf(again), identityOf(st))) continue;
-        await gc.unlink(name);
-        out.push({ path: gc.display(name), pid, bytes: Number(st.size) });
+      await removeIn(gc, out);
+      const lst = await gc.lstat('locks');
+      if (!lst?.isDirectory()) return out;
+      const locks = await gc.openDir('locks');
+      try {
+        await removeIn(locks, out);
+        for (const name of await locks.list()) {
+          if (name.endsWith('.lock')) continue;
+          const st = await locks.lstat(name);
+          if (!st?.isDirectory()) continue;
+          const sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
+          if (!sub) continue;
+          try {
+            await removeIn(sub, out);
+          } finally {
+            await sub.close();
+          }
+        }
+      } finally {
+        await locks.close();
       }
     } finally {
       await gc.close();
@@ -53,4 +65,24 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     await h.close();
   }
   return out;
+}
+
+async function removeIn(dir: Dir, out: RemovedTemp[]): Promise<void> {
+  const names = await dir.list();
+  const present = new Set(names);
+  for (const name of names) {
+    const pid = gcTempPid(name);
+    if (pid === undefined || pid === process.pid) continue;
+    // The evidence of a lock that still exists is left to whoever next takes that lock (it
+    // breaks the lock of a dead holder and removes this with it; see io/lock-owner.ts).
+    const lock = /^\.(.+\.lock)\.owner\.json\./.exec(name)?.[1];
+    if (lock !== undefined && present.has(lock)) continue;
+    const st = await dir.lstat(name);
+    if (!st?.isFile()) continue;
+    if ((await probeProcess(pid, undefined)) === 'alive') continue;
+    const again = await dir.lstat(name);
+    if (!again || !sameIdentity(identityOf(again), identityOf(st))) continue;
+    await dir.unlink(name);
+    out.push({ path: dir.display(name), pid, bytes: Number(st.size) });
+  }
 }

@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import type { Dir } from './safe-fs.js';
 import { Codes, GcError } from '../errors.js';
-import { probeProcess, startTimeOf } from './running.js';
-import { lockDirIno, readOwnerFile, removeOwnerFile, removeStaleLockDir, writeOwnerFile } from './lock-owner.js';
+import { startTimeOf } from './running.js';
+import { dismantleLock, judgeHolder, lockDirIno, promoteCandidate, readOwnerFile, removeCandidate, removeLockDir, writeCandidate } from './lock-owner.js';
 
 export const LOCK_STALE_MS = 30_000;
 export const LOCK_UPDATE_MS = 5_000;
@@ -52,6 +52,10 @@ async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolde
     opts.waitMs <= 0
       ? 0
       : { retries: Math.max(1, Math.ceil(opts.waitMs / 250)), minTimeout: 100, maxTimeout: 250, factor: 1.5 };
+  const startTime = (await startTimeOf(process.pid)) ?? null;
+  // Evidence of us exists before the lock directory can (see lock-owner.ts): a kill at any point
+  // leaves a lock the next run can tell is dead.
+  const candidate = await writeCandidate(lockPath, { pid: process.pid, start_time: startTime });
   let releaseFn: () => Promise<void>;
   try {
     releaseFn = await lockfile.lock(target(lockPath), {
@@ -65,10 +69,15 @@ async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolde
       },
     });
   } catch (err) {
+    await removeCandidate(lockPath, candidate);
     if (typeof err === 'object' && err !== null && (err as { code?: string }).code === 'ELOCKED') return undefined;
     throw err;
   }
-  await writeOwnerFile(lockPath, { pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null, lock_ino: await lockDirIno(lockPath) }).catch(() => undefined);
+  try {
+    await promoteCandidate(lockPath, candidate, { pid: process.pid, start_time: startTime, lock_ino: await lockDirIno(lockPath) });
+  } catch {
+    // The candidate stays as the evidence (ENOSPC…): still decidable, and removed on release.
+  }
   let released = false;
   return {
     brokeDeadHolder,
@@ -76,36 +85,39 @@ async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolde
     async release() {
       if (released) return;
       released = true;
+      const unlock = async () => {
+        try {
+          await releaseFn();
+        } catch {
+          // ERELEASED / ECOMPROMISED: nothing left to release.
+        }
+      };
       try {
-        await removeOwnerFile(lockPath).catch(() => undefined);
-        await releaseFn();
+        await dismantleLock(lockPath, process.pid, null, unlock);
       } catch {
-        // ERELEASED / ECOMPROMISED: nothing left to release.
+        await unlock();
       }
+      await removeCandidate(lockPath, candidate).catch(() => undefined);
     },
   };
 }
 
 /**
- * A lock whose recorded holder process is gone (killed predecessor) is broken at once instead of
- * waiting for it to go stale. Returns true when a dead holder's lock was removed.
+ * A lock whose holder process is gone (killed predecessor) is broken at once instead of waiting
+ * for it to go stale. Returns true when a dead holder's lock was removed.
  */
 export async function breakDeadLock(lockPath: string): Promise<boolean> {
-  if (!(await holderIsDead(lockPath))) return false;
-  await removeStaleLockDir(lockPath);
-  await removeOwnerFile(lockPath).catch(() => undefined);
-  return true;
+  const { verdict, ino } = await judgeHolder(lockPath).catch(() => ({ verdict: 'unknown' as const, ino: null }));
+  if (verdict !== 'dead' || ino === null) return false;
+  const owner = await readOwnerFile(lockPath);
+  const holderPid = typeof owner?.pid === 'number' && owner.lock_ino === ino ? owner.pid : -1;
+  await dismantleLock(lockPath, holderPid, ino, () => removeLockDir(lockPath));
+  return (await lockDirIno(lockPath)) !== ino;
 }
 
-/** The lock exists and its recorded holder process is gone. */
+/** The lock exists and every piece of evidence of its holder names a dead process. */
 export async function holderIsDead(lockPath: string): Promise<boolean> {
-  const owner = await readOwnerFile(lockPath);
-  if (!owner || typeof owner.pid !== 'number') return false;
-  if (owner.pid === process.pid) return false;
-  const ino = await lockDirIno(lockPath);
-  if (ino === null || owner.lock_ino !== ino) return false;
-  const probe = await probeProcess(owner.pid, typeof owner.start_time === 'string' ? owner.start_time : undefined);
-  return probe !== 'alive';
+  return (await judgeHolder(lockPath).catch(() => ({ verdict: 'unknown' as const }))).verdict === 'dead';
 }
 
 /** True when another holder currently has the lock (stale locks count as free). Creates nothing. */

@@ -89,7 +89,8 @@ function debris(W: string): string[] {
 
 describe('SIGKILL during a sweep', () => {
   it('leaves old-or-new records and a next run that completes the audit and removes the debris', async () => {
-    const points = count(6, 200);
+    // MURMUR_GC_CRASH_POINTS=N: N kill points at the reduced sizes (by hand, between soak runs).
+    const points = Number(process.env['MURMUR_GC_CRASH_POINTS'] ?? 0) || count(6, 200);
     // How long an uninterrupted run takes here: kill points are spread over it.
     const base = fresh(-1);
     const clean = await runKilled(base, -1);
@@ -117,16 +118,14 @@ describe('SIGKILL during a sweep', () => {
           throw err;
         }
       };
-      // Killed between taking the sweep lock and writing its owner file, a run leaves a lock of
-      // unknown holder: by design it is free again once stale (30 s), and sweeps exit 75 until then.
-      let next = await sweep();
+      // Whatever instant the kill hit, the killed run's locks carry evidence of a dead holder
+      // (io/lock-owner.ts): the next run takes them over at once, never waits for them to go stale.
+      const next = await sweep();
       if (!next) {
         seen['lock_unknown_holder']!++;
-        for (let waited = 0; !next && waited < 45_000; waited += 2_000) {
-          await new Promise((r) => setTimeout(r, 2_000));
-          next = await sweep();
-        }
-        if (!next) throw new Error('the sweep lock never went stale');
+        problems.push(`kill at ${at} ms: the next run found the sweep lock held (no evidence of its dead holder)`);
+        f.rmrf(W);
+        continue;
       }
       if (next.errors.length) problems.push(`kill at ${at} ms: next run failed: ${JSON.stringify(next.errors).slice(0, 400)}`);
       if (recordState(W) !== 'new') problems.push(`kill at ${at} ms: record not truncated after the next run`);

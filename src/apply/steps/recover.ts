@@ -1,6 +1,9 @@
-// Step "recover": complete the audit of a sweep that was killed mid-way.
-// Guarantees: real runs only (it writes); each completed run is reported as a process_interrupted skip.
-import { Codes } from '../../errors.js';
+// Step "recover": complete the audit of a sweep that was killed mid-way, and remove the small
+// temp files a killed murmur-gc left under <home>/gc (state, caches, lock-owner evidence).
+// Guarantees: real runs only (it writes); each completed run is reported as a process_interrupted
+// skip, each removed temp as a remove_debris action; a temp of a live process is never touched.
+import { Codes, describeError } from '../../errors.js';
+import { removeDeadGcTemps } from '../../daemon/recovery.js';
 import { recoverInterruptedAudits } from '../recover.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 
@@ -8,5 +11,17 @@ export async function recoverStep(ctx: SweepContext): Promise<StepTally> {
   if (!ctx.homeDir || ctx.dryRun) return { items: 0, bytes: 0 };
   const recovered = await recoverInterruptedAudits(ctx.homeDir, ctx.home, ctx.now());
   for (const r of recovered) skip(ctx, { target: r.target, code: Codes.processInterrupted, detail: r.detail });
-  return { items: recovered.length, bytes: 0 };
+  let bytes = 0;
+  const temps = await removeDeadGcTemps(ctx.home).catch((err: unknown) => {
+    ctx.log.warn({ code: Codes.ioError }, `could not look for leftovers in ${ctx.home}/gc: ${describeError(err)}`);
+    return [];
+  });
+  for (const t of temps) {
+    const detail = `temp file of a killed murmur-gc (pid ${t.pid})`;
+    ctx.report.actions.push({ kind: 'remove_debris', path: t.path, code: Codes.processInterrupted, detail, bytes: t.bytes });
+    ctx.report.bytes_freed += t.bytes;
+    bytes += t.bytes;
+    ctx.log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid, bytes: t.bytes }, 'leftover temp file of a killed murmur-gc removed');
+  }
+  return { items: recovered.length + temps.length, bytes };
 }
