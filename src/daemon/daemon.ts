@@ -24,7 +24,8 @@
 //   completes interrupted audit traces (also reported with `process_interrupted`).
 // - A missing home is not an error: the daemon runs, sweeps report "nothing to sweep", and no
 //   state file is written until the runtime has created the home.
-// - A state-file write failure is logged (io_error) and never stops the daemon.
+// - A state-file write failure is logged (io_error) and never stops the daemon. Before each write
+//   the file is re-read and the newer `last_sweep` wins (a one-shot sweep may have recorded one).
 // - Logs: ids, counts, codes, paths and durations — never record content.
 // - metrics.textfile: written after every sweep from the same summary as the state file (a write
 //   failure is logged with io_error and never stops the daemon).
@@ -43,7 +44,7 @@ import { removeDeadGcTemps } from './recovery.js';
 import { writeMetrics } from './metrics.js';
 import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
 import type { StatFs } from '../io/statfs.js';
-import { readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
+import { newerSweeps, readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from './summary.js';
 
 /** After a stop signal, give the in-flight sweep this long to reach a safe point. */
@@ -347,6 +348,19 @@ export class Daemon {
     const snapshot = structuredClone(this.state);
     this.stateWrites = this.stateWrites.then(async () => {
       try {
+        // A one-shot sweep (the timer's route, or by hand) may have recorded a newer summary
+        // since this daemon last read the file: the newer one wins, here and in memory.
+        const disk = await readStateFile(home);
+        if (disk.status === 'ok') {
+          const merged = newerSweeps(snapshot, disk.state);
+          snapshot.last_sweep = merged.last_sweep;
+          if (merged.last_success_ms !== undefined) snapshot.last_success_ms = merged.last_success_ms;
+          if (this.config.home === home) {
+            const mem = newerSweeps(this.state, disk.state);
+            this.state.last_sweep = mem.last_sweep;
+            if (mem.last_success_ms !== undefined) this.state.last_success_ms = mem.last_success_ms;
+          }
+        }
         const written = await writeStateFile(home, snapshot);
         if (!written) this.log.debug({ home }, 'no state file written: the murmur home does not exist (yet)');
       } catch (err) {

@@ -247,12 +247,27 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
 }
 
 /**
+ * What two writers' views of the sweep history agree on: the newer `last_sweep` (the later
+ * `ended_ms`; a tie keeps `mine`) and the later `last_success_ms`. A one-shot sweep (the timer's
+ * route) and the daemon both write state.json; each merges what is on disk before it writes, so
+ * neither puts back an older summary over the other's newer one.
+ */
+export function newerSweeps(mine: Pick<DaemonState, 'last_sweep' | 'last_success_ms'>, onDisk: Pick<DaemonState, 'last_sweep' | 'last_success_ms'> | undefined): { last_sweep: SweepSummary | null; last_success_ms?: number } {
+  const a = mine.last_sweep;
+  const b = onDisk?.last_sweep ?? null;
+  const last = a === null ? b : b !== null && b.ended_ms > a.ended_ms ? b : a;
+  const successes = [mine.last_success_ms, onDisk?.last_success_ms].filter((v): v is number => typeof v === 'number');
+  return { last_sweep: last, ...(successes.length > 0 ? { last_success_ms: Math.max(...successes) } : {}) };
+}
+
+/**
  * A one-shot sweep's outcome, recorded as `last_sweep` where `status` reads it; the daemon's
- * entry and schedule are kept as they are. False when there is no home (nothing is created).
+ * entry and schedule are kept as they are (and a newer summary already on disk wins). False when
+ * there is no home (nothing is created).
  */
 export async function recordOneShotSweep(home: string, summary: SweepSummary, nowMs: number): Promise<boolean> {
   const read = await readStateFile(home);
   const base = read.status === 'ok' ? read.state : emptyState(nowMs);
-  const lastSuccess = summary.outcome === 'ok' ? { last_success_ms: summary.ended_ms } : {};
-  return writeStateFile(home, { ...base, updated_ms: nowMs, last_sweep: summary, ...lastSuccess });
+  const mine = { last_sweep: summary, ...(summary.outcome === 'ok' ? { last_success_ms: summary.ended_ms } : {}) };
+  return writeStateFile(home, { ...base, updated_ms: nowMs, ...newerSweeps(mine, base) });
 }

@@ -8,6 +8,7 @@ import type { runSweep } from '../../src/apply/sweep.js';
 import type { SweepReport } from '../../src/apply/report.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { Daemon } from '../../src/daemon/daemon.js';
+import { recordOneShotSweep, type SweepSummary } from '../../src/daemon/state.js';
 import { BusyError, ConfigError } from '../../src/errors.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -176,6 +177,35 @@ describe('Daemon (in-process, fake sweep)', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(lines.some((l) => l['code'] === 'aborted' && l['level'] === 50)).toBe(true);
     expect(lines.at(-1)!['msg']).toBe('murmur-gc daemon stopped');
+  });
+
+  it("a one-shot sweep's newer last_sweep survives the daemon's next state write (the daemon merges, not overwrites)", async () => {
+    let calls = 0;
+    const { d, done } = make(async (o) => {
+      calls++;
+      return report(o);
+    });
+    await until(() => fs.existsSync(path.join(home, 'gc', 'state.json')));
+    await d.tick('start');
+    expect(calls).toBe(1);
+    const statePath = path.join(home, 'gc', 'state.json');
+    const daemonSweep = JSON.parse(fs.readFileSync(statePath, 'utf8')).last_sweep as SweepSummary;
+    // The timer's `murmur-gc sweep` ends later and records its summary while the daemon runs.
+    const later = Date.now() + 1000;
+    const oneShot: SweepSummary = { ...daemonSweep, trigger: 'manual', started_ms: later - 5, ended_ms: later, duration_ms: 5, outcome: 'errors', errors: 1, errors_by_code: { io_error: 1 } };
+    expect(await recordOneShotSweep(home, oneShot, later)).toBe(true);
+    // The daemon writes its state again (here: on stop) from its in-memory copy.
+    await d.shutdown('SIGTERM');
+    expect(await done).toBe(0);
+    const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
+    expect(state.daemon.stopped_ms).toBeGreaterThan(0);
+    expect(state.last_sweep).toMatchObject({ trigger: 'manual', ended_ms: later, outcome: 'errors' });
+    expect(state.last_success_ms, "the daemon's own ok sweep is still the last success").toBe(daemonSweep.ended_ms);
+
+    // And the other way round: a one-shot that ended before the daemon's newer sweep does not win.
+    const older: SweepSummary = { ...oneShot, started_ms: 1, ended_ms: 2 };
+    expect(await recordOneShotSweep(home, older, Date.now())).toBe(true);
+    expect(JSON.parse(fs.readFileSync(statePath, 'utf8')).last_sweep).toMatchObject({ ended_ms: later });
   });
 
   it('the random delay applies to scheduled sweeps and is cut short by a stop', async () => {
