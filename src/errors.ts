@@ -28,6 +28,8 @@ export const Codes = {
   blastRadius: 'blast_radius',
   /** a disk budget (max_bytes, keep_free) could not be met: what held it is in the detail */
   budgetUnmet: 'budget_unmet',
+  /** A configured sessions root, workdir, project, manifest or metrics directory does not exist (a warning). */
+  configPathMissing: 'config_path_missing',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];
@@ -57,13 +59,21 @@ export class GcError extends Error {
 export class ConfigError extends GcError {
   readonly file: string | undefined;
   readonly keyPath: string;
-  constructor(keyPath: string, message: string, file?: string) {
+  /** The message without its file and key path. */
+  readonly detail: string;
+  /** Where in `file` the key sits (1-based), when known (`config check` fills these in). */
+  line: number | undefined;
+  column: number | undefined;
+  constructor(keyPath: string, message: string, file?: string, position?: { line: number; column: number }) {
     super(Codes.configInvalid, `${file ? `${file}: ` : ''}${keyPath ? `${keyPath}: ` : ''}${message}`, {
       exitCode: ExitCodes.usage,
     });
     this.name = 'ConfigError';
     this.file = file;
     this.keyPath = keyPath;
+    this.detail = message;
+    this.line = position?.line;
+    this.column = position?.column;
   }
 }
 

@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
 import { versionText } from '../version.js';
 import { registerCompletionCommand } from './completion.js';
+import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { unknownCommand } from './suggest.js';
@@ -32,14 +33,18 @@ export function buildProgram(): Command {
     .addOption(new Option('-q, --quiet', 'print only errors').default(false).conflicts('verbose'))
     .option('--unattended', 'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries', false)
     .option('--confirm-large', 'lift the blast-radius limit (max_delete, --unattended) for this one sweep', false)
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean }) => {
-      const code = await runSweepCommand(opts);
+    .option('--check-config', 'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)', false)
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
+      const code = opts.checkConfig
+        ? await runConfigCheck({ json: opts.json, ...(opts.config !== undefined ? { config: opts.config } : {}), ...(opts.home !== undefined ? { home: opts.home } : {}) })
+        : await runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });
   program.addHelpText('after', () => topLevelHelp(sweep));
 
   registerConversationCommands(program);
   registerDaemonCommands(program);
+  registerConfigCommands(program);
   registerCompletionCommand(program);
   return program;
 }
@@ -105,6 +110,7 @@ function topLevelHelp(sweep: Command): string {
     '  murmur-gc history --target ses_…            which sweep removed this, and why',
     '  murmur-gc conversation ls                   conversation records, sizes, truncations',
     '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
+    '  murmur-gc config check                      every configuration error at once, then the effective policy',
     '',
   ].join('\n');
 }

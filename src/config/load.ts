@@ -6,7 +6,14 @@
 //   delete nothing: no sessions roots, no record policies, `audit.retain = { max_age: 90d }`.
 // - Validation is strict and fails closed: unknown keys are refused, and every error is a
 //   `ConfigError` (exit 2, code `config_invalid`) naming its file and key path
-//   (`sessions[1].retain.max_age`). The first problem found is reported.
+//   (`sessions[1].retain.max_age`). Errors are collected, not thrown at the first: `checkConfig`
+//   returns every one (with line:column in the file that holds the key) plus warnings;
+//   `loadConfig` throws the first, in the order the keys are resolved.
+// - Warnings (code `config_path_missing`, never fatal): a sessions root, workdir or project that
+//   does not exist (or a root pattern that matches nothing), a workdir/project without its
+//   murmur.yaml (no policy), a `records[].manifest` that does not exist (that entry is left out:
+//   it deletes nothing until the file exists — the rest of the configuration works), a metrics
+//   directory or a home that does not exist.
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
@@ -24,15 +31,16 @@
 //   stop all sweeps). Every other invalid input (the config, `project:` and `records[].manifest`
 //   manifests, which the user owns) fails the load with exit 2. FIFOs and other non-regular files
 //   are refused everywhere. A missing `workdir:`/`project:` manifest means no policy; a missing
-//   `records[].manifest` is an error (it is where the capsule name comes from).
+//   `records[].manifest` leaves that entry out (it is where the capsule name comes from) with a
+//   warning, so a shipped or copied configuration loads before every path in it exists.
 // - A manifest whose `context.record` is `off` or whose `inference.transport` is `process` never
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
 import * as path from 'node:path';
 import { validateCronExpression } from 'cron';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, GcError, describeError } from '../errors.js';
-import { ConfigFileError, expandGlob, readTextFileIfExists } from '../io/config-files.js';
+import { Codes, ConfigError, GcError, describeError } from '../errors.js';
+import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
 import { documentToData } from './yaml-serde.js';
@@ -79,18 +87,57 @@ function markFloats(value: unknown): unknown {
   return value;
 }
 
-/**
- * Parses one YAML document the way the loader does: YAML 1.2 core schema, integers as bigint,
- * floats as `YamlFloat`, duplicate keys refused, aliases bounded. An empty document is `null`.
- * @throws ConfigError naming `file`, line and column.
- */
-export function parseConfigYaml(text: string, file?: string): unknown {
+/** 1-based line and column of the key (or item) a key path names, in one parsed file. */
+export type Locator = (segments: readonly (string | number)[]) => { line: number; column: number } | undefined;
+
+/** Several YAML syntax errors in one file: the first is this error, `all` holds every one. */
+export class YamlSyntaxError extends ConfigError {
+  constructor(readonly all: ConfigError[]) {
+    const first = all[0] ?? new ConfigError('', 'invalid YAML');
+    super(first.keyPath, first.detail, first.file, first.line !== undefined && first.column !== undefined ? { line: first.line, column: first.column } : undefined);
+  }
+}
+
+function locatorOf(doc: Document, lc: LineCounter): Locator {
+  return (segments) => {
+    let node: unknown = doc.contents;
+    let at: number | undefined;
+    for (const seg of segments) {
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+        if (!pair) break;
+        at = (pair.key as { range?: [number, number, number] }).range?.[0] ?? at;
+        node = pair.value;
+      } else if (isSeq(node) && typeof seg === 'number') {
+        const item = node.items[seg] as { range?: [number, number, number] } | undefined;
+        if (!item) break;
+        at = item.range?.[0] ?? at;
+        node = item;
+      } else break;
+    }
+    if (at === undefined) return undefined;
+    const { line, col } = lc.linePos(at);
+    return { line, column: col };
+  };
+}
+
+/** `sessions[1].retain.max_age` → ['sessions', 1, 'retain', 'max_age'] */
+export function parseKeyPath(keyPath: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of keyPath.matchAll(/\[(\d+)\]|([^.[\]]+)/g)) out.push(m[1] !== undefined ? Number(m[1]) : (m[2] ?? ''));
+  return out;
+}
+
+function parseYaml(text: string, file: string | undefined): { data: unknown; locate: Locator } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { intAsBigInt: true, prettyErrors: false, uniqueKeys: true, lineCounter });
-  const first = doc.errors[0];
-  if (first !== undefined) {
-    const { line, col } = lineCounter.linePos(first.pos[0]);
-    throw new ConfigError('', `invalid YAML at line ${line}, column ${col}: ${first.message}`, file);
+  if (doc.errors.length > 0) {
+    throw new YamlSyntaxError(
+      doc.errors.map((e) => {
+        const { line, col } = lineCounter.linePos(e.pos[0]);
+        return new ConfigError('', `invalid YAML at line ${line}, column ${col}: ${e.message}`, file, { line, column: col });
+      }),
+    );
   }
   let js: unknown;
   try {
@@ -99,7 +146,16 @@ export function parseConfigYaml(text: string, file?: string): unknown {
   } catch (err) {
     throw new ConfigError('', `invalid YAML: ${describeError(err)}`, file);
   }
-  return markFloats(js);
+  return { data: markFloats(js), locate: locatorOf(doc, lineCounter) };
+}
+
+/**
+ * Parses one YAML document the way the loader does: YAML 1.2 core schema, integers as bigint,
+ * floats as `YamlFloat`, duplicate keys refused, aliases bounded. An empty document is `null`.
+ * @throws ConfigError naming `file`, line and column (a `YamlSyntaxError` holding every one).
+ */
+export function parseConfigYaml(text: string, file?: string): unknown {
+  return parseYaml(text, file).data;
 }
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
@@ -201,20 +257,22 @@ function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
   }
 }
 
-function issueToError(issues: readonly z.core.$ZodIssue[], file: string | undefined): ConfigError {
-  // An unknown key is the likeliest root cause (a typo), so it is reported first.
-  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
-  if (issue === undefined) return new ConfigError('', 'invalid configuration', file);
-  if (issue.code === 'unrecognized_keys') {
-    const key = issue.keys[0] ?? '';
-    const expected = expectedKeysAt(issue.path);
-    return new ConfigError(
-      formatKeyPath([...issue.path, key]),
-      `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`,
-      file,
-    );
+/** Every schema issue as an error; unknown keys (the likeliest root cause, a typo) first. */
+function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | undefined): ConfigError[] {
+  const unknown: ConfigError[] = [];
+  const other: ConfigError[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const expected = expectedKeysAt(issue.path);
+      for (const key of issue.keys) {
+        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`, file));
+      }
+    } else {
+      other.push(new ConfigError(formatKeyPath(issue.path), issue.message, file));
+    }
   }
-  return new ConfigError(formatKeyPath(issue.path), issue.message, file);
+  const all = [...unknown, ...other];
+  return all.length > 0 ? all : [new ConfigError('', 'invalid configuration', file)];
 }
 
 // ── paths ───────────────────────────────────────────────────────────────────────────────────
@@ -227,12 +285,67 @@ export function homeFromEnv(env: Record<string, string | undefined>, keyPath: st
   return path.resolve(home);
 }
 
+/** Where an entry's retain block came from, for `config check`. */
+export interface PolicySource {
+  from: 'config' | 'manifest' | 'none';
+  /** The manifest read (or looked for), when the entry names one. */
+  manifest?: string;
+  /** Why a manifest's block does not apply (inert, missing…). */
+  note?: string;
+}
+
+/** A warning: the configuration loads, but something it names is not there. */
+export interface ConfigWarning {
+  code: string;
+  file: string | undefined;
+  keyPath: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** What resolving collects: every error, every warning, and where each policy came from. */
+interface Sink {
+  /** Fatal: the configuration is invalid. */
+  errors: ConfigError[];
+  /** Not fatal to the load (a capsule-writable workdir manifest); every sweep reports it. */
+  problems: ConfigError[];
+  warnings: ConfigWarning[];
+  sources: Map<string, PolicySource>;
+  locators: Map<string, Locator>;
+}
+
+function newSink(): Sink {
+  return { errors: [], problems: [], warnings: [], sources: new Map(), locators: new Map() };
+}
+
+function collect(into: ConfigError[], err: unknown): void {
+  if (err instanceof YamlSyntaxError) into.push(...err.all);
+  else if (err instanceof ConfigError) into.push(err);
+  else throw err;
+}
+
+/** Runs one independent piece of resolution; a ConfigError is collected and undefined returned. */
+async function attempt<T>(sink: Sink, fn: () => T | Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    collect(sink.errors, err);
+    return undefined;
+  }
+}
+
+function warn(ctx: PathContext, keyPath: string, message: string): void {
+  ctx.sink.warnings.push({ code: Codes.configPathMissing, file: ctx.file, keyPath, message });
+}
+
 interface PathContext {
   env: Record<string, string | undefined>;
   /** Directory relative paths resolve against. */
   base: string;
   /** File errors name (the config file), if any. */
   file: string | undefined;
+  sink: Sink;
 }
 
 /** `~`/`~/x` → $HOME; relative → against ctx.base; normalized absolute. */
@@ -272,10 +385,11 @@ function isMapping(value: unknown): value is Mapping {
 }
 
 /** A manifest as a mapping, or undefined when the file does not exist. */
-async function readManifest(file: string, options: ReadTextOptions): Promise<Mapping | undefined> {
+async function readManifest(file: string, options: ReadTextOptions, sink: Sink): Promise<Mapping | undefined> {
   const source = await readFileOrFail(file, options);
   if (source === undefined) return undefined;
-  const doc = parseConfigYaml(source, file);
+  const { data: doc, locate } = parseYaml(source, file);
+  sink.locators.set(file, locate);
   if (doc === null) return {};
   if (!isMapping(doc)) throw new ConfigError('', 'must be a block of keys', file);
   return doc;
@@ -289,12 +403,21 @@ function subBlock(manifest: Mapping, key: string, file: string): Mapping | undef
   return value;
 }
 
-async function manifestTraceRetain(file: string, options: ReadTextOptions): Promise<SessionRetain | undefined> {
-  const manifest = await readManifest(file, options);
-  if (manifest === undefined) return undefined; // no manifest: no policy
+/** The manifest's `trace.retain`; `exists: false` when there is no manifest (no policy). */
+async function manifestTraceRetain(file: string, options: ReadTextOptions, sink: Sink): Promise<{ exists: boolean; retain: SessionRetain | undefined }> {
+  const manifest = await readManifest(file, options, sink);
+  if (manifest === undefined) return { exists: false, retain: undefined };
   const trace = subBlock(manifest, 'trace', file);
-  if (trace === undefined || !Object.hasOwn(trace, 'retain')) return undefined;
-  return parseRetainBlock(trace['retain'], 'trace.retain', 'trace', file);
+  if (trace === undefined || !Object.hasOwn(trace, 'retain')) return { exists: true, retain: undefined };
+  return { exists: true, retain: parseRetainBlock(trace['retain'], 'trace.retain', 'trace', file) };
+}
+
+/** Warn when a configured directory is not there (or is not a directory). */
+async function checkDir(ctx: PathContext, keyPath: string, dir: string, what: string): Promise<boolean> {
+  const kind = await pathKind(dir);
+  if (kind === 'directory' || kind === 'unreadable') return true;
+  warn(ctx, keyPath, kind === 'missing' ? `'${dir}' does not exist: ${what}` : `'${dir}' is not a directory: ${what}`);
+  return false;
 }
 
 function optionalTrimmedString(block: Mapping | undefined, key: string, keyPath: string, file: string): string | undefined {
@@ -311,8 +434,9 @@ type RecordEntry = NonNullable<RawConfig['records']>[number];
 
 async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const origin = `sessions[${index}]`;
-  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
-  const roots = await resolveSessionRoots(entry, origin, ctx);
+  const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
+  const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
+  if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined)) return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
   return maxBytes === undefined ? roots : roots.map((r) => (r.problem ? r : { ...r, maxBytes }));
 }
@@ -328,41 +452,79 @@ async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: Pat
       ctx.file,
     );
   }
-  const explicit = parseRetainBlock(entry.retain, `${origin}.retain`, 'trace', ctx.file);
+  // A bad retain block is reported after the paths are checked (so both are in `config check`).
+  let explicit: SessionRetain | undefined;
+  let retainError: Error | undefined;
+  try {
+    explicit = parseRetainBlock(entry.retain, `${origin}.retain`, 'trace', ctx.file);
+  } catch (err) {
+    retainError = err instanceof Error ? err : new Error(String(err));
+  }
   const hasExplicit = entry.retain !== undefined;
+  const sources = ctx.sink.sources;
+  const checked = (): SessionRetain | undefined => {
+    if (retainError !== undefined) throw retainError;
+    return explicit;
+  };
 
   if (entry.root !== undefined) {
     const pattern = resolvePath(entry.root, `${origin}.root`, ctx);
     const roots = await expandGlob(pattern);
+    if (!hasGlob(pattern)) await checkDir(ctx, `${origin}.root`, pattern, 'nothing there is swept until it exists');
+    else if (roots.length === 0) warn(ctx, `${origin}.root`, `'${pattern}' matches no directory: nothing is swept for this entry until one exists`);
+    checked();
+    sources.set(origin, { from: hasExplicit ? 'config' : 'none' });
     return roots.map((root) => ({ root, retain: explicit, origin }));
   }
   if (entry.workdir !== undefined) {
     const dir = resolvePath(entry.workdir, `${origin}.workdir`, ctx);
+    const root = path.join(dir, '.murmur');
+    const exists = await checkDir(ctx, `${origin}.workdir`, dir, 'its sessions are not swept until it exists');
+    checked();
     // The workdir is writable by the capsule: its manifest is never read through a symlink, and a
     // broken one must not stop every sweep — the entry deletes nothing and the problem is reported
     // by each sweep (code config_invalid) while the rest of the configuration keeps working.
-    if (hasExplicit) return [{ root: path.join(dir, '.murmur'), retain: explicit, origin }];
+    if (hasExplicit) {
+      sources.set(origin, { from: 'config' });
+      return [{ root, retain: explicit, origin }];
+    }
+    const manifest = path.join(dir, MANIFEST_FILE_NAME);
     try {
-      const retain = await manifestTraceRetain(path.join(dir, MANIFEST_FILE_NAME), { followSymlinks: false });
-      return [{ root: path.join(dir, '.murmur'), retain, origin }];
+      const m = await manifestTraceRetain(manifest, { followSymlinks: false }, ctx.sink);
+      if (!m.exists && exists) warn(ctx, `${origin}.workdir`, `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`);
+      sources.set(origin, m.retain ? { from: 'manifest', manifest } : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' });
+      return [{ root, retain: m.retain, origin }];
     } catch (err) {
       if (!(err instanceof GcError)) throw err;
-      return [{ root: path.join(dir, '.murmur'), retain: undefined, origin, problem: { code: err.code, detail: `${origin}: ${err.message}; no policy applies to this entry until it is fixed` } }];
+      collect(ctx.sink.problems, err instanceof ConfigError ? err : new ConfigError(`${origin}.workdir`, err.message, ctx.file));
+      sources.set(origin, { from: 'none', manifest, note: 'the manifest is invalid' });
+      return [{ root, retain: undefined, origin, problem: { code: err.code, detail: `${origin}: ${err.message}; no policy applies to this entry until it is fixed` } }];
     }
   }
   const project = resolvePath(entry.project ?? '', `${origin}.project`, ctx);
-  const retain = hasExplicit ? explicit : await manifestTraceRetain(path.join(project, MANIFEST_FILE_NAME), {});
-  return [{ root: path.join(project, 'workdir'), retain, origin }];
+  const exists = await checkDir(ctx, `${origin}.project`, project, 'its sessions are not swept until it exists');
+  checked();
+  if (hasExplicit) {
+    sources.set(origin, { from: 'config' });
+    return [{ root: path.join(project, 'workdir'), retain: explicit, origin }];
+  }
+  const manifest = path.join(project, MANIFEST_FILE_NAME);
+  const m = await manifestTraceRetain(manifest, {}, ctx.sink);
+  if (!m.exists && exists) warn(ctx, `${origin}.project`, `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`);
+  sources.set(origin, m.retain ? { from: 'manifest', manifest } : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' });
+  return [{ root: path.join(project, 'workdir'), retain: m.retain, origin }];
 }
 
-async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathContext): Promise<RecordPolicyConfig> {
+async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathContext): Promise<RecordPolicyConfig | undefined> {
   const origin = `records[${index}]`;
-  const maxBytes = entry.max_bytes === undefined ? undefined : parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file);
-  const policy = await resolveRecordPolicy(entry, origin, ctx);
+  const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
+  const policy = await attempt(ctx.sink, () => resolveRecordPolicy(entry, origin, ctx));
+  if (policy === undefined || (entry.max_bytes !== undefined && maxBytes === undefined)) return undefined;
   return maxBytes === undefined ? policy : { ...policy, maxBytes };
 }
 
-async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: PathContext): Promise<RecordPolicyConfig> {
+/** The entry's policy; undefined (with a warning) when its manifest does not exist. */
+async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: PathContext): Promise<RecordPolicyConfig | undefined> {
   if (entry.capsule !== undefined && entry.manifest !== undefined) {
     throw new ConfigError(origin, 'names capsule and manifest; give exactly one of them', ctx.file);
   }
@@ -370,10 +532,12 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
     throw new ConfigError(origin, 'must name one of capsule or manifest', ctx.file);
   }
   const explicit = parseRetainBlock(entry.retain, `${origin}.retain`, 'context', ctx.file);
+  const sources = ctx.sink.sources;
 
   if (entry.capsule !== undefined) {
     const capsule = checkSegment(entry.capsule, `${origin}.capsule`, ctx.file);
     const store = entry.store === undefined ? capsule : checkSegment(entry.store, `${origin}.store`, ctx.file);
+    sources.set(origin, { from: entry.retain !== undefined ? 'config' : 'none' });
     return { capsule, store, retain: explicit, origin };
   }
 
@@ -385,8 +549,13 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
     );
   }
   const file = resolvePath(entry.manifest ?? '', `${origin}.manifest`, ctx);
-  const manifest = await readManifest(file, {});
-  if (manifest === undefined) throw new ConfigError(`${origin}.manifest`, `'${file}' does not exist`, ctx.file);
+  const manifest = await readManifest(file, {}, ctx.sink);
+  if (manifest === undefined) {
+    // Nothing names the capsule or the store: the entry is left out (it deletes nothing) and said so.
+    warn(ctx, `${origin}.manifest`, `'${file}' does not exist: this entry is left out (nothing in its record store is deleted) until it does`);
+    sources.set(origin, { from: 'none', manifest: file, note: 'the manifest does not exist' });
+    return undefined;
+  }
 
   const name = manifest['name'];
   if (typeof name !== 'string' || name.trim() === '') {
@@ -400,12 +569,20 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   let retain: RecordRetain | undefined;
   if (entry.retain !== undefined) {
     retain = explicit;
+    sources.set(origin, { from: 'config', manifest: file });
   } else if (context !== undefined && Object.hasOwn(context, 'retain')) {
     retain = parseRetainBlock(context['retain'], 'context.retain', 'context', file);
     // Parsed (and so validated) even when inert, as the runtime does.
     const record = optionalTrimmedString(context, 'record', 'context.record', file);
     const transport = optionalTrimmedString(subBlock(manifest, 'inference', file), 'transport', 'inference.transport', file);
-    if (record === 'off' || transport === 'process') retain = undefined;
+    if (record === 'off' || transport === 'process') {
+      retain = undefined;
+      sources.set(origin, { from: 'none', manifest: file, note: record === 'off' ? 'context.record is off: its context.retain is inert' : 'inference.transport is process: its context.retain is inert' });
+    } else {
+      sources.set(origin, { from: 'manifest', manifest: file });
+    }
+  } else {
+    sources.set(origin, { from: 'none', manifest: file, note: 'the manifest has no context.retain' });
   }
   return { capsule, store, retain, origin };
 }
@@ -443,85 +620,190 @@ export function defaultConfigPath(env: Record<string, string | undefined>): stri
   return path.join(base, CONFIG_FILE_NAME);
 }
 
-/** Resolves the configuration. Touches the filesystem only to read files and expand globs. */
-export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
+/** Everything `config check` reports: every error and warning, located, and the result. */
+export interface ConfigCheck {
+  /** The configuration file used (undefined: built-in defaults). */
+  source: string | undefined;
+  /** Fatal errors first (the load fails on them), then capsule-writable manifest problems. */
+  errors: ConfigError[];
+  /** How many of `errors` are fatal (the rest: a workdir manifest each sweep reports). */
+  fatal: number;
+  warnings: ConfigWarning[];
+  /** The resolved configuration; undefined when there is a fatal error. */
+  config: GcConfig | undefined;
+  /** Per entry origin (`sessions[0]`, `records[1]`): where its retain block came from. */
+  sources: Map<string, PolicySource>;
+}
+
+function located(sink: Sink): void {
+  const place = (file: string | undefined, keyPath: string) => (file === undefined ? undefined : sink.locators.get(file)?.(parseKeyPath(keyPath)));
+  for (const e of [...sink.errors, ...sink.problems]) {
+    if (e.line !== undefined) continue;
+    const at = place(e.file, e.keyPath);
+    if (at) {
+      e.line = at.line;
+      e.column = at.column;
+    }
+  }
+  for (const w of sink.warnings) {
+    const at = place(w.file, w.keyPath);
+    if (at) {
+      w.line = at.line;
+      w.column = at.column;
+    }
+  }
+}
+
+/**
+ * Validates the top-level block: every schema issue is collected; the keys without issues (and,
+ * inside `sessions`/`records`, the entries without issues) are kept so they are checked too.
+ */
+function validateSchema(doc: unknown, file: string | undefined, sink: Sink): { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } {
+  const parsed = ConfigSchema.safeParse(doc);
+  if (parsed.success) {
+    const raw = parsed.data;
+    return { raw, sessions: [...(raw.sessions ?? []).entries()], records: [...(raw.records ?? []).entries()] };
+  }
+  sink.errors.push(...issuesToErrors(parsed.error.issues, file));
+  if (!isMapping(doc)) return { raw: {}, sessions: [], records: [] };
+  const badTop = new Set<string>();
+  for (const issue of parsed.error.issues) {
+    if (issue.path.length > 0) badTop.add(String(issue.path[0]));
+    else if (issue.code === 'unrecognized_keys') issue.keys.forEach((k) => badTop.add(k));
+  }
+  const good: Mapping = {};
+  for (const [k, v] of Object.entries(doc)) if (!badTop.has(k)) good[k] = v;
+  const second = ConfigSchema.safeParse(good);
+  const raw: RawConfig = second.success ? second.data : {};
+  const entries = <T>(key: 'sessions' | 'records', schema: z.ZodType<T>, ok: T[] | null | undefined): [number, T][] => {
+    if (ok) return [...ok.entries()];
+    const list = doc[key];
+    if (!Array.isArray(list)) return [];
+    const out: [number, T][] = [];
+    list.forEach((item: unknown, i) => {
+      const r = schema.safeParse(item);
+      if (r.success) out.push([i, r.data]);
+    });
+    return out;
+  };
+  return { raw, sessions: entries('sessions', SessionEntrySchema, raw.sessions), records: entries('records', RecordEntrySchema, raw.records) };
+}
+
+/**
+ * Resolves the configuration, collecting every error and warning (never throwing a ConfigError).
+ * Touches the filesystem only to read files, expand globs and see whether configured paths exist.
+ */
+export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck> {
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env;
+  const sink = newSink();
+  const done = (file: string | undefined, config: GcConfig | undefined): ConfigCheck => {
+    located(sink);
+    const fatal = sink.errors.length;
+    return { source: file, errors: [...sink.errors, ...sink.problems], fatal, warnings: sink.warnings, config: fatal === 0 ? config : undefined, sources: sink.sources };
+  };
 
   let file: string | undefined;
   let source: string | undefined;
-  if (opts.configPath !== undefined) {
-    if (opts.configPath === '') throw new ConfigError('--config', 'must not be empty');
-    file = resolvePath(opts.configPath, '--config', { env, base: cwd, file: undefined });
-    source = await readFileOrFail(file);
-    if (source === undefined) throw new ConfigError('', 'the configuration file does not exist', file);
-  } else {
-    const candidate = defaultConfigPath(env);
-    source = await readFileOrFail(candidate);
-    if (source !== undefined) file = candidate;
+  try {
+    if (opts.configPath !== undefined) {
+      if (opts.configPath === '') throw new ConfigError('--config', 'must not be empty');
+      file = resolvePath(opts.configPath, '--config', { env, base: cwd, file: undefined, sink });
+      source = await readFileOrFail(file);
+      if (source === undefined) throw new ConfigError('', 'the configuration file does not exist', file);
+    } else {
+      const candidate = defaultConfigPath(env);
+      source = await readFileOrFail(candidate);
+      if (source !== undefined) file = candidate;
+    }
+  } catch (err) {
+    collect(sink.errors, err);
+    return done(file, undefined);
   }
 
-  let doc: unknown = source === undefined ? null : parseConfigYaml(source, file);
+  let doc: unknown = null;
+  if (source !== undefined) {
+    try {
+      const parsed = parseYaml(source, file);
+      doc = parsed.data;
+      if (file !== undefined) sink.locators.set(file, parsed.locate);
+    } catch (err) {
+      collect(sink.errors, err);
+      return done(file, undefined);
+    }
+  }
   if (doc === null) doc = {};
-  const parsed = ConfigSchema.safeParse(doc);
-  if (!parsed.success) throw issueToError(parsed.error.issues, file);
-  const raw = parsed.data;
-  const ctx: PathContext = { env, base: file === undefined ? cwd : path.dirname(file), file };
+  const { raw, sessions: sessionEntries, records: recordEntries } = validateSchema(doc, file, sink);
+  const ctx: PathContext = { env, base: file === undefined ? cwd : path.dirname(file), file, sink };
 
-  let home: string;
-  if (opts.home !== undefined) {
-    if (opts.home === '') throw new ConfigError('--home', 'must not be empty');
-    home = resolvePath(opts.home, '--home', { env, base: cwd, file: undefined });
-  } else if (raw.home !== undefined) {
-    home = resolvePath(raw.home, 'home', ctx);
-  } else {
-    home = path.join(homeFromEnv(env, 'home', file), '.murmur');
-  }
+  const home = await attempt(sink, async () => {
+    if (opts.home !== undefined) {
+      if (opts.home === '') throw new ConfigError('--home', 'must not be empty');
+      const h = resolvePath(opts.home, '--home', { env, base: cwd, file: undefined, sink });
+      if ((await pathKind(h)) === 'missing') sink.warnings.push({ code: Codes.configPathMissing, file: undefined, keyPath: '--home', message: `'${h}' does not exist: there is nothing to sweep until the runtime creates it` });
+      return h;
+    }
+    const h = raw.home !== undefined ? resolvePath(raw.home, 'home', ctx) : path.join(homeFromEnv(env, 'home', file), '.murmur');
+    if ((await pathKind(h)) === 'missing') {
+      // The default home is not in the file: the warning names no file then.
+      const message = `'${h}' does not exist: there is nothing to sweep until the runtime creates it`;
+      if (raw.home !== undefined) warn(ctx, 'home', message);
+      else sink.warnings.push({ code: Codes.configPathMissing, file: undefined, keyPath: 'home', message });
+    }
+    return h;
+  });
 
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
-  const cron = validateCronExpression(schedule);
-  if (!cron.valid) {
-    const why = cron.error?.message;
-    throw new ConfigError('schedule', `'${schedule}' is not a valid cron expression${why ? ` (${why})` : ''}`, file);
-  }
+  await attempt(sink, () => {
+    const cron = validateCronExpression(schedule);
+    if (!cron.valid) {
+      const why = cron.error?.message;
+      throw new ConfigError('schedule', `'${schedule}' is not a valid cron expression${why ? ` (${why})` : ''}`, file);
+    }
+  });
 
   const randomDelaySecs =
-    raw.random_delay === undefined ? 0 : parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true });
+    raw.random_delay === undefined ? 0 : await attempt(sink, () => parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true }));
   const liveGraceSecs =
-    raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : parseDurationValue(raw.live_grace, 'live_grace', file);
-  const keepFree = raw.keep_free === undefined ? undefined : parseKeepFree(raw.keep_free, 'keep_free', file);
+    raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : await attempt(sink, () => parseDurationValue(raw.live_grace, 'live_grace', file));
+  const keepFree = raw.keep_free === undefined ? undefined : await attempt(sink, () => parseKeepFree(raw.keep_free, 'keep_free', file));
 
   const sessions: SessionsRootConfig[] = [];
-  for (const [i, entry] of (raw.sessions ?? []).entries()) {
-    sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
-  }
+  for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
   const records: RecordPolicyConfig[] = [];
-  for (const [i, entry] of (raw.records ?? []).entries()) {
-    records.push(await resolveRecordEntry(entry, i, ctx));
+  for (const [i, entry] of recordEntries) {
+    const r = await resolveRecordEntry(entry, i, ctx);
+    if (r) records.push(r);
   }
 
   let metrics: { textfile: string } | undefined;
-  if (raw.metrics?.textfile !== undefined) {
-    const textfile = resolvePath(raw.metrics.textfile, 'metrics.textfile', ctx);
-    // node_exporter's textfile collector reads `*.prom` only: anything else would never be seen.
-    if (!textfile.endsWith('.prom') || textfile.endsWith('/.prom')) {
-      throw new ConfigError('metrics.textfile', `'${raw.metrics.textfile}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
-    }
-    metrics = { textfile };
+  const textfileRaw = raw.metrics?.textfile;
+  if (textfileRaw !== undefined) {
+    metrics = await attempt(sink, async () => {
+      const textfile = resolvePath(textfileRaw, 'metrics.textfile', ctx);
+      // node_exporter's textfile collector reads `*.prom` only: anything else would never be seen.
+      if (!textfile.endsWith('.prom') || textfile.endsWith('/.prom')) {
+        throw new ConfigError('metrics.textfile', `'${textfileRaw}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
+      }
+      await checkDir(ctx, 'metrics.textfile', path.dirname(textfile), 'the metrics file cannot be written (each real sweep reports io_error) until it exists');
+      return { textfile };
+    });
   }
 
   const auditRetain =
     raw.audit?.retain === undefined
       ? { ...DEFAULT_AUDIT_RETAIN }
-      : parseRetainBlock(raw.audit.retain, 'audit.retain', 'trace', file);
+      : await attempt(sink, () => parseRetainBlock(raw.audit?.retain, 'audit.retain', 'trace', file));
+  const maxDelete = raw.max_delete ? await attempt(sink, () => parseMaxDelete(raw.max_delete ?? {}, file)) : undefined;
 
-  return {
+  if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
+  return done(file, {
     home,
     schedule,
     runOnStart: raw.run_on_start ?? true,
     randomDelaySecs,
     liveGraceSecs,
-    ...(raw.max_delete ? { maxDelete: parseMaxDelete(raw.max_delete, file) } : {}),
+    ...(maxDelete ? { maxDelete } : {}),
     sessions,
     records,
     ...(keepFree !== undefined ? { keepFree } : {}),
@@ -529,5 +811,14 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
     log: { level: raw.log?.level ?? 'info' },
     ...(metrics ? { metrics } : {}),
     source: file,
-  };
+  });
+}
+
+/** Resolves the configuration; the first error (in resolution order) is thrown. */
+export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
+  const check = await checkConfig(opts);
+  const first = check.errors[0];
+  if (check.fatal > 0 && first) throw first;
+  if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
+  return check.config;
 }

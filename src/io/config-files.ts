@@ -231,3 +231,14 @@ export async function expandGlob(pattern: string): Promise<string[]> {
   }
   return found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
+
+/** What is at `p` (following links, as the loader's reads do): missing only on ENOENT/ENOTDIR. */
+export async function pathKind(p: string): Promise<'directory' | 'file' | 'other' | 'missing' | 'unreadable'> {
+  try {
+    const st = await fsp.stat(p);
+    return st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+  } catch (err) {
+    const code = errnoCode(err);
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : 'unreadable';
+  }
+}

@@ -3,7 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig, parseConfigYaml } from '../../src/config/load.js';
+import { checkConfig, loadConfig, parseConfigYaml } from '../../src/config/load.js';
+import { BIN, cliEnv } from '../helpers/fixtures.js';
+import { spawnSync } from 'node:child_process';
 
 const EXAMPLE = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
 
@@ -18,14 +20,52 @@ afterEach(async () => {
 });
 
 describe('config.example.yaml', () => {
-  it('sets every top-level key', async () => {
-    const doc = parseConfigYaml(await fsp.readFile(EXAMPLE, 'utf8'), EXAMPLE) as Record<string, unknown>;
+  it('shows every top-level key: set, or (metrics, which needs a directory) commented out and valid once uncommented', async () => {
+    const text = await fsp.readFile(EXAMPLE, 'utf8');
+    const doc = parseConfigYaml(text, EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'metrics', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
+    const uncommented = text.replace(/^#(metrics:| {2}textfile:)/gm, '$1');
+    const file = path.join(home, 'uncommented.yaml');
+    await fsp.writeFile(file, uncommented);
+    const cfg = await loadConfig({ configPath: file, env: { HOME: home }, cwd: home });
+    expect(cfg.metrics).toEqual({ textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' });
   });
 
-  it('loads with a fake HOME', async () => {
+  it('loads as it is on a fresh machine (nothing it names exists): warnings, no error', async () => {
+    const cfg = await loadConfig({ configPath: EXAMPLE, env: { HOME: home }, cwd: home });
+    // the records entry whose manifest does not exist is left out; the rest works
+    expect(cfg.records.map((r) => r.origin)).toEqual(['records[0]']);
+    expect(cfg.sessions.map((s) => [s.origin, s.retain])).toEqual([
+      ['sessions[0]', { maxSessions: 50, maxAgeSecs: 30 * 86_400 }],
+      ['sessions[1]', undefined],
+      ['sessions[2]', undefined],
+    ]);
+    const check = await checkConfig({ configPath: EXAMPLE, env: { HOME: home }, cwd: home });
+    expect(check.errors).toEqual([]);
+    expect(check.warnings.map((w) => w.keyPath)).toEqual(['home', 'sessions[0].root', 'sessions[1].workdir', 'sessions[2].project', 'records[1].manifest']);
+    expect(check.warnings.every((w) => w.code === 'config_path_missing' && w.file === EXAMPLE && w.line !== undefined)).toBe(true);
+  });
+
+  it('`murmur-gc config check` on it exits 0 and prints the effective policy (built CLI)', () => {
+    const r = spawnSync(process.execPath, [BIN, 'config', 'check', '--config', EXAMPLE], { env: cliEnv(home), encoding: 'utf8', cwd: home });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`murmur-gc config check: ${EXAMPLE}\n`);
+    expect(r.stdout).toMatch(new RegExp(`warning\\[config_path_missing\\] ${EXAMPLE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:5: records\\[1\\]\\.manifest: '${home}/src/bot/murmur.yaml' does not exist`));
+    expect(r.stdout).toMatch(/shey +shey +records\[0\] +max_messages 2000, max_age 90d +max_bytes 2\.0 GiB +config/);
+    expect(r.stdout).toMatch(/0 errors, 5 warnings: the configuration is valid\.\n$/);
+    // --check-config is the same check
+    const r2 = spawnSync(process.execPath, [BIN, '--check-config', '--json', '--config', EXAMPLE], { env: cliEnv(home), encoding: 'utf8', cwd: home });
+    expect(r2.status).toBe(0);
+    const doc = JSON.parse(r2.stdout) as { schema_version: number; config: string; ok: boolean; errors: unknown[]; warnings: { key: string }[]; policy: { records: { store: string; source: { from: string } }[] } };
+    expect(doc).toMatchObject({ schema_version: 1, config: EXAMPLE, ok: true, errors: [] });
+    expect(doc.warnings).toHaveLength(5);
+    expect(doc.policy.records).toEqual([expect.objectContaining({ store: 'shey', source: { from: 'config', manifest: null, note: null } })]);
+  });
+
+  it('loads with a fake HOME where the manifests it names exist', async () => {
     // The manifests the example names, under the fake home.
     await fsp.mkdir(path.join(home, 'src/bot'), { recursive: true });
     await fsp.writeFile(
@@ -65,7 +105,6 @@ describe('config.example.yaml', () => {
       keepFree: { kind: 'percent', percent: 10 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },
-      metrics: { textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' },
       source: EXAMPLE,
     });
   });

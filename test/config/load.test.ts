@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, GcError } from '../../src/errors.js';
-import { SEGMENT_RULE, loadConfig } from '../../src/config/load.js';
+import { SEGMENT_RULE, checkConfig, loadConfig } from '../../src/config/load.js';
 import type { LoadConfigOptions } from '../../src/config/load.js';
 import { ConfigFileError, expandGlob, readTextFileIfExists } from '../../src/io/config-files.js';
 
@@ -507,10 +507,15 @@ describe('records', () => {
     expect(e3.message).toContain(SEGMENT_RULE);
   });
 
-  it('a missing manifest is an error; store with manifest is refused; exactly one of capsule/manifest', async () => {
-    const e1 = await loadError(load('records:\n  - manifest: ../none/murmur.yaml\n'));
-    expect(e1.keyPath).toBe('records[0].manifest');
-    expect(e1.message).toContain(`'${path.join(tmp, 'none/murmur.yaml')}' does not exist`);
+  it('a missing manifest leaves that entry out with a warning; store with manifest is refused; exactly one of capsule/manifest', async () => {
+    await fsp.mkdir(path.join(home, '.murmur'));
+    const cfg = await load('records:\n  - manifest: ../none/murmur.yaml\n  - capsule: kept\n');
+    expect(cfg.records.map((r) => r.origin)).toEqual(['records[1]']);
+    const check = await checkConfig({ configPath: path.join(tmp, 'conf/config.yaml'), env: { HOME: home }, cwd: tmp });
+    expect(check.errors).toEqual([]);
+    expect(check.warnings).toEqual([
+      expect.objectContaining({ code: 'config_path_missing', keyPath: 'records[0].manifest', line: 2, column: 5, message: expect.stringContaining(`'${path.join(tmp, 'none/murmur.yaml')}' does not exist`) }),
+    ]);
 
     await write('m/murmur.yaml', 'name: m\n');
     const e2 = await loadError(load('records:\n  - manifest: ../m/murmur.yaml\n    store: s\n'));
@@ -571,5 +576,111 @@ describe('io/config-files', () => {
     expect(await rel('g/x[')).toEqual(['g/x[']); // an unclosed class is literal: no glob
     expect(await expandGlob('/definitely/not/here')).toEqual(['/definitely/not/here']);
     expect(await expandGlob(path.join(tmp, 'g', '..', 'g', 'x1') + '/')).toEqual([path.join(tmp, 'g/x1')]);
+  });
+});
+
+describe('checkConfig: every problem at once', () => {
+  const check = async (content: string) => {
+    const configPath = await write('conf/config.yaml', content);
+    return checkConfig({ configPath, env: { HOME: home }, cwd: tmp });
+  };
+
+  it('reports every error with file, line:column and key path, not only the first', async () => {
+    const c = await check(
+      [
+        'schedule: "every day"', // 1
+        'live_grace: 0', // 2
+        'sessions:', // 3
+        '  - root: /a', // 4
+        '    retain: { max_age: 12 weeks }', // 5
+        '  - root: /b', // 6
+        '    retian: { max_sessions: 3 }', // 7
+        'records:', // 8
+        '  - capsule: ../x', // 9
+        'keep_free: 150%', // 10
+        'frobnicate: 1', // 11
+        '',
+      ].join('\n'),
+    );
+    const file = path.join(tmp, 'conf/config.yaml');
+    const got = c.errors.map((e) => [e.keyPath, e.line, e.column, e.code, e.file]);
+    expect(got).toEqual([
+      ['sessions[1].retian', 7, 5, 'config_invalid', file],
+      ['frobnicate', 11, 1, 'config_invalid', file],
+      ['schedule', 1, 1, 'config_invalid', file],
+      ['live_grace', 2, 1, 'config_invalid', file],
+      ['keep_free', 10, 1, 'config_invalid', file],
+      ['sessions[0].retain.max_age', 5, 15, 'config_invalid', file],
+      ['records[0].capsule', 9, 5, 'config_invalid', file],
+    ]);
+    expect(c.fatal).toBe(7);
+    expect(c.config).toBeUndefined();
+    // loadConfig still throws the first of them
+    await expect(loadConfig({ configPath: file, env: { HOME: home }, cwd: tmp })).rejects.toThrow(/sessions\[1\]\.retian: unknown key 'retian'/);
+  });
+
+  it('reports every YAML syntax error with its line and column', async () => {
+    const c = await check('a: [1, 2\nb: {\n');
+    expect(c.errors.length).toBeGreaterThan(1);
+    expect(c.errors.every((e) => e.line !== undefined && e.column !== undefined && e.message.includes('invalid YAML at line'))).toBe(true);
+  });
+
+  it('warns (and loads) for each root, workdir, project and manifest that does not exist', async () => {
+    await fsp.mkdir(path.join(tmp, 'proj'), { recursive: true });
+    await fsp.mkdir(path.join(tmp, 'home/.murmur'), { recursive: true });
+    const c = await check(
+      [
+        'sessions:',
+        '  - root: ../nowhere/.murmur',
+        '  - root: ../nowhere/*/.murmur',
+        '  - workdir: ../no-workdir',
+        '  - project: ../no-project',
+        '  - project: ../proj',
+        'records:',
+        '  - manifest: ../none/murmur.yaml',
+        '',
+      ].join('\n'),
+    );
+    expect(c.errors).toEqual([]);
+    expect(c.config).toBeDefined();
+    expect(c.warnings.map((w) => [w.code, w.keyPath, w.line])).toEqual([
+      ['config_path_missing', 'sessions[0].root', 2],
+      ['config_path_missing', 'sessions[1].root', 3],
+      ['config_path_missing', 'sessions[2].workdir', 4],
+      ['config_path_missing', 'sessions[3].project', 5],
+      ['config_path_missing', 'sessions[4].project', 6],
+      ['config_path_missing', 'records[0].manifest', 8],
+    ]);
+    expect(c.warnings[4]!.message).toContain(`'${path.join(tmp, 'proj/murmur.yaml')}' does not exist: no policy applies`);
+  });
+
+  it('names where each policy came from: the config, a manifest, or nowhere', async () => {
+    await write('proj/murmur.yaml', 'name: bot\ntrace:\n  retain: { max_sessions: 3 }\ncontext:\n  record: off\n  retain: { max_age: 1d }\n');
+    const c = await check(
+      [
+        'sessions:',
+        '  - root: /r',
+        '    retain: { max_age: 1d }',
+        '  - project: ../proj',
+        'records:',
+        '  - capsule: a',
+        '  - manifest: ../proj/murmur.yaml',
+        '',
+      ].join('\n'),
+    );
+    expect(c.errors).toEqual([]);
+    const manifest = path.join(tmp, 'proj/murmur.yaml');
+    expect(Object.fromEntries(c.sources)).toEqual({
+      'sessions[0]': { from: 'config' },
+      'sessions[1]': { from: 'manifest', manifest },
+      'records[0]': { from: 'none' },
+      'records[1]': { from: 'none', manifest, note: 'context.record is off: its context.retain is inert' },
+    });
+  });
+
+  it('an error in a manifest is located in that manifest', async () => {
+    const m = await write('proj/murmur.yaml', 'name: bot\ntrace:\n  retain:\n    max_sessions: 0\n');
+    const c = await check('sessions:\n  - project: ../proj\n');
+    expect(c.errors.map((e) => [e.file, e.keyPath, e.line, e.column])).toEqual([[m, 'trace.retain.max_sessions', 4, 5]]);
   });
 });

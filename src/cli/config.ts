@@ -1,0 +1,176 @@
+// `murmur-gc config check` (also `murmur-gc --check-config`): load the configuration the way every
+// command does and report EVERY problem at once, then the effective policy.
+// Guarantees: reads only (the config, the manifests it names, and whether configured paths exist);
+// each error and warning names its file, line:column and key path and carries a stable code
+// (`config_invalid` errors, `config_path_missing` warnings); exit 2 when there is an error, 0 with
+// warnings only. The effective policy is printed only for a configuration that loads: per sessions
+// root and per record store, its retain keys, its budget and where the policy came from (this
+// config, a manifest, or nowhere — nothing is deleted there). --json prints one document
+// (`schema_version` 1); no conversation content is ever read.
+import type { Command } from 'commander';
+import { formatBytes, formatTable } from '../apply/report.js';
+import { checkConfig, type ConfigCheck, type ConfigWarning, type PolicySource } from '../config/load.js';
+import type { KeepFree } from '../config/size.js';
+import type { GcConfig, RecordRetain, SessionRetain } from '../config/types.js';
+import type { ConfigError } from '../errors.js';
+import { ExitCodes } from '../errors.js';
+import { ExitWith } from './types.js';
+
+export const CONFIG_CHECK_SCHEMA_VERSION = 1;
+
+export interface ConfigCheckFlags {
+  config?: string;
+  home?: string;
+  json: boolean;
+}
+
+/** `30d`, `12h`, `90m`, `45s`: the largest whole unit, as a config would write it. */
+export function durationText(secs: number): string {
+  for (const [unit, n] of [['d', 86_400], ['h', 3600], ['m', 60]] as const) if (secs % n === 0 && secs >= n) return `${secs / n}${unit}`;
+  return `${secs}s`;
+}
+
+function retainText(r: SessionRetain | RecordRetain | undefined): string {
+  if (!r) return 'none (nothing deleted)';
+  const parts: string[] = [];
+  if ('maxSessions' in r && r.maxSessions !== undefined) parts.push(`max_sessions ${r.maxSessions}`);
+  if ('maxMessages' in r && r.maxMessages !== undefined) parts.push(`max_messages ${r.maxMessages}`);
+  if (r.maxAgeSecs !== undefined) parts.push(`max_age ${durationText(r.maxAgeSecs)}`);
+  return parts.join(', ');
+}
+
+function retainJson(r: SessionRetain | RecordRetain | undefined): Record<string, number> | null {
+  if (!r) return null;
+  const o: Record<string, number> = {};
+  if ('maxSessions' in r && r.maxSessions !== undefined) o['max_sessions'] = r.maxSessions;
+  if ('maxMessages' in r && r.maxMessages !== undefined) o['max_messages'] = r.maxMessages;
+  if (r.maxAgeSecs !== undefined) o['max_age_secs'] = r.maxAgeSecs;
+  return o;
+}
+
+function fromText(s: PolicySource | undefined, hasRetain: boolean): string {
+  if (!s) return hasRetain ? 'config' : '-';
+  if (s.from === 'config') return 'config';
+  if (s.from === 'manifest') return `manifest ${s.manifest ?? ''}`;
+  return s.note ? `${s.note}${s.manifest ? ` (${s.manifest})` : ''}` : 'no retain block';
+}
+
+function keepFreeText(k: KeepFree): string {
+  return k.kind === 'percent' ? `${k.percent}%` : formatBytes(k.bytes);
+}
+
+function where(file: string | undefined, line: number | undefined, column: number | undefined, keyPath: string): string {
+  if (file === undefined) return keyPath.startsWith('--') ? '(command line)' : '(built-in default)';
+  return line !== undefined ? `${file}:${line}:${column ?? 1}` : file;
+}
+
+function problemJson(e: ConfigError | ConfigWarning, severity: 'error' | 'warning') {
+  const message = 'detail' in e ? e.detail : e.message;
+  return { severity, code: e.code, file: e.file ?? null, line: e.line ?? null, column: e.column ?? null, key: e.keyPath, message };
+}
+
+/** The effective policy as plain data (the --json `policy` member). */
+export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
+  const src = (origin: string) => {
+    const s = sources.get(origin);
+    return { from: s?.from ?? 'none', manifest: s?.manifest ?? null, note: s?.note ?? null };
+  };
+  return {
+    home: c.home,
+    schedule: c.schedule,
+    run_on_start: c.runOnStart,
+    random_delay_secs: c.randomDelaySecs,
+    live_grace_secs: c.liveGraceSecs,
+    max_delete: c.maxDelete ?? null,
+    keep_free: c.keepFree ?? null,
+    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, problem: s.problem ?? null })),
+    records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null })),
+    audit: { retain: retainJson(c.audit.retain) },
+    log_level: c.log.level,
+    metrics_textfile: c.metrics?.textfile ?? null,
+  };
+}
+
+export function renderCheckJson(check: ConfigCheck): string {
+  return (
+    JSON.stringify({
+      schema_version: CONFIG_CHECK_SCHEMA_VERSION,
+      config: check.source ?? null,
+      ok: check.errors.length === 0,
+      errors: check.errors.map((e) => problemJson(e, 'error')),
+      warnings: check.warnings.map((w) => problemJson(w, 'warning')),
+      policy: check.config ? policyJson(check.config, check.sources) : null,
+    }) + '\n'
+  );
+}
+
+function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+export function renderCheckText(check: ConfigCheck): string {
+  const out: string[] = [`murmur-gc config check: ${check.source ?? 'no configuration file (built-in defaults: nothing is deleted)'}`];
+  if (check.errors.length + check.warnings.length > 0) out.push('');
+  for (const e of check.errors) out.push(`error[${e.code}] ${where(e.file, e.line, e.column, e.keyPath)}: ${e.keyPath ? `${e.keyPath}: ` : ''}${e.detail}`);
+  for (const w of check.warnings) out.push(`warning[${w.code}] ${where(w.file, w.line, w.column, w.keyPath)}: ${w.keyPath ? `${w.keyPath}: ` : ''}${w.message}`);
+  const c = check.config;
+  if (c) {
+    out.push('', `Effective policy (home ${c.home}):`);
+    if (c.sessions.length === 0) out.push('  sessions roots: none configured');
+    else {
+      out.push(
+        ...formatTable([
+          ['sessions root', 'entry', 'retain', 'budget', 'policy from'],
+          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
+        ]),
+      );
+    }
+    out.push('');
+    if (c.records.length === 0) out.push('  record stores: none configured (no record is deleted or truncated)');
+    else {
+      out.push(
+        ...formatTable([
+          ['record store', 'capsule', 'entry', 'retain', 'budget', 'policy from'],
+          ...c.records.map((r) => [r.store, r.capsule, r.origin, retainText(r.retain), r.maxBytes !== undefined ? `max_bytes ${formatBytes(r.maxBytes)}` : '-', fromText(check.sources.get(r.origin), r.retain !== undefined)]),
+        ]),
+      );
+    }
+    out.push('');
+    out.push(`  audit trail ${c.home}/gc: ${retainText(c.audit.retain)}`);
+    const md = c.maxDelete ? [c.maxDelete.count !== undefined ? `count ${c.maxDelete.count}` : '', c.maxDelete.fraction !== undefined ? `fraction ${c.maxDelete.fraction}` : ''].filter(Boolean).join(', ') : 'default (unattended: half and more than 20)';
+    out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}`);
+    out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics?.textfile ?? 'none'}`);
+  }
+  out.push('');
+  out.push(
+    check.errors.length > 0
+      ? `${plural(check.errors.length, 'error')}, ${plural(check.warnings.length, 'warning')}: the configuration is not valid${check.fatal > 0 ? ' (every command refuses it, exit 2)' : ''}.`
+      : `${plural(0, 'error')}, ${plural(check.warnings.length, 'warning')}: the configuration is valid.`,
+  );
+  return out.join('\n') + '\n';
+}
+
+export async function runConfigCheck(flags: ConfigCheckFlags): Promise<number> {
+  const check = await checkConfig({
+    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
+    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    env: process.env,
+    cwd: process.cwd(),
+  });
+  process.stdout.write(flags.json ? renderCheckJson(check) : renderCheckText(check));
+  return check.errors.length > 0 ? ExitCodes.usage : ExitCodes.ok;
+}
+
+export function registerConfigCommands(program: Command): void {
+  const config = program.command('config').description('check the configuration');
+  config
+    .command('check')
+    .description('report every configuration error and warning at once (file, line:column, key), then the effective policy per sessions root and record store')
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--json', 'print one JSON document on stdout', false)
+    .action(async (opts: ConfigCheckFlags) => {
+      const code = await runConfigCheck(opts);
+      if (code !== ExitCodes.ok) throw new ExitWith(code);
+    });
+}

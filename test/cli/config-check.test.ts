@@ -1,0 +1,55 @@
+// `murmur-gc config check` through the built CLI: every error at once (file:line:column, key path,
+// stable code) with exit 2; warnings alone exit 0; --json carries the same with schema_version.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as f from '../helpers/fixtures.js';
+
+let T: string;
+beforeEach(() => {
+  T = f.tempDir('cfgcheck');
+  fs.mkdirSync(path.join(T, '.murmur'), { mode: 0o700 });
+});
+afterEach(() => f.rmrf(T));
+
+describe('murmur-gc config check', () => {
+  it('lists every error with file:line:column and key path, exits 2; the sweep refuses the same file', () => {
+    const file = f.writeConfig(T, ['sessions:', '  - root: ./a', '    retain: { max_age: 0 }', '  - roots: ./b', 'live_grace: soon', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:4:5: sessions[1].roots: unknown key 'roots'; expected: root, workdir, project, retain, max_bytes\n`);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:5:1: live_grace: `);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:3:15: sessions[0].retain.max_age: `);
+    expect(r.stdout).toContain(`warning[config_path_missing] ${file}:2:5: sessions[0].root: '${T}/a' does not exist`);
+    expect(r.stdout).toMatch(/3 errors, 1 warning: the configuration is not valid/);
+    expect(r.stdout).not.toContain('Effective policy');
+
+    const j = f.runCli(['config', 'check', '--json', '--config', file], T);
+    expect(j.status).toBe(2);
+    const doc = f.json<{ schema_version: number; ok: boolean; errors: { key: string; line: number; column: number; code: string; file: string }[]; policy: unknown }>(j);
+    expect(doc.schema_version).toBe(1);
+    expect(doc.ok).toBe(false);
+    expect(doc.policy).toBeNull();
+    expect(doc.errors.map((e) => [e.key, e.line, e.column, e.code, e.file])).toEqual([
+      ['sessions[1].roots', 4, 5, 'config_invalid', file],
+      ['live_grace', 5, 1, 'config_invalid', file],
+      ['sessions[0].retain.max_age', 3, 15, 'config_invalid', file],
+    ]);
+
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status).toBe(2);
+    expect(sweep.stderr).toContain("sessions[1].roots: unknown key 'roots'");
+  });
+
+  it('a valid configuration prints the effective policy per sessions root and record store, and where it came from', () => {
+    fs.mkdirSync(path.join(T, 'proj'));
+    fs.writeFileSync(path.join(T, 'proj', 'murmur.yaml'), 'name: bot\ntrace:\n  retain: { max_sessions: 7 }\ncontext:\n  retain: { max_messages: 100 }\n');
+    const file = f.writeConfig(T, ['home: ./.murmur', 'sessions:', '  - project: ./proj', 'records:', '  - manifest: ./proj/murmur.yaml', '    max_bytes: 1G', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`${T}/proj/workdir +sessions\\[0\\] +max_sessions 7 +- +manifest ${T}/proj/murmur.yaml\n`));
+    expect(r.stdout).toMatch(new RegExp(`bot +bot +records\\[0\\] +max_messages 100 +max_bytes 1\\.0 GiB +manifest ${T}/proj/murmur.yaml\n`));
+    expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
+  });
+});
