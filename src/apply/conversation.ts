@@ -31,6 +31,7 @@ import { measureDir, removeDir } from '../io/remove.js';
 import { Dir, identityOf, processUid, realpath } from '../io/safe-fs.js';
 import { loadTraceCache } from '../io/trace-cache-file.js';
 import type { Logger } from '../log.js';
+import type { Progress } from './steps/context.js';
 import {
   ambiguousContextRefusal,
   compareUtf8,
@@ -57,6 +58,8 @@ export interface ConversationContext {
   config: GcConfig;
   log: Logger;
   now?: () => number;
+  /** Told how far `ls` has read (records, bytes), for a progress line on a terminal. */
+  progress?: (p: Progress) => void;
 }
 
 function refusal(r: RefusalText): RefusalError {
@@ -96,9 +99,10 @@ async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T
   }
 }
 
-function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number): Promise<RecordsScan> {
+function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number, progress?: (p: Progress) => void): Promise<RecordsScan> {
   return scanRecords(homeDir, home, {
     countAll,
+    ...(progress ? { onCount: (c: { records: number; bytes: number }) => progress({ step: 'count_records', done: c.records, total: undefined, bytes: c.bytes, unit: c.records === 1 ? 'record' : 'records' }) } : {}),
     collectModes: false,
     nowMs,
     debrisAgeMs: DEBRIS_AGE_MS,
@@ -146,7 +150,7 @@ export async function listRecords(ctx: ConversationContext, record: string | und
   const nowMs = (ctx.now ?? Date.now)();
   return withHome(ctx.config.home, async (homeDir) => {
     if (!homeDir) return { rows: [], problems: [] };
-    const s = await scan(homeDir, ctx.config.home, true, record, nowMs);
+    const s = await scan(homeDir, ctx.config.home, true, record, nowMs, ctx.progress);
     const rows = s.contexts.map((c) =>
       listingOf({ record: c.store, context: c.context, path: c.path, messages: c.messages ?? 0, bytes: c.file.size, mtimeMs: c.file.mtimeMs, header: c.header }),
     );
@@ -167,10 +171,16 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
     const s = await scan(homeDir, ctx.config.home, false, undefined, nowMs);
     const problems = [...s.problems];
     const found: MessageLocation[] = [];
+    let records = 0;
+    let before = 0;
     await forEachRecord(homeDir, s.contexts, problems, async (c, recordDir) => {
       const { fh, stat } = await recordDir.openFile(RECORD_FILE);
+      records++;
+      const base = before;
+      const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
+      before += Number(stat.size);
       try {
-        const r = await scanRecord(fh, Number(stat.size), { findId: msgId });
+        const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
         const loc = locationOf({ record: c.store, context_id: c.context, path: c.path }, locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }));
         if (loc) found.push(loc);
       } finally {

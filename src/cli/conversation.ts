@@ -5,7 +5,8 @@
 // anything beyond the listing is read or written. Refusals print `error[CODE]: …` + `  hint: …`
 // and exit 1; a record lock still held after ~3 s exits 75 (`storage_busy`). `ls` exits 0, or 1
 // when an I/O failure left the listing incomplete. With --json exactly one JSON document goes to
-// stdout; warnings go to stderr as log lines carrying a stable code.
+// stdout; warnings go to stderr as log lines carrying a stable code. `ls` on a terminal (not
+// --json) shows a progress line on stderr once it has run ~1 s (src/cli/progress.ts).
 import { InvalidArgumentError, type Command } from 'commander';
 import {
   isHardProblem,
@@ -28,6 +29,7 @@ import {
   renderTruncateText,
 } from '../murmur/conversation-format.js';
 import { loadForCommand, oneShotLogger } from './context.js';
+import { ProgressLine } from './progress.js';
 import { ExitWith } from './types.js';
 
 interface CommonOpts {
@@ -76,14 +78,17 @@ function addCommon(cmd: Command): Command {
 
 async function runLs(opts: LsOpts): Promise<number> {
   const ctx = await setup(opts);
+  // On a terminal (not --json) a status line while a large record is read; erased before output.
+  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet: false }) ? new ProgressLine(process.stderr, false) : undefined;
+  if (line) ctx.progress = (p) => line.update(p);
   // --message short-circuits before --record (the runtime ignores --record with --message).
   if (opts.message !== undefined) {
-    const { locations, problems } = await locateMessage(ctx, opts.message);
+    const { locations, problems } = await locateMessage(ctx, opts.message).finally(() => line?.end());
     const code = warnAll(ctx, problems);
     process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(opts.message, locations));
     return code;
   }
-  const { rows, problems } = await listRecords(ctx, opts.record);
+  const { rows, problems } = await listRecords(ctx, opts.record).finally(() => line?.end());
   const code = warnAll(ctx, problems);
   process.stdout.write(opts.json ? renderLsJson(rows) : renderLsText(rows, opts.record));
   return code;

@@ -1,7 +1,8 @@
 // A single updating status line on stderr for long runs (phase, items done/total, bytes, elapsed).
 // Guarantees: only when stderr is a TTY and the caller did not ask for --json or --quiet (the
 // daemon never builds one); nothing is drawn before the run is ~1 s old; the line is erased
-// before the report is printed, so stdout and the logs never contain it.
+// before the report is printed, so stdout and the logs never contain it. Used by the sweep and by
+// `conversation ls` (counting a large record can take seconds).
 import type { Progress } from '../apply/steps/context.js';
 import { formatBytes, formatDuration } from '../apply/report.js';
 
@@ -28,6 +29,8 @@ const PHASES: Record<string, string> = {
   repair_torn_tail: 'repairing torn record tails',
   reconcile: 'reconciling lost commands',
   audit: 'writing the audit trace',
+  count_records: 'counting messages',
+  locate_message: 'looking for the message',
 };
 
 export class ProgressLine {
@@ -60,6 +63,7 @@ export class ProgressLine {
     const phase = p ? (PHASES[p.step] ?? p.step) : 'starting';
     const parts = [`murmur-gc${this.dryRun ? ' (dry run)' : ''}: ${phase}`];
     if (p && p.total !== undefined && p.total > 0) parts.push(`${p.done}/${p.total}`);
+    else if (p?.unit !== undefined && p.done > 0) parts.push(`${p.done} ${p.unit}`);
     if (p && p.bytes > 0) parts.push(formatBytes(p.bytes));
     parts.push(formatDuration(now - this.startMs));
     return parts.join(' · ');

@@ -109,6 +109,8 @@ export interface RecordsScan {
   exists: boolean;
   /** records whose messages were counted by reading them / served from the count cache */
   counted: number;
+  /** bytes of the records counted by reading them */
+  countedBytes: number;
   countsCached: number;
   contexts: ContextScan[];
   /**
@@ -137,15 +139,16 @@ export async function readHeader(dir: Dir, name: string): Promise<RecordHeader |
 const SMALL_RECORD_BYTES = 1 << 20;
 
 /** Count message lines of one record file (small ones read whole, large ones streamed). */
-export async function countMessages(dir: Dir, name: string, signal?: AbortSignal): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
+export async function countMessages(dir: Dir, name: string, signal?: AbortSignal, onRead?: (bytesRead: number) => void): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
   const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
   if (small) {
     const r = scanRecordBytes(small.data);
+    onRead?.(small.data.length);
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   }
   const { fh, stat } = await dir.openFile(name);
   try {
-    const r = await scanRecord(fh, Number(stat.size), signal ? { signal } : {});
+    const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   } finally {
     await fh.close();
@@ -170,11 +173,13 @@ export interface RecordsScanOptions {
   /** Message counts of unchanged records from an earlier sweep (dev/ino/size/mtime must match). */
   countCache?: MemoryTraceCache;
   signal?: AbortSignal;
+  /** Told after each buffer of counting: records counted so far and bytes read so far (progress). */
+  onCount?: (p: { records: number; bytes: number }) => void;
 }
 
 /** Scan `<home>/conversations`. `home` stays open; everything below is opened and closed here. */
 export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOptions): Promise<RecordsScan> {
-  const out: RecordsScan = { exists: false, counted: 0, countsCached: 0, contexts: [], fileless: [], modes: [], debris: [], problems: [] };
+  const out: RecordsScan = { exists: false, counted: 0, countedBytes: 0, countsCached: 0, contexts: [], fileless: [], modes: [], debris: [], problems: [] };
   const rootSt = await home.lstat(CONVERSATIONS_DIR);
   if (!rootSt) return out;
   if (opts.collectModes) out.modes.push(modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
@@ -302,7 +307,11 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             out.countsCached++;
           } else {
             out.counted++;
-            const c = wholeScan ?? (await countMessages(cdir, RECORD_FILE, opts.signal));
+            const before = out.countedBytes;
+            const onRead = opts.onCount ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b }) : undefined;
+            const c = wholeScan ?? (await countMessages(cdir, RECORD_FILE, opts.signal, onRead));
+            out.countedBytes = before + Number(fst.size);
+            if (wholeScan) onRead?.(Number(fst.size));
             messages = c.messages;
             header = c.header;
             unreadable = !c.utf8;

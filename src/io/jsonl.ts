@@ -61,6 +61,8 @@ export interface BackwardOptions extends ScanOptions {
 export interface RecordScanOptions extends ScanOptions {
   /** Also locate the last message line whose `id` equals this (`ls --message`). */
   findId?: string;
+  /** Told the bytes read so far after each buffer (a progress line); never told any content. */
+  onRead?: (bytesRead: number) => void;
 }
 
 export interface RecordScan {
@@ -184,6 +186,11 @@ class ForwardScanner {
     }
     part.copy(this.carry, this.carryLen);
     this.carryLen = need;
+  }
+
+  /** File offset read up to so far. */
+  get readPosition(): number {
+    return this.readPos;
   }
 
   async fill(): Promise<boolean> {
@@ -436,6 +443,7 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
   const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
   const acc = new RecordScanAccumulator(opts.findId);
   while (await s.fill()) {
+    opts.onRead?.(s.readPosition);
     while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated);
   }
   return acc.result();

@@ -260,6 +260,29 @@ describe('progress on long runs', () => {
   });
 });
 
+describe('conversation ls shows progress on a terminal', () => {
+  it('draws a status line while counting a large record (records, bytes, elapsed), erased before the table; never under --json or off a TTY', () => {
+    // ~1.5 MiB: streamed (more than the 1 MiB read-whole size), so the line moves as it reads.
+    f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: 15_000 });
+    const env = { MURMUR_GC_PROGRESS_AFTER_MS: '0' };
+    const tty = underPty(`${process.execPath} ${f.BIN} conversation ls --home ${home}`, env);
+    expect(tty.status).toBe(0);
+    expect(tty.out).toMatch(/\r\x1b\[2Kmurmur-gc: counting messages · 1 record · [\d.]+ [KM]iB · [\d.]+ (ms|s)/);
+    // erased, then the table starts on a clean line
+    expect(tty.out).toMatch(/\r\x1b\[2K(\r\n)?RECORD/);
+    expect(tty.out).toMatch(/ctx_big +15000/);
+    const json = underPty(`${process.execPath} ${f.BIN} conversation ls --json --home ${home}`, env);
+    expect(json.status).toBe(0);
+    expect(json.out).not.toContain('\x1b[2K');
+    const piped = f.runCli(['conversation', 'ls', '--home', home], T, env);
+    expect(piped.status).toBe(0);
+    expect(piped.stderr + piped.stdout).not.toContain('\r');
+    // ls --message reads every record too: the same line, with records done/total
+    const msg = underPty(`${process.execPath} ${f.BIN} conversation ls --message msg_nope --home ${home}`, env);
+    expect(msg.out).toMatch(/\r\x1b\[2Kmurmur-gc: looking for the message · 1\/1 · [\d.]+ [KM]iB/);
+  });
+});
+
 describe('status and history agree, and say when', () => {
   function fakeSystemctl(script: string): string {
     const bin = path.join(T, 'fakebin');

@@ -45,6 +45,8 @@ export interface Progress {
   /** undefined while the total is not known (the scans) */
   total: number | undefined;
   bytes: number;
+  /** What `done` counts, shown while the total is not known (`conversation ls`: records). */
+  unit?: string;
 }
 
 /** What one step did: items acted on (or found, for scans), bytes, wall time. */
