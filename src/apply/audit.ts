@@ -8,6 +8,10 @@
 //   every parent_id names an earlier line (retention/task_start/session_end → session_start,
 //   task_end → its task_start); retention lines in the runtime's (store, reason) order.
 // - Files are 0600, directories 0700; the trace is fsync'ed when the run finishes.
+// - The intent log opens with an `owner` line (pid + start time): a recovery run by another
+//   process leaves the audit of a live owner alone (a `conversation rm|truncate` writes its audit
+//   outside the sweep lock). Actions run by hand carry `trigger: manual_cli` in their retention
+//   line (murmur-gc's one added field); a sweep's lines keep the runtime's schema exactly.
 // - Creating the audit either succeeds whole (directory, trace with its session_start on disk,
 //   intent log) or leaves nothing behind and throws `AuditUnavailable` — which stops the run like
 //   an abort, once, before anything condemned is removed (no action without its audit).
@@ -22,8 +26,10 @@ import {
   taskStartLine,
   type RetentionReason,
   type RetentionStore,
+  type RetentionTrigger,
   type Trust,
 } from '../murmur/trace.js';
+import { startTimeOf } from '../io/running.js';
 import { Dir, type FileHandle } from '../io/safe-fs.js';
 
 export const GC_DIR = 'gc';
@@ -36,6 +42,8 @@ export interface RetentionItem {
   messagesDropped?: number;
   /** The sessions root or record store directory it was in (kept in WHERE_FILE, not the trace). */
   parent?: string;
+  /** Set for an action run by hand (`conversation rm|truncate`): the line's `trigger` field. */
+  trigger?: RetentionTrigger;
 }
 
 /**
@@ -59,8 +67,12 @@ export interface LostTask {
 }
 
 export interface IntentLine {
-  op: 'intent' | 'done';
+  /** `owner` (first line): the process writing this audit, so a recovery leaves a live one alone. */
+  op: 'intent' | 'done' | 'owner';
   seq: number;
+  pid?: number;
+  start_time?: string | null;
+  trigger?: RetentionTrigger;
   kind?: string;
   store?: RetentionStore;
   reason?: RetentionReason;
@@ -85,19 +97,34 @@ export class AuditUnavailable extends GcError {
   }
 }
 
-/** Group retention items into the runtime's lines: one per (store, reason), in its order. */
-export function groupRetention(items: RetentionItem[]): { store: RetentionStore; reason: RetentionReason; targets: string[]; messagesDropped: number }[] {
-  const out: { store: RetentionStore; reason: RetentionReason; targets: string[]; messagesDropped: number }[] = [];
+export interface RetentionGroup {
+  store: RetentionStore;
+  reason: RetentionReason;
+  targets: string[];
+  messagesDropped: number;
+  trigger?: RetentionTrigger;
+}
+
+/**
+ * Group retention items into the runtime's lines: one per (store, reason), in its order (and
+ * apart per trigger: an action by hand never shares a line with a policy's).
+ */
+export function groupRetention(items: RetentionItem[]): RetentionGroup[] {
+  const out: RetentionGroup[] = [];
   for (const [store, reason] of RETENTION_ORDER) {
-    const mine = items.filter((i) => i.store === store && i.reason === reason);
-    if (mine.length === 0) continue;
-    let targets = mine.map((i) => i.target);
-    // sessions newest-first (as the runtime ranks them); records ascending by context id.
-    targets = store === 'sessions' ? [...targets].sort().reverse() : [...targets].sort();
-    out.push({ store, reason, targets, messagesDropped: mine.reduce((n, i) => n + (i.messagesDropped ?? 0), 0) });
+    for (const trigger of [undefined, MANUAL]) {
+      const mine = items.filter((i) => i.store === store && i.reason === reason && i.trigger === trigger);
+      if (mine.length === 0) continue;
+      let targets = mine.map((i) => i.target);
+      // sessions newest-first (as the runtime ranks them); records ascending by context id.
+      targets = store === 'sessions' ? [...targets].sort().reverse() : [...targets].sort();
+      out.push({ store, reason, targets, messagesDropped: mine.reduce((n, i) => n + (i.messagesDropped ?? 0), 0), ...(trigger ? { trigger } : {}) });
+    }
   }
   return out;
 }
+
+const MANUAL: RetentionTrigger = 'manual_cli';
 
 export class AuditSession {
   private seq = 0;
@@ -128,6 +155,8 @@ export class AuditSession {
       if (bytesWritten !== start.length) throw new Error(`short write (${bytesWritten} of ${start.length} bytes)`);
       await trace.sync();
       intent = await dir.createExclusive(INTENT_FILE, 0o600);
+      // Who writes this audit: a recovery (another sweep) leaves it alone while this process lives.
+      await intent.write(JSON.stringify({ op: 'owner', seq: 0, pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null }) + '\n');
       await dir.sync();
       const session = new AuditSession(sessionId, dir.path, dir, trace, intent, eventId, nowMs);
       dir = undefined; // owned by the session now
@@ -170,7 +199,7 @@ export class AuditSession {
     const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
     let text = '';
     for (const g of groupRetention(items)) {
-      text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
+      text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
     }
     for (const t of tasks) {
       const start = common(this.sessionEventId);
@@ -189,6 +218,19 @@ export class AuditSession {
     await this.dir.close();
   }
 
+  /**
+   * Changed nothing after all (a `conversation truncate` that had nothing to drop): remove this
+   * session whole — a run that changed nothing writes nothing. `gc` is `<home>/gc`.
+   */
+  async discard(gc: Dir): Promise<void> {
+    await this.trace.close().catch(() => undefined);
+    await this.intent.close().catch(() => undefined);
+    await this.dir.unlink('trace.jsonl').catch(() => undefined);
+    await this.dir.unlink(INTENT_FILE).catch(() => undefined);
+    await this.dir.close();
+    await gc.rmdir(this.sessionId).catch(() => undefined);
+  }
+
   /** Close without finishing (the intent log stays for the next run to complete). */
   async abandon(): Promise<void> {
     await this.trace.close().catch(() => undefined);
@@ -198,9 +240,10 @@ export class AuditSession {
 }
 
 /** Parse an intent log; unknown lines are ignored. */
-export function parseIntentLog(text: string): { intents: Map<number, IntentLine>; done: Map<number, IntentLine> } {
+export function parseIntentLog(text: string): { intents: Map<number, IntentLine>; done: Map<number, IntentLine>; owner?: IntentLine } {
   const intents = new Map<number, IntentLine>();
   const done = new Map<number, IntentLine>();
+  let owner: IntentLine | undefined;
   for (const raw of text.split('\n')) {
     if (!raw.trim()) continue;
     let o: unknown;
@@ -214,6 +257,7 @@ export function parseIntentLog(text: string): { intents: Map<number, IntentLine>
     if (typeof l.seq !== 'number') continue;
     if (l.op === 'intent') intents.set(l.seq, l);
     else if (l.op === 'done') done.set(l.seq, l);
+    else if (l.op === 'owner') owner = l;
   }
-  return { intents, done };
+  return { intents, done, ...(owner ? { owner } : {}) };
 }

@@ -18,8 +18,13 @@
 //   change nothing on disk.
 // - `rm` counts the messages of the directory it removes after moving it aside (so the count is
 //   what went); `truncate` passes the record store as the capsule of a headerless record (§6.4).
-// - No audit trace is written: the trace schema's retention reasons (`max_age`, `max_messages`)
-//   do not describe an operator's hand.
+// - A real `rm`/`truncate` is in murmur-gc's own audit trail like a sweep's removals: an audit
+//   session of its own (`<home>/gc/ses_…`, intent logged before the act), one `retention` line
+//   with `"trigger":"manual_cli"` (reason `manual` for rm, `max_messages` for truncate, which adds
+//   `messages_dropped`), so `history --target` answers for it. A dry run, a refusal, and a
+//   truncate that dropped nothing record nothing. A failure settles the audit against the disk
+//   at once (what happened is recorded, exit status `failed`); if even that fails, the intent
+//   log stays and the next sweep completes it.
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
@@ -48,6 +53,10 @@ import {
   type TruncateResult,
 } from '../murmur/conversation-format.js';
 import { mintId } from '../murmur/ids.js';
+import { MANUAL_TRIGGER } from '../murmur/trace.js';
+import { VERSION } from '../version.js';
+import { AuditSession, GC_DIR, type RetentionItem } from './audit.js';
+import { truncationLanded } from './recover.js';
 import { scanSessionsWorld } from './world.js';
 
 /** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
@@ -377,14 +386,27 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
         // Re-read under the lock: a sweep may have acted while we waited.
         const st = await storeDir.lstat(target.context);
         if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
+        // In the audit trail before the act (no removal without its audit).
+        const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
+        const item: RetentionItem = { store: 'records', reason: 'manual', target: target.context, parent: storeDir.path, trigger: MANUAL_TRIGGER };
+        const seq = await audit.intend({ kind: 'remove_record', store: 'records', reason: 'manual', parent: storeDir.path, target: target.context, trigger: MANUAL_TRIGGER });
         let messages = 0;
-        await removeDir(storeDir, target.context, identityOf(st), {
-          runId: mintId('ses_'),
-          signal: lock.signal,
-          verifyInTrash: async (trash) => {
-            messages = await countIn(trash, lock.signal);
-          },
-        });
+        try {
+          await removeDir(storeDir, target.context, identityOf(st), {
+            runId: audit.sessionId,
+            signal: lock.signal,
+            verifyInTrash: async (trash) => {
+              messages = await countIn(trash, lock.signal);
+            },
+          });
+        } catch (err) {
+          // Settle against the disk now: gone from the store means it was removed.
+          const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
+          await settle(ctx, homeDir, audit, gone ? [item] : []);
+          throw err;
+        }
+        await audit.done(seq);
+        await settle(ctx, homeDir, audit, [item], 'ok');
         return result(messages);
       } finally {
         await storeDir.close();
@@ -413,13 +435,41 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
     try {
       const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
       try {
-        const out = await truncateRecord(cdir, RECORD_FILE, {
-          keep: opts.keep,
-          fallbackCapsule: target.store,
-          nowMs: now(),
-          dryRun: opts.dryRun,
-          ...(lock ? { signal: lock.signal } : {}),
-        });
+        const at = now();
+        // In the audit trail before the rewrite; the intent names the marker the new header will
+        // carry, so what happened can be read back from the record itself.
+        const intent = {
+          kind: 'truncate_record',
+          store: 'records',
+          reason: 'max_messages',
+          parent: dirname(cdir.path),
+          target: target.context,
+          at_ms: String(at),
+          dropped_before: String(target.header?.truncated?.dropped ?? 0n),
+          trigger: MANUAL_TRIGGER,
+        } as const;
+        const audit = opts.dryRun ? undefined : await AuditSession.begin(homeDir, mintId('ses_'), VERSION, at);
+        const seq = await audit?.intend(intent);
+        let out: Awaited<ReturnType<typeof truncateRecord>>;
+        try {
+          out = await truncateRecord(cdir, RECORD_FILE, {
+            keep: opts.keep,
+            fallbackCapsule: target.store,
+            nowMs: at,
+            dryRun: opts.dryRun,
+            ...(lock ? { signal: lock.signal } : {}),
+          });
+        } catch (err) {
+          if (audit) {
+            const dropped = await truncationLanded({ op: 'intent', seq: seq ?? 0, ...intent });
+            await settle(ctx, homeDir, audit, dropped ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: dropped, trigger: MANUAL_TRIGGER }] : []);
+          }
+          throw err;
+        }
+        if (audit && seq !== undefined) {
+          await audit.done(seq, { messages_dropped: out.dropped });
+          await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');
+        }
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
         if (out.outOfOrder) {
           ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');
@@ -445,4 +495,28 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
       await lock?.release();
     }
   });
+}
+
+/**
+ * Finish a manual action's audit: its retention line, or — when nothing changed — no audit at all
+ * (the session is removed). A failure here is a warning: the intent log stays, and the next
+ * sweep completes the audit from the disk.
+ */
+async function settle(ctx: ConversationContext, homeDir: Dir, audit: AuditSession, items: RetentionItem[], status: 'ok' | 'failed' = 'failed'): Promise<void> {
+  const now = ctx.now ?? Date.now;
+  try {
+    if (items.length === 0) {
+      const gc = await homeDir.openDir(GC_DIR);
+      try {
+        await audit.discard(gc);
+      } finally {
+        await gc.close();
+      }
+      return;
+    }
+    await audit.finish(items, [], status, now());
+  } catch (err) {
+    await audit.abandon().catch(() => undefined);
+    ctx.log.warn({ code: Codes.ioError, audit: audit.sessionId }, `the audit trace could not be completed (${describeError(err)}); the next sweep completes it`);
+  }
 }

@@ -10,11 +10,14 @@
 //   retention lines, session_end); otherwise retention lines and a `session_end` are appended.
 // - The session_end says "canceled" (it was interrupted) and the time it ran until its last intent
 //   write (never 0 ms). The intent log is removed last, so a crash here is retried.
-// - It runs under the sweep lock, so the session it completes is never one still being written.
+// - It runs under the sweep lock, so no sweep's session it completes is still being written; an
+//   audit whose intent log names a live owner other than this process (a `conversation rm` or
+//   `truncate` in progress) is left alone. Manual actions keep their `trigger` when completed.
 import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../murmur/ids.js';
 import { peekEventType, retentionLine, sessionEndLine, sessionStartLine } from '../murmur/trace.js';
 import { RECORD_FILE, readHeader } from '../io/inventory.js';
+import { probeProcess } from '../io/running.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
 import { VERSION } from '../version.js';
 import { GC_DIR, INTENT_FILE, WHERE_FILE, groupRetention, parseIntentLog, whereText, type IntentLine, type RetentionItem } from './audit.js';
@@ -24,8 +27,8 @@ export interface Recovered {
   detail: string;
 }
 
-/** Did a logged truncation's rename happen? Read the record's header marker. */
-async function truncationLanded(intent: IntentLine): Promise<number | undefined> {
+/** Did a logged truncation's rename happen? Read the record's header marker (messages dropped). */
+export async function truncationLanded(intent: IntentLine): Promise<number | undefined> {
   if (!intent.parent || !intent.target || intent.at_ms === undefined) return undefined;
   let store: Dir | undefined;
   let ctx: Dir | undefined;
@@ -60,6 +63,10 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         const ist = await sdir.lstat(INTENT_FILE);
         if (!ist?.isFile()) continue;
         const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
+        // Still being written by a live process (a `conversation rm|truncate` runs outside the
+        // sweep lock): not interrupted, leave it alone.
+        const owner = log.owner;
+        if (owner?.pid !== undefined && owner.pid !== process.pid && (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive') continue;
         const items: RetentionItem[] = [];
         let settled = 0;
         for (const [seq, intent] of log.intents) {
@@ -69,13 +76,13 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           if (intent.kind === 'truncate_record') {
             const dropped = done ? done.messages_dropped : await truncationLanded(intent);
             if (!dropped || dropped <= 0) continue;
-            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped, ...(intent.parent ? { parent: intent.parent } : {}) });
+            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
             continue;
           }
           let happened = done !== undefined;
           if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
           if (!happened) continue;
-          items.push({ store: intent.store, reason: intent.reason, target: intent.target, ...(intent.parent ? { parent: intent.parent } : {}) });
+          items.push({ store: intent.store, reason: intent.reason, target: intent.target, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
         }
         let trace = '';
         try {
@@ -101,7 +108,7 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           if (fresh) text += sessionStartLine({ eventId: sessionEventId, sessionId: name, timestamp: nowMs }, 'murmur-gc', VERSION);
           const common = () => ({ eventId: mintId('evt_'), parentId: sessionEventId, sessionId: name, timestamp: nowMs });
           for (const g of groupRetention(items)) {
-            text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
+            text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
           }
           // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
           const startedMs = idTimestampMs(name, 'ses_');

@@ -4,7 +4,9 @@
 // "murmur-gc", retention, task_start/task_end, session_end); ids, counts and reasons only — the
 // audit trail holds no content and neither does this. Unknown or malformed lines are counted,
 // never fatal. A trace with no session_end is reported as unfinished (a sweep in progress, or a
-// killed one whose audit the next run completes).
+// killed one whose audit the next run completes). An operator's `conversation rm|truncate` has an
+// audit session of its own whose retention line carries `trigger: manual_cli`: it is shown as
+// done "by hand", never as a sweep.
 import { formatDuration, formatWhen } from '../apply/report.js';
 import { idTimestampMs } from '../murmur/ids.js';
 import { outcomeWords } from './summary.js';
@@ -18,6 +20,8 @@ export interface RetentionEntry {
   targets: string[];
   /** max_messages lines only: messages dropped across every record of the line. */
   messages_dropped?: number;
+  /** `manual_cli`: an operator's `conversation rm|truncate`, not a sweep. */
+  trigger?: string;
 }
 
 export interface SweepHistory {
@@ -37,6 +41,8 @@ export interface SweepHistory {
   /** An intent log is still present: the sweep is running or was killed and not yet recovered. */
   intent_pending: boolean;
   capsule_version: string | null;
+  /** True for the audit of an operator's `conversation rm|truncate` (its lines say manual_cli). */
+  manual: boolean;
   retention: RetentionEntry[];
   /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
   reconciled: { tasks: number; task_ids: string[] };
@@ -77,6 +83,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
     complete: false,
     intent_pending: meta.intentPending,
     capsule_version: null,
+    manual: false,
     retention: [],
     reconciled: { tasks: 0, task_ids: [] },
     totals: { sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0 },
@@ -102,6 +109,10 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
         const removed = num(l['removed']) ?? targets.length;
         const e: RetentionEntry = { store, reason, removed, targets };
+        if (typeof l['trigger'] === 'string') {
+          e.trigger = l['trigger'];
+          if (l['trigger'] === 'manual_cli') h.manual = true;
+        }
         const dropped = num(l['messages_dropped']);
         if (reason === 'max_messages') e.messages_dropped = dropped ?? 0;
         h.retention.push(e);
@@ -147,6 +158,8 @@ export interface TargetMatch {
   where: string | null;
   /** How many targets the same retention line named. */
   line_removed: number;
+  /** By an operator's hand (`conversation rm|truncate`, trigger manual_cli), not by a sweep. */
+  manual: boolean;
   /** max_messages only: messages dropped by that line, across all its records. */
   line_messages_dropped?: number;
 }
@@ -166,6 +179,7 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
         outcome: statusWord(s),
         where: where[s.session_id] ?? null,
         line_removed: r.removed,
+        manual: r.trigger === 'manual_cli',
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
       out.push(m);
@@ -250,6 +264,11 @@ function statusWord(s: SweepHistory): string {
 }
 
 function retentionWords(r: RetentionEntry): string {
+  if (r.trigger === 'manual_cli') {
+    return r.reason === 'max_messages'
+      ? `by hand (conversation truncate): ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`
+      : `by hand (conversation rm): ${r.removed} removed`;
+  }
   if (r.reason === 'max_messages') {
     return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`;
   }
@@ -267,7 +286,7 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   if (doc.target !== null) {
     const matches = doc.matches ?? [];
     if (matches.length === 0) {
-      out.push(`${doc.target}: no sweep in the audit trail${since} removed or truncated it (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+      out.push(`${doc.target}: no sweep in the audit trail${since} removed or truncated it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
     } else {
       out.push(`${doc.target}:`);
       for (const m of matches) {
@@ -278,15 +297,22 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
               ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
               : '';
         const from = m.where !== null ? ` from ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where}` : '';
+        if (m.manual) {
+          const by = m.action === 'truncated' ? `murmur-gc conversation truncate, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped` : 'murmur-gc conversation rm';
+          out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
+          continue;
+        }
         out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
       }
     }
     return out.join('\n') + '\n';
   }
-  out.push(`murmur-gc history — ${plural(doc.sweeps.length, 'sweep')} with changes${since} (audit trail ${doc.audit_root})`);
+  const byHand = doc.sweeps.filter((s) => s.manual).length;
+  const hand = byHand > 0 ? ` and ${plural(byHand, 'action')} by hand (conversation rm/truncate)` : '';
+  out.push(`murmur-gc history — ${plural(doc.sweeps.length - byHand, 'sweep')} with changes${hand}${since} (audit trail ${doc.audit_root})`);
   for (const s of doc.sweeps) {
     const dur = s.duration_ms === null ? '' : `, ${formatDuration(s.duration_ms)}`;
-    out.push(`${iso(s.started_ms)}  ${s.session_id}  ${statusWord(s)}${dur}`);
+    out.push(`${iso(s.started_ms)}  ${s.session_id}  ${s.manual ? 'by hand, ' : ''}${statusWord(s)}${dur}`);
     for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
     if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
     if (s.retention.length === 0 && s.reconciled.tasks === 0) out.push('    no removals recorded');

@@ -18,8 +18,15 @@ import { stringifyExact } from './json-exact.js';
 import { JsonScanner, T_OBJECT, jsonKeys, spanString, spanU64, type Span } from './json-scan.js';
 
 export type RetentionStore = 'sessions' | 'records';
-/** The runtime's three reasons, then murmur-gc's disk budgets (`max_bytes`, `keep_free`). */
-export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free';
+/**
+ * The runtime's three reasons, then murmur-gc's disk budgets (`max_bytes`, `keep_free`), then
+ * `manual`: a context removed by hand (`murmur-gc conversation rm`; its line carries
+ * `"trigger":"manual_cli"`, as does a `conversation truncate`, whose reason is `max_messages`).
+ */
+export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'manual';
+/** The field murmur-gc adds to a `retention` line for an action an operator ran by hand. */
+export type RetentionTrigger = 'manual_cli';
+export const MANUAL_TRIGGER: RetentionTrigger = 'manual_cli';
 export type Trust = 'trusted' | 'untrusted';
 
 /** The runtime's order of retention lines (runtime.rs::apply_retention). */
@@ -33,6 +40,8 @@ export const RETENTION_ORDER: ReadonlyArray<readonly [RetentionStore, RetentionR
   ['sessions', 'keep_free'],
   ['records', 'max_bytes'],
   ['records', 'keep_free'],
+  // by hand (conversation rm): only ever alone in a murmur-gc audit session of its own
+  ['records', 'manual'],
 ];
 
 function line(obj: Record<string, unknown>): string {
@@ -60,9 +69,12 @@ export function retentionLine(
   reason: RetentionReason,
   targets: string[],
   messagesDropped?: number,
+  trigger?: RetentionTrigger,
 ): string {
   const o: Record<string, unknown> = { ...common('retention', c), store, reason, removed: targets.length, targets };
   if (reason === 'max_messages') o['messages_dropped'] = messagesDropped ?? 0;
+  // murmur-gc's one added field, last, only on actions run by hand (the runtime's schema otherwise).
+  if (trigger !== undefined) o['trigger'] = trigger;
   return line(o);
 }
 

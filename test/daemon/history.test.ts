@@ -105,8 +105,8 @@ describe('buildHistory / findTarget', () => {
   it('--target names every sweep that removed or truncated it, and why', () => {
     const m = findTarget([a, b, c], 'ctx_9');
     expect(m).toEqual([
-      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', outcome: 'finished with errors', where: null, line_removed: 1, line_messages_dropped: 40 },
-      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', outcome: 'ok', where: null, line_removed: 2, line_messages_dropped: 10 },
+      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', outcome: 'finished with errors', where: null, line_removed: 1, manual: false, line_messages_dropped: 40 },
+      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', outcome: 'ok', where: null, line_removed: 2, manual: false, line_messages_dropped: 10 },
     ]);
     const doc = buildHistory(base, [a, b, c], { target: 'ses_old2' });
     expect(doc.sweeps).toEqual([a]);

@@ -512,3 +512,71 @@ describe('dry run', () => {
     expect(f.readLines(b.file)).toHaveLength(3);
   });
 });
+
+describe('manual actions are in the audit trail', () => {
+  /** Every gc audit session: its trace lines (parsed) and whether an intent log is left. */
+  function audits(): { id: string; lines: Record<string, unknown>[]; intent: boolean; where: Record<string, string> | undefined }[] {
+    const gc = path.join(home, 'gc');
+    if (!fs.existsSync(gc)) return [];
+    return fs
+      .readdirSync(gc)
+      .filter((n) => n.startsWith('ses_'))
+      .sort()
+      .map((id) => ({
+        id,
+        lines: f.readLines(path.join(gc, id, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>),
+        intent: fs.existsSync(path.join(gc, id, 'intent.jsonl')),
+        where: fs.existsSync(path.join(gc, id, 'where.json')) ? (JSON.parse(fs.readFileSync(path.join(gc, id, 'where.json'), 'utf8')) as Record<string, string>) : undefined,
+      }));
+  }
+
+  it('rm and truncate each write an audit session whose retention line says manual_cli; history --target answers; dry runs and no-op truncations record nothing', () => {
+    f.writeRecord(home, 'shey', 'ctx_gone', { capsule: 'shey', messages: 3 });
+    f.writeRecord(home, 'shey', 'ctx_cut', { capsule: 'shey', messages: 10 });
+
+    // dry runs and a truncation with nothing to drop: no audit
+    expect(cnv('rm', 'ctx_gone', '--dry-run').status).toBe(0);
+    expect(cnv('truncate', 'ctx_cut', '--keep', '4', '--dry-run').status).toBe(0);
+    expect(cnv('truncate', 'ctx_cut', '--keep', '50').status).toBe(0);
+    expect(audits()).toEqual([]);
+
+    const rm = cnv('rm', 'ctx_gone');
+    expect(rm.status, rm.stderr).toBe(0);
+    const cut = cnv('truncate', 'ctx_cut', '--keep', '4');
+    expect(cut.status, cut.stderr).toBe(0);
+
+    const a = audits();
+    expect(a).toHaveLength(2);
+    const store = fs.realpathSync(path.join(home, 'conversations', 'shey'));
+    for (const s of a) {
+      expect(s.intent, 'the intent log is gone once the audit is finished').toBe(false);
+      expect(s.lines.map((l) => l['event_type'])).toEqual(['session_start', 'retention', 'session_end']);
+      expect(s.lines[0]).toMatchObject({ capsule_name: 'murmur-gc', session_id: s.id });
+      expect(s.lines[2]).toMatchObject({ exit_status: 'ok' });
+    }
+    const [rmLine, cutLine] = [a[0]!.lines[1]!, a[1]!.lines[1]!];
+    // the runtime's field order, then the one added field
+    expect(Object.keys(rmLine)).toEqual(['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'store', 'reason', 'removed', 'targets', 'trigger']);
+    expect(rmLine).toMatchObject({ store: 'records', reason: 'manual', removed: 1, targets: ['ctx_gone'], trigger: 'manual_cli' });
+    expect(Object.keys(cutLine)).toEqual(['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'store', 'reason', 'removed', 'targets', 'messages_dropped', 'trigger']);
+    expect(cutLine).toMatchObject({ store: 'records', reason: 'max_messages', removed: 1, targets: ['ctx_cut'], messages_dropped: 6, trigger: 'manual_cli' });
+    expect(a[0]!.where).toEqual({ ctx_gone: store });
+
+    const h1 = f.runCli(['history', '--target', 'ctx_gone'], T);
+    expect(h1.status, h1.stderr).toBe(0);
+    expect(h1.stdout).toContain(`ctx_gone:\n  removed by hand (murmur-gc conversation rm; audit ${a[0]!.id}) at `);
+    expect(h1.stdout).toContain(`from record store ${store}; ok`);
+    const h2 = f.runCli(['history', '--target', 'ctx_cut', '--json'], T);
+    expect(h2.status).toBe(0);
+    expect(f.json<{ matches: unknown[] }>(h2).matches).toEqual([expect.objectContaining({ sweep: a[1]!.id, action: 'truncated', manual: true, reason: 'max_messages', where: store })]);
+    const list = f.runCli(['history'], T);
+    expect(list.stdout).toContain('by hand (conversation rm): 1 removed');
+    expect(list.stdout).toContain('by hand (conversation truncate): 1 record truncated, 6 messages dropped');
+
+    // a later sweep neither "recovers" nor changes them
+    const sweep = f.runCli(['sweep'], T);
+    expect(sweep.status, sweep.stderr).toBe(0);
+    expect(sweep.stdout).not.toContain('process_interrupted');
+    expect(audits().map((s) => s.lines.length)).toEqual([3, 3]);
+  });
+});

@@ -2,11 +2,12 @@
 // settled (a truncation by the marker its new header carries) — and no trace is ever written
 // without its session_start; creating the audit on a full disk fails once, clearly, before
 // anything is removed.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recoverInterruptedAudits } from '../../src/apply/recover.js';
+import { startTimeOf } from '../../src/io/running.js';
 import { Dir } from '../../src/io/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
 import { requirement } from '../helpers/requirements.js';
@@ -22,7 +23,7 @@ afterEach(() => f.rmrf(T));
 
 const AT = 1_764_000_000_123;
 
-function killedAudit(opts: { trace: 'whole' | 'empty' | 'missing'; intents: Record<string, unknown>[]; done?: Record<string, unknown>[] }): string {
+function killedAudit(opts: { trace: 'whole' | 'empty' | 'missing'; intents: Record<string, unknown>[]; done?: Record<string, unknown>[]; owner?: Record<string, unknown> }): string {
   const id = f.idAt('ses_', Date.now() - 1000);
   const dir = path.join(home, 'gc', id);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -31,7 +32,7 @@ function killedAudit(opts: { trace: 'whole' | 'empty' | 'missing'; intents: Reco
   } else if (opts.trace === 'empty') {
     fs.writeFileSync(path.join(dir, 'trace.jsonl'), '');
   }
-  const lines = [...opts.intents.map((o, i) => ({ op: 'intent', seq: i + 1, ...o })), ...(opts.done ?? [])];
+  const lines = [...(opts.owner ? [{ op: 'owner', seq: 0, ...opts.owner }] : []), ...opts.intents.map((o, i) => ({ op: 'intent', seq: i + 1, ...o })), ...(opts.done ?? [])];
   fs.writeFileSync(path.join(dir, 'intent.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return id;
 }
@@ -64,6 +65,32 @@ describe('recovery of a killed run', () => {
     const a = readAudits(home);
     expect(a.problems).toEqual([]);
     expect(a.dropped.has('ctx_1')).toBe(false);
+  });
+
+  it('an audit whose owner is another live process (a conversation rm in progress) is left alone; once it is dead, it is completed, keeping trigger manual_cli', async () => {
+    const store = path.join(home, 'conversations', 'shey');
+    fs.mkdirSync(store, { recursive: true });
+    const child = spawn('sleep', ['30']);
+    try {
+      const pid = child.pid!;
+      const token = await startTimeOf(pid);
+      const intent = { kind: 'remove_record', store: 'records', reason: 'manual', parent: store, target: 'ctx_gone', trigger: 'manual_cli' };
+      const id = killedAudit({ trace: 'whole', intents: [intent], owner: { pid, start_time: token ?? null } });
+      const intentFile = path.join(home, 'gc', id, 'intent.jsonl');
+      await recover();
+      expect(fs.existsSync(intentFile), 'a live owner is still writing it').toBe(true);
+      expect(f.readLines(path.join(home, 'gc', id, 'trace.jsonl'))).toHaveLength(1);
+
+      // the same pid with another start time is a reused pid: not the owner
+      fs.writeFileSync(intentFile, [{ op: 'owner', seq: 0, pid, start_time: '1' }, { op: 'intent', seq: 1, ...intent }].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await recover();
+      expect(fs.existsSync(intentFile)).toBe(false);
+      const lines = f.readLines(path.join(home, 'gc', id, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.map((l) => l['event_type'])).toEqual(['session_start', 'retention', 'session_end']);
+      expect(lines[1]).toMatchObject({ store: 'records', reason: 'manual', targets: ['ctx_gone'], trigger: 'manual_cli' });
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it.each(['empty', 'missing'] as const)('a trace that is %s is written whole, opening with its session_start (never a parentless session_end)', async (trace) => {
