@@ -28,6 +28,8 @@ export const Codes = {
   blastRadius: 'blast_radius',
   /** a disk budget (max_bytes, keep_free) could not be met: what held it is in the detail */
   budgetUnmet: 'budget_unmet',
+  /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
+  clockSkew: 'clock_skew',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];
