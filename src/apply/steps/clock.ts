@@ -5,13 +5,14 @@
 //   one warning-level `clock_skew` item says by how much, what was skipped and what still applied.
 //   A dry run shows the same.
 // - A real run then records its own start time: the reference becomes max(reference, now). It is
-//   never taken from anything a capsule writes. A failure to record it is reported (io_error) and
-//   the sweep goes on.
+//   never taken from anything a capsule writes. A failure to record it (a full disk) is a warning
+//   (io_error, as for the daemon's own state writes): the sweep goes on, and the next one is
+//   judged against the previous reference, which is still a lower bound.
 import { Codes, describeError } from '../../errors.js';
 import { advanceClockReference, readStateFile, statePath } from '../../daemon/state.js';
 import { clockSkew } from '../../plan/clock.js';
 import { formatWhen, relativeTime } from '../report.js';
-import { fail, skip, type SweepContext, type StepTally } from './context.js';
+import { skip, type SweepContext, type StepTally } from './context.js';
 
 export async function clockStep(ctx: SweepContext): Promise<StepTally> {
   if (!ctx.homeExists && !ctx.homeDir) return { items: 0, bytes: 0 };
@@ -35,7 +36,7 @@ export async function clockStep(ctx: SweepContext): Promise<StepTally> {
     try {
       await advanceClockReference(ctx.home, ctx.nowMs);
     } catch (err) {
-      fail(ctx, { target: statePath(ctx.home), code: Codes.ioError, detail: `the clock reference could not be recorded: ${describeError(err)}` });
+      skip(ctx, { target: statePath(ctx.home), code: Codes.ioError, detail: `the clock reference could not be recorded (${describeError(err)}); the next sweep is judged against the previous one` });
     }
   }
   return { items: skew ? 1 : 0, bytes: 0 };
