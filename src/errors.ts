@@ -30,6 +30,8 @@ export const Codes = {
   budgetUnmet: 'budget_unmet',
   /** A configured sessions root, workdir, project, manifest or metrics directory does not exist (a warning). */
   configPathMissing: 'config_path_missing',
+  /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
+  clockSkew: 'clock_skew',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -1,6 +1,6 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/apply/steps/, one file each):
 //
-//   lock → recover → scan sessions → scan records → plan → debris → chmod → remove → truncate
+//   lock → clock → recover → scan sessions → scan records → plan → debris → chmod → remove → truncate
 //        → repair torn tails → budget → reconcile → audit
 //
 // Each step reads and writes one shared SweepContext (steps/context.ts) and reports its tally
@@ -21,6 +21,7 @@ import { AuditUnavailable } from './audit.js';
 import { abandonAudit, auditStep } from './steps/audit.js';
 import { budgetStep } from './steps/budget.js';
 import { chmodStep } from './steps/chmod.js';
+import { clockStep } from './steps/clock.js';
 import { createContext, fail, finishReport, runStep, type Step, type SweepOptions } from './steps/context.js';
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
@@ -38,6 +39,7 @@ export type { SweepOptions } from './steps/context.js';
 /** The sweep, in order. */
 export const SWEEP_STEPS: readonly Step[] = [
   { name: 'lock', run: lockStep },
+  { name: 'clock', run: clockStep },
   { name: 'recover', run: recoverStep },
   { name: 'scan_sessions', run: scanSessionsStep },
   { name: 'scan_records', run: scanRecordsStep },

@@ -18,6 +18,7 @@ const REDRAW_MS = 100;
 
 const PHASES: Record<string, string> = {
   lock: 'locking',
+  clock: 'checking the clock',
   recover: 'recovering an interrupted run',
   scan_sessions: 'scanning sessions',
   scan_records: 'scanning conversation records',

@@ -9,6 +9,10 @@
 //   field of the wrong type is dropped, not trusted.
 // - The file alone never proves a daemon is running: readers must probe pid + start time.
 // - Holds ids, counts, codes, sizes and times only — never record content.
+// - `clock_reference_ms` (the clock-sanity reference, src/plan/clock.ts) only ever moves forward:
+//   every write keeps the larger of the value on disk and the one written, so the daemon's own
+//   state writes (which do not carry it) never lower it. It is set only from murmur-gc's own clock
+//   at the start of a real sweep, never from anything a capsule writes (ids, mtimes).
 import { GC_DIR_NAME, STATE_FILE } from '../io/paths.js';
 import { Dir, lstatPath, processUid, readSmallFile } from '../io/safe-fs.js';
 import { describeError, errnoCode } from '../errors.js';
@@ -70,6 +74,11 @@ export interface DaemonState {
   last_sweep: SweepSummary | null;
   /** When the last sweep with outcome `ok` ended (kept across sweeps and restarts). */
   last_success_ms?: number | null;
+  /**
+   * The latest wall-clock time (ms) at which a real sweep started: max over every sweep, never
+   * lowered by a write. A sweep that finds the clock well behind it skips age-based deletion.
+   */
+  clock_reference_ms?: number;
 }
 
 export type StateRead =
@@ -171,6 +180,7 @@ export function parseState(text: string): DaemonState | undefined {
   const cur = o['current_sweep'];
   const curStart = isObj(cur) ? num(cur['started_ms']) : undefined;
   const lastSuccess = num(o['last_success_ms']);
+  const clockRef = num(o['clock_reference_ms']);
   return {
     version: STATE_VERSION,
     updated_ms: num(o['updated_ms']) ?? 0,
@@ -182,6 +192,7 @@ export function parseState(text: string): DaemonState | undefined {
         : null,
     last_sweep: parseSweepSummary(o['last_sweep']),
     ...(lastSuccess !== undefined ? { last_success_ms: lastSuccess } : {}),
+    ...(clockRef !== undefined ? { clock_reference_ms: clockRef } : {}),
   };
 }
 
@@ -224,9 +235,18 @@ export async function readStateFile(home: string): Promise<StateRead> {
   }
 }
 
+/** The clock reference on disk (undefined when there is none or the file is unreadable). */
+async function clockReferenceIn(gc: Dir): Promise<number | undefined> {
+  try {
+    return parseState((await readSmallFile(gc, STATE_FILE, STATE_LIMIT)).toString('utf8'))?.clock_reference_ms;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Write the state atomically. Returns false (and writes nothing) when the home does not exist
- * or belongs to another user.
+ * or belongs to another user. `clock_reference_ms` becomes the larger of the file's and `state`'s.
  */
 export async function writeStateFile(home: string, state: DaemonState): Promise<boolean> {
   const st = await lstatPath(home);
@@ -236,7 +256,10 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
     if (Number(h.stat.uid) !== processUid()) return false;
     const gc = await h.mkdir(GC_DIR_NAME, 0o700);
     try {
-      await gc.writeFileAtomic(STATE_FILE, stateText(state), 0o600);
+      const onDisk = await clockReferenceIn(gc);
+      const ref = Math.max(onDisk ?? -Infinity, state.clock_reference_ms ?? -Infinity);
+      const out: DaemonState = Number.isFinite(ref) ? { ...state, clock_reference_ms: ref } : state;
+      await gc.writeFileAtomic(STATE_FILE, stateText(out), 0o600);
       return true;
     } finally {
       await gc.close();
@@ -270,4 +293,15 @@ export async function recordOneShotSweep(home: string, summary: SweepSummary, no
   const base = read.status === 'ok' ? read.state : emptyState(nowMs);
   const mine = { last_sweep: summary, ...(summary.outcome === 'ok' ? { last_success_ms: summary.ended_ms } : {}) };
   return writeStateFile(home, { ...base, updated_ms: nowMs, ...newerSweeps(mine, base) });
+}
+
+/**
+ * Start of a real sweep: the clock reference becomes max(reference, nowMs) (the rest of the
+ * state is kept; a corrupt file is replaced by an empty state, as the daemon does). False when
+ * there is no home or it is another user's.
+ */
+export async function advanceClockReference(home: string, nowMs: number): Promise<boolean> {
+  const read = await readStateFile(home);
+  const base = read.status === 'ok' ? read.state : emptyState(nowMs);
+  return writeStateFile(home, { ...base, updated_ms: nowMs, clock_reference_ms: nowMs });
 }

@@ -24,11 +24,18 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace } = {}): Promise<SweepReport> {
+async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace; unattended?: boolean; confirmLarge?: boolean } = {}): Promise<SweepReport> {
   const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
   const config = await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
   const space = opts.space;
-  return runSweep({ config, dryRun: opts.dryRun ?? false, log, ...(space ? { statfs: () => Promise.resolve(space) } : {}) });
+  return runSweep({
+    config,
+    dryRun: opts.dryRun ?? false,
+    log,
+    unattended: opts.unattended === true,
+    confirmLarge: opts.confirmLarge === true,
+    ...(space ? { statfs: () => Promise.resolve(space) } : {}),
+  });
 }
 
 /** A finished session minted `daysAgo` days ago holding BLOB bytes plus its trace. */
@@ -168,5 +175,43 @@ describe('keep_free', () => {
     const unmet = r.skipped.find((s) => s.code === 'budget_unmet');
     expect(unmet?.target).toBe(home);
     expect(unmet?.detail).toMatch(/short of keep_free/);
+  });
+});
+
+describe('blast radius over budget removals', () => {
+  const contexts = () => fs.readdirSync(path.join(home, 'conversations', 'shey')).filter((n) => n.startsWith('ctx-')).length;
+  const sessions = () => fs.readdirSync(root).filter((n) => n.startsWith('ses_')).length;
+
+  it('an unattended budget that would remove 28 of 30 records removes none there: blast_radius, the unmet budget says what held it; the dry run says the same; --confirm-large proceeds', async () => {
+    for (let i = 0; i < 30; i++) record('shey', `ctx-${String(i).padStart(2, '0')}`, 30 - i);
+    const yaml = `records:\n  - capsule: shey\n    max_bytes: ${2 * recordBytes('shey', 'ctx-00') + 10}\n`;
+    for (const dryRun of [true, false]) {
+      const r = await sweep(yaml, { dryRun, unattended: true });
+      expect(removed(r), `dryRun=${dryRun}`).toEqual([]);
+      expect(r.errors).toEqual([expect.objectContaining({ code: 'blast_radius', target: path.join(home, 'conversations', 'shey') })]);
+      expect(r.errors[0]!.detail).toMatch(/would remove 28 of 30 records .*nothing was removed there/);
+      expect(r.skipped.find((s) => s.code === 'budget_unmet')?.detail).toMatch(/held by blast_radius 30 /);
+      expect(contexts()).toBe(30);
+    }
+    const byHand = await sweep(yaml, { unattended: true, confirmLarge: true });
+    expect(byHand.errors).toEqual([]);
+    expect(removed(byHand)).toHaveLength(28);
+    expect(contexts()).toBe(2);
+  });
+
+  it('sessions: what age already removed counts too — 15 on age (within bounds) and 10 more for space trips the store, which loses only the 15', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => session(i < 15 ? 60 + i : i - 14));
+    const budget = 15 * sessionBytes(ids[39]!) + 100; // 25 left after age: about 10 must go for space
+    const yaml = `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${budget}\n`;
+    const r = await sweep(yaml, { unattended: true });
+    expect(removed(r).map(([, reason]) => reason)).toEqual(Array<string>(15).fill('max_age'));
+    expect(r.errors).toEqual([expect.objectContaining({ code: 'blast_radius', target: root })]);
+    expect(r.errors[0]!.detail).toMatch(/would remove 2\d of 40 sessions/);
+    expect(sessions()).toBe(25);
+    // within bounds (a store only trimmed a little by its budget), budget removals go on as before
+    const again = await sweep(yaml, { unattended: true });
+    expect(again.errors).toEqual([]);
+    expect(removed(again).length).toBeGreaterThan(0);
+    expect(removed(again).every(([, reason]) => reason === 'max_bytes')).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emptyState, parseState, readStateFile, stateText, writeStateFile, type DaemonState } from '../../src/daemon/state.js';
+import { advanceClockReference, emptyState, parseState, readStateFile, stateText, writeStateFile, type DaemonState } from '../../src/daemon/state.js';
 import { gcTempPid, removeDeadGcTemps } from '../../src/daemon/recovery.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -95,6 +95,27 @@ describe('state file on disk', () => {
     fs.writeFileSync(path.join(T, 'elsewhere.json'), stateText(full));
     fs.symlinkSync(path.join(T, 'elsewhere.json'), path.join(home, 'gc', 'state.json'));
     expect((await readStateFile(home)).status).toBe('corrupt');
+  });
+
+  it('the clock reference only moves forward: a write without it (the daemon) or with a lower one keeps the one on disk', async () => {
+    const home = path.join(T, '.murmur');
+    fs.mkdirSync(home, { mode: 0o700 });
+    const ref = async () => {
+      const r = await readStateFile(home);
+      return r.status === 'ok' ? r.state.clock_reference_ms : 'unread';
+    };
+    expect(await advanceClockReference(home, 5_000)).toBe(true);
+    expect(await ref()).toBe(5_000);
+    await writeStateFile(home, full); // the daemon's own state: no reference
+    expect(await ref()).toBe(5_000);
+    expect(await readStateFile(home)).toMatchObject({ status: 'ok', state: { last_sweep: full.last_sweep } });
+    await advanceClockReference(home, 4_000); // a clock stepped back
+    expect(await ref()).toBe(5_000);
+    await writeStateFile(home, { ...full, clock_reference_ms: 1 });
+    expect(await ref()).toBe(5_000);
+    await advanceClockReference(home, 9_000);
+    expect(await ref()).toBe(9_000);
+    expect(parseState(JSON.stringify({ version: 1, clock_reference_ms: 'later' }))?.clock_reference_ms).toBeUndefined();
   });
 });
 

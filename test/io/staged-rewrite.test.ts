@@ -123,6 +123,73 @@ describe('late bytes after the rename', () => {
   });
 });
 
+describe('a writer racing the commit window', () => {
+  /**
+   * One writer (open/append/close per line, numbered) that appends before every commit window
+   * (while the temp is being synced) and again right after the window's first copy: the instant
+   * a window that copied once and then renamed left to a corrective round, every round.
+   */
+  async function racedRewrite() {
+    fs.writeFileSync(file(), 'a\nb\n');
+    let seq = 0;
+    const append = () => fs.appendFileSync(file(), `${seq++}\n`);
+    const dir = await Dir.open(T);
+    try {
+      const r = await stagedRewrite({
+        dir,
+        name: 'conversation.jsonl',
+        mode: 0o600,
+        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
+        fsync: async () => append(),
+        inWindow: (copy) => {
+          if (copy === 0) append();
+        },
+        holders: async () => [],
+      });
+      return { r, lines: fs.readFileSync(file(), 'utf8').split('\n').slice(0, -1), seq };
+    } finally {
+      await dir.close();
+    }
+  }
+
+  it('what arrives while the window copies is copied before the rename: one round, every line in order', async () => {
+    const { r, lines, seq } = await racedRewrite();
+    expect(lines).toEqual(['b', ...Array.from({ length: seq }, (_, i) => String(i))]);
+    expect(r).toMatchObject({ rounds: 1, reordered: false, outOfOrder: false, outOfOrderLines: 0 });
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a line half-written when the window copies is left out of the new file until it is whole (no torn line is ever live)', async () => {
+    fs.writeFileSync(file(), 'a\nb\n');
+    const dir = await Dir.open(T);
+    let oldFd = -1;
+    let liveAtRename = '';
+    try {
+      const r = await stagedRewrite({
+        dir,
+        name: 'conversation.jsonl',
+        mode: 0o600,
+        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
+        beforeCommit: async () => {
+          oldFd = fs.openSync(file(), 'a');
+          fs.writeSync(oldFd, 'x\npar'); // a writer half-way through its line
+        },
+        afterRename: async () => {
+          liveAtRename = fs.readFileSync(file(), 'utf8');
+          fs.writeSync(oldFd, 't\n');
+          fs.closeSync(oldFd);
+        },
+        holders: async () => [],
+      });
+      expect(liveAtRename).toBe('b\nx\n');
+      expect(fs.readFileSync(file(), 'utf8')).toBe('b\nx\npart\n');
+      expect(r).toMatchObject({ outOfOrder: false });
+    } finally {
+      await dir.close();
+    }
+  });
+});
+
 describe('temp names', () => {
   it('are recognisable as debris, with the writer pid', () => {
     const n = tempNameFor('conversation.jsonl');

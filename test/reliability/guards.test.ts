@@ -55,11 +55,25 @@ describe('blast radius', () => {
     expect(sessions()).toBe(5);
   });
 
-  it('a clock jumped ten years forward makes every session look old: the unattended guard stops it', async () => {
-    const config = await loadConfig({ configPath: cfg, env: { HOME: T }, cwd: T });
+  it('a clock jumped ten years forward makes every session and record look old: the unattended guard stops it; back on the right clock, age deletion stays off (clock_skew)', async () => {
+    const home = path.join(T, '.murmur');
+    for (let i = 0; i < 25; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 2, mtimeMs: Date.now() - (1 + i) * f.DAY });
+    const records = () => fs.readdirSync(path.join(home, 'conversations', 'shey')).length;
+    fs.mkdirSync(path.join(T, 'rec'));
+    const withRecords = f.writeConfig(path.join(T, 'rec'), `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 30d }\n`);
+    const config = await loadConfig({ configPath: withRecords, env: { HOME: T }, cwd: T });
+    const log = createLogger({ level: 'silent' });
     const future = Date.now() + 3650 * f.DAY;
-    const rep = await runSweep({ config, dryRun: false, log: createLogger({ level: 'silent' }), now: () => future, unattended: true });
-    expect(rep.errors).toContainEqual(expect.objectContaining({ code: 'blast_radius', target: root }));
+    const rep = await runSweep({ config, dryRun: false, log, now: () => future, unattended: true });
+    expect(rep.errors.map((e) => `${e.code} ${e.target}`).sort()).toEqual([`blast_radius ${path.join(home, 'conversations', 'shey')}`, `blast_radius ${root}`]);
+    expect(rep.actions.filter((a) => a.kind === 'remove_session' || a.kind === 'remove_record')).toEqual([]);
+    expect(sessions()).toBe(35);
+    expect(records()).toBe(25);
+    // That sweep recorded its (future) start: on the corrected clock, age deletion is held off
+    // (clock_skew) rather than trusting either clock; docs/config.md says how to reset it.
+    const back = await runSweep({ config, dryRun: false, log, unattended: true });
+    expect(back.skipped).toContainEqual(expect.objectContaining({ code: 'clock_skew' }));
+    expect(back.errors).toEqual([]);
     expect(sessions()).toBe(35);
   });
 

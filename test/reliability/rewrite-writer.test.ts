@@ -88,14 +88,51 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
       expect(problems.slice(0, 5)).toEqual([]);
       expect(outOfOrder).toBe(0);
     } else if (problems.length > 0) {
-      // Known open defect (issue 9, seen once in CI on an idle machine): a writer that opened the old
-      // inode before the rename can still land a line after newer ones. It must never go unannounced.
+      // Seen once in CI (issue 9): six corrective rounds in a row each raced by a line, then the last
+      // late lines appended after newer ones. The window now copies until nothing new arrives and
+      // renames at once (test/io/staged-rewrite.test.ts), so only the rename itself, or a writer
+      // stalled between its open and its write, can still race a round; a run of six such races
+      // on a loaded machine stays possible, and must never go unannounced.
       expect(reordered + outOfOrder, `order broken without a corrective round or out-of-order report: ${problems.slice(0, 3).join('; ')}`).toBeGreaterThan(0);
     }
     expect(rewrites).toBeGreaterThanOrEqual(1);
     expect(total / stats.secs).toBeGreaterThanOrEqual(5_000);
     expect(final.last.get(0)).toBe(total - 1);
     expect(fs.readdirSync(T).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('a writer racing several renames in a row', () => {
+  it('eight raced rounds in a row still end in order (the bound is twelve rounds)', async () => {
+    const file = path.join(T, 'conversation.jsonl');
+    fs.writeFileSync(file, 'a\nb\nc\n');
+    // A writer holding the original open lands one more line in it at every drain, 8 times.
+    const fd = fs.openSync(file, 'a');
+    const inoA = fs.fstatSync(fd, { bigint: true }).ino;
+    let appended = 0;
+    let looks = 0;
+    const dir = await Dir.open(T);
+    try {
+      const r = await stagedRewrite({
+        dir,
+        name: 'conversation.jsonl',
+        mode: 0o600,
+        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
+        holders: async (identity) => {
+          if (identity.ino !== inoA) return [];
+          if (looks++ % 3 === 0 && appended < 8) {
+            fs.writeSync(fd, `late${appended++}\n`);
+            return [process.pid];
+          }
+          return [];
+        },
+      });
+      expect(fs.readFileSync(file, 'utf8')).toBe(['b', 'c', ...Array.from({ length: 8 }, (_, i) => `late${i}`)].join('\n') + '\n');
+      expect(r).toMatchObject({ rounds: 9, reordered: true, outOfOrder: false, outOfOrderLines: 0 });
+    } finally {
+      fs.closeSync(fd);
+      await dir.close();
+    }
   });
 });
 

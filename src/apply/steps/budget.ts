@@ -15,6 +15,11 @@
 //   item is tried.
 // - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
 //   the bytes still missing and what held them; the numbers are in `report.budget`.
+// - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
+//   before anything is removed for space, what the budgets would remove from each store (counted
+//   together with what age and count already removed there this sweep) is checked against the
+//   store's limit; a store over it loses nothing to the budgets (`blast_radius`, exit 1; its items
+//   are held as `blast_radius` in the unmet report) and the other stores are planned without it.
 import { keepFreeBytes } from '../../config/size.js';
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, type ContextScan } from '../../io/inventory.js';
@@ -22,11 +27,11 @@ import { measureDir } from '../../io/remove.js';
 import { Dir, sameIdentity } from '../../io/safe-fs.js';
 import { statFs } from '../../io/statfs.js';
 import { idTimestampMs } from '../../murmur/ids.js';
-import { BudgetLedger, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
+import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
 import { formatBytes } from '../report.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
-import { removeRecord, removeSessions } from './remove.js';
+import { removeRecord, removeSessions, tooLarge } from './remove.js';
 
 interface SessionsStore {
   kind: 'sessions';
@@ -149,8 +154,11 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     }
   }
 
-  // ── remove, oldest first, until every budget is met ───────────────────────────────────────
+  // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
   const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store)];
+  guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
+
+  // ── remove, oldest first, until every budget is met ───────────────────────────────────────
   const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
   for (let choice = ledger.next(); choice; choice = ledger.next()) {
     ctx.signal?.throwIfAborted();
@@ -182,6 +190,42 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     unmet,
   };
   return tally;
+}
+
+/**
+ * Plans the budgets as if every removal succeeds; a store whose total removals this sweep (age and
+ * count, then these) exceed its blast radius is reported and its items are held, and the rest is
+ * planned again without it (keep_free may then reach for other stores), until no store trips.
+ */
+function guardBudgets(ctx: SweepContext, homePath: string, sessionStores: SessionsStore[], recordStores: RecordsStore[], stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number): void {
+  const tripped = new Set<string>();
+  for (;;) {
+    const planned = new Map<string, string[]>();
+    for (const c of planBudgets(stores, items, keepFreeShort).remove) planned.set(c.item.store, [...(planned.get(c.item.store) ?? []), c.item.target]);
+    let again = false;
+    for (const [key, names] of planned) {
+      if (tripped.has(key)) continue;
+      const s = sessionStores.find((x) => x.store.key === key);
+      const r = recordStores.find((x) => x.store.key === key);
+      const over = s
+        ? tooLarge(ctx, s.plan.input.root, 'sessions', s.plan.views.length, [...removedEarlier(ctx, 'sessions', s.plan.input.root), ...names])
+        : r
+          ? tooLarge(ctx, `${homePath}/${CONVERSATIONS_DIR}/${r.name}`, 'records', (ctx.records?.contexts ?? []).filter((c) => c.store === r.name).length, [...removedEarlier(ctx, 'records', r.name), ...names])
+          : false;
+      if (!over) continue;
+      tripped.add(key);
+      for (const i of items) if (i.store === key && i.held === undefined) i.held = Codes.blastRadius;
+      again = true;
+    }
+    if (!again) return;
+  }
+}
+
+/** What the remove step took (or, in a dry run, would take) from one store this sweep. */
+function removedEarlier(ctx: SweepContext, kind: 'sessions' | 'records', store: string): string[] {
+  return ctx.report.actions.flatMap((a) =>
+    kind === 'sessions' ? (a.kind === 'remove_session' && a.root === store ? [a.target] : []) : a.kind === 'remove_record' && a.record === store ? [a.target] : [],
+  );
 }
 
 async function openRoot(root: string, plan: SessionsRootPlan): Promise<Dir> {

@@ -19,6 +19,7 @@ import type { AuditSession, LostTask, RetentionItem } from '../audit.js';
 import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../io/inventory.js';
+import type { ClockSkew } from '../../plan/clock.js';
 
 export interface SweepOptions {
   config: GcConfig;
@@ -99,6 +100,9 @@ export interface SweepContext {
   /** the caller's signal joined with the sweep lock's (lock compromised) */
   signal: AbortSignal | undefined;
 
+  // clock (set by the clock step: the wall clock is behind the last sweep; no max_age applies)
+  clockSkew: ClockSkew | undefined;
+
   // audit (created on first destructive step of a real run)
   readonly auditId: string;
   audit: AuditSession | undefined;
@@ -159,6 +163,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     homeDir: undefined,
     sweepLock: undefined,
     signal: undefined,
+    clockSkew: undefined,
     auditId: mintId('ses_'),
     audit: undefined,
     retentionItems: [],

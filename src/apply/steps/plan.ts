@@ -2,11 +2,19 @@
 // session to remove and every record to remove or truncate.
 // Guarantees: no fs access; the planners' skips for sessions and records are reported by the
 // step that acts on that root or store (so each root's outcomes stay together); mode skips are
-// reported here.
+// reported here. When the clock step found the clock behind the last sweep, no `max_age` is given
+// to the planners (count keys still are).
 import { planMode } from '../../plan/modes.js';
 import { planRecords } from '../../plan/records.js';
 import { planSessions } from '../../plan/sessions.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
+
+/** The retain block without its age key while the clock is skewed (undefined when nothing is left). */
+function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain: R | undefined): R | undefined {
+  if (!ctx.clockSkew || retain?.maxAgeSecs === undefined) return retain;
+  const { maxAgeSecs: _age, ...rest } = retain;
+  return rest as R;
+}
 
 export function planStep(ctx: SweepContext): Promise<StepTally> {
   for (const e of ctx.modes) {
@@ -25,7 +33,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
     const views = ctx.world.views.filter((v) => v.root === input.root);
     const plan = planSessions(
       views.map((v) => ({ name: v.scan.name, liveness: v.liveness, livenessWhy: v.why })),
-      input.retain,
+      withoutAge(ctx, input.retain),
       ctx.nowMs,
       input.isAuditRoot ? ctx.auditId : undefined,
     );
@@ -39,7 +47,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
       const plan = planRecords(
         contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, messages: c.messages })),
         policy.capsule,
-        policy.retain,
+        withoutAge(ctx, policy.retain),
         ctx.world.liveContexts,
         ctx.nowMs,
       );
