@@ -13,7 +13,8 @@
 //   outside the sweep lock). Actions run by hand carry `trigger: manual_cli` in their retention
 //   line (murmur-gc's one added field); a sweep's lines keep the runtime's schema exactly.
 // - Creating the audit either succeeds whole (directory, trace with its session_start on disk,
-//   intent log) or leaves nothing behind and throws `AuditUnavailable` — which stops the run like
+//   intent log; built under a staging name and renamed into place, so a kill at any instant
+//   leaves either no `ses_` directory or a complete one) or leaves nothing behind and throws `AuditUnavailable` — which stops the run like
 //   an abort, once, before anything condemned is removed (no action without its audit).
 import { Codes, GcError, describeError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
@@ -30,7 +31,7 @@ import {
   type Trust,
 } from '../murmur/trace.js';
 import { startTimeOf } from '../io/running.js';
-import { Dir, type FileHandle } from '../io/safe-fs.js';
+import { Dir, identityOf, type FileHandle } from '../io/safe-fs.js';
 
 export const GC_DIR = 'gc';
 export const INTENT_FILE = 'intent.jsonl';
@@ -126,6 +127,11 @@ export function groupRetention(items: RetentionItem[]): RetentionGroup[] {
 
 const MANUAL: RetentionTrigger = 'manual_cli';
 
+/** `.<ses_id>.<pid>.<hex>.tmp`: where an audit directory is built before it is renamed into place. */
+export function auditStagingName(sessionId: string): string {
+  return `.${sessionId}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
+}
+
 export class AuditSession {
   private seq = 0;
   private constructor(
@@ -144,9 +150,18 @@ export class AuditSession {
     let dir: Dir | undefined;
     let trace: FileHandle | undefined;
     let intent: FileHandle | undefined;
+    // Built under a staging name and renamed into place complete: a `ses_` audit directory never
+    // exists without its intent log (owner line) and its session_start, whenever a kill lands.
+    // A killed run's staging directory is debris (src/daemon/recovery.ts).
+    const staging = auditStagingName(sessionId);
+    let placed: string | undefined;
     try {
       gc = await home.mkdir(GC_DIR, 0o700);
-      dir = await gc.mkdir(sessionId, 0o700);
+      dir = await gc.mkdir(staging, 0o700);
+      placed = staging;
+      intent = await dir.createExclusive(INTENT_FILE, 0o600);
+      // Who writes this audit: a recovery (another sweep) leaves it alone while this process lives.
+      await intent.write(JSON.stringify({ op: 'owner', seq: 0, pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null }) + '\n');
       trace = await dir.createExclusive('trace.jsonl', 0o600);
       const eventId = mintId('evt_');
       const start = Buffer.from(sessionStartLine({ eventId, sessionId, timestamp: nowMs }, 'murmur-gc', version));
@@ -154,10 +169,14 @@ export class AuditSession {
       const { bytesWritten } = await trace.write(start);
       if (bytesWritten !== start.length) throw new Error(`short write (${bytesWritten} of ${start.length} bytes)`);
       await trace.sync();
-      intent = await dir.createExclusive(INTENT_FILE, 0o600);
-      // Who writes this audit: a recovery (another sweep) leaves it alone while this process lives.
-      await intent.write(JSON.stringify({ op: 'owner', seq: 0, pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null }) + '\n');
+      await intent.sync();
       await dir.sync();
+      await gc.rename(staging, sessionId);
+      placed = sessionId;
+      const final = await gc.openDir(sessionId, identityOf(dir.stat));
+      await dir.close();
+      dir = final;
+      await gc.sync();
       const session = new AuditSession(sessionId, dir.path, dir, trace, intent, eventId, nowMs);
       dir = undefined; // owned by the session now
       return session;
@@ -169,7 +188,8 @@ export class AuditSession {
         await dir.unlink(INTENT_FILE).catch(() => undefined);
         await dir.unlink('trace.jsonl').catch(() => undefined);
         await dir.close();
-        await gc?.rmdir(sessionId).catch(() => undefined);
+        dir = undefined;
+        if (placed) await gc?.rmdir(placed).catch(() => undefined);
       }
       throw new AuditUnavailable(where, err);
     } finally {

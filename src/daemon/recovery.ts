@@ -2,7 +2,8 @@
 // the temp files of its atomic small-file writes (`.state.json.<pid>.<hex>.tmp`,
 // `.trace-cache.json.<pid>.<hex>.tmp`) and lock-owner candidates/parked owner files
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
-// its subdirectories (`locks/<store>/`, `locks/traces/`). Everything else a killed run leaves
+// its subdirectories (`locks/<store>/`, `locks/traces/`), and audit directories it was building
+// (`.<ses_id>.<pid>.<hex>.tmp`, holding only intent.jsonl/trace.jsonl). Everything else a killed run leaves
 // (record temp files, trash directories, unfinished audit traces) is recovered by other steps.
 // Guarantees: only regular files in those directories whose name is exactly that shape are
 // considered; one is removed only when the pid in its name is not a live process (and is not
@@ -38,6 +39,7 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     const gc = await h.openDir(GC_DIR_NAME);
     try {
       await removeIn(gc, out);
+      await removeAuditStaging(gc, out);
       const lst = await gc.lstat('locks');
       if (!lst?.isDirectory()) return out;
       const locks = await gc.openDir('locks');
@@ -65,6 +67,48 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     await h.close();
   }
   return out;
+}
+
+const AUDIT_STAGING_RE = /^\.ses_[0-9a-z]+\.(\d+)\.[0-9a-f]+\.tmp$/;
+/** What an audit directory holds while it is built (src/apply/audit.ts). */
+const AUDIT_STAGING_FILES = new Set(['intent.jsonl', 'trace.jsonl']);
+
+/**
+ * Audit directories a killed murmur-gc was building (`.<ses_id>.<pid>.<hex>.tmp`, never yet a
+ * `ses_` audit): removed when their pid is dead and they hold nothing but the files an audit is
+ * built from (regular files, unlinked through the directory's descriptor); else left alone.
+ */
+async function removeAuditStaging(gc: Dir, out: RemovedTemp[]): Promise<void> {
+  for (const name of await gc.list()) {
+    const m = AUDIT_STAGING_RE.exec(name);
+    const pid = m?.[1] ? Number.parseInt(m[1], 10) : NaN;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    const st = await gc.lstat(name);
+    if (!st?.isDirectory()) continue;
+    if ((await probeProcess(pid, undefined)) === 'alive') continue;
+    const d = await gc.openDir(name, identityOf(st)).catch(() => undefined);
+    if (!d) continue;
+    let bytes = 0;
+    try {
+      const entries = await d.list();
+      const files: string[] = [];
+      for (const e of entries) {
+        const est = await d.lstat(e);
+        if (!AUDIT_STAGING_FILES.has(e) || !est?.isFile()) {
+          files.length = 0;
+          break;
+        }
+        files.push(e);
+        bytes += Number(est.size);
+      }
+      if (files.length !== entries.length) continue;
+      for (const e of files) await d.unlink(e);
+    } finally {
+      await d.close();
+    }
+    await gc.rmdir(name);
+    out.push({ path: gc.display(name), pid, bytes });
+  }
 }
 
 async function removeIn(dir: Dir, out: RemovedTemp[]): Promise<void> {
