@@ -1,0 +1,174 @@
+// The undo window (`quarantine:`) through the real sweep and restore, in process (the clock and
+// free space are injected).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runSweep } from '../../src/apply/sweep.js';
+import type { SweepReport } from '../../src/apply/report.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { GcConfig } from '../../src/config/types.js';
+import type { FsSpace } from '../../src/io/statfs.js';
+import { createLogger } from '../../src/log.js';
+import * as f from '../helpers/fixtures.js';
+
+let tmp: string;
+let home: string;
+let root: string;
+const log = createLogger({ level: 'silent' });
+const HOUR = 3_600_000;
+
+beforeEach(() => {
+  tmp = fs.realpathSync(f.tempDir('mgc-quarantine'));
+  home = path.join(tmp, 'home');
+  root = path.join(tmp, 'app', '.murmur');
+  fs.mkdirSync(home, { mode: 0o700 });
+  fs.mkdirSync(root, { recursive: true });
+});
+afterEach(() => f.rmrf(tmp));
+
+async function config(yaml: string): Promise<GcConfig> {
+  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
+  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+}
+
+async function sweep(yaml: string, opts: { dryRun?: boolean; nowMs?: number; space?: FsSpace } = {}): Promise<SweepReport> {
+  const c = await config(yaml);
+  const space = opts.space;
+  const nowMs = opts.nowMs;
+  return runSweep({ config: c, dryRun: opts.dryRun ?? false, log, ...(nowMs !== undefined ? { now: () => nowMs } : {}), ...(space ? { statfs: () => Promise.resolve(space) } : {}) });
+}
+
+function session(daysAgo: number, blob = 1000): string {
+  const startMs = Date.now() - daysAgo * f.DAY;
+  const id = f.idAt('ses_', startMs);
+  f.writeSession(root, { sessionId: id, startMs, end: true, files: { blob: 'x'.repeat(blob) } });
+  return id;
+}
+
+const held = (dir: string) => fs.readdirSync(dir).filter((n) => n.startsWith('.murmur-gc-quarantine.'));
+const qdir = () => path.join(home, 'gc', 'quarantine');
+const qitems = () => (fs.existsSync(qdir()) ? fs.readdirSync(qdir()).filter((n) => /^\d+\./.test(n)) : []);
+
+/** The tree, without the config file each sweep() rewrites. */
+function snap(): Record<string, string> {
+  const s = f.snapshotTree(tmp);
+  delete s['config.yaml'];
+  delete s['.'];
+  return s;
+}
+
+function auditEvents(r: SweepReport): Record<string, unknown>[] {
+  return f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('a sweep with quarantine holds what it removes', () => {
+  it('moves a session aside in its own root under a name the runtime never counts, and frees nothing yet', async () => {
+    const old = session(40);
+    const young = session(1);
+    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    expect(r.errors).toEqual([]);
+    expect(fs.existsSync(path.join(root, old))).toBe(false);
+    const names = held(root);
+    expect(names).toHaveLength(1);
+    expect(names[0]).toMatch(new RegExp(`^\\.murmur-gc-quarantine\\.\\d+\\.${old}$`));
+    expect(fs.readFileSync(path.join(root, names[0]!, 'blob'), 'utf8')).toBe('x'.repeat(1000));
+    expect(fs.existsSync(path.join(root, young))).toBe(true);
+    const a = r.actions.find((x) => x.kind === 'remove_session');
+    expect(a).toMatchObject({ target: old, reason: 'max_age', held: { path: path.join(root, names[0]!) } });
+    expect(r.bytes_freed).toBe(0);
+    expect(r.quarantine).toMatchObject({ window_secs: 86400, held: 1, purged: 0 });
+    // the runtime's retention line still names it (it left the store)
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'retention')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_age', targets: [old] })]);
+  });
+
+  it('a held session is not counted by max_sessions (the planner ranks ses_ names only)', async () => {
+    const ids = [session(5), session(4), session(3)];
+    await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 2 }\n`);
+    expect(held(root)).toHaveLength(1);
+    // a second sweep: two sessions and one held entry — nothing more goes
+    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 2 }\n`);
+    expect(r.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
+    expect(r.inventory.sessions).toBe(2);
+    expect(fs.existsSync(path.join(root, ids[1]!))).toBe(true);
+    expect(fs.existsSync(path.join(root, ids[2]!))).toBe(true);
+  });
+
+  it('a dry run holds nothing and says what would be held', async () => {
+    const old = session(40);
+    const before = snap();
+    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, { dryRun: true });
+    expect(snap()).toEqual(before);
+    expect(r.actions.find((a) => a.kind === 'remove_session')).toMatchObject({ target: old, held: { path: expect.stringContaining(`.murmur-gc-quarantine.`) } });
+    expect(r.quarantine).toMatchObject({ held: 1 });
+  });
+
+  it('moves a context out of its record store into <home>/gc/quarantine with a sidecar naming it', async () => {
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const r = await sweep(`quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
+    expect(r.errors).toEqual([]);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ctx_old'))).toBe(false);
+    const items = qitems();
+    expect(items).toHaveLength(1);
+    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown>;
+    expect(meta).toMatchObject({ kind: 'context', store: 'shey', context: 'ctx_old', reason: 'max_age' });
+    expect(fs.readFileSync(path.join(qdir(), items[0]!, 'ctx', 'conversation.jsonl'), 'utf8')).toContain('message 2');
+    expect((fs.statSync(qdir()).mode & 0o777).toString(8)).toBe('700');
+  });
+});
+
+describe('the window passes', () => {
+  it('a later sweep deletes held items for good, audited as quarantine_purge; not before', async () => {
+    const old = session(40);
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    await sweep(yaml);
+    expect(held(root)).toHaveLength(1);
+    expect(qitems()).toHaveLength(1);
+    const early = await sweep(yaml, { nowMs: Date.now() + 23 * HOUR });
+    expect(early.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([]);
+    expect(held(root)).toHaveLength(1);
+    const r = await sweep(yaml, { nowMs: Date.now() + 25 * HOUR });
+    expect(r.errors).toEqual([]);
+    const purges = r.actions.filter((a) => a.kind === 'purge_quarantine');
+    expect(purges.map((a) => [a.target, a.held, a.reason])).toEqual(expect.arrayContaining([[old, 'session', 'expired'], ['ctx_old', 'context', 'expired']]));
+    expect(held(root)).toEqual([]);
+    expect(qitems()).toEqual([]);
+    expect(r.bytes_freed).toBeGreaterThan(1000);
+    const lines = auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ store: 'sessions', reason: 'expired', targets: [old] }),
+        expect.objectContaining({ store: 'records', reason: 'expired', targets: ['ctx_old'] }),
+      ]),
+    );
+  });
+
+  it('a dry run after the window says what would be purged and deletes nothing', async () => {
+    session(40);
+    const yaml = `quarantine: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await sweep(yaml);
+    const before = snap();
+    const r = await sweep(yaml, { dryRun: true, nowMs: Date.now() + 2 * HOUR });
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toHaveLength(1);
+    expect(snap()).toEqual(before);
+  });
+});
+
+describe('truncation keeps the dropped lines for the window', () => {
+  it('writes the dropped lines byte for byte next to the held items', async () => {
+    const { ids } = f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 10 });
+    const original = fs.readFileSync(path.join(home, 'conversations', 'shey', 'ctx_a', 'conversation.jsonl'), 'utf8');
+    const r = await sweep(`quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_messages: 4 }\n`);
+    expect(r.errors).toEqual([]);
+    const items = qitems();
+    expect(items).toHaveLength(1);
+    const dropped = fs.readFileSync(path.join(qdir(), items[0]!, 'dropped.jsonl'), 'utf8');
+    const lines = original.split('\n');
+    expect(dropped).toBe(lines.slice(1, 7).join('\n') + '\n');
+    expect(dropped).toContain(ids[5]!);
+    expect(dropped).not.toContain(ids[6]!);
+    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown>;
+    expect(meta).toMatchObject({ kind: 'truncation', store: 'shey', context: 'ctx_a', messages: 6, state: 'held', prior: null });
+    expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'dropped.jsonl') } });
+  });
+});
