@@ -16,6 +16,7 @@ import { mintId } from '../murmur/ids.js';
 import {
   RETENTION_ORDER,
   quarantinePurgeLine,
+  quarantineRestoreLine,
   retentionLine,
   sessionEndLine,
   sessionStartLine,
@@ -58,6 +59,16 @@ export interface PurgedItem {
   reason: string;
   target: string;
   held: string;
+}
+
+/** A held item put back by `murmur-gc restore` (a `quarantine_restore` line). */
+export interface RestoredItem {
+  store: RetentionStore;
+  held: string;
+  target: string;
+  /** the sessions root or record store it went back to */
+  origin: string;
+  messagesRestored?: number;
 }
 
 export function groupPurges(items: PurgedItem[]): { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }[] {
@@ -187,13 +198,20 @@ export class AuditSession {
   }
 
   /** Write the retention lines, the reconciliation tasks and session_end; drop the intent log. */
-  async finish(items: RetentionItem[], tasks: LostTask[], exitStatus: 'ok' | 'failed' | 'canceled', nowMs: number, purged: PurgedItem[] = []): Promise<void> {
+  async finish(
+    items: RetentionItem[],
+    tasks: LostTask[],
+    exitStatus: 'ok' | 'failed' | 'canceled',
+    nowMs: number,
+    extra: { purged?: PurgedItem[]; restored?: RestoredItem[] } = {},
+  ): Promise<void> {
     const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
     let text = '';
     for (const g of groupRetention(items)) {
       text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined);
     }
-    for (const g of groupPurges(purged)) text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
+    for (const g of groupPurges(extra.purged ?? [])) text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
+    for (const r of extra.restored ?? []) text += quarantineRestoreLine(common(this.sessionEventId), r);
     for (const t of tasks) {
       const start = common(this.sessionEventId);
       text += taskStartLine(start, t);

@@ -8,6 +8,7 @@ import { versionText } from '../version.js';
 import { registerCompletionCommand } from './completion.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
+import { registerQuarantineCommands } from './quarantine.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
 
   registerConversationCommands(program);
   registerDaemonCommands(program);
+  registerQuarantineCommands(program);
   registerCompletionCommand(program);
   return program;
 }
@@ -104,6 +106,8 @@ function topLevelHelp(sweep: Command): string {
     '  murmur-gc status                            daemon or timer, last sweep, next run, store sizes',
     '  murmur-gc history --target ses_…            which sweep removed this, and why',
     '  murmur-gc conversation ls                   conversation records, sizes, truncations',
+    '  murmur-gc quarantine ls                     what the undo window holds, until when',
+    '  murmur-gc restore ses_…                     put a held session (or context) back',
     '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
     '',
   ].join('\n');

@@ -60,7 +60,7 @@ export interface TruncateOptions {
 }
 
 /** Offset just past the first line's `\n` in [0, limit), or `limit` when there is none. */
-async function firstLineEnd(fh: FileHandle, limit: number): Promise<number> {
+export async function firstLineEnd(fh: FileHandle, limit: number): Promise<number> {
   const buf = Buffer.allocUnsafe(64 * 1024);
   for (let pos = 0; pos < limit; ) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, limit - pos), pos);

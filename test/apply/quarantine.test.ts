@@ -3,10 +3,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { restoreTarget } from '../../src/apply/quarantine.js';
 import { runSweep } from '../../src/apply/sweep.js';
 import type { SweepReport } from '../../src/apply/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
+import { RefusalError } from '../../src/errors.js';
 import type { FsSpace } from '../../src/io/statfs.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
@@ -54,6 +56,8 @@ function snap(): Record<string, string> {
   const s = f.snapshotTree(tmp);
   delete s['config.yaml'];
   delete s['.'];
+  // the sweep and record locks come and go under gc/ (their directories' mtimes with them)
+  for (const k of Object.keys(s)) if (k === 'home/gc' || k.startsWith('home/gc/locks')) delete s[k];
   return s;
 }
 
@@ -170,5 +174,109 @@ describe('truncation keeps the dropped lines for the window', () => {
     const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown>;
     expect(meta).toMatchObject({ kind: 'truncation', store: 'shey', context: 'ctx_a', messages: 6, state: 'held', prior: null });
     expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'dropped.jsonl') } });
+  });
+});
+
+describe('murmur-gc restore', () => {
+  const restore = async (target: string, extra: { record?: string; dryRun?: boolean } = {}) =>
+    restoreTarget(await config('quarantine: 24h\n' + SESSIONS_YAML()), log, { target, dryRun: extra.dryRun ?? false, ...(extra.record ? { record: extra.record } : {}) });
+  const SESSIONS_YAML = () => `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+  const refusal = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (err) {
+      return err instanceof RefusalError ? err.code : `not a refusal: ${String(err)}`;
+    }
+    return 'no refusal';
+  };
+
+  it('puts a held session back under its name, byte for byte, and audits it', async () => {
+    const old = session(40);
+    const before = fs.readFileSync(path.join(root, old, 'trace.jsonl'), 'utf8');
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(fs.existsSync(path.join(root, old))).toBe(false);
+    const r = await restore(old);
+    expect(r.restored).toEqual([{ held: 'session', from: expect.stringContaining('.murmur-gc-quarantine.'), to: path.join(root, old) }]);
+    expect(fs.readFileSync(path.join(root, old, 'trace.jsonl'), 'utf8')).toBe(before);
+    expect(fs.readFileSync(path.join(root, old, 'blob'), 'utf8')).toBe('x'.repeat(1000));
+    expect(held(root)).toEqual([]);
+    const lines = f.readLines(path.join(home, 'gc', r.audit!, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l['event_type'])).toEqual(['session_start', 'quarantine_restore', 'session_end']);
+    expect(lines[1]).toMatchObject({ store: 'sessions', held: 'session', target: old, origin: root });
+  });
+
+  it('puts a held context back into its record store', async () => {
+    const { file } = f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const before = fs.readFileSync(file, 'utf8');
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(fs.existsSync(file)).toBe(false);
+    const r = await restore('ctx_old');
+    expect(r.restored.map((x) => x.held)).toEqual(['context']);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(qitems()).toEqual([]);
+  });
+
+  it('puts dropped lines back in front of the record, lines appended since after them, dropped decreased (marker removed at 0)', async () => {
+    const { file, ids } = f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 10 });
+    const original = fs.readFileSync(file, 'utf8');
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(f.readLines(file)).toHaveLength(5);
+    const appended = [f.messageLine('msg_later1'), f.messageLine('msg_later2')];
+    fs.appendFileSync(file, appended.join('\n') + '\n');
+    const r = await restore('ctx_a');
+    expect(r.restored).toEqual([expect.objectContaining({ held: 'truncation', messages: 6 })]);
+    const lines = f.readLines(file);
+    expect(lines[0]).toBe(original.split('\n')[0]); // the header as first written: no truncated marker
+    expect(lines.slice(1)).toEqual([...original.trimEnd().split('\n').slice(1), ...appended]);
+    expect(lines.filter((l) => l.includes('"id":"msg_')).map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...ids, 'msg_later1', 'msg_later2']);
+    expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
+    expect(qitems()).toEqual([]);
+  });
+
+  it('an earlier truncation that is not held stays counted: dropped goes down by what came back', async () => {
+    const earlier = { dropped: 5, oldest_surviving_id: 'msg_a', last_dropped_id: 'msg_b', at_ms: 1756400000123 };
+    const { file } = f.writeRecord(home, 'shey', 'ctx_b', { capsule: 'shey', messages: 10, truncated: earlier });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(JSON.parse(f.readLines(file)[0]!)).toMatchObject({ truncated: { dropped: 11 } });
+    await restore('ctx_b');
+    expect(f.readLines(file)[0]).toBe(`{"type":"murmur.record","capsule":"shey","created_ms":1756400000000,"truncated":{"dropped":5,"oldest_surviving_id":"msg_a","last_dropped_id":"msg_b","at_ms":1756400000123}}`);
+    expect(f.readLines(file).filter((l) => l.includes('"role"'))).toHaveLength(10);
+  });
+
+  it('refuses when something of that name exists now, and changes nothing', async () => {
+    const old = session(40);
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    fs.mkdirSync(path.join(root, old));
+    fs.writeFileSync(path.join(root, old, 'trace.jsonl'), 'new\n');
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 1 });
+    const before = snap();
+    expect(await refusal(restore(old))).toBe('restore_exists');
+    expect(await refusal(restore('ctx_old'))).toBe('restore_exists');
+    expect(snap()).toEqual(before);
+  });
+
+  it('refuses to put lines back into a record truncated again since (a gap would be left)', async () => {
+    const { file } = f.writeRecord(home, 'shey', 'ctx_c', { capsule: 'shey', messages: 10 });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    const lines = f.readLines(file);
+    const h = JSON.parse(lines[0]!) as { truncated: { at_ms: number; dropped: number } };
+    // the runtime truncated it once more at launch
+    h.truncated.at_ms += 1000;
+    h.truncated.dropped += 2;
+    fs.writeFileSync(file, [JSON.stringify(h), ...lines.slice(3)].join('\n') + '\n');
+    const before = snap();
+    expect(await refusal(restore('ctx_c'))).toBe('restore_conflict');
+    expect(snap()).toEqual(before);
+  });
+
+  it('a dry run checks and changes nothing; an unknown target is refused', async () => {
+    const old = session(40);
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    const before = snap();
+    const r = await restore(old, { dryRun: true });
+    expect(r).toMatchObject({ dry_run: true, audit: null, restored: [{ held: 'session' }] });
+    expect(snap()).toEqual(before);
+    expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
   });
 });

@@ -21,7 +21,7 @@ export async function ensureAudit(ctx: SweepContext): Promise<AuditSession | und
 
 export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   if (ctx.audit) {
-    await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now(), ctx.purged);
+    await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now(), { purged: ctx.purged });
     ctx.log.info({ audit: ctx.auditId }, 'audit trace written');
   }
   if (!ctx.dryRun && ctx.homeDir && ctx.cache) {
@@ -38,5 +38,5 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
 export async function abandonAudit(ctx: SweepContext, interrupted: boolean): Promise<void> {
   const audit = ctx.audit;
   if (!audit) return;
-  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now(), ctx.purged).catch(() => audit.abandon());
+  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now(), { purged: ctx.purged }).catch(() => audit.abandon());
 }
