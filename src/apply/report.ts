@@ -306,7 +306,7 @@ export function formatDuration(ms: number): string {
 /** One line per budgeted store and one for keep_free (sizes measured after age and count). */
 export function budgetLines(b: BudgetReport): string[] {
   const out = b.stores.map(
-    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space`,
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
   );
   const k = b.keep_free;
   if (k) out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}, ${formatBytes(k.free_bytes)} free before, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}`);

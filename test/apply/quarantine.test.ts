@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { restoreTarget } from '../../src/apply/quarantine.js';
 import { runSweep } from '../../src/apply/sweep.js';
-import type { SweepReport } from '../../src/apply/report.js';
+import { renderHuman, type SweepReport } from '../../src/apply/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { RefusalError } from '../../src/errors.js';
@@ -278,5 +278,80 @@ describe('murmur-gc restore', () => {
     expect(r).toMatchObject({ dry_run: true, audit: null, restored: [{ held: 'session' }] });
     expect(snap()).toEqual(before);
     expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
+  });
+});
+
+describe('disk budgets under pressure purge the quarantine first', () => {
+  it('max_bytes: a held session of the root goes before the oldest session in place; the report says so', async () => {
+    const old = session(40, 5000);
+    const ids = [session(3, 5000), session(2, 5000), session(1, 5000)];
+    await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    expect(held(root)).toHaveLength(1);
+    // three sessions in place (~15.6 KB) plus the held one (~5.6 KB): a 17000-byte budget needs one to go
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 17000\n`;
+    const dry = await sweep(yaml, { dryRun: true });
+    const r = await sweep(yaml);
+    expect(r.errors).toEqual([]);
+    const purges = r.actions.filter((a) => a.kind === 'purge_quarantine');
+    expect(purges.map((a) => [a.target, a.reason])).toEqual([[old, 'max_bytes']]);
+    expect(dry.actions.filter((a) => a.kind === 'purge_quarantine').map((a) => [a.target, a.reason])).toEqual([[old, 'max_bytes']]);
+    expect(r.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
+    for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
+    expect(held(root)).toEqual([]);
+    expect(r.budget?.stores[0]).toMatchObject({ removed: 1, held_purged: 1 });
+    expect(renderHuman(r)).toContain('held by the quarantine, purged first');
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_bytes', targets: [old] })]);
+  });
+
+  it('keep_free: held contexts are purged (oldest hold first) before any owned context in place', async () => {
+    f.writeRecord(home, 'shey', 'ctx_gone', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 100 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_oldest_in_place', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 60 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_new', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 1 * f.DAY });
+    const yaml = `quarantine: 24h\nkeep_free: 1000\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    await sweep(yaml, { space: { totalBytes: 1e9, freeBytes: 1e8 } });
+    expect(qitems()).toHaveLength(1);
+    // now short by 100 bytes: the held context is enough
+    const r = await sweep(yaml, { space: { totalBytes: 1e9, freeBytes: 900 } });
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine').map((a) => [a.target, a.reason])).toEqual([['ctx_gone', 'keep_free']]);
+    expect(r.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ctx_oldest_in_place'))).toBe(true);
+    expect(qitems()).toEqual([]);
+  });
+});
+
+describe('symlinks', () => {
+  it('a symlink in place of <home>/gc/quarantine is never followed: nothing is written or deleted through it, the context stays', async () => {
+    const outside = path.join(tmp, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'canary'), 'keep me');
+    fs.mkdirSync(path.join(outside, `${Date.now() - HOUR}.0123456789abcdef`));
+    fs.writeFileSync(path.join(outside, `${Date.now() - HOUR}.0123456789abcdef`, 'item.json'), '{}');
+    fs.mkdirSync(path.join(home, 'gc'), { mode: 0o700 });
+    fs.symlinkSync(outside, qdir());
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const before = f.snapshotTree(outside);
+    const r = await sweep(`quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
+    expect(f.snapshotTree(outside)).toEqual(before);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ctx_old', 'conversation.jsonl'))).toBe(true);
+    expect(r.errors.map((e) => e.code)).toContain('symlink');
+    expect(r.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
+    // restore and ls do not follow it either
+    await expect(restoreTarget(await config('quarantine: 24h\n'), log, { target: 'ctx_old', dryRun: false })).rejects.toMatchObject({ code: 'symlink' });
+    expect(f.snapshotTree(outside)).toEqual(before);
+  });
+
+  it('a held session entry swapped for a symlink is not followed when it expires', async () => {
+    session(40);
+    const yaml = `quarantine: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await sweep(yaml);
+    const [name] = held(root);
+    const outside = path.join(tmp, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'canary'), 'keep me');
+    f.rmrf(path.join(root, name!));
+    fs.symlinkSync(outside, path.join(root, name!));
+    const before = f.snapshotTree(outside);
+    await sweep(yaml, { nowMs: Date.now() + 2 * HOUR });
+    expect(f.snapshotTree(outside)).toEqual(before);
   });
 });
