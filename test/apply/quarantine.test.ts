@@ -10,6 +10,8 @@ import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { RefusalError } from '../../src/errors.js';
 import type { FsSpace } from '../../src/io/statfs.js';
+import { readAuditHistory } from '../../src/daemon/audit-read.js';
+import { buildHistory, renderHistory } from '../../src/daemon/history.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -324,8 +326,9 @@ describe('symlinks', () => {
     const outside = path.join(tmp, 'outside');
     fs.mkdirSync(outside);
     fs.writeFileSync(path.join(outside, 'canary'), 'keep me');
-    fs.mkdirSync(path.join(outside, `${Date.now() - HOUR}.0123456789abcdef`));
-    fs.writeFileSync(path.join(outside, `${Date.now() - HOUR}.0123456789abcdef`, 'item.json'), '{}');
+    const expired = `${Date.now() - HOUR}.0123456789abcdef`; // an expired-looking item out there
+    fs.mkdirSync(path.join(outside, expired));
+    fs.writeFileSync(path.join(outside, expired, 'item.json'), '{}');
     fs.mkdirSync(path.join(home, 'gc'), { mode: 0o700 });
     fs.symlinkSync(outside, qdir());
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
@@ -353,5 +356,26 @@ describe('symlinks', () => {
     const before = f.snapshotTree(outside);
     await sweep(yaml, { nowMs: Date.now() + 2 * HOUR });
     expect(f.snapshotTree(outside)).toEqual(before);
+  });
+});
+
+describe('history --target', () => {
+  it('shows the removal into the quarantine, the restore, and a later purge', async () => {
+    const a = session(40);
+    const b = session(39);
+    const yaml = `quarantine: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await sweep(yaml);
+    await restoreTarget(await config(yaml), log, { target: a, dryRun: false });
+    await sweep(yaml, { nowMs: Date.now() + 2 * HOUR }); // b's window has passed; a is back in place (and removed again, held anew)
+    const readA = await readAuditHistory(home, { target: a });
+    const docA = buildHistory({ home, auditRoot: readA.auditRoot, exists: readA.exists, problems: readA.problems, where: readA.where }, readA.sweeps, { target: a });
+    expect(docA.matches?.map((m) => m.action)).toEqual(['removed', 'restored', 'removed']);
+    const text = renderHistory(docA);
+    expect(text).toContain('restored by murmur-gc restore');
+    expect(text).toContain(`sessions root ${root}`);
+    const readB = await readAuditHistory(home, { target: b });
+    const docB = buildHistory({ home, auditRoot: readB.auditRoot, exists: readB.exists, problems: readB.problems, where: readB.where }, readB.sweeps, { target: b });
+    expect(docB.matches?.map((m) => [m.action, m.reason])).toEqual([['removed', 'max_age'], ['purged', 'expired']]);
+    expect(renderHistory(docB)).toContain('deleted for good from the quarantine');
   });
 });
