@@ -121,7 +121,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         break;
       }
       case 'quarantine_restore': {
-        const str = (k: string) => (typeof l[k] === 'string' ? (l[k] as string) : '?');
+        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
         const r: SweepHistory['quarantine']['restored'][number] = { store: str('store'), held: str('held'), target: str('target'), origin: str('origin') };
         const m = num(l['messages_restored']);
         if (m !== undefined) r.messages_restored = m;
