@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeContext, truncateContext } from '../../src/apply/conversation.js';
 import { restoreTarget } from '../../src/apply/quarantine.js';
 import { runSweep } from '../../src/apply/sweep.js';
 import { renderHuman, type SweepReport } from '../../src/apply/report.js';
@@ -13,6 +14,7 @@ import type { FsSpace } from '../../src/io/statfs.js';
 import { readAuditHistory } from '../../src/daemon/audit-read.js';
 import { buildHistory, renderHistory } from '../../src/daemon/history.js';
 import { createLogger } from '../../src/log.js';
+import { renderRemoveText } from '../../src/murmur/conversation-format.js';
 import * as f from '../helpers/fixtures.js';
 
 let tmp: string;
@@ -377,5 +379,28 @@ describe('history --target', () => {
     const docB = buildHistory({ home, auditRoot: readB.auditRoot, exists: readB.exists, problems: readB.problems, where: readB.where }, readB.sweeps, { target: b });
     expect(docB.matches?.map((m) => [m.action, m.reason])).toEqual([['removed', 'max_age'], ['purged', 'expired']]);
     expect(renderHistory(docB)).toContain('deleted for good from the quarantine');
+  });
+});
+
+describe('conversation rm / truncate with quarantine on', () => {
+  it('rm holds the context and truncate holds the dropped lines; restore undoes both', async () => {
+    const c = await config('quarantine: 24h\n');
+    const { file: fa } = f.writeRecord(home, 'shey', 'ctx_rm', { capsule: 'shey', messages: 3 });
+    const { file: fb } = f.writeRecord(home, 'shey', 'ctx_tr', { capsule: 'shey', messages: 8 });
+    const a = fs.readFileSync(fa, 'utf8');
+    const b = fs.readFileSync(fb, 'utf8');
+    const rm = await removeContext({ config: c, log }, { context: 'ctx_rm', record: undefined, dryRun: false, force: false });
+    expect(rm.held?.path).toMatch(/gc\/quarantine\/\d+\.[0-9a-f]+\/ctx$/);
+    expect(renderRemoveText(rm)).toContain('murmur-gc restore ctx_rm puts it back');
+    expect(fs.existsSync(fa)).toBe(false);
+    const tr = await truncateContext({ config: c, log }, { context: 'ctx_tr', record: undefined, dryRun: false, force: false, keep: 2 });
+    expect(tr.dropped).toBe(6);
+    expect(tr.held?.path).toMatch(/dropped\.jsonl$/);
+    expect(qitems()).toHaveLength(2);
+    await restoreTarget(c, log, { target: 'ctx_rm', dryRun: false });
+    await restoreTarget(c, log, { target: 'ctx_tr', dryRun: false });
+    expect(fs.readFileSync(fa, 'utf8')).toBe(a);
+    expect(fs.readFileSync(fb, 'utf8')).toBe(b);
+    expect(qitems()).toEqual([]);
   });
 });
