@@ -250,9 +250,13 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     }
   }
   const c = countByKind(r.actions);
+  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && a.held).length;
+  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && a.held).length;
   const parts = [
-    plural(c['remove_session'] ?? 0, 'session') + ' removed',
-    plural(c['remove_record'] ?? 0, 'record') + ' removed',
+    plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
+    ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),
+    plural((c['remove_record'] ?? 0) - heldRecords, 'record') + ' removed',
+    ...(heldRecords > 0 ? [plural(heldRecords, 'record') + ' held'] : []),
     plural(c['truncate_record'] ?? 0, 'record') + ' truncated',
     plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
@@ -269,9 +273,9 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   if (r.budget) lines.push(...budgetLines(r.budget));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
-    lines.push(
-      `Quarantine (${formatWindow(q.window_secs)}): ${plural(q.held, 'item')} ${r.dry_run ? 'would be' : ''}${r.dry_run ? ' ' : ''}held (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back), ${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)}).`,
-    );
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
+    lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
@@ -283,7 +287,7 @@ function heldWords(h: HeldAt | undefined): string {
 
 /** `24h`, `90m`, `7d`, `45s`: a window as the config spells it. */
 export function formatWindow(secs: number): string {
-  if (secs % 86_400 === 0) return `${secs / 86_400}d`;
+  if (secs % 86_400 === 0 && secs > 2 * 86_400) return `${secs / 86_400}d`;
   if (secs % 3600 === 0) return `${secs / 3600}h`;
   if (secs % 60 === 0) return `${secs / 60}m`;
   return `${secs}s`;
