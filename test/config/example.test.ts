@@ -21,7 +21,7 @@ describe('config.example.yaml', () => {
   it('sets every top-level key', async () => {
     const doc = parseConfigYaml(await fsp.readFile(EXAMPLE, 'utf8'), EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'metrics', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'metrics', 'quarantine', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
   });
 
@@ -63,6 +63,7 @@ describe('config.example.yaml', () => {
         { capsule: 'bot', store: 'bot', retain: { maxAgeSecs: 30 * 86_400 }, origin: 'records[1]' },
       ],
       keepFree: { kind: 'percent', percent: 10 },
+      quarantine: { windowSecs: 86_400 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },
       metrics: { textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' },
