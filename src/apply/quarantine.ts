@@ -17,6 +17,7 @@
 //   (`quarantine_restore` line; `history --target` shows it). `--dry-run` runs the same checks
 //   and changes nothing.
 import type { FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE } from '../io/inventory.js';
@@ -167,7 +168,8 @@ async function audited(home: Dir, now: () => number, restored: Parameters<AuditS
 }
 
 async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
-  const roots = [...new Set(config.sessions.map((s) => s.root))].filter((r) => opts.root === undefined || r === opts.root);
+  const wanted = opts.root === undefined ? undefined : resolve(opts.root);
+  const roots = [...new Set(config.sessions.map((s) => s.root))].filter((r) => wanted === undefined || resolve(r) === wanted);
   const found: { root: string; h: RootHeld }[] = [];
   for (const r of roots) {
     const d = await openAnchor(r, false);

@@ -98,7 +98,8 @@ export async function removeSessions(
         skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${view.scan.uid}; not removed` });
         continue;
       }
-      const hold = holdsFor(ctx, r.reason);
+      // murmur-gc's own audit sessions are not held: the undo window is for the runtime's data.
+      const hold = input.isAuditRoot ? undefined : holdsFor(ctx, r.reason);
       try {
         let bytes: number;
         let held: HeldAt | undefined;
