@@ -20,6 +20,8 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import {
   RETENTION_ORDER,
+  quarantinePurgeLine,
+  quarantineRestoreLine,
   retentionLine,
   sessionEndLine,
   sessionStartLine,
@@ -58,6 +60,36 @@ export function whereText(items: RetentionItem[]): string | undefined {
   const where: Record<string, string> = {};
   for (const i of items) if (i.parent !== undefined) where[i.target] = i.parent;
   return Object.keys(where).length === 0 ? undefined : JSON.stringify(where) + '\n';
+}
+
+/** A held item deleted for good (a `quarantine_purge` line, grouped by store and reason). */
+export interface PurgedItem {
+  store: RetentionStore;
+  reason: string;
+  target: string;
+  held: string;
+}
+
+/** A held item put back by `murmur-gc restore` (a `quarantine_restore` line). */
+export interface RestoredItem {
+  store: RetentionStore;
+  held: string;
+  target: string;
+  /** the sessions root or record store it went back to */
+  origin: string;
+  messagesRestored?: number;
+}
+
+export function groupPurges(items: PurgedItem[]): { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }[] {
+  const out = new Map<string, { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }>();
+  for (const i of items) {
+    const k = `${i.store}\0${i.reason}`;
+    const g = out.get(k) ?? { store: i.store, reason: i.reason, targets: [], kinds: [] };
+    g.targets.push(i.target);
+    g.kinds.push(i.held);
+    out.set(k, g);
+  }
+  return [...out.values()];
 }
 
 export interface LostTask {
@@ -215,12 +247,20 @@ export class AuditSession {
   }
 
   /** Write the retention lines, the reconciliation tasks and session_end; drop the intent log. */
-  async finish(items: RetentionItem[], tasks: LostTask[], exitStatus: 'ok' | 'failed' | 'canceled', nowMs: number): Promise<void> {
+  async finish(
+    items: RetentionItem[],
+    tasks: LostTask[],
+    exitStatus: 'ok' | 'failed' | 'canceled',
+    nowMs: number,
+    extra: { purged?: PurgedItem[]; restored?: RestoredItem[] } = {},
+  ): Promise<void> {
     const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
     let text = '';
     for (const g of groupRetention(items)) {
       text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
     }
+    for (const g of groupPurges(extra.purged ?? [])) text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
+    for (const r of extra.restored ?? []) text += quarantineRestoreLine(common(this.sessionEventId), r);
     for (const t of tasks) {
       const start = common(this.sessionEventId);
       text += taskStartLine(start, t);

@@ -25,12 +25,17 @@
 //   truncate that dropped nothing record nothing. A failure settles the audit against the disk
 //   at once (what happened is recorded, exit status `failed`); if even that fails, the intent
 //   log stays and the next sweep completes it.
+// - With `quarantine:` configured, `rm` holds the context and `truncate` holds the dropped lines
+//   for the window, as a sweep does (held reasons `conversation_rm`, `conversation_truncate`):
+//   `murmur-gc restore CONTEXT-ID` undoes either. A store on another filesystem than the home
+//   cannot be held: its context is removed at once, with a `cross_device` warning.
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../io/inventory.js';
 import { scanRecord } from '../io/jsonl.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../io/lock.js';
+import { dropKeeper, holdContext, openQuarantineDir } from '../io/quarantine.js';
 import { truncateRecord } from '../io/record-truncate.js';
 import { measureDir, removeDir } from '../io/remove.js';
 import { Dir, identityOf, processUid, realpath } from '../io/safe-fs.js';
@@ -57,6 +62,7 @@ import { MANUAL_TRIGGER } from '../murmur/trace.js';
 import { VERSION } from '../version.js';
 import { AuditSession, GC_DIR, type RetentionItem } from './audit.js';
 import { truncationLanded } from './recover.js';
+import type { ItemMeta } from '../murmur/quarantine.js';
 import { scanSessionsWorld } from './world.js';
 
 /** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
@@ -363,6 +369,9 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
     const dirPath = dirname(target.path);
     const result = (messages: number): RemoveResult => ({ action: 'remove', record: target.store, context_id: target.context, path: dirPath, messages, dry_run: opts.dryRun });
 
+    const windowMs = ctx.config.quarantine ? ctx.config.quarantine.windowSecs * 1000 : undefined;
+    const untilMs = windowMs === undefined ? undefined : nowMs + windowMs;
+
     if (opts.dryRun) {
       await probeRecordLock(ctx, target);
       const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
@@ -370,7 +379,8 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
         await measureDir(storeDir, target.context, target.dirIdentity);
         const cdir = await storeDir.openDir(target.context, target.dirIdentity);
         try {
-          return result(await countIn(cdir));
+          const held = untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` } : undefined;
+          return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
         } finally {
           await cdir.close();
         }
@@ -391,22 +401,42 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
         const item: RetentionItem = { store: 'records', reason: 'manual', target: target.context, parent: storeDir.path, trigger: MANUAL_TRIGGER };
         const seq = await audit.intend({ kind: 'remove_record', store: 'records', reason: 'manual', parent: storeDir.path, target: target.context, trigger: MANUAL_TRIGGER });
         let messages = 0;
+        const count = async (d: Dir) => {
+          messages = await countIn(d, lock.signal);
+        };
+        let held: { until_ms: number; path: string } | undefined;
         try {
-          await removeDir(storeDir, target.context, identityOf(st), {
-            runId: audit.sessionId,
-            signal: lock.signal,
-            verifyInTrash: async (trash) => {
-              messages = await countIn(trash, lock.signal);
-            },
-          });
+          if (untilMs !== undefined) {
+            // The undo window: held like a sweep's removal (reason conversation_rm), unless the
+            // store is on another filesystem than the home (then removed at once, with a warning).
+            const q = await openQuarantineDir(homeDir, true);
+            try {
+              const meta: ItemMeta = { kind: 'context', store: target.store, context: target.context, removed_ms: nowMs, until_ms: untilMs, reason: 'conversation_rm', run: audit.sessionId };
+              const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
+              held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
+            } catch (err) {
+              if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+              ctx.log.warn({ code: Codes.crossDevice, target: `${target.store}/${target.context}` }, `${describeError(err)}; removed at once`);
+            } finally {
+              await q?.close();
+            }
+          }
+          if (!held) {
+            await removeDir(storeDir, target.context, identityOf(st), {
+              runId: audit.sessionId,
+              signal: lock.signal,
+              verifyInTrash: count,
+            });
+          }
         } catch (err) {
-          // Settle against the disk now: gone from the store means it was removed.
+          // Settle against the disk now: gone from the store means it was removed (or held).
           const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
           await settle(ctx, homeDir, audit, gone ? [item] : []);
           throw err;
         }
         await audit.done(seq);
         await settle(ctx, homeDir, audit, [item], 'ok');
+        return { ...result(messages), ...(held ? { held } : {}) };
         return result(messages);
       } finally {
         await storeDir.close();
@@ -434,8 +464,12 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
     else lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
     try {
       const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+      const at = now();
+      const untilMs = ctx.config.quarantine ? at + ctx.config.quarantine.windowSecs * 1000 : undefined;
+      // The undo window: the dropped lines are held (reason conversation_truncate).
+      const q = untilMs !== undefined && !opts.dryRun ? await openQuarantineDir(homeDir, true) : undefined;
+      const keeper = q && untilMs !== undefined ? dropKeeper(q, { store: target.store, context: target.context, removed_ms: at, until_ms: untilMs, reason: 'conversation_truncate', run: mintId('ses_'), at_ms: String(at) }) : undefined;
       try {
-        const at = now();
         // In the audit trail before the rewrite; the intent names the marker the new header will
         // carry, so what happened can be read back from the record itself.
         const intent = {
@@ -458,6 +492,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
             nowMs: at,
             dryRun: opts.dryRun,
             ...(lock ? { signal: lock.signal } : {}),
+            ...(keeper ? { keepDropped: keeper.hook } : {}),
           });
         } catch (err) {
           if (audit) {
@@ -466,10 +501,15 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           }
           throw err;
         }
+        await keeper?.settle(out.dropped > 0);
         if (audit && seq !== undefined) {
           await audit.done(seq, { messages_dropped: out.dropped });
           await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');
         }
+        const held =
+          untilMs === undefined || out.dropped === 0
+            ? undefined
+            : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/dropped.jsonl` : `${ctx.config.home}/gc/quarantine` };
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
         if (out.outOfOrder) {
           ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');
@@ -487,8 +527,10 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
           dry_run: opts.dryRun,
           ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
+          ...(held ? { held } : {}),
         };
       } finally {
+        await q?.close();
         await cdir.close();
       }
     } finally {

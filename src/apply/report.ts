@@ -8,9 +8,15 @@
 import { fmtBytes, fmtTimestamp } from '../murmur/conversation-format.js';
 import type { BudgetReason, BudgetReport } from '../plan/budget.js';
 
+/** Where a removed item is held by the undo window (`quarantine:`), and until when. */
+export interface HeldAt {
+  until_ms: number;
+  path: string;
+}
+
 export type Action =
-  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number }
-  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number }
+  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
+  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
   | {
       kind: 'truncate_record';
       record: string;
@@ -22,7 +28,11 @@ export type Action =
       bytes: number;
       /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
       concurrent_append?: { lines_out_of_order: number };
+      /** The dropped lines, held by the undo window. */
+      held?: HeldAt;
     }
+  /** A held item deleted for good: its window passed (`expired`), or a disk budget needed the space. */
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation'; reason: 'expired' | BudgetReason; path: string; bytes: number }
   | {
       kind: 'shell_lost';
       session_id: string;
@@ -79,6 +89,8 @@ export interface SweepReport {
   steps?: { step: string; items: number; bytes: number; ms: number }[];
   /** Disk budgets (`max_bytes`, `keep_free`), when any is configured. */
   budget?: BudgetReport;
+  /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
+  quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
 }
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -143,11 +155,13 @@ function byCode(items: { code: string }[]): string {
 function itemLine(a: Action, would: string): string {
   switch (a.kind) {
     case 'remove_session':
-      return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`;
+      return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'remove_record':
-      return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)})`;
+      return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'truncate_record':
-      return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept)`;
+      return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
+    case 'purge_quarantine':
+      return `  ${would}delete for good held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
     case 'shell_lost':
       return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
     case 'repair_torn_tail':
@@ -173,10 +187,12 @@ function groupRows(r: SweepReport): string[][] {
   for (const a of r.actions) {
     switch (a.kind) {
       case 'remove_session':
-        add(`s\0${a.root}\0${a.reason}`, dry ? 'would remove sessions' : 'removed sessions', a.root, a.reason, a.bytes);
+        if (a.held) add(`sh\0${a.root}\0${a.reason}`, dry ? 'would hold sessions' : 'held sessions', a.root, a.reason, a.bytes);
+        else add(`s\0${a.root}\0${a.reason}`, dry ? 'would remove sessions' : 'removed sessions', a.root, a.reason, a.bytes);
         break;
       case 'remove_record':
-        add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
+        if (a.held) add(`rh\0${a.record}\0${a.reason}`, dry ? 'would hold records' : 'held records', `store ${a.record}`, a.reason, a.bytes);
+        else add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
         break;
       case 'truncate_record':
         add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
@@ -189,6 +205,9 @@ function groupRows(r: SweepReport): string[][] {
         break;
       case 'chmod':
         add('c', dry ? 'would fix modes' : 'fixed modes', '', '0700/0600', undefined);
+        break;
+      case 'purge_quarantine':
+        add(`q\0${a.reason}`, dry ? 'would purge held items' : 'purged held items', 'quarantine', a.reason, a.bytes);
         break;
       case 'remove_debris':
         add(`d\0${a.code}`, dry ? 'would clean leftovers' : 'cleaned leftovers', '', a.code, a.bytes);
@@ -231,13 +250,18 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     }
   }
   const c = countByKind(r.actions);
+  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && a.held).length;
+  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && a.held).length;
   const parts = [
-    plural(c['remove_session'] ?? 0, 'session') + ' removed',
-    plural(c['remove_record'] ?? 0, 'record') + ' removed',
+    plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
+    ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),
+    plural((c['remove_record'] ?? 0) - heldRecords, 'record') + ' removed',
+    ...(heldRecords > 0 ? [plural(heldRecords, 'record') + ' held'] : []),
     plural(c['truncate_record'] ?? 0, 'record') + ' truncated',
     plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
   ];
+  if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
   lines.push(
@@ -247,8 +271,26 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
   );
   if (r.budget) lines.push(...budgetLines(r.budget));
+  const q = r.quarantine;
+  if (q && (q.held > 0 || q.purged > 0)) {
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
+    lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
+  }
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+function heldWords(h: HeldAt | undefined): string {
+  return h ? `; held until ${fmtTimestamp(h.until_ms)} UTC` : '';
+}
+
+/** `24h`, `90m`, `7d`, `45s`: a window as the config spells it. */
+export function formatWindow(secs: number): string {
+  if (secs % 86_400 === 0 && secs > 2 * 86_400) return `${secs / 86_400}d`;
+  if (secs % 3600 === 0) return `${secs / 3600}h`;
+  if (secs % 60 === 0) return `${secs / 60}m`;
+  return `${secs}s`;
 }
 
 /** An ms timestamp as ISO 8601, or the raw number when it is outside Date's range (a u64 from a trace). */
@@ -268,7 +310,7 @@ export function formatDuration(ms: number): string {
 /** One line per budgeted store and one for keep_free (sizes measured after age and count). */
 export function budgetLines(b: BudgetReport): string[] {
   const out = b.stores.map(
-    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space`,
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
   );
   const k = b.keep_free;
   if (k) out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}, ${formatBytes(k.free_bytes)} free before, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}`);

@@ -1,7 +1,8 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/apply/steps/, one file each):
 //
-//   lock → clock → recover → scan sessions → scan records → plan → debris → chmod → remove → truncate
-//        → repair torn tails → budget → reconcile → audit
+//   lock → clock → recover → scan sessions → scan records → plan → debris → quarantine (purge
+//        what the undo window no longer holds) → chmod → remove → truncate → repair torn tails
+//        → budget → reconcile → audit
 //
 // Each step reads and writes one shared SweepContext (steps/context.ts) and reports its tally
 // (items, bytes, time) into ctx.steps.
@@ -26,6 +27,7 @@ import { createContext, fail, finishReport, runStep, type Step, type SweepOption
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
 import { planStep } from './steps/plan.js';
+import { quarantineStep } from './steps/quarantine.js';
 import { reconcileStep } from './steps/reconcile.js';
 import { recoverStep } from './steps/recover.js';
 import { removeStep } from './steps/remove.js';
@@ -45,6 +47,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'scan_records', run: scanRecordsStep },
   { name: 'plan', run: planStep },
   { name: 'debris', run: debrisStep },
+  { name: 'quarantine', run: quarantineStep },
   { name: 'chmod', run: chmodStep },
   { name: 'remove', run: removeStep },
   { name: 'truncate', run: truncateStep },
@@ -75,6 +78,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     throw err;
   } finally {
+    await ctx.quarantineDir?.close();
     await ctx.homeDir?.close();
     await ctx.sweepLock?.release();
   }

@@ -9,6 +9,7 @@ import { registerCompletionCommand } from './completion.js';
 import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
+import { registerQuarantineCommands } from './quarantine.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerConversationCommands(program);
   registerDaemonCommands(program);
   registerConfigCommands(program);
+  registerQuarantineCommands(program);
   registerCompletionCommand(program);
   return program;
 }
@@ -109,6 +111,8 @@ function topLevelHelp(sweep: Command): string {
     '  murmur-gc status                            daemon or timer, last sweep, next run, store sizes',
     '  murmur-gc history --target ses_…            which sweep removed this, and why',
     '  murmur-gc conversation ls                   conversation records, sizes, truncations',
+    '  murmur-gc quarantine ls                     what the undo window holds, until when',
+    '  murmur-gc restore ses_…                     put a held session (or context) back',
     '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
     '  murmur-gc config check                      every configuration error at once, then the effective policy',
     '',

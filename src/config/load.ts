@@ -160,7 +160,7 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'sessions', 'records', 'audit', 'log', 'metrics'];
+const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
 const MAX_DELETE_KEYS = ['count', 'fraction'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
@@ -209,6 +209,7 @@ const ConfigSchema = z.strictObject(
     live_grace: z.unknown().optional(),
     max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
     keep_free: z.unknown().optional(),
+    quarantine: z.unknown().optional(),
     // A section with every entry commented out reads as null: the same as absent.
     sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
     records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
@@ -767,6 +768,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const liveGraceSecs =
     raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : await attempt(sink, () => parseDurationValue(raw.live_grace, 'live_grace', file));
   const keepFree = raw.keep_free === undefined ? undefined : await attempt(sink, () => parseKeepFree(raw.keep_free, 'keep_free', file));
+  const quarantineSecs = raw.quarantine === undefined ? undefined : await attempt(sink, () => parseDurationValue(raw.quarantine, 'quarantine', file));
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
@@ -807,6 +809,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     sessions,
     records,
     ...(keepFree !== undefined ? { keepFree } : {}),
+    ...(quarantineSecs !== undefined ? { quarantine: { windowSecs: quarantineSecs } } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
     ...(metrics ? { metrics } : {}),

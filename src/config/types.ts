@@ -65,6 +65,11 @@ export interface GcConfig {
    * that filesystem give up their oldest removable items when it runs short.
    */
   keepFree?: KeepFree;
+  /**
+   * The undo window (`quarantine`): a session or context a sweep removes is moved aside and held
+   * this long before it is deleted for good (src/murmur/quarantine.ts). Absent: removal is at once.
+   */
+  quarantine?: { windowSecs: number };
   audit: { retain: SessionRetain | undefined };
   /** Prometheus text-format file written after every sweep (node_exporter textfile collector). */
   metrics?: { textfile: string };

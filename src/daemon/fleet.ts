@@ -15,6 +15,7 @@
 //   murmur_gc_last_sweep_skipped{code}                    skipped items by stable code
 //   murmur_gc_last_sweep_errors{code}                     errors by stable code
 //   murmur_gc_store_bytes{store}, murmur_gc_store_items{store}   sessions / records / audit
+//   murmur_gc_quarantine_bytes, murmur_gc_quarantine_items      what the undo window holds
 // A series whose value is unknown (no sweep yet, no success yet) is left out, never written as 0.
 import type { StoreSizes } from './stores.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
@@ -38,6 +39,8 @@ export interface FleetView {
   } | null;
   last_success_ms: number | null;
   stores: Record<'sessions' | 'records' | 'audit', { items: number; bytes: number }>;
+  /** What the undo window (`quarantine:`) holds; null when not measured. */
+  quarantine: { items: number; bytes: number } | null;
 }
 
 export function fleetView(version: string, last: SweepSummary | null, lastSuccessMs: number | null, stores: StoreSizes): FleetView {
@@ -63,6 +66,7 @@ export function fleetView(version: string, last: SweepSummary | null, lastSucces
       records: { items: stores.records.records, bytes: stores.records.bytes },
       audit: { items: stores.audit.sessions, bytes: stores.audit.bytes },
     },
+    quarantine: stores.quarantine ? { items: stores.quarantine.items, bytes: stores.quarantine.bytes } : null,
   };
 }
 
@@ -115,5 +119,9 @@ export function renderMetrics(v: FleetView): string {
   const stores = (['sessions', 'records', 'audit'] as const).map((k) => [k, v.stores[k]] as const);
   family('murmur_gc_store_bytes', 'Bytes held by each store (sessions in the configured roots, conversation records, audit traces).', stores.map(([k, x]) => [{ store: k }, String(x.bytes)]));
   family('murmur_gc_store_items', 'Sessions, records or audit traces in each store.', stores.map(([k, x]) => [{ store: k }, String(x.items)]));
+  if (v.quarantine) {
+    family('murmur_gc_quarantine_bytes', 'Bytes the undo window (quarantine) holds: sessions, contexts and dropped lines not yet deleted for good.', [[{}, String(v.quarantine.bytes)]]);
+    family('murmur_gc_quarantine_items', 'Items the undo window (quarantine) holds.', [[{}, String(v.quarantine.items)]]);
+  }
   return out.join('\n') + '\n';
 }

@@ -46,6 +46,8 @@ export interface SweepHistory {
   retention: RetentionEntry[];
   /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
   reconciled: { tasks: number; task_ids: string[] };
+  /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
+  quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
   totals: { sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number };
   invalid_lines: number;
   /** The trace was larger than the read cap; only its head was read. */
@@ -86,6 +88,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
     manual: false,
     retention: [],
     reconciled: { tasks: 0, task_ids: [] },
+    quarantine: { purged: [], restored: [] },
     totals: { sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0 },
     invalid_lines: meta.invalidLines,
     truncated_read: meta.truncatedRead,
@@ -123,6 +126,19 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         } else if (store === 'records') h.totals.records_removed += removed;
         break;
       }
+      case 'quarantine_purge': {
+        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
+        h.quarantine.purged.push({ store: typeof l['store'] === 'string' ? l['store'] : '?', reason: typeof l['reason'] === 'string' ? l['reason'] : '?', targets });
+        break;
+      }
+      case 'quarantine_restore': {
+        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
+        const r: SweepHistory['quarantine']['restored'][number] = { store: str('store'), held: str('held'), target: str('target'), origin: str('origin') };
+        const m = num(l['messages_restored']);
+        if (m !== undefined) r.messages_restored = m;
+        h.quarantine.restored.push(r);
+        break;
+      }
       case 'task_start':
         if (l['source'] === 'detached_lost') {
           h.reconciled.tasks++;
@@ -150,7 +166,7 @@ export interface TargetMatch {
   started_ms: number | null;
   store: string;
   reason: string;
-  action: 'removed' | 'truncated';
+  action: 'removed' | 'truncated' | 'purged' | 'restored';
   exit_status: string | null;
   /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
   outcome: string;
@@ -182,6 +198,16 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
         manual: r.trigger === 'manual_cli',
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      out.push(m);
+    }
+    for (const p of s.quarantine.purged) {
+      if (!p.targets.includes(target)) continue;
+      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.reason, action: 'purged', exit_status: s.exit_status, outcome: statusWord(s), where: null, line_removed: p.targets.length, manual: false });
+    }
+    for (const r of s.quarantine.restored) {
+      if (r.target !== target) continue;
+      const m: TargetMatch = { sweep: s.session_id, started_ms: s.started_ms, store: r.store, reason: r.held, action: 'restored', exit_status: s.exit_status, outcome: statusWord(s), where: r.origin, line_removed: 1, manual: true };
+      if (r.messages_restored !== undefined) m.line_messages_dropped = r.messages_restored;
       out.push(m);
     }
   }
@@ -286,10 +312,19 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   if (doc.target !== null) {
     const matches = doc.matches ?? [];
     if (matches.length === 0) {
-      out.push(`${doc.target}: no sweep in the audit trail${since} removed or truncated it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+      out.push(`${doc.target}: no sweep in the audit trail${since} removed, truncated, purged or restored it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
     } else {
       out.push(`${doc.target}:`);
       for (const m of matches) {
+        if (m.action === 'purged') {
+          out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason} (the quarantine goes first)`}; that sweep: ${m.outcome}`);
+          continue;
+        }
+        if (m.action === 'restored') {
+          const what = m.reason === 'truncation' ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back` : `the held ${m.reason} put back`;
+          out.push(`  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`);
+          continue;
+        }
         const extra =
           m.action === 'truncated'
             ? ` (that sweep truncated ${plural(m.line_removed, 'record')} by ${m.reason}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)`
@@ -314,8 +349,10 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     const dur = s.duration_ms === null ? '' : `, ${formatDuration(s.duration_ms)}`;
     out.push(`${iso(s.started_ms)}  ${s.session_id}  ${s.manual ? 'by hand, ' : ''}${statusWord(s)}${dur}`);
     for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
+    for (const p of s.quarantine.purged) out.push(`    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`);
+    for (const r of s.quarantine.restored) out.push(`    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`);
     if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
-    if (s.retention.length === 0 && s.reconciled.tasks === 0) out.push('    no removals recorded');
+    if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0) out.push('    no removals recorded');
     if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }

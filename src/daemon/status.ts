@@ -144,6 +144,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   }
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
+  if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : 'murmur-gc quarantine ls']);
   out.push(...formatTable(rows, new Set([2, 3])));
   return out.join('\n') + '\n';
 }

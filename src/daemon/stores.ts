@@ -1,10 +1,12 @@
 // Store sizes for `murmur-gc status`: sessions in the configured sessions roots, conversation
-// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`.
+// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`, and what the
+// undo window holds (`quarantine ls`'s listing).
 // Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
 // descriptor-relatively without following links or crossing mounts (src/io/remove.ts
 // `measureDir`); bytes are regular-file bytes; an entry that cannot be read is counted in
 // `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
 // inventory (src/io/inventory.ts), which reads only their header line, never a message.
+import { listHeld } from '../apply/quarantine.js';
 import { CONVERSATIONS_DIR, scanRecords } from '../io/inventory.js';
 import { GC_DIR_NAME } from '../io/paths.js';
 import { measureDir } from '../io/remove.js';
@@ -25,6 +27,8 @@ export interface StoreSizes {
   sessions: { roots: RootSize[]; sessions: number; bytes: number };
   records: { stores: number; records: number; bytes: number; unreadable: number };
   audit: { sessions: number; bytes: number; unreadable: number };
+  /** What the undo window holds (src/apply/quarantine.ts listHeld): sessions, contexts, dropped lines. */
+  quarantine?: { items: number; bytes: number; unreadable: number };
 }
 
 async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
@@ -81,6 +85,13 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
     sizes.sessions.roots.push(r);
     sizes.sessions.sessions += r.sessions;
     sizes.sessions.bytes += r.bytes;
+  }
+
+  try {
+    const held = await listHeld(config);
+    sizes.quarantine = { items: held.totals.items, bytes: held.totals.bytes, unreadable: held.problems.length };
+  } catch {
+    sizes.quarantine = { items: 0, bytes: 0, unreadable: 1 };
   }
 
   if (!(await lstatPath(config.home))) return sizes;

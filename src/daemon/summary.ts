@@ -163,6 +163,8 @@ function storeOf(a: SweepReport['actions'][number]): string {
     case 'remove_record':
     case 'truncate_record':
       return a.record;
+    case 'purge_quarantine':
+      return a.origin;
     default:
       return 'home';
   }

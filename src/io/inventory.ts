@@ -9,6 +9,7 @@
 import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from '../murmur/ids.js';
+import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from '../murmur/quarantine.js';
 import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
@@ -407,6 +408,8 @@ export interface RootScan {
   exists: boolean;
   identity: Identity | undefined;
   sessions: SessionScan[];
+  /** Sessions held in this root by the undo window (`.murmur-gc-quarantine.<until>.<ses>`). */
+  held: { entry: string; session: string; untilMs: number; identity: Identity; uid: number }[];
   debris: Debris[];
   problems: Problem[];
 }
@@ -437,7 +440,7 @@ function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): Se
 
 /** Scan one sessions root. The root's final component must not be a symlink. */
 export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<RootScan> {
-  const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], debris: [], problems: [] };
+  const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], held: [], debris: [], problems: [] };
   let root: Dir;
   try {
     const pre = await lstatPath(rootPath);
@@ -473,6 +476,12 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         if (st?.isDirectory()) {
           out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'a session directory an interrupted murmur-gc run had started to remove' });
         }
+        continue;
+      }
+      if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
+        const q = parseSessionQuarantineName(name);
+        const st = q ? await root.lstat(name) : undefined;
+        if (q && st?.isDirectory()) out.held.push({ entry: name, session: q.session, untilMs: q.untilMs, identity: identityOf(st), uid: Number(st.uid) });
         continue;
       }
       if (idTimestampMs(name, 'ses_') === undefined) continue;

@@ -12,7 +12,8 @@
 // `repairTornTail` is the same termination on its own (sweep action `repair_torn_tail`): the
 // runtime's next append (one `write_all` per line, no newline check) would otherwise be glued to
 // the torn bytes and lost to every reader.
-import { nextHeader, serializeHeader } from '../murmur/record.js';
+import type { FileHandle } from 'node:fs/promises';
+import { nextHeader, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { planKeepNewest } from './jsonl.js';
 import { processesHolding } from './running.js';
 import { identityOf, sameIdentity, syncIo, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
@@ -50,6 +51,25 @@ export interface TruncateOptions {
   signal?: AbortSignal;
   /** Who holds a file open for writing (default: the /proc scan); injectable for tests. */
   holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+  /**
+   * The undo window: called (real runs only) with the bytes the truncation drops — [from, to) of
+   * the open original, every line after the header up to the first kept message — before the
+   * rewrite commits. Throwing stops the truncation (nothing rewritten).
+   */
+  keepDropped?: (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number }) => Promise<void>;
+}
+
+/** Offset just past the first line's `\n` in [0, limit), or `limit` when there is none. */
+export async function firstLineEnd(fh: FileHandle, limit: number): Promise<number> {
+  const buf = Buffer.allocUnsafe(64 * 1024);
+  for (let pos = 0; pos < limit; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, limit - pos), pos);
+    if (bytesRead === 0) break;
+    const nl = buf.subarray(0, bytesRead).indexOf(10);
+    if (nl >= 0) return pos + nl + 1;
+    pos += bytesRead;
+  }
+  return limit;
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -130,6 +150,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
+      if (opts.keepDropped) await opts.keepDropped(src, p.header ? await firstLineEnd(src, p.cutOffset) : 0, p.cutOffset, { header: p.header, dropped: p.dropped });
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
       const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));
       return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset, ...(terminate ? { suffix: NEWLINE } : {}) };

@@ -277,6 +277,15 @@ export class Dir {
     fs.renameSync(this.child(from), this.child(to));
   }
 
+  /**
+   * rename a child of this directory to a child of `other` (both descriptor-relative). Across
+   * filesystems the kernel refuses (EXDEV): nothing is ever copied.
+   */
+  async renameInto(from: string, other: Dir, to: string): Promise<void> {
+    await Promise.resolve();
+    fs.renameSync(this.child(from), other.child(to));
+  }
+
   renameSync(from: string, to: string): void {
     fs.renameSync(this.child(from), this.child(to));
   }

@@ -39,6 +39,8 @@ const COPY_CHUNK = 1 << 20;
 export interface StagedContent {
   /** Bytes written first (e.g. the new header line). */
   prefix: Buffer;
+  /** Byte ranges of other open files written right after `prefix` (a restore's dropped lines). */
+  insert?: { fh: FileHandle; from: number; to: number }[];
   /** Offset in the original from which every byte is kept verbatim. */
   copyFrom: number;
   /** Bytes written right after the snapshot's kept range, before anything appended meanwhile. */
@@ -356,7 +358,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
         dir,
         name,
         mode: opts.mode,
-        pieces: [staged.prefix, { fh: src, from: staged.copyFrom, to: snapshot }, ...(staged.suffix ? [staged.suffix] : [])],
+        pieces: [staged.prefix, ...(staged.insert ?? []), { fh: src, from: staged.copyFrom, to: snapshot }, ...(staged.suffix ? [staged.suffix] : [])],
         follow: { fh: src, from: snapshot, identity: identityOf(stat) },
         signal: opts.signal,
         beforeCommit: opts.beforeCommit,

@@ -258,6 +258,8 @@ export interface RemoveResult {
   path: string;
   messages: number;
   dry_run: boolean;
+  /** With `quarantine:` on: where the context is held, until when (murmur-gc restore puts it back). */
+  held?: { until_ms: number; path: string };
 }
 
 export interface TruncateResult {
@@ -277,10 +279,16 @@ export interface TruncateResult {
    * after newer ones (none lost): how many.
    */
   concurrent_append?: { lines_out_of_order: number };
+  /** With `quarantine:` on: where the dropped lines are held, until when. */
+  held?: { until_ms: number; path: string };
+}
+
+function heldText(h: { until_ms: number; path: string } | undefined, target: string, dry: boolean): string {
+  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${fmtTimestamp(h.until_ms)} UTC (murmur-gc restore ${target} puts it back)\n` : '';
 }
 
 export function renderRemoveText(r: RemoveResult): string {
-  return `${r.dry_run ? 'would remove' : 'removed'} ${r.path} (${r.messages} messages)\n`;
+  return `${r.dry_run ? 'would remove' : 'removed'} ${r.path} (${r.messages} messages)\n${heldText(r.held, r.context_id, r.dry_run)}`;
 }
 
 export function renderTruncateText(r: TruncateResult): string {
@@ -288,13 +296,13 @@ export function renderTruncateText(r: TruncateResult): string {
   const warn = r.concurrent_append
     ? `warning[concurrent_append]: a writer kept appending during the rewrite; ${r.concurrent_append.lines_out_of_order} line(s) were placed after newer ones (none lost)\n`
     : '';
-  return `${r.dry_run ? 'would drop' : 'dropped'} ${r.dropped} messages from ${r.path} (${r.kept} kept; oldest surviving is ${r.oldest_surviving_id})\n${warn}`;
+  return `${r.dry_run ? 'would drop' : 'dropped'} ${r.dropped} messages from ${r.path} (${r.kept} kept; oldest surviving is ${r.oldest_surviving_id})\n${warn}${heldText(r.held, r.context_id, r.dry_run)}`;
 }
 
 /** Key order as declared: action, record, context_id, path, … , dry_run. */
 export function renderResultJson(r: RemoveResult | TruncateResult): string {
   if (r.action === 'remove') {
-    const o: RemoveResult = { action: 'remove', record: r.record, context_id: r.context_id, path: r.path, messages: r.messages, dry_run: r.dry_run };
+    const o: RemoveResult = { action: 'remove', record: r.record, context_id: r.context_id, path: r.path, messages: r.messages, dry_run: r.dry_run, ...(r.held ? { held: r.held } : {}) };
     return JSON.stringify(o) + '\n';
   }
   const o: TruncateResult = {
@@ -308,6 +316,7 @@ export function renderResultJson(r: RemoveResult | TruncateResult): string {
     last_dropped_id: r.last_dropped_id,
     dry_run: r.dry_run,
     ...(r.concurrent_append ? { concurrent_append: { lines_out_of_order: r.concurrent_append.lines_out_of_order } } : {}),
+    ...(r.held ? { held: r.held } : {}),
   };
   return JSON.stringify(o) + '\n';
 }

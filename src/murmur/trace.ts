@@ -78,6 +78,25 @@ export function retentionLine(
   return line(o);
 }
 
+/**
+ * murmur-gc's own event (its audit trail only; the runtime writes no such line): held items of
+ * one store deleted for good, by one reason (`expired`: the undo window passed; `max_bytes`,
+ * `keep_free`: a disk budget took the quarantine first). `kinds` parallels `targets`.
+ */
+export function quarantinePurgeLine(c: Common, store: RetentionStore, reason: string, targets: string[], kinds: string[]): string {
+  return line({ ...common('quarantine_purge', c), store, reason, removed: targets.length, targets, kinds });
+}
+
+/**
+ * murmur-gc's own event: one held item put back by `murmur-gc restore`. `held` is session,
+ * context or truncation; `messages_restored` only for truncations.
+ */
+export function quarantineRestoreLine(c: Common, r: { store: RetentionStore; held: string; target: string; origin: string; messagesRestored?: number }): string {
+  const o: Record<string, unknown> = { ...common('quarantine_restore', c), store: r.store, held: r.held, target: r.target, origin: r.origin };
+  if (r.messagesRestored !== undefined) o['messages_restored'] = r.messagesRestored;
+  return line(o);
+}
+
 export interface LostWorkLine {
   workId: string;
   binary: string;

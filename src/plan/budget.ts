@@ -10,6 +10,11 @@
 //    conversation.jsonl; ties by name), until the store is at or under its budget.
 // 3. Then `keep_free`: while the home's filesystem is short, the oldest removable item across
 //    every store taking part (a store with a policy on the home's filesystem) goes first.
+// Under 2 and 3, what the undo window (`quarantine:`) holds goes first, oldest hold first: a
+// held item counts towards the store it came from (sessions are held inside their root; held
+// contexts and dropped lines are charged to their record store, or — when that store takes no
+// part — to a `quarantine` pseudo-store that only keep_free draws on), and it is purged for good
+// before any item still in place is removed. Removals for space are never held themselves.
 //    Bytes freed under step 2 count towards step 3 when the store is on that filesystem.
 // Guarantees: an item that is not removable (live session or context, another user's, a record
 // whose header does not name the policy's capsule) is never chosen; a removal that did not
@@ -38,6 +43,11 @@ export interface BudgetItem {
   bytes: number;
   /** undefined: removable; otherwise the stable code that keeps it (live_session, live_context, foreign_owner, not_owned) */
   held: string | undefined;
+  /**
+   * Held by the undo window (`quarantine:`): already removed from the store's point of view, so
+   * it goes before anything still in place (ageMs is then its deadline: the oldest hold first).
+   */
+  quarantined?: boolean;
 }
 
 export interface BudgetChoice {
@@ -64,6 +74,8 @@ export interface BudgetStoreOutcome {
   bytes_after: number;
   removed: number;
   bytes_freed: number;
+  /** of `removed`: held items (quarantine) purged before anything in place */
+  held_purged: number;
 }
 
 /** The sweep report's `budget` section. */
@@ -75,6 +87,7 @@ export interface BudgetReport {
 }
 
 const byAge = (a: BudgetItem, b: BudgetItem): number =>
+  Number(b.quarantined === true) - Number(a.quarantined === true) ||
   a.ageMs - b.ageMs || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
 
 /**
@@ -86,7 +99,7 @@ export class BudgetLedger {
   private readonly items: BudgetItem[];
   private readonly total = new Map<string, number>();
   private readonly before = new Map<string, number>();
-  private readonly removed = new Map<string, { n: number; bytes: number }>();
+  private readonly removed = new Map<string, { n: number; bytes: number; held: number }>();
   private readonly tried = new Set<BudgetItem>();
   private readonly failed = new Set<BudgetItem>();
   private keepFreeShort: number;
@@ -140,8 +153,8 @@ export class BudgetLedger {
       return;
     }
     this.total.set(item.store, (this.total.get(item.store) ?? 0) - item.bytes);
-    const r = this.removed.get(item.store) ?? { n: 0, bytes: 0 };
-    this.removed.set(item.store, { n: r.n + 1, bytes: r.bytes + freed });
+    const r = this.removed.get(item.store) ?? { n: 0, bytes: 0, held: 0 };
+    this.removed.set(item.store, { n: r.n + 1, bytes: r.bytes + freed, held: r.held + (item.quarantined ? 1 : 0) });
     if (this.store(item.store)?.keepFree) this.keepFreeShort = Math.max(0, this.keepFreeShort - freed);
   }
 
@@ -174,7 +187,7 @@ export class BudgetLedger {
   /** Per store: size before and after, what was removed. */
   outcomes(): BudgetStoreOutcome[] {
     return this.stores.map((s) => {
-      const r = this.removed.get(s.key) ?? { n: 0, bytes: 0 };
+      const r = this.removed.get(s.key) ?? { n: 0, bytes: 0, held: 0 };
       return {
         store: s.key,
         label: s.label,
@@ -183,6 +196,7 @@ export class BudgetLedger {
         bytes_after: this.total.get(s.key) ?? 0,
         removed: r.n,
         bytes_freed: r.bytes,
+        held_purged: r.held,
       };
     });
   }

@@ -24,7 +24,7 @@ describe('config.example.yaml', () => {
     const text = await fsp.readFile(EXAMPLE, 'utf8');
     const doc = parseConfigYaml(text, EXAMPLE) as Record<string, unknown>;
     expect(Object.keys(doc).sort()).toEqual(
-      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
+      ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'quarantine', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
     const uncommented = text.replace(/^#(metrics:| {2}textfile:)/gm, '$1');
     const file = path.join(home, 'uncommented.yaml');
@@ -103,6 +103,7 @@ describe('config.example.yaml', () => {
         { capsule: 'bot', store: 'bot', retain: { maxAgeSecs: 30 * 86_400 }, origin: 'records[1]' },
       ],
       keepFree: { kind: 'percent', percent: 10 },
+      quarantine: { windowSecs: 86_400 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },
       source: EXAMPLE,

@@ -127,12 +127,24 @@ describe('sources', () => {
   });
 });
 
+describe('quarantine', () => {
+  it('is a duration (the undo window), absent by default; zero and garbage are refused with the key path', async () => {
+    expect((await load('home: /h\n')).quarantine).toBeUndefined();
+    expect((await load('home: /h\nquarantine: 24h\n')).quarantine).toEqual({ windowSecs: 86_400 });
+    expect((await load('home: /h\nquarantine: 7d\n')).quarantine).toEqual({ windowSecs: 7 * 86_400 });
+    for (const bad of ['0', '24 h', '1.5h', '-1h', 'forever']) {
+      const err = await loadError(load(`home: /h\nquarantine: ${bad}\n`));
+      expect(err.keyPath).toBe('quarantine');
+    }
+  });
+});
+
 describe('strict schema', () => {
   it('refuses an unknown top-level key, naming it', async () => {
     const err = await loadError(load('home: /h\nlive-grace: 1h\n'));
     expect(err.keyPath).toBe('live-grace');
     expect(err.message).toContain(
-      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, sessions, records, audit, log, metrics",
+      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, quarantine, sessions, records, audit, log, metrics",
     );
   });
 

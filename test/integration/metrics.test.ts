@@ -73,6 +73,7 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
     },
     last_success_ms: last === undefined ? null : Math.round(last * 1000),
     stores: { sessions: store('sessions'), records: store('records'), audit: store('audit') },
+    quarantine: m.has('murmur_gc_quarantine_bytes') ? { items: promValue(m, 'murmur_gc_quarantine_items')!, bytes: promValue(m, 'murmur_gc_quarantine_bytes')! } : null,
   };
 }
 
@@ -122,6 +123,19 @@ describe('one-shot sweep', () => {
     const { trigger, ...sweep } = status.metrics.last_sweep!;
     expect(trigger).toBe('manual');
     expect(fromFile).toEqual({ ...status.metrics, last_sweep: sweep });
+  });
+
+  it('the quarantine gauge: what the undo window holds after a sweep, the same in status --json', async () => {
+    const cfg = f.writeConfig(tmp, yaml() + 'quarantine: 24h\n');
+    expect(f.runCli(['--config', cfg], home).status).toBe(0);
+    const fromFile = viewOf(fs.readFileSync(prom, 'utf8'));
+    // two sessions and one truncation's dropped lines are held
+    expect(fromFile.quarantine).toEqual({ items: 3, bytes: expect.any(Number) as number });
+    expect(fromFile.quarantine!.bytes).toBeGreaterThan(2000);
+    const config = await loadConfig({ configPath: cfg, env: { HOME: tmp }, cwd: tmp });
+    const status = await gatherStatus(config, () => Promise.resolve({ state: 'not_installed' } as TimerInfo));
+    expect(status.metrics.quarantine).toEqual(fromFile.quarantine);
+    expect(status.stores.quarantine).toMatchObject({ items: 3, bytes: fromFile.quarantine!.bytes });
   });
 
   it('a sweep that is not ok keeps the previous success time, read from the state file', async () => {

@@ -76,7 +76,7 @@ describe('ledger', () => {
     ledger.settle(third!, 60); // 60: met
     expect(ledger.next()).toBeUndefined();
     expect(ledger.unmet()).toEqual([]);
-    expect(ledger.outcomes()).toEqual([{ store: S.key, label: '/r', max_bytes: 100, bytes_before: 180, bytes_after: 60, removed: 2, bytes_freed: 120 }]);
+    expect(ledger.outcomes()).toEqual([{ store: S.key, label: '/r', max_bytes: 100, bytes_before: 180, bytes_after: 60, removed: 2, bytes_freed: 120, held_purged: 0 }]);
   });
 
   it('a failed removal is reported among what held the budget', () => {
@@ -90,5 +90,26 @@ describe('ledger', () => {
     const c = ledger.next()!;
     expect(() => ledger.next()).toThrow(/settle/);
     expect(() => ledger.settle({ ...c }, 1)).toThrow(/did not make/);
+  });
+});
+
+describe('the undo window under pressure', () => {
+  const Q: BudgetStore = { key: 'quarantine', label: 'quarantine', maxBytes: undefined, keepFree: true };
+  const heldItem = (store: string, target: string, untilMs: number, bytes: number): BudgetItem => ({ store, target, ageMs: untilMs, bytes, held: undefined, quarantined: true });
+
+  it('max_bytes purges what the quarantine holds for the store (oldest hold first) before removing anything in place', () => {
+    const items = [item(S.key, 'old', 1, 40), item(S.key, 'new', 2, 40), heldItem(S.key, 'held-late', 9_000, 30), heldItem(S.key, 'held-early', 5_000, 30)];
+    const { remove } = planBudgets([S], items, 0);
+    // 140 bytes, budget 100: both holds go (140→80); nothing in place is touched.
+    expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['held-early', 'max_bytes'], ['held-late', 'max_bytes']]);
+    const ledger = new BudgetLedger([S], items, 0);
+    for (let c = ledger.next(); c; c = ledger.next()) ledger.settle(c, c.item.bytes);
+    expect(ledger.outcomes()[0]).toMatchObject({ removed: 2, held_purged: 2 });
+  });
+
+  it('keep_free purges every hold (a store with no part in it too, through the quarantine pseudo-store) before anything in place', () => {
+    const items = [item(R.key, 'ctx-old', 1, 100), heldItem(Q.key, 'held-other-store', 7_000, 50), heldItem(R.key, 'held', 3_000, 50)];
+    const { remove } = planBudgets([R, Q], items, 120);
+    expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['held', 'keep_free'], ['held-other-store', 'keep_free'], ['ctx-old', 'keep_free']]);
   });
 });

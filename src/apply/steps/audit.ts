@@ -21,14 +21,14 @@ export async function ensureAudit(ctx: SweepContext): Promise<AuditSession | und
 
 export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   if (ctx.audit) {
-    await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now());
+    await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now(), { purged: ctx.purged });
     ctx.log.info({ audit: ctx.auditId }, 'audit trace written');
   }
   if (!ctx.dryRun && ctx.homeDir && ctx.cache) {
     const cache = ctx.cache;
     await saveTraceCache(ctx.homeDir, cache).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
   }
-  return { items: ctx.retentionItems.length + ctx.lostTasks.length, bytes: 0 };
+  return { items: ctx.retentionItems.length + ctx.lostTasks.length + ctx.purged.length, bytes: 0 };
 }
 
 /**
@@ -38,5 +38,5 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
 export async function abandonAudit(ctx: SweepContext, interrupted: boolean): Promise<void> {
   const audit = ctx.audit;
   if (!audit) return;
-  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now()).catch(() => audit.abandon());
+  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now(), { purged: ctx.purged }).catch(() => audit.abandon());
 }

@@ -32,6 +32,9 @@ import { formatBytes } from '../report.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
 import { removeRecord, removeSessions, tooLarge } from './remove.js';
+import { purgeHeld, type PurgeTarget } from './quarantine.js';
+import { listQuarantineDir, listRootHeld, openQuarantineDir } from '../../io/quarantine.js';
+import type { HeldItem } from '../../murmur/quarantine.js';
 
 interface SessionsStore {
   kind: 'sessions';
@@ -86,6 +89,9 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
 
   // ── measure ───────────────────────────────────────────────────────────────────────────────
   const sessionItems = new Map<BudgetItem, SessionsStore>();
+  const heldItems = new Map<BudgetItem, { parent: string; t: PurgeTarget }>();
+  /** dry runs: what this sweep would have held (nothing on disk to purge; reported only) */
+  const virtualHeld = new Map<BudgetItem, HeldItem>();
   for (const s of sessionStores) {
     const { input, views } = s.plan;
     let rootDir: Dir | undefined;
@@ -100,6 +106,20 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
         const item: BudgetItem = { store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held };
         items.push(item);
         sessionItems.set(item, s);
+      }
+      // What the undo window holds in this root (and, in a dry run, what this sweep would hold).
+      for (const h of await listRootHeld(rootDir, false)) {
+        if (ctx.purgedNow.has(`${input.root}/${h.entry}`)) continue;
+        const bytes = await measured(ctx, `${input.root}/${h.entry}`, () => measureDir(rootDir!, h.entry, h.identity));
+        if (bytes === undefined) continue;
+        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes, held: h.uid !== ctx.uid ? Codes.foreignOwner : undefined, quarantined: true };
+        items.push(item);
+        heldItems.set(item, { parent: input.root, t: { store: 'sessions', origin: input.root, target: h.target, held: 'session', entry: h.entry, identity: h.identity } });
+      }
+      for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind === 'session' && x.origin === input.root) : []) {
+        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
+        items.push(item);
+        virtualHeld.set(item, h);
       }
     } catch (err) {
       if (isAbort(err)) throw err;
@@ -141,6 +161,31 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     }
   }
 
+  // ── held contexts and dropped lines (<home>/gc/quarantine) ──────────────────────────────
+  const quarantineStore: BudgetStore = { key: 'quarantine', label: 'quarantine', maxBytes: undefined, keepFree };
+  let q: Dir | undefined;
+  try {
+    q = ctx.quarantineDir ?? (await openQuarantineDir(home, false));
+    if (q) ctx.quarantineDir = q;
+  } catch (err) {
+    fail(ctx, { target: `${ctx.home}/gc/quarantine`, code: codeOf(err), detail: `not measured for the disk budgets: ${describeError(err)}` });
+  }
+  const storeKey = (origin: string) => (recordStores.some((r) => r.name === origin && (r.store.maxBytes !== undefined || r.store.keepFree)) ? `records:${origin}` : quarantineStore.key);
+  if (q) {
+    const listed = await listQuarantineDir(q, true);
+    for (const i of listed.items) {
+      if (i.incomplete || i.meta?.state === 'staged' || ctx.purgedNow.has(`${q.path}/${i.entry}`)) continue;
+      const item: BudgetItem = { store: storeKey(i.origin), target: i.target, ageMs: i.untilMs, bytes: i.bytes, held: undefined, quarantined: true };
+      items.push(item);
+      heldItems.set(item, { parent: q.path, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } });
+    }
+  }
+  for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind !== 'session') : []) {
+    const item: BudgetItem = { store: storeKey(h.origin), target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
+    items.push(item);
+    virtualHeld.set(item, h);
+  }
+
   // ── keep_free ─────────────────────────────────────────────────────────────────────────────
   let kf: { required: number; free: number; short: number } | undefined;
   if (config.keepFree) {
@@ -155,7 +200,8 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   }
 
   // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
-  const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store)];
+  // (purging what the quarantine holds is not a removal of anything in place: not counted)
+  const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store), ...(items.some((i) => i.store === quarantineStore.key) ? [quarantineStore] : [])];
   guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
 
   // ── remove, oldest first, until every budget is met ───────────────────────────────────────
@@ -165,7 +211,21 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     const { item, reason } = choice;
     let freed: number | undefined;
     const s = sessionItems.get(item);
-    if (s) {
+    const hq = heldItems.get(item);
+    const hv = virtualHeld.get(item);
+    if (hq) {
+      freed = await purgeAt(ctx, hq.parent, hq.t, reason);
+      if (freed !== undefined) {
+        tally.items++;
+        tally.bytes += freed;
+      }
+    } else if (hv) {
+      // A dry run: this sweep would have held it, and would now purge it for the budget.
+      const target = hv.kind === 'session' ? hv.parent : `${ctx.home}/gc/quarantine`;
+      ctx.report.actions.push({ kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path: `${target}/${hv.entry}`, bytes: hv.bytes });
+      ctx.report.bytes_freed += hv.bytes;
+      freed = hv.bytes;
+    } else if (s) {
       const before = { ...tally };
       await removeSessions(ctx, { ...s.plan, plan: { remove: [{ name: item.target, reason }], skip: [] } }, tally, () => undefined);
       freed = tally.items > before.items ? tally.bytes - before.bytes : undefined;
@@ -201,7 +261,9 @@ function guardBudgets(ctx: SweepContext, homePath: string, sessionStores: Sessio
   const tripped = new Set<string>();
   for (;;) {
     const planned = new Map<string, string[]>();
-    for (const c of planBudgets(stores, items, keepFreeShort).remove) planned.set(c.item.store, [...(planned.get(c.item.store) ?? []), c.item.target]);
+    for (const c of planBudgets(stores, items, keepFreeShort).remove) {
+      if (!c.item.quarantined) planned.set(c.item.store, [...(planned.get(c.item.store) ?? []), c.item.target]);
+    }
     let again = false;
     for (const [key, names] of planned) {
       if (tripped.has(key)) continue;
@@ -226,6 +288,22 @@ function removedEarlier(ctx: SweepContext, kind: 'sessions' | 'records', store: 
   return ctx.report.actions.flatMap((a) =>
     kind === 'sessions' ? (a.kind === 'remove_session' && a.root === store ? [a.target] : []) : a.kind === 'remove_record' && a.record === store ? [a.target] : [],
   );
+}
+
+/** Purge one held item found under `parentPath` (a sessions root or the quarantine directory). */
+async function purgeAt(ctx: SweepContext, parentPath: string, t: PurgeTarget, reason: 'max_bytes' | 'keep_free'): Promise<number | undefined> {
+  if (ctx.quarantineDir && parentPath === ctx.quarantineDir.path) return purgeHeld(ctx, ctx.quarantineDir, t, reason);
+  let d: Dir | undefined;
+  try {
+    d = await Dir.open(parentPath);
+    return await purgeHeld(ctx, d, t, reason);
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    fail(ctx, { target: parentPath, code: codeOf(err), detail: `${parentPath}: ${describeError(err)}` });
+    return undefined;
+  } finally {
+    await d?.close();
+  }
 }
 
 async function openRoot(root: string, plan: SessionsRootPlan): Promise<Dir> {
@@ -254,8 +332,10 @@ function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): numbe
   const devOf = new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
   let n = 0;
   for (const a of ctx.report.actions) {
-    if (a.kind === 'remove_session') n += devOf.get(a.root) === homeDev ? a.bytes : 0;
-    else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.bytes;
+    // What the undo window holds is not freed; what it purges is.
+    if (a.kind === 'remove_session') n += devOf.get(a.root) === homeDev && !a.held ? a.bytes : 0;
+    else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.held ? 0 : a.bytes;
+    else if (a.kind === 'purge_quarantine') n += a.store === 'records' || devOf.get(a.origin) === homeDev ? a.bytes : 0;
   }
   return n;
 }

@@ -15,7 +15,8 @@ import type { RecordPolicyConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
 import type { StatFs } from '../../io/statfs.js';
 import { mintId } from '../../murmur/ids.js';
-import type { AuditSession, LostTask, RetentionItem } from '../audit.js';
+import type { HeldItem } from '../../murmur/quarantine.js';
+import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../audit.js';
 import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../io/inventory.js';
@@ -121,6 +122,18 @@ export interface SweepContext {
   sessionPlans: SessionsRootPlan[];
   recordPlans: RecordsPolicyPlan[];
 
+  // undo window
+  /** `quarantine:` in ms; undefined: removals are at once */
+  readonly quarantineMs: number | undefined;
+  /** items this sweep held (or, in a dry run, would hold) */
+  readonly heldNow: HeldItem[];
+  /** `heldKey` of every held item this sweep purged (or would purge) */
+  readonly purgedNow: Set<string>;
+  /** held items deleted for good, for the audit trace (`quarantine_purge`) */
+  readonly purged: PurgedItem[];
+  /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
+  quarantineDir: Dir | undefined;
+
   // effects
   /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
   readonly removedSessions: Set<string>;
@@ -176,6 +189,11 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     chmods: [],
     sessionPlans: [],
     recordPlans: [],
+    quarantineMs: opts.config.quarantine ? opts.config.quarantine.windowSecs * 1000 : undefined,
+    heldNow: [],
+    purgedNow: new Set(),
+    purged: [],
+    quarantineDir: undefined,
     removedSessions: new Set(),
     steps: [],
     step: '',
@@ -208,6 +226,16 @@ export function problem(ctx: SweepContext, p: Problem): void {
 /** Stamps the report's duration and hands it back. */
 export function finishReport(ctx: SweepContext): SweepReport {
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
+  const purges = ctx.report.actions.filter((a) => a.kind === 'purge_quarantine');
+  if (ctx.quarantineMs !== undefined || purges.length > 0) {
+    ctx.report.quarantine = {
+      window_secs: Math.round((ctx.quarantineMs ?? 0) / 1000),
+      held: ctx.heldNow.length,
+      held_bytes: ctx.heldNow.reduce((n, h) => n + h.bytes, 0),
+      purged: purges.length,
+      purged_bytes: purges.reduce((n, a) => n + a.bytes, 0),
+    };
+  }
   ctx.report.steps = ctx.steps;
   return ctx.report;
 }

@@ -9,7 +9,11 @@
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../io/inventory.js';
 import type { HeldLock } from '../../io/lock.js';
+import { holdContext, holdSession, openQuarantineDir } from '../../io/quarantine.js';
 import { measureDir, removeDir } from '../../io/remove.js';
+import { sessionQuarantineName, type ItemMeta } from '../../murmur/quarantine.js';
+import type { HeldAt } from '../report.js';
+import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../io/safe-fs.js';
 import { blastRadius } from '../../plan/guards.js';
 import { ensureAudit } from './audit.js';
@@ -94,31 +98,39 @@ export async function removeSessions(
         skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${view.scan.uid}; not removed` });
         continue;
       }
+      // murmur-gc's own audit sessions are not held: the undo window is for the runtime's data.
+      const hold = input.isAuditRoot ? undefined : holdsFor(ctx, r.reason);
       try {
         let bytes: number;
-        if (ctx.dryRun) {
+        let held: HeldAt | undefined;
+        if (hold !== undefined && ctx.dryRun) {
+          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
+          held = { until_ms: hold, path: `${input.root}/${sessionQuarantineName(hold, r.name)}` };
+        } else if (hold !== undefined) {
+          const a = await ensureAudit(ctx);
+          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
+          const h = await holdSession(rootDir, r.name, view.scan.identity, hold, sessionUnchanged(view, target));
+          bytes = h.bytes;
+          held = { until_ms: hold, path: `${input.root}/${h.entry}` };
+          if (a && seq !== undefined) await a.done(seq);
+          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
+        } else if (ctx.dryRun) {
           bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
         } else {
           const a = await ensureAudit(ctx);
           const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
-          // A session written since the scan (a resume reading or reconciling it, a late
-          // teardown) is put back and kept: liveness is re-checked at the moment of action.
-          const unchanged = async (sdir: Dir) => {
-            const st = await sdir.lstat('trace.jsonl');
-            const scanned = view.scan.trace?.ok ? view.scan.trace : undefined;
-            const same = scanned
-              ? st !== undefined && Number(st.size) === scanned.size && Number(st.mtimeMs) === scanned.mtimeMs
-              : st === undefined || view.scan.trace !== undefined;
-            if (!same) throw new GcError(Codes.changedSinceScan, `${target} was written since it was scanned; kept`);
-          };
+          const unchanged = sessionUnchanged(view, target);
           const signal = ctx.signal;
           bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: ctx.auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
           if (a && seq !== undefined) await a.done(seq);
           ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
         }
         ctx.removedSessions.add(target);
-        ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes });
-        ctx.report.bytes_freed += bytes;
+        ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) });
+        if (held) {
+          const entry = held.path.slice(input.root.length + 1);
+          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: input.root, entry });
+        } else ctx.report.bytes_freed += bytes;
         tally.items++;
         tally.bytes += bytes;
         ctx.log.debug({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
@@ -134,6 +146,36 @@ export async function removeSessions(
   }
 }
 
+/**
+ * A session written since the scan (a resume reading or reconciling it, a late teardown) is put
+ * back and kept: liveness is re-checked at the moment of action.
+ */
+function sessionUnchanged(view: SessionView, target: string): (sdir: Dir) => Promise<void> {
+  return async (sdir: Dir) => {
+    const st = await sdir.lstat('trace.jsonl');
+    const scanned = view.scan.trace?.ok ? view.scan.trace : undefined;
+    const same = scanned
+      ? st !== undefined && Number(st.size) === scanned.size && Number(st.mtimeMs) === scanned.mtimeMs
+      : st === undefined || view.scan.trace !== undefined;
+    if (!same) throw new GcError(Codes.changedSinceScan, `${target} was written since it was scanned; kept`);
+  };
+}
+
+/**
+ * The undo window's deadline for a removal with this reason, or undefined when it is removed at
+ * once: quarantine off, or a disk budget (it removes to free space; holding would free nothing).
+ */
+export function holdsFor(ctx: SweepContext, reason: string): number | undefined {
+  if (ctx.quarantineMs === undefined || reason === 'max_bytes' || reason === 'keep_free') return undefined;
+  return ctx.nowMs + ctx.quarantineMs;
+}
+
+/** `<home>/gc/quarantine`, opened once per sweep (created in a real run). */
+export async function quarantineDirOf(ctx: SweepContext, home: Dir): Promise<Dir | undefined> {
+  if (!ctx.quarantineDir) ctx.quarantineDir = await openQuarantineDir(home, !ctx.dryRun);
+  return ctx.quarantineDir;
+}
+
 /** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
 export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age' | BudgetReason): Promise<number | undefined> {
   const target = `${store}/${c.context}`;
@@ -144,9 +186,9 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
   let lock: HeldLock | undefined;
   let storeDir: Dir | undefined;
   try {
-    const held = await holdRecord(ctx, home, store, c);
-    if (held === 'busy') return undefined;
-    lock = held;
+    const locked = await holdRecord(ctx, home, store, c);
+    if (locked === 'busy') return undefined;
+    lock = locked;
     storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
     const verify = async (dir: Dir) => {
       const st = await dir.lstat(RECORD_FILE);
@@ -154,7 +196,14 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
         throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
       }
     };
-    let bytes: number;
+    let bytes = 0;
+    let held: HeldAt | undefined;
+    let hold = holdsFor(ctx, reason);
+    if (hold !== undefined && storeDir.identity.dev !== home.identity.dev) {
+      // The quarantine is under the home: a store on another filesystem cannot be moved there.
+      skip(ctx, { target, code: Codes.crossDevice, detail: `${storeDir.path} is on another filesystem than ${home.path}: ${c.context} cannot be held in the quarantine and is removed at once` });
+      hold = undefined;
+    }
     if (ctx.dryRun) {
       const dir = await storeDir.openDir(c.context, c.dirIdentity);
       try {
@@ -163,22 +212,42 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
         await dir.close();
       }
       bytes = (await measureDir(storeDir, c.context, c.dirIdentity)).bytes;
+      if (hold !== undefined) held = { until_ms: hold, path: `${home.path}/gc/quarantine` };
     } else {
       const a = await ensureAudit(ctx);
       const seq = await a?.intend({ kind: 'remove_record', store: 'records', reason, parent: storeDir.path, target: c.context });
-      const lockSignal = lock?.signal;
-      bytes = (
-        await removeDir(storeDir, c.context, c.dirIdentity, {
-          runId: ctx.auditId,
-          verifyInTrash: verify,
-          ...(lockSignal ? { signal: lockSignal } : {}),
-        })
-      ).bytes;
+      if (hold !== undefined) {
+        const q = await quarantineDirOf(ctx, home);
+        if (!q) throw new GcError(Codes.ioError, 'the quarantine directory could not be opened');
+        const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
+        try {
+          const h = await holdContext(storeDir, c.context, c.dirIdentity, q, meta, verify);
+          bytes = h.bytes;
+          held = { until_ms: hold, path: `${q.path}/${h.entry}/ctx` };
+          ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes, parent: q.path, entry: h.entry, reason });
+        } catch (err) {
+          // Only a move the kernel refuses across filesystems falls back to removal at once.
+          if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+          skip(ctx, { target, code: Codes.crossDevice, detail: `${describeError(err)}; removed at once` });
+        }
+      }
+      if (!held) {
+        const lockSignal = lock?.signal;
+        bytes = (
+          await removeDir(storeDir, c.context, c.dirIdentity, {
+            runId: ctx.auditId,
+            verifyInTrash: verify,
+            ...(lockSignal ? { signal: lockSignal } : {}),
+          })
+        ).bytes;
+      }
       if (a && seq !== undefined) await a.done(seq);
       ctx.retentionItems.push({ store: 'records', reason, target: c.context, parent: storeDir.path });
     }
-    ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes });
-    ctx.report.bytes_freed += bytes;
+    ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes, ...(held ? { held } : {}) });
+    if (held) {
+      if (ctx.dryRun) ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: `${home.path}/gc/quarantine`, entry: `(${c.context})`, reason });
+    } else ctx.report.bytes_freed += bytes;
     ctx.log.debug({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
     return bytes;
   } catch (err) {

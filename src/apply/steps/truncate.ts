@@ -9,7 +9,10 @@ import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../io/inven
 import type { HeldLock } from '../../io/lock.js';
 import { truncateRecord } from '../../io/record-truncate.js';
 import { sameIdentity, type Dir } from '../../io/safe-fs.js';
+import { dropKeeper } from '../../io/quarantine.js';
+import type { HeldAt } from '../report.js';
 import { ensureAudit } from './audit.js';
+import { holdsFor, quarantineDirOf } from './remove.js';
 import { progress, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
@@ -46,9 +49,9 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
   let lock: HeldLock | undefined;
   let dir: Dir | undefined;
   try {
-    const held = await holdRecord(ctx, home, c.store, c);
-    if (held === 'busy') return undefined;
-    lock = held;
+    const locked = await holdRecord(ctx, home, c.store, c);
+    if (locked === 'busy') return undefined;
+    lock = locked;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
     let seq: number | undefined;
@@ -58,7 +61,13 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     const at = ctx.now();
     if (a) seq = await a.intend({ kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) });
     const lockSignal = lock?.signal;
+    const hold = holdsFor(ctx, 'max_messages');
+    const keeper =
+      hold !== undefined && !ctx.dryRun
+        ? dropKeeper((await quarantineDirOf(ctx, home))!, { store: c.store, context: c.context, removed_ms: at, until_ms: hold, reason: 'max_messages', run: ctx.auditId, at_ms: String(at) })
+        : undefined;
     const out = await truncateRecord(dir, RECORD_FILE, {
+      ...(keeper ? { keepDropped: keeper.hook } : {}),
       keep,
       fallbackCapsule: capsule,
       nowMs: at,
@@ -68,10 +77,18 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       ...(lockSignal ? { signal: lockSignal } : {}),
     });
     if (a && seq !== undefined) await a.done(seq, { messages_dropped: out.dropped });
+    await keeper?.settle(out.dropped > 0);
     if (out.dropped === 0) return undefined;
     if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped, parent: dirname(dir.path) });
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
+    const held: HeldAt | undefined =
+      hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/dropped.jsonl` : `${home.path}/gc/quarantine` };
+    if (hold !== undefined) {
+      const entry = keeper?.entry ?? `(${c.context})`;
+      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: keeper ? keeper.bytes : freed, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
+    }
     ctx.report.actions.push({
+      ...(held ? { held } : {}),
       kind: 'truncate_record',
       record: c.store,
       target: c.context,
@@ -82,7 +99,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       bytes: freed,
       ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
     });
-    ctx.report.bytes_freed += freed;
+    if (!held) ctx.report.bytes_freed += freed;
     if (out.outOfOrder) {
       ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
     } else if (out.reordered) {

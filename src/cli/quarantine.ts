@@ -1,0 +1,112 @@
+// `murmur-gc quarantine ls` and `murmur-gc restore TARGET` — commander wiring and output.
+// Guarantees: `ls` exits 0 (1 when something held could not be read); `restore` exits 0 when it
+// put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
+// codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
+// holds the lock. With --json exactly one JSON document goes to stdout. Ids, paths, counts and
+// sizes only — never record content.
+import type { Command } from 'commander';
+import { formatBytes, formatTable, formatWhen, formatWindow } from '../apply/report.js';
+import { listHeld, restoreTarget, type HeldListing, type RestoreResult } from '../apply/quarantine.js';
+import type { GcConfig } from '../config/types.js';
+import { ExitCodes } from '../errors.js';
+import { loadForCommand, oneShotLogger } from './context.js';
+import { ExitWith } from './types.js';
+
+interface CommonOpts {
+  config?: string;
+  home?: string;
+  json: boolean;
+}
+
+function addCommon(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--json', 'print one JSON document on stdout', false);
+}
+
+export function heldJson(l: HeldListing, config: GcConfig): Record<string, unknown> {
+  return {
+    home: l.home,
+    window_secs: config.quarantine?.windowSecs ?? null,
+    items: l.items.map((i) => ({
+      kind: i.kind,
+      target: i.target,
+      origin: i.origin,
+      until_ms: i.untilMs,
+      removed_ms: i.removedMs ?? null,
+      bytes: i.bytes,
+      path: i.path,
+      reason: i.reason ?? null,
+      messages: i.messages ?? null,
+      ...(i.incomplete ? { incomplete: true } : {}),
+    })),
+    totals: l.totals,
+    problems: l.problems,
+  };
+}
+
+export function renderHeld(l: HeldListing, config: GcConfig, nowMs = Date.now()): string {
+  const window = config.quarantine ? `quarantine: ${formatWindow(config.quarantine.windowSecs)}` : 'quarantine is off in this configuration';
+  const out: string[] = [];
+  if (l.items.length === 0) {
+    out.push(`Nothing is held (${window}).`);
+  } else {
+    const rows = [['KIND', 'TARGET', 'FROM', 'HELD UNTIL', 'SIZE']];
+    for (const i of l.items) {
+      const what = i.kind === 'truncation' ? `truncation (${i.messages ?? 0} messages)` : i.kind;
+      rows.push([what + (i.incomplete ? ' (incomplete)' : ''), i.target, i.kind === 'session' ? i.origin : `record store ${i.origin}`, formatWhen(i.untilMs, nowMs), formatBytes(i.bytes)]);
+    }
+    out.push(...formatTable(rows, new Set([4]), ''));
+    out.push(`${l.totals.items} held, ${formatBytes(l.totals.bytes)} (${window}); murmur-gc restore TARGET puts one back.`);
+  }
+  for (const p of l.problems) out.push(`unreadable: ${p.target} [${p.code}] ${p.detail}`);
+  return out.join('\n') + '\n';
+}
+
+function renderRestore(r: RestoreResult): string {
+  const out: string[] = [];
+  for (const s of r.restored) {
+    const what = s.held === 'truncation' ? `${s.messages ?? 0} dropped messages of ${r.target}` : `${s.held} ${r.target}`;
+    out.push(`${r.dry_run ? 'would restore' : 'restored'} ${what}: ${s.from} -> ${s.to}`);
+  }
+  if (r.audit) out.push(`audit trace: ${r.audit} (murmur-gc history --target ${r.target})`);
+  return out.join('\n') + '\n';
+}
+
+async function runLs(opts: CommonOpts): Promise<number> {
+  const config = await loadForCommand(opts);
+  const l = await listHeld(config);
+  const log = oneShotLogger(config, false, opts.json);
+  for (const p of l.problems) log.warn({ code: p.code, target: p.target }, p.detail);
+  process.stdout.write(opts.json ? JSON.stringify(heldJson(l, config)) + '\n' : renderHeld(l, config));
+  return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
+}
+
+async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {
+  const config = await loadForCommand(opts);
+  const log = oneShotLogger(config, false, opts.json);
+  const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
+  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r));
+  return ExitCodes.ok;
+}
+
+async function exitWith(code: Promise<number>): Promise<void> {
+  const c = await code;
+  if (c !== ExitCodes.ok) throw new ExitWith(c);
+}
+
+export function registerQuarantineCommands(program: Command): void {
+  const quarantine = program.command('quarantine').description('what the undo window (quarantine: in the config) holds');
+  addCommon(quarantine.command('ls').description('held sessions, contexts and dropped lines: where from, until when, bytes')).action((opts: CommonOpts) => exitWith(runLs(opts)));
+
+  addCommon(
+    program
+      .command('restore')
+      .description('put a held session (ses_ id) or context (its dropped lines too) back, if nothing of that name exists now')
+      .argument('<target>', 'a ses_ id or a context id')
+      .option('--record <name>', 'the record store it came from (needed when held from several)')
+      .option('--root <dir>', 'the sessions root it came from (needed when held in several)')
+      .option('--dry-run', 'check everything and say what would be put back; change nothing', false),
+  ).action((target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }) => exitWith(runRestore(target, opts)));
+}

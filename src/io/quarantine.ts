@@ -1,0 +1,340 @@
+// The undo window on disk (layout and decisions: src/murmur/quarantine.ts).
+// Guarantees:
+// - Holding is a rename, never a copy: a session within its own root, a context directory from its
+//   record store into `<home>/gc/quarantine/<item>/ctx`. Both are descriptor-relative; the target's
+//   identity (dev/ino from the scan) is re-checked with lstat just before, and re-verified through
+//   an O_NOFOLLOW descriptor just after (a mismatch, or the caller's verify failing, moves it back
+//   and reports). Across filesystems the kernel refuses (EXDEV) and this says so with code
+//   `cross_device`: the caller decides (the sweep deletes as it would without quarantine).
+// - `<home>/gc` and `<home>/gc/quarantine` are opened without following links and never across a
+//   mount (Dir.openDir): a symlink planted there is refused, never written through.
+// - A context item's sidecar is on disk (fsync'ed) before the context is moved in, so a held
+//   context always says where it came from; an item without its payload is debris.
+// - Deleting a held item for good goes through io/remove.ts (rename to trash, re-verify, delete
+//   descriptor-relatively, never following links or crossing mounts).
+// - Putting back never replaces anything: the name must be free (checked through the parent's
+//   descriptor just before the rename; a directory that appears in between and is not empty makes
+//   the rename fail, so nothing is overwritten).
+import { randomBytes } from 'node:crypto';
+import { Codes, GcError, describeError, errnoCode } from '../errors.js';
+import {
+  CONTEXT_PAYLOAD,
+  DROPPED_PAYLOAD,
+  ITEM_FILE,
+  QUARANTINE_DIR,
+  itemDirName,
+  markerToMeta,
+  parseItemDirName,
+  parseMeta,
+  parseSessionQuarantineName,
+  serializeMeta,
+  sessionQuarantineName,
+  type HeldItem,
+  type ItemMeta,
+} from '../murmur/quarantine.js';
+import { TRASH_PREFIX } from './inventory.js';
+import { GC_DIR_NAME } from './paths.js';
+import type { RecordHeader } from '../murmur/record.js';
+import { measureDir, removeDir, type RemovalStats } from './remove.js';
+import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from './safe-fs.js';
+
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+
+function nonce(): string {
+  return randomBytes(8).toString('hex');
+}
+
+function asSymlinkError(path: string, err: unknown): unknown {
+  const c = errnoCode(err);
+  if (c === 'ELOOP' || c === 'ENOTDIR') return new GcError(Codes.symlink, `${path} is not a directory (a symbolic link?); the quarantine is never followed`, { cause: err });
+  return err;
+}
+
+/**
+ * `<home>/gc/quarantine`, created (0700) when `create`; undefined when absent and not created.
+ * A symlink at either level is refused with code `symlink`.
+ */
+export async function openQuarantineDir(home: Dir, create: boolean): Promise<Dir | undefined> {
+  let gc: Dir | undefined;
+  try {
+    if (create) gc = await home.mkdir(GC_DIR_NAME, DIR_MODE);
+    else {
+      const st = await home.lstat(GC_DIR_NAME);
+      if (!st) return undefined;
+      gc = await home.openDir(GC_DIR_NAME);
+    }
+  } catch (err) {
+    throw asSymlinkError(home.display(GC_DIR_NAME), err);
+  }
+  try {
+    if (create) return await gc.mkdir(QUARANTINE_DIR, DIR_MODE);
+    const st = await gc.lstat(QUARANTINE_DIR);
+    if (!st) return undefined;
+    return await gc.openDir(QUARANTINE_DIR);
+  } catch (err) {
+    throw asSymlinkError(gc.display(QUARANTINE_DIR), err);
+  } finally {
+    await gc.close();
+  }
+}
+
+/** Re-check that `parent/name` is still the directory scanned. */
+async function checkScanned(parent: Dir, name: string, expect: Identity): Promise<void> {
+  const st = await parent.lstat(name);
+  if (!st || !st.isDirectory() || !sameIdentity(identityOf(st), expect)) {
+    throw new GcError(Codes.changedSinceScan, `${parent.display(name)} changed since it was scanned; left alone`);
+  }
+}
+
+async function measured(parent: Dir, name: string, expect: Identity): Promise<number> {
+  try {
+    return (await measureDir(parent, name, expect)).bytes;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Hold session `root/name` as `.murmur-gc-quarantine.<until>.<name>` in the same root.
+ * `verify` (e.g. the trace is unchanged since the scan) runs on the moved directory; if it throws,
+ * the session is put back under its name.
+ */
+export async function holdSession(root: Dir, name: string, expect: Identity, untilMs: number, verify?: (d: Dir) => Promise<void>): Promise<{ entry: string; bytes: number }> {
+  await checkScanned(root, name, expect);
+  const entry = sessionQuarantineName(untilMs, name);
+  if (await root.lstat(entry)) throw new GcError(Codes.ioError, `${root.display(entry)} already exists; ${name} not moved`);
+  await root.rename(name, entry);
+  try {
+    const d = await root.openDir(entry, expect);
+    try {
+      await verify?.(d);
+    } finally {
+      await d.close();
+    }
+  } catch (err) {
+    if (!(await root.lstat(name))) await root.rename(entry, name).catch(() => undefined);
+    throw err;
+  }
+  await root.sync().catch(() => undefined);
+  return { entry, bytes: await measured(root, entry, expect) };
+}
+
+/** Remove an item directory we created that holds nothing of value yet (no payload). */
+export async function dropEmptyItem(q: Dir, entry: string): Promise<void> {
+  const d = await q.openDir(entry).catch(() => undefined);
+  if (!d) return;
+  try {
+    for (const n of [ITEM_FILE, DROPPED_PAYLOAD]) await d.unlink(n).catch(() => undefined);
+  } finally {
+    await d.close();
+  }
+  await q.rmdir(entry).catch(() => undefined);
+}
+
+/**
+ * Hold context directory `store/name` in `q` (the quarantine dir) as `<until>.<nonce>/ctx`, with
+ * its sidecar. Throws GcError `cross_device` when the store is on another filesystem (nothing moved).
+ */
+export async function holdContext(store: Dir, name: string, expect: Identity, q: Dir, meta: ItemMeta, verify?: (d: Dir) => Promise<void>): Promise<{ entry: string; bytes: number }> {
+  await checkScanned(store, name, expect);
+  const entry = itemDirName(meta.until_ms, nonce());
+  const item = await q.mkdir(entry, DIR_MODE);
+  try {
+    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
+    try {
+      await store.renameInto(name, item, CONTEXT_PAYLOAD);
+    } catch (err) {
+      await item.close();
+      await dropEmptyItem(q, entry);
+      if (errnoCode(err) === 'EXDEV') {
+        throw new GcError(Codes.crossDevice, `${store.display(name)} is on another filesystem than ${q.path}; it cannot be held in the quarantine`, { cause: err });
+      }
+      throw err;
+    }
+    try {
+      const d = await item.openDir(CONTEXT_PAYLOAD, expect);
+      try {
+        await verify?.(d);
+      } finally {
+        await d.close();
+      }
+    } catch (err) {
+      if (!(await store.lstat(name))) {
+        await item.renameInto(CONTEXT_PAYLOAD, store, name).catch(() => undefined);
+        await item.close();
+        await dropEmptyItem(q, entry);
+      }
+      throw err;
+    }
+    await item.sync().catch(() => undefined);
+    await store.sync().catch(() => undefined);
+    return { entry, bytes: await measured(item, CONTEXT_PAYLOAD, expect) };
+  } finally {
+    await item.close();
+  }
+}
+
+/**
+ * Keep bytes [from, to) of an open record (a truncation's dropped lines) in a new item of `q`,
+ * sidecar `meta` (state `staged`: the rewrite has not committed yet). Returns the item's entry.
+ */
+export async function holdDropped(q: Dir, meta: ItemMeta, src: FileHandle, from: number, to: number): Promise<{ entry: string; bytes: number }> {
+  const entry = itemDirName(meta.until_ms, nonce());
+  const item = await q.mkdir(entry, DIR_MODE);
+  try {
+    const fh = await item.createExclusive(DROPPED_PAYLOAD, FILE_MODE);
+    try {
+      const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, to - from)));
+      let pos = from;
+      let out = 0;
+      while (pos < to) {
+        const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
+        if (bytesRead === 0) throw new GcError(Codes.changedSinceScan, `the record shrank while its dropped lines were kept`);
+        let w = 0;
+        while (w < bytesRead) w += (await fh.write(buf, w, bytesRead - w, out + w)).bytesWritten;
+        pos += bytesRead;
+        out += bytesRead;
+      }
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
+    return { entry, bytes: to - from };
+  } catch (err) {
+    await item.close();
+    await dropEmptyItem(q, entry);
+    throw err;
+  } finally {
+    await item.close();
+  }
+}
+
+/** Rewrite an item's sidecar (durably). */
+export async function writeMeta(q: Dir, entry: string, meta: ItemMeta): Promise<void> {
+  const item = await q.openDir(entry);
+  try {
+    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
+  } finally {
+    await item.close();
+  }
+}
+
+/** Delete `parent/entry` (a held item) for good; its identity must be `expect`. */
+export async function purgeEntry(parent: Dir, entry: string, expect: Identity, runId: string): Promise<RemovalStats> {
+  return removeDir(parent, entry, expect, { runId });
+}
+
+/** A held item of `<home>/gc/quarantine`, as listed. */
+export interface QueueItem extends HeldItem {
+  identity: Identity;
+  meta: ItemMeta | undefined;
+  /** The payload is missing (an interrupted hold): debris, deleted by the next sweep. */
+  incomplete: boolean;
+}
+
+/** List `<home>/gc/quarantine` (sizes measured when `measure`). Unreadable entries are skipped. */
+export async function listQuarantineDir(
+  q: Dir,
+  measure: boolean,
+): Promise<{ items: QueueItem[]; trash: { entry: string; identity: Identity }[]; problems: { target: string; code: string; detail: string }[] }> {
+  const items: QueueItem[] = [];
+  const trash: { entry: string; identity: Identity }[] = [];
+  const problems: { target: string; code: string; detail: string }[] = [];
+  for (const entry of await q.list()) {
+    if (entry.startsWith(TRASH_PREFIX)) {
+      const st = await q.lstat(entry);
+      if (st?.isDirectory()) trash.push({ entry, identity: identityOf(st) });
+      continue;
+    }
+    const named = parseItemDirName(entry);
+    if (!named) continue;
+    const st = await q.lstat(entry);
+    if (!st?.isDirectory()) continue;
+    const identity = identityOf(st);
+    let item: Dir | undefined;
+    try {
+      item = await q.openDir(entry, identity);
+      const meta = (await item.lstat(ITEM_FILE)) ? parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8')) : undefined;
+      const payload = meta?.kind === 'context' ? CONTEXT_PAYLOAD : DROPPED_PAYLOAD;
+      const pst = meta ? await item.lstat(payload) : undefined;
+      const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
+      let bytes = 0;
+      if (measure) bytes = (await measureDir(q, entry, identity).catch(() => ({ bytes: 0 }))).bytes;
+      items.push({
+        kind: meta?.kind ?? 'context',
+        target: meta?.context ?? '?',
+        origin: meta?.store ?? '?',
+        untilMs: named.untilMs,
+        removedMs: meta?.removed_ms,
+        bytes,
+        parent: q.path,
+        entry,
+        ...(meta?.reason ? { reason: meta.reason } : {}),
+        ...(meta?.messages !== undefined ? { messages: meta.messages } : {}),
+        identity,
+        meta,
+        incomplete: !ok,
+      });
+    } catch (err) {
+      problems.push({ target: q.display(entry), code: errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError, detail: `${q.display(entry)}: ${describeError(err)}` });
+    } finally {
+      await item?.close();
+    }
+  }
+  return { items, trash, problems };
+}
+
+/** A held session in a sessions root, as listed. */
+export interface RootHeld extends HeldItem {
+  identity: Identity;
+  uid: number;
+}
+
+/** The held sessions of one open sessions root (sizes measured when `measure`). */
+export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHeld[]> {
+  const out: RootHeld[] = [];
+  for (const entry of await root.list()) {
+    const p = parseSessionQuarantineName(entry);
+    if (!p) continue;
+    const st = await root.lstat(entry);
+    if (!st?.isDirectory()) continue;
+    const identity = identityOf(st);
+    const bytes = measure ? await measured(root, entry, identity) : 0;
+    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid) });
+  }
+  return out;
+}
+
+/**
+ * The undo window of one truncation: `hook` is TruncateOptions.keepDropped (it keeps the dropped
+ * bytes as a `staged` item); `settle(true)` once the rewrite committed marks it `held`,
+ * `settle(false)` when nothing was dropped removes it. An item left `staged` (the rewrite threw,
+ * or we were killed) is resolved by the next sweep against the record's marker (`at_ms`).
+ */
+export function dropKeeper(q: Dir, base: Omit<ItemMeta, 'kind' | 'messages' | 'prior' | 'state'> & { at_ms: string }) {
+  let entry: string | undefined;
+  let meta: ItemMeta | undefined;
+  let bytes = 0;
+  return {
+    hook: async (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number }): Promise<void> => {
+      const m: ItemMeta = { kind: 'truncation', ...base, messages: info.dropped, prior: markerToMeta(info.header?.truncated), state: 'staged' };
+      meta = m;
+      const h = await holdDropped(q, m, src, from, to);
+      entry = h.entry;
+      bytes = h.bytes;
+    },
+    get entry(): string | undefined {
+      return entry;
+    },
+    get bytes(): number {
+      return bytes;
+    },
+    async settle(landed: boolean): Promise<void> {
+      if (!entry || !meta) return;
+      if (landed) await writeMeta(q, entry, { ...meta, state: 'held' });
+      else await dropEmptyItem(q, entry);
+    },
+  };
+}
