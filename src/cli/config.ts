@@ -83,6 +83,7 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     live_grace_secs: c.liveGraceSecs,
     max_delete: c.maxDelete ?? null,
     keep_free: c.keepFree ?? null,
+    quarantine_secs: c.quarantine?.windowSecs ?? null,
     sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, problem: s.problem ?? null })),
     records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null })),
     audit: { retain: retainJson(c.audit.retain) },
@@ -138,7 +139,7 @@ export function renderCheckText(check: ConfigCheck): string {
     out.push('');
     out.push(`  audit trail ${c.home}/gc: ${retainText(c.audit.retain)}`);
     const md = c.maxDelete ? [c.maxDelete.count !== undefined ? `count ${c.maxDelete.count}` : '', c.maxDelete.fraction !== undefined ? `fraction ${c.maxDelete.fraction}` : ''].filter(Boolean).join(', ') : 'default (unattended: half and more than 20)';
-    out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}`);
+    out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}; quarantine: ${c.quarantine ? `${durationText(c.quarantine.windowSecs)} (removals held, murmur-gc restore undoes them)` : 'off (removals are final)'}`);
     out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics?.textfile ?? 'none'}`);
   }
   out.push('');

@@ -56,11 +56,13 @@ describe('config.example.yaml', () => {
     expect(r.stdout).toMatch(new RegExp(`warning\\[config_path_missing\\] ${EXAMPLE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:5: records\\[1\\]\\.manifest: '${home}/src/bot/murmur.yaml' does not exist`));
     expect(r.stdout).toMatch(/shey +shey +records\[0\] +max_messages 2000, max_age 90d +max_bytes 2\.0 GiB +config/);
     expect(r.stdout).toMatch(/0 errors, 5 warnings: the configuration is valid\.\n$/);
+    expect(r.stdout).toContain('quarantine: 1d (removals held, murmur-gc restore undoes them)');
     // --check-config is the same check
     const r2 = spawnSync(process.execPath, [BIN, '--check-config', '--json', '--config', EXAMPLE], { env: cliEnv(home), encoding: 'utf8', cwd: home });
     expect(r2.status).toBe(0);
     const doc = JSON.parse(r2.stdout) as { schema_version: number; config: string; ok: boolean; errors: unknown[]; warnings: { key: string }[]; policy: { records: { store: string; source: { from: string } }[] } };
     expect(doc).toMatchObject({ schema_version: 1, config: EXAMPLE, ok: true, errors: [] });
+    expect((doc.policy as unknown as { quarantine_secs: number }).quarantine_secs).toBe(86_400);
     expect(doc.warnings).toHaveLength(5);
     expect(doc.policy.records).toEqual([expect.objectContaining({ store: 'shey', source: { from: 'config', manifest: null, note: null } })]);
   });
