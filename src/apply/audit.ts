@@ -16,6 +16,7 @@
 //   intent log; built under a staging name and renamed into place, so a kill at any instant
 //   leaves either no `ses_` directory or a complete one) or leaves nothing behind and throws `AuditUnavailable` — which stops the run like
 //   an abort, once, before anything condemned is removed (no action without its audit).
+import { failpoint } from '../failpoint.js';
 import { Codes, GcError, describeError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import {
@@ -239,6 +240,7 @@ export class AuditSession {
     const seq = ++this.seq;
     await this.intent.write(JSON.stringify({ op: 'intent', seq, ...entry }) + '\n');
     await this.intent.sync();
+    failpoint('audit:after_intent');
     return seq;
   }
 

@@ -17,6 +17,7 @@
 //   retries) and the error names it — a later sweep does not fail again for it.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`).
+import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
 import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 
@@ -187,6 +188,7 @@ export async function removeDir(parent: Dir, name: string, expect: Identity, opt
   opts.signal?.throwIfAborted();
   const trash = trashName(opts.runId, name);
   await parent.rename(name, trash);
+  failpoint('remove:after_trash_rename');
   let tdir: Dir;
   try {
     await ownerBits(parent, trash, expect);

@@ -29,6 +29,7 @@
 // - If the original was replaced (different dev/ino) before the commit, nothing is renamed and
 //   the temp file is removed (`concurrent_append`).
 // - Memory is bounded by one copy buffer (plus late bytes, which are a writer's last lines).
+import { failpoint } from '../failpoint.js';
 import { Codes, GcError } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import { processesHolding } from './running.js';
@@ -216,6 +217,7 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
   }
   await r.fsync(dst.fd);
   if (r.beforeCommit) await r.beforeCommit();
+  failpoint('rewrite:before_commit');
   r.signal?.throwIfAborted();
   // Opened before the window, which holds only copies and the rename. Closed by the caller once
   // the round is returned; here if the round fails before that.
@@ -374,6 +376,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     let outOfOrder = false;
     let outOfOrderLines = 0;
     if (opts.afterRename) await opts.afterRename();
+    failpoint('rewrite:after_rename');
     // Durable: the bytes the window copied, then the name (a crash leaves old or whole new).
     await fsync(first.dst.fd);
     await dir.sync();
