@@ -71,6 +71,7 @@ const op = {
   geU: [0x4f],
   add: [0x6a],
   sub: [0x6b],
+  and: [0x71],
   or: [0x72],
   shl: [0x74],
   ctz: [0x68],
@@ -94,13 +95,17 @@ function name(s: string): number[] {
 
 // ---- the function: scanString(p, end) -> i32 ----------------------------------------------------
 
-// locals: 0 p, 1 end, 2 c (byte / class / scratch), 3 escaped, 4 cu (code unit), 5 v (v128)
+// locals: 0 p, 1 end, 2 c (byte / class / scratch), 3 escaped, 4 cu (code unit), 5 m (mask),
+// 6 k (bit), 7 q (byte offset), 8 v (v128)
 const P = 0;
 const END = 1;
 const C = 2;
 const ESC = 3;
 const CU = 4;
-const V = 5;
+const M = 5;
+const K = 6;
+const Q = 7;
+const V = 8;
 
 /** Scalar: advance p over plain bytes one at a time; leaves c = class of mem[p] (non-zero). */
 function skipPlainScalar(): number[] {
@@ -117,25 +122,53 @@ function skipPlainScalar(): number[] {
 }
 
 /**
- * SIMD: 16 bytes per step; a step stops at the first byte < 0x20, `"` or `\` (the sentinel at end
- * is one, so p never passes end; the load may read up to 15 bytes past it, see `ensure`).
+ * SIMD: 16 bytes per step; a step stops at the first byte < 0x20, `"` or `\\` (the sentinel at end
+ * is one, so p never passes end; the load may read up to 15 bytes past it, see `ensure`). The
+ * common escapes (a backslash and one of `" \\ / b f n r t`) are consumed inside the step, bit by
+ * bit of its mask, without reloading; anything else leaves p at that byte with c = its class.
  */
 function skipPlainSimd(): number[] {
+  // labels inside $bits: 0 $bits, 1 $block, 2 $found; inside an `if` there: one more
   return [
-    ...op.loop(),
+    ...op.block(), // $found
+    ...op.loop(), // $block
     ...op.get(P), ...op.v128Load(0), ...op.tee(V),
     ...op.v128Splat8(0x20), ...op.i8x16LtU,
     ...op.get(V), ...op.v128Splat8(0x22), ...op.i8x16Eq, ...op.v128Or,
     ...op.get(V), ...op.v128Splat8(0x5c), ...op.i8x16Eq, ...op.v128Or,
-    ...op.i8x16Bitmask, ...op.tee(C),
+    ...op.i8x16Bitmask, ...op.tee(M),
     ...op.eqz,
     ...op.if(),
     ...op.get(P), ...op.const(16), ...op.add, ...op.set(P),
-    ...op.br(1),
+    ...op.br(1), // next block
     ...op.end,
+    ...op.loop(), // $bits
+    ...op.get(M), ...op.ctz, ...op.tee(K),
+    ...op.get(P), ...op.add, ...op.tee(Q),
+    ...op.load8(0), ...op.load8(0), ...op.tee(C),
+    ...op.const(2), ...op.ne,
+    ...op.if(), // not a backslash: found
+    ...op.get(Q), ...op.set(P), ...op.br(3),
     ...op.end,
-    ...op.get(P), ...op.get(C), ...op.ctz, ...op.add, ...op.tee(P),
-    ...op.load8(0), ...op.load8(0), ...op.set(C),
+    ...op.get(Q), ...op.load8(1), ...op.load8(256), ...op.eqz,
+    ...op.if(), // not a one-letter escape (`\u`, invalid, or the sentinel): found
+    ...op.get(Q), ...op.set(P), ...op.br(3),
+    ...op.end,
+    ...op.const(1), ...op.set(ESC),
+    ...op.get(K), ...op.const(2), ...op.add, ...op.tee(K),
+    ...op.const(16), ...op.geU,
+    ...op.if(), // the escape ends at or past this block's end: load the next one after it
+    ...op.get(Q), ...op.const(2), ...op.add, ...op.set(P), ...op.br(2),
+    ...op.end,
+    ...op.get(M), ...op.const(-1), ...op.get(K), ...op.shl, ...op.and, ...op.tee(M),
+    ...op.eqz,
+    ...op.if(), // nothing else special in this block
+    ...op.get(P), ...op.const(16), ...op.add, ...op.set(P), ...op.br(2),
+    ...op.end,
+    ...op.br(0), // next special bit
+    ...op.end, // $bits
+    ...op.end, // $block
+    ...op.end, // $found
   ];
 }
 
@@ -218,8 +251,8 @@ function scanStringBody(simd: boolean): number[] {
 }
 
 function moduleBytes(simd: boolean): Uint8Array {
-  // locals: 3 i32 (c, escaped, cu), then 1 v128 (v)
-  const body = [...uleb(2), ...uleb(3), I32, ...uleb(1), V128, ...scanStringBody(simd), ...op.end];
+  // locals: 6 i32 (c, escaped, cu, m, k, q), then 1 v128 (v)
+  const body = [...uleb(2), ...uleb(6), I32, ...uleb(1), V128, ...scanStringBody(simd), ...op.end];
   const code = [...uleb(body.length), ...body];
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
