@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Benchmark of the JSONL scanner (dist/io/jsonl.js) against coreutils on a synthetic record.
 //
-//   npm run build && node bench/jsonl.mjs [sizeMB=500] [runs=3]
+//   npm run build && node bench/jsonl.mjs [sizeMB=500] [runs=3] [lines=mixed]
 //
 // Generates a conversation record of about sizeMB (a header + message lines of 300–2000 bytes
-// of conversation-like JSON with UTF-8, quotes and backslashes) in a temp dir, then times, each in
+// of conversation-like JSON) in a temp dir. `lines` picks their text: `mixed` (default: UTF-8,
+// and a quote, backslash, tab or newline — an escape — every ~20 bytes), `plain` (UTF-8, no
+// escape), `escapes` (an escape every ~5 bytes). Then it times, each in
 // its own child process and warm (the file was just written, so it is in the page cache):
 //   scanRecord                      vs  wc -l
 //   planKeepNewest(1000) + copy     vs  tail -n 1000 > out
@@ -30,14 +32,19 @@ if (!existsSync(fileURLToPath(jsonlUrl))) {
 
 const sizeMB = Number(process.argv[2] ?? 500);
 const runs = Number(process.argv[3] ?? 3);
-if (!(sizeMB > 0) || !Number.isInteger(runs) || runs < 1) {
-  console.error('usage: node bench/jsonl.mjs [sizeMB] [runs]');
+const kind = process.argv[4] ?? 'mixed';
+if (!(sizeMB > 0) || !Number.isInteger(runs) || runs < 1 || !['mixed', 'plain', 'escapes'].includes(kind)) {
+  console.error('usage: node bench/jsonl.mjs [sizeMB] [runs] [mixed|plain|escapes]');
   process.exit(2);
 }
 const KEEP = 1000;
 const hasTime = existsSync('/usr/bin/time');
 
-const WORDS = ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'];
+const WORDS = {
+  mixed: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'],
+  plain: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a quoted word', 'C:/path/to', 'retention', 'sweep', 'daemon', 'conversation', 'function', 'return x;'],
+  escapes: ['"a"', 'b\n', '\\c', 'd\t', '"é"', '\n\n', 'x = "1";\n', '\\'],
+}[kind];
 
 async function generate(path, bytes) {
   const rnd = prng(1);
@@ -164,7 +171,7 @@ try {
   const tg = process.hrtime.bigint();
   const gen = await generate(file, Math.round(sizeMB * 1024 * 1024));
   const genS = Number(process.hrtime.bigint() - tg) / 1e9;
-  console.log(`record: ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`);
+  console.log(`record (${kind} lines): ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`);
 
   const sample = (f) => Array.from({ length: runs }, f);
   const nodeStart = sample(() => timed([process.execPath, '-e', '0']));

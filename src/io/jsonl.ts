@@ -463,6 +463,14 @@ class RecordScanAccumulator {
   private idBytes: Uint8Array = new Uint8Array(64);
   private idLen = -1;
   private idEscaped = false;
+  /**
+   * The last message's id span, still in the caller's line view (copied into idBytes only by
+   * `keep()`, which the streaming caller runs before its buffers are reused: once per chunk, not
+   * once per line).
+   */
+  private pending: Buffer | undefined;
+  private pendingStart = 0;
+  private pendingEnd = 0;
   private readonly findBytes: Buffer | undefined;
   constructor(private readonly findId: string | undefined) {
     this.findBytes = findId === undefined ? undefined : Buffer.from(JSON.stringify(findId), 'utf8');
@@ -488,26 +496,36 @@ class RecordScanAccumulator {
     // bytes are kept because `bytes` is a view that the next chunk overwrites.
     const id = lastMessageIdSpan();
     if (id.type !== T_STRING) {
+      this.pending = undefined;
       this.idLen = -1;
       return;
     }
-    const len = id.end - id.start;
-    if (len > this.idBytes.length) this.idBytes = new Uint8Array(Math.max(len, this.idBytes.length * 2));
-    const dst = this.idBytes;
-    for (let k = 0; k < len; k++) dst[k] = bytes[id.start + k] as number;
-    this.idLen = len;
+    this.pending = bytes;
+    this.pendingStart = id.start;
+    this.pendingEnd = id.end;
     this.idEscaped = id.escaped;
     const want = this.findBytes;
     if (want === undefined) return;
     if (id.escaped) {
       if (decodeJsonString(bytes, id.start, id.end, true) === this.findId) this.position = this.messages;
-    } else if (len === want.length) {
+    } else if (id.end - id.start === want.length) {
       // Unescaped and valid UTF-8: equal bytes iff equal strings (want is JSON.stringify'd; an id
       // JSON.stringify would escape never matches unescaped bytes, and is compared decoded above).
       let k = 0;
-      while (k < len && dst[k] === want[k]) k++;
-      if (k === len) this.position = this.messages;
+      while (k < want.length && bytes[id.start + k] === want[k]) k++;
+      if (k === want.length) this.position = this.messages;
     }
+  }
+
+  /** Copies the pending id out of the line view; run before the views' buffers are reused. */
+  keep(): void {
+    const b = this.pending;
+    if (b === undefined) return;
+    this.pending = undefined;
+    const len = this.pendingEnd - this.pendingStart;
+    if (len > this.idBytes.length) this.idBytes = new Uint8Array(Math.max(len, this.idBytes.length * 2));
+    this.idBytes.set(b.subarray(this.pendingStart, this.pendingEnd));
+    this.idLen = len;
   }
 
   result(): RecordScan {
@@ -516,6 +534,7 @@ class RecordScanAccumulator {
       if (this.findId !== undefined) none.position = undefined;
       return none;
     }
+    this.keep();
     const lastMessageId = this.idLen < 0 ? undefined : decodeJsonString(this.idBytes, 0, this.idLen, this.idEscaped);
     const scan: RecordScan = { utf8: true, terminated: this.terminated, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId };
     if (this.findId !== undefined) scan.position = this.position;
@@ -527,7 +546,9 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
   const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
   s.checkUtf8 = true;
   const acc = new RecordScanAccumulator(opts.findId);
-  while (await s.fill()) {
+  for (;;) {
+    acc.keep(); // fill() reuses the buffers the last line views point into
+    if (!(await s.fill())) break;
     opts.onRead?.(s.readPosition);
     while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
   }
