@@ -649,11 +649,12 @@ export async function planKeepNewest(
   // [0, lastDroppedStart) is terminated.
   let before = 0;
   const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
+  fwd.checkUtf8 = true;
   while (await fwd.fill()) {
     while (fwd.next()) {
-      if (!isUtf8(fwd.bytes)) throw unreadable();
+      if (!fwd.utf8Known && !isUtf8(fwd.bytes)) throw unreadable();
       if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
-      if (classifyLine(fwd.bytes).isMessage) before++;
+      if (isMessageLine(fwd.bytes, 0, fwd.bytes.length)) before++;
     }
   }
   const dropped = before + 1;

@@ -1,13 +1,14 @@
 // scanRecord's fast paths (issue 12) against an independent per-line oracle: UTF-8 validated a
 // chunk at a time instead of per line (an invalid byte inside a chunk, in a line carried across
 // chunks, in the unterminated tail), the read-ahead buffer, and the last message's id kept as
-// bytes and decoded once (ids with escapes, non-ASCII, quotes; `findId` compared as bytes).
+// bytes and decoded once (ids with escapes, non-ASCII, quotes; `findId` compared as bytes); and
+// planKeepNewest's forward count of the dropped prefix (same bulk UTF-8 check).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUtf8 } from 'node:buffer';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scanRecord } from '../../src/io/jsonl.js';
+import { planKeepNewest, scanRecord } from '../../src/io/jsonl.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -90,6 +91,9 @@ describe('scanRecord fast paths agree with a per-line oracle', () => {
         for (const bufferSize of [17, 256, 4096, 1 << 20]) {
           const got = await scanRecord(fh, buf.length, { bufferSize, findId });
           expect({ utf8: got.utf8, messages: got.messages, lastMessageId: got.lastMessageId, position: got.position }, `seed ${seed} buffer ${bufferSize}`).toEqual(want);
+          const plan = planKeepNewest(fh, buf.length, 2, { bufferSize });
+          if (want.utf8) expect((await plan).total, `seed ${seed} buffer ${bufferSize}`).toBe(want.messages);
+          else await expect(plan).rejects.toMatchObject({ code: 'record_unreadable' });
         }
       } finally {
         await fh.close();
