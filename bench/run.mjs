@@ -174,7 +174,7 @@ try {
   // ---- one big record: count, truncate (new), truncate (indexed) -----------------------------
   let countS;
   let big;
-  const count = [], countBase = [];
+  const count = [], countBase = [], gcStart = [];
   if (opt.only !== 'sweeps') {
   // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
   big = (() => {
@@ -208,6 +208,11 @@ try {
   };
   const other = path.join(tmp, 'copy.jsonl');
   const tNew = [], tNewBase = [], tIdx = [], tIdxBase = [];
+  // murmur-gc's own start-up (module loading, configuration, an empty sweep): a dry run on an
+  // empty home, to give the counting rate of the scan itself
+  const emptyHome = path.join(tmp, 'empty-home');
+  fs.mkdirSync(emptyHome, { mode: 0o700 });
+  for (let i = 0; i < runs; i++) gcStart.push(run(process.execPath, [...nodeFlags, bin, '--home', emptyHome, '--dry-run', '--quiet']));
   fresh();
   for (let i = 0; i < runs; i++) {
     countBase.push(run('wc', ['-l', tfile]));
@@ -255,6 +260,8 @@ try {
     const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
     const countCpu = median(count.map((r) => r.cpu));
     lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`);
+    const own = median(gcStart.map((r) => r.cpu));
+    lines.push(`murmur-gc's own start-up (--dry-run on an empty home): ${median(gcStart.map((r) => r.s)).toFixed(3)} s wall, ${own.toFixed(2)} s CPU; counting net of it: ${(big.bytes / 1e9 / Math.max(countCpu - own, 1e-3)).toFixed(2)} GB/s per CPU-second`);
   }
   if (large !== undefined) {
     lines.push(`scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`);
