@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // Benchmark of the JSONL scanner (dist/io/jsonl.js) against coreutils on a synthetic record.
 //
-//   npm run build && node bench/jsonl.mjs [sizeMB=500] [runs=3]
+//   npm run build && node bench/jsonl.mjs [sizeMB=500] [runs=3] [lines=mixed]
 //
 // Generates a conversation record of about sizeMB (a header + message lines of 300–2000 bytes
-// of conversation-like JSON with UTF-8, quotes and backslashes) in a temp dir, then times, each in
+// of conversation-like JSON) in a temp dir. `lines` picks their text: `mixed` (default: UTF-8,
+// and a quote, backslash, tab or newline — an escape — every ~20 bytes), `plain` (UTF-8, no
+// escape), `escapes` (an escape every ~5 bytes). Then it times, each in
 // its own child process and warm (the file was just written, so it is in the page cache):
 //   scanRecord                      vs  wc -l
 //   planKeepNewest(1000) + copy     vs  tail -n 1000 > out
 //   (and the backward phase of the plan alone: backwardLines + classifyLine up to 1001 messages)
 // Reports medians of `runs` runs: wall seconds (child start to exit, node startup included), the
-// in-process seconds of the operation alone, the ratio to the coreutils baseline, and peak RSS.
+// in-process seconds of the operation alone (and for scanRecord its CPU seconds: the steadier
+// figure on a shared machine), the ratio to the coreutils baseline, and peak RSS.
 // The numbers are for comparison (ratios), not limits. All generated files are deleted.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -30,14 +33,19 @@ if (!existsSync(fileURLToPath(jsonlUrl))) {
 
 const sizeMB = Number(process.argv[2] ?? 500);
 const runs = Number(process.argv[3] ?? 3);
-if (!(sizeMB > 0) || !Number.isInteger(runs) || runs < 1) {
-  console.error('usage: node bench/jsonl.mjs [sizeMB] [runs]');
+const kind = process.argv[4] ?? 'mixed';
+if (!(sizeMB > 0) || !Number.isInteger(runs) || runs < 1 || !['mixed', 'plain', 'escapes'].includes(kind)) {
+  console.error('usage: node bench/jsonl.mjs [sizeMB] [runs] [mixed|plain|escapes]');
   process.exit(2);
 }
 const KEEP = 1000;
 const hasTime = existsSync('/usr/bin/time');
 
-const WORDS = ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'];
+const WORDS = {
+  mixed: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'],
+  plain: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a quoted word', 'C:/path/to', 'retention', 'sweep', 'daemon', 'conversation', 'function', 'return x;'],
+  escapes: ['"a"', 'b\n', '\\c', 'd\t', '"é"', '\n\n', 'x = "1";\n', '\\'],
+}[kind];
 
 async function generate(path, bytes) {
   const rnd = prng(1);
@@ -106,11 +114,13 @@ import { open } from 'node:fs/promises';
 import { scanRecord } from ${JSON.stringify(jsonlUrl)};
 const fh = await open(process.argv[1], 'r');
 const { size } = await fh.stat();
+const c0 = process.cpuUsage();
 const t0 = performance.now();
 const r = await scanRecord(fh, size);
 const op = (performance.now() - t0) / 1000;
+const c = process.cpuUsage(c0);
 await fh.close();
-console.log(JSON.stringify({ messages: r.messages, op, maxRSS: process.resourceUsage().maxRSS }));
+console.log(JSON.stringify({ messages: r.messages, op, cpu: (c.user + c.system) / 1e6, maxRSS: process.resourceUsage().maxRSS }));
 `;
 
 const KEEP_CHILD = `
@@ -164,7 +174,7 @@ try {
   const tg = process.hrtime.bigint();
   const gen = await generate(file, Math.round(sizeMB * 1024 * 1024));
   const genS = Number(process.hrtime.bigint() - tg) / 1e9;
-  console.log(`record: ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`);
+  console.log(`record (${kind} lines): ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`);
 
   const sample = (f) => Array.from({ length: runs }, f);
   const nodeStart = sample(() => timed([process.execPath, '-e', '0']));
@@ -196,7 +206,7 @@ try {
     console.log(`| ${name} | ${wall.toFixed(3)} | ${op === undefined ? '–' : op.toFixed(3)} | ${ratio === undefined ? '–' : ratio.toFixed(1) + '×'} | ${r} |`);
   }
   console.log('');
-  console.log(`scanRecord throughput (in-process): ${mbps(m(scan, (x) => x.out.op))}; wc -l: ${mbps(m(wc, (x) => x.wall))}`);
+  console.log(`scanRecord throughput (in-process): ${mbps(m(scan, (x) => x.out.op))} wall, ${mbps(m(scan, (x) => x.out.cpu))} per CPU-second (all threads); wc -l: ${mbps(m(wc, (x) => x.wall))}`);
   console.log(`planKeepNewest alone (in-process): ${m(keep, (x) => x.out.plan).toFixed(3)} s; its backward phase ${m(back, (x) => x.out.op).toFixed(3)} s — the rest is the forward pass that classifies the dropped prefix to count it exactly`);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -7,6 +7,8 @@
 //                                 # an idle 2-core machine); exit 1 when a sanity check fails
 //   options: --runs N   --big-mb X (big records)   --trunc-mb X (count/truncate record, default 512)
 //            --data DIR (generate there, reuse if present, keep)   --md FILE (write the table)
+//            --only sweeps|records (run only the sweep scenarios, or only the big-record ones on a
+//            minimal home: what a scanner change needs, without generating 100 000 sessions)
 //
 // Scenarios (murmur-gc run through its own bin, as a user runs it):
 //   warm     real sweep, nothing changed since the last one      vs find ROOTS -maxdepth 2 -printf '%s %T@\n'
@@ -29,7 +31,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(repo, 'dist', 'cli', 'bin.js');
 
 function args(argv) {
-  const o = { quick: false, runs: undefined, bigMb: undefined, truncMb: undefined, data: undefined, md: undefined };
+  const o = { quick: false, runs: undefined, bigMb: undefined, truncMb: undefined, data: undefined, md: undefined, only: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
@@ -38,6 +40,7 @@ function args(argv) {
     else if (a === '--trunc-mb') o.truncMb = Number(argv[++i]);
     else if (a === '--data') o.data = path.resolve(argv[++i]);
     else if (a === '--md') o.md = path.resolve(argv[++i]);
+    else if (a === '--only' && ['sweeps', 'records'].includes(argv[i + 1])) o.only = argv[++i];
     else {
       console.error(`unknown argument ${a}`);
       process.exit(2);
@@ -96,8 +99,8 @@ function home(name, spec, big) {
     if (m.sessions === spec.sessions && m.records === spec.records && m.roots.length === spec.roots && (big === 0 || (m.big[0]?.bytes ?? 0) >= big * 1048576)) return m;
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  process.stderr.write(`generating ${name}: ${spec.sessions} sessions / ${spec.roots} roots / ${spec.records} records${big ? ` / ${opt.quick ? 1 : 2} × ${big} MiB` : ''} … `);
-  const m = generate({ ...spec, bigMb: big, big: opt.quick ? 1 : 2, out: dir });
+  process.stderr.write(`generating ${name}: ${spec.sessions} sessions / ${spec.roots} roots / ${spec.records} records${big ? ` / ${opt.quick || opt.only === 'records' ? 1 : 2} × ${big} MiB` : ''} … `);
+  const m = generate({ ...spec, bigMb: big, big: opt.quick || opt.only === 'records' ? 1 : 2, out: dir });
   process.stderr.write(`${(m.seconds.sessions + m.seconds.records + m.seconds.big).toFixed(1)} s\n`);
   return m;
 }
@@ -158,14 +161,23 @@ try {
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
     return { first: median(first.map((r) => r.s)), warm: median(warm.map((r) => r.s)), firstCpu: median(first.map((r) => r.cpu)), warmCpu: median(warm.map((r) => r.cpu)) };
   };
-  const mS = home('small', S, 0);
-  const small = sweepScenario('small', mS);
-  const mL = home('large', L, bigMb);
-  const large = sweepScenario('large', mL);
+  let small, large, mL;
+  if (opt.only !== 'records') {
+    const mS = home('small', S, 0);
+    small = sweepScenario('small', mS);
+    mL = home('large', L, bigMb);
+    large = sweepScenario('large', mL);
+  } else {
+    mL = home('records-only', { sessions: 10, roots: 1, records: 10 }, bigMb);
+  }
 
   // ---- one big record: count, truncate (new), truncate (indexed) -----------------------------
+  let countS;
+  let big;
+  const count = [], countBase = [], gcStart = [];
+  if (opt.only !== 'sweeps') {
   // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
-  const big = (() => {
+  big = (() => {
     const src = mL.big[0];
     const want = Math.min(src.bytes, truncMb * 1048576);
     if (want >= src.bytes) return src;
@@ -195,7 +207,12 @@ try {
     fs.chmodSync(tfile, 0o600);
   };
   const other = path.join(tmp, 'copy.jsonl');
-  const count = [], countBase = [], tNew = [], tNewBase = [], tIdx = [], tIdxBase = [];
+  const tNew = [], tNewBase = [], tIdx = [], tIdxBase = [];
+  // murmur-gc's own start-up (module loading, configuration, an empty sweep): a dry run on an
+  // empty home, to give the counting rate of the scan itself
+  const emptyHome = path.join(tmp, 'empty-home');
+  fs.mkdirSync(emptyHome, { mode: 0o700 });
+  for (let i = 0; i < runs; i++) gcStart.push(run(process.execPath, [...nodeFlags, bin, '--home', emptyHome, '--dry-run', '--quiet']));
   fresh();
   for (let i = 0; i < runs; i++) {
     countBase.push(run('wc', ['-l', tfile]));
@@ -225,7 +242,8 @@ try {
   row(`count a new ${mib} MiB record (--dry-run)`, count, countBase, 'wc -l', '≥ 1 GB/s');
   row(`truncate a new ${mib} MiB record to ${KEEP}`, tNew, tNewBase, 'wc -l', '—');
   row(`truncate an indexed ${mib} MiB record to ${KEEP}`, tIdx, tIdxBase.map((r) => ({ s: r.s + nodeStart, cpu: r.cpu + nodeStartCpu })), `tail -n ${KEEP} > t && mv + node -e 0`, '≤ 3×');
-  const countS = median(count.map((r) => r.s));
+  countS = median(count.map((r) => r.s));
+  }
 
   // ---- table ---------------------------------------------------------------------------------
   const cpu = os.cpus();
@@ -238,10 +256,16 @@ try {
   lines.push('|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
   for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${r.bcpu.toFixed(2)} | ${r.ratio.toFixed(2)}× | ${Number.isNaN(r.cpuRatio) ? '—' : r.cpuRatio.toFixed(2) + '×'} | ${r.goal} |`);
   lines.push('');
-  const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
-  const countCpu = median(count.map((r) => r.cpu));
-  lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`);
-  lines.push(`scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`);
+  if (big !== undefined) {
+    const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
+    const countCpu = median(count.map((r) => r.cpu));
+    lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`);
+    const own = median(gcStart.map((r) => r.cpu));
+    lines.push(`murmur-gc's own start-up (--dry-run on an empty home): ${median(gcStart.map((r) => r.s)).toFixed(3)} s wall, ${own.toFixed(2)} s CPU; counting net of it: ${(big.bytes / 1e9 / Math.max(countCpu - own, 1e-3)).toFixed(2)} GB/s per CPU-second`);
+  }
+  if (large !== undefined) {
+    lines.push(`scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`);
+  }
   lines.push(`memory: peak RSS over every murmur-gc run ${Math.max(...rows.map((r) => r.rss)).toFixed(0)} MB (goal ≤ 150 MB)`);
   for (const n of notes) lines.push(n);
   const text = lines.join('\n');

@@ -4,18 +4,29 @@
 // generation alone adds ~25-30 MB of RSS to a sweep; measured in bench/run.mjs
 // (docs/benchmarks.md), with no measurable CPU cost.
 // The early-signal recorder is evaluated before the rest of the CLI is loaded (dynamic import),
-// so a daemon is not killed by a SIGTERM/SIGHUP that arrives during its start-up.
+// so a daemon is not killed by a SIGTERM/SIGHUP that arrives during its start-up. A lone
+// `--version` is answered before the CLI is loaded at all.
 import './early-signals.js';
 
-const { ExitCodes, describeError } = await import('../errors.js');
-const { main } = await import('./main.js');
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // The same text commander prints for it, without loading the CLI (~300 modules).
+  const { versionText } = await import('../version.js');
+  process.stdout.write(versionText() + '\n');
+} else {
+  void run(argv); // not awaited here, as before: the exit code is set when main settles
+}
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`murmur-gc: ${describeError(err)}\n`);
-    process.exitCode = ExitCodes.failed;
-  },
-);
+async function run(args: string[]): Promise<void> {
+  const { ExitCodes, describeError } = await import('../errors.js');
+  const { main } = await import('./main.js');
+  main(args).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`murmur-gc: ${describeError(err)}\n`);
+      process.exitCode = ExitCodes.failed;
+    },
+  );
+}

@@ -4,14 +4,12 @@
 // `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
 // --target exits 1 when no sweep in the trail removed or truncated the target); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
+// The daemon and the status/history readers (and through them `cron`) are imported when their
+// command runs, so other commands do not load them at start-up.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseDurationSecs } from '../config/retain.js';
 import { describeError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { readAuditHistory } from '../daemon/audit-read.js';
-import { Daemon } from '../daemon/daemon.js';
-import { buildHistory, renderHistory } from '../daemon/history.js';
-import { gatherStatus, renderStatus } from '../daemon/status.js';
 import type { GcConfig } from '../config/types.js';
 import { loadForCommand } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
@@ -34,8 +32,10 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
   recordEarlySignals();
   const load = deps.load ?? loadForCommand;
   let config: GcConfig;
+  let Daemon: typeof import('../daemon/daemon.js').Daemon;
   try {
     config = await load(flags);
+    ({ Daemon } = await import('../daemon/daemon.js'));
   } catch (err) {
     releaseEarlySignals();
     throw err;
@@ -58,6 +58,7 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
 
 export async function runStatusCommand(opts: CommonFlags & { json: boolean }): Promise<number> {
   const config = await loadForCommand(opts);
+  const { gatherStatus, renderStatus } = await import('../daemon/status.js');
   const doc = await gatherStatus(config);
   process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderStatus(doc));
   return 0;
@@ -66,6 +67,8 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
 export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
   const config = await loadForCommand(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
+  const { readAuditHistory } = await import('../daemon/audit-read.js');
+  const { buildHistory, renderHistory } = await import('../daemon/history.js');
   const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
   const doc = buildHistory(
     { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },

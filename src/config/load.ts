@@ -36,7 +36,6 @@
 // - A manifest whose `context.record` is `off` or whose `inference.transport` is `process` never
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
 import * as path from 'node:path';
-import { validateCronExpression } from 'cron';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
@@ -755,7 +754,11 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
-  await attempt(sink, () => {
+  await attempt(sink, async () => {
+    // `cron` is loaded only to check a configured schedule (the default is known good, see
+    // test/cli/startup.test.ts): a one-shot command on a configuration without one does not pay for it.
+    if (raw.schedule === undefined) return;
+    const { validateCronExpression } = await import('cron');
     const cron = validateCronExpression(schedule);
     if (!cron.valid) {
       const why = cron.error?.message;

@@ -8,9 +8,10 @@
 // - Lines are Rust `str::lines` lines split on byte 0x0A only: a trailing `\n` ends the last
 //   line (no empty line after it); a final unterminated line is a line (`terminated: false`);
 //   `\r` is not a separator. Every line is classified alike, the unterminated tail included.
-// - One reused read buffer (default 1 MiB). A line crossing a chunk boundary is copied into a
-//   separate carry buffer that grows to the longest such line, so memory is O(buffer + longest
-//   line), never O(file).
+// - One reused read buffer (default 1 MiB); a forward walk past its second chunk reads ahead into
+//   a second one while the current chunk is scanned. A line crossing a chunk boundary is copied
+//   into a separate carry buffer that grows to the longest such line, so memory is
+//   O(buffers + longest line), never O(file).
 // - Records are read as the runtime reads them: a record that is not valid UTF-8 anywhere is
 //   unreadable (`read_to_string` fails): the record scan reports `utf8: false` with no header and
 //   no messages, and the truncation plan refuses it (`record_unreadable`). Lines are classified
@@ -20,11 +21,13 @@
 // - `planKeepNewest` costs O(keep) lines backwards from EOF plus one classify-only forward pass
 //   over the dropped prefix (needed for the exact `dropped` count); it never holds more than one
 //   line.
-// - `signal.throwIfAborted()` is checked before every read.
+// - `signal.throwIfAborted()` is checked before every read is issued and before every chunk is
+//   handed out.
 import type { FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
+import { T_STRING, decodeJsonString, isMessageLine, lastMessageIdSpan } from '../murmur/json-scan.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
 
@@ -154,15 +157,30 @@ class ForwardScanner {
   terminated = false;
 
   private readonly buf: Buffer;
+  /** The second buffer of the read-ahead, allocated when a third chunk is wanted. */
+  private spare: Buffer | undefined;
+  /** The next chunk, being read while the consumer scans the current one. */
+  private ahead: { done: Promise<void>; buf: Buffer; pos: number; len: number } | undefined;
+  private chunks = 0;
   private chunk: Buffer = Buffer.alloc(0);
   private chunkPos = 0; // file offset of chunk[0]
   private i = 0; // next unscanned index in chunk
   private readPos: number;
+  private delivered: number;
   private carry: Buffer = Buffer.alloc(0);
   private carryLen = 0;
   private carryStart = 0;
   private finalPending = false;
   private done = false;
+  /**
+   * With `checkUtf8`: true when the current line lies in the part of its chunk already validated
+   * as UTF-8 in one call (whole lines only; `\n` never falls inside a UTF-8 sequence, so a span
+   * of whole lines is valid iff each of its lines is). False means "not known": check the line.
+   */
+  utf8Known = false;
+  private bulkStart = 0;
+  private bulkEnd = 0;
+  checkUtf8 = false;
 
   constructor(
     private readonly fh: FileHandle,
@@ -173,6 +191,7 @@ class ForwardScanner {
   ) {
     checkRange(from, to);
     this.readPos = from;
+    this.delivered = from;
     this.buf = bufferFor(bufferSize, to - from);
   }
 
@@ -188,9 +207,19 @@ class ForwardScanner {
     this.carryLen = need;
   }
 
-  /** File offset read up to so far. */
+  /** File offset up to which chunks have been handed out (read-ahead not counted). */
   get readPosition(): number {
-    return this.readPos;
+    return this.delivered;
+  }
+
+  /** Starts reading the chunk at readPos into `buf`. */
+  private startRead(buf: Buffer): { done: Promise<void>; buf: Buffer; pos: number; len: number } {
+    this.signal?.throwIfAborted();
+    const len = Math.min(buf.length, this.to - this.readPos);
+    const pos = this.readPos;
+    this.readPos += len;
+    const done = readFully(this.fh, buf, len, pos, this.to);
+    return { done, buf, pos, len };
   }
 
   async fill(): Promise<boolean> {
@@ -198,7 +227,9 @@ class ForwardScanner {
     if (this.i < this.chunk.length) this.appendCarry(this.chunk.subarray(this.i), this.chunkPos + this.i);
     this.chunk = this.chunk.subarray(0, 0);
     this.i = 0;
-    if (this.readPos >= this.to) {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    if (ahead === undefined && this.readPos >= this.to) {
       this.done = true;
       if (this.carryLen > 0) {
         this.finalPending = true;
@@ -207,17 +238,39 @@ class ForwardScanner {
       return false;
     }
     this.signal?.throwIfAborted();
-    const len = Math.min(this.buf.length, this.to - this.readPos);
-    await readFully(this.fh, this.buf, len, this.readPos, this.to);
-    this.chunk = this.buf.subarray(0, len);
-    this.chunkPos = this.readPos;
-    this.readPos += len;
+    const cur = ahead ?? this.startRead(this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)));
+    this.chunks++;
+    // Read-ahead from the second chunk on (a reader that wants only the first line never pays
+    // for it): the next chunk is read into the other buffer while this one is scanned. The
+    // current chunk's views stay valid until the next fill(), whose first act is to copy the
+    // unscanned rest into `carry`.
+    if (this.chunks >= 2 && this.readPos < this.to) {
+      const next = this.startRead(this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)));
+      next.done.catch(() => undefined); // observed when awaited; never an unhandled rejection
+      this.ahead = next;
+    }
+    await cur.done;
+    this.chunk = cur.buf.subarray(0, cur.len);
+    this.chunkPos = cur.pos;
+    this.delivered = cur.pos + cur.len;
+    this.bulkStart = this.bulkEnd = 0;
+    if (this.checkUtf8) {
+      const first = this.carryLen > 0 ? this.chunk.indexOf(10) + 1 : 0;
+      const last = this.chunk.lastIndexOf(10);
+      if (first > 0 || this.carryLen === 0) {
+        if (last >= first && isUtf8(this.chunk.subarray(first, last))) {
+          this.bulkStart = first;
+          this.bulkEnd = last;
+        }
+      }
+    }
     return true;
   }
 
   next(): boolean {
     if (this.finalPending) {
       this.finalPending = false;
+      this.utf8Known = false;
       this.bytes = this.carry.subarray(0, this.carryLen);
       this.start = this.carryStart;
       this.end = this.carryStart + this.carryLen;
@@ -234,9 +287,11 @@ class ForwardScanner {
       this.bytes = this.carry.subarray(0, this.carryLen);
       this.start = this.carryStart;
       this.carryLen = 0;
+      this.utf8Known = false;
     } else {
       this.bytes = chunk.subarray(this.i, j);
       this.start = this.chunkPos + this.i;
+      this.utf8Known = this.i >= this.bulkStart && j <= this.bulkEnd;
     }
     this.end = this.chunkPos + j;
     this.terminated = true;
@@ -401,16 +456,31 @@ class RecordScanAccumulator {
   private header: RecordHeader | undefined;
   private headerEnd = 0;
   private messages = 0;
-  private lastMessageId: string | undefined;
   private position: number | undefined;
   private utf8 = true;
   private terminated = true;
-  constructor(private readonly findId: string | undefined) {}
+  /** The raw bytes of the last message's `id` string (quotes included); idLen -1: none. */
+  private idBytes: Uint8Array = new Uint8Array(64);
+  private idLen = -1;
+  private idEscaped = false;
+  /**
+   * The last message's id span, still in the caller's line view (copied into idBytes only by
+   * `keep()`, which the streaming caller runs before its buffers are reused: once per chunk, not
+   * once per line).
+   */
+  private pending: Buffer | undefined;
+  private pendingStart = 0;
+  private pendingEnd = 0;
+  private readonly findBytes: Buffer | undefined;
+  constructor(private readonly findId: string | undefined) {
+    this.findBytes = findId === undefined ? undefined : Buffer.from(JSON.stringify(findId), 'utf8');
+  }
 
-  line(bytes: Buffer, start: number, end: number, terminated: boolean): void {
+  /** `utf8Known`: the caller already validated this line's bytes as UTF-8. */
+  line(bytes: Buffer, start: number, end: number, terminated: boolean, utf8Known = false): void {
     this.terminated = terminated;
     if (!this.utf8) return;
-    if (!isUtf8(bytes)) {
+    if (!utf8Known && !isUtf8(bytes)) {
       this.utf8 = false;
       return;
     }
@@ -420,11 +490,42 @@ class RecordScanAccumulator {
       this.header = parseHeaderLine(bytes);
       if (this.header) this.headerEnd = terminated ? end + 1 : end;
     }
-    const c = classifyLine(bytes);
-    if (!c.isMessage) return;
+    if (!isMessageLine(bytes, 0, bytes.length)) return;
     this.messages++;
-    this.lastMessageId = c.id;
-    if (this.findId !== undefined && c.id === this.findId) this.position = this.messages;
+    // The id is decoded once at the end (the last message's) or when it may equal findId; its
+    // bytes are kept because `bytes` is a view that the next chunk overwrites.
+    const id = lastMessageIdSpan();
+    if (id.type !== T_STRING) {
+      this.pending = undefined;
+      this.idLen = -1;
+      return;
+    }
+    this.pending = bytes;
+    this.pendingStart = id.start;
+    this.pendingEnd = id.end;
+    this.idEscaped = id.escaped;
+    const want = this.findBytes;
+    if (want === undefined) return;
+    if (id.escaped) {
+      if (decodeJsonString(bytes, id.start, id.end, true) === this.findId) this.position = this.messages;
+    } else if (id.end - id.start === want.length) {
+      // Unescaped and valid UTF-8: equal bytes iff equal strings (want is JSON.stringify'd; an id
+      // JSON.stringify would escape never matches unescaped bytes, and is compared decoded above).
+      let k = 0;
+      while (k < want.length && bytes[id.start + k] === want[k]) k++;
+      if (k === want.length) this.position = this.messages;
+    }
+  }
+
+  /** Copies the pending id out of the line view; run before the views' buffers are reused. */
+  keep(): void {
+    const b = this.pending;
+    if (b === undefined) return;
+    this.pending = undefined;
+    const len = this.pendingEnd - this.pendingStart;
+    if (len > this.idBytes.length) this.idBytes = new Uint8Array(Math.max(len, this.idBytes.length * 2));
+    this.idBytes.set(b.subarray(this.pendingStart, this.pendingEnd));
+    this.idLen = len;
   }
 
   result(): RecordScan {
@@ -433,7 +534,9 @@ class RecordScanAccumulator {
       if (this.findId !== undefined) none.position = undefined;
       return none;
     }
-    const scan: RecordScan = { utf8: true, terminated: this.terminated, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId: this.lastMessageId };
+    this.keep();
+    const lastMessageId = this.idLen < 0 ? undefined : decodeJsonString(this.idBytes, 0, this.idLen, this.idEscaped);
+    const scan: RecordScan = { utf8: true, terminated: this.terminated, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId };
     if (this.findId !== undefined) scan.position = this.position;
     return scan;
   }
@@ -441,10 +544,13 @@ class RecordScanAccumulator {
 
 export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanOptions = {}): Promise<RecordScan> {
   const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
+  s.checkUtf8 = true;
   const acc = new RecordScanAccumulator(opts.findId);
-  while (await s.fill()) {
+  for (;;) {
+    acc.keep(); // fill() reuses the buffers the last line views point into
+    if (!(await s.fill())) break;
     opts.onRead?.(s.readPosition);
-    while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated);
+    while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
   }
   return acc.result();
 }
@@ -543,11 +649,12 @@ export async function planKeepNewest(
   // [0, lastDroppedStart) is terminated.
   let before = 0;
   const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
+  fwd.checkUtf8 = true;
   while (await fwd.fill()) {
     while (fwd.next()) {
-      if (!isUtf8(fwd.bytes)) throw unreadable();
+      if (!fwd.utf8Known && !isUtf8(fwd.bytes)) throw unreadable();
       if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
-      if (classifyLine(fwd.bytes).isMessage) before++;
+      if (isMessageLine(fwd.bytes, 0, fwd.bytes.length)) before++;
     }
   }
   const dropped = before + 1;

@@ -20,6 +20,13 @@
 // occurrence; when it is an array, the spans of its first items. No allocation per call on the
 // common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
+//
+// Speed: string bodies (nearly all of a message line's bytes) are validated by a small
+// WebAssembly loop (json-string-wasm.ts, same rules), the scanned bytes copied once per scan into
+// its memory; the JavaScript loop below is the fallback where WebAssembly cannot run, and the
+// parity tests run both.
+
+import { DATA_BASE, wasmStrings, type WasmStrings } from './json-string-wasm.js';
 
 export const T_NONE = 0;
 export const T_OBJECT = 1;
@@ -32,6 +39,13 @@ export const T_NULL = 7;
 export type JsonType = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
 const MAX_DEPTH = 128;
+/** Plain strings up to this many bytes are finished by the JavaScript loop. */
+const SHORT_STRING = 24;
+/**
+ * Longer documents keep the JavaScript loop: the WebAssembly memory never shrinks, so it is
+ * bounded (a few MiB) rather than grown to the longest line ever seen.
+ */
+const WASM_MAX_DOCUMENT = 4 * 1024 * 1024;
 const MAX_ITEMS = 8;
 
 class Invalid extends Error {}
@@ -73,8 +87,15 @@ export class JsonScanner {
   private keys: readonly Uint8Array[] = [];
   private keyStrings: readonly string[] = [];
   private lastStringEscaped = false;
+  /** The WebAssembly string loop, when used; `delta` maps a buffer index to its memory offset. */
+  private readonly wasm: WasmStrings | undefined;
+  /** `wasm` while the current scan uses it. */
+  private w: WasmStrings | undefined;
+  private delta = 0;
 
-  constructor() {
+  /** `opts.wasm: false` keeps the JavaScript string loop (tests compare the two). */
+  constructor(opts: { wasm?: boolean } = {}) {
+    this.wasm = opts.wasm === false ? undefined : wasmStrings();
     for (let k = 0; k < MAX_ITEMS; k++) this.items.push({ type: T_NONE, start: 0, end: 0, escaped: false });
   }
 
@@ -94,6 +115,16 @@ export class JsonScanner {
     for (let k = 0; k < f.length; k++) (f[k] as Span).type = T_NONE;
     this.itemCount = 0;
     this.top = T_NONE;
+    this.w = undefined;
+    const w = this.wasm;
+    if (w !== undefined && end - start <= WASM_MAX_DOCUMENT && w.ensure(end - start)) {
+      const n = end - start;
+      const mem = w.bytes;
+      mem.set(start === 0 && end === buf.length ? buf : buf.subarray(start, end), DATA_BASE);
+      mem[DATA_BASE + n] = 0; // the sentinel the loop relies on
+      this.delta = DATA_BASE - start;
+      this.w = w;
+    }
     try {
       this.ws();
       if (this.i >= end) return false;
@@ -252,6 +283,32 @@ export class JsonScanner {
   }
 
   private string(): void {
+    const w = this.w;
+    if (w !== undefined) {
+      // Short plain strings (keys, ids, roles) end here, cheaper than a call into WebAssembly.
+      const b = this.b;
+      const stop = Math.min(this.end, this.i + 1 + SHORT_STRING);
+      for (let i = this.i + 1; i < stop; i++) {
+        const c = b[i] as number;
+        if (c === 0x22) {
+          this.i = i + 1;
+          this.lastStringEscaped = false;
+          return;
+        }
+        if (c < 0x20 || c === 0x5c) break;
+      }
+      const d = this.delta;
+      const r = w.scanString(this.i + 1 + d, this.end + d);
+      if (r === -1) throw INVALID;
+      if (r >= 0) {
+        this.i = r - d + 1;
+        this.lastStringEscaped = false;
+      } else {
+        this.i = -2 - r - d + 1;
+        this.lastStringEscaped = true;
+      }
+      return;
+    }
     const b = this.b;
     const end = this.end;
     let i = this.i + 1;
@@ -363,7 +420,7 @@ const NO_KEYS = jsonKeys();
  * are read as UTF-8.
  */
 export function decodeJsonString(buf: Uint8Array, s: number, e: number, escaped: boolean): string {
-  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const view = buf instanceof Buffer ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   if (!escaped) return view.toString('utf8', s + 1, e - 1);
   return JSON.parse(view.toString('utf8', s, e)) as string;
 }
@@ -417,6 +474,25 @@ export function classifyMessage(buf: Uint8Array, start: number, end: number): Li
   if (role.type !== T_STRING) return NOT_A_MESSAGE;
   const id = sc.fields[1] as Span;
   return { isMessage: true, id: id.type === T_STRING ? decodeJsonString(buf, id.start, id.end, id.escaped) : undefined };
+}
+
+/**
+ * `classifyMessage(...).isMessage` without building the result or decoding the id: when it
+ * returns true, `lastMessageIdSpan()` is the line's `id` span (type T_NONE or not T_STRING when
+ * the id is absent or not a string), valid until the next call.
+ */
+export function isMessageLine(buf: Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && isWs(buf[i] as number)) i++;
+  if (i >= end || buf[i] !== 0x7b) return false;
+  const sc = shared;
+  if (!sc.scan(buf, i, end, MESSAGE_KEYS) || sc.top !== T_OBJECT) return false;
+  return (sc.fields[0] as Span).type === T_STRING;
+}
+
+/** See isMessageLine. */
+export function lastMessageIdSpan(): Readonly<Span> {
+  return shared.fields[1] as Span;
 }
 
 export const NOT_A_MESSAGE: LineClass = Object.freeze({ isMessage: false, id: undefined });
