@@ -118,6 +118,8 @@ export interface IntentLine {
   at_ms?: string;
   /** truncate_record: the header's cumulative `dropped` before this truncation (decimal u64). */
   dropped_before?: string;
+  /** purge_quarantine: what its `quarantine_purge` line names (`target` is the held entry's name). */
+  purge?: PurgedItem;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Completion of audit trails left by a murmur-gc run that was killed mid-sweep.
 // Guarantees:
-// - Every logged intent is settled against the disk: marked done; or, for a removal, its target
+// - Every logged intent is settled against the disk (a purge of a held item: its entry is gone,
+//   and it gets its `quarantine_purge` line): marked done; or, for a removal, its target
 //   no longer exists; or, for a truncation, the record's header carries the truncation marker the
 //   intent named (`at_ms`) — the rename happened, and the messages it dropped are the marker's
 //   cumulative count minus the count before. Each that happened gets its retention line; the
@@ -15,12 +16,12 @@
 //   `truncate` in progress) is left alone. Manual actions keep their `trigger` when completed.
 import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../murmur/ids.js';
-import { peekEventType, retentionLine, sessionEndLine, sessionStartLine } from '../murmur/trace.js';
+import { peekEventType, quarantinePurgeLine, retentionLine, sessionEndLine, sessionStartLine } from '../murmur/trace.js';
 import { RECORD_FILE, readHeader } from '../io/inventory.js';
 import { probeProcess } from '../io/running.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
 import { VERSION } from '../version.js';
-import { GC_DIR, INTENT_FILE, WHERE_FILE, groupRetention, parseIntentLog, whereText, type IntentLine, type RetentionItem } from './audit.js';
+import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RetentionItem } from './audit.js';
 
 export interface Recovered {
   target: string;
@@ -68,8 +69,19 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         const owner = log.owner;
         if (owner?.pid !== undefined && owner.pid !== process.pid && (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive') continue;
         const items: RetentionItem[] = [];
+        const purged: PurgedItem[] = [];
         let settled = 0;
         for (const [seq, intent] of log.intents) {
+          if (intent.kind === 'purge_quarantine') {
+            // Happened when the held entry is gone from where it was (its trash, if any, is the
+            // debris step's): its quarantine_purge line is written like the sweep would have.
+            const p = intent.purge;
+            if (!p || !intent.parent || !intent.target || typeof p.target !== 'string') continue;
+            settled++;
+            if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined) continue;
+            purged.push({ store: p.store, reason: String(p.reason), target: p.target, held: String(p.held) });
+            continue;
+          }
           if (!intent.store || !intent.reason || !intent.target) continue;
           settled++;
           const done = log.done.get(seq);
@@ -110,6 +122,7 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           for (const g of groupRetention(items)) {
             text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
           }
+          for (const g of groupPurges(purged)) text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
           // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
           const startedMs = idTimestampMs(name, 'ses_');
           const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
@@ -132,7 +145,7 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         await sdir.unlink(INTENT_FILE);
         out.push({
           target: `${homePath}/${GC_DIR}/${name}`,
-          detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
+          detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
         });
       } finally {
         await sdir.close();

@@ -58,6 +58,19 @@ describe('recovery of a killed run', () => {
     expect(a.dropped.get('ctx_1')).toBe(7);
   });
 
+  it('a purge of a held item that happened gets its quarantine_purge line; one that did not is not claimed', async () => {
+    const q = path.join(home, 'gc', 'quarantine');
+    fs.mkdirSync(path.join(q, '1700000000000.bb', 'ctx'), { recursive: true });
+    const purge = (entry: string, target: string) => ({ kind: 'purge_quarantine', parent: q, target: entry, purge: { store: 'records', reason: 'expired', target, held: 'context' } });
+    const id = killedAudit({ trace: 'whole', intents: [purge('1700000000000.aa', 'ctx_gone'), purge('1700000000000.bb', 'ctx_still')] });
+    await recover();
+    expect(readAudits(home).problems).toEqual([]);
+    const lines = fs.readFileSync(path.join(home, 'gc', id, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const purges = lines.filter((l) => l['event_type'] === 'quarantine_purge');
+    expect(purges).toHaveLength(1);
+    expect(purges[0]).toMatchObject({ store: 'records', reason: 'expired', removed: 1, targets: ['ctx_gone'], kinds: ['context'] });
+  });
+
   it('a truncation whose rename did not happen (older marker) is not claimed', async () => {
     f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3, truncated: { dropped: 5, oldest_surviving_id: '', last_dropped_id: '', at_ms: AT - 99 } });
     killedAudit({ trace: 'whole', intents: [truncIntent(path.join(home, 'conversations', 'shey'))] });

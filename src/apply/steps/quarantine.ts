@@ -46,7 +46,7 @@ export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, 
       bytes = (await measureDir(parent, t.entry, t.identity)).bytes;
     } else {
       const a = await ensureAudit(ctx);
-      const seq = await a?.intend({ kind: 'purge_quarantine', parent: parent.path, target: t.entry });
+      const seq = await a?.intend({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: { store: t.store, reason, target: t.target, held: t.held } });
       bytes = (await purgeEntry(parent, t.entry, t.identity, ctx.auditId)).bytes;
       if (a && seq !== undefined) await a.done(seq);
       ctx.purged.push({ store: t.store, reason, target: t.target, held: t.held });
