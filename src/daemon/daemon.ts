@@ -40,7 +40,6 @@ import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
-import { removeDeadGcTemps } from './recovery.js';
 import { writeMetrics } from './metrics.js';
 import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
 import type { StatFs } from '../io/statfs.js';
@@ -158,12 +157,8 @@ export class Daemon {
       this.log.warn({ code: Codes.invalidLine, path: `${config.home}/gc/state.json` }, `the state file is unreadable and will be rewritten: ${prior.detail}`);
     }
 
-    for (const t of await removeDeadGcTemps(config.home).catch((err: unknown) => {
-      this.log.warn({ code: Codes.ioError }, `could not look for leftovers in ${config.home}/gc: ${describeError(err)}`);
-      return [];
-    })) {
-      this.log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid, bytes: t.bytes }, 'leftover temp file of a killed murmur-gc removed');
-    }
+    // Temp files a killed murmur-gc left under <home>/gc are removed by every real sweep (its
+    // recover step), under the sweep lock: not here as well.
 
     if (this.stopping) return;
     this.job = job;

@@ -1,4 +1,4 @@
-// Clean-up (daemon start-up and every real sweep) of what a killed murmur-gc left in `<home>/gc`:
+// Clean-up (by every real sweep, its recover step) of what a killed murmur-gc left in `<home>/gc`:
 // the temp files of its atomic small-file writes (`.state.json.<pid>.<hex>.tmp`,
 // `.trace-cache.json.<pid>.<hex>.tmp`) and lock-owner candidates/parked owner files
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
