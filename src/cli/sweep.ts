@@ -17,6 +17,7 @@ import { recordOneShotSweep, type SweepSummary } from '../daemon/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../daemon/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
+import { logConfigWarnings } from '../config/load.js';
 import { lastSuccessAfter, writeMetrics } from '../daemon/metrics.js';
 import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
@@ -39,6 +40,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const config = await loadForCommand(opts);
   const quiet = opts.quiet === true && !opts.verbose;
   const log = oneShotLogger(config, opts.verbose, opts.json);
+  logConfigWarnings(log, config);
   const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();

@@ -13,7 +13,8 @@
 //   does not exist (or a root pattern that matches nothing), a workdir/project without its
 //   murmur.yaml (no policy), a `records[].manifest` that does not exist (that entry is left out:
 //   it deletes nothing until the file exists — the rest of the configuration works), a metrics
-//   directory or a home that does not exist.
+//   directory or a home that does not exist. Sweeps log them too (`logConfigWarnings`: every
+//   one-shot sweep, the daemon at start and after each reload), except a missing home.
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
@@ -38,6 +39,7 @@
 import * as path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
@@ -820,11 +822,33 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 }
 
+/** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */
+const loadedWarnings = new WeakMap<GcConfig, readonly ConfigWarning[]>();
+
 /** Resolves the configuration; the first error (in resolution order) is thrown. */
 export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   const check = await checkConfig(opts);
   const first = check.errors[0];
   if (check.fatal > 0 && first) throw first;
   if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
+  loadedWarnings.set(check.config, check.warnings);
   return check.config;
+}
+
+/**
+ * The warnings found when `config` was loaded by `loadConfig` that a sweep should say every time
+ * it runs with it: a configured path that does not exist (a mistyped root sweeps nothing, and
+ * only `config check` would otherwise tell). A missing home is left out: the sweep's own report
+ * says so ("nothing to sweep"), and a fresh machine has none yet.
+ */
+export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] {
+  return (loadedWarnings.get(config) ?? []).filter((w) => w.keyPath !== 'home' && w.keyPath !== '--home');
+}
+
+/** Logs `sweepConfigWarnings(config)`, one warning line each (code, file:line, key path). */
+export function logConfigWarnings(log: Pick<Logger, 'warn'>, config: GcConfig): void {
+  for (const w of sweepConfigWarnings(config)) {
+    const at = w.file === undefined ? undefined : `${w.file}${w.line !== undefined ? `:${w.line}${w.column !== undefined ? `:${w.column}` : ''}` : ''}`;
+    log.warn({ code: w.code, key: w.keyPath, ...(at !== undefined ? { config: at } : {}) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
+  }
 }

@@ -37,6 +37,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CronJob } from 'cron';
 import { runSweep } from '../apply/sweep.js';
 import type { GcConfig } from '../config/types.js';
+import { logConfigWarnings } from '../config/load.js';
 import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { probeProcess, startTimeOf } from '../io/running.js';
 import type { Logger } from '../log.js';
@@ -142,6 +143,7 @@ export class Daemon {
 
   private async startUp(): Promise<void> {
     const config = this.config;
+    logConfigWarnings(this.log, config);
     const job = makeCronJob(config.schedule, () => this.tick('schedule'), (err) => this.onCronError(err), config.source);
     const token = (await startTimeOf(process.pid)) ?? null;
 
@@ -297,6 +299,7 @@ export class Daemon {
       await writeStateFile(old.home, { ...stale, updated_ms: this.now() }).catch(() => false);
     }
     this.log.info({ schedule: next.schedule, home: next.home, next_run: isoOrNull(this.state.next_run_ms), rescheduled: job !== undefined }, 'configuration reloaded');
+    logConfigWarnings(this.log, next);
     await this.saveState();
   }
 

@@ -52,4 +52,23 @@ describe('murmur-gc config check', () => {
     expect(r.stdout).toMatch(new RegExp(`bot +bot +records\\[0\\] +max_messages 100 +max_bytes 1\\.0 GiB +manifest ${T}/proj/murmur.yaml\n`));
     expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
   });
+
+  it('every sweep warns about a configured path that does not exist (a mistyped root sweeps nothing), but not about a missing home', () => {
+    fs.mkdirSync(path.join(T, 'sessions'), { mode: 0o700 });
+    const file = f.writeConfig(T, ['home: ./.murmur', 'sessions:', '  - root: ./sessions', '    retain: { max_sessions: 5 }', '  - root: ./sesions', '    retain: { max_sessions: 5 }', ''].join('\n'));
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status).toBe(0);
+    expect(sweep.stderr).toContain('config_path_missing');
+    expect(sweep.stderr).toContain(`${file}:5:5: sessions[1].root: '${T}/sesions' does not exist`);
+    expect(sweep.stderr).not.toContain(`'${T}/sessions' does not exist`);
+    const json = f.runCli(['--dry-run', '--json', '--config', file], T);
+    expect(json.status).toBe(0);
+    f.json(json); // stdout stays one report document; the warning goes to stderr
+    expect(json.stderr).toContain('"code":"config_path_missing"');
+
+    const homeOnly = f.writeConfig(T, ['home: ./nowhere/.murmur', ''].join('\n'));
+    const fresh = f.runCli(['--dry-run', '--config', homeOnly], T);
+    expect(fresh.status).toBe(0);
+    expect(fresh.stderr).not.toContain('config_path_missing');
+  });
 });

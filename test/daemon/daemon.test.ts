@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { runSweep } from '../../src/apply/sweep.js';
 import type { SweepReport } from '../../src/apply/report.js';
 import type { GcConfig } from '../../src/config/types.js';
+import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import { recordOneShotSweep, type SweepSummary } from '../../src/daemon/state.js';
 import { BusyError, ConfigError } from '../../src/errors.js';
@@ -143,6 +144,29 @@ describe('Daemon (in-process, fake sweep)', () => {
     expect(state.daemon.schedule).toBe('0 0 1 1 *');
     await d.tick('schedule'); // still sweeping on the old config
     expect(summaries()).toHaveLength(1);
+  });
+
+  it('warns at start and after each reload about a configured root that does not exist', async () => {
+    const file = path.join(T, 'config.yaml');
+    const write = (root: string) =>
+      fs.writeFileSync(file, [`home: ${home}`, "schedule: '0 0 1 1 *'", 'sessions:', `  - root: ${root}`, '    retain: { max_sessions: 3 }', ''].join('\n'));
+    write(path.join(T, 'typo'));
+    const load = () => loadConfig({ configPath: file, env: { HOME: T }, cwd: T });
+    make(async (o) => report(o), { cfg: await load(), load });
+    await until(() => lines.some((l) => l['msg'] === 'murmur-gc daemon started'));
+    const missing = () => lines.filter((l) => l['code'] === 'config_path_missing');
+    expect(missing()).toHaveLength(1);
+    expect(missing()[0]!['level']).toBe(40);
+    expect(String(missing()[0]!['msg'])).toContain(`${file}:4:5: sessions[0].root: '${T}/typo' does not exist`);
+    fs.mkdirSync(path.join(T, 'real'), { mode: 0o700 });
+    write(path.join(T, 'real'));
+    process.emit('SIGHUP', 'SIGHUP');
+    await until(() => lines.some((l) => l['msg'] === 'configuration reloaded'));
+    expect(missing()).toHaveLength(1); // the fixed root is not warned about
+    write(path.join(T, 'gone'));
+    process.emit('SIGHUP', 'SIGHUP');
+    await until(() => missing().length === 2);
+    expect(String(missing()[1]!['msg'])).toContain(`'${T}/gone' does not exist`);
   });
 
   it('a stop aborts the sweep through its signal and waits for it', async () => {
