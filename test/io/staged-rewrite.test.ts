@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/io/safe-fs.js';
 import { parseTempName, stagedRewrite, tempNameFor } from '../../src/io/staged-rewrite.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
+import { rewriteFromByte2 } from '../helpers/rewrite.js';
 
 let T: string;
 beforeEach(() => {
@@ -133,23 +134,13 @@ describe('a writer racing the commit window', () => {
     fs.writeFileSync(file(), 'a\nb\n');
     let seq = 0;
     const append = () => fs.appendFileSync(file(), `${seq++}\n`);
-    const dir = await Dir.open(T);
-    try {
-      const r = await stagedRewrite({
-        dir,
-        name: 'conversation.jsonl',
-        mode: 0o600,
-        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
-        fsync: async () => append(),
-        inWindow: (copy) => {
-          if (copy === 0) append();
-        },
-        holders: async () => [],
-      });
-      return { r, lines: fs.readFileSync(file(), 'utf8').split('\n').slice(0, -1), seq };
-    } finally {
-      await dir.close();
-    }
+    const r = await rewriteFromByte2(T, {
+      fsync: async () => append(),
+      inWindow: (copy) => {
+        if (copy === 0) append();
+      },
+    });
+    return { r, lines: fs.readFileSync(file(), 'utf8').split('\n').slice(0, -1), seq };
   }
 
   it('what arrives while the window copies is copied before the rename: one round, every line in order', async () => {
@@ -161,32 +152,22 @@ describe('a writer racing the commit window', () => {
 
   it('a line half-written when the window copies is left out of the new file until it is whole (no torn line is ever live)', async () => {
     fs.writeFileSync(file(), 'a\nb\n');
-    const dir = await Dir.open(T);
     let oldFd = -1;
     let liveAtRename = '';
-    try {
-      const r = await stagedRewrite({
-        dir,
-        name: 'conversation.jsonl',
-        mode: 0o600,
-        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
-        beforeCommit: async () => {
-          oldFd = fs.openSync(file(), 'a');
-          fs.writeSync(oldFd, 'x\npar'); // a writer half-way through its line
-        },
-        afterRename: async () => {
-          liveAtRename = fs.readFileSync(file(), 'utf8');
-          fs.writeSync(oldFd, 't\n');
-          fs.closeSync(oldFd);
-        },
-        holders: async () => [],
-      });
-      expect(liveAtRename).toBe('b\nx\n');
-      expect(fs.readFileSync(file(), 'utf8')).toBe('b\nx\npart\n');
-      expect(r).toMatchObject({ outOfOrder: false });
-    } finally {
-      await dir.close();
-    }
+    const r = await rewriteFromByte2(T, {
+      beforeCommit: async () => {
+        oldFd = fs.openSync(file(), 'a');
+        fs.writeSync(oldFd, 'x\npar'); // a writer half-way through its line
+      },
+      afterRename: async () => {
+        liveAtRename = fs.readFileSync(file(), 'utf8');
+        fs.writeSync(oldFd, 't\n');
+        fs.closeSync(oldFd);
+      },
+    });
+    expect(liveAtRename).toBe('b\nx\n');
+    expect(fs.readFileSync(file(), 'utf8')).toBe('b\nx\npart\n');
+    expect(r).toMatchObject({ outOfOrder: false });
   });
 });
 

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/io/safe-fs.js';
 import { defaultFsync, stagedRewrite } from '../../src/io/staged-rewrite.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
+import { RECORD, lateLineWriter, rewriteFromByte2 } from '../helpers/rewrite.js';
 import { SOAK, count, figures } from './soak.js';
 import { checkSequence, startWriter } from './writer.js';
 
@@ -104,77 +105,38 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
 
 describe('a writer racing several renames in a row', () => {
   it('eight raced rounds in a row still end in order (the bound is twelve rounds)', async () => {
-    const file = path.join(T, 'conversation.jsonl');
+    const file = path.join(T, RECORD);
     fs.writeFileSync(file, 'a\nb\nc\n');
     // A writer holding the original open lands one more line in it at every drain, 8 times.
-    const fd = fs.openSync(file, 'a');
-    const inoA = fs.fstatSync(fd, { bigint: true }).ino;
-    let appended = 0;
-    let looks = 0;
-    const dir = await Dir.open(T);
+    const writer = lateLineWriter(file, 8);
     try {
-      const r = await stagedRewrite({
-        dir,
-        name: 'conversation.jsonl',
-        mode: 0o600,
-        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
-        holders: async (identity) => {
-          if (identity.ino !== inoA) return [];
-          if (looks++ % 3 === 0 && appended < 8) {
-            fs.writeSync(fd, `late${appended++}\n`);
-            return [process.pid];
-          }
-          return [];
-        },
-      });
+      const r = await rewriteFromByte2(T, { holders: writer.holders });
       expect(fs.readFileSync(file, 'utf8')).toBe(['b', 'c', ...Array.from({ length: 8 }, (_, i) => `late${i}`)].join('\n') + '\n');
       expect(r).toMatchObject({ rounds: 9, reordered: true, outOfOrder: false, outOfOrderLines: 0 });
     } finally {
-      fs.closeSync(fd);
-      await dir.close();
+      writer.close();
     }
   });
 });
 
 describe('when the corrective rounds run out', () => {
   it('says so, with the number of lines placed out of order — never "kept in order"', async () => {
-    const file = path.join(T, 'conversation.jsonl');
+    const file = path.join(T, RECORD);
     fs.writeFileSync(file, 'a\nb\nc\n');
-    // A writer that keeps the original open and appends to it whenever we look for holders: its
-    // lines keep arriving in replaced inodes, round after round.
-    const fd = fs.openSync(file, 'a');
-    const inoA = fs.fstatSync(fd, { bigint: true }).ino;
-    let appended = 0;
-    let looks = 0;
-    const dir = await Dir.open(T);
+    // A writer that keeps the original open and, honest about holding, writes one line while it
+    // says it holds the original, then lets go (two clean looks): its lines keep arriving in
+    // replaced inodes, every round, until the rounds run out.
+    const writer = lateLineWriter(file, 40);
     try {
-      const r = await stagedRewrite({
-        dir,
-        name: 'conversation.jsonl',
-        mode: 0o600,
-        stage: async () => ({ prefix: Buffer.alloc(0), copyFrom: 2 }),
-        // Honest about holding: it writes one line while it says it holds the original, then lets
-        // go (two clean looks), so each drain gets one more late line — every round.
-        holders: async (identity) => {
-          if (identity.ino !== inoA) return [];
-          const phase = looks++ % 3;
-          if (phase === 0 && appended < 40) {
-            fs.writeSync(fd, `late${appended++}\n`);
-            return [process.pid];
-          }
-          return [];
-        },
-      });
+      const r = await rewriteFromByte2(T, { holders: writer.holders });
       expect(r?.outOfOrder).toBe(true);
-      const text = fs.readFileSync(file, 'utf8');
-      const lines = text.split('\n').slice(0, -1);
-      expect(lines.length).toBe(2 + appended); // nothing lost
+      const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+      expect(lines.length).toBe(2 + writer.appended()); // nothing lost
       // The count is exactly the lines appended after the corrective rewrites gave up.
       expect(r?.outOfOrderLines).toBeGreaterThan(0);
       expect(lines.slice(-r!.outOfOrderLines).every((l) => l.startsWith('late'))).toBe(true);
     } finally {
-      fs.closeSync(fd);
-      await dir.close();
+      writer.close();
     }
   });
 });
