@@ -10,10 +10,11 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
 import { requirement } from '../helpers/requirements.js';
+import { createUser, type TestUser } from '../reliability/user.js';
 import { stageCli, type StagedCli } from '../helpers/stage.js';
 
 const needs = requirement('unprivileged-user error tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
-const user = `mgc${f.hex(6)}`;
+let testUser: TestUser | undefined;
 let uid = -1;
 let gid = -1;
 let T: string;
@@ -33,9 +34,8 @@ function runAsUser(args: string[], home: string): { status: number | null; stdou
 describe.runIf(needs.run)('errors say what to do next', () => {
   beforeAll(() => {
     needs.check();
-    execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
-    uid = Number(execFileSync('id', ['-u', user]).toString().trim());
-    gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+    testUser = createUser();
+    ({ uid, gid } = testUser);
     T = f.tempDir('opunpriv');
     fs.chmodSync(T, 0o755);
     stage = stageCli();
@@ -44,7 +44,7 @@ describe.runIf(needs.run)('errors say what to do next', () => {
   afterAll(() => {
     if (T) f.rmrf(T);
     if (stage) f.rmrf(stage.dir);
-    if (uid >= 0) spawnSync('userdel', ['-f', user]);
+    testUser?.remove();
   });
 
   it('a removal that fails names real paths (never /proc/self/fd) and where what is left now is; the next sweep does not call it process_interrupted', () => {

@@ -9,10 +9,11 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
 import { requirement } from '../helpers/requirements.js';
+import { createUser, type TestUser } from '../reliability/user.js';
 import { copyApp, stageCli, type StagedCli } from '../helpers/stage.js';
 
 const needs = requirement('unprivileged-user tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
-const user = `mgc${f.hex(6)}`;
+let testUser: TestUser | undefined;
 let uid = -1;
 let gid = -1;
 let T: string;
@@ -40,9 +41,8 @@ function runAsUser(args: string[], home: string, umask = '022'): { status: numbe
 describe.runIf(needs.run)('as an unprivileged user', () => {
   beforeAll(() => {
     needs.check();
-    execFileSync('useradd', ['-M', '-d', '/nonexistent', '-s', '/usr/sbin/nologin', user]);
-    uid = Number(execFileSync('id', ['-u', user]).toString().trim());
-    gid = Number(execFileSync('id', ['-g', user]).toString().trim());
+    testUser = createUser();
+    ({ uid, gid } = testUser);
     T = f.tempDir('unpriv');
     fs.chmodSync(T, 0o755);
     stage = stageCli();
@@ -51,7 +51,7 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
   afterAll(() => {
     if (T) f.rmrf(T);
     if (stage) f.rmrf(stage.dir);
-    if (uid >= 0) spawnSync('userdel', ['-f', user]);
+    testUser?.remove();
   });
 
   it('runs from a staged copy when the checkout is out of its reach (a clone under a 0700 directory)', () => {
