@@ -27,7 +27,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
-import { T_STRING, decodeJsonString, isMessageLine, lastMessageIdSpan } from '../murmur/json-scan.js';
+import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessageIdSpan, messageCount } from '../murmur/json-scan.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
 
@@ -180,6 +180,7 @@ class ForwardScanner {
   utf8Known = false;
   private bulkStart = 0;
   private bulkEnd = 0;
+  private bulkOk = false;
   checkUtf8 = false;
 
   constructor(
@@ -254,6 +255,7 @@ class ForwardScanner {
     this.chunkPos = cur.pos;
     this.delivered = cur.pos + cur.len;
     this.bulkStart = this.bulkEnd = 0;
+    this.bulkOk = false;
     if (this.checkUtf8) {
       const first = this.carryLen > 0 ? this.chunk.indexOf(10) + 1 : 0;
       const last = this.chunk.lastIndexOf(10);
@@ -261,10 +263,36 @@ class ForwardScanner {
         if (last >= first && isUtf8(this.chunk.subarray(first, last))) {
           this.bulkStart = first;
           this.bulkEnd = last;
+          this.bulkOk = true;
         }
       }
     }
     return true;
+  }
+
+  /**
+   * With `checkUtf8`: when the next lines of the current chunk are whole lines already validated
+   * as UTF-8 and none is the file's first line, the chunk index just past their last `\n` (they
+   * are chunk[bulkFrom, that)); else -1. `skipBulk(to)` then moves past them.
+   */
+  bulkTo(): number {
+    if (!this.bulkOk || this.finalPending || this.carryLen > 0) return -1;
+    const i = this.i;
+    if (i < this.bulkStart || i > this.bulkEnd || this.chunkPos + i === 0) return -1;
+    return this.bulkEnd + 1;
+  }
+
+  get bulkFrom(): number {
+    return this.i;
+  }
+
+  get chunkBytes(): Buffer {
+    return this.chunk;
+  }
+
+
+  skipBulk(to: number): void {
+    this.i = to;
   }
 
   next(): boolean {
@@ -517,6 +545,35 @@ class RecordScanAccumulator {
     }
   }
 
+  /** Whether `bulk` may be used: no `findId` (each id is compared one line at a time). */
+  get bulkOk(): boolean {
+    return this.findBytes === undefined && this.utf8;
+  }
+
+  private readonly counted = messageCount();
+
+  /**
+   * Lines bytes[from, to): whole `\n`-ended lines, valid UTF-8, none the file's first line; the
+   * same as `line` for each of them (with `bulkOk`).
+   */
+  bulk(bytes: Buffer, from: number, to: number): void {
+    if (from === to) return;
+    this.terminated = true;
+    const c = this.counted;
+    countMessageLines(bytes, from, to, c);
+    if (c.messages === 0) return;
+    this.messages += c.messages;
+    if (c.id.type !== T_STRING) {
+      this.pending = undefined;
+      this.idLen = -1;
+      return;
+    }
+    this.pending = bytes;
+    this.pendingStart = c.id.start;
+    this.pendingEnd = c.id.end;
+    this.idEscaped = c.id.escaped;
+  }
+
   /** Copies the pending id out of the line view; run before the views' buffers are reused. */
   keep(): void {
     const b = this.pending;
@@ -550,7 +607,16 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
     acc.keep(); // fill() reuses the buffers the last line views point into
     if (!(await s.fill())) break;
     opts.onRead?.(s.readPosition);
-    while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
+    for (;;) {
+      const to = acc.bulkOk ? s.bulkTo() : -1;
+      if (to >= 0) {
+        acc.bulk(s.chunkBytes, s.bulkFrom, to);
+        s.skipBulk(to);
+        continue;
+      }
+      if (!s.next()) break;
+      acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
+    }
   }
   return acc.result();
 }
