@@ -25,8 +25,11 @@
 //   handed out.
 import type { FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
+import { readSync } from 'node:fs';
 import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
+import { chunkRegion } from '../murmur/json-doc-wasm.js';
+import { yieldIfBusy } from './safe-fs.js';
 import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessageIdSpan, messageCount } from '../murmur/json-scan.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
@@ -117,10 +120,14 @@ function checkRange(from: number, to: number): void {
   if (!Number.isSafeInteger(to) || to < from) throw new RangeError(`to must be an integer >= from, got ${to}`);
 }
 
-function bufferFor(bufferSize: number | undefined, span: number): Buffer {
+function checkBufferSize(bufferSize: number | undefined): number {
   const size = bufferSize ?? DEFAULT_BUFFER_SIZE;
   if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`bufferSize must be a positive integer, got ${size}`);
-  return Buffer.allocUnsafe(Math.max(1, Math.min(size, span)));
+  return size;
+}
+
+function bufferFor(bufferSize: number | undefined, span: number): Buffer {
+  return Buffer.allocUnsafe(Math.max(1, Math.min(checkBufferSize(bufferSize), span)));
 }
 
 function shrank(expectedEnd: number, at: number): GcError {
@@ -600,9 +607,22 @@ class RecordScanAccumulator {
 }
 
 export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanOptions = {}): Promise<RecordScan> {
-  const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
-  s.checkUtf8 = true;
+  checkRange(0, size);
   const acc = new RecordScanAccumulator(opts.findId);
+  let from = 0;
+  if (acc.bulkOk && size > 0) {
+    const region = chunkRegion();
+    if (region !== undefined) {
+      try {
+        from = await scanIntoRegion(fh, size, opts, acc, region.buf);
+      } finally {
+        region.release();
+      }
+      if (from === size) return acc.result();
+    }
+  }
+  const s = new ForwardScanner(fh, from, size, opts.bufferSize, opts.signal);
+  s.checkUtf8 = true;
   for (;;) {
     acc.keep(); // fill() reuses the buffers the last line views point into
     if (!(await s.fill())) break;
@@ -619,6 +639,59 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
     }
   }
   return acc.result();
+}
+
+/**
+ * scanRecord's fast path: chunks read synchronously (page-cache reads cost far less CPU than
+ * thread-pool ones) straight into the WebAssembly memory's chunk region, whole lines counted
+ * there in one call per chunk (json-scan.ts `countMessageLines`), the partial last line moved to
+ * the region's start for the next chunk. The event loop is let run between chunks
+ * (`yieldIfBusy`), the signal checked before each read. Returns the offset it stopped at: `size`,
+ * or the start of a line longer than the region, which the caller's streaming scanner takes on.
+ */
+async function scanIntoRegion(fh: FileHandle, size: number, opts: RecordScanOptions, acc: RecordScanAccumulator, mem: Buffer): Promise<number> {
+  const cap = Math.min(mem.length, checkBufferSize(opts.bufferSize));
+  const fd = fh.fd;
+  let pos = 0; // file offset of mem[0]
+  let len = 0; // bytes held in mem
+  while (pos + len < size) {
+    if (len === cap) return pos; // a line longer than the region
+    opts.signal?.throwIfAborted();
+    const want = Math.min(cap - len, size - pos - len);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, mem, len + got, want - got, pos + len + got);
+      if (n === 0) throw shrank(size, pos + len + got);
+      got += n;
+    }
+    len += got;
+    opts.onRead?.(pos + len);
+    const last = mem.lastIndexOf(10, len - 1);
+    if (last >= 0) {
+      let i = 0;
+      if (pos === 0) {
+        // the file's first line: the header, classified alone
+        const nl = mem.indexOf(10);
+        acc.line(mem.subarray(0, nl), 0, nl, true);
+        i = nl + 1;
+      }
+      if (i <= last) {
+        if (acc.bulkOk && isUtf8(mem.subarray(i, last + 1))) {
+          acc.bulk(mem, i, last + 1);
+        } else {
+          for (let j = mem.indexOf(10, i); i <= last; i = j + 1, j = mem.indexOf(10, i)) acc.line(mem.subarray(i, j), pos + i, pos + j, true);
+        }
+      }
+      acc.keep(); // the id's bytes are about to be overwritten
+      mem.copyWithin(0, last + 1, len);
+      pos += last + 1;
+      len -= last + 1;
+    }
+    await yieldIfBusy();
+  }
+  if (len > 0) acc.line(mem.subarray(0, len), pos, pos + len, false);
+  acc.keep();
+  return size;
 }
 
 /** scanRecord over bytes already in memory (a small record read whole). */

@@ -51,6 +51,14 @@ export const FIELDS = OUT_TOP + 48;
 export const ITEMS = FIELDS + MAX_KEYS * 16;
 export const MAX_ITEMS = 8;
 export const DATA_BASE = 2048;
+/** Copies of caller data stay below this size (json-scan.ts), so [DATA_BASE, CHUNK_BASE) holds them. */
+export const MAX_COPY = 4 * 1024 * 1024;
+/**
+ * A region for reading file chunks straight into the memory (`chunkRegion`), above every copy:
+ * once it exists the memory never grows again, so views of it stay attached.
+ */
+export const CHUNK_BASE = DATA_BASE + MAX_COPY + 65536;
+export const CHUNK_SIZE = 1024 * 1024;
 const PAGE = 65536;
 
 // ---- a structured assembler: named labels, expressions as nested arrays -------------------------
@@ -492,6 +500,25 @@ function build(): WasmDoc | null {
   for (const c of [0x20, 0x09, 0x0d]) w.bytes[WS_LINE_TABLE + c] = 1;
   return w;
 }
+
+/**
+ * The chunk region as a Buffer view ([CHUNK_BASE, + CHUNK_SIZE), 64 addressable bytes after it),
+ * or undefined without WebAssembly or memory. One reader at a time: `release()` when done.
+ */
+export function chunkRegion(): { buf: Buffer; release(): void } | undefined {
+  const w = wasmDoc();
+  if (w === undefined || regionBusy || !w.ensure(CHUNK_BASE - DATA_BASE + CHUNK_SIZE + 64)) return undefined;
+  regionBusy = true;
+  let held = true;
+  return {
+    buf: Buffer.from(w.bytes.buffer, CHUNK_BASE, CHUNK_SIZE),
+    release(): void {
+      if (held) regionBusy = false;
+      held = false;
+    },
+  };
+}
+let regionBusy = false;
 
 /** The shared instance, or undefined when this runtime cannot run WebAssembly. */
 export function wasmDoc(): WasmDoc | undefined {

@@ -26,7 +26,7 @@
 // its memory; the JavaScript loop below is the fallback where WebAssembly cannot run, and the
 // parity tests run both.
 
-import { DATA_BASE, FIELDS, ITEMS, OUT_COUNT, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
+import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
 
 export const T_NONE = 0;
 export const T_OBJECT = 1;
@@ -45,10 +45,8 @@ const SHORT_STRING = 24;
  * Longer documents keep the JavaScript loop: the WebAssembly memory never shrinks, so it is
  * bounded (a few MiB) rather than grown to the longest line ever seen.
  */
-const WASM_MAX_DOCUMENT = 4 * 1024 * 1024;
+const WASM_MAX_DOCUMENT = MAX_COPY;
 const MAX_ITEMS = 8;
-/** `countMessageLines` copies at most this much at once into the WebAssembly memory (a chunk). */
-const WASM_MAX_BULK = 16 * 1024 * 1024;
 
 class Invalid extends Error {}
 const INVALID = new Invalid('invalid JSON');
@@ -560,15 +558,25 @@ export function countMessageLines(buf: Uint8Array, from: number, to: number, out
   out.messages = 0;
   const id = out.id;
   const w = wasmDoc();
-  if (w === undefined || to - from > WASM_MAX_BULK || !w.ensure(to - from)) {
+  if (w === undefined) {
     countMessageLinesJs(buf, from, to, out);
     return;
   }
+  let delta: number;
+  if (buf.buffer === w.bytes.buffer) {
+    // already in the memory (jsonl.ts reads chunks into `chunkRegion`): no copy
+    delta = buf.byteOffset;
+  } else {
+    if (to - from > WASM_MAX_DOCUMENT || !w.ensure(to - from)) {
+      countMessageLinesJs(buf, from, to, out);
+      return;
+    }
+    w.bytes.set(buf.subarray(from, to), DATA_BASE);
+    delta = DATA_BASE - from;
+  }
   if (w.keys !== MESSAGE_KEYS) w.setKeys(MESSAGE_KEYS, MESSAGE_KEYS.bytes);
-  w.bytes.set(buf.subarray(from, to), DATA_BASE);
-  const delta = DATA_BASE - from;
-  const end = DATA_BASE + (to - from);
-  let p = DATA_BASE;
+  const end = to + delta;
+  let p = from + delta;
   for (;;) {
     const r = w.lines(p, end);
     const words = w.words;
