@@ -231,6 +231,7 @@ class ForwardScanner {
   }
 
   async fill(): Promise<boolean> {
+    this.bulkOk = false; // (it describes the chunk being left)
     if (this.done) return false;
     if (this.i < this.chunk.length) this.appendCarry(this.chunk.subarray(this.i), this.chunkPos + this.i);
     this.chunk = this.chunk.subarray(0, 0);
@@ -285,7 +286,7 @@ class ForwardScanner {
   bulkTo(): number {
     if (!this.bulkOk || this.finalPending || this.carryLen > 0) return -1;
     const i = this.i;
-    if (i < this.bulkStart || i > this.bulkEnd || this.chunkPos + i === 0) return -1;
+    if (i < this.bulkStart || i > this.bulkEnd || i >= this.chunk.length || this.chunkPos + i === 0) return -1;
     return this.bulkEnd + 1;
   }
 
@@ -786,15 +787,13 @@ export async function planKeepNewest(
 
   // Count the messages before the last dropped one; its start is a line start, so every line in
   // [0, lastDroppedStart) is terminated.
+  // That is scanRecord's count of the prefix (its header is the same first line).
   let before = 0;
-  const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
-  fwd.checkUtf8 = true;
-  while (await fwd.fill()) {
-    while (fwd.next()) {
-      if (!fwd.utf8Known && !isUtf8(fwd.bytes)) throw unreadable();
-      if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
-      if (isMessageLine(fwd.bytes, 0, fwd.bytes.length)) before++;
-    }
+  if (lastDroppedStart > 0) {
+    const prefix = await scanRecord(fh, lastDroppedStart, { ...(opts.bufferSize !== undefined ? { bufferSize: opts.bufferSize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (!prefix.utf8) throw unreadable();
+    header = prefix.header;
+    before = prefix.messages;
   }
   const dropped = before + 1;
   return { header, total: dropped + keep, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };
