@@ -699,6 +699,14 @@ async function scanIntoRegion(fh: FileHandle, size: number, opts: RecordScanOpti
 export function scanRecordBytes(data: Buffer, opts: { findId?: string } = {}): RecordScan {
   const acc = new RecordScanAccumulator(opts.findId);
   let from = 0;
+  const first = data.indexOf(10);
+  const last = data.lastIndexOf(10);
+  if (acc.bulkOk && first >= 0 && last > first && isUtf8(data.subarray(0, last))) {
+    // the first line alone (the header), the whole lines after it in one call
+    acc.line(data.subarray(0, first), 0, first, true, true);
+    acc.bulk(data, first + 1, last + 1);
+    from = last + 1;
+  }
   while (from < data.length) {
     const nl = data.indexOf(10, from);
     if (nl < 0) {

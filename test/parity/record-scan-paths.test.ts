@@ -1,7 +1,8 @@
-// Counting a record's messages has three paths (issue 12), which must give the same answer on
+// Counting a record's messages has several paths (issue 12), which must give the same answer on
 // every record: scanRecord's fast path (chunks read into the WebAssembly memory, whole lines
-// counted there), its streaming path (taken for `findId`, for a line longer than the chunk, and
-// while another scan holds the chunk region) and scanRecordBytes (a record read whole). Compared
+// counted there), its streaming path (taken for a line longer than the chunk, and while another
+// scan holds the chunk region), scanRecordBytes (a record read whole), and the line-by-line
+// classification that `findId` takes, the reference (json-scan.ts's per-line scanner). Compared
 // on generated records with the edges of the fast path: a header and a first line that is not
 // one, lines longer than the chunk, lines the WebAssembly validator leaves to JavaScript
 // (exponents, escaped keys), escaped ids, empty / whitespace / `\r` lines, a torn last line,
@@ -64,6 +65,10 @@ async function allAgree(name: string, data: Buffer, sizes: (number | undefined)[
   const file = path.join(T, name);
   fs.writeFileSync(file, data);
   const want = scanRecordBytes(data);
+  // with findId every line is classified on its own (no chunk walk): the reference
+  const { position, ...perLine } = scanRecordBytes(data, { findId: 'no such id' });
+  expect(position).toBeUndefined();
+  expect(want).toEqual(perLine);
   for (const bufferSize of sizes) {
     const o = bufferSize === undefined ? {} : { bufferSize };
     const fast = await viaFile(file, data.length, o, false);
