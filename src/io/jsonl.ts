@@ -12,15 +12,22 @@
 //   a second one while the current chunk is scanned. A line crossing a chunk boundary is copied
 //   into a separate carry buffer that grows to the longest such line, so memory is
 //   O(buffers + longest line), never O(file).
+// - scanRecord without `findId` first takes a fast path (issue 12): synchronous reads (a page-cache
+//   read costs far less CPU than a thread-pool one) straight into a fixed 1 MiB region of the
+//   WebAssembly memory (json-doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
+//   lines UTF-8-checked in one call and counted in one WebAssembly call; the event loop runs
+//   between chunks (`yieldIfBusy`). A line longer than the region, a region held by another scan,
+//   or no WebAssembly hands the rest to the streaming scanner, which counts its UTF-8-checked
+//   spans of whole lines the same way (copied into the memory). Every path is compared with the
+//   line-by-line classification (test/parity/record-scan-paths.test.ts).
 // - Records are read as the runtime reads them: a record that is not valid UTF-8 anywhere is
 //   unreadable (`read_to_string` fails): the record scan reports `utf8: false` with no header and
 //   no messages, and the truncation plan refuses it (`record_unreadable`). Lines are classified
 //   by src/murmur/json-scan.ts (serde_json's grammar).
 // - Yielded `bytes` are views into those buffers, valid only until the consumer asks for the next
 //   line: copy them (Buffer.from(view)) to keep them.
-// - `planKeepNewest` costs O(keep) lines backwards from EOF plus one classify-only forward pass
-//   over the dropped prefix (needed for the exact `dropped` count); it never holds more than one
-//   line.
+// - `planKeepNewest` costs O(keep) lines backwards from EOF plus one scanRecord of the dropped
+//   prefix (needed for the exact `dropped` count); it never holds more than one line.
 // - `signal.throwIfAborted()` is checked before every read is issued and before every chunk is
 //   handed out.
 import type { FileHandle } from 'node:fs/promises';

@@ -25,8 +25,14 @@
 //   token: a 0x00 after a single document, or the line's `\n` in `lines` (whitespace is
 //   bound-checked; every other loop stops at either byte). 16 bytes past `end` must be
 //   addressable (SIMD loads).
-// Memory layout: [0, 768) scanString's tables (json-string-wasm.ts), [768, 1024) whitespace
-// table, [1024, 1152) container stack, then keys, outputs, and caller data from DATA_BASE.
+// Memory layout: [0, 768) scanString's tables (json-string-wasm.ts), [768, 1024) whitespace,
+// [1024, 1280) whitespace inside a line (no `\n`), [1280, 1408) container stack, then the wanted
+// keys, the outputs; copies of caller data from DATA_BASE (under MAX_COPY bytes), and from
+// CHUNK_BASE the chunk region jsonl.ts reads files into. The memory grows only to make room for
+// these (`ensure`, `chunkRegion`), never past CHUNK_BASE + CHUNK_SIZE + 64 once the region exists,
+// so Buffer views of the region stay attached.
+// Without WebAssembly (e.g. `node --jitless`) `wasmDoc()` is undefined and json-scan.ts keeps
+// its JavaScript scanner.
 
 import { I32, initTables, name, section, scanStringFunction, sleb, uleb, type WasmApi, type WasmMemory } from './json-string-wasm.js';
 

@@ -21,10 +21,15 @@
 // common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
 //
-// Speed: string bodies (nearly all of a message line's bytes) are validated by a small
-// WebAssembly loop (json-string-wasm.ts, same rules), the scanned bytes copied once per scan into
-// its memory; the JavaScript loop below is the fallback where WebAssembly cannot run, and the
-// parity tests run both.
+// Speed (issue 12): `scan` copies the document once into the WebAssembly memory and asks
+// json-doc-wasm.ts's `doc` to validate it whole (same rules, spans of the wanted keys); what it
+// leaves undecided (a number with an exponent or over 300 integer characters, an escaped
+// top-level key while keys are wanted) and documents over 4 MiB take the JavaScript walk below,
+// whose long strings still run in WebAssembly (json-string-wasm.ts). Without WebAssembly (e.g.
+// `node --jitless`) everything is the JavaScript walk. `countMessageLines` counts the message
+// lines of a chunk of whole lines in one WebAssembly call (`lines`), without a copy when the
+// chunk was read into the memory (jsonl.ts). The parity tests run every path side by side
+// (test/parity/json-scan-wasm-doc.test.ts, json-scan-fast-paths.test.ts).
 
 import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
 

@@ -17,6 +17,9 @@
 // callers' bytes from DATA_BASE on. Memory grows on request (`ensure`) and never shrinks.
 // When WebAssembly is unavailable (e.g. node --jitless), `wasmStrings()` returns undefined and
 // json-scan.ts keeps its JavaScript loop, which follows the same rules.
+// The assembler helpers, the function body (`scanStringFunction`) and the tables (`initTables`)
+// are exported: json-doc-wasm.ts embeds the same function in its module (json-scan.ts uses that
+// module; this one's own instance is what test/parity/json-scan-fast-paths.test.ts checks).
 
 export const DATA_BASE = 1024;
 const PAGE = 65536;
