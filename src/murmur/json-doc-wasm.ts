@@ -43,7 +43,7 @@ const STACK = 1280;
 /** Wanted keys: MAX_KEYS slots of KEY_SLOT bytes: [length, bytes...]. */
 export const KEYS = 1408;
 export const KEY_SLOT = 32;
-export const MAX_KEYS = 8;
+export const MAX_KEYS = 16;
 export const NKEYS = KEYS + MAX_KEYS * KEY_SLOT; // i32
 export const OUT_TOP = NKEYS + 4;
 export const OUT_ITEMS = OUT_TOP + 4;
@@ -56,7 +56,8 @@ export const OUT_END = OUT_TOP + 32;
 export const FIELDS = OUT_TOP + 48;
 export const ITEMS = FIELDS + MAX_KEYS * 16;
 export const MAX_ITEMS = 8;
-export const DATA_BASE = 2048;
+export const DATA_BASE = 4096;
+if (ITEMS + MAX_ITEMS * 16 > DATA_BASE) throw new Error('json-doc-wasm: the memory layout overlaps');
 /** Copies of caller data stay below this size (json-scan.ts), so [DATA_BASE, CHUNK_BASE) holds them. */
 export const MAX_COPY = 4 * 1024 * 1024;
 /**

@@ -22,7 +22,7 @@ import {
   type JsonKeys,
   type Span,
 } from '../../src/murmur/json-scan.js';
-import { wasmDoc } from '../../src/murmur/json-doc-wasm.js';
+import { keysFit, wasmDoc } from '../../src/murmur/json-doc-wasm.js';
 
 const doc = new JsonScanner();
 const strings = new JsonScanner({ doc: false });
@@ -98,8 +98,9 @@ const SEEDS = [
 const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', 'u', 'd', '8', '0', 'e', 'E', '1', '9', '-', '+', '.', ' ', '\t', '\r', '\n', '\f', 'x', 'role', '"role"', 'r\\u006fle', 'id', '"id":', 'null', 'true', 'fals', '\u0001', '\u007f', 'é', '😀', '\\ud800', '\\udc00', '\\"', '1e400', '1e-400', '00', '0.', '-', '123456789012345678901234567890'];
 
 describe('the WebAssembly document validator agrees with the JavaScript scanner', () => {
-  it('runs WebAssembly on this Node (else the comparisons below compare the fallback with itself)', () => {
+  it('runs WebAssembly on this Node, for every key set used here (else the comparisons below compare the fallback with itself)', () => {
     expect(wasmDoc()).toBeDefined();
+    for (const keys of KEY_SETS) expect(keysFit(keys.bytes), keys.strings.join(',')).toBe(true);
   });
 
   it('on 20 000 mutated lines, for four sets of wanted keys; and the chunk walk counts the same', () => {
