@@ -430,7 +430,7 @@ function moduleBytes(simd: boolean): Uint8Array {
     ...section(1, [2, 0x60, 2, I32, I32, 1, I32, 0x60, 3, I32, I32, I32, 1, I32]), // (i32, i32) -> i32, (i32, i32, i32) -> i32
     ...section(3, [4, 0, 1, 0, 0]), // doc has type 1, the others type 0
     ...section(5, [1, 0x00, ...uleb(1)]), // memory 0: min 1 page, no max
-    ...section(7, [5, ...name('s'), 0x00, F_STRING, ...name('d'), 0x00, F_DOC, ...name('l'), 0x00, F_LINES, ...name('k'), 0x00, F_MATCH, ...name('m'), 0x02, 0]),
+    ...section(7, [4, ...name('s'), 0x00, F_STRING, ...name('d'), 0x00, F_DOC, ...name('l'), 0x00, F_LINES, ...name('m'), 0x02, 0]),
     ...section(10, code),
   ]);
 }
@@ -459,11 +459,13 @@ export function keysFit(keys: readonly Uint8Array[]): boolean {
   return keys.length <= MAX_KEYS && keys.every((x) => x.length < KEY_SLOT);
 }
 
-function build(): WasmDoc | null {
+/** `simd: false` builds the scalar variant only (what a CPU without SIMD runs; tests compare). */
+function build(simd = true): WasmDoc | null {
   const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
   if (api === undefined) return null; // e.g. node --jitless
   let inst: { exports: Record<string, unknown> };
   try {
+    if (!simd) throw new Error('scalar variant asked for');
     inst = new api.Instance(new api.Module(moduleBytes(true)), {});
   } catch {
     try {
@@ -527,13 +529,13 @@ export function chunkRegion(): { buf: Buffer; release(): void } | undefined {
 }
 let regionBusy = false;
 
+/** A separate instance of the scalar (no SIMD) variant, for tests. */
+export function scalarWasmDocForTests(): WasmDoc | undefined {
+  return build(false) ?? undefined;
+}
+
 /** The shared instance, or undefined when this runtime cannot run WebAssembly. */
 export function wasmDoc(): WasmDoc | undefined {
   if (instance === undefined) instance = build();
   return instance ?? undefined;
-}
-
-/** The module's bytes (tests check it assembles and validates). */
-export function docModuleBytes(simd: boolean): Uint8Array {
-  return moduleBytes(simd);
 }

@@ -22,7 +22,7 @@ import {
   type JsonKeys,
   type Span,
 } from '../../src/murmur/json-scan.js';
-import { keysFit, wasmDoc } from '../../src/murmur/json-doc-wasm.js';
+import { DATA_BASE, FIELDS, OUT_COUNT, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/murmur/json-doc-wasm.js';
 
 const doc = new JsonScanner();
 const strings = new JsonScanner({ doc: false });
@@ -101,6 +101,50 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
   it('runs WebAssembly on this Node, for every key set used here (else the comparisons below compare the fallback with itself)', () => {
     expect(wasmDoc()).toBeDefined();
     for (const keys of KEY_SETS) expect(keysFit(keys.bytes), keys.strings.join(',')).toBe(true);
+  });
+
+  it('the scalar variant (a CPU without SIMD) answers as the SIMD one, document by document and chunk by chunk', () => {
+    const simd = wasmDoc()!;
+    const scalar = scalarWasmDocForTests()!;
+    const keys = KEY_SETS[0]!;
+    const run = (w: WasmDoc, line: Buffer): number[] => {
+      w.ensure(line.length);
+      w.setKeys(keys, keys.bytes);
+      w.bytes.set(line, DATA_BASE);
+      w.bytes[DATA_BASE + line.length] = 0;
+      const r = w.doc(DATA_BASE, DATA_BASE + line.length, 0);
+      const out = [r, w.words[OUT_TOP >> 2]!];
+      for (let k = 0; k < 2 && r === 1; k++) {
+        const at = (FIELDS >> 2) + 4 * k;
+        const type = w.words[at]!;
+        out.push(type, ...(type === 0 ? [] : [w.words[at + 1]!, w.words[at + 2]!, w.words[at + 3]!]));
+      }
+      return out;
+    };
+    const chunk = (w: WasmDoc, all: Buffer): number[] => {
+      w.ensure(all.length);
+      w.setKeys(keys, keys.bytes);
+      w.bytes.set(all, DATA_BASE);
+      const out: number[] = [];
+      for (let p = DATA_BASE, r = 1; r === 1; ) {
+        r = w.lines(p, DATA_BASE + all.length);
+        out.push(r, w.words[OUT_COUNT >> 2]!, ...(w.words[OUT_COUNT >> 2]! > 0 ? [w.words[OUT_LAST >> 2]!, w.words[(OUT_LAST >> 2) + 1]!] : []));
+        if (r === 1) p = all.indexOf(10, w.words[OUT_STOP >> 2]! - DATA_BASE) + 1 + DATA_BASE;
+      }
+      return out;
+    };
+    const lines: Buffer[] = [];
+    for (const seed of SEEDS) {
+      for (let cut = 0; cut <= seed.length; cut += 3) {
+        for (const s of [seed.slice(0, cut) + seed.slice(cut + 1), seed.slice(0, cut) + '\\' + seed.slice(cut), seed.slice(0, cut) + '"' + seed.slice(cut)]) {
+          const b = Buffer.from(s);
+          expect(run(scalar, b), s).toEqual(run(simd, b));
+          if (!s.includes('\n')) lines.push(b);
+        }
+      }
+    }
+    const all = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+    expect(chunk(scalar, all)).toEqual(chunk(simd, all));
   });
 
   it('on 20 000 mutated lines, for four sets of wanted keys; and the chunk walk counts the same', () => {
