@@ -305,7 +305,6 @@ class ForwardScanner {
     return this.chunk;
   }
 
-
   skipBulk(to: number): void {
     this.i = to;
   }
