@@ -12,22 +12,32 @@
 //   a second one while the current chunk is scanned. A line crossing a chunk boundary is copied
 //   into a separate carry buffer that grows to the longest such line, so memory is
 //   O(buffers + longest line), never O(file).
+// - scanRecord without `findId` first takes a fast path (issue 12): synchronous reads (a page-cache
+//   read costs far less CPU than a thread-pool one) straight into a fixed 1 MiB region of the
+//   WebAssembly memory (json-doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
+//   lines UTF-8-checked in one call and counted in one WebAssembly call; the event loop runs
+//   between chunks (`yieldIfBusy`). A line longer than the region, a region held by another scan,
+//   or no WebAssembly hands the rest to the streaming scanner, which counts its UTF-8-checked
+//   spans of whole lines the same way (copied into the memory). Every path is compared with the
+//   line-by-line classification (test/parity/record-scan-paths.test.ts).
 // - Records are read as the runtime reads them: a record that is not valid UTF-8 anywhere is
 //   unreadable (`read_to_string` fails): the record scan reports `utf8: false` with no header and
 //   no messages, and the truncation plan refuses it (`record_unreadable`). Lines are classified
 //   by src/murmur/json-scan.ts (serde_json's grammar).
 // - Yielded `bytes` are views into those buffers, valid only until the consumer asks for the next
 //   line: copy them (Buffer.from(view)) to keep them.
-// - `planKeepNewest` costs O(keep) lines backwards from EOF plus one classify-only forward pass
-//   over the dropped prefix (needed for the exact `dropped` count); it never holds more than one
-//   line.
+// - `planKeepNewest` costs O(keep) lines backwards from EOF plus one scanRecord of the dropped
+//   prefix (needed for the exact `dropped` count); it never holds more than one line.
 // - `signal.throwIfAborted()` is checked before every read is issued and before every chunk is
 //   handed out.
 import type { FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
+import { readSync } from 'node:fs';
 import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from '../murmur/record.js';
-import { T_STRING, decodeJsonString, isMessageLine, lastMessageIdSpan } from '../murmur/json-scan.js';
+import { chunkRegion } from '../murmur/json-doc-wasm.js';
+import { yieldIfBusy } from './safe-fs.js';
+import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessageIdSpan, messageCount } from '../murmur/json-scan.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
 
@@ -117,10 +127,14 @@ function checkRange(from: number, to: number): void {
   if (!Number.isSafeInteger(to) || to < from) throw new RangeError(`to must be an integer >= from, got ${to}`);
 }
 
-function bufferFor(bufferSize: number | undefined, span: number): Buffer {
+function checkBufferSize(bufferSize: number | undefined): number {
   const size = bufferSize ?? DEFAULT_BUFFER_SIZE;
   if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`bufferSize must be a positive integer, got ${size}`);
-  return Buffer.allocUnsafe(Math.max(1, Math.min(size, span)));
+  return size;
+}
+
+function bufferFor(bufferSize: number | undefined, span: number): Buffer {
+  return Buffer.allocUnsafe(Math.max(1, Math.min(checkBufferSize(bufferSize), span)));
 }
 
 function shrank(expectedEnd: number, at: number): GcError {
@@ -180,6 +194,7 @@ class ForwardScanner {
   utf8Known = false;
   private bulkStart = 0;
   private bulkEnd = 0;
+  private bulkOk = false;
   checkUtf8 = false;
 
   constructor(
@@ -223,6 +238,7 @@ class ForwardScanner {
   }
 
   async fill(): Promise<boolean> {
+    this.bulkOk = false; // (it describes the chunk being left)
     if (this.done) return false;
     if (this.i < this.chunk.length) this.appendCarry(this.chunk.subarray(this.i), this.chunkPos + this.i);
     this.chunk = this.chunk.subarray(0, 0);
@@ -254,6 +270,7 @@ class ForwardScanner {
     this.chunkPos = cur.pos;
     this.delivered = cur.pos + cur.len;
     this.bulkStart = this.bulkEnd = 0;
+    this.bulkOk = false;
     if (this.checkUtf8) {
       const first = this.carryLen > 0 ? this.chunk.indexOf(10) + 1 : 0;
       const last = this.chunk.lastIndexOf(10);
@@ -261,10 +278,35 @@ class ForwardScanner {
         if (last >= first && isUtf8(this.chunk.subarray(first, last))) {
           this.bulkStart = first;
           this.bulkEnd = last;
+          this.bulkOk = true;
         }
       }
     }
     return true;
+  }
+
+  /**
+   * With `checkUtf8`: when the next lines of the current chunk are whole lines already validated
+   * as UTF-8 and none is the file's first line, the chunk index just past their last `\n` (they
+   * are chunk[bulkFrom, that)); else -1. `skipBulk(to)` then moves past them.
+   */
+  bulkTo(): number {
+    if (!this.bulkOk || this.finalPending || this.carryLen > 0) return -1;
+    const i = this.i;
+    if (i < this.bulkStart || i > this.bulkEnd || i >= this.chunk.length || this.chunkPos + i === 0) return -1;
+    return this.bulkEnd + 1;
+  }
+
+  get bulkFrom(): number {
+    return this.i;
+  }
+
+  get chunkBytes(): Buffer {
+    return this.chunk;
+  }
+
+  skipBulk(to: number): void {
+    this.i = to;
   }
 
   next(): boolean {
@@ -517,6 +559,35 @@ class RecordScanAccumulator {
     }
   }
 
+  /** Whether `bulk` may be used: no `findId` (each id is compared one line at a time). */
+  get bulkOk(): boolean {
+    return this.findBytes === undefined && this.utf8;
+  }
+
+  private readonly counted = messageCount();
+
+  /**
+   * Lines bytes[from, to): whole `\n`-ended lines, valid UTF-8, none the file's first line; the
+   * same as `line` for each of them (with `bulkOk`).
+   */
+  bulk(bytes: Buffer, from: number, to: number): void {
+    if (from === to) return;
+    this.terminated = true;
+    const c = this.counted;
+    countMessageLines(bytes, from, to, c);
+    if (c.messages === 0) return;
+    this.messages += c.messages;
+    if (c.id.type !== T_STRING) {
+      this.pending = undefined;
+      this.idLen = -1;
+      return;
+    }
+    this.pending = bytes;
+    this.pendingStart = c.id.start;
+    this.pendingEnd = c.id.end;
+    this.idEscaped = c.id.escaped;
+  }
+
   /** Copies the pending id out of the line view; run before the views' buffers are reused. */
   keep(): void {
     const b = this.pending;
@@ -543,22 +614,105 @@ class RecordScanAccumulator {
 }
 
 export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanOptions = {}): Promise<RecordScan> {
-  const s = new ForwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
-  s.checkUtf8 = true;
+  checkRange(0, size);
   const acc = new RecordScanAccumulator(opts.findId);
+  let from = 0;
+  if (acc.bulkOk && size > 0) {
+    const region = chunkRegion();
+    if (region !== undefined) {
+      try {
+        from = await scanIntoRegion(fh, size, opts, acc, region.buf);
+      } finally {
+        region.release();
+      }
+      if (from === size) return acc.result();
+    }
+  }
+  const s = new ForwardScanner(fh, from, size, opts.bufferSize, opts.signal);
+  s.checkUtf8 = true;
   for (;;) {
     acc.keep(); // fill() reuses the buffers the last line views point into
     if (!(await s.fill())) break;
     opts.onRead?.(s.readPosition);
-    while (s.next()) acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
+    for (;;) {
+      const to = acc.bulkOk ? s.bulkTo() : -1;
+      if (to >= 0) {
+        acc.bulk(s.chunkBytes, s.bulkFrom, to);
+        s.skipBulk(to);
+        continue;
+      }
+      if (!s.next()) break;
+      acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
+    }
   }
   return acc.result();
+}
+
+/**
+ * scanRecord's fast path: chunks read synchronously (page-cache reads cost far less CPU than
+ * thread-pool ones) straight into the WebAssembly memory's chunk region, whole lines counted
+ * there in one call per chunk (json-scan.ts `countMessageLines`), the partial last line moved to
+ * the region's start for the next chunk. The event loop is let run between chunks
+ * (`yieldIfBusy`), the signal checked before each read. Returns the offset it stopped at: `size`,
+ * or the start of a line longer than the region, which the caller's streaming scanner takes on.
+ */
+async function scanIntoRegion(fh: FileHandle, size: number, opts: RecordScanOptions, acc: RecordScanAccumulator, mem: Buffer): Promise<number> {
+  const cap = Math.min(mem.length, checkBufferSize(opts.bufferSize));
+  const fd = fh.fd;
+  let pos = 0; // file offset of mem[0]
+  let len = 0; // bytes held in mem
+  while (pos + len < size) {
+    if (len === cap) return pos; // a line longer than the region
+    opts.signal?.throwIfAborted();
+    const want = Math.min(cap - len, size - pos - len);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, mem, len + got, want - got, pos + len + got);
+      if (n === 0) throw shrank(size, pos + len + got);
+      got += n;
+    }
+    len += got;
+    opts.onRead?.(pos + len);
+    const last = mem.lastIndexOf(10, len - 1);
+    if (last >= 0) {
+      let i = 0;
+      if (pos === 0) {
+        // the file's first line: the header, classified alone
+        const nl = mem.indexOf(10);
+        acc.line(mem.subarray(0, nl), 0, nl, true);
+        i = nl + 1;
+      }
+      if (i <= last) {
+        if (acc.bulkOk && isUtf8(mem.subarray(i, last + 1))) {
+          acc.bulk(mem, i, last + 1);
+        } else {
+          for (let j = mem.indexOf(10, i); i <= last; i = j + 1, j = mem.indexOf(10, i)) acc.line(mem.subarray(i, j), pos + i, pos + j, true);
+        }
+      }
+      acc.keep(); // the id's bytes are about to be overwritten
+      mem.copyWithin(0, last + 1, len);
+      pos += last + 1;
+      len -= last + 1;
+    }
+    await yieldIfBusy();
+  }
+  if (len > 0) acc.line(mem.subarray(0, len), pos, pos + len, false);
+  acc.keep();
+  return size;
 }
 
 /** scanRecord over bytes already in memory (a small record read whole). */
 export function scanRecordBytes(data: Buffer, opts: { findId?: string } = {}): RecordScan {
   const acc = new RecordScanAccumulator(opts.findId);
   let from = 0;
+  const first = data.indexOf(10);
+  const last = data.lastIndexOf(10);
+  if (acc.bulkOk && first >= 0 && last > first && isUtf8(data.subarray(0, last))) {
+    // the first line alone (the header), the whole lines after it in one call
+    acc.line(data.subarray(0, first), 0, first, true, true);
+    acc.bulk(data, first + 1, last + 1);
+    from = last + 1;
+  }
   while (from < data.length) {
     const nl = data.indexOf(10, from);
     if (nl < 0) {
@@ -647,15 +801,13 @@ export async function planKeepNewest(
 
   // Count the messages before the last dropped one; its start is a line start, so every line in
   // [0, lastDroppedStart) is terminated.
+  // That is scanRecord's count of the prefix (its header is the same first line).
   let before = 0;
-  const fwd = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
-  fwd.checkUtf8 = true;
-  while (await fwd.fill()) {
-    while (fwd.next()) {
-      if (!fwd.utf8Known && !isUtf8(fwd.bytes)) throw unreadable();
-      if (fwd.start === 0) header = parseHeaderLine(fwd.bytes);
-      if (isMessageLine(fwd.bytes, 0, fwd.bytes.length)) before++;
-    }
+  if (lastDroppedStart > 0) {
+    const prefix = await scanRecord(fh, lastDroppedStart, { ...(opts.bufferSize !== undefined ? { bufferSize: opts.bufferSize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (!prefix.utf8) throw unreadable();
+    header = prefix.header;
+    before = prefix.messages;
   }
   const dropped = before + 1;
   return { header, total: dropped + keep, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };

@@ -21,12 +21,17 @@
 // common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
 //
-// Speed: string bodies (nearly all of a message line's bytes) are validated by a small
-// WebAssembly loop (json-string-wasm.ts, same rules), the scanned bytes copied once per scan into
-// its memory; the JavaScript loop below is the fallback where WebAssembly cannot run, and the
-// parity tests run both.
+// Speed (issue 12): `scan` copies the document once into the WebAssembly memory and asks
+// json-doc-wasm.ts's `doc` to validate it whole (same rules, spans of the wanted keys); what it
+// leaves undecided (a number with an exponent or over 300 integer characters, an escaped
+// top-level key while keys are wanted) and documents over 4 MiB take the JavaScript walk below,
+// whose long strings still run in WebAssembly (json-string-wasm.ts). Without WebAssembly (e.g.
+// `node --jitless`) everything is the JavaScript walk. `countMessageLines` counts the message
+// lines of a chunk of whole lines in one WebAssembly call (`lines`), without a copy when the
+// chunk was read into the memory (jsonl.ts). The parity tests run every path side by side
+// (test/parity/json-scan-wasm-doc.test.ts, json-scan-fast-paths.test.ts).
 
-import { DATA_BASE, wasmStrings, type WasmStrings } from './json-string-wasm.js';
+import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
 
 export const T_NONE = 0;
 export const T_OBJECT = 1;
@@ -45,7 +50,7 @@ const SHORT_STRING = 24;
  * Longer documents keep the JavaScript loop: the WebAssembly memory never shrinks, so it is
  * bounded (a few MiB) rather than grown to the longest line ever seen.
  */
-const WASM_MAX_DOCUMENT = 4 * 1024 * 1024;
+const WASM_MAX_DOCUMENT = MAX_COPY;
 const MAX_ITEMS = 8;
 
 class Invalid extends Error {}
@@ -87,15 +92,20 @@ export class JsonScanner {
   private keys: readonly Uint8Array[] = [];
   private keyStrings: readonly string[] = [];
   private lastStringEscaped = false;
-  /** The WebAssembly string loop, when used; `delta` maps a buffer index to its memory offset. */
-  private readonly wasm: WasmStrings | undefined;
+  /** The WebAssembly module, when used; `delta` maps a buffer index to its memory offset. */
+  private readonly wasm: WasmDoc | undefined;
   /** `wasm` while the current scan uses it. */
-  private w: WasmStrings | undefined;
+  private w: WasmDoc | undefined;
   private delta = 0;
+  private readonly useDoc: boolean;
 
-  /** `opts.wasm: false` keeps the JavaScript string loop (tests compare the two). */
-  constructor(opts: { wasm?: boolean } = {}) {
-    this.wasm = opts.wasm === false ? undefined : wasmStrings();
+  /**
+   * `opts.wasm: false` keeps everything in JavaScript; `opts.doc: false` keeps the JavaScript walk
+   * with the WebAssembly string loop (tests compare the three).
+   */
+  constructor(opts: { wasm?: boolean; doc?: boolean } = {}) {
+    this.wasm = opts.wasm === false ? undefined : wasmDoc();
+    this.useDoc = opts.doc !== false;
     for (let k = 0; k < MAX_ITEMS; k++) this.items.push({ type: T_NONE, start: 0, end: 0, escaped: false });
   }
 
@@ -124,6 +134,15 @@ export class JsonScanner {
       mem[DATA_BASE + n] = 0; // the sentinel the loop relies on
       this.delta = DATA_BASE - start;
       this.w = w;
+      if (this.useDoc && (w.keys === keys || (keysFit(keys.bytes) && (w.setKeys(keys, keys.bytes), true)))) {
+        const r = w.doc(DATA_BASE, DATA_BASE + n, 0);
+        if (r === 0) return false;
+        if (r === 1) {
+          this.docResult(w, keys.bytes.length);
+          return true;
+        }
+        // undecided: the JavaScript walk below decides
+      }
     }
     try {
       this.ws();
@@ -139,6 +158,32 @@ export class JsonScanner {
         return false;
       }
       throw e;
+    }
+  }
+
+  /** Copies a `doc` answer of 1 out of the WebAssembly memory. */
+  private docResult(w: WasmDoc, nkeys: number): void {
+    const words = w.words;
+    const d = this.delta;
+    this.top = words[OUT_TOP >> 2] as JsonType;
+    for (let k = 0; k < nkeys; k++) {
+      const at = (FIELDS >> 2) + 4 * k;
+      const f = this.fields[k] as Span;
+      f.type = words[at] as JsonType;
+      if (f.type === T_NONE) continue;
+      f.start = (words[at + 1] as number) - d;
+      f.end = (words[at + 2] as number) - d;
+      f.escaped = words[at + 3] === 1;
+    }
+    if (this.top !== T_ARRAY) return;
+    this.itemCount = words[OUT_ITEMS >> 2] as number;
+    for (let k = 0; k < this.itemCount && k < MAX_ITEMS; k++) {
+      const at = (ITEMS >> 2) + 4 * k;
+      const f = this.items[k] as Span;
+      f.type = words[at] as JsonType;
+      f.start = (words[at + 1] as number) - d;
+      f.end = (words[at + 2] as number) - d;
+      f.escaped = words[at + 3] === 1;
     }
   }
 
@@ -496,3 +541,102 @@ export function lastMessageIdSpan(): Readonly<Span> {
 }
 
 export const NOT_A_MESSAGE: LineClass = Object.freeze({ isMessage: false, id: undefined });
+
+/** What `countMessageLines` found. */
+export interface MessageCount {
+  messages: number;
+  /** The last counted message's `id` span in the buffer (type T_NONE when it has none). */
+  readonly id: Span;
+}
+
+const jsOnly = new JsonScanner({ wasm: false });
+const noId: Span = Object.freeze({ type: T_NONE, start: 0, end: 0, escaped: false });
+
+/**
+ * Counts the message lines (`isMessageLine`) among the lines of buf[from, to), which must be whole
+ * lines each ended by `\n` and valid UTF-8 (the caller's check). Sets `out.messages` and, when it
+ * is not 0, `out.id` (the last message's id span; T_NONE when absent). The lines are walked
+ * inside WebAssembly (`lines`, json-doc-wasm.ts) from one copy of the range; a line it leaves
+ * undecided is decided by the JavaScript scanner, and without WebAssembly every line is.
+ */
+export function countMessageLines(buf: Uint8Array, from: number, to: number, out: MessageCount): void {
+  out.messages = 0;
+  const id = out.id;
+  const w = wasmDoc();
+  if (w === undefined) {
+    countMessageLinesJs(buf, from, to, out);
+    return;
+  }
+  let delta: number;
+  if (buf.buffer === w.bytes.buffer) {
+    // already in the memory (jsonl.ts reads chunks into `chunkRegion`): no copy
+    delta = buf.byteOffset;
+  } else {
+    if (to - from > WASM_MAX_DOCUMENT || !w.ensure(to - from)) {
+      countMessageLinesJs(buf, from, to, out);
+      return;
+    }
+    w.bytes.set(buf.subarray(from, to), DATA_BASE);
+    delta = DATA_BASE - from;
+  }
+  if (w.keys !== MESSAGE_KEYS) w.setKeys(MESSAGE_KEYS, MESSAGE_KEYS.bytes);
+  const end = to + delta;
+  let p = from + delta;
+  for (;;) {
+    const r = w.lines(p, end);
+    const words = w.words;
+    const n = words[OUT_COUNT >> 2] as number;
+    if (n > 0) {
+      out.messages += n;
+      id.type = words[OUT_LAST >> 2] as JsonType;
+      id.start = (words[(OUT_LAST >> 2) + 1] as number) - delta;
+      id.end = (words[(OUT_LAST >> 2) + 2] as number) - delta;
+      id.escaped = words[(OUT_LAST >> 2) + 3] === 1;
+    }
+    if (r === 0) return;
+    // an undecided line: the JavaScript scanner (which leaves the WebAssembly memory alone)
+    const s = (words[OUT_STOP >> 2] as number) - delta;
+    let e = s;
+    while (e < to && buf[e] !== 0x0a) e++;
+    if (isMessageLineWith(jsOnly, buf, s, e)) {
+      out.messages++;
+      copySpan(jsOnly.fields[1] as Span, id);
+    }
+    p = e + 1 + delta;
+  }
+}
+
+/** countMessageLines without WebAssembly. */
+export function countMessageLinesJs(buf: Uint8Array, from: number, to: number, out: MessageCount): void {
+  out.messages = 0;
+  let s = from;
+  while (s < to) {
+    let e = s;
+    while (e < to && buf[e] !== 0x0a) e++;
+    if (isMessageLineWith(jsOnly, buf, s, e)) {
+      out.messages++;
+      copySpan(jsOnly.fields[1] as Span, out.id);
+    }
+    s = e + 1;
+  }
+}
+
+/** A fresh MessageCount. */
+export function messageCount(): MessageCount {
+  return { messages: 0, id: { ...noId } };
+}
+
+function copySpan(from: Span, to: Span): void {
+  to.type = from.type;
+  to.start = from.start;
+  to.end = from.end;
+  to.escaped = from.escaped;
+}
+
+function isMessageLineWith(sc: JsonScanner, buf: Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && isWs(buf[i] as number)) i++;
+  if (i >= end || buf[i] !== 0x7b) return false;
+  if (!sc.scan(buf, i, end, MESSAGE_KEYS) || sc.top !== T_OBJECT) return false;
+  return (sc.fields[0] as Span).type === T_STRING;
+}

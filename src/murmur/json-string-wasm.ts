@@ -17,16 +17,19 @@
 // callers' bytes from DATA_BASE on. Memory grows on request (`ensure`) and never shrinks.
 // When WebAssembly is unavailable (e.g. node --jitless), `wasmStrings()` returns undefined and
 // json-scan.ts keeps its JavaScript loop, which follows the same rules.
+// The assembler helpers, the function body (`scanStringFunction`) and the tables (`initTables`)
+// are exported: json-doc-wasm.ts embeds the same function in its module (json-scan.ts uses that
+// module; this one's own instance is what test/parity/json-scan-fast-paths.test.ts checks).
 
 export const DATA_BASE = 1024;
 const PAGE = 65536;
 
 // ---- a minimal assembler ----------------------------------------------------------------------
 
-const I32 = 0x7f;
+export const I32 = 0x7f;
 const EMPTY = 0x40;
 
-function uleb(n: number): number[] {
+export function uleb(n: number): number[] {
   const out: number[] = [];
   do {
     let b = n & 0x7f;
@@ -37,7 +40,7 @@ function uleb(n: number): number[] {
   return out;
 }
 
-function sleb(n: number): number[] {
+export function sleb(n: number): number[] {
   const out: number[] = [];
   for (;;) {
     const b = n & 0x7f;
@@ -50,7 +53,7 @@ function sleb(n: number): number[] {
   }
 }
 
-const op = {
+export const op = {
   block: (t = EMPTY) => [0x02, t],
   loop: (t = EMPTY) => [0x03, t],
   if: (t = EMPTY) => [0x04, t],
@@ -83,13 +86,13 @@ const op = {
   v128Or: [0xfd, 0x50],
   i8x16Bitmask: [0xfd, 0x64],
 };
-const V128 = 0x7b;
+export const V128 = 0x7b;
 
-function section(id: number, body: number[]): number[] {
+export function section(id: number, body: number[]): number[] {
   return [id, ...uleb(body.length), ...body];
 }
 
-function name(s: string): number[] {
+export function name(s: string): number[] {
   return [...uleb(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
 }
 
@@ -250,9 +253,14 @@ function scanStringBody(simd: boolean): number[] {
   ].flat();
 }
 
-function moduleBytes(simd: boolean): Uint8Array {
+/** The whole body (locals and code) of scanString, for modules that embed it as a function. */
+export function scanStringFunction(simd: boolean): number[] {
   // locals: 6 i32 (c, escaped, cu, m, k, q), then 1 v128 (v)
-  const body = [...uleb(2), ...uleb(6), I32, ...uleb(1), V128, ...scanStringBody(simd), ...op.end];
+  return [...uleb(2), ...uleb(6), I32, ...uleb(1), V128, ...scanStringBody(simd), ...op.end];
+}
+
+function moduleBytes(simd: boolean): Uint8Array {
+  const body = scanStringFunction(simd);
   const code = [...uleb(body.length), ...body];
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
@@ -281,11 +289,11 @@ export interface WasmStrings {
 let instance: WasmStrings | null | undefined;
 
 // The few WebAssembly JS-API members used here (the configured libs do not declare them).
-interface WasmMemory {
+export interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
-interface WasmApi {
+export interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
 }
@@ -320,7 +328,12 @@ function build(): WasmStrings | null {
       return true;
     },
   };
-  const m = w.bytes;
+  initTables(w.bytes);
+  return w;
+}
+
+/** Writes the lookup tables of the memory layout above into a fresh memory's first 768 bytes. */
+export function initTables(m: Uint8Array): void {
   for (let c = 0; c < 0x20; c++) m[c] = 3;
   m[0x22] = 1;
   m[0x5c] = 2;
@@ -330,7 +343,6 @@ function build(): WasmStrings | null {
     m[512 + 0x61 + d] = d + 11;
     m[512 + 0x41 + d] = d + 11;
   }
-  return w;
 }
 
 /** The shared instance, or undefined when this runtime cannot run WebAssembly. */
