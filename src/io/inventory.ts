@@ -214,6 +214,7 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
       }
       try {
         await scanStore(sdir, store, anchor, opts, out);
+        opts.countCache?.forget(sdir.path);
       } finally {
         await sdir.close();
       }
@@ -293,7 +294,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       try {
         const key = cdir.display(RECORD_FILE);
         const state = traceFileState(fst);
-        const known = opts.countCache?.getRecord(key, state);
+        const known = opts.countCache?.getRecord(sdir.path, context, state);
         // A small record that may need counting is read once, for its header and its count.
         const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
         const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES) : undefined;
@@ -325,7 +326,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
           messages = 0;
           out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
         }
-        opts.countCache?.setRecord(key, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}), ...(terminated !== undefined ? { terminated } : {}) });
+        opts.countCache?.setRecord(sdir.path, context, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}), ...(terminated !== undefined ? { terminated } : {}) });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -433,7 +434,7 @@ function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): Se
   }
   if (!tst?.isFile() || tst.dev !== root.stat.dev) return undefined;
   const state = traceFileState(tst);
-  const summary = cache.get(`${root.display(name)}/trace.jsonl`, state);
+  const summary = cache.get(root.path, name, state);
   if (!summary) return undefined;
   return { ok: true, summary, mtimeMs: state.mtimeMs, size: state.size, identity: identityOf(tst), fromCache: true };
 }
@@ -505,7 +506,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
           const tst = await sdir.lstat('trace.jsonl');
           if (tst) {
             try {
-              const r = await readTraceSummary(sdir, cache, signal, tst);
+              const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
               s.trace = { ok: true, summary: r.summary, mtimeMs: r.state.mtimeMs, size: r.state.size, identity: identityOf(tst), fromCache: r.fromCache };
             } catch (err) {
               const p = problemOf(sdir.display('trace.jsonl'), err);
@@ -521,6 +522,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       }
       out.sessions.push(s);
     }
+    cache?.forget(root.path);
   } finally {
     await root.close();
   }

@@ -21,8 +21,12 @@ export interface Identity {
   ino: bigint;
 }
 
+/** The last device number seen: a scan's identities share one bigint per device, not one each. */
+let lastDev = 0n;
+
 export function identityOf(st: BigIntStats): Identity {
-  return { dev: st.dev, ino: st.ino };
+  if (st.dev !== lastDev) lastDev = st.dev;
+  return { dev: lastDev, ino: st.ino };
 }
 
 export function sameIdentity(a: Identity, b: Identity): boolean {

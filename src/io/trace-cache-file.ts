@@ -19,9 +19,11 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
     if (!st?.isDirectory()) return cache;
     const gc = await home.openDir(GC_DIR_NAME);
     try {
-      const text = (await readSmallFile(gc, CACHE_FILE, 256 << 20)).toString('utf8');
-      if (!text.startsWith(MAGIC + '\n')) return cache;
-      cache.load(text.split('\n'));
+      // Parsed from the bytes: the file is never one string, and no entry pins it in memory.
+      const data = await readSmallFile(gc, CACHE_FILE, 256 << 20);
+      const magic = Buffer.from(MAGIC + '\n');
+      if (data.length < magic.length || !data.subarray(0, magic.length).equals(magic)) return cache;
+      cache.load(data, magic.length);
       return cache;
     } finally {
       await gc.close();

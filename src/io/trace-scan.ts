@@ -22,10 +22,16 @@ export function sameFileState(a: TraceFileState, b: TraceFileState): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
-/** Summaries keyed by trace path; the caller persists it (under <home>/gc/) between sweeps. */
+/**
+ * Summaries keyed by where the trace is: `dir` (the report path of the directory holding the session
+ * directory) and `name` (the session directory's name); the caller persists it (under <home>/gc/)
+ * between sweeps.
+ */
 export interface TraceCache {
-  get(key: string, state: TraceFileState): TraceSummary | undefined;
-  set(key: string, state: TraceFileState, summary: TraceSummary): void;
+  get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined;
+  set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void;
+  /** Nothing more will be looked up under `dir` in this sweep: entries loaded for it and not used are dropped. */
+  forget(dir: string): void;
 }
 
 export interface CachedRecord {
@@ -40,81 +46,148 @@ export interface CachedRecord {
 const EMPTY_TRUST: Record<string, Trust> = Object.freeze({});
 const EMPTY_WORK: DetachedWork[] = Object.freeze([]) as unknown as DetachedWork[];
 
+const TRACE_SUFFIX = '/trace.jsonl';
+const RECORD_SUFFIX = '/conversation.jsonl';
+
+/** A directory's report path as a cache key (no trailing slash, so `display()` round-trips). */
+function dirKey(dir: string): string {
+  return dir.endsWith('/') ? dir.slice(0, -1) : dir;
+}
+
+/** dir → name → encoded entry */
+type Entries = Map<string, Map<string, string>>;
+
+function entryOf(m: Entries, dir: string, name: string): string | undefined {
+  return m.get(dir)?.get(name);
+}
+
+function put(m: Entries, dir: string, name: string, raw: string): void {
+  let d = m.get(dir);
+  if (!d) m.set(dir, (d = new Map<string, string>()));
+  d.set(name, raw);
+}
+
+function countOf(m: Entries): number {
+  let n = 0;
+  for (const d of m.values()) n += d.size;
+  return n;
+}
+
 /**
- * The trace-summary and record-count cache, kept as the serialized lines it is persisted as.
+ * The trace-summary and record-count cache, kept as the serialized entries it is persisted as.
  * Guarantees:
  * - An entry is returned only when the file's dev/ino/size/mtime equal the ones it was built from;
  *   an entry that does not decode to well-typed values (corrupt, older format) is a miss, never
  *   an error, and the file is read again. A cached record header is re-validated with the
  *   runtime's own header rule.
- * - Entries are decoded only when looked up (loading a cache of 100 000 entries parses nothing);
+ * - Entries are decoded only when looked up (loading a cache of 100 000 entries parses no entry);
  *   only the entries looked up or stored in this sweep are persisted (stale ones fall away).
+ * - Memory: entries are held per directory by name (the name string the caller already holds, once
+ *   looked up), each encoded entry as its own string (never a slice pinning the loaded file); an
+ *   entry moves from "loaded" to "kept" when used, and `forget(dir)` drops the unused rest.
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
-  /** key (JSON-encoded) → encoded entry, as loaded */
-  private readonly loadedTraces = new Map<string, string>();
-  private readonly loadedRecords = new Map<string, string>();
-  /** what this sweep keeps: key (JSON-encoded) → encoded entry */
-  private readonly keptTraces = new Map<string, string>();
-  private readonly keptRecords = new Map<string, string>();
+  /** as loaded, not yet used in this sweep */
+  private readonly loadedTraces: Entries = new Map();
+  private readonly loadedRecords: Entries = new Map();
+  private loadedTraceCount = 0;
+  private loadedRecordCount = 0;
+  /** what this sweep keeps */
+  private readonly keptTraces: Entries = new Map();
+  private readonly keptRecords: Entries = new Map();
   private dirty = false;
 
-  get(key: string, state: TraceFileState): TraceSummary | undefined {
-    const k = JSON.stringify(key);
-    const raw = this.keptTraces.get(k) ?? this.loadedTraces.get(k);
-    if (raw === undefined) return undefined;
-    const summary = decodeTrace(raw, state);
-    if (summary) this.keptTraces.set(k, raw);
-    return summary;
+  get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined {
+    return this.take(this.keptTraces, this.loadedTraces, dirKey(dir), name, (raw) => decodeTrace(raw, state));
   }
 
-  set(key: string, state: TraceFileState, summary: TraceSummary): void {
-    const k = JSON.stringify(key);
-    const raw = encodeTrace(state, summary);
-    if (this.keptTraces.get(k) !== raw) this.dirty = true;
-    this.keptTraces.set(k, raw);
+  set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void {
+    this.store(this.keptTraces, dirKey(dir), name, encodeTrace(state, summary));
+  }
+
+  forget(dir: string): void {
+    this.loadedTraces.delete(dirKey(dir));
+    this.loadedRecords.delete(dirKey(dir));
   }
 
   /**
-   * What an earlier sweep learnt about a conversation record — its header (null: none) and, when it
-   * was counted, its message lines — keyed by path; same staleness rule as traces.
+   * What an earlier sweep learnt about a conversation record (`<dir>/<name>/conversation.jsonl`) —
+   * its header (null: none) and, when it was counted, its message lines; same staleness rule as traces.
    */
-  getRecord(key: string, state: TraceFileState): CachedRecord | undefined {
-    const k = JSON.stringify(key);
-    const raw = this.keptRecords.get(k) ?? this.loadedRecords.get(k);
-    if (raw === undefined) return undefined;
-    const r = decodeRecord(raw, state);
-    if (r) this.keptRecords.set(k, raw);
-    return r;
+  getRecord(dir: string, name: string, state: TraceFileState): CachedRecord | undefined {
+    return this.take(this.keptRecords, this.loadedRecords, dirKey(dir), name, (raw) => decodeRecord(raw, state));
   }
 
-  setRecord(key: string, state: TraceFileState, value: CachedRecord): void {
-    const k = JSON.stringify(key);
-    const raw = encodeRecord(state, value);
-    if (this.keptRecords.get(k) !== raw) this.dirty = true;
-    this.keptRecords.set(k, raw);
+  setRecord(dir: string, name: string, state: TraceFileState, value: CachedRecord): void {
+    this.store(this.keptRecords, dirKey(dir), name, encodeRecord(state, value));
+  }
+
+  /**
+   * The decoded entry for (dir, name): kept already, or loaded (then, when it is valid for the
+   * caller's state, kept under the caller's name string; a stale loaded entry is dropped).
+   */
+  private take<T>(kept: Entries, loaded: Entries, dir: string, name: string, decode: (raw: string) => T | undefined): T | undefined {
+    const k = entryOf(kept, dir, name);
+    if (k !== undefined) return decode(k);
+    const d = loaded.get(dir);
+    const raw = d?.get(name);
+    if (raw === undefined) return undefined;
+    d?.delete(name);
+    const value = decode(raw);
+    if (value !== undefined) put(kept, dir, name, raw);
+    return value;
+  }
+
+  private store(kept: Entries, dir: string, name: string, raw: string): void {
+    if (entryOf(kept, dir, name) !== raw) this.dirty = true;
+    put(kept, dir, name, raw);
   }
 
   /** True when the persisted form would differ from what was loaded. */
   get changed(): boolean {
-    return this.dirty || this.keptTraces.size !== this.loadedTraces.size || this.keptRecords.size !== this.loadedRecords.size;
+    return this.dirty || countOf(this.keptTraces) !== this.loadedTraceCount || countOf(this.keptRecords) !== this.loadedRecordCount;
   }
 
-  /** Load persisted lines (`T|R \t key-json \t entry-json`); malformed lines are skipped. */
-  load(lines: Iterable<string>): void {
-    for (const line of lines) {
-      const a = line.indexOf('\t', 2);
-      if (a < 0 || line[1] !== '\t') continue;
-      const map = line[0] === 'T' ? this.loadedTraces : line[0] === 'R' ? this.loadedRecords : undefined;
-      map?.set(line.slice(2, a), line.slice(a + 1));
+  /**
+   * Load the persisted lines (`T|R \t key-json \t entry-json \n`, from `from` on); malformed lines
+   * are skipped. Every string is copied out of `data`, which is not retained.
+   */
+  load(data: Buffer, from = 0): void {
+    let at = from;
+    while (at < data.length) {
+      let end = data.indexOf(10, at);
+      if (end < 0) end = data.length;
+      this.loadLine(data, at, end);
+      at = end + 1;
     }
+    this.loadedTraceCount = countOf(this.loadedTraces);
+    this.loadedRecordCount = countOf(this.loadedRecords);
+  }
+
+  private loadLine(data: Buffer, start: number, end: number): void {
+    const kind = data[start];
+    if (data[start + 1] !== 9 || (kind !== 84 && kind !== 82)) return; // 'T' | 'R', then a tab
+    const tab = data.indexOf(9, start + 2);
+    if (tab < 0 || tab >= end) return;
+    let path: unknown;
+    try {
+      path = JSON.parse(data.toString('utf8', start + 2, tab));
+    } catch {
+      return;
+    }
+    const suffix = kind === 84 ? TRACE_SUFFIX : RECORD_SUFFIX;
+    if (typeof path !== 'string' || !path.endsWith(suffix)) return;
+    const item = path.slice(0, -suffix.length);
+    const slash = item.lastIndexOf('/');
+    if (slash < 0 || slash === item.length - 1) return;
+    put(kind === 84 ? this.loadedTraces : this.loadedRecords, item.slice(0, slash), item.slice(slash + 1), data.toString('utf8', tab + 1, end));
   }
 
   /** The persisted lines of this sweep's entries. */
   *lines(): Generator<string> {
-    for (const [k, v] of this.keptTraces) yield `T\t${k}\t${v}`;
-    for (const [k, v] of this.keptRecords) yield `R\t${k}\t${v}`;
+    for (const [dir, d] of this.keptTraces) for (const [name, v] of d) yield `T\t${JSON.stringify(`${dir}/${name}${TRACE_SUFFIX}`)}\t${v}`;
+    for (const [dir, d] of this.keptRecords) for (const [name, v] of d) yield `R\t${JSON.stringify(`${dir}/${name}${RECORD_SUFFIX}`)}\t${v}`;
   }
 }
 
@@ -229,15 +302,23 @@ export interface TraceRead {
   fromCache: boolean;
 }
 
-/** Summarize `<sessionDir>/trace.jsonl`. Throws GcError(symlink|not_regular) or fs errors. */
-export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
+/** Where a trace sits, as the cache keys it: `<dir>/<name>/trace.jsonl`. */
+export interface TraceAt {
+  dir: string;
+  name: string;
+}
+
+/**
+ * Summarize `<sessionDir>/trace.jsonl` (`at`: the session directory's parent and name). Throws
+ * GcError(symlink|not_regular) or fs errors.
+ */
+export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
   if (pre?.isFile() && cache) {
     // An unchanged trace (same dev/ino/size/mtime as when it was summarized) is not even opened.
     const state = traceFileState(pre);
-    const cached = cache.get(sessionDir.display('trace.jsonl'), state);
+    const cached = cache.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
   }
-  const key = sessionDir.display('trace.jsonl');
   const acc = new TraceAccumulator();
   let lastTerminated = true;
   const feed = (bytes: Buffer, terminated: boolean) => {
@@ -249,7 +330,7 @@ export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | unde
   let state: TraceFileState;
   if (small) {
     state = traceFileState(small.stat);
-    const cached = cache?.get(key, state);
+    const cached = cache?.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
     let from = 0;
     while (from < small.data.length) {
@@ -265,7 +346,7 @@ export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | unde
     const { fh, stat } = await sessionDir.openFile('trace.jsonl');
     try {
       state = traceFileState(stat);
-      const cached = cache?.get(key, state);
+      const cached = cache?.get(at.dir, at.name, state);
       if (cached) return { summary: cached, state, fromCache: true };
       const opts = signal ? { to: state.size, signal } : { to: state.size };
       for await (const l of forwardLines(fh, opts)) feed(l.bytes, l.terminated);
@@ -275,7 +356,7 @@ export async function readTraceSummary(sessionDir: Dir, cache: TraceCache | unde
   }
   const summary = acc.finish(state.size === 0 || lastTerminated);
   if (!cache) return { summary, state, fromCache: false };
-  cache.set(key, state, summary);
+  cache.set(at.dir, at.name, state, summary);
   // What the sweep keeps of it is the compact cached form (the same values, decoded on demand).
-  return { summary: cache.get(key, state) ?? summary, state, fromCache: false };
+  return { summary: cache.get(at.dir, at.name, state) ?? summary, state, fromCache: false };
 }
