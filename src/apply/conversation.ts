@@ -308,7 +308,13 @@ function checkOwner(target: ContextScan): void {
 
 /** Refuses a context a live session uses (DESIGN §2.1) unless `force`; then it only warns. */
 async function checkLive(ctx: ConversationContext, homeDir: Dir, target: ContextScan, action: 'remove' | 'truncate', force: boolean, nowMs: number): Promise<void> {
-  const world = await scanSessionsWorld(ctx.config, homeDir, await loadTraceCache(homeDir), nowMs);
+  const cache = await loadTraceCache(homeDir);
+  let world: Awaited<ReturnType<typeof scanSessionsWorld>>;
+  try {
+    world = await scanSessionsWorld(ctx.config, homeDir, cache, nowMs);
+  } finally {
+    cache.close();
+  }
   for (const p of world.problems) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
   if (!world.liveContexts.has(target.context)) return;
   const v = world.views.find((w) => w.liveness === 'live' && w.scan.trace?.ok === true && w.scan.trace.summary.contextIds.includes(target.context));

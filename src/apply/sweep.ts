@@ -78,6 +78,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     throw err;
   } finally {
+    ctx.cache?.close();
     await ctx.quarantineDir?.close();
     await ctx.homeDir?.close();
     await ctx.sweepLock?.release();

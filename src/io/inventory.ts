@@ -14,9 +14,9 @@ import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord, scanRecordBytes } from './jsonl.js';
-import { Dir, identityOf, lstatPath, modeBits, processUid, yieldIfBusy, type BigIntStats, type Identity } from './safe-fs.js';
+import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from './safe-fs.js';
 import { parseTempName } from './staged-rewrite.js';
-import { MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache } from './trace-scan.js';
+import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
 
 export const RECORD_FILE = 'conversation.jsonl';
 export const CONVERSATIONS_DIR = 'conversations';
@@ -392,16 +392,53 @@ export async function scanHomeModes(home: Dir, anchor: string): Promise<{ modes:
 
 // ---- sessions roots --------------------------------------------------------------------------
 
+/** A trace that was read or served from the cache (a CompactTrace is one, for nearly every session). */
+export interface TraceOk {
+  readonly ok: true;
+  readonly summary: TraceSummary;
+  readonly mtimeMs: number;
+  readonly size: number;
+  readonly identity: Identity;
+  readonly fromCache: boolean;
+}
+
 export interface SessionScan {
-  name: string;
-  identity: Identity;
-  uid: number;
-  dirMtimeMs: number;
+  readonly name: string;
+  readonly identity: Identity;
+  readonly uid: number;
+  readonly dirMtimeMs: number;
   /** undefined: no trace.jsonl. */
-  trace:
-    | { ok: true; summary: TraceSummary; mtimeMs: number; size: number; identity: Identity; fromCache: boolean }
-    | { ok: false; code: string; detail: string }
-    | undefined;
+  trace: TraceOk | { ok: false; code: string; detail: string } | undefined;
+}
+
+/**
+ * One scanned session as the sweep holds it until the end (100 000 of them at once): its identity
+ * as two fields (the device's bigint shared), the object built only when asked for.
+ */
+class ScannedSession implements SessionScan {
+  readonly dev: bigint;
+  readonly ino: PackedIno;
+  readonly uid: number;
+  readonly dirMtimeMs: number;
+  trace: SessionScan['trace'] = undefined;
+  constructor(
+    readonly name: string,
+    st: BigIntStats,
+  ) {
+    this.dev = identityOf(st).dev;
+    this.ino = packIno(st.ino);
+    this.uid = Number(st.uid);
+    this.dirMtimeMs = Number(st.mtimeMs);
+  }
+  get identity(): Identity {
+    return { dev: this.dev, ino: inoOf(this.ino) };
+  }
+}
+
+function traceOk(summary: TraceSummary, state: TraceFileState, identity: Identity, fromCache: boolean): TraceOk {
+  // A compact trace carries its own state and identity (those of the file it was built from).
+  if (summary instanceof CompactTrace) return summary;
+  return { ok: true, summary, mtimeMs: state.mtimeMs, size: state.size, identity, fromCache };
 }
 
 export interface RootScan {
@@ -436,7 +473,7 @@ function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): Se
   const state = traceFileState(tst);
   const summary = cache.get(root.path, name, state);
   if (!summary) return undefined;
-  return { ok: true, summary, mtimeMs: state.mtimeMs, size: state.size, identity: identityOf(tst), fromCache: true };
+  return traceOk(summary, state, identityOf(tst), true);
 }
 
 /** Scan one sessions root. The root's final component must not be a symlink. */
@@ -493,7 +530,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         continue;
       }
       if (!st.isDirectory()) continue;
-      const s: SessionScan = { name, identity: identityOf(st), uid: Number(st.uid), dirMtimeMs: Number(st.mtimeMs), trace: undefined };
+      const s = new ScannedSession(name, st);
       const known = cachedTrace(root, name, cache);
       if (known) {
         s.trace = known;
@@ -507,7 +544,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
           if (tst) {
             try {
               const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
-              s.trace = { ok: true, summary: r.summary, mtimeMs: r.state.mtimeMs, size: r.state.size, identity: identityOf(tst), fromCache: r.fromCache };
+              s.trace = traceOk(r.summary, r.state, identityOf(tst), r.fromCache);
             } catch (err) {
               const p = problemOf(sdir.display('trace.jsonl'), err);
               s.trace = { ok: false, code: p.code, detail: p.detail };

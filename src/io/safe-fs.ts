@@ -29,6 +29,20 @@ export function identityOf(st: BigIntStats): Identity {
   return { dev: lastDev, ino: st.ino };
 }
 
+/**
+ * An inode number held compactly: a number when exact (no allocation below 2^31, 8 bytes up to
+ * 2^53), the bigint itself beyond. `inoOf` gives the bigint back.
+ */
+export type PackedIno = number | bigint;
+
+export function packIno(ino: bigint): PackedIno {
+  return ino <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(ino) : ino;
+}
+
+export function inoOf(p: PackedIno): bigint {
+  return typeof p === 'bigint' ? p : BigInt(p);
+}
+
 export function sameIdentity(a: Identity, b: Identity): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
@@ -233,6 +247,23 @@ export class Dir {
       return { data: data.subarray(0, off), stat: st };
     } finally {
       fs.closeSync(fd);
+    }
+  }
+
+  /**
+   * Open a regular child read-only and keep the descriptor (same refusals as openFile); the
+   * caller reads it with `syncIo.read` and must `syncIo.close` it. Synchronous.
+   */
+  openReadFdSync(name: string): { fd: number; stat: BigIntStats } {
+    const pre = this.regularChild(name);
+    const fd = fs.openSync(this.child(name), FILE_READ_FLAGS);
+    try {
+      const st = fs.fstatSync(fd, { bigint: true });
+      this.assertSameFile(name, pre, st);
+      return { fd, stat: st };
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
     }
   }
 

@@ -6,30 +6,98 @@
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
 import { GC_DIR_NAME } from './paths.js';
-import { readSmallFile, type Dir } from './safe-fs.js';
+import { syncIo, yieldIfBusy, type Dir } from './safe-fs.js';
 import { MemoryTraceCache } from './trace-scan.js';
 
 const CACHE_FILE = 'trace-cache.json';
 const MAGIC = 'murmur-gc cache 3';
 
+/** The cache is read in chunks of this size (a line longer than it grows the buffer). */
+const CHUNK = 1 << 20;
+const MAX_BYTES = 256 << 20;
+
+/**
+ * The cache of `<home>/gc/trace-cache.json`, indexed by directory; a directory's lines are read
+ * back (and parsed) when the scan first looks it up. The file stays open until `cache.close()`
+ * (the sweep closes it after its scans, and in any case at its end).
+ */
 export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
   const cache = new MemoryTraceCache();
+  let fd: number | undefined;
   try {
     const st = await home.lstat(GC_DIR_NAME);
     if (!st?.isDirectory()) return cache;
     const gc = await home.openDir(GC_DIR_NAME);
     try {
-      // Parsed from the bytes: the file is never one string, and no entry pins it in memory.
-      const data = await readSmallFile(gc, CACHE_FILE, 256 << 20);
-      const magic = Buffer.from(MAGIC + '\n');
-      if (data.length < magic.length || !data.subarray(0, magic.length).equals(magic)) return cache;
-      cache.load(data, magic.length);
+      const f = gc.openReadFdSync(CACHE_FILE);
+      fd = f.fd;
+      if (f.stat.size > BigInt(MAX_BYTES)) {
+        syncIo.close(fd);
+        return cache;
+      }
+      await indexFile(fd, Number(f.stat.size), cache);
+      const at = fd;
+      cache.indexed((start, end) => readAt(at, start, end), () => syncIo.close(at));
       return cache;
     } finally {
       await gc.close();
     }
   } catch {
+    if (fd !== undefined) syncIo.close(fd);
     return new MemoryTraceCache();
+  }
+}
+
+function readAt(fd: number, start: number, end: number): Buffer {
+  const buf = Buffer.allocUnsafe(end - start);
+  let off = 0;
+  while (off < buf.length) {
+    const n = syncIo.read(fd, buf.subarray(off), start + off, buf.length - off);
+    if (n === 0) break;
+    off += n;
+  }
+  return buf.subarray(0, off);
+}
+
+/**
+ * One pass over the file in chunks, indexing whole lines by directory: it is never whole in memory
+ * (27 MB at 100 000 sessions). A file not starting with MAGIC indexes nothing.
+ */
+async function indexFile(fd: number, size: number, cache: MemoryTraceCache): Promise<void> {
+  const magic = Buffer.from(MAGIC + '\n');
+  let buf = Buffer.allocUnsafe(CHUNK);
+  let have = 0;
+  /** file offset of buf[0] */
+  let base = 0;
+  let first = true;
+  for (let pos = 0; ; ) {
+    await yieldIfBusy();
+    if (have === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, have);
+      buf = bigger;
+    }
+    const n = pos < size ? syncIo.read(fd, buf.subarray(have), pos, buf.length - have) : 0;
+    pos += n;
+    const eof = n === 0;
+    have += n;
+    let start = 0;
+    if (first) {
+      if (have < magic.length && !eof) continue;
+      if (have < magic.length || !buf.subarray(0, magic.length).equals(magic)) return;
+      first = false;
+      start = magic.length;
+    }
+    const lastNl = eof ? have : buf.lastIndexOf(10, have - 1);
+    if (lastNl >= start) {
+      cache.indexLines(buf, start, lastNl, base + start);
+      start = lastNl + 1;
+    }
+    if (eof) return;
+    const keep = Math.min(start, have);
+    buf.copy(buf, 0, keep, have);
+    have -= keep;
+    base += keep;
   }
 }
 

@@ -2,7 +2,7 @@
 // event type the sweep needs. Guarantees: never follows a link or opens a FIFO (Dir.openFile);
 // reads at most the size seen at open; torn or garbage lines are counted and skipped; the
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache.
-import type { Dir, BigIntStats } from './safe-fs.js';
+import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from './safe-fs.js';
 import { forwardLines } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { TraceAccumulator, type DetachedWork, type TraceSummary, type Trust } from '../murmur/trace.js';
@@ -54,17 +54,24 @@ function dirKey(dir: string): string {
   return dir.endsWith('/') ? dir.slice(0, -1) : dir;
 }
 
-/** dir → name → encoded entry */
-type Entries = Map<string, Map<string, string>>;
+/** A kept entry: its encoded form, or (a trace with nothing unaccounted) the compact trace itself. */
+type Entry = string | CompactTrace;
 
-function entryOf(m: Entries, dir: string, name: string): string | undefined {
+/** dir → name → entry */
+type Entries = Map<string, Map<string, Entry>>;
+
+function entryOf(m: Entries, dir: string, name: string): Entry | undefined {
   return m.get(dir)?.get(name);
 }
 
-function put(m: Entries, dir: string, name: string, raw: string): void {
+function put(m: Entries, dir: string, name: string, raw: Entry): void {
   let d = m.get(dir);
-  if (!d) m.set(dir, (d = new Map<string, string>()));
+  if (!d) m.set(dir, (d = new Map<string, Entry>()));
   d.set(name, raw);
+}
+
+function encoded(e: Entry): string {
+  return typeof e === 'string' ? e : e.encode();
 }
 
 function countOf(m: Entries): number {
@@ -82,9 +89,14 @@ function countOf(m: Entries): number {
  *   runtime's own header rule.
  * - Entries are decoded only when looked up (loading a cache of 100 000 entries parses no entry);
  *   only the entries looked up or stored in this sweep are persisted (stale ones fall away).
- * - Memory: entries are held per directory by name (the name string the caller already holds, once
- *   looked up), each encoded entry as its own string (never a slice pinning the loaded file); an
- *   entry moves from "loaded" to "kept" when used, and `forget(dir)` drops the unused rest.
+ * - Memory: the persisted file is indexed by directory when loaded (byte ranges, no entry parsed)
+ *   and a directory's lines are read and parsed when it is first looked up (one sessions root or
+ *   store at a time, not the whole file). Entries are held per directory by name (the name string
+ *   the caller already holds, once looked up), each encoded entry as its own string (never a
+ *   slice pinning a buffer); an entry moves from "loaded" to "kept" when used, and `forget(dir)`
+ *   drops the unused rest. A
+ *   trace with nothing unaccounted (nearly all) is kept as one CompactTrace, which is also what the
+ *   scan holds for that session (summary, file state and identity in one object; no string kept).
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
@@ -93,22 +105,58 @@ export class MemoryTraceCache implements TraceCache {
   private readonly loadedRecords: Entries = new Map();
   private loadedTraceCount = 0;
   private loadedRecordCount = 0;
+  /** the persisted file's lines not read yet: `T|R \0 dir` → byte ranges, and how to read them */
+  private pending = new Map<string, { start: number; end: number }[]>();
+  private readRange: ((start: number, end: number) => Buffer) | undefined;
+  private closeSource: (() => void) | undefined;
   /** what this sweep keeps */
   private readonly keptTraces: Entries = new Map();
   private readonly keptRecords: Entries = new Map();
   private dirty = false;
 
   get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined {
-    return this.take(this.keptTraces, this.loadedTraces, dirKey(dir), name, (raw) => decodeTrace(raw, state));
+    const d = dirKey(dir);
+    const kept = entryOf(this.keptTraces, d, name);
+    if (kept instanceof CompactTrace) return kept.sameState(state) ? kept : undefined;
+    const loaded = kept === undefined;
+    const raw = kept ?? this.takeLoaded(this.loadedTraces, d, name);
+    if (raw === undefined) return undefined;
+    const summary = decodeTrace(raw, state, loaded);
+    // Once valid, a compact trace replaces its text (the text is rebuilt from it when persisted).
+    if (summary) put(this.keptTraces, d, name, summary instanceof CompactTrace ? summary : raw);
+    return summary;
   }
 
   set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void {
-    this.store(this.keptTraces, dirKey(dir), name, encodeTrace(state, summary));
+    const raw = encodeTrace(state, summary);
+    const d = dirKey(dir);
+    const prev = entryOf(this.keptTraces, d, name);
+    if (prev === undefined || encoded(prev) !== raw) this.dirty = true;
+    put(this.keptTraces, d, name, summary.unaccounted.length === 0 ? CompactTrace.of(state, summary, false) : raw);
   }
 
   forget(dir: string): void {
     this.loadedTraces.delete(dirKey(dir));
     this.loadedRecords.delete(dirKey(dir));
+    this.pending.delete(`T\0${dirKey(dir)}`);
+    this.pending.delete(`R\0${dirKey(dir)}`);
+  }
+
+  /** Parse the persisted lines of one directory, the first time it is looked up. */
+  private readPending(kind: 'T' | 'R', dir: string): void {
+    const key = `${kind}\0${dir}`;
+    const ranges = this.pending.get(key);
+    if (!ranges || !this.readRange) return;
+    this.pending.delete(key);
+    for (const r of ranges) {
+      let data: Buffer;
+      try {
+        data = this.readRange(r.start, r.end);
+      } catch {
+        continue; // unreadable now: those entries are misses (the files are read instead)
+      }
+      this.loadLines(data, 0, data.length);
+    }
   }
 
   /**
@@ -116,32 +164,30 @@ export class MemoryTraceCache implements TraceCache {
    * its header (null: none) and, when it was counted, its message lines; same staleness rule as traces.
    */
   getRecord(dir: string, name: string, state: TraceFileState): CachedRecord | undefined {
-    return this.take(this.keptRecords, this.loadedRecords, dirKey(dir), name, (raw) => decodeRecord(raw, state));
+    const d = dirKey(dir);
+    const kept = entryOf(this.keptRecords, d, name);
+    const raw = kept ?? this.takeLoaded(this.loadedRecords, d, name);
+    if (raw === undefined) return undefined;
+    const r = decodeRecord(encoded(raw), state);
+    if (r) put(this.keptRecords, d, name, raw);
+    return r;
   }
 
   setRecord(dir: string, name: string, state: TraceFileState, value: CachedRecord): void {
-    this.store(this.keptRecords, dirKey(dir), name, encodeRecord(state, value));
+    const raw = encodeRecord(state, value);
+    const d = dirKey(dir);
+    const prev = entryOf(this.keptRecords, d, name);
+    if (prev === undefined || encoded(prev) !== raw) this.dirty = true;
+    put(this.keptRecords, d, name, raw);
   }
 
-  /**
-   * The decoded entry for (dir, name): kept already, or loaded (then, when it is valid for the
-   * caller's state, kept under the caller's name string; a stale loaded entry is dropped).
-   */
-  private take<T>(kept: Entries, loaded: Entries, dir: string, name: string, decode: (raw: string) => T | undefined): T | undefined {
-    const k = entryOf(kept, dir, name);
-    if (k !== undefined) return decode(k);
+  /** A loaded entry, removed from the loaded set (a stale one is not kept: it falls away). */
+  private takeLoaded(loaded: Entries, dir: string, name: string): string | undefined {
+    if (this.pending.size) this.readPending(loaded === this.loadedTraces ? 'T' : 'R', dir);
     const d = loaded.get(dir);
     const raw = d?.get(name);
-    if (raw === undefined) return undefined;
-    d?.delete(name);
-    const value = decode(raw);
-    if (value !== undefined) put(kept, dir, name, raw);
-    return value;
-  }
-
-  private store(kept: Entries, dir: string, name: string, raw: string): void {
-    if (entryOf(kept, dir, name) !== raw) this.dirty = true;
-    put(kept, dir, name, raw);
+    if (raw !== undefined) d?.delete(name);
+    return typeof raw === 'string' ? raw : undefined;
   }
 
   /** True when the persisted form would differ from what was loaded. */
@@ -150,19 +196,88 @@ export class MemoryTraceCache implements TraceCache {
   }
 
   /**
-   * Load the persisted lines (`T|R \t key-json \t entry-json \n`, from `from` on); malformed lines
-   * are skipped. Every string is copied out of `data`, which is not retained.
+   * Load persisted lines (`T|R \t key-json \t entry-json \n`) from `data[start, end)`, which
+   * holds whole lines (the last may lack its newline at end of file); malformed lines are skipped.
+   * Every string is copied out of `data`, which is not retained.
    */
-  load(data: Buffer, from = 0): void {
-    let at = from;
-    while (at < data.length) {
-      let end = data.indexOf(10, at);
-      if (end < 0) end = data.length;
-      this.loadLine(data, at, end);
-      at = end + 1;
+  loadLines(data: Buffer, start: number, end: number): void {
+    let at = start;
+    while (at < end) {
+      let nl = data.indexOf(10, at);
+      if (nl < 0 || nl > end) nl = end;
+      this.loadLine(data, at, nl);
+      at = nl + 1;
     }
-    this.loadedTraceCount = countOf(this.loadedTraces);
-    this.loadedRecordCount = countOf(this.loadedRecords);
+  }
+
+  /**
+   * Index persisted lines (whole lines in `data[start, end)`, at file offset `fileOffset` of
+   * `data[start]`) by directory without parsing their entries; `readRange` reads a range of the
+   * file back when that directory is first looked up. Call `indexed(readRange)` after the last.
+   * A line whose directory is misjudged here is still filed under its own key when parsed.
+   */
+  indexLines(data: Buffer, start: number, end: number, fileOffset: number): void {
+    let at = start;
+    while (at < end) {
+      let nl = data.indexOf(10, at);
+      if (nl < 0 || nl > end) nl = end;
+      this.indexLine(data, at, nl, fileOffset + (at - start));
+      at = nl + 1;
+    }
+  }
+
+  indexed(readRange: (start: number, end: number) => Buffer, close: () => void): void {
+    this.readRange = readRange;
+    this.closeSource = close;
+  }
+
+  /** No more lookups of loaded entries: the persisted file is closed (idempotent). */
+  close(): void {
+    this.pending.clear();
+    this.readRange = undefined;
+    const c = this.closeSource;
+    this.closeSource = undefined;
+    c?.();
+  }
+
+  /** the previous indexed line's kind and directory bytes, and its pending key */
+  private lastDirBytes: Buffer | undefined;
+  private lastKind = 0;
+  private lastKey = '';
+
+  private indexLine(data: Buffer, start: number, end: number, offset: number): void {
+    const kind = data[start];
+    if (data[start + 1] !== 9 || (kind !== 84 && kind !== 82)) return;
+    const tab = data.indexOf(9, start + 2);
+    if (tab < 0 || tab >= end) return;
+    // key bytes: "<dir>/<name><suffix>" — the directory's bytes end at the last '/' before the suffix
+    const suffix = kind === 84 ? TRACE_SUFFIX : RECORD_SUFFIX;
+    const nameEnd = tab - 1 - suffix.length;
+    const slash = nameEnd > start + 3 ? data.lastIndexOf(47, nameEnd - 1) : -1;
+    if (slash <= start + 2) return;
+    const dirBytes = data.subarray(start + 3, slash);
+    let key = this.lastKey;
+    if (kind !== this.lastKind || !this.lastDirBytes?.equals(dirBytes)) {
+      let path: unknown;
+      try {
+        path = JSON.parse(data.toString('utf8', start + 2, tab));
+      } catch {
+        return;
+      }
+      if (typeof path !== 'string' || !path.endsWith(suffix)) return;
+      const item = path.slice(0, -suffix.length);
+      key = `${kind === 84 ? 'T' : 'R'}\0${item.slice(0, Math.max(0, item.lastIndexOf('/')))}`;
+      this.lastDirBytes = Buffer.from(dirBytes);
+      this.lastKind = kind;
+      this.lastKey = key;
+    }
+    if (kind === 84) this.loadedTraceCount++;
+    else this.loadedRecordCount++;
+    const ranges = this.pending.get(key);
+    const last = ranges?.[ranges.length - 1];
+    if (last && last.end + 1 === offset) last.end = offset + (end - start);
+    else if (ranges) ranges.push({ start: offset, end: offset + (end - start) });
+    else this.pending.set(key, [{ start: offset, end: offset + (end - start) }]);
   }
 
   private loadLine(data: Buffer, start: number, end: number): void {
@@ -186,8 +301,8 @@ export class MemoryTraceCache implements TraceCache {
 
   /** The persisted lines of this sweep's entries. */
   *lines(): Generator<string> {
-    for (const [dir, d] of this.keptTraces) for (const [name, v] of d) yield `T\t${JSON.stringify(`${dir}/${name}${TRACE_SUFFIX}`)}\t${v}`;
-    for (const [dir, d] of this.keptRecords) for (const [name, v] of d) yield `R\t${JSON.stringify(`${dir}/${name}${RECORD_SUFFIX}`)}\t${v}`;
+    for (const [dir, d] of this.keptTraces) for (const [name, v] of d) yield `T\t${JSON.stringify(`${dir}/${name}${TRACE_SUFFIX}`)}\t${encoded(v)}`;
+    for (const [dir, d] of this.keptRecords) for (const [name, v] of d) yield `R\t${JSON.stringify(`${dir}/${name}${RECORD_SUFFIX}`)}\t${encoded(v)}`;
   }
 }
 
@@ -209,7 +324,7 @@ function encodeTrace(st: TraceFileState, s: TraceSummary): string {
   const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
   // session_start's event id is only ever needed to reconcile unaccounted work (shell_lost's parent).
   const startId = work === 0 ? null : (s.sessionStartEventId ?? null);
-  return JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1]);
+  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1]));
 }
 
 function isWork(w: unknown): w is DetachedWork {
@@ -218,7 +333,7 @@ function isWork(w: unknown): w is DetachedWork {
   return typeof o['workId'] === 'string' && typeof o['binary'] === 'string' && typeof o['command'] === 'string' && typeof o['detachedAtMs'] === 'number' && typeof o['detachedAtText'] === 'string' && (o['taskId'] === null || typeof o['taskId'] === 'string');
 }
 
-function decodeTrace(raw: string, st: TraceFileState): TraceSummary | undefined {
+function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): TraceSummary | undefined {
   const a = parseArray(raw);
   if (!a || a.length !== 12 || !sameState(a, st)) return undefined;
   const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8] = a;
@@ -238,20 +353,101 @@ function decodeTrace(raw: string, st: TraceFileState): TraceSummary | undefined 
       utf8: utf8 === 1,
     };
   }
-  // The common case — nothing unaccounted: keep the flags, and the validated entry's text for the
-  // fields only a live session's planning reads (its context ids), decoded again on demand.
-  return new CachedSummary(raw, end === 1, nl === 1, invalid as number, utf8 === 1);
+  // The common case — nothing unaccounted: one compact object (no text kept).
+  return new CompactTrace(st, (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0), invalid as number, contextsText(contexts), fromCache);
 }
 
-/** A validated cache entry with no unaccounted work; context ids are decoded from its text when read. */
-class CachedSummary implements TraceSummary {
+const END = 1;
+const NL = 2;
+const UTF8 = 4;
+const EMPTY_CONTEXTS: string[] = Object.freeze([]) as unknown as string[];
+
+/**
+ * Context ids as one JSON text (undefined: none): ~2.5 ids a session held as strings in an array
+ * cost ~230 bytes; the text ~110. Only a live session's are ever read back (a few, once each).
+ */
+function contextsText(ids: readonly string[]): string | undefined {
+  return ids.length ? flat(JSON.stringify(ids)) : undefined;
+}
+
+/**
+ * V8 builds long JSON.stringify results and concatenations as ropes (a tree of pieces, ~1.7× the
+ * bytes); reading a character makes it flatten the string once, and the GC then drops the pieces.
+ * For strings held for the whole sweep.
+ */
+export function flat(s: string): string {
+  s.charCodeAt(0);
+  return s;
+}
+
+/** Device numbers as bigints, one per device (a sweep sees one or a few). */
+const devs = new Map<string, bigint>();
+function devOf(dev: string): bigint {
+  let d = devs.get(dev);
+  if (d === undefined) devs.set(dev, (d = BigInt(dev)));
+  return d;
+}
+
+/**
+ * A trace with no unaccounted work, as the scan and the cache both keep it: its summary (flags,
+ * invalid-line count, context ids) and the state of the file it was built from (dev/ino/size/
+ * mtime, also the trace's identity). It is the scan's `trace` entry for its session as well
+ * (`ok`, `summary`, `identity`, `mtimeMs`, `size`, `fromCache`): ~100 bytes a session in all.
+ */
+export class CompactTrace implements TraceSummary {
+  readonly dev: bigint;
+  private readonly ino: PackedIno;
+  readonly size: number;
+  readonly mtimeMs: number;
   constructor(
-    private readonly raw: string,
-    readonly hasSessionEnd: boolean,
-    readonly endsWithNewline: boolean,
+    st: TraceFileState,
+    private readonly flags: number,
     readonly invalidLines: number,
-    readonly utf8: boolean,
-  ) {}
+    private readonly contexts: string | undefined,
+    /** served from the cache loaded at the start of this sweep (not read in it) */
+    readonly fromCache: boolean,
+  ) {
+    this.dev = devOf(st.dev);
+    this.ino = packIno(BigInt(st.ino));
+    this.size = st.size;
+    this.mtimeMs = st.mtimeMs;
+  }
+
+  static of(st: TraceFileState, s: TraceSummary, fromCache: boolean): CompactTrace {
+    return new CompactTrace(st, (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8), s.invalidLines, contextsText(s.contextIds), fromCache);
+  }
+
+  get ok(): true {
+    return true;
+  }
+  get summary(): TraceSummary {
+    return this;
+  }
+  get identity(): Identity {
+    return { dev: this.dev, ino: inoOf(this.ino) };
+  }
+  get state(): TraceFileState {
+    return { dev: this.dev.toString(), ino: this.ino.toString(), size: this.size, mtimeMs: this.mtimeMs };
+  }
+  sameState(st: TraceFileState): boolean {
+    return this.size === st.size && this.mtimeMs === st.mtimeMs && this.ino.toString() === st.ino && this.dev.toString() === st.dev;
+  }
+  encode(): string {
+    return encodeTrace(this.state, this);
+  }
+
+  get contextIds(): string[] {
+    return this.contexts === undefined ? EMPTY_CONTEXTS : (JSON.parse(this.contexts) as string[]);
+  }
+  get hasSessionEnd(): boolean {
+    return (this.flags & END) !== 0;
+  }
+  get endsWithNewline(): boolean {
+    return (this.flags & NL) !== 0;
+  }
+  get utf8(): boolean {
+    return (this.flags & UTF8) !== 0;
+  }
   get taskTrust(): Record<string, Trust> {
     return EMPTY_TRUST;
   }
@@ -262,9 +458,6 @@ class CachedSummary implements TraceSummary {
   get sessionStartEventId(): undefined {
     return undefined;
   }
-  get contextIds(): string[] {
-    return (JSON.parse(this.raw) as unknown[])[8] as string[];
-  }
   toJSON(): TraceSummary {
     return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8 };
   }
@@ -273,7 +466,7 @@ class CachedSummary implements TraceSummary {
 /** Headers are stored as their exact line (u64 values above 2^53 survive) and re-validated on use. */
 function encodeRecord(st: TraceFileState, r: CachedRecord): string {
   const header = r.header === null ? null : serializeHeader(r.header).slice(0, -1);
-  return JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, header, r.messages ?? -1, r.unreadable === true ? 1 : 0, r.terminated === undefined ? -1 : r.terminated ? 1 : 0]);
+  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, header, r.messages ?? -1, r.unreadable === true ? 1 : 0, r.terminated === undefined ? -1 : r.terminated ? 1 : 0]));
 }
 
 function decodeRecord(raw: string, st: TraceFileState): CachedRecord | undefined {

@@ -23,6 +23,8 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       })
     : undefined;
+  // Every lookup of what the cache file held is done: it is closed (what is kept stays in memory).
+  ctx.cache?.close();
   ctx.records?.problems.forEach((p) => problem(ctx, p));
   report.inventory.records = ctx.records?.contexts.length ?? 0;
   report.inventory.records_counted = ctx.records?.counted ?? 0;
