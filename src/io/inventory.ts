@@ -86,6 +86,10 @@ function problemOf(target: string, err: unknown): Problem {
 
 // ---- records ---------------------------------------------------------------------------------
 
+function pushMode(out: { modes: ModeEntry[] }, opts: { keepMode?: (e: ModeEntry) => boolean }, e: ModeEntry): void {
+  if (!opts.keepMode || opts.keepMode(e)) out.modes.push(e);
+}
+
 export interface ContextScan {
   store: string;
   context: string;
@@ -167,6 +171,11 @@ export interface RecordsScanOptions {
   /** Count every record's messages (conversation ls). */
   countAll?: boolean;
   collectModes: boolean;
+  /**
+   * With collectModes: keep only the entries this says yes to (the sweep keeps those whose mode
+   * needs a change or a report, not the thousands that are already right).
+   */
+  keepMode?: (e: ModeEntry) => boolean;
   nowMs: number;
   /** Temp files older than this are debris even if their pid is alive (pid reuse). */
   debrisAgeMs: number;
@@ -183,7 +192,7 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
   const out: RecordsScan = { exists: false, counted: 0, countedBytes: 0, countsCached: 0, contexts: [], fileless: [], modes: [], debris: [], problems: [] };
   const rootSt = await home.lstat(CONVERSATIONS_DIR);
   if (!rootSt) return out;
-  if (opts.collectModes) out.modes.push(modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
+  if (opts.collectModes) pushMode(out, opts, modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
   if (!rootSt.isDirectory()) return out;
   out.exists = true;
   let root: Dir;
@@ -199,7 +208,7 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
       if (opts.stores && !opts.stores.has(store)) continue;
       const sst = await root.lstat(store);
       if (!sst) continue;
-      if (opts.collectModes) out.modes.push(modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
+      if (opts.collectModes) pushMode(out, opts, modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
       if (sst.isSymbolicLink()) {
         out.problems.push({ target: root.display(store), code: Codes.symlink, detail: `${root.display(store)} is a symbolic link; record stores are never followed` });
         continue;
@@ -245,7 +254,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       continue;
     }
     if (!cst.isDirectory()) continue;
-    if (opts.collectModes) out.modes.push(modeEntry(sdir, anchor, chain, cst, 'private_dir'));
+    if (opts.collectModes) pushMode(out, opts, modeEntry(sdir, anchor, chain, cst, 'private_dir'));
     let cdir: Dir;
     try {
       cdir = await sdir.openDir(context);
@@ -278,7 +287,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         });
         continue;
       }
-      if (opts.collectModes) out.modes.push(modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
+      if (opts.collectModes) pushMode(out, opts, modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
       if (fst.isSymbolicLink()) {
         out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.symlink, detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed` });
         continue;

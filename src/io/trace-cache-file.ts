@@ -6,7 +6,7 @@
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
 import { GC_DIR_NAME } from './paths.js';
-import { syncIo, yieldIfBusy, type Dir } from './safe-fs.js';
+import { syncIo, yieldIfBusy, type Dir, type FileHandle } from './safe-fs.js';
 import { MemoryTraceCache } from './trace-scan.js';
 
 const CACHE_FILE = 'trace-cache.json';
@@ -105,20 +105,25 @@ export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promis
   if (!cache.changed) return;
   const gc = await home.mkdir(GC_DIR_NAME, 0o700);
   try {
-    // Streamed in chunks: a cache of 100 000 entries is never one string in memory.
+    // Streamed through one reused 1 MiB buffer: the cache is never one string in memory, and no
+    // concatenated chunk strings pile up in the heap (60 MB of garbage at 100 000 entries).
     const tmp = `.${CACHE_FILE}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
     const fh = await gc.createExclusive(tmp, 0o600);
     let renamed = false;
     try {
-      let chunk = MAGIC + '\n';
+      let buf = Buffer.allocUnsafe(CHUNK);
+      let used = buf.write(MAGIC + '\n', 0, 'utf8');
       for (const l of cache.lines()) {
-        chunk += l + '\n';
-        if (chunk.length >= 1 << 20) {
-          await fh.write(chunk);
-          chunk = '';
+        const need = Buffer.byteLength(l, 'utf8') + 1;
+        if (used + need > buf.length) {
+          await writeAll(fh, buf, used);
+          used = 0;
+          if (need > buf.length) buf = Buffer.allocUnsafe(need);
         }
+        used += buf.write(l, used, 'utf8');
+        buf[used++] = 10;
       }
-      await fh.write(chunk);
+      await writeAll(fh, buf, used);
       await fh.close();
       await gc.rename(tmp, CACHE_FILE);
       renamed = true;
@@ -128,5 +133,13 @@ export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promis
     }
   } finally {
     await gc.close();
+  }
+}
+
+async function writeAll(fh: FileHandle, buf: Buffer, len: number): Promise<void> {
+  for (let off = 0; off < len; ) {
+    const { bytesWritten } = await fh.write(buf, off, len - off);
+    if (bytesWritten <= 0) throw new Error('short write');
+    off += bytesWritten;
   }
 }

@@ -4,6 +4,7 @@
 // private entries.
 // Guarantees: read-only apart from the count cache's in-memory state; problems reported per item.
 import { scanHomeModes, scanRecords } from '../../io/inventory.js';
+import { planMode } from '../../plan/modes.js';
 import { problem, type SweepContext, type StepTally } from './context.js';
 
 const DEBRIS_AGE_MS = 60 * 60 * 1000;
@@ -16,6 +17,8 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
     ? await scanRecords(homeDir, ctx.home, {
         countOwned,
         collectModes: true,
+        // the plan step acts on (or reports) only these; the rest are already right
+        keepMode: (e) => planMode(e, ctx.uid) !== undefined,
         nowMs: ctx.nowMs,
         debrisAgeMs: DEBRIS_AGE_MS,
         isPidAlive: () => false, // decided by the debris step with a real probe (async)
