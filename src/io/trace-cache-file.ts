@@ -37,7 +37,7 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
       }
       await indexFile(fd, Number(f.stat.size), cache);
       const at = fd;
-      cache.indexed((start, end) => readAt(at, start, end), () => syncIo.close(at));
+      cache.indexed((start, end, into, to) => readAt(at, start, end, into, to), () => syncIo.close(at));
       return cache;
     } finally {
       await gc.close();
@@ -48,15 +48,15 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
   }
 }
 
-function readAt(fd: number, start: number, end: number): Buffer {
-  const buf = Buffer.allocUnsafe(end - start);
+/** Read file bytes [start, end) into `into` at `to`; how many were read (fewer at end of file). */
+function readAt(fd: number, start: number, end: number, into: Buffer, to: number): number {
   let off = 0;
-  while (off < buf.length) {
-    const n = syncIo.read(fd, buf.subarray(off), start + off, buf.length - off);
+  while (off < end - start) {
+    const n = syncIo.read(fd, into.subarray(to + off), start + off, end - start - off);
     if (n === 0) break;
     off += n;
   }
-  return buf.subarray(0, off);
+  return off;
 }
 
 /**

@@ -54,6 +54,26 @@ function dirKey(dir: string): string {
   return dir.endsWith('/') ? dir.slice(0, -1) : dir;
 }
 
+/** One persisted line, parsed: its kind, directory, name and encoded entry (strings copied out). */
+function parseLine(data: Buffer, start: number, end: number): { kind: 'T' | 'R'; dir: string; name: string; raw: string } | undefined {
+  const kind = data[start];
+  if (data[start + 1] !== 9 || (kind !== 84 && kind !== 82)) return undefined; // 'T' | 'R', then a tab
+  const tab = data.indexOf(9, start + 2);
+  if (tab < 0 || tab >= end) return undefined;
+  let path: unknown;
+  try {
+    path = JSON.parse(data.toString('utf8', start + 2, tab));
+  } catch {
+    return undefined;
+  }
+  const suffix = kind === 84 ? TRACE_SUFFIX : RECORD_SUFFIX;
+  if (typeof path !== 'string' || !path.endsWith(suffix)) return undefined;
+  const item = path.slice(0, -suffix.length);
+  const slash = item.lastIndexOf('/');
+  if (slash < 0 || slash === item.length - 1) return undefined;
+  return { kind: kind === 84 ? 'T' : 'R', dir: item.slice(0, slash), name: item.slice(slash + 1), raw: data.toString('utf8', tab + 1, end) };
+}
+
 /** A kept entry: its encoded form, or (a trace with nothing unaccounted) the compact trace itself. */
 type Entry = string | CompactTrace;
 
@@ -107,7 +127,11 @@ export class MemoryTraceCache implements TraceCache {
   private loadedRecordCount = 0;
   /** the persisted file's lines not read yet: `T|R \0 dir` → byte ranges, and how to read them */
   private pending = new Map<string, { start: number; end: number }[]>();
-  private readRange: ((start: number, end: number) => Buffer) | undefined;
+  /** reads file bytes [start, end) into `into` at `at`; returns how many */
+  private readRange: ((start: number, end: number, into: Buffer, at: number) => number) | undefined;
+  private spare: Buffer | undefined;
+  /** directories read back and being parsed as they are looked up: `T|R \0 dir` → bytes, next line */
+  private readonly streams = new Map<string, { data: Buffer; end: number; pos: number }>();
   private closeSource: (() => void) | undefined;
   /** what this sweep keeps */
   private readonly keptTraces: Entries = new Map();
@@ -138,8 +162,10 @@ export class MemoryTraceCache implements TraceCache {
   forget(dir: string): void {
     this.loadedTraces.delete(dirKey(dir));
     this.loadedRecords.delete(dirKey(dir));
-    this.pending.delete(`T\0${dirKey(dir)}`);
-    this.pending.delete(`R\0${dirKey(dir)}`);
+    for (const k of [`T\0${dirKey(dir)}`, `R\0${dirKey(dir)}`]) {
+      this.pending.delete(k);
+      this.endStream(k);
+    }
   }
 
   /** Parse the persisted lines of one directory, the first time it is looked up. */
@@ -148,16 +174,31 @@ export class MemoryTraceCache implements TraceCache {
     const ranges = this.pending.get(key);
     if (!ranges || !this.readRange) return;
     this.pending.delete(key);
+    const total = ranges.reduce((n, r) => n + r.end - r.start + 1, 0);
+    // One buffer is reused from directory to directory (no 27 MB of buffers waiting for a GC).
+    const data = this.spare && this.spare.length >= total ? this.spare : Buffer.allocUnsafe(Math.max(total, 64 << 10));
+    this.spare = undefined;
+    let used = 0;
     for (const r of ranges) {
-      let data: Buffer;
       try {
-        data = this.readRange(r.start, r.end);
+        used += this.readRange(r.start, r.end, data, used);
       } catch {
-        continue; // unreadable now: those entries are misses (the files are read instead)
+        // unreadable now: those entries are misses (the files are read instead)
       }
-      this.loadLines(data, 0, data.length);
+      data[used++] = 10;
     }
+    this.streams.set(key, { data, end: used, pos: 0 });
   }
+
+  /** A directory's bytes are parsed (or forgotten): its buffer serves the next one. */
+  private endStream(key: string): void {
+    const st = this.streams.get(key);
+    if (!st) return;
+    this.streams.delete(key);
+    if (!this.spare || st.data.length > this.spare.length) this.spare = st.data;
+  }
+
+
 
   /**
    * What an earlier sweep learnt about a conversation record (`<dir>/<name>/conversation.jsonl`) —
@@ -183,31 +224,37 @@ export class MemoryTraceCache implements TraceCache {
 
   /** A loaded entry, removed from the loaded set (a stale one is not kept: it falls away). */
   private takeLoaded(loaded: Entries, dir: string, name: string): string | undefined {
-    if (this.pending.size) this.readPending(loaded === this.loadedTraces ? 'T' : 'R', dir);
+    const kind = loaded === this.loadedTraces ? 'T' : 'R';
+    if (this.pending.size) this.readPending(kind, dir);
     const d = loaded.get(dir);
     const raw = d?.get(name);
-    if (raw !== undefined) d?.delete(name);
-    return typeof raw === 'string' ? raw : undefined;
+    if (raw !== undefined) {
+      d?.delete(name);
+      return typeof raw === 'string' ? raw : undefined;
+    }
+    // Parse the directory's lines only as far as this name: the scan looks names up in the order
+    // they were written, so each line is parsed just before it is used (nothing piles up).
+    const key = `${kind}\0${dir}`;
+    const st = this.streams.get(key);
+    if (!st) return undefined;
+    let found: string | undefined;
+    while (found === undefined && st.pos < st.end) {
+      let nl = st.data.indexOf(10, st.pos);
+      if (nl < 0 || nl > st.end) nl = st.end;
+      const e = parseLine(st.data, st.pos, nl);
+      st.pos = nl + 1;
+      if (!e) continue;
+      if (e.kind === kind && e.dir === dir && e.name === name) found = e.raw;
+      else put(e.kind === 'T' ? this.loadedTraces : this.loadedRecords, e.dir, e.name, e.raw);
+    }
+    if (st.pos >= st.end) this.endStream(key);
+    return found;
   }
+
 
   /** True when the persisted form would differ from what was loaded. */
   get changed(): boolean {
     return this.dirty || countOf(this.keptTraces) !== this.loadedTraceCount || countOf(this.keptRecords) !== this.loadedRecordCount;
-  }
-
-  /**
-   * Load persisted lines (`T|R \t key-json \t entry-json \n`) from `data[start, end)`, which
-   * holds whole lines (the last may lack its newline at end of file); malformed lines are skipped.
-   * Every string is copied out of `data`, which is not retained.
-   */
-  loadLines(data: Buffer, start: number, end: number): void {
-    let at = start;
-    while (at < end) {
-      let nl = data.indexOf(10, at);
-      if (nl < 0 || nl > end) nl = end;
-      this.loadLine(data, at, nl);
-      at = nl + 1;
-    }
   }
 
   /**
@@ -226,7 +273,7 @@ export class MemoryTraceCache implements TraceCache {
     }
   }
 
-  indexed(readRange: (start: number, end: number) => Buffer, close: () => void): void {
+  indexed(readRange: (start: number, end: number, into: Buffer, at: number) => number, close: () => void): void {
     this.readRange = readRange;
     this.closeSource = close;
   }
@@ -234,6 +281,8 @@ export class MemoryTraceCache implements TraceCache {
   /** No more lookups of loaded entries: the persisted file is closed (idempotent). */
   close(): void {
     this.pending.clear();
+    this.streams.clear();
+    this.spare = undefined;
     this.readRange = undefined;
     const c = this.closeSource;
     this.closeSource = undefined;
@@ -280,24 +329,8 @@ export class MemoryTraceCache implements TraceCache {
     else this.pending.set(key, [{ start: offset, end: offset + (end - start) }]);
   }
 
-  private loadLine(data: Buffer, start: number, end: number): void {
-    const kind = data[start];
-    if (data[start + 1] !== 9 || (kind !== 84 && kind !== 82)) return; // 'T' | 'R', then a tab
-    const tab = data.indexOf(9, start + 2);
-    if (tab < 0 || tab >= end) return;
-    let path: unknown;
-    try {
-      path = JSON.parse(data.toString('utf8', start + 2, tab));
-    } catch {
-      return;
-    }
-    const suffix = kind === 84 ? TRACE_SUFFIX : RECORD_SUFFIX;
-    if (typeof path !== 'string' || !path.endsWith(suffix)) return;
-    const item = path.slice(0, -suffix.length);
-    const slash = item.lastIndexOf('/');
-    if (slash < 0 || slash === item.length - 1) return;
-    put(kind === 84 ? this.loadedTraces : this.loadedRecords, item.slice(0, slash), item.slice(slash + 1), data.toString('utf8', tab + 1, end));
-  }
+
+
 
   /** The persisted lines of this sweep's entries. */
   *lines(): Generator<string> {
