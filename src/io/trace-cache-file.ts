@@ -21,7 +21,7 @@ const MAX_BYTES = 256 << 20;
  * back (and parsed) when the scan first looks it up. The file stays open until `cache.close()`
  * (the sweep closes it after its scans, and in any case at its end).
  */
-export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
+export async function loadTraceCache(home: Dir, chunkBytes = CHUNK): Promise<MemoryTraceCache> {
   const cache = new MemoryTraceCache();
   let fd: number | undefined;
   try {
@@ -35,7 +35,7 @@ export async function loadTraceCache(home: Dir): Promise<MemoryTraceCache> {
         syncIo.close(fd);
         return cache;
       }
-      await indexFile(fd, Number(f.stat.size), cache);
+      await indexFile(fd, Number(f.stat.size), cache, chunkBytes);
       const at = fd;
       cache.indexed((start, end, into, to) => readAt(at, start, end, into, to), () => syncIo.close(at));
       return cache;
@@ -63,9 +63,9 @@ function readAt(fd: number, start: number, end: number, into: Buffer, to: number
  * One pass over the file in chunks, indexing whole lines by directory: it is never whole in memory
  * (27 MB at 100 000 sessions). A file not starting with MAGIC indexes nothing.
  */
-async function indexFile(fd: number, size: number, cache: MemoryTraceCache): Promise<void> {
+async function indexFile(fd: number, size: number, cache: MemoryTraceCache, chunkBytes: number): Promise<void> {
   const magic = Buffer.from(MAGIC + '\n');
-  let buf = Buffer.allocUnsafe(CHUNK);
+  let buf = Buffer.allocUnsafe(chunkBytes);
   let have = 0;
   /** file offset of buf[0] */
   let base = 0;
