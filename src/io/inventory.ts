@@ -485,6 +485,10 @@ function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): Se
   return traceOk(summary, state, identityOf(tst), true);
 }
 
+function symlinkSession(root: Dir, name: string): Problem {
+  return { target: root.display(name), code: Codes.symlink, detail: `${root.display(name)} is a symbolic link; not a session directory, never followed` };
+}
+
 /** Scan one sessions root. The root's final component must not be a symlink. */
 export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<RootScan> {
   const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], held: [], debris: [], problems: [] };
@@ -532,22 +536,40 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         continue;
       }
       if (idTimestampMs(name, 'ses_') === undefined) continue;
-      const st = await root.lstat(name);
-      if (!st) continue;
-      if (st.isSymbolicLink()) {
-        out.problems.push({ target: root.display(name), code: Codes.symlink, detail: `${root.display(name)} is a symbolic link; not a session directory, never followed` });
-        continue;
-      }
-      if (!st.isDirectory()) continue;
-      const s = new ScannedSession(name, st);
-      const known = cachedTrace(root, name, cache);
-      if (known) {
-        s.trace = known;
-        out.sessions.push(s);
-        continue;
+      let s: ScannedSession;
+      let sdir: Dir | undefined;
+      if (cache?.has(root.path, name)) {
+        // Known from an earlier sweep: one lstat here and one of the trace usually settle it.
+        const st = await root.lstat(name);
+        if (!st) continue;
+        if (st.isSymbolicLink()) {
+          out.problems.push(symlinkSession(root, name));
+          continue;
+        }
+        if (!st.isDirectory()) continue;
+        s = new ScannedSession(name, st);
+        const known = cachedTrace(root, name, cache);
+        if (known) {
+          s.trace = known;
+          out.sessions.push(s);
+          continue;
+        }
+      } else {
+        // Not in the cache (a first sweep): open it at once (O_DIRECTORY|O_NOFOLLOW: a link is
+        // refused with ELOOP, anything else that is not a directory with ENOTDIR, before it is
+        // opened) and take its identity from the descriptor held; no lstat before.
+        try {
+          sdir = await root.openDir(name);
+        } catch (err) {
+          const code = errnoCode(err);
+          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+          out.problems.push(code === 'ELOOP' ? symlinkSession(root, name) : problemOf(root.display(name), err));
+          continue;
+        }
+        s = new ScannedSession(name, sdir.stat);
       }
       try {
-        const sdir = await root.openDir(name, s.identity);
+        sdir ??= await root.openDir(name, s.identity);
         try {
           const tst = await sdir.lstat('trace.jsonl');
           if (tst) {

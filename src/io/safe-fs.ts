@@ -183,7 +183,10 @@ export class Dir {
 
   /** lstat a child that must be a regular file: never a link, FIFO, socket or device. */
   private regularChild(name: string): BigIntStats {
-    const pre = this.lstatSync(name);
+    return this.checkRegular(name, this.lstatSync(name));
+  }
+
+  private checkRegular(name: string, pre: BigIntStats | undefined): BigIntStats {
     if (!pre) {
       const err = new Error(`ENOENT: ${this.display(name)}`) as Error & { code: string };
       err.code = 'ENOENT';
@@ -223,16 +226,20 @@ export class Dir {
    * Read a regular child whole when it is at most `maxBytes` (same refusals as openFile); returns
    * undefined when it is larger (the caller streams it instead). Synchronous: for small files.
    */
-  readSmallSync(name: string, maxBytes: number): { data: Buffer; stat: BigIntStats } | undefined {
-    const pre = this.lstatSync(name);
+  readSmallSync(name: string, maxBytes: number, lstat?: BigIntStats): { data: Buffer; stat: BigIntStats } | undefined {
+    const pre = lstat ?? this.lstatSync(name);
     if (pre?.isFile() && pre.size > BigInt(maxBytes)) return undefined;
-    const r = this.readHeadSync(name, maxBytes);
+    const r = this.readHeadSync(name, maxBytes, pre);
     return Number(r.stat.size) > maxBytes ? undefined : r;
   }
 
-  /** Read at most the first `maxBytes` of a regular child (same refusals as openFile). Synchronous. */
-  readHeadSync(name: string, maxBytes: number): { data: Buffer; stat: BigIntStats } {
-    const pre = this.regularChild(name);
+  /**
+   * Read at most the first `maxBytes` of a regular child (same refusals as openFile). `lstat`: the
+   * child's lstat the caller just made (saves making it again; what is opened must still be that
+   * file). Synchronous.
+   */
+  readHeadSync(name: string, maxBytes: number, lstat?: BigIntStats): { data: Buffer; stat: BigIntStats } {
+    const pre = lstat ? this.checkRegular(name, lstat) : this.regularChild(name);
     const fd = fs.openSync(this.child(name), FILE_READ_FLAGS);
     try {
       const st = fs.fstatSync(fd, { bigint: true });

@@ -30,6 +30,8 @@ export function sameFileState(a: TraceFileState, b: TraceFileState): boolean {
 export interface TraceCache {
   get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined;
   set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void;
+  /** Whether an entry for (dir, name) exists at all (valid or not): none means no lookup can hit. */
+  has(dir: string, name: string): boolean;
   /** Nothing more will be looked up under `dir` in this sweep: entries loaded for it and not used are dropped. */
   forget(dir: string): void;
 }
@@ -152,11 +154,21 @@ export class MemoryTraceCache implements TraceCache {
   }
 
   set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void {
-    const raw = encodeTrace(state, summary);
     const d = dirKey(dir);
     const prev = entryOf(this.keptTraces, d, name);
-    if (prev === undefined || encoded(prev) !== raw) this.dirty = true;
-    put(this.keptTraces, d, name, summary.unaccounted.length === 0 ? CompactTrace.of(state, summary, false) : raw);
+    const entry = summary.unaccounted.length === 0 ? CompactTrace.of(state, summary, false) : encodeTrace(state, summary);
+    // (encoded only to compare with an entry already kept; a new one changes the cache anyway)
+    if (prev === undefined || encoded(prev) !== encoded(entry)) this.dirty = true;
+    put(this.keptTraces, d, name, entry);
+  }
+
+  has(dir: string, name: string): boolean {
+    const d = dirKey(dir);
+    if (entryOf(this.keptTraces, d, name) !== undefined) return true;
+    const raw = this.takeLoaded(this.loadedTraces, d, name);
+    // looked at, not used: put back where get() takes it from
+    if (raw !== undefined) put(this.loadedTraces, d, name, raw);
+    return raw !== undefined;
   }
 
   forget(dir: string): void {
@@ -552,11 +564,13 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     acc.addLine(bytes, 0, bytes.length);
   };
   // Most traces are small: read them in one go (no thread-pool round trips); stream the rest.
-  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES);
+  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, pre);
   let state: TraceFileState;
   if (small) {
     state = traceFileState(small.stat);
-    const cached = cache?.get(at.dir, at.name, state);
+    // (the file opened is the one lstat saw: when its size and mtime are too, it was looked up above)
+    const looked = pre !== undefined && pre.size === small.stat.size && pre.mtimeMs === small.stat.mtimeMs;
+    const cached = looked ? undefined : cache?.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
     let from = 0;
     while (from < small.data.length) {
