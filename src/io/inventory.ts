@@ -6,6 +6,9 @@
 // - Problems are collected per item with a stable code; one bad item never stops the scan.
 // - Records are read streaming; message lines are counted only where a max_messages policy
 //   could act on them (owned records), and headers are read from the first line only.
+// - Memory: a scanned session is one ScannedSession plus (nearly always) one CompactTrace, ~530
+//   bytes with its name and context ids (test/integration/sweep-memory.test.ts bounds it); mode
+//   entries can be filtered as they are found (`keepMode`).
 import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from '../murmur/ids.js';

@@ -5,6 +5,9 @@
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
+// Memory: the file is never whole in memory — loading indexes it by directory in 1 MiB chunks and
+// keeps it open (until `cache.close()`) so each directory's lines are read when first looked up;
+// saving goes through one reused 1 MiB buffer.
 import { GC_DIR_NAME } from './paths.js';
 import { syncIo, yieldIfBusy, type Dir, type FileHandle } from './safe-fs.js';
 import { MemoryTraceCache } from './trace-scan.js';
