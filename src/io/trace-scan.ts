@@ -180,7 +180,7 @@ export class MemoryTraceCache implements TraceCache {
     }
   }
 
-  /** Parse the persisted lines of one directory, the first time it is looked up. */
+  /** Read back the persisted lines of one directory, the first time it is looked up (parsed as looked up). */
   private readPending(kind: 'T' | 'R', dir: string): void {
     const key = `${kind}\0${dir}`;
     const ranges = this.pending.get(key);
@@ -209,8 +209,6 @@ export class MemoryTraceCache implements TraceCache {
     this.streams.delete(key);
     if (!this.spare || st.data.length > this.spare.length) this.spare = st.data;
   }
-
-
 
   /**
    * What an earlier sweep learnt about a conversation record (`<dir>/<name>/conversation.jsonl`) —
@@ -262,7 +260,6 @@ export class MemoryTraceCache implements TraceCache {
     if (st.pos >= st.end) this.endStream(key);
     return found;
   }
-
 
   /** True when the persisted form would differ from what was loaded. */
   get changed(): boolean {
