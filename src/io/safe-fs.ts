@@ -226,25 +226,27 @@ export class Dir {
    * Read a regular child whole when it is at most `maxBytes` (same refusals as openFile); returns
    * undefined when it is larger (the caller streams it instead). Synchronous: for small files.
    */
-  readSmallSync(name: string, maxBytes: number, lstat?: BigIntStats): { data: Buffer; stat: BigIntStats } | undefined {
+  readSmallSync(name: string, maxBytes: number, lstat?: BigIntStats, into?: Buffer): { data: Buffer; stat: BigIntStats } | undefined {
     const pre = lstat ?? this.lstatSync(name);
     if (pre?.isFile() && pre.size > BigInt(maxBytes)) return undefined;
-    const r = this.readHeadSync(name, maxBytes, pre);
+    const r = this.readHeadSync(name, maxBytes, pre, into);
     return Number(r.stat.size) > maxBytes ? undefined : r;
   }
 
   /**
    * Read at most the first `maxBytes` of a regular child (same refusals as openFile). `lstat`: the
    * child's lstat the caller just made (saves making it again; what is opened must still be that
-   * file). Synchronous.
+   * file). `into`: a buffer to read into when it is large enough (the data returned is a view of
+   * it, valid until the caller reuses it). Synchronous.
    */
-  readHeadSync(name: string, maxBytes: number, lstat?: BigIntStats): { data: Buffer; stat: BigIntStats } {
+  readHeadSync(name: string, maxBytes: number, lstat?: BigIntStats, into?: Buffer): { data: Buffer; stat: BigIntStats } {
     const pre = lstat ? this.checkRegular(name, lstat) : this.regularChild(name);
     const fd = fs.openSync(this.child(name), FILE_READ_FLAGS);
     try {
       const st = fs.fstatSync(fd, { bigint: true });
       this.assertSameFile(name, pre, st);
-      const data = Buffer.allocUnsafe(Math.min(Number(st.size), maxBytes));
+      const want = Math.min(Number(st.size), maxBytes);
+      const data = into && into.length >= want ? into.subarray(0, want) : Buffer.allocUnsafe(want);
       let off = 0;
       while (off < data.length) {
         const n = fs.readSync(fd, data, off, data.length - off, off);
