@@ -531,6 +531,15 @@ function decodeRecord(raw: string, st: TraceFileState): CachedRecord | undefined
 /** Traces up to this size are read in one synchronous call; larger ones are streamed. */
 const SMALL_TRACE_BYTES = 1 << 20;
 
+/** The buffer small traces are read into: grown as needed (powers of two), up to SMALL_TRACE_BYTES. */
+let traceBuf: Buffer | undefined;
+function traceBuffer(pre: BigIntStats | undefined): Buffer | undefined {
+  if (!pre?.isFile() || pre.size > BigInt(SMALL_TRACE_BYTES)) return undefined;
+  const size = Number(pre.size);
+  if (!traceBuf || traceBuf.length < size) traceBuf = Buffer.allocUnsafe(Math.min(SMALL_TRACE_BYTES, Math.max(64 << 10, 2 ** Math.ceil(Math.log2(size + 1)))));
+  return traceBuf;
+}
+
 export interface TraceRead {
   summary: TraceSummary;
   state: TraceFileState;
@@ -560,8 +569,10 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     lastTerminated = terminated;
     acc.addLine(bytes, 0, bytes.length);
   };
-  // Most traces are small: read them in one go (no thread-pool round trips); stream the rest.
-  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, pre);
+  // Most traces are small: read them in one go (no thread-pool round trips) into one reused
+  // buffer, and summarize them in the same synchronous stretch (nothing else can reuse the buffer
+  // meanwhile; the summary copies out what it keeps); stream the rest.
+  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, pre, traceBuffer(pre));
   let state: TraceFileState;
   if (small) {
     state = traceFileState(small.stat);
@@ -569,16 +580,7 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const looked = pre !== undefined && pre.size === small.stat.size && pre.mtimeMs === small.stat.mtimeMs;
     const cached = looked ? undefined : cache?.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
-    let from = 0;
-    while (from < small.data.length) {
-      const nl = small.data.indexOf(10, from);
-      if (nl < 0) {
-        feed(small.data.subarray(from), false);
-        break;
-      }
-      feed(small.data.subarray(from, nl), true);
-      from = nl + 1;
-    }
+    lastTerminated = acc.addLines(small.data);
   } else {
     const { fh, stat } = await sessionDir.openFile('trace.jsonl');
     try {

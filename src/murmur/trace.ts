@@ -247,15 +247,45 @@ export class TraceAccumulator {
 
   private utf8 = true;
 
+  /** Finds `"event_type"` keys and `\u` escapes in the buffer of the lines (see `mayRespell`). */
+  private readonly finder = new RespellFinder();
+
   /**
    * One line (without its `\n`) of the trace, as buf[start, end). Lines whose event type the
    * sweep does not need are not parsed (only checked for UTF-8).
    */
   addLine(buf: Buffer, start: number, end: number): void {
     if (this.utf8 && !isUtf8(buf.subarray(start, end))) this.utf8 = false;
+    this.finder.reset(buf);
+    this.line(buf, start, end);
+  }
+
+  /**
+   * Every line of buf[0, buf.length) — a whole trace, the last line unterminated unless the buffer
+   * ends with `\n` — the same as `addLine` for each, but with one UTF-8 check for the whole (a
+   * `\n` never falls inside a UTF-8 sequence, so the buffer is valid iff each line is) and no
+   * view made per line. `buf` is only read during the call. Returns whether it ends with `\n`.
+   */
+  addLines(buf: Buffer): boolean {
+    if (this.utf8 && !isUtf8(buf)) this.utf8 = false;
+    this.finder.reset(buf);
+    let from = 0;
+    while (from < buf.length) {
+      const nl = buf.indexOf(10, from);
+      if (nl < 0) {
+        this.line(buf, from, buf.length);
+        return false;
+      }
+      this.line(buf, from, nl);
+      from = nl + 1;
+    }
+    return true;
+  }
+
+  private line(buf: Buffer, start: number, end: number): void {
     if (start === end) return;
-    const peeked = peekEventType(buf.subarray(start, end));
-    if (peeked !== undefined && !TraceAccumulator.WANTED.has(peeked) && !mayRespell(buf, start, end)) return;
+    const peeked = peekEventTypeAt(buf, start, end);
+    if (peeked !== undefined && !TraceAccumulator.WANTED.has(peeked) && !this.finder.mayRespell(start, end)) return;
     const sc = lineScanner;
     if (!sc.scan(buf, start, end, TRACE_KEYS) || sc.top !== T_OBJECT) {
       this.invalidLines++;
@@ -347,13 +377,55 @@ const EVENT_TYPE_KEY = Buffer.from('"event_type"');
 const ESCAPE_U = Buffer.from('\\u');
 
 /**
- * True when the line could name its event type other than by its first `"event_type":"…"`: a
- * second `"event_type"` key (the last one wins) or a `\u` escape (a key spelled with escapes).
+ * `mayRespell(start, end)`: true when the line buf[start, end) could name its event type other
+ * than by its first `"event_type":"…"`: a second `"event_type"` key (the last one wins) or a `\u`
+ * escape (a key spelled with escapes).
+ * Lines of one buffer are asked about in increasing order, so each needle's next occurrence is
+ * remembered and searched for again only once a line has passed it: the whole buffer is searched
+ * about once per needle, and no view is made per line. `reset` starts on a buffer (always: a
+ * reused buffer object holds other bytes the next time).
  */
-function mayRespell(buf: Buffer, start: number, end: number): boolean {
-  const line = buf.subarray(start, end);
-  const first = line.indexOf(EVENT_TYPE_KEY);
-  return (first >= 0 && line.indexOf(EVENT_TYPE_KEY, first + 1) >= 0) || line.indexOf(ESCAPE_U) >= 0;
+class RespellFinder {
+  private buf: Buffer | undefined;
+  /** Next occurrence at or after the last position asked for (buf.length: none). */
+  private key = -1;
+  private keyFrom = 0;
+  private esc = -1;
+  private escFrom = 0;
+
+  /** Start on `buf` (its contents may differ from the last time the same object was seen). */
+  reset(buf: Buffer): void {
+    this.buf = buf;
+    this.key = this.esc = -1;
+    this.keyFrom = this.escFrom = 0;
+  }
+
+  /** Lines of the buffer given to `reset`, in increasing order. */
+  mayRespell(start: number, end: number): boolean {
+    if (this.nextEscape(start) < end) return true;
+    const first = this.nextKey(start);
+    return first < end && this.nextKey(first + 1) < end;
+  }
+
+  private nextKey(from: number): number {
+    const b = this.buf as Buffer;
+    if (this.key < from || from < this.keyFrom) {
+      const at = b.indexOf(EVENT_TYPE_KEY, from);
+      this.key = at < 0 ? b.length : at;
+      this.keyFrom = from;
+    }
+    return this.key;
+  }
+
+  private nextEscape(from: number): number {
+    const b = this.buf as Buffer;
+    if (this.esc < from || from < this.escFrom) {
+      const at = b.indexOf(ESCAPE_U, from);
+      this.esc = at < 0 ? b.length : at;
+      this.escFrom = from;
+    }
+    return this.esc;
+  }
 }
 
 const TRACE_KEYS = jsonKeys('event_type', 'event_id', 'context_id', 'task_id', 'trust', 'work_id', 'binary', 'command', 'timestamp');
@@ -365,11 +437,22 @@ const lineScanner = new JsonScanner();
  * first, so it is found in the first bytes. Returns undefined when it is not where expected.
  */
 export function peekEventType(lineBytes: Buffer): string | undefined {
-  const head = lineBytes.subarray(0, Math.min(lineBytes.length, 64));
-  const at = head.indexOf(EVENT_TYPE_PREFIX);
-  if (at < 0) return undefined;
-  const start = at + EVENT_TYPE_PREFIX.length;
-  const end = head.indexOf(0x22, start);
-  if (end < 0) return undefined;
-  return head.toString('latin1', start, end);
+  return peekEventTypeAt(lineBytes, 0, lineBytes.length);
+}
+
+/** `peekEventType` of the line buf[start, end), without making a view of it. */
+function peekEventTypeAt(buf: Buffer, start: number, end: number): string | undefined {
+  const headEnd = Math.min(end, start + 64);
+  const p = EVENT_TYPE_PREFIX;
+  const last = headEnd - p.length;
+  for (let i = start; i <= last; i++) {
+    if (buf[i] !== 0x22) continue; // every match starts with the key's opening quote
+    let k = 1;
+    while (k < p.length && buf[i + k] === p[k]) k++;
+    if (k < p.length) continue;
+    const from = i + p.length;
+    for (let j = from; j < headEnd; j++) if (buf[j] === 0x22) return buf.toString('latin1', from, j);
+    return undefined;
+  }
+  return undefined;
 }
