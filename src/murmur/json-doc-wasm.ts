@@ -34,7 +34,7 @@
 // Without WebAssembly (e.g. `node --jitless`) `wasmDoc()` is undefined and json-scan.ts keeps
 // its JavaScript scanner.
 
-import { I32, initTables, name, section, scanStringFunction, sleb, uleb, type WasmApi, type WasmMemory } from './json-string-wasm.js';
+import { I32, initTables, instantiate, name, section, scanStringFunction, sleb, uleb, type WasmMemory } from './json-string-wasm.js';
 
 export const WS_TABLE = 768;
 /** Whitespace inside a line: the same without `\n`. */
@@ -461,19 +461,8 @@ export function keysFit(keys: readonly Uint8Array[]): boolean {
 
 /** `simd: false` builds the scalar variant only (what a CPU without SIMD runs; tests compare). */
 function build(simd = true): WasmDoc | null {
-  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-  if (api === undefined) return null; // e.g. node --jitless
-  let inst: { exports: Record<string, unknown> };
-  try {
-    if (!simd) throw new Error('scalar variant asked for');
-    inst = new api.Instance(new api.Module(moduleBytes(true)), {});
-  } catch {
-    try {
-      inst = new api.Instance(new api.Module(moduleBytes(false)), {}); // a CPU without SIMD
-    } catch {
-      return null;
-    }
-  }
+  const inst = instantiate(moduleBytes, simd);
+  if (inst === null) return null;
   const memory = inst.exports['m'] as WasmMemory;
   const w: WasmDoc = {
     scanString: inst.exports['s'] as (p: number, end: number) => number,

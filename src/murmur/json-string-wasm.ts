@@ -298,19 +298,31 @@ export interface WasmApi {
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
 }
 
-function build(): WasmStrings | null {
+/**
+ * Instantiates the module `moduleBytes(simd)` assembles: the SIMD variant unless `simd` is false
+ * or the CPU cannot run it, then the scalar one; null without WebAssembly (e.g. node --jitless)
+ * or when neither instantiates.
+ */
+export function instantiate(moduleBytes: (simd: boolean) => Uint8Array, simd = true): { exports: Record<string, unknown> } | null {
   const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-  if (api === undefined) return null; // e.g. node --jitless
-  let inst: { exports: Record<string, unknown> };
-  try {
-    inst = new api.Instance(new api.Module(moduleBytes(true)), {});
-  } catch {
+  if (api === undefined) return null;
+  if (simd) {
     try {
-      inst = new api.Instance(new api.Module(moduleBytes(false)), {}); // a CPU without SIMD
+      return new api.Instance(new api.Module(moduleBytes(true)), {});
     } catch {
-      return null;
+      // a CPU without SIMD: the scalar variant below
     }
   }
+  try {
+    return new api.Instance(new api.Module(moduleBytes(false)), {});
+  } catch {
+    return null;
+  }
+}
+
+function build(): WasmStrings | null {
+  const inst = instantiate(moduleBytes);
+  if (inst === null) return null;
   const memory = inst.exports['m'] as WasmMemory;
   const fn = inst.exports['s'] as (p: number, end: number) => number;
   const w: WasmStrings = {

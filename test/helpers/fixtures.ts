@@ -226,3 +226,15 @@ export function processStartOf(pid: number): string {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
 }
+
+/** Deterministic PRNG (mulberry32, as bench/gen.mjs uses): numbers in [0, 1). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

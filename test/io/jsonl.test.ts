@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { backwardLines, forwardLines, planKeepNewest, scanRecord, type KeepPlan, type Line } from '../../src/io/jsonl.js';
 import { nextHeader, parseHeaderLine, serializeHeader, type RecordHeader } from '../../src/murmur/record.js';
 import { GcError } from '../../src/errors.js';
+import { prng } from '../helpers/fixtures.js';
 
 let dir: string;
 let n = 0;
@@ -62,18 +63,6 @@ async function collectBackward(fh: import('node:fs/promises').FileHandle, to: nu
   const opts = { to, ...(bufferSize === undefined ? {} : { bufferSize }), ...(from === undefined ? {} : { from }) };
   for await (const l of backwardLines(fh, opts)) out.push(plain(l));
   return out;
-}
-
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function randomBytesFile(rnd: () => number): Buffer {

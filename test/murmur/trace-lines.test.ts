@@ -6,7 +6,7 @@
 // one reused buffer, as the sweep reuses its read buffer.
 import { describe, expect, it } from 'vitest';
 import { TraceAccumulator, type TraceSummary } from '../../src/murmur/trace.js';
-import { prng } from '../../bench/gen.mjs';
+import { prng } from '../helpers/fixtures.js';
 
 const POOL: string[] = [
   '{"event_type":"session_start","event_id":"evt_s1","context_id":"ctx_a","timestamp":1}',

@@ -40,3 +40,21 @@ export function makeEnv(label: string): Env {
     },
   };
 }
+
+/**
+ * `line` with `edits` random edits (insert, delete 1–3 characters, or overwrite) of pieces drawn
+ * from `alphabet`; `rnd(n)` gives an integer in [0, n). For the differential scanner tests.
+ */
+export function mutate(line: string, edits: number, rnd: (n: number) => number, alphabet: readonly string[]): string {
+  let s = line;
+  for (let e = 0; e < edits; e++) {
+    const at = rnd(s.length + 1);
+    const op = rnd(3);
+    const piece = alphabet[rnd(alphabet.length)] as string;
+    if (op === 0) s = s.slice(0, at) + piece + s.slice(at);
+    else if (op === 1) s = s.slice(0, at) + s.slice(at + 1 + rnd(3));
+    else s = s.slice(0, at) + piece + s.slice(at + piece.length);
+  }
+  return s;
+}
+

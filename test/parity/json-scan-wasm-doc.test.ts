@@ -23,6 +23,7 @@ import {
   type Span,
 } from '../../src/murmur/json-scan.js';
 import { DATA_BASE, FIELDS, OUT_COUNT, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/murmur/json-doc-wasm.js';
+import { mutate } from './helpers.js';
 
 const doc = new JsonScanner();
 const strings = new JsonScanner({ doc: false });
@@ -159,16 +160,9 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
     let valid = 0;
     let batch: Buffer[] = [];
     for (let n = 0; n < 20_000; n++) {
-      let s = SEEDS[rnd(SEEDS.length)]!;
+      const seedLine = SEEDS[rnd(SEEDS.length)]!;
       const edits = rnd(4);
-      for (let e = 0; e < edits; e++) {
-        const at = rnd(s.length + 1);
-        const op = rnd(3);
-        const piece = ALPHABET[rnd(ALPHABET.length)]!;
-        if (op === 0) s = s.slice(0, at) + piece + s.slice(at);
-        else if (op === 1) s = s.slice(0, at) + s.slice(at + 1 + rnd(3));
-        else s = s.slice(0, at) + piece + s.slice(at + piece.length);
-      }
+      const s = mutate(seedLine, edits, rnd, ALPHABET);
       const buf = Buffer.from(s, 'utf8');
       if (agree(buf, KEY_SETS[n % KEY_SETS.length])) valid++;
       if (!s.includes('\n')) batch.push(buf);

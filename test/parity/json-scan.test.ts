@@ -5,6 +5,7 @@
 // for any rewrite of src/murmur/json-scan.ts (issue 12: speed), so it is deliberately broad.
 import { describe, expect, it } from 'vitest';
 import { JsonScanner, T_ARRAY, T_OBJECT, T_STRING, classifyMessage, jsonKeys, spanString, spanU64 } from '../../src/murmur/json-scan.js';
+import { mutate } from './helpers.js';
 
 function wellFormed(s: string): boolean {
   return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -55,16 +56,9 @@ describe('json-scan: agrees with the JSON.parse-based oracle', () => {
     let disagreements = 0;
     const samples: string[] = [];
     for (let n = 0; n < 30_000; n++) {
-      let s = SEEDS[rnd(SEEDS.length)]!;
+      const seedLine = SEEDS[rnd(SEEDS.length)]!;
       const edits = 1 + rnd(3);
-      for (let e = 0; e < edits; e++) {
-        const at = rnd(s.length + 1);
-        const op = rnd(3);
-        const piece = ALPHABET[rnd(ALPHABET.length)]!;
-        if (op === 0) s = s.slice(0, at) + piece + s.slice(at);
-        else if (op === 1) s = s.slice(0, at) + s.slice(at + 1 + rnd(3));
-        else s = s.slice(0, at) + piece + s.slice(at + piece.length);
-      }
+      const s = mutate(seedLine, edits, rnd, ALPHABET);
       if (!wellFormed(s)) continue; // the file-level UTF-8 check is not the line classifier's
       const buf = Buffer.from(s, 'utf8');
       const got = classifyMessage(buf, 0, buf.length);
