@@ -10,7 +10,8 @@
 // Guarantees: at every instant a lock directory has either an owner file naming its inode or a
 // candidate of its creator (alive or dead), so "all evidence dead" is decidable; a live
 // contender's candidate blocks a break only when no owner file names the lock; temps of dead pids
-// are debris the sweep removes (src/daemon/recovery.ts); never follows a link.
+// are removed by whoever next takes or breaks that lock, and by the sweep when no lock directory
+// exists (src/daemon/recovery.ts); never follows a link.
 import { dirname, basename } from 'node:path';
 import { Dir, readSmallFile } from './safe-fs.js';
 import { probeProcess } from './running.js';
@@ -84,14 +85,29 @@ export async function removeCandidate(lockPath: string, candidate: string): Prom
   }
 }
 
-/** Winner: put the complete owner file in place, then drop the candidate (evidence throughout). */
+/**
+ * Winner: put the complete owner file in place, then drop the candidate (evidence throughout),
+ * then the temps dead processes left for this lock: a contender killed after writing its
+ * candidate and before its mkdir left one that no lock directory will ever need (the lock is ours
+ * now, and our owner file names it). Live contenders' candidates stay; they drop their own.
+ */
 export async function promoteCandidate(lockPath: string, candidate: string, owner: LockOwner): Promise<void> {
   const d = await Dir.open(dirname(lockPath));
   try {
     await d.writeFileAtomic(ownerName(lockPath), JSON.stringify(owner), 0o600, { durable: false });
     await d.unlink(candidate).catch(() => undefined);
+    await removeDeadTemps(d, lockPath);
   } finally {
     await d.close();
+  }
+}
+
+/** Unlinks this lock's temps (candidates, parked owner files) whose process is dead. */
+async function removeDeadTemps(d: Dir, lockPath: string): Promise<void> {
+  for (const name of await d.list()) {
+    const pid = tempPidOf(lockPath, name);
+    if (pid === undefined || pid === process.pid) continue;
+    if (!(await ownerAlive(await readOwnerIn(d, name), pid))) await d.unlink(name).catch(() => undefined);
   }
 }
 
@@ -181,11 +197,7 @@ export async function dismantleLock(lockPath: string, holderPid: number, ino: st
     }
     if (didPark) await d.unlink(parked).catch(() => undefined);
     if (holderPid === process.pid) return; // a release: other leftovers are the sweep's debris
-    for (const name of await d.list()) {
-      const pid = tempPidOf(lockPath, name);
-      if (pid === undefined || pid === process.pid) continue;
-      if (!(await ownerAlive(await readOwnerIn(d, name), pid))) await d.unlink(name).catch(() => undefined);
-    }
+    await removeDeadTemps(d, lockPath);
   } finally {
     await d.close();
   }

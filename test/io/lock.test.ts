@@ -112,6 +112,17 @@ describe('locks', () => {
       expect(leftovers(p)).toEqual([`.ctx_d.lock.owner.json.${process.ppid}.18c0ffee.tmp`]);
     });
 
+    it('a contender killed between its candidate and its mkdir leaves nothing once the lock is next taken (the crash test saw the sweep lock keep it)', async () => {
+      const p = path.join(T, 'ctx_f.lock');
+      candidate(p, deadPid()); // no lock directory: it died before mkdir
+      candidate(p, process.ppid); // a live contender, still waiting
+      const l = await acquireLock(p, { waitMs: 0 });
+      expect(l?.brokeDeadHolder).toBe(false);
+      expect(leftovers(p).sort()).toEqual([`.ctx_f.lock.owner.json.${process.ppid}.18c0ffee.tmp`, 'ctx_f.lock.owner.json']);
+      await l!.release();
+      expect(leftovers(p)).toEqual([`.ctx_f.lock.owner.json.${process.ppid}.18c0ffee.tmp`]);
+    });
+
     it('a released lock leaves nothing beside it; a held one has an owner file naming its inode', async () => {
       const p = path.join(T, 'ctx_e.lock');
       const l = await acquireLock(p, { waitMs: 0 });
