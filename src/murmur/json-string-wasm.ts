@@ -13,16 +13,12 @@
 // The caller must place one byte 0x00 at `end` (a sentinel: the scan loop does not test bounds;
 // the sentinel is a control byte, so the loop stops there and the bound is checked once).
 // Memory layout: [0, 256) byte class (0 plain, 1 quote, 2 backslash, 3 control), [256, 512) simple
-// escape letters (1 = valid after `\`), [512, 768) hex digit value + 1 (0 = not a hex digit);
-// callers' bytes from DATA_BASE on. Memory grows on request (`ensure`) and never shrinks.
-// When WebAssembly is unavailable (e.g. node --jitless), `wasmStrings()` returns undefined and
-// json-scan.ts keeps its JavaScript loop, which follows the same rules.
-// The assembler helpers, the function body (`scanStringFunction`) and the tables (`initTables`)
-// are exported: json-doc-wasm.ts embeds the same function in its module (json-scan.ts uses that
-// module; this one's own instance is what test/parity/json-scan-fast-paths.test.ts checks).
-
-export const DATA_BASE = 1024;
-const PAGE = 65536;
+// escape letters (1 = valid after `\`), [512, 768) hex digit value + 1 (0 = not a hex digit)
+// (`initTables` writes them).
+// This file holds the assembler helpers, the function body (`scanStringFunction`), the tables and
+// `instantiate`; json-doc-wasm.ts embeds the function in the module json-scan.ts runs. Where
+// WebAssembly is unavailable (e.g. node --jitless) json-scan.ts keeps its JavaScript loop, which
+// follows the same rules.
 
 // ---- a minimal assembler ----------------------------------------------------------------------
 
@@ -259,34 +255,7 @@ export function scanStringFunction(simd: boolean): number[] {
   return [...uleb(2), ...uleb(6), I32, ...uleb(1), V128, ...scanStringBody(simd), ...op.end];
 }
 
-function moduleBytes(simd: boolean): Uint8Array {
-  const body = scanStringFunction(simd);
-  const code = [...uleb(body.length), ...body];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 2, I32, I32, 1, I32]), // type 0: (i32, i32) -> i32
-    ...section(3, [1, 0]), // function 0 has type 0
-    ...section(5, [1, 0x00, ...uleb(1)]), // memory 0: min 1 page, no max
-    ...section(7, [2, ...name('s'), 0x00, 0, ...name('m'), 0x02, 0]), // exports
-    ...section(10, [1, ...code]),
-  ]);
-}
-
 // ---- instance ---------------------------------------------------------------------------------
-
-export interface WasmStrings {
-  /** See the module comment. */
-  scanString(p: number, end: number): number;
-  /** The memory's bytes; replaced after `ensure` grows it. */
-  bytes: Uint8Array;
-  /**
-   * Makes [DATA_BASE, DATA_BASE + n + 17) addressable (the sentinel, and 16 bytes a SIMD load may
-   * read past it); false when the memory cannot grow.
-   */
-  ensure(n: number): boolean;
-}
-
-let instance: WasmStrings | null | undefined;
 
 // The few WebAssembly JS-API members used here (the configured libs do not declare them).
 export interface WasmMemory {
@@ -320,30 +289,6 @@ export function instantiate(moduleBytes: (simd: boolean) => Uint8Array, simd = t
   }
 }
 
-function build(): WasmStrings | null {
-  const inst = instantiate(moduleBytes);
-  if (inst === null) return null;
-  const memory = inst.exports['m'] as WasmMemory;
-  const fn = inst.exports['s'] as (p: number, end: number) => number;
-  const w: WasmStrings = {
-    scanString: fn,
-    bytes: new Uint8Array(memory.buffer),
-    ensure(n: number): boolean {
-      const need = DATA_BASE + n + 17;
-      if (need <= memory.buffer.byteLength) return true;
-      try {
-        memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
-      } catch {
-        return false; // no memory for it: the caller keeps its JavaScript loop
-      }
-      w.bytes = new Uint8Array(memory.buffer);
-      return true;
-    },
-  };
-  initTables(w.bytes);
-  return w;
-}
-
 /** Writes the lookup tables of the memory layout above into a fresh memory's first 768 bytes. */
 export function initTables(m: Uint8Array): void {
   for (let c = 0; c < 0x20; c++) m[c] = 3;
@@ -355,10 +300,4 @@ export function initTables(m: Uint8Array): void {
     m[512 + 0x61 + d] = d + 11;
     m[512 + 0x41 + d] = d + 11;
   }
-}
-
-/** The shared instance, or undefined when this runtime cannot run WebAssembly. */
-export function wasmStrings(): WasmStrings | undefined {
-  if (instance === undefined) instance = build();
-  return instance ?? undefined;
 }

@@ -9,7 +9,7 @@
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { JsonScanner, T_OBJECT, T_STRING, classifyMessage, isMessageLine, jsonKeys, lastMessageIdSpan, spanString } from '../../src/murmur/json-scan.js';
-import { wasmStrings } from '../../src/murmur/json-string-wasm.js';
+import { wasmDoc } from '../../src/murmur/json-doc-wasm.js';
 
 const KEYS = jsonKeys('role', 'id');
 const fast = new JsonScanner();
@@ -60,7 +60,7 @@ function line(content: Buffer | string, id = 'msg_1'): Buffer {
 
 describe('json-scan fast paths agree with the JavaScript loop and the oracle', () => {
   it('runs the WebAssembly loop on this Node (else these tests compare the fallback with itself)', () => {
-    expect(wasmStrings()).toBeDefined();
+    expect(wasmDoc()).toBeDefined();
   });
 
   it('a special byte at every offset from 0 to 70 of a string body', () => {
