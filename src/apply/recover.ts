@@ -22,6 +22,7 @@ import { probeProcess } from '../io/running.js';
 import { Dir, lstatPath, readSmallFile } from '../io/safe-fs.js';
 import { VERSION } from '../version.js';
 import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RetentionItem } from './audit.js';
+import { removeDeadAuditTemps } from '../daemon/recovery.js';
 
 export interface Recovered {
   target: string;
@@ -143,6 +144,8 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           }
         }
         await sdir.unlink(INTENT_FILE);
+        // the killed run's own atomic-write temps in this audit (e.g. killed writing where.json)
+        await removeDeadAuditTemps(sdir).catch(() => undefined);
         out.push({
           target: `${homePath}/${GC_DIR}/${name}`,
           detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,

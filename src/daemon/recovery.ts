@@ -3,7 +3,8 @@
 // `.trace-cache.json.<pid>.<hex>.tmp`) and lock-owner candidates/parked owner files
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
 // its subdirectories (`locks/<store>/`, `locks/traces/`), and audit directories it was building
-// (`.<ses_id>.<pid>.<hex>.tmp`, holding only intent.jsonl/trace.jsonl). Everything else a killed run leaves
+// (`.<ses_id>.<pid>.<hex>.tmp`, holding only intent.jsonl/trace.jsonl); and, for each interrupted
+// audit recovery completes, its `.where.json`/`.trace.jsonl` temps. Everything else a killed run leaves
 // (record temp files, trash directories, unfinished audit traces) is recovered by other steps.
 // Guarantees: only regular files in those directories whose name is exactly that shape are
 // considered; one is removed only when the pid in its name is not a live process (and is not
@@ -111,11 +112,31 @@ async function removeAuditStaging(gc: Dir, out: RemovedTemp[]): Promise<void> {
   }
 }
 
-async function removeIn(dir: Dir, out: RemovedTemp[]): Promise<void> {
+/** `.where.json.<pid>.<hex>.tmp`, `.trace.jsonl.<pid>.<hex>.tmp`: an audit's atomic writes. */
+const AUDIT_TEMP_RE = /^\.(?:where\.json|trace\.jsonl)\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+function auditTempPid(name: string): number | undefined {
+  const m = AUDIT_TEMP_RE.exec(name);
+  const pid = m?.[1] ? Number.parseInt(m[1], 10) : NaN;
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/**
+ * The temps of an interrupted audit's atomic writes (`where.json`, a whole `trace.jsonl`) left in
+ * its directory by a killed run, removed when their pid is dead (recovery completes that audit;
+ * src/apply/recover.ts calls this for each one it completes).
+ */
+export async function removeDeadAuditTemps(auditDir: Dir): Promise<RemovedTemp[]> {
+  const out: RemovedTemp[] = [];
+  await removeIn(auditDir, out, auditTempPid);
+  return out;
+}
+
+async function removeIn(dir: Dir, out: RemovedTemp[], pidOf: (name: string) => number | undefined = gcTempPid): Promise<void> {
   const names = await dir.list();
   const present = new Set(names);
   for (const name of names) {
-    const pid = gcTempPid(name);
+    const pid = pidOf(name);
     if (pid === undefined || pid === process.pid) continue;
     // The evidence of a lock that still exists is left to whoever next takes that lock (it
     // breaks the lock of a dead holder and removes this with it; see io/lock-owner.ts).
