@@ -386,45 +386,46 @@ const ESCAPE_U = Buffer.from('\\u');
  * reused buffer object holds other bytes the next time).
  */
 class RespellFinder {
-  private buf: Buffer | undefined;
-  /** Next occurrence at or after the last position asked for (buf.length: none). */
-  private key = -1;
-  private keyFrom = 0;
-  private esc = -1;
-  private escFrom = 0;
+  private readonly key = new NeedleCursor(EVENT_TYPE_KEY);
+  private readonly esc = new NeedleCursor(ESCAPE_U);
 
   /** Start on `buf` (its contents may differ from the last time the same object was seen). */
   reset(buf: Buffer): void {
-    this.buf = buf;
-    this.key = this.esc = -1;
-    this.keyFrom = this.escFrom = 0;
+    this.key.reset(buf);
+    this.esc.reset(buf);
   }
 
   /** Lines of the buffer given to `reset`, in increasing order. */
   mayRespell(start: number, end: number): boolean {
-    if (this.nextEscape(start) < end) return true;
-    const first = this.nextKey(start);
-    return first < end && this.nextKey(first + 1) < end;
+    if (this.esc.next(start) < end) return true;
+    const first = this.key.next(start);
+    return first < end && this.key.next(first + 1) < end;
+  }
+}
+
+/** The next occurrence of one needle in a buffer, searched again only once a query has passed it. */
+class NeedleCursor {
+  private buf: Buffer = Buffer.alloc(0);
+  /** First occurrence at or after `from` (buf.length: none); -1: not searched yet. */
+  private at = -1;
+  private from = 0;
+
+  constructor(private readonly needle: Buffer) {}
+
+  reset(buf: Buffer): void {
+    this.buf = buf;
+    this.at = -1;
+    this.from = 0;
   }
 
-  private nextKey(from: number): number {
-    const b = this.buf as Buffer;
-    if (this.key < from || from < this.keyFrom) {
-      const at = b.indexOf(EVENT_TYPE_KEY, from);
-      this.key = at < 0 ? b.length : at;
-      this.keyFrom = from;
+  /** The first occurrence at or after `pos` (the buffer's length when there is none). */
+  next(pos: number): number {
+    if (this.at < pos || pos < this.from) {
+      const found = this.buf.indexOf(this.needle, pos);
+      this.at = found < 0 ? this.buf.length : found;
+      this.from = pos;
     }
-    return this.key;
-  }
-
-  private nextEscape(from: number): number {
-    const b = this.buf as Buffer;
-    if (this.esc < from || from < this.escFrom) {
-      const at = b.indexOf(ESCAPE_U, from);
-      this.esc = at < 0 ? b.length : at;
-      this.escFrom = from;
-    }
-    return this.esc;
+    return this.at;
   }
 }
 
