@@ -1,6 +1,8 @@
 // Persistence of the trace summary and record message-count cache at `<home>/gc/trace-cache.json`
-// (0600, atomic rename). Format: a first line `murmur-gc cache 3`, then one line per entry
-// (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache).
+// (0600, atomic rename). Format: a first line `murmur-gc cache 4`, then one line per entry
+// (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever what
+// an entry means changes, so a cache written by another version is never trusted: format 4 is
+// the first where a record header repeating one of its fields has no owner.
 // Guarantees: a missing, oversized, foreign or corrupt cache (or any corrupt line of it) is treated
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
@@ -13,7 +15,7 @@ import { syncIo, yieldIfBusy, type Dir, type FileHandle } from './safe-fs.js';
 import { MemoryTraceCache } from './trace-scan.js';
 
 const CACHE_FILE = 'trace-cache.json';
-const MAGIC = 'murmur-gc cache 3';
+const MAGIC = 'murmur-gc cache 4';
 
 /** The cache is read in chunks of this size (a line longer than it grows the buffer). */
 const CHUNK = 1 << 20;

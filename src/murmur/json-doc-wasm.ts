@@ -13,7 +13,8 @@
 //   depth: 127 nested containers pass, 128 fail. Bytes >= 0x80 pass (UTF-8 is the caller's).
 // - Outputs (after a 1): the top-level type at OUT_TOP; for each wanted key (KEYS table, set by
 //   `setKeys`), the LAST occurrence's value span at FIELDS + 16k as i32 [type, start, end,
-//   escaped] (type 0: absent); for a top-level array, its first 8 items at ITEMS and their count
+//   escaped] (type 0: absent), and at OUT_DUPES bit k when key k occurred more than once at the
+//   top level; for a top-level array, its first 8 items at ITEMS and their count
 //   at OUT_ITEMS. Offsets are memory offsets.
 // - `lines(p, end)`: [p, end) must be whole lines, each ended by `\n` (end - 1 is one). For each
 //   line it finds the `\n` (16 bytes per SIMD step), and counts the line when it is a message —
@@ -53,6 +54,8 @@ export const OUT_STOP = OUT_TOP + 12;
 export const OUT_LAST = OUT_TOP + 16;
 /** `doc`: where it stopped (a 1: the end of the document; a 0: at or before the error). */
 export const OUT_END = OUT_TOP + 32;
+/** `doc`: bit k set when wanted key k occurs more than once at the top level. */
+export const OUT_DUPES = OUT_TOP + 36;
 export const FIELDS = OUT_TOP + 48;
 export const ITEMS = FIELDS + MAX_KEYS * 16;
 export const MAX_ITEMS = 8;
@@ -165,6 +168,7 @@ function docFunction(): number[] {
   const body: Code = [
     st32(k(0), k(0), OUT_TOP),
     st32(k(0), k(0), OUT_ITEMS),
+    st32(k(0), k(0), OUT_DUPES),
     set(N, k(0)),
     loop('reset', when(ltU(get(N), ld32(k(0), NKEYS)), st32(shl(get(N), k(4)), k(0), FIELDS), inc(N), br('reset'))),
     set(WSB, add(k(WS_TABLE), shl(get(LINE), k(8)))),
@@ -299,6 +303,8 @@ function docFunction(): number[] {
                   when(
                     ltS(k(-1), get(CUR)),
                     set(S, add(shl(get(CUR), k(4)), k(FIELDS))),
+                    // a wanted key seen before: flag it (a typed struct refuses the repeat)
+                    when(ne(ld32(get(S)), k(0)), st32(k(0), or(ld32(k(0), OUT_DUPES), shl(k(1), get(CUR))), OUT_DUPES)),
                     st32(get(S), get(T)),
                     st32(get(S), get(FSTART), 4),
                     st32(get(S), get(P), 8),

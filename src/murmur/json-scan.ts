@@ -13,11 +13,14 @@
 //   serde_json reads integers beyond u64/i64 as f64). `1e-400` is 0 and accepted. The range test
 //   uses JS's correctly rounded conversion; serde_json's default float parser may differ by one
 //   unit in the last place, so a literal within an ulp of f64::MAX may be judged differently.
-// - Duplicate keys: the LAST occurrence wins (serde_json's map insert), everywhere.
+// - Duplicate keys: the LAST occurrence wins (serde_json's map insert), everywhere. Which wanted
+//   top-level keys occurred more than once is reported too (`dupes`): a typed serde struct (the
+//   record header, src/murmur/record.ts) refuses a repeated field where a map keeps the last.
 //
 // Interface: `scanner.scan(buf, start, end, keys)` validates buf[start, end) and, when the top
 // value is an object, records for each wanted top-level key the span of the value of its last
-// occurrence; when it is an array, the spans of its first items. No allocation per call on the
+// occurrence (and in `dupes` bit k, whether key k occurred more than once); when it is an array,
+// the spans of its first items. No allocation per call on the
 // common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
 //
@@ -31,7 +34,7 @@
 // chunk was read into the memory (jsonl.ts). The parity tests run every path side by side
 // (test/parity/json-scan-wasm-doc.test.ts, json-scan-fast-paths.test.ts).
 
-import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
+import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_DUPES, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './json-doc-wasm.js';
 
 export const T_NONE = 0;
 export const T_OBJECT = 1;
@@ -81,6 +84,8 @@ export class JsonScanner {
   top: JsonType = T_NONE;
   /** Per wanted key (same index as `keys`): the span of its last value, or type T_NONE. */
   readonly fields: Span[] = [];
+  /** Bit k set: wanted key k occurs more than once among the top-level object's keys. */
+  dupes = 0;
   /** Top-level array: its first MAX_ITEMS items, and how many it has. */
   readonly items: Span[] = [];
   itemCount = 0;
@@ -123,6 +128,7 @@ export class JsonScanner {
     const f = this.fields;
     while (f.length < keys.bytes.length) f.push({ type: T_NONE, start: 0, end: 0, escaped: false });
     for (let k = 0; k < f.length; k++) (f[k] as Span).type = T_NONE;
+    this.dupes = 0;
     this.itemCount = 0;
     this.top = T_NONE;
     this.w = undefined;
@@ -166,6 +172,7 @@ export class JsonScanner {
     const words = w.words;
     const d = this.delta;
     this.top = words[OUT_TOP >> 2] as JsonType;
+    this.dupes = words[OUT_DUPES >> 2] as number;
     for (let k = 0; k < nkeys; k++) {
       const at = (FIELDS >> 2) + 4 * k;
       const f = this.fields[k] as Span;
@@ -261,6 +268,7 @@ export class JsonScanner {
         const k = this.matchKey(keyStart, keyEnd, keyEscaped);
         if (k >= 0) {
           const s = this.fields[k] as Span;
+          if (s.type !== T_NONE) this.dupes |= 1 << k;
           s.type = t;
           s.start = vStart;
           s.end = this.i;

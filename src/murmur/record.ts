@@ -10,9 +10,12 @@
 //   readers (src/io/jsonl.ts); the line functions here assume a UTF-8 file.
 // - The header is the first line when serde_json reads it as a value and that value deserializes
 //   as the runtime's `RecordHeader` with `type` = `murmur.record`: u64 fields must be plain
-//   non-negative integers below 2^64 (`1.0`, `1e3`, `-0` are not u64), a duplicated key is read
-//   last-wins, `truncated: null` means "absent", extra keys are tolerated, and — serde's sequence
-//   form of a struct — `["murmur.record", capsule, created_ms(, truncated)]` is a header too.
+//   non-negative integers below 2^64 (`1.0`, `1e3`, `-0` are not u64), `truncated: null` means
+//   "absent", extra keys are tolerated (repeated too), and — serde's sequence form of a struct —
+//   `["murmur.record", capsule, created_ms(, truncated)]` is a header too. A line repeating one of
+//   the header's own fields (`type`, `capsule`, `created_ms`, `truncated`, or one of the marker's
+//   inside `truncated`), however spelled, is NOT a header: the typed struct refuses a duplicate
+//   field (README.md, "What it deletes"). The record then has no owner, as a header-less one.
 // - Header integers are exact: `created_ms`, `dropped`, `at_ms` are bigints, written back digit
 //   for digit (u64 max included).
 // - `serializeHeader` writes the runtime's bytes: compact JSON, declaration key order, `truncated`
@@ -72,9 +75,13 @@ const MARKER_KEYS = jsonKeys('dropped', 'oldest_surviving_id', 'last_dropped_id'
 const headerScanner = new JsonScanner();
 const markerScanner = new JsonScanner();
 
-/** serde derive's struct over a scanned value: map fields (last-wins) or sequence items. */
+/**
+ * serde derive's struct over a scanned value (the scan's wanted keys are exactly the struct's
+ * fields): map fields, none of them repeated ("duplicate field"), or sequence items.
+ */
 function structFields(sc: JsonScanner, count: number, required: number): Span[] | undefined {
   if (sc.top === T_OBJECT) {
+    if (sc.dupes !== 0) return undefined;
     const out = sc.fields.slice(0, count);
     for (let k = 0; k < required; k++) if ((out[k] as Span).type === 0) return undefined;
     return out;

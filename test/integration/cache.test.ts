@@ -61,6 +61,28 @@ describe('the trace and count cache', () => {
     expect(sweep('--dry-run').inventory).toMatchObject({ traces_read: 0, records_counted: 0 });
   }, 180_000);
 
+  it('a cache of the previous format (3) is not trusted: an owner it read from a header repeating a field is not used', () => {
+    // Format 3 read a header repeating a field last-wins and stored the owner it found; such a
+    // record has no owner, so an entry naming one must not make a sweep truncate it.
+    const dup = f.writeRecord(home, 'shey', 'ctx_dup', { messages: 4 });
+    fs.writeFileSync(dup.file, '{"type":"murmur.record","capsule":"a","capsule":"shey","created_ms":5}\n' + fs.readFileSync(dup.file, 'utf8'));
+    const before = fs.readFileSync(dup.file);
+    const st = fs.statSync(dup.file);
+    sweep();
+    const lines = fs.readFileSync(cacheFile, 'utf8').split('\n');
+    const r = lines.findIndex((l) => l.startsWith('R\t') && l.includes('ctx_dup'));
+    expect(r).toBeGreaterThan(0);
+    expect(lines[r]).toContain(',null,-1,');
+    lines[0] = 'murmur-gc cache 3';
+    lines[r] = lines[r]!.replace(',null,-1,', `,${JSON.stringify('{"type":"murmur.record","capsule":"shey","created_ms":5}')},4,`);
+    fs.writeFileSync(cacheFile, lines.join('\n'));
+    fs.writeFileSync(cfg, `records:\n  - capsule: shey\n    retain: { max_messages: 1 }\n`);
+    const after = sweep();
+    expect(truncations(after).map((t) => t[0]).sort()).toEqual(['ctx_a', 'ctx_b']);
+    expect(fs.readFileSync(dup.file).equals(before)).toBe(true);
+    expect(fs.statSync(dup.file).mtimeMs).toBe(st.mtimeMs);
+  });
+
   it('an entry that does not decode to well-typed values is a miss: that file alone is read again', () => {
     sweep();
     const lines = fs.readFileSync(cacheFile, 'utf8').split('\n');

@@ -9,6 +9,8 @@
 // and quotes at 16-byte boundaries, numbers near the f64 limits (the undecided path), depth
 // 127/128, duplicate `role` keys with different value types, keys with escapes that decode to
 // `role`, whitespace around the document, documents that are only a number, a string or an array.
+// Which wanted keys occur more than once at the top level (`dupes`: a typed serde struct, the
+// record header, refuses those) is part of every answer compared.
 import { describe, expect, it } from 'vitest';
 import {
   JsonScanner,
@@ -41,6 +43,7 @@ function answer(sc: JsonScanner, buf: Buffer, keys: JsonKeys): unknown {
   const span = (s: Span): unknown => (s.type === T_NONE ? 0 : [s.type, s.start, s.end, s.type === 3 ? s.escaped : false]);
   return {
     top: sc.top,
+    dupes: sc.dupes,
     fields: keys.bytes.map((_, k) => span(sc.fields[k]!)),
     items: sc.top === 2 ? [sc.itemCount, sc.items.slice(0, Math.min(8, sc.itemCount)).map(span)] : 0,
   };
@@ -250,5 +253,23 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
       lines.push(buf);
     }
     agreeCount(lines);
+  });
+
+  it('wanted keys repeated at the top level (not inside a value), plain or escaped, are flagged alike', () => {
+    const keys = KEY_SETS[1]!;
+    const flagged: number[] = [];
+    for (const s of [
+      '{"type":"murmur.record","capsule":"a","capsule":"cap","created_ms":1}',
+      '{"capsule":"a","type":"murmur.record","created_ms":1,"truncated":null,"capsule":"b","truncated":null}',
+      '{"type":"murmur.record","capsule":"a","c\\u0061psule":"cap","created_ms":1}',
+      '{"type":"t","x":{"type":"u","type":"v"},"y":[{"capsule":1},{"capsule":2}],"created_ms":1}',
+      '{"x":1,"x":2,"type":"t"}',
+      '{"created_ms":1,"created_ms":2,"created_ms":3}',
+      '["murmur.record","c",1,{"dropped":1,"dropped":2}]',
+    ]) {
+      agree(Buffer.from(s), keys);
+      flagged.push(js.scan(Buffer.from(s), 0, s.length, keys) ? js.dupes : -1);
+    }
+    expect(flagged).toEqual([0b10, 0b1010, 0b10, 0, 0, 0b100, 0]);
   });
 });
