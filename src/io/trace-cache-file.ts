@@ -2,7 +2,8 @@
 // (0600, atomic rename). Format: a first line `murmur-gc cache 4`, then one line per entry
 // (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever what
 // an entry means changes, so a cache written by another version is never trusted: format 4 is
-// the first where a record header repeating one of its fields has no owner.
+// the first where a record header repeating one of its fields has no owner and a trace's parent
+// is its last `session_start` even without an `event_id`.
 // Guarantees: a missing, oversized, foreign or corrupt cache (or any corrupt line of it) is treated
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not

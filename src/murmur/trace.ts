@@ -9,7 +9,9 @@
 //   line is read as serde_json reads it (src/murmur/json-scan.ts: last duplicate key wins, depth
 //   128, no lone surrogates, no out-of-range numbers); a trace that is not valid UTF-8 anywhere is
 //   unreadable to the runtime, so nothing in it is reconciled (its contexts still count for
-//   liveness: that only ever keeps more); the last `session_start` is the parent; lost work is
+//   liveness: that only ever keeps more); the last `session_start` is the parent — when its
+//   `event_id` is not a string there is none, whatever came before, and `shell_lost` omits
+//   `parent_id` (README.md, "What it deletes"); lost work is
 //   ordered by the bytes of its id; `detached_at_ms` is the `shell_detached` line's `timestamp`
 //   when it is a u64, else 0, kept digit for digit.
 
@@ -295,8 +297,9 @@ export class TraceAccumulator {
     const str = (k: number): string | undefined => spanString(buf, f[k] as Span);
     switch (str(K_EVENT_TYPE)) {
       case 'session_start': {
-        const id = str(K_EVENT_ID);
-        if (id !== undefined) this.sessionStartEventId = id;
+        // The last session_start decides, even one without a string event_id: then there is no
+        // parent, and shell_lost omits parent_id.
+        this.sessionStartEventId = str(K_EVENT_ID);
         const ctx = str(K_CONTEXT_ID);
         if (ctx !== undefined) this.contexts.add(ctx);
         break;

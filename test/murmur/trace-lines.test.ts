@@ -93,3 +93,29 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
     expect(kept.finish(true).unaccounted.map((w) => w.workId)).toEqual(['w9']);
   });
 });
+
+describe('TraceAccumulator: the parent of shell_lost', () => {
+  const summary = (...lines: string[]): TraceSummary => {
+    const acc = new TraceAccumulator();
+    acc.addLines(Buffer.from(lines.join('\n') + '\n'));
+    return acc.finish(true);
+  };
+  const started = (evt: string) => `{"event_type":"session_start","event_id":"${evt}","timestamp":1}`;
+
+  it('is the last session_start event_id', () => {
+    expect(summary(started('evt_a'), started('evt_b')).sessionStartEventId).toBe('evt_b');
+  });
+
+  it.each([
+    ['no event_id', '{"event_type":"session_start","timestamp":1}'],
+    ['event_id null', '{"event_type":"session_start","event_id":null}'],
+    ['event_id a number', '{"event_type":"session_start","event_id":7}'],
+    ['event_id an object', '{"event_type":"session_start","event_id":{"id":"evt_x"}}'],
+  ])('is none when the last session_start has %s, whatever came before', (_name, last) => {
+    expect(summary(started('evt_a'), last).sessionStartEventId).toBeUndefined();
+  });
+
+  it('is not changed by a line that does not parse', () => {
+    expect(summary(started('evt_a'), '{"event_type":"session_start","event_id":"evt_torn"').sessionStartEventId).toBe('evt_a');
+  });
+});

@@ -1,6 +1,7 @@
 // Parity: traces as the runtime's reconciliation reads them. Duplicate `event_type`: the last
 // wins; a trace that is not valid UTF-8 is not reconciled; a `shell_detached` line holding a lone
-// surrogate escape is unreadable; the last `session_start` is the parent; lost work in byte order;
+// surrogate escape is unreadable; the last `session_start` is the parent, even one without a
+// string `event_id` (then `shell_lost` carries no `parent_id`); lost work in byte order;
 // `shell_lost.detached_at_ms` is the detached line's timestamp when it is a u64, else 0.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -96,6 +97,24 @@ describe('parity: traces read for reconciliation', () => {
     const { trace } = deadSession([start('s', 'evt_first'), detached('wrk_a', '5'), start('s', 'evt_second')]);
     sweep();
     expect(lost(trace).map((l) => l['parent_id'])).toEqual(['evt_second']);
+  });
+
+  it.each([
+    ['no event_id', '{"event_type":"session_start","parent_id":null,"session_id":"s","timestamp":1}'],
+    ['event_id null', '{"event_type":"session_start","event_id":null,"parent_id":null,"session_id":"s","timestamp":1}'],
+    ['event_id a number', '{"event_type":"session_start","event_id":7,"parent_id":null,"session_id":"s","timestamp":1}'],
+  ])('the last session_start decides even with %s: shell_lost then omits parent_id', (_name, last) => {
+    const { trace } = deadSession([start('s', 'evt_first'), detached('wrk_a', '5'), last, detached('wrk_b', '6')]);
+    sweep();
+    const lines = lost(trace);
+    expect(lines.map((l) => l['work_id'])).toEqual(['wrk_a', 'wrk_b']);
+    for (const l of lines) expect(Object.keys(l)).toEqual(['event_type', 'event_id', 'session_id', 'timestamp', 'work_id', 'binary', 'command', 'detached_at_ms', 'reconciled_by_session', 'reconciled_task_id']);
+  });
+
+  it('a session_start without an event_id followed by one with it: the later one is the parent', () => {
+    const { trace } = deadSession(['{"event_type":"session_start","session_id":"s","timestamp":1}', detached('wrk_a', '5'), start('s', 'evt_later')]);
+    sweep();
+    expect(lost(trace).map((l) => l['parent_id'])).toEqual(['evt_later']);
   });
 
   it('lost work ids are processed in byte order', () => {
