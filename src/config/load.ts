@@ -44,7 +44,7 @@ import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
-import { documentToData } from './yaml-serde.js';
+import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
@@ -130,8 +130,18 @@ export function parseKeyPath(keyPath: string): (string | number)[] {
 }
 
 function parseYaml(text: string, file: string | undefined): { data: unknown; locate: Locator } {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { intAsBigInt: true, prettyErrors: false, uniqueKeys: true, lineCounter });
+  let lineCounter = new LineCounter();
+  const options = { intAsBigInt: true, prettyErrors: false, uniqueKeys: true } as const;
+  let doc = parseDocument(text, { ...options, lineCounter });
+  if (doc.errors.length > 0) {
+    // A quoted scalar continued at any indentation, as the runtime's libyaml reads it, is cut
+    // short by the yaml package (always an error): read again with its continuation indented.
+    const repaired = libyamlQuotedContinuations(text);
+    if (repaired !== text) {
+      lineCounter = new LineCounter();
+      doc = parseDocument(repaired, { ...options, lineCounter });
+    }
+  }
   if (doc.errors.length > 0) {
     throw new YamlSyntaxError(
       doc.errors.map((e) => {

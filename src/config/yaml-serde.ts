@@ -15,7 +15,17 @@
 // Tags: `!!str`, `!!int`, `!!float`, `!!bool`, `!!null` are honoured as serde_yaml does (a value
 // the tag does not fit is an error); any other tag (`!custom …`) gives a `YamlTagged`, which no
 // retain block or config key accepts (serde_yaml's `Value::Tagged`).
-import { isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar } from 'yaml';
+//
+// Syntax where the two differ (`libyamlQuotedContinuations`, applied to the text before the `yaml`
+// package parses it): libyaml's quoted-scalar scanner never looks at the indentation of a
+// continuation line — only a document marker (`---`/`...`) at column 0 or the end of the input
+// stops it — while the `yaml` package refuses a continuation line indented no deeper than the
+// block node holding the scalar. Such lines are indented to the scalar's opening quote first; a
+// continuation line's leading blanks are folded away by both readers, so the value is unchanged
+// and only what libyaml accepts is accepted. At most MAX_QUOTED_REPAIRS scalars of one document
+// are repaired (each costs a parse); past that the rest are refused, as the `yaml` package does
+// (docs/config.md).
+import { Parser, isAlias, isMap, isScalar, isSeq, type Document, type Node, type Scalar } from 'yaml';
 import { YamlFloat, YamlTagged } from './retain.js';
 
 export { YamlTagged };
@@ -164,4 +174,95 @@ export function documentToData(doc: Document, maxAliases = 100): unknown {
     return null;
   };
   return convert(doc.contents, 0);
+}
+
+// ── quoted scalars continued at any indentation (libyaml's `yaml_parser_scan_flow_scalar`) ──────
+
+export const MAX_QUOTED_REPAIRS = 64;
+
+const isBreak = (c: string | undefined): boolean => c === '\n' || c === '\r';
+const isBlank = (c: string | undefined): boolean => c === ' ' || c === '\t';
+
+/** A `---` or `...` document marker at `i` (a line start), followed by a blank, a break or the end. */
+function documentMarkerAt(text: string, i: number): boolean {
+  const three = text.slice(i, i + 3);
+  if (three !== '---' && three !== '...') return false;
+  const next = text[i + 3];
+  return next === undefined || isBlank(next) || isBreak(next);
+}
+
+/**
+ * Where libyaml's scanner ends the quoted scalar opening at `open` (the index after its closing
+ * quote), or undefined when libyaml refuses it (a document marker at column 0, the end of input).
+ */
+export function libyamlQuotedEnd(text: string, open: number): number | undefined {
+  const q = text[open];
+  const single = q === "'";
+  let i = open + 1;
+  for (;;) {
+    if ((i === 0 || isBreak(text[i - 1])) && documentMarkerAt(text, i)) return undefined;
+    if (i >= text.length) return undefined;
+    while (i < text.length && !isBlank(text[i]) && !isBreak(text[i])) {
+      const c = text[i];
+      if (single && c === "'" && text[i + 1] === "'") i += 2;
+      else if (c === q) return i + 1;
+      else if (!single && c === '\\' && isBreak(text[i + 1])) {
+        i += 1;
+        break; // an escaped line break: the break is consumed with the blanks below
+      } else if (!single && c === '\\') i += 2;
+      else i += 1;
+    }
+    while (i < text.length && (isBlank(text[i]) || isBreak(text[i]))) i++;
+  }
+}
+
+/** Quoted-scalar tokens of the `yaml` package's syntax tree, in document order. */
+function quotedTokens(text: string): { offset: number; end: number }[] {
+  const out: { offset: number; end: number }[] = [];
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > 1024 || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const x of node) walk(x, depth + 1);
+      return;
+    }
+    const t = node as { type?: unknown; offset?: unknown; source?: unknown };
+    if ((t.type === 'double-quoted-scalar' || t.type === 'single-quoted-scalar') && typeof t.offset === 'number' && typeof t.source === 'string') {
+      out.push({ offset: t.offset, end: t.offset + t.source.length });
+    }
+    for (const v of Object.values(node)) if (typeof v === 'object') walk(v, depth + 1);
+  };
+  for (const token of new Parser().parse(text)) walk(token, 0);
+  return out.sort((a, b) => a.offset - b.offset);
+}
+
+/**
+ * `text` with every continuation line of a quoted scalar that libyaml accepts but the `yaml`
+ * package cuts short (a line indented no deeper than its block node) indented to the scalar's
+ * opening quote. Line numbers are unchanged.
+ */
+export function libyamlQuotedContinuations(text: string): string {
+  let out = text;
+  for (let n = 0; n < MAX_QUOTED_REPAIRS; n++) {
+    let repaired: string | undefined;
+    for (const tok of quotedTokens(out)) {
+      const end = libyamlQuotedEnd(out, tok.offset);
+      if (end === undefined || tok.end >= end) continue; // refused by libyaml too, or read whole
+      const lineStart = Math.max(out.lastIndexOf('\n', tok.offset - 1), out.lastIndexOf('\r', tok.offset - 1)) + 1;
+      const need = tok.offset - lineStart;
+      let next = out.slice(0, tok.offset + 1);
+      for (let i = tok.offset + 1; i < end; i++) {
+        const c = out[i] as string;
+        next += c;
+        if (!isBreak(c) || (c === '\r' && out[i + 1] === '\n')) continue;
+        let spaces = 0;
+        while (out[i + 1 + spaces] === ' ') spaces++;
+        if (spaces < need) next += ' '.repeat(need - spaces);
+      }
+      repaired = next + out.slice(end);
+      break;
+    }
+    if (repaired === undefined || repaired === out) return out;
+    out = repaired;
+  }
+  return out;
 }

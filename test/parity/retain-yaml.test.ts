@@ -1,8 +1,10 @@
 // Parity: retain blocks accept and refuse what the runtime's YAML reader (serde_yaml 0.9) does —
-// integer forms (the table in README "Configuration"), custom tags, and max_age above 2^53 s.
+// integer forms (the table in README "Configuration"), custom tags, max_age above 2^53 s, and a
+// quoted scalar continued on a line indented no deeper than its key (libyaml accepts it).
 import { describe, expect, it } from 'vitest';
 import { parseConfigYaml } from '../../src/config/load.js';
 import { parseRetainBlock } from '../../src/config/retain.js';
+import { MAX_QUOTED_REPAIRS } from '../../src/config/yaml-serde.js';
 
 function retain(yaml: string, kind: 'trace' | 'context' = 'trace'): unknown {
   const doc = parseConfigYaml(`retain:\n${yaml}`) as { retain: unknown };
@@ -93,5 +95,46 @@ describe('parity: retain blocks read as serde_yaml 0.9 reads them', () => {
     expect(retain('  max_sessions: 3\n  max_age: 100000000000000d\n')).toEqual({ maxSessions: 3, maxAgeSecs: Number.MAX_SAFE_INTEGER });
     expect(retain('  max_age: 18446744073709551615\n')).toEqual({ maxAgeSecs: Number.MAX_SAFE_INTEGER });
     expect(() => retain('  max_age: 18446744073709551616\n')).toThrow("'18446744073709551616' overflows a 64-bit second count");
+  });
+
+  describe('a quoted scalar continued on a line indented no deeper than its key', () => {
+    const manifest = (maxAge: string): unknown => {
+      const doc = parseConfigYaml(`trace:\n  retain:\n    max_age: ${maxAge}\n    max_sessions: 3\n`) as { trace: { retain: unknown } };
+      return parseRetainBlock(doc.trace.retain, 'trace.retain', 'trace');
+    };
+
+    it.each([
+      ['at the key\'s own indentation', '"7\n    "'],
+      ['at column 0', '"7\n"'],
+      ['shallower than its key', '"7\n  "'],
+      ['led by a tab', '"7\n\t"'],
+      ['over several lines, escaped line break included', '"7\\\n  \n"'],
+      ['single-quoted', "'7\n  '"],
+    ])('is accepted as libyaml folds it, %s, and the block goes on', (_name, value) => {
+      expect(manifest(value)).toEqual({ maxSessions: 3, maxAgeSecs: 7 });
+    });
+
+    it('folds to the same string libyaml does', () => {
+      const doc = parseConfigYaml('a:\n  b: "x\n y\n\n  z\\\nw"\n  c: \'p\n\n q\'\n') as { a: unknown };
+      expect(doc.a).toEqual({ b: 'x y\nzw', c: 'p\nq' });
+    });
+
+    it.each([
+      ['a document marker at column 0 inside it', 'a: "x\n---\ny"\n'],
+      ['no closing quote', 'a: "x\n  y\n'],
+    ])('is still refused with %s (libyaml refuses it too)', (_name, text) => {
+      expect(() => parseConfigYaml(text)).toThrow(/invalid YAML/);
+    });
+
+    it(`repairs at most ${MAX_QUOTED_REPAIRS} such scalars in one document (each costs a parse); more are refused`, () => {
+      const doc = (n: number) => Array.from({ length: n }, (_, i) => `k${i}: "v\n"\n`).join('');
+      expect(Object.keys(parseConfigYaml(doc(MAX_QUOTED_REPAIRS)) as object)).toHaveLength(MAX_QUOTED_REPAIRS);
+      expect(() => parseConfigYaml(doc(MAX_QUOTED_REPAIRS + 1))).toThrow(/invalid YAML/);
+    });
+
+    it('a quote in a comment, a plain scalar or a block scalar starts nothing', () => {
+      const text = '# it\'s "\na: b"c\nd: |\n  "x\ne: \'it\'\'s\n\'\n';
+      expect(parseConfigYaml(text)).toEqual({ a: 'b"c', d: '"x\n', e: "it's " });
+    });
   });
 });
