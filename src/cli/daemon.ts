@@ -1,6 +1,8 @@
 // `murmur-gc daemon|status|history` (commander wiring).
 // Guarantees: `daemon` exits 0 after SIGTERM/SIGINT (within 10 s), 2 on an invalid configuration
-// at start (nothing touched), 75 when another daemon already runs for the home; `status` and
+// at start (nothing touched), 75 when another daemon already runs for the home; under systemd
+// (NOTIFY_SOCKET) it reports READY=1 once its signal handlers are installed, before reading the
+// configuration (src/daemon/sd-notify.ts); `status` and
 // `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
 // --target exits 1 when no sweep in the trail removed or truncated the target); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
@@ -8,7 +10,7 @@
 // command runs, so other commands do not load them at start-up.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseDurationSecs } from '../config/retain.js';
-import { describeError } from '../errors.js';
+import { Codes, describeError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { GcConfig } from '../config/types.js';
 import { loadForCommand } from './context.js';
@@ -30,6 +32,11 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
   // Handlers before the configuration is loaded: a stop or reload during start-up is kept and
   // handed to the daemon (bin.ts starts recording even earlier, before the CLI is loaded).
   recordEarlySignals();
+  // Under systemd (Type=notify) the unit is ready from here: every signal is handled, and a reload
+  // that systemd held until now is a SIGHUP recorded above. Ready before the configuration is
+  // read, so a reload requested while the daemon was starting is never lost: the file is read
+  // after it (docs/daemon.md).
+  const notified = (await import('../daemon/sd-notify.js')).notifyReady();
   const load = deps.load ?? loadForCommand;
   let config: GcConfig;
   let Daemon: typeof import('../daemon/daemon.js').Daemon;
@@ -41,6 +48,9 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
     throw err;
   }
   const log = createLogger({ level: config.log.level, pretty: process.stderr.isTTY === true && process.env['CI'] === undefined });
+  void notified?.then((r) => {
+    if (!r.sent) log.warn({ code: Codes.ioError }, `could not tell systemd the daemon is ready (${r.detail ?? 'unknown'}); systemd stops a Type=notify unit that never reports ready when TimeoutStartSec= runs out`);
+  });
   if (stopRequested()) {
     const got = releaseEarlySignals();
     log.info({ signals: got }, 'stopped during start-up, before anything was done');

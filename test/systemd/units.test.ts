@@ -1,6 +1,7 @@
 // The shipped systemd user units: `systemd-analyze verify` accepts them without a single warning,
-// the long-running service's offline security exposure stays <= 2.0, and the directives that the
-// liveness checks depend on stay out. Without systemd-analyze on PATH the group is skipped with a
+// the long-running service's offline security exposure stays <= 2.0 and fails no check beyond the
+// reviewed ones (each explained in the unit file), and the directives that the liveness checks
+// depend on stay out. Without systemd-analyze on PATH the group is skipped with a
 // printed reason (test/helpers/requirements.ts); .ci/run installs it and lets nothing skip.
 //
 // Verify runs on the real files, in user mode, with HOME pointing at a scratch home that holds a
@@ -134,9 +135,30 @@ describe.runIf(needs.run)('systemd units', () => {
     expect(score).toBeLessThanOrEqual(MAX_EXPOSURE);
   });
 
+  // What each unit is allowed to fail in `systemd-analyze security --offline=true`: a check failing
+  // beyond these is a regression. NotifyAccess= is the price of Type=notify (systemd-notify is a
+  // child of the daemon); the others are explained in murmur-gc.service ("Left out on purpose").
+  const ACCEPTED = ['RootDirectory=/RootImage=', 'User=/DynamicUser=', 'MemoryDenyWriteExecute=', 'RestrictAddressFamilies=~AF_UNIX', 'ProtectHome=', 'ProtectProc=', 'ProcSubset=', 'DeviceAllow=', 'IPAddressDeny='];
+  it.each([
+    [DAEMON, [...ACCEPTED, 'NotifyAccess='], 1.2],
+    [SWEEP, ACCEPTED, 1.0],
+  ] as const)('%s fails only the reviewed security checks', async (unit, accepted, exposure) => {
+    const r = await analyze(['security', '--offline=true', '--no-pager', path.join(UNITS_DIR, unit)]);
+    expect(r.code, r.stderr).toBe(0);
+    const failed = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('- ') || l.startsWith('✗')) // LC_ALL=C prints "-" for a failed check
+      .map((l) => l.slice(1).trim().split(/\s+/)[0]);
+    expect(failed.sort()).toEqual([...accepted].sort());
+    expect(r.stdout).toContain(`Overall exposure level for ${unit}: ${exposure.toFixed(1)} `);
+  });
+
   it('the daemon unit keeps what murmur-gc relies on', () => {
     const text = unitText.get(DAEMON) ?? '';
-    expect(values(text, 'Type')).toEqual(['exec']);
+    // Ready only once its signal handlers exist (src/daemon/sd-notify.ts): no reload before that.
+    expect(values(text, 'Type')).toEqual(['notify']);
+    expect(values(text, 'NotifyAccess')).toEqual(['all']);
+    expect(values(text, 'ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(values(text, 'ExecStart')).toEqual(['%h/.local/bin/murmur-gc daemon']);
     expect(values(text, 'Restart')).toEqual(['on-failure']);
     expect(values(text, 'IOSchedulingClass')).toEqual(['idle']);
