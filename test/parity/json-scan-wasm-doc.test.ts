@@ -24,7 +24,7 @@ import {
   type JsonKeys,
   type Span,
 } from '../../src/murmur/json-scan.js';
-import { DATA_BASE, FIELDS, OUT_COUNT, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/murmur/json-doc-wasm.js';
+import { DATA_BASE, FIELDS, OUT_COUNT, OUT_DUPES, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/murmur/json-doc-wasm.js';
 import { mutate } from './helpers.js';
 
 const doc = new JsonScanner();
@@ -117,7 +117,7 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
       w.bytes.set(line, DATA_BASE);
       w.bytes[DATA_BASE + line.length] = 0;
       const r = w.doc(DATA_BASE, DATA_BASE + line.length, 0);
-      const out = [r, w.words[OUT_TOP >> 2]!];
+      const out = [r, w.words[OUT_TOP >> 2]!, r === 1 ? w.words[OUT_DUPES >> 2]! : -1];
       for (let k = 0; k < 2 && r === 1; k++) {
         const at = (FIELDS >> 2) + 4 * k;
         const type = w.words[at]!;
