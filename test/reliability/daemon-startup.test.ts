@@ -158,15 +158,18 @@ describe.runIf(needsNotify.run)('under systemd (Type=notify): READY=1 only once 
   it('a SIGHUP sent the moment READY arrives reloads, and the daemon then stops with 0', async () => {
     const runs = count(3, 20);
     const cfg = f.writeConfig(T, `home: ${path.join(T, '.murmur')}\n`);
+    const latencies: number[] = [];
     for (let i = 0; i < runs; i++) {
       const dir = fs.mkdtempSync(path.join(T, 'mgr-'));
       const mgr = await fakeManager(dir, 'SIGHUP');
       try {
+        const t0 = performance.now();
         const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], { env: f.cliEnv(T, { NOTIFY_SOCKET: mgr.socket }), stdio: ['ignore', 'ignore', 'pipe'] });
         let err = '';
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
         const ready = await within(mgr.ready, 60_000, () => `no READY=1 within 60 s; daemon stderr:\n${err}`);
+        latencies.push(performance.now() - t0);
         // READY=1 from systemd-notify --ready --pid=<the daemon>, not from another process
         expect(ready.text?.split('\n')).toEqual(expect.arrayContaining(['READY=1', `MAINPID=${child.pid}`]));
         const mask = BigInt(`0x${ready.sigcgt}`);
@@ -186,7 +189,7 @@ describe.runIf(needsNotify.run)('under systemd (Type=notify): READY=1 only once 
         mgr.stop();
       }
     }
-    figures('daemon-notify', { runs });
+    figures('daemon-notify', { runs, ready_after_ms_min: Math.round(Math.min(...latencies)), ready_after_ms_max: Math.round(Math.max(...latencies)) });
   }, 900_000);
 
   it('a notification that cannot be delivered is logged (io_error); the daemon runs and stops with 0', async () => {
