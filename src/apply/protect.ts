@@ -143,7 +143,7 @@ export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' 
     }
     const policies = config.records.filter((r) => r.store === i.where && r.retain !== undefined);
     if (policies.length === 0) return { condemned: null, policy: null, unknown: null };
-    const policy = policies.map((p) => `${p.capsule}: ${retainWords(p.retain!)}`).join('; ');
+    const policy = policies.map((p) => `${retainWords(p.retain!)} for capsule ${p.capsule}`).join('; ');
     const ctxPath = `${config.home}/${CONVERSATIONS_DIR}/${i.where}/${i.target}`;
     if (!(await exists(`${ctxPath}/${RECORD_FILE}`))) return { condemned: null, policy, unknown: null };
     const dir = await Dir.open(ctxPath);
