@@ -14,7 +14,8 @@ import type { GcConfig } from '../../src/config/types.js';
 import { readAuditHistory } from '../../src/daemon/audit-read.js';
 import { buildHistory, renderHistory } from '../../src/daemon/history.js';
 import { gatherStatus, renderStatus } from '../../src/daemon/status.js';
-import { RefusalError } from '../../src/errors.js';
+import { BusyError, RefusalError } from '../../src/errors.js';
+import { acquireLock, sweepLockPath } from '../../src/io/lock.js';
 import type { FsSpace } from '../../src/io/statfs.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
@@ -190,7 +191,39 @@ describe('protect and release', () => {
   });
 });
 
+describe('protect and release wait for the sweep lock', () => {
+  it('a sweep holding the lock makes protect exit busy (75), and the list is unchanged', async () => {
+    const old = session(40);
+    const c = await config(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    fs.mkdirSync(path.join(home, 'gc'), { mode: 0o700 });
+    const lock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
+    try {
+      const err = await protectTarget(c, log, { target: old }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(BusyError);
+      expect((err as BusyError).exitCode).toBe(75);
+    } finally {
+      await lock?.release();
+    }
+    expect((await listProtection(c)).items).toEqual([]);
+  });
+});
+
 describe('a damaged protection list fails closed', () => {
+  it('restore still puts the item back, and says it is NOT protected (protected_unreadable)', async () => {
+    const old = session(40);
+    await sweep(AGE());
+    fs.writeFileSync(path.join(home, 'gc', 'protected.json'), 'garbage');
+    const r = await restoreTarget(await config(AGE()), log, { target: old, dryRun: false });
+    expect(fs.existsSync(path.join(root, old))).toBe(true);
+    expect(r.protection).toBeUndefined();
+    expect(r.protection_error?.code).toBe('protected_unreadable');
+    expect(fs.readFileSync(path.join(home, 'gc', 'protected.json'), 'utf8')).toBe('garbage');
+    // and the next sweep keeps everything while the list is unreadable
+    const next = await sweep(AGE());
+    expect(fs.existsSync(path.join(root, old))).toBe(true);
+    expect(next.errors.map((e) => e.code)).toEqual(['protected_unreadable']);
+  });
+
   for (const [what, make] of [
     ['garbage', (p: string) => fs.writeFileSync(p, '{"version":1,"items":[')],
     ['empty', (p: string) => fs.writeFileSync(p, '')],
