@@ -212,9 +212,17 @@ async function audited(home: Dir, now: () => number, change: ProtectionChange): 
   return id;
 }
 
+/** The kind of `ref.target`; a flag for the other kind (--record for a session, --root for a context) is refused. */
+function checkFlags(ref: ItemRef): ProtectedKind {
+  const kind = kindOf(ref.target);
+  if (kind === 'session' && ref.record !== undefined) throw refuse(ProtectCodes.notFound, `${ref.target} is a session id; --record names a record store`, 'pass --root <DIR> for the sessions root of a session');
+  if (kind === 'context' && ref.root !== undefined) throw refuse(ProtectCodes.notFound, `${ref.target} is a context id (not ses_…); --root names a sessions root`, 'pass --record <NAME> for the record store of a context');
+  return kind;
+}
+
 /** Where a session or context is, from --root/--record or from the configured stores holding it. */
 async function locate(config: GcConfig, ref: ItemRef): Promise<{ kind: ProtectedKind; where: string }> {
-  const kind = kindOf(ref.target);
+  const kind = checkFlags(ref);
   if (kind === 'session' && ref.root !== undefined) return { kind, where: resolve(ref.root) };
   if (kind === 'context' && ref.record !== undefined) return { kind, where: ref.record };
   const candidates = kind === 'session' ? [...new Set(config.sessions.map((s) => resolve(s.root)))] : [...new Set(config.records.map((r) => r.store))];
@@ -271,8 +279,8 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
   if (!home) throw refuse(ProtectCodes.notProtected, `${ref.target} is not protected: there is no murmur home at ${config.home}`, 'murmur-gc protection ls lists what is protected');
   try {
     return await withSweepLock(config, async () => {
+      const kind = checkFlags(ref);
       const items = await currentList(home);
-      const kind = kindOf(ref.target);
       const wanted = kind === 'session' ? (ref.root === undefined ? undefined : resolve(ref.root)) : ref.record;
       const mine = items.filter((i) => i.kind === kind && i.target === ref.target && (wanted === undefined || i.where === wanted));
       if (mine.length === 0) throw refuse(ProtectCodes.notProtected, `${ref.target} is not protected${wanted !== undefined ? ` in ${wanted}` : ''}`, 'murmur-gc protection ls lists what is protected');

@@ -182,6 +182,9 @@ describe('protect and release', () => {
     expect(await refusal(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe('protect_not_found');
     expect(await refusal(protectTarget(c, log, { target: 'ctx_none' }))).toBe('protect_not_found');
     expect(await refusal(releaseTarget(c, log, { target: 'ctx_none' }))).toBe('release_not_protected');
+    f.writeRecord(home, 'shey', 'ctx_here', { capsule: 'shey', messages: 2 });
+    expect(await refusal(protectTarget(c, log, { target: 'ctx_here', root }))).toBe('protect_not_found'); // --root is for sessions
+    expect((await listProtection(c)).items).toEqual([]);
     const p = await protectTarget(c, log, { target: 'ctx_later', record: 'shey' });
     expect(p).toMatchObject({ added: true, present: false });
     f.writeRecord(home, 'shey', 'ctx_later', { capsule: 'shey', messages: 2, mtimeMs: Date.now() - 100 * f.DAY });
