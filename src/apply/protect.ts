@@ -244,18 +244,20 @@ async function locate(config: GcConfig, ref: ItemRef): Promise<{ kind: Protected
 async function addItem(config: GcConfig, home: Dir, log: Logger, item: ProtectedItem, now: () => number): Promise<ProtectOutcome> {
   const items = await currentList(home);
   const had = items.find((i) => sameItem(i, item));
+  let audit: string | null = null;
+  if (!had) {
+    const next = [...items, item];
+    if (Buffer.byteLength(protectedText(next)) > PROTECT_LIMIT) {
+      throw refuse(ProtectCodes.full, `the protection list ${protectionPath(config.home)} would grow past ${PROTECT_LIMIT} bytes; ${item.target} was not protected`, 'release items that no longer need it (murmur-gc protection ls)');
+    }
+    // Written before anything slower (the judgement may count a large record's messages).
+    await writeProtection(home, next);
+    log.info({ target: item.target, where: item.where, by: item.by }, 'protected');
+    audit = await audited(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
+  }
   const present = await exists(itemPath(config, item));
   const judgement = await judgeItem(config, item, now());
-  const runtime = runtimeNote(item.kind);
-  if (had) return { item: had, added: false, present, judgement, runtime, audit: null };
-  const next = [...items, item];
-  if (Buffer.byteLength(protectedText(next)) > PROTECT_LIMIT) {
-    throw refuse(ProtectCodes.full, `the protection list ${protectionPath(config.home)} would grow past ${PROTECT_LIMIT} bytes; ${item.target} was not protected`, 'release items that no longer need it (murmur-gc protection ls)');
-  }
-  await writeProtection(home, next);
-  log.info({ target: item.target, where: item.where, by: item.by }, 'protected');
-  const audit = await audited(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
-  return { item, added: true, present, judgement, runtime, audit };
+  return { item: had ?? item, added: !had, present, judgement, runtime: runtimeNote(item.kind), audit };
 }
 
 export async function protectTarget(config: GcConfig, log: Logger, ref: ItemRef & { note?: string }, now: () => number = Date.now): Promise<ProtectOutcome> {
