@@ -32,6 +32,10 @@ export const Codes = {
   configPathMissing: 'config_path_missing',
   /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
   clockSkew: 'clock_skew',
+  /** an item on the protection list (murmur-gc protect, or restored): no sweep acts on it */
+  protected: 'protected',
+  /** `<home>/gc/protected.json` cannot be read: every item counts as protected until it is fixed */
+  protectedUnreadable: 'protected_unreadable',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

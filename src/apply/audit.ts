@@ -23,6 +23,7 @@ import {
   RETENTION_ORDER,
   quarantinePurgeLine,
   quarantineRestoreLine,
+  protectionLine,
   retentionLine,
   sessionEndLine,
   sessionStartLine,
@@ -79,6 +80,16 @@ export interface RestoredItem {
   /** the sessions root or record store it went back to */
   origin: string;
   messagesRestored?: number;
+}
+
+/** An item put on (or taken off) the protection list (a `protection` line). */
+export interface ProtectionChange {
+  change: 'protect' | 'release';
+  store: RetentionStore;
+  target: string;
+  /** the sessions root or record store */
+  origin: string;
+  by: 'restore' | 'protect' | 'release';
 }
 
 export function groupPurges(items: PurgedItem[]): { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }[] {
@@ -256,7 +267,7 @@ export class AuditSession {
     tasks: LostTask[],
     exitStatus: 'ok' | 'failed' | 'canceled',
     nowMs: number,
-    extra: { purged?: PurgedItem[]; restored?: RestoredItem[] } = {},
+    extra: { purged?: PurgedItem[]; restored?: RestoredItem[]; protection?: ProtectionChange[] } = {},
   ): Promise<void> {
     const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
     let text = '';
@@ -265,6 +276,7 @@ export class AuditSession {
     }
     for (const g of groupPurges(extra.purged ?? [])) text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
     for (const r of extra.restored ?? []) text += quarantineRestoreLine(common(this.sessionEventId), r);
+    for (const p of extra.protection ?? []) text += protectionLine(common(this.sessionEventId), p);
     for (const t of tasks) {
       const start = common(this.sessionEventId);
       text += taskStartLine(start, t);

@@ -16,6 +16,9 @@
 //   putting lines back would leave a gap). Each restore writes a murmur-gc audit trace
 //   (`quarantine_restore` line; `history --target` shows it). `--dry-run` runs the same checks
 //   and changes nothing.
+// - What a restore put back is put on the protection list before the sweep lock is released (no
+//   sweep acts on it until `murmur-gc release`), with its own audit trace, and judged by the
+//   current policy (src/apply/protect.ts).
 import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
@@ -32,6 +35,7 @@ import { CONTEXT_PAYLOAD, DROPPED_PAYLOAD, oldestFirst, restoredMarker, type Hel
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { VERSION } from '../version.js';
 import { AuditSession, GC_DIR } from './audit.js';
+import { protectRestored, type ProtectOutcome } from './protect.js';
 
 export const RestoreCodes = {
   /** nothing of that id is held */
@@ -125,6 +129,22 @@ export interface RestoreResult {
   restored: { held: 'session' | 'context' | 'truncation'; from: string; to: string; messages?: number }[];
   /** the audit trace of this restore, null in a dry run */
   audit: string | null;
+  /** what was put back is protected from every sweep (src/apply/protect.ts); absent in a dry run */
+  protection?: ProtectOutcome;
+  /** why it could not be protected (the list is unreadable: every sweep then keeps everything) */
+  protection_error?: { code: string; message: string };
+}
+
+/** After a restore: protect what came back, and judge it by the current policy. */
+async function withProtection(config: GcConfig, home: Dir, log: Logger, r: RestoreResult, now: () => number): Promise<RestoreResult> {
+  try {
+    const p = await protectRestored(config, home, log, r, now);
+    return p ? { ...r, protection: p } : r;
+  } catch (err) {
+    if (!(err instanceof GcError)) throw err;
+    log.warn({ code: err.code, target: r.target }, `restored but not protected: ${err.message}`);
+    return { ...r, protection_error: { code: err.code, message: err.message } };
+  }
 }
 
 function refuse(code: string, message: string, hint: string): RefusalError {
@@ -154,7 +174,10 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
       const gc = await home.mkdir(GC_DIR, 0o700);
       await gc.close();
     }
-    return await withSweepLock(config, opts.dryRun, () => (isSessionName(opts.target) ? restoreSession(config, home, log, opts, now) : restoreContext(config, home, log, opts, now)));
+    return await withSweepLock(config, opts.dryRun, async () => {
+      const r = await (isSessionName(opts.target) ? restoreSession(config, home, log, opts, now) : restoreContext(config, home, log, opts, now));
+      return opts.dryRun ? r : withProtection(config, home, log, r, now);
+    });
   } finally {
     await home?.close();
   }

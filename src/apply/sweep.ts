@@ -1,6 +1,6 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/apply/steps/, one file each):
 //
-//   lock → clock → recover → scan sessions → scan records → plan → debris → quarantine (purge
+//   lock → clock → recover → scan sessions → scan records → protect → plan → debris → quarantine (purge
 //        what the undo window no longer holds) → chmod → remove → truncate → repair torn tails
 //        → budget → reconcile → audit
 //
@@ -27,6 +27,7 @@ import { createContext, fail, finishReport, runStep, type Step, type SweepOption
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
 import { planStep } from './steps/plan.js';
+import { protectStep } from './steps/protect.js';
 import { quarantineStep } from './steps/quarantine.js';
 import { reconcileStep } from './steps/reconcile.js';
 import { recoverStep } from './steps/recover.js';
@@ -45,6 +46,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'recover', run: recoverStep },
   { name: 'scan_sessions', run: scanSessionsStep },
   { name: 'scan_records', run: scanRecordsStep },
+  { name: 'protect', run: protectStep },
   { name: 'plan', run: planStep },
   { name: 'debris', run: debrisStep },
   { name: 'quarantine', run: quarantineStep },

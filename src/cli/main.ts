@@ -9,6 +9,7 @@ import { registerCompletionCommand } from './completion.js';
 import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
+import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerDaemonCommands(program);
   registerConfigCommands(program);
   registerQuarantineCommands(program);
+  registerProtectCommands(program);
   registerCompletionCommand(program);
   return program;
 }
@@ -112,7 +114,9 @@ function topLevelHelp(sweep: Command): string {
     '  murmur-gc history --target ses_…            which sweep removed this, and why',
     '  murmur-gc conversation ls                   conversation records, sizes, truncations',
     '  murmur-gc quarantine ls                     what the undo window holds, until when',
-    '  murmur-gc restore ses_…                     put a held session (or context) back',
+    '  murmur-gc restore ses_…                     put a held session (or context) back, protected',
+    '  murmur-gc protect ses_…                     keep a session (or context) from every sweep',
+    '  murmur-gc protection ls                     what is protected; murmur-gc release TARGET undoes it',
     '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
     '  murmur-gc config check                      every configuration error at once, then the effective policy',
     '',

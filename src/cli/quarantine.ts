@@ -2,10 +2,12 @@
 // Guarantees: `ls` exits 0 (1 when something held could not be read); `restore` exits 0 when it
 // put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
 // codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
-// holds the lock. With --json exactly one JSON document goes to stdout. Ids, paths, counts and
+// holds the lock. A real restore also protects what it put back and says whether the current
+// policy still condemns it (src/apply/protect.ts). With --json exactly one JSON document goes to stdout. Ids, paths, counts and
 // sizes only — never record content.
 import type { Command } from 'commander';
 import { formatBytes, formatTable, formatWhen, formatWindow } from '../apply/report.js';
+import { renderProtectOutcome } from '../apply/protect.js';
 import { listHeld, restoreTarget, type HeldListing, type RestoreResult } from '../apply/quarantine.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
@@ -71,6 +73,9 @@ function renderRestore(r: RestoreResult): string {
     out.push(`${r.dry_run ? 'would restore' : 'restored'} ${what}: ${s.from} -> ${s.to}`);
   }
   if (r.audit) out.push(`audit trace: ${r.audit} (murmur-gc history --target ${r.target})`);
+  if (r.dry_run) out.push(`(a real restore also protects ${r.target} from every sweep until murmur-gc release ${r.target})`);
+  if (r.protection) out.push(...renderProtectOutcome(r.protection));
+  if (r.protection_error) out.push(`NOT protected [${r.protection_error.code}]: ${r.protection_error.message}`);
   return out.join('\n') + '\n';
 }
 
@@ -103,7 +108,7 @@ export function registerQuarantineCommands(program: Command): void {
   addCommon(
     program
       .command('restore')
-      .description('put a held session (ses_ id) or context (its dropped lines too) back, if nothing of that name exists now')
+      .description('put a held session (ses_ id) or context (its dropped lines too) back, if nothing of that name exists now, and protect it from every sweep')
       .argument('<target>', 'a ses_ id or a context id')
       .option('--record <name>', 'the record store it came from (needed when held from several)')
       .option('--root <dir>', 'the sessions root it came from (needed when held in several)')

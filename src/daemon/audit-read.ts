@@ -14,7 +14,7 @@ import { summarizeAuditTrace, type SweepHistory } from './history.js';
 
 /** Bytes read per trace at most (a gc trace is a few lines; this bounds a damaged one). */
 export const READ_CAP = 64 << 20;
-const WANTED = new Set(['session_start', 'retention', 'task_start', 'task_end', 'session_end', 'quarantine_purge', 'quarantine_restore']);
+const WANTED = new Set(['session_start', 'retention', 'task_start', 'task_end', 'session_end', 'quarantine_purge', 'quarantine_restore', 'protection']);
 const INTENT_FILE = 'intent.jsonl';
 
 export interface AuditRead {

@@ -1,7 +1,8 @@
 // `murmur-gc history`: past sweeps as told by their own audit traces (`<home>/gc/ses_*/trace.jsonl`),
 // pure part — aggregation, filtering, the `--target` answer, rendering.
 // Guarantees: built only from murmur-gc's own trace lines (session_start with capsule_name
-// "murmur-gc", retention, task_start/task_end, session_end); ids, counts and reasons only — the
+// "murmur-gc", retention, task_start/task_end, session_end, and its own quarantine_purge,
+// quarantine_restore and protection lines); ids, counts and reasons only — the
 // audit trail holds no content and neither does this. Unknown or malformed lines are counted,
 // never fatal. A trace with no session_end is reported as unfinished (a sweep in progress, or a
 // killed one whose audit the next run completes). An operator's `conversation rm|truncate` has an
@@ -48,6 +49,8 @@ export interface SweepHistory {
   reconciled: { tasks: number; task_ids: string[] };
   /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
   quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
+  /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
+  protection?: { change: string; store: string; target: string; origin: string; by: string }[];
   totals: { sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number };
   invalid_lines: number;
   /** The trace was larger than the read cap; only its head was read. */
@@ -139,6 +142,11 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         h.quarantine.restored.push(r);
         break;
       }
+      case 'protection': {
+        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
+        (h.protection ??= []).push({ change: str('change'), store: str('store'), target: str('target'), origin: str('origin'), by: str('by') });
+        break;
+      }
       case 'task_start':
         if (l['source'] === 'detached_lost') {
           h.reconciled.tasks++;
@@ -166,7 +174,7 @@ export interface TargetMatch {
   started_ms: number | null;
   store: string;
   reason: string;
-  action: 'removed' | 'truncated' | 'purged' | 'restored';
+  action: 'removed' | 'truncated' | 'purged' | 'restored' | 'protected' | 'released';
   exit_status: string | null;
   /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
   outcome: string;
@@ -209,6 +217,10 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
       const m: TargetMatch = { sweep: s.session_id, started_ms: s.started_ms, store: r.store, reason: r.held, action: 'restored', exit_status: s.exit_status, outcome: statusWord(s), where: r.origin, line_removed: 1, manual: true };
       if (r.messages_restored !== undefined) m.line_messages_dropped = r.messages_restored;
       out.push(m);
+    }
+    for (const p of s.protection ?? []) {
+      if (p.target !== target) continue;
+      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.by, action: p.change === 'release' ? 'released' : 'protected', exit_status: s.exit_status, outcome: statusWord(s), where: p.origin, line_removed: 1, manual: true });
     }
   }
   return out;
@@ -320,6 +332,15 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason} (the quarantine goes first)`}; that sweep: ${m.outcome}`);
           continue;
         }
+        if (m.action === 'protected' || m.action === 'released') {
+          const place = `${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}`;
+          out.push(
+            m.action === 'protected'
+              ? `  protected by murmur-gc ${m.reason === 'restore' ? 'restore, with what it put back' : 'protect'} (${m.sweep}) at ${iso(m.started_ms)} in ${place}: no sweep acts on it until it is released`
+              : `  released by murmur-gc release (${m.sweep}) at ${iso(m.started_ms)} in ${place}: sweeps act on it again by the policy`,
+          );
+          continue;
+        }
         if (m.action === 'restored') {
           const what = m.reason === 'truncation' ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back` : `the held ${m.reason} put back`;
           out.push(`  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`);
@@ -351,8 +372,9 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
     for (const p of s.quarantine.purged) out.push(`    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`);
     for (const r of s.quarantine.restored) out.push(`    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`);
+    for (const p of s.protection ?? []) out.push(`    ${p.change === 'release' ? 'released from' : 'put on'} the protection list: ${p.store === 'sessions' ? 'session' : 'context'} ${p.target} in ${p.origin}${p.by === 'restore' ? ' (restored)' : ''}`);
     if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
-    if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0) out.push('    no removals recorded');
+    if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0 && !s.protection?.length) out.push('    no removals recorded');
     if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }

@@ -2,10 +2,12 @@
 // how big are the stores.
 // Guarantees: read-only. "Running" is decided by probing the recorded pid AND its start time
 // token (field 22 of /proc/<pid>/stat) — never by the state file alone: a stale file naming a
-// dead or reused pid says "not running". A corrupt state file is reported, not trusted.
+// dead or reused pid says "not running". A corrupt state file is reported, not trusted. The
+// number of protected items (and an unreadable protection list) is shown.
 import type { GcConfig } from '../config/types.js';
 import { formatBytes, formatTable, formatWhen } from '../apply/report.js';
 import { probeProcess } from '../io/running.js';
+import { listProtection } from '../apply/protect.js';
 import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from './state.js';
 import { measureStores, type StoreSizes } from './stores.js';
 import { outcomeWords, summaryText } from './summary.js';
@@ -40,6 +42,8 @@ export interface StatusDoc {
   stores: StoreSizes;
   /** The numbers the metrics textfile carries, from the same function (src/daemon/fleet.ts). */
   metrics: FleetView;
+  /** The protection list (murmur-gc protection ls): how many items no sweep acts on. */
+  protection: { file: string; items: number; unreadable: string | null };
 }
 
 export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: boolean; why: string }> {
@@ -85,9 +89,15 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
     timer: verdict.running ? null : await timer(),
     stores,
     metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores),
+    protection: await protectionSummary(config),
   };
   if (read.status === 'corrupt') doc.state_detail = read.detail;
   return doc;
+}
+
+async function protectionSummary(config: GcConfig): Promise<StatusDoc['protection']> {
+  const l = await listProtection(config);
+  return { file: l.file, items: l.items.length, unreadable: l.unreadable };
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {
@@ -145,6 +155,9 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
   if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : 'murmur-gc quarantine ls']);
+  const p = s.protection;
+  if (p.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${p.file}: every item counts as protected until it is fixed`]);
+  else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);
   out.push(...formatTable(rows, new Set([2, 3])));
   return out.join('\n') + '\n';
 }

@@ -99,6 +99,14 @@ export function quarantineRestoreLine(c: Common, r: { store: RetentionStore; hel
   return line(o);
 }
 
+/**
+ * murmur-gc's own event: an item put on the protection list or taken off it (`change` protect or
+ * release; `by` restore when `murmur-gc restore` protected what it put back, else protect/release).
+ */
+export function protectionLine(c: Common, p: { change: 'protect' | 'release'; store: RetentionStore; target: string; origin: string; by: string }): string {
+  return line({ ...common('protection', c), change: p.change, store: p.store, target: p.target, origin: p.origin, by: p.by });
+}
+
 export interface LostWorkLine {
   workId: string;
   binary: string;

@@ -7,6 +7,8 @@
 // - `max_messages`: an owned record holding more message lines than the limit is truncated to the
 //   newest N; a record removed on age is not also truncated.
 // - A context named by a live session's trace is never removed or truncated (skipped, `live_context`).
+// - A protected context (the protection list, src/murmur/protect.ts) is never removed or
+//   truncated: skipped once with `protected`, whatever condemns it.
 import type { RecordRetain } from '../config/types.js';
 import type { RecordHeader } from '../murmur/record.js';
 
@@ -34,7 +36,7 @@ export interface RecordTruncation {
 
 export interface RecordSkip {
   context: string;
-  code: 'live_context';
+  code: 'live_context' | 'protected';
   detail: string;
 }
 
@@ -50,6 +52,7 @@ export function planRecords(
   retain: RecordRetain | undefined,
   liveContexts: ReadonlySet<string>,
   nowMs: number,
+  isProtected: (context: string) => boolean = () => false,
 ): RecordsPlan {
   const plan: RecordsPlan = { remove: [], truncate: [], skip: [] };
   if (!retain || (retain.maxAgeSecs === undefined && retain.maxMessages === undefined)) return plan;
@@ -61,6 +64,14 @@ export function planRecords(
     const overCount =
       retain.maxMessages !== undefined && c.messages !== undefined && c.messages > retain.maxMessages;
     if (!overAge && !overCount) continue;
+    if (isProtected(c.context)) {
+      plan.skip.push({
+        context: c.context,
+        code: 'protected',
+        detail: `context ${c.context} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${overAge ? 'max_age' : 'max_messages'} condemns it`,
+      });
+      continue;
+    }
     if (liveContexts.has(c.context)) {
       plan.skip.push({
         context: c.context,

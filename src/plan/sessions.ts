@@ -6,6 +6,9 @@
 //   over_count = rank >= max_sessions; both keys ANDed by construction (a session survives only
 //   inside both); reason `max_age` when over age, else `max_sessions`.
 // - A session at or after `floorId` (the running gc audit session, for <home>/gc) is never a candidate.
+// - A protected session (the protection list, src/murmur/protect.ts) is never removed: it is
+//   reported as skipped with `protected`, once, whatever condemns it. It keeps its rank (the
+//   runtime counts it: it is present), so protecting a session never condemns another one.
 // - A live session is never removed: it is reported as skipped with `live_session`.
 // - Names are ranked and compared by their UTF-8 bytes, as Rust orders `String`s (not by UTF-16
 //   code units, which order some non-ASCII names differently).
@@ -27,7 +30,7 @@ export interface SessionRemoval {
 export interface SessionSkip {
   name: string;
   reason: 'max_age' | 'max_sessions';
-  code: 'live_session';
+  code: 'live_session' | 'protected';
   detail: string;
 }
 
@@ -41,6 +44,7 @@ export function planSessions(
   retain: SessionRetain | undefined,
   nowMs: number,
   floorId?: string,
+  isProtected: (name: string) => boolean = () => false,
 ): SessionsPlan {
   const plan: SessionsPlan = { remove: [], skip: [] };
   if (!retain || (retain.maxSessions === undefined && retain.maxAgeSecs === undefined)) return plan;
@@ -57,6 +61,10 @@ export function planSessions(
     const overCount = retain.maxSessions !== undefined && rank >= retain.maxSessions;
     if (!overAge && !overCount) return;
     const reason = overAge ? 'max_age' : 'max_sessions';
+    if (isProtected(s.name)) {
+      plan.skip.push({ name: s.name, reason, code: 'protected', detail: `${s.name} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${reason} condemns it` });
+      return;
+    }
     if (s.liveness === 'live') {
       plan.skip.push({ name: s.name, reason, code: 'live_session', detail: `${s.name} is live (${s.livenessWhy}); kept although ${reason} condemns it` });
       return;

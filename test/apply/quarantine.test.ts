@@ -368,10 +368,11 @@ describe('history --target', () => {
     const yaml = `quarantine: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
     await sweep(yaml);
     await restoreTarget(await config(yaml), log, { target: a, dryRun: false });
-    await sweep(yaml, { nowMs: Date.now() + 2 * HOUR }); // b's window has passed; a is back in place (and removed again, held anew)
+    await sweep(yaml, { nowMs: Date.now() + 2 * HOUR }); // b's window has passed; a is back in place, protected: not removed again
+    expect(fs.existsSync(path.join(root, a))).toBe(true);
     const readA = await readAuditHistory(home, { target: a });
     const docA = buildHistory({ home, auditRoot: readA.auditRoot, exists: readA.exists, problems: readA.problems, where: readA.where }, readA.sweeps, { target: a });
-    expect(docA.matches?.map((m) => m.action)).toEqual(['removed', 'restored', 'removed']);
+    expect(docA.matches?.map((m) => m.action)).toEqual(['removed', 'restored', 'protected']);
     const text = renderHistory(docA);
     expect(text).toContain('restored by murmur-gc restore');
     expect(text).toContain(`sessions root ${root}`);

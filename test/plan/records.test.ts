@@ -52,3 +52,13 @@ describe('planRecords', () => {
     expect(planRecords([ctx('c1', 'shey', 1000, 1000)], 'shey', undefined, new Set(), NOW)).toEqual({ remove: [], truncate: [], skip: [] });
   });
 });
+
+describe('protected contexts', () => {
+  it('are skipped once (protected), for max_age and for max_messages, and nothing else changes', () => {
+    const input = [ctx('c_old', 'shey', 100, 2), ctx('c_long', 'shey', 1, 10), ctx('c_other', 'shey', 100, 2)];
+    const p = planRecords(input, 'shey', { maxMessages: 3, maxAgeSecs: 90 * 86_400 }, new Set(), NOW, (c) => c === 'c_old' || c === 'c_long');
+    expect(p.skip.map((s) => [s.context, s.code])).toEqual([['c_long', 'protected'], ['c_old', 'protected']]);
+    expect(p.remove.map((r) => r.context)).toEqual(['c_other']);
+    expect(p.truncate).toEqual([]);
+  });
+});

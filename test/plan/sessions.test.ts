@@ -64,3 +64,25 @@ describe('planSessions', () => {
     }
   });
 });
+
+describe('protected sessions', () => {
+  const ids = [6, 5, 4, 3, 2, 1].map((d) => idAt('ses_', NOW - d * DAY)); // oldest first
+  const dead = (names: string[]): SessionCandidateInput[] => names.map((name) => ({ name, liveness: 'dead', livenessWhy: '' }));
+
+  it('a protected session is skipped once (protected) whether max_age or max_sessions condemns it', () => {
+    const p = planSessions(dead(ids), { maxSessions: 3, maxAgeSecs: 5.5 * 86_400 }, NOW, undefined, (n) => n === ids[0] || n === ids[1]);
+    expect(p.skip).toEqual([
+      expect.objectContaining({ name: ids[1], code: 'protected', reason: 'max_sessions' }),
+      expect.objectContaining({ name: ids[0], code: 'protected', reason: 'max_age' }),
+    ]);
+    expect(p.remove.map((r) => r.name)).toEqual([ids[2]]);
+  });
+
+  it('keeps its rank: protecting a session never condemns another one in its place', () => {
+    const all = planSessions(dead(ids), { maxSessions: 3 }, NOW);
+    const withNewest = planSessions(dead(ids), { maxSessions: 3 }, NOW, undefined, (n) => n === ids[5]);
+    const withOld = planSessions(dead(ids), { maxSessions: 3 }, NOW, undefined, (n) => n === ids[1]);
+    expect(withNewest.remove).toEqual(all.remove);
+    expect(withOld.remove.map((r) => r.name)).toEqual(all.remove.map((r) => r.name).filter((n) => n !== ids[1]));
+  });
+});

@@ -20,6 +20,10 @@
 //   together with what age and count already removed there this sweep) is checked against the
 //   store's limit; a store over it loses nothing to the budgets (`blast_radius`, exit 1; its items
 //   are held as `blast_radius` in the unmet report) and the other stores are planned without it.
+// - An item on the protection list (src/murmur/protect.ts) is never removed for space: it is held
+//   as `protected` (the unmet report counts it there), and one `protected` skip names it when a
+//   budget would have taken it, unless a skip already named it this sweep.
+import { resolve } from 'node:path';
 import { keepFreeBytes } from '../../config/size.js';
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, type ContextScan } from '../../io/inventory.js';
@@ -202,6 +206,12 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
   // (purging what the quarantine holds is not a removal of anything in place: not counted)
   const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store), ...(items.some((i) => i.store === quarantineStore.key) ? [quarantineStore] : [])];
+  holdProtected(ctx, stores, items, kf?.short ?? 0, (i) => {
+    const s = sessionItems.get(i);
+    if (s) return ctx.protection.session(resolve(s.plan.input.root))(i.target) ? `${s.plan.input.root}/${i.target}` : undefined;
+    const rc = recordItems.get(i);
+    return rc && ctx.protection.context(rc.r.name)(i.target) ? `${rc.r.name}/${i.target}` : undefined;
+  });
   guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
 
   // ── remove, oldest first, until every budget is met ───────────────────────────────────────
@@ -280,6 +290,26 @@ function guardBudgets(ctx: SweepContext, homePath: string, sessionStores: Sessio
       again = true;
     }
     if (!again) return;
+  }
+}
+
+/**
+ * Protected items in place are held as `protected`; each one the budgets would have taken (were
+ * it not protected) is reported once as a `protected` skip. `target` names a protected item's
+ * report target, undefined for one that is not protected.
+ */
+function holdProtected(ctx: SweepContext, stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number, target: (i: BudgetItem) => string | undefined): void {
+  const marked = new Map<BudgetItem, string>();
+  for (const i of items) {
+    const t = i.quarantined ? undefined : target(i);
+    if (t !== undefined && i.held === undefined) marked.set(i, t);
+  }
+  if (marked.size === 0) return;
+  const chosen = new Set(planBudgets(stores, items, keepFreeShort).remove.map((c) => c.item));
+  for (const i of marked.keys()) i.held = Codes.protected;
+  for (const [i, t] of marked) {
+    if (!chosen.has(i) || ctx.report.skipped.some((s) => s.code === Codes.protected && s.target === t)) continue;
+    skip(ctx, { target: t, code: Codes.protected, detail: `${t} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although the disk budget would remove it` });
   }
 }
 

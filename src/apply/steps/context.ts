@@ -21,6 +21,7 @@ import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport 
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../io/inventory.js';
 import type { ClockSkew } from '../../plan/clock.js';
+import { ProtectionSet } from '../../murmur/protect.js';
 
 export interface SweepOptions {
   config: GcConfig;
@@ -117,6 +118,9 @@ export interface SweepContext {
   debris: Debris[];
   modes: ModeEntry[];
 
+  // protect (the protection list: what no sweep acts on until the operator releases it)
+  protection: ProtectionSet;
+
   // plans
   chmods: { entry: ModeEntry; action: ChmodAction }[];
   sessionPlans: SessionsRootPlan[];
@@ -186,6 +190,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     records: undefined,
     debris: [],
     modes: [],
+    protection: ProtectionSet.none,
     chmods: [],
     sessionPlans: [],
     recordPlans: [],

@@ -3,7 +3,10 @@
 // Guarantees: no fs access; the planners' skips for sessions and records are reported by the
 // step that acts on that root or store (so each root's outcomes stay together); mode skips are
 // reported here. When the clock step found the clock behind the last sweep, no `max_age` is given
-// to the planners (count keys still are).
+// to the planners (count keys still are). What the protection list names (the protect step) is
+// given to the planners, which skip it (`protected`) whatever condemns it; murmur-gc's own audit
+// sessions are never protected.
+import { resolve } from 'node:path';
 import { planMode } from '../../plan/modes.js';
 import { planRecords } from '../../plan/records.js';
 import { planSessions } from '../../plan/sessions.js';
@@ -36,6 +39,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
       withoutAge(ctx, input.retain),
       ctx.nowMs,
       input.isAuditRoot ? ctx.auditId : undefined,
+      input.isAuditRoot ? undefined : ctx.protection.session(resolve(input.root)),
     );
     ctx.sessionPlans.push({ input, scan, views, plan });
   }
@@ -50,6 +54,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
         withoutAge(ctx, policy.retain),
         ctx.world.liveContexts,
         ctx.nowMs,
+        ctx.protection.context(policy.store),
       );
       ctx.recordPlans.push({ policy, contexts, plan });
     }
