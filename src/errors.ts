@@ -32,6 +32,8 @@ export const Codes = {
   configPathMissing: 'config_path_missing',
   /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
   clockSkew: 'clock_skew',
+  /** a held item of <home>/gc/quarantine whose item.json cannot be read: it goes by the window in its name */
+  quarantineItemUnreadable: 'quarantine_item_unreadable',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -31,8 +31,12 @@ export type Action =
       /** The dropped lines, held by the undo window. */
       held?: HeldAt;
     }
-  /** A held item deleted for good: its window passed (`expired`), or a disk budget needed the space. */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  /**
+   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
+   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
+   * target is then the item's entry name, its origin `?`).
+   */
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
   | {
       kind: 'shell_lost';
       session_id: string;
@@ -161,6 +165,7 @@ function itemLine(a: Action, would: string): string {
     case 'truncate_record':
       return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
     case 'purge_quarantine':
+      if (a.held === 'unreadable') return `  ${would}delete for good held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
       return `  ${would}delete for good held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
     case 'shell_lost':
       return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
