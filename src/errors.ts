@@ -34,6 +34,8 @@ export const Codes = {
   clockSkew: 'clock_skew',
   /** a held item of <home>/gc/quarantine whose item.json cannot be read: it goes by the window in its name */
   quarantineItemUnreadable: 'quarantine_item_unreadable',
+  /** what a removal could not remove whole is still set aside (`.murmur-gc-kept.*`): one warning per sweep while any is */
+  keptAside: 'kept_aside',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -64,6 +64,18 @@ export interface ErrorEntry {
   detail: string;
 }
 
+/**
+ * What earlier removals could not remove whole and set aside (`.murmur-gc-kept.<run>.<name>`),
+ * still there after this sweep tried them again: count, bytes left, when the oldest was set
+ * aside, and every path.
+ */
+export interface KeptAside {
+  items: number;
+  bytes: number;
+  oldest_ms: number | null;
+  paths: string[];
+}
+
 export interface SweepReport {
   dry_run: boolean;
   home: string;
@@ -95,6 +107,8 @@ export interface SweepReport {
   budget?: BudgetReport;
   /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
   quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
+  /** Present while anything murmur-gc set aside is still there (each sweep tries it again). */
+  kept?: KeptAside;
 }
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -282,8 +296,20 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
     lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
+  if (r.kept) lines.push(keptLine(r.kept, r.dry_run ? Date.now() : r.started_ms + r.duration_ms));
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+/** Paths a one-line mention of what is kept aside names at most (--json and status have them all). */
+const KEPT_PATHS_SHOWN = 3;
+
+/** The one line about what is kept aside (sweep report, status). */
+export function keptLine(k: KeptAside, nowMs: number): string {
+  const shown = k.paths.slice(0, KEPT_PATHS_SHOWN).join(', ');
+  const more = k.paths.length > KEPT_PATHS_SHOWN ? ` and ${k.paths.length - KEPT_PATHS_SHOWN} more` : '';
+  const since = k.oldest_ms !== null ? `, the oldest since ${formatWhen(k.oldest_ms, nowMs)}` : '';
+  return `Kept aside: ${plural(k.items, 'directory', 'directories')} murmur-gc could not remove whole (${formatBytes(k.bytes)}${since}; another user's files or a mount inside): ${shown}${more} — each sweep tries again; remove what blocks it by hand.`;
 }
 
 function heldWords(h: HeldAt | undefined): string {

@@ -145,6 +145,12 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
   if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : 'murmur-gc quarantine ls']);
+  const k = st.kept ?? { items: 0, bytes: 0, oldest_ms: null, paths: [] };
+  if (k.items > 0) rows.push(['kept aside', '', plural(k.items, 'directory', 'directories'), formatBytes(k.bytes), `could not be removed whole, since ${when(k.oldest_ms)}`]);
   out.push(...formatTable(rows, new Set([2, 3])));
+  if (k.items > 0) {
+    out.push("kept aside (another user's files or a mount inside; each sweep tries again, remove what blocks it by hand):");
+    for (const p of [...k.paths].sort()) out.push(`  ${p}`);
+  }
   return out.join('\n') + '\n';
 }

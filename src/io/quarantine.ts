@@ -35,7 +35,7 @@ import {
 import { TRASH_PREFIX } from './inventory.js';
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../murmur/record.js';
-import { measureDir, removeDir, type RemovalStats } from './remove.js';
+import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from './remove.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from './safe-fs.js';
 
 const DIR_MODE = 0o700;
@@ -288,14 +288,21 @@ async function readSidecar(item: Dir): Promise<{ meta: ItemMeta } | { unreadable
 export async function listQuarantineDir(
   q: Dir,
   measure: boolean,
-): Promise<{ items: QueueItem[]; trash: { entry: string; identity: Identity }[]; problems: { target: string; code: string; detail: string }[] }> {
+): Promise<{
+  items: QueueItem[];
+  trash: { entry: string; identity: Identity }[];
+  /** what a purge could not remove whole, set aside (`.murmur-gc-kept.*`) */
+  kept: { entry: string; identity: Identity }[];
+  problems: { target: string; code: string; detail: string }[];
+}> {
   const items: QueueItem[] = [];
   const trash: { entry: string; identity: Identity }[] = [];
+  const kept: { entry: string; identity: Identity }[] = [];
   const problems: { target: string; code: string; detail: string }[] = [];
   for (const entry of await q.list()) {
-    if (entry.startsWith(TRASH_PREFIX)) {
+    if (entry.startsWith(TRASH_PREFIX) || entry.startsWith(KEPT_PREFIX)) {
       const st = await q.lstat(entry);
-      if (st?.isDirectory()) trash.push({ entry, identity: identityOf(st) });
+      if (st?.isDirectory()) (entry.startsWith(TRASH_PREFIX) ? trash : kept).push({ entry, identity: identityOf(st) });
       continue;
     }
     const named = parseItemDirName(entry);
@@ -346,7 +353,7 @@ export async function listQuarantineDir(
       await item?.close();
     }
   }
-  return { items, trash, problems };
+  return { items, trash, kept, problems };
 }
 
 /** A held session in a sessions root, as listed. */

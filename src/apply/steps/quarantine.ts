@@ -26,6 +26,7 @@ import { Dir, sameIdentity, type Identity } from '../../io/safe-fs.js';
 import { isExpired, oldestFirst } from '../../murmur/quarantine.js';
 import type { BudgetReason } from '../../plan/budget.js';
 import { ensureAudit } from './audit.js';
+import { retryKeptEntry } from './debris.js';
 import { fail, progress, skip, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
 
@@ -128,6 +129,15 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
     } catch (err) {
       fail(ctx, { target: q.display(t.entry), code: codeOf(err), detail: `${q.display(t.entry)}: ${describeError(err)}` });
     }
+  }
+  for (const k of listed.kept) {
+    count(
+      await retryKeptEntry(ctx, q, k.entry, k.identity).catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        ctx.kept.push({ path: q.display(k.entry), bytes: 0, sinceMs: ctx.nowMs });
+        return undefined;
+      }),
+    );
   }
   let done = 0;
   for (const item of oldestFirst(listed.items)) {
