@@ -10,6 +10,9 @@
 //   mount (Dir.openDir): a symlink planted there is refused, never written through.
 // - A context item's sidecar is on disk (fsync'ed) before the context is moved in, so a held
 //   context always says where it came from; an item without its payload is debris.
+// - A sidecar is read only when lstat calls it a regular file, O_NOFOLLOW|O_NONBLOCK, re-checked
+//   by fstat and never past 64 KiB: a FIFO, a huge or garbage item.json makes the item
+//   `unreadable` in the listing (never an exception, never a hang).
 // - Deleting a held item for good goes through io/remove.ts (rename to trash, re-verify, delete
 //   descriptor-relatively, never following links or crossing mounts).
 // - Putting back never replaces anything: the name must be free (checked through the parent's
