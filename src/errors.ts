@@ -36,6 +36,10 @@ export const Codes = {
   protected: 'protected',
   /** `<home>/gc/protected.json` cannot be read: every item counts as protected until it is fixed */
   protectedUnreadable: 'protected_unreadable',
+  /** a held item of <home>/gc/quarantine whose item.json cannot be read: it goes by the window in its name */
+  quarantineItemUnreadable: 'quarantine_item_unreadable',
+  /** what a removal could not remove whole is still set aside (`.murmur-gc-kept.*`): one warning per sweep while any is */
+  keptAside: 'kept_aside',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

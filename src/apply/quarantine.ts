@@ -89,6 +89,11 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
           out.problems.push(...l.problems);
           for (const i of l.items) {
             if (i.meta?.state === 'staged') continue; // its truncation never committed (or is committing)
+            if (i.unreadable !== undefined) {
+              // No sidecar: nothing to restore; the sweep purges it by the window in its name.
+              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
+              continue;
+            }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
           }
         } finally {

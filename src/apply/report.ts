@@ -31,8 +31,12 @@ export type Action =
       /** The dropped lines, held by the undo window. */
       held?: HeldAt;
     }
-  /** A held item deleted for good: its window passed (`expired`), or a disk budget needed the space. */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  /**
+   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
+   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
+   * target is then the item's entry name, its origin `?`).
+   */
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
   | {
       kind: 'shell_lost';
       session_id: string;
@@ -58,6 +62,18 @@ export interface ErrorEntry {
   target: string;
   code: string;
   detail: string;
+}
+
+/**
+ * What earlier removals could not remove whole and set aside (`.murmur-gc-kept.<run>.<name>`),
+ * still there after this sweep tried them again: count, bytes left, when the oldest was set
+ * aside, and every path.
+ */
+export interface KeptAside {
+  items: number;
+  bytes: number;
+  oldest_ms: number | null;
+  paths: string[];
 }
 
 export interface SweepReport {
@@ -91,6 +107,8 @@ export interface SweepReport {
   budget?: BudgetReport;
   /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
   quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
+  /** Present while anything murmur-gc set aside is still there (each sweep tries it again). */
+  kept?: KeptAside;
 }
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -161,6 +179,7 @@ function itemLine(a: Action, would: string): string {
     case 'truncate_record':
       return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
     case 'purge_quarantine':
+      if (a.held === 'unreadable') return `  ${would}delete for good held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
       return `  ${would}delete for good held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
     case 'shell_lost':
       return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
@@ -277,8 +296,20 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
     lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
+  if (r.kept) lines.push(keptLine(r.kept, r.dry_run ? Date.now() : r.started_ms + r.duration_ms));
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+/** Paths a one-line mention of what is kept aside names at most (--json and status have them all). */
+const KEPT_PATHS_SHOWN = 3;
+
+/** The one line about what is kept aside (sweep report, status). */
+export function keptLine(k: KeptAside, nowMs: number): string {
+  const shown = k.paths.slice(0, KEPT_PATHS_SHOWN).join(', ');
+  const more = k.paths.length > KEPT_PATHS_SHOWN ? ` and ${k.paths.length - KEPT_PATHS_SHOWN} more` : '';
+  const since = k.oldest_ms !== null ? `, the oldest since ${formatWhen(k.oldest_ms, nowMs)}` : '';
+  return `Kept aside: ${plural(k.items, 'directory', 'directories')} murmur-gc could not remove whole (${formatBytes(k.bytes)}${since}; another user's files or a mount inside): ${shown}${more} — each sweep tries again; remove what blocks it by hand.`;
 }
 
 function heldWords(h: HeldAt | undefined): string {

@@ -4,13 +4,25 @@
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
 // its subdirectories (`locks/<store>/`, `locks/traces/`), and audit directories it was building
 // (`.<ses_id>.<pid>.<hex>.tmp`, holding only intent.jsonl/trace.jsonl); and, for each interrupted
-// audit recovery completes, its `.where.json`/`.trace.jsonl` temps. Everything else a killed run leaves
-// (record temp files, trash directories, unfinished audit traces) is recovered by other steps.
+// audit recovery completes, its `.where.json`/`.trace.jsonl` temps; record and trace lock
+// directories (`locks/<store>/<context>.lock`, `locks/traces/<key>.lock`) whose holder is dead;
+// in `<home>/gc/quarantine`, the sidecar temps (`.item.json.<pid>.<hex>.tmp`) of dead processes,
+// and an item directory left holding nothing (a hold killed before its sidecar was in place).
+// Everything else a killed run leaves (record temp files, trash directories, unfinished audit
+// traces) is recovered by other steps.
 // Guarantees: only regular files in those directories whose name is exactly that shape are
 // considered; one is removed only when the pid in its name is not a live process (and is not
-// us) — a concurrent `murmur-gc sweep` keeps its temp files; nothing is created; links are never
+// us) — a concurrent `murmur-gc sweep` keeps its temp files; a lock directory is removed only
+// when every piece of evidence of its holder names a dead process (pid and start time:
+// src/io/lock-owner.ts), never one of unknown holder; an item directory is removed only when
+// empty (rmdir), after its dead temps went, or when it has been empty for over an hour (a hold
+// makes its first file within moments of its mkdir); nothing is created; links are never
 // followed (descriptor-relative access).
+import { breakDeadLock, holderIsDead } from '../io/lock.js';
+import { readOwnerFile } from '../io/lock-owner.js';
 import { GC_DIR_NAME } from '../io/paths.js';
+import { sidecarTempPid } from '../io/quarantine.js';
+import { QUARANTINE_DIR, parseItemDirName } from '../murmur/quarantine.js';
 import { probeProcess } from '../io/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../io/safe-fs.js';
 
@@ -18,9 +30,15 @@ const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|[A-Za-z0-9_.~!*'()%-]+\.own
 
 export interface RemovedTemp {
   path: string;
-  pid: number;
+  /** the dead process that left it; undefined for an item directory left empty */
+  pid: number | undefined;
   bytes: number;
+  /** what it was, when not a temp file */
+  detail?: string;
 }
+
+/** An item directory of the quarantine empty for this long is no hold in progress. */
+const EMPTY_ITEM_AGE_MS = 60 * 60 * 1000;
 
 /** The pid named by a gc temp-file name, or undefined when the name is not one. */
 export function gcTempPid(name: string): number | undefined {
@@ -30,7 +48,7 @@ export function gcTempPid(name: string): number | undefined {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
+export async function removeDeadGcTemps(home: string, nowMs = Date.now()): Promise<RemovedTemp[]> {
   const out: RemovedTemp[] = [];
   if (!(await lstatPath(home))) return out;
   const h = await Dir.open(home, { followFinal: true });
@@ -41,6 +59,7 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     try {
       await removeIn(gc, out);
       await removeAuditStaging(gc, out);
+      await removeHoldDebris(gc, out, nowMs);
       const lst = await gc.lstat('locks');
       if (!lst?.isDirectory()) return out;
       const locks = await gc.openDir('locks');
@@ -53,6 +72,7 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
           const sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
           if (!sub) continue;
           try {
+            await breakDeadLocks(sub, `${home}/${GC_DIR_NAME}/locks/${name}`, out);
             await removeIn(sub, out);
           } finally {
             await sub.close();
@@ -68,6 +88,70 @@ export async function removeDeadGcTemps(home: string): Promise<RemovedTemp[]> {
     await h.close();
   }
   return out;
+}
+
+/**
+ * The record and trace lock directories in `sub` (`<home>/gc/locks/<store>` or `locks/traces`,
+ * at `subPath`) whose holder is provably dead: broken as a contender would break them
+ * (src/io/lock.ts breakDeadLock: the owner file parked first, the directory removed only while
+ * it is still the inode judged, then the dead temps beside it). A live holder's, or one whose
+ * holder is unknown (no evidence), stays.
+ */
+async function breakDeadLocks(sub: Dir, subPath: string, out: RemovedTemp[]): Promise<void> {
+  for (const name of await sub.list()) {
+    if (!name.endsWith('.lock')) continue;
+    const st = await sub.lstat(name);
+    if (!st?.isDirectory()) continue;
+    const lockPath = `${subPath}/${name}`;
+    if (!(await holderIsDead(lockPath))) continue;
+    const owner = await readOwnerFile(lockPath);
+    if (!(await breakDeadLock(lockPath))) continue;
+    const pid = typeof owner?.pid === 'number' ? owner.pid : undefined;
+    out.push({ path: lockPath, pid, bytes: 0, detail: `lock directory of a killed process${pid !== undefined ? ` (pid ${pid})` : ''}` });
+  }
+}
+
+/**
+ * In `<home>/gc/quarantine`: every item directory's sidecar temps (`.item.json.<pid>.<hex>.tmp`)
+ * whose pid is dead, then the item directory itself when that leaves it empty — what a hold
+ * killed while writing its sidecar leaves (it never became a hold: its payload is moved in only
+ * once the sidecar is in place, so nothing else is in it) — or when it has been empty for over
+ * an hour (killed between its mkdir and its first file). Anything else in an item is the
+ * quarantine step's (src/apply/steps/quarantine.ts).
+ */
+async function removeHoldDebris(gc: Dir, out: RemovedTemp[], nowMs: number): Promise<void> {
+  const qst = await gc.lstat(QUARANTINE_DIR);
+  if (!qst?.isDirectory()) return;
+  const q = await gc.openDir(QUARANTINE_DIR, identityOf(qst)).catch(() => undefined);
+  if (!q) return;
+  try {
+    for (const entry of await q.list()) {
+      if (!parseItemDirName(entry)) continue;
+      const st = await q.lstat(entry);
+      if (!st?.isDirectory()) continue;
+      const item = await q.openDir(entry, identityOf(st)).catch(() => undefined);
+      if (!item) continue;
+      let left: number;
+      const mine: RemovedTemp[] = [];
+      try {
+        await removeIn(item, mine, sidecarTempPid);
+        left = (await item.list()).length;
+      } finally {
+        await item.close();
+      }
+      out.push(...mine);
+      const emptyLong = mine.length === 0 && nowMs - Number(st.mtimeMs) > EMPTY_ITEM_AGE_MS;
+      if (left !== 0 || (mine.length === 0 && !emptyLong)) continue;
+      try {
+        await q.rmdir(entry);
+      } catch {
+        continue; // something was made in it meanwhile: not ours to judge now
+      }
+      out.push({ path: q.display(entry), pid: mine[0]?.pid, bytes: 0, detail: 'a held item a killed hold left without its sidecar or payload (it never became a hold)' });
+    }
+  } finally {
+    await q.close();
+  }
 }
 
 const AUDIT_STAGING_RE = /^\.ses_[0-9a-z]+\.(\d+)\.[0-9a-f]+\.tmp$/;

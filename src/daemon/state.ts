@@ -49,6 +49,8 @@ export interface SweepSummary {
   actions_by_store?: Record<string, Record<string, number>>;
   /** Messages dropped by truncations. */
   messages_dropped?: number;
+  /** What earlier removals set aside and this sweep could not remove either (`.murmur-gc-kept.*`). */
+  kept?: { items: number; bytes: number; oldest_ms: number | null };
 }
 
 export interface DaemonInfo {
@@ -147,6 +149,11 @@ export function parseSweepSummary(v: unknown): SweepSummary | null {
   }
   const dropped = num(v['messages_dropped']);
   if (dropped !== undefined) s.messages_dropped = dropped;
+  const kept = v['kept'];
+  if (isObj(kept)) {
+    const items = num(kept['items']);
+    if (items !== undefined && items > 0) s.kept = { items, bytes: num(kept['bytes']) ?? 0, oldest_ms: num(kept['oldest_ms']) ?? null };
+  }
   return s;
 }
 

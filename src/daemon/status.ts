@@ -158,6 +158,12 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   const p = s.protection;
   if (p.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${p.file}: every item counts as protected until it is fixed`]);
   else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);
+  const k = st.kept ?? { items: 0, bytes: 0, oldest_ms: null, paths: [] };
+  if (k.items > 0) rows.push(['kept aside', '', plural(k.items, 'directory', 'directories'), formatBytes(k.bytes), `could not be removed whole, since ${when(k.oldest_ms)}`]);
   out.push(...formatTable(rows, new Set([2, 3])));
+  if (k.items > 0) {
+    out.push("kept aside (another user's files or a mount inside; each sweep tries again, remove what blocks it by hand):");
+    for (const path of [...k.paths].sort()) out.push(`  ${path}`);
+  }
   return out.join('\n') + '\n';
 }

@@ -1,6 +1,7 @@
 // Store sizes for `murmur-gc status`: sessions in the configured sessions roots, conversation
-// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`, and what the
-// undo window holds (`quarantine ls`'s listing).
+// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`, what the
+// undo window holds (`quarantine ls`'s listing), and what removals could not remove whole and set
+// aside (`.murmur-gc-kept.*` in a sessions root, a record store or `<home>/gc/quarantine`).
 // Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
 // descriptor-relatively without following links or crossing mounts (src/io/remove.ts
 // `measureDir`); bytes are regular-file bytes; an entry that cannot be read is counted in
@@ -9,7 +10,9 @@
 import { listHeld } from '../apply/quarantine.js';
 import { CONVERSATIONS_DIR, scanRecords } from '../io/inventory.js';
 import { GC_DIR_NAME } from '../io/paths.js';
-import { measureDir } from '../io/remove.js';
+import { KEPT_PREFIX, keptSinceMs, measureDir } from '../io/remove.js';
+import type { KeptAside } from '../apply/report.js';
+import { QUARANTINE_DIR } from '../murmur/quarantine.js';
 import { Dir, lstatPath } from '../io/safe-fs.js';
 import { errnoCode } from '../errors.js';
 import { isSessionName } from '../murmur/ids.js';
@@ -29,6 +32,48 @@ export interface StoreSizes {
   audit: { sessions: number; bytes: number; unreadable: number };
   /** What the undo window holds (src/apply/quarantine.ts listHeld): sessions, contexts, dropped lines. */
   quarantine?: { items: number; bytes: number; unreadable: number };
+  /** Set aside by removals that could not remove them whole; each sweep tries them again. */
+  kept?: KeptAside;
+}
+
+/** Directories named `.murmur-gc-kept.*` directly under `dir`, measured, into `out`. */
+async function findKept(dir: Dir, out: KeptAside): Promise<void> {
+  for (const name of await dir.list()) {
+    if (!name.startsWith(KEPT_PREFIX)) continue;
+    const st = await dir.lstat(name).catch(() => undefined);
+    if (!st?.isDirectory()) continue;
+    out.items++;
+    out.paths.push(dir.display(name));
+    out.bytes += await measureDir(dir, name).then((m) => m.bytes, () => 0);
+    const since = keptSinceMs(name, st);
+    out.oldest_ms = out.oldest_ms === null ? since : Math.min(out.oldest_ms, since);
+  }
+}
+
+/** `.murmur-gc-kept.*` in each record store and in `<home>/gc/quarantine`. */
+async function findKeptInHome(home: Dir, out: KeptAside): Promise<void> {
+  const inside = async (parent: Dir, chain: string[], each: (d: Dir) => Promise<void>) => {
+    let d: Dir | undefined = parent;
+    const opened: Dir[] = [];
+    try {
+      for (const seg of chain) {
+        const st = await d.lstat(seg);
+        if (!st?.isDirectory()) return;
+        d = await d.openDir(seg);
+        opened.push(d);
+      }
+      await each(d);
+    } finally {
+      for (const o of opened.reverse()) await o.close();
+    }
+  };
+  await inside(home, [CONVERSATIONS_DIR], async (conv) => {
+    for (const store of await conv.list()) {
+      if (store.startsWith('.')) continue;
+      await inside(conv, [store], (d) => findKept(d, out)).catch(() => undefined);
+    }
+  }).catch(() => undefined);
+  await inside(home, [GC_DIR_NAME, QUARANTINE_DIR], (d) => findKept(d, out)).catch(() => undefined);
 }
 
 async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
@@ -59,10 +104,12 @@ async function measureSessions(dir: Dir): Promise<{ sessions: number; bytes: num
 }
 
 export async function measureStores(config: GcConfig): Promise<StoreSizes> {
+  const kept: KeptAside = { items: 0, bytes: 0, oldest_ms: null, paths: [] };
   const sizes: StoreSizes = {
     sessions: { roots: [], sessions: 0, bytes: 0 },
     records: { stores: 0, records: 0, bytes: 0, unreadable: 0 },
     audit: { sessions: 0, bytes: 0, unreadable: 0 },
+    kept,
   };
   const seen = new Set<string>();
   for (const s of config.sessions) {
@@ -75,6 +122,7 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
         r.exists = true;
         try {
           Object.assign(r, await measureSessions(d));
+          await findKept(d, kept);
         } finally {
           await d.close();
         }
@@ -98,6 +146,7 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
   const home = await openAnchor(config.home, true);
   if (!home) return sizes;
   try {
+    await findKeptInHome(home, kept);
     const cst = await home.lstat(CONVERSATIONS_DIR);
     if (cst?.isDirectory()) await measureRecords(home, config.home, sizes.records);
     const gst = await home.lstat(GC_DIR_NAME);

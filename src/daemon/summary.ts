@@ -37,6 +37,7 @@ export function summarizeReport(report: SweepReport, trigger: SweepTrigger, star
   if (report.message !== undefined) s.message = report.message;
   s.actions_by_store = actionsByStore(report);
   s.messages_dropped = report.actions.reduce((n, a) => n + (a.kind === 'truncate_record' ? a.messages_dropped : 0), 0);
+  if (report.kept) s.kept = { items: report.kept.items, bytes: report.kept.bytes, oldest_ms: report.kept.oldest_ms };
   return s;
 }
 
@@ -105,7 +106,8 @@ export function summaryText(s: SweepSummary): string {
   });
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
-  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors (${formatDuration(s.duration_ms)})`;
+  const kept = s.kept ? `; ${s.kept.items} kept aside (${formatBytes(s.kept.bytes)} murmur-gc could not remove; murmur-gc status lists them)` : '';
+  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors${kept} (${formatDuration(s.duration_ms)})`;
 }
 
 /** The stable code a summary line carries when it is a warning or an error. */
@@ -146,6 +148,7 @@ export function logSweepSummary(log: Logger, s: SweepSummary): void {
     duration_ms: s.duration_ms,
     audit: s.audit,
     ...(s.message !== undefined ? { message: s.message } : {}),
+    ...(s.kept ? { kept: s.kept } : {}),
   };
   const text = summaryText(s);
   const out = summaryLogger(log);

@@ -18,6 +18,7 @@ import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord, scanRecordBytes } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from './safe-fs.js';
+import { KEPT_PREFIX } from './remove.js';
 import { parseTempName } from './staged-rewrite.js';
 import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
 
@@ -43,7 +44,8 @@ export interface ModeEntry extends ModeInput {
 }
 
 export interface Debris {
-  kind: 'temp_file' | 'trash_dir';
+  /** kept_dir: what an earlier removal could not remove whole, set aside (`.murmur-gc-kept.*`) */
+  kind: 'temp_file' | 'trash_dir' | 'kept_dir';
   ref: PathRef;
   path: string;
   identity: Identity;
@@ -258,6 +260,11 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       if (st?.isDirectory()) {
         out.debris.push({ kind: 'trash_dir', ref: { anchor, chain }, path: sdir.display(context), identity: identityOf(st), detail: 'a context directory an interrupted murmur-gc run had started to remove' });
       }
+      continue;
+    }
+    if (context.startsWith(KEPT_PREFIX)) {
+      const st = await sdir.lstat(context);
+      if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor, chain }, path: sdir.display(context), identity: identityOf(st), detail: 'what an earlier removal could not remove whole' });
       continue;
     }
     if (context.startsWith('.')) continue;
@@ -543,6 +550,11 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         if (st?.isDirectory()) {
           out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'a session directory an interrupted murmur-gc run had started to remove' });
         }
+        continue;
+      }
+      if (name.startsWith(KEPT_PREFIX)) {
+        const st = await root.lstat(name);
+        if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'what an earlier removal could not remove whole' });
         continue;
       }
       if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {

@@ -10,6 +10,9 @@
 //   mount (Dir.openDir): a symlink planted there is refused, never written through.
 // - A context item's sidecar is on disk (fsync'ed) before the context is moved in, so a held
 //   context always says where it came from; an item without its payload is debris.
+// - A sidecar is read only when lstat calls it a regular file, O_NOFOLLOW|O_NONBLOCK, re-checked
+//   by fstat and never past 64 KiB: a FIFO, a huge or garbage item.json makes the item
+//   `unreadable` in the listing (never an exception, never a hang).
 // - Deleting a held item for good goes through io/remove.ts (rename to trash, re-verify, delete
 //   descriptor-relatively, never following links or crossing mounts).
 // - Putting back never replaces anything: the name must be free (checked through the parent's
@@ -35,7 +38,7 @@ import {
 import { TRASH_PREFIX } from './inventory.js';
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../murmur/record.js';
-import { measureDir, removeDir, type RemovalStats } from './remove.js';
+import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from './remove.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from './safe-fs.js';
 
 const DIR_MODE = 0o700;
@@ -230,22 +233,79 @@ export async function purgeEntry(parent: Dir, entry: string, expect: Identity, r
 export interface QueueItem extends HeldItem {
   identity: Identity;
   meta: ItemMeta | undefined;
-  /** The payload is missing (an interrupted hold): debris, deleted by the next sweep. */
+  /** The payload is missing (an interrupted hold), or the sidecar cannot be read (`unreadable`). */
   incomplete: boolean;
+  /**
+   * Why its `item.json` cannot be read (missing, empty, not a sidecar, not a regular file, larger
+   * than SIDECAR_MAX_BYTES): the item's window is then the one its name carries.
+   */
+  unreadable?: string;
+  /**
+   * Unreadable and holding nothing but sidecar temps (`.item.json.<pid>.<hex>.tmp`), or nothing:
+   * what a context hold killed before its sidecar was in place leaves (the sweep's recover step
+   * removes it once its writer is dead).
+   */
+  sidecarTempsOnly?: boolean;
+  /** The item directory's mtime (ms): when an entry was last made in it. */
+  changedMs: number;
 }
 
-/** List `<home>/gc/quarantine` (sizes measured when `measure`). Unreadable entries are skipped. */
+/** An item.json is a few hundred bytes; anything larger is not one (never read whole). */
+export const SIDECAR_MAX_BYTES = 64 * 1024;
+
+const SIDECAR_TEMP_RE = /^\.item\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+/** The pid in the name of a sidecar's atomic-write temp (`.item.json.<pid>.<hex>.tmp`), or undefined. */
+export function sidecarTempPid(name: string): number | undefined {
+  const m = SIDECAR_TEMP_RE.exec(name);
+  const pid = m?.[1] ? Number.parseInt(m[1], 10) : NaN;
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/**
+ * An item's sidecar, or why it cannot be read. Never opens anything lstat does not call a regular
+ * file (a FIFO is never opened), opens O_NOFOLLOW|O_NONBLOCK, re-checks the opened file with fstat
+ * and never reads more than SIDECAR_MAX_BYTES (src/io/safe-fs.ts readSmallFile).
+ */
+async function readSidecar(item: Dir): Promise<{ meta: ItemMeta } | { unreadable: string }> {
+  const st = await item.lstat(ITEM_FILE);
+  if (!st) return { unreadable: 'it has no item.json' };
+  if (!st.isFile()) return { unreadable: 'its item.json is not a regular file' };
+  if (st.size > BigInt(SIDECAR_MAX_BYTES)) return { unreadable: `its item.json is larger than ${SIDECAR_MAX_BYTES} bytes` };
+  if (st.size === 0n) return { unreadable: 'its item.json is empty' };
+  let text: string;
+  try {
+    text = (await readSmallFile(item, ITEM_FILE, SIDECAR_MAX_BYTES)).toString('utf8');
+  } catch (err) {
+    return { unreadable: `its item.json could not be read (${describeError(err)})` };
+  }
+  const meta = parseMeta(text);
+  return meta ? { meta } : { unreadable: 'its item.json is not a murmur-gc sidecar' };
+}
+
+/**
+ * List `<home>/gc/quarantine` (sizes measured when `measure`). An item whose sidecar cannot be read
+ * is listed with `unreadable` (its window is its name's); only an entry that turned into a symlink
+ * is a problem.
+ */
 export async function listQuarantineDir(
   q: Dir,
   measure: boolean,
-): Promise<{ items: QueueItem[]; trash: { entry: string; identity: Identity }[]; problems: { target: string; code: string; detail: string }[] }> {
+): Promise<{
+  items: QueueItem[];
+  trash: { entry: string; identity: Identity }[];
+  /** what a purge could not remove whole, set aside (`.murmur-gc-kept.*`) */
+  kept: { entry: string; identity: Identity }[];
+  problems: { target: string; code: string; detail: string }[];
+}> {
   const items: QueueItem[] = [];
   const trash: { entry: string; identity: Identity }[] = [];
+  const kept: { entry: string; identity: Identity }[] = [];
   const problems: { target: string; code: string; detail: string }[] = [];
   for (const entry of await q.list()) {
-    if (entry.startsWith(TRASH_PREFIX)) {
+    if (entry.startsWith(TRASH_PREFIX) || entry.startsWith(KEPT_PREFIX)) {
       const st = await q.lstat(entry);
-      if (st?.isDirectory()) trash.push({ entry, identity: identityOf(st) });
+      if (st?.isDirectory()) (entry.startsWith(TRASH_PREFIX) ? trash : kept).push({ entry, identity: identityOf(st) });
       continue;
     }
     const named = parseItemDirName(entry);
@@ -253,15 +313,26 @@ export async function listQuarantineDir(
     const st = await q.lstat(entry);
     if (!st?.isDirectory()) continue;
     const identity = identityOf(st);
+    const changedMs = Number(st.mtimeMs);
     let item: Dir | undefined;
     try {
-      item = await q.openDir(entry, identity);
-      const meta = (await item.lstat(ITEM_FILE)) ? parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8')) : undefined;
+      let sidecar: Awaited<ReturnType<typeof readSidecar>>;
+      try {
+        item = await q.openDir(entry, identity);
+        sidecar = await readSidecar(item);
+      } catch (err) {
+        // A directory that cannot be opened (no search permission, replaced meanwhile): its
+        // sidecar is as unreadable as a missing one.
+        if (errnoCode(err) === 'ELOOP') throw err;
+        sidecar = { unreadable: `its directory cannot be read (${describeError(err)})` };
+      }
+      const meta = 'meta' in sidecar ? sidecar.meta : undefined;
       const payload = meta?.kind === 'context' ? CONTEXT_PAYLOAD : DROPPED_PAYLOAD;
-      const pst = meta ? await item.lstat(payload) : undefined;
+      const pst = meta && item ? await item.lstat(payload) : undefined;
       const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
       let bytes = 0;
       if (measure) bytes = (await measureDir(q, entry, identity).catch(() => ({ bytes: 0 }))).bytes;
+      const unreadable = 'unreadable' in sidecar ? sidecar.unreadable : undefined;
       items.push({
         kind: meta?.kind ?? 'context',
         target: meta?.context ?? '?',
@@ -276,6 +347,8 @@ export async function listQuarantineDir(
         identity,
         meta,
         incomplete: !ok,
+        changedMs,
+        ...(unreadable !== undefined ? { unreadable, sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined) } : {}),
       });
     } catch (err) {
       problems.push({ target: q.display(entry), code: errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError, detail: `${q.display(entry)}: ${describeError(err)}` });
@@ -283,7 +356,7 @@ export async function listQuarantineDir(
       await item?.close();
     }
   }
-  return { items, trash, problems };
+  return { items, trash, kept, problems };
 }
 
 /** A held session in a sessions root, as listed. */

@@ -12,13 +12,15 @@
 // - A subdirectory of the tree being removed that its owner cannot read or search (it is ours:
 //   same uid, inside a condemned session) gets its owner bits back first, through an O_PATH
 //   descriptor (never by name); another user's entries are never chmod'ed.
-// - What still cannot go (a mount inside, another user's directory) is reported once: the rest is
-//   removed, the remainder is moved aside to `.murmur-gc-kept.<run>.<name>` (which no later sweep
-//   retries) and the error names it — a later sweep does not fail again for it.
+// - What still cannot go (a mount inside, another user's directory) is reported as an error once:
+//   the rest is removed, the remainder is moved aside to `.murmur-gc-kept.<run>.<name>` and the
+//   error names it. A later sweep tries it again (`retryKept`: the same walk, never an error when
+//   it still cannot go) and reports what is still kept aside until it is gone.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`).
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
+import { idTimestampMs } from '../murmur/ids.js';
 import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 
 /** Descriptors a walk keeps open at most; deeper ancestors are re-opened through `..`. */
@@ -75,10 +77,20 @@ async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boole
   }
 }
 
-/** Walk (and optionally empty) `top`; `top` itself is neither closed nor removed. */
+/**
+ * Walk (and optionally empty) `top`; `top` itself is neither closed nor removed. Removing, an
+ * entry that cannot go (another user's directory, a mount, a directory left non-empty by one) is
+ * passed over and the walk goes on with the rest, so everything that can go goes; the first such
+ * error is thrown at the end.
+ */
 async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<RemovalStats> {
   const stats = emptyStats();
   const stack: Frame[] = [{ dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 }];
+  let firstError: Error | undefined;
+  const passOver = (err: unknown) => {
+    if (err instanceof Error && err.name === 'AbortError') throw err;
+    firstError ??= err instanceof Error ? err : new GcError(Codes.ioError, describeError(err));
+  };
   try {
     while (stack.length > 0) {
       const f = stack[stack.length - 1]!;
@@ -89,7 +101,14 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
         const parent = stack[stack.length - 1]!;
         parent.dir ??= await dir.openParent(parent.identity, parent.display);
         await dir.close();
-        if (remove) await parent.dir.rmdir(f.name);
+        if (remove) {
+          try {
+            await parent.dir.rmdir(f.name);
+          } catch (err) {
+            passOver(err);
+            continue;
+          }
+        }
         stats.dirs++;
         continue;
       }
@@ -99,7 +118,14 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
       const st = await dir.lstat(name);
       if (!st) continue;
       if (st.isDirectory()) {
-        const sub = await openSub(dir, name, st, remove, stats);
+        let sub: Dir | undefined;
+        try {
+          sub = await openSub(dir, name, st, remove, stats);
+        } catch (err) {
+          if (!remove) throw err;
+          passOver(err);
+          continue;
+        }
         if (!sub) continue;
         let names: string[];
         try {
@@ -107,7 +133,9 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
         } catch (err) {
           await sub.close();
           if (!remove && errnoCode(err) === 'EACCES') continue;
-          throw err;
+          if (!remove) throw err;
+          passOver(err);
+          continue;
         }
         stack.push({ dir: sub, identity: sub.identity, display: sub.path, name, names, next: 0 });
         const far = stack[stack.length - 1 - KEEP_OPEN];
@@ -116,14 +144,22 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
           far.dir = undefined;
         }
       } else {
+        if (remove) {
+          try {
+            await dir.unlink(name);
+          } catch (err) {
+            passOver(err);
+            continue;
+          }
+        }
         if (st.isFile()) stats.bytes += Number(st.size);
         stats.files++;
-        if (remove) await dir.unlink(name);
       }
     }
   } finally {
     for (const f of stack) if (f.dir && f.dir !== top) await f.dir.close();
   }
+  if (firstError !== undefined) throw firstError;
   return stats;
 }
 
@@ -172,7 +208,7 @@ async function emptyTrash(parent: Dir, trash: Dir, trashEntry: string, runId: st
     throw new GcError(
       codeOf(err),
       moved
-        ? `${parent.display(original)} could not be removed whole (${describeError(err)}); what is left was moved to ${parent.display(kept)} and is not retried — remove it by hand`
+        ? `${parent.display(original)} could not be removed whole (${describeError(err)}); what is left was moved to ${parent.display(kept)}: each later sweep tries it again and reports it until it is gone`
         : `${parent.display(original)} could not be removed whole (${describeError(err)}); it was left in ${parent.display(trashEntry)}, which the next sweep finishes removing`,
       { cause: err },
     );
@@ -219,4 +255,45 @@ export async function finishTrash(parent: Dir, name: string, expect: Identity): 
   const rest = name.startsWith('.murmur-gc-trash.') ? name.slice('.murmur-gc-trash.'.length) : name;
   const dot = rest.indexOf('.');
   return emptyTrash(parent, d, name, dot > 0 ? rest.slice(0, dot) : 'unknown', dot > 0 ? rest.slice(dot + 1) : rest);
+}
+
+/** When `.murmur-gc-kept.<run>.<name>` was set aside: the run's id time, else the entry's mtime. */
+export function keptSinceMs(name: string, st: BigIntStats): number {
+  const run = name.startsWith(KEPT_PREFIX) ? name.slice(KEPT_PREFIX.length).split('.')[0] : undefined;
+  const fromId = run !== undefined ? idTimestampMs(run, 'ses_') : undefined;
+  return fromId ?? Number(st.mtimeMs);
+}
+
+export type KeptRetry = { removed: true; stats: RemovalStats } | { removed: false; bytes: number; why: string };
+
+/**
+ * Try once more to remove `parent/name`, a directory an earlier removal set aside
+ * (`.murmur-gc-kept.<run>.<name>`), whose identity must be `expect`: the same walk as any removal
+ * (descriptor-relative, links never followed, mounts never crossed, owner bits given back only
+ * to our own subdirectories). What can go goes; when something still cannot, the rest stays
+ * under its name and this says so (never throws for it): the caller reports it as kept aside.
+ */
+export async function retryKept(parent: Dir, name: string, expect: Identity): Promise<KeptRetry> {
+  const st = await parent.lstat(name);
+  if (!st || !st.isDirectory() || !sameIdentity(identityOf(st), expect)) return { removed: false, bytes: 0, why: 'it changed since it was scanned' };
+  try {
+    await ownerBits(parent, name, expect);
+    const d = await parent.openDir(name, expect);
+    let stats: RemovalStats;
+    try {
+      stats = await walk(d, true);
+    } finally {
+      await d.close();
+    }
+    await parent.rmdir(name);
+    stats.dirs++;
+    return { removed: true, stats };
+  } catch (err) {
+    if (err instanceof Error && err.name === 'AbortError') throw err;
+    const bytes = await measureDir(parent, name, expect).then(
+      (m) => m.bytes,
+      () => 0,
+    );
+    return { removed: false, bytes, why: describeError(err) };
+  }
 }

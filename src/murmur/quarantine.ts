@@ -9,7 +9,8 @@
 //   one directory per item, `<until_ms>.<nonce>`, holding `item.json` (the sidecar below) and the
 //   payload: `ctx/` (the context directory, moved whole) or `dropped.jsonl` (the dropped bytes,
 //   byte for byte, oldest first).
-// - An item goes for good once `until_ms <= now` (a later sweep, or the daemon's).
+// - An item goes for good once `until_ms <= now` (a later sweep, or the daemon's). The deadline is
+//   in the item's name, so an item whose sidecar is unreadable still goes (it cannot be restored).
 // - A truncation's sidecar is written `staged` before the rewrite commits and `held` after; a
 //   staged one whose record carries its truncation marker (`at_ms`) did land (promoted), any
 //   other staged one never did (discarded) — so a crash never makes restore duplicate lines.

@@ -157,18 +157,19 @@ describe('locks', () => {
       }
     });
 
-    it('the sweep removes dead lock temps under gc/locks, except the evidence of a lock that still exists', async () => {
+    it('the sweep removes dead lock temps under gc/locks, except the evidence of a lock a live process may hold', async () => {
       const store = path.join(T, 'gc', 'locks', 'shey');
       fs.mkdirSync(store, { recursive: true });
       const dead = deadPid();
       fs.writeFileSync(path.join(store, `.ctx_gone.lock.owner.json.${dead}.ab.tmp`), '');
       fs.mkdirSync(path.join(store, 'ctx_held.lock'));
       fs.writeFileSync(path.join(store, `.ctx_held.lock.owner.json.${dead}.ab.tmp`), '');
+      fs.writeFileSync(path.join(store, `.ctx_held.lock.owner.json.${process.ppid}.ac.tmp`), ''); // its live creator's
       fs.writeFileSync(path.join(store, `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`), '');
       fs.writeFileSync(path.join(T, 'gc', 'locks', `.x%20y.lock.owner.json.${dead}.ab.tmp`), '');
       const removed = await removeDeadGcTemps(T);
       expect(removed.map((r) => path.basename(r.path)).sort()).toEqual([`.ctx_gone.lock.owner.json.${dead}.ab.tmp`, `.x%20y.lock.owner.json.${dead}.ab.tmp`]);
-      expect(fs.readdirSync(store).sort()).toEqual([`.ctx_held.lock.owner.json.${dead}.ab.tmp`, `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`, 'ctx_held.lock'].sort());
+      expect(fs.readdirSync(store).sort()).toEqual([`.ctx_held.lock.owner.json.${dead}.ab.tmp`, `.ctx_held.lock.owner.json.${process.ppid}.ac.tmp`, `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`, 'ctx_held.lock'].sort());
     });
   });
 });

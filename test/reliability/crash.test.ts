@@ -1,9 +1,9 @@
 // Property (crash consistency): a sweep SIGKILLed at any point — spread over removing many
 // sessions and truncating a large record, including the copy, the fsyncs, the rename and after
 // it — leaves the record exactly old or new, loses no message that was not meant to be dropped,
-// and the next run removes the debris, completes the audit (every removal and the truncation
-// recorded exactly once, no trace without session_start/session_end) and leaves no half-deleted
-// session undetected.
+// and the next run removes the debris (lock directories of the killed run included), completes the
+// audit (every removal and the truncation recorded exactly once, no trace without
+// session_start/session_end) and leaves no half-deleted session undetected.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -81,7 +81,9 @@ function debris(W: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.')) out.push(path.join(d, e.name));
+      // a lock directory left by the killed run is debris too: its holder is dead and nothing
+      // else would ever remove it when no later run takes that lock again
+      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.') || (e.isDirectory() && e.name.endsWith('.lock'))) out.push(path.join(d, e.name));
       else if (e.isDirectory()) walk(path.join(d, e.name));
     }
   };

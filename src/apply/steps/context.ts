@@ -138,6 +138,9 @@ export interface SweepContext {
   /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
   quarantineDir: Dir | undefined;
 
+  /** what earlier removals set aside and this sweep could not remove either (src/io/remove.ts retryKept) */
+  readonly kept: { path: string; bytes: number; sinceMs: number }[];
+
   // effects
   /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
   readonly removedSessions: Set<string>;
@@ -199,6 +202,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     purgedNow: new Set(),
     purged: [],
     quarantineDir: undefined,
+    kept: [],
     removedSessions: new Set(),
     steps: [],
     step: '',
@@ -240,6 +244,12 @@ export function finishReport(ctx: SweepContext): SweepReport {
       purged: purges.length,
       purged_bytes: purges.reduce((n, a) => n + a.bytes, 0),
     };
+  }
+  if (ctx.kept.length > 0) {
+    const k = [...ctx.kept].sort((a, b) => a.sinceMs - b.sinceMs);
+    ctx.report.kept = { items: k.length, bytes: k.reduce((n, x) => n + x.bytes, 0), oldest_ms: k[0]!.sinceMs, paths: k.map((x) => x.path) };
+    // One aggregated warning per sweep while anything is kept aside (the paths are in the report).
+    ctx.log.warn({ code: Codes.keptAside, items: k.length, bytes: ctx.report.kept.bytes, oldest_ms: k[0]!.sinceMs, paths: k.slice(0, 10).map((x) => x.path) }, `${k.length} director${k.length === 1 ? 'y' : 'ies'} murmur-gc could not remove whole still kept aside (the oldest: ${k[0]!.path}); each sweep tries again`);
   }
   ctx.report.steps = ctx.steps;
   return ctx.report;

@@ -12,6 +12,10 @@
 //   interrupted hold) is discarded. Both only once older than an hour, so a `conversation
 //   truncate` running beside the sweep is never undercut. A trash entry left in the quarantine
 //   directory by a killed purge is finished.
+// - An item whose item.json cannot be read (missing, empty, garbage, a FIFO, huge: never opened
+//   unless regular, never read past 64 KiB) goes by the window in its name: kept and reported as
+//   `quarantine_item_unreadable` (a skip) until then, purged and audited (kind `unreadable`) after;
+//   it never fails a sweep. Its payload is never discarded before that window.
 // - A dry run measures and reports, and changes nothing.
 // - A symlink in place of `<home>/gc/quarantine` is reported (`symlink`) and never followed.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
@@ -22,6 +26,7 @@ import { Dir, sameIdentity, type Identity } from '../../io/safe-fs.js';
 import { isExpired, oldestFirst } from '../../murmur/quarantine.js';
 import type { BudgetReason } from '../../plan/budget.js';
 import { ensureAudit } from './audit.js';
+import { retryKeptEntry } from './debris.js';
 import { fail, progress, skip, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
 
@@ -32,7 +37,7 @@ export interface PurgeTarget {
   store: 'sessions' | 'records';
   origin: string;
   target: string;
-  held: 'session' | 'context' | 'truncation';
+  held: 'session' | 'context' | 'truncation' | 'unreadable';
   entry: string;
   identity: Identity;
 }
@@ -125,10 +130,23 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       fail(ctx, { target: q.display(t.entry), code: codeOf(err), detail: `${q.display(t.entry)}: ${describeError(err)}` });
     }
   }
+  for (const k of listed.kept) {
+    count(
+      await retryKeptEntry(ctx, q, k.entry, k.identity).catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        ctx.kept.push({ path: q.display(k.entry), bytes: 0, sinceMs: ctx.nowMs });
+        return undefined;
+      }),
+    );
+  }
   let done = 0;
   for (const item of oldestFirst(listed.items)) {
     progress(ctx, done++, listed.items.length, tally.bytes);
     ctx.signal?.throwIfAborted();
+    if (item.unreadable !== undefined) {
+      count(await unreadableItem(ctx, q, item));
+      continue;
+    }
     const settled = ctx.nowMs - (item.meta?.removed_ms ?? 0) > SETTLE_AFTER_MS;
     if (item.meta?.kind === 'truncation' && item.meta.state === 'staged' && !item.incomplete) {
       if (!settled || ctx.dryRun) continue;
@@ -148,6 +166,26 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
     count(await purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired'));
   }
   return tally;
+}
+
+/**
+ * An item whose item.json cannot be read: its window is the one its name carries. Holding only
+ * sidecar temps (or nothing) it is the recover step's (src/daemon/recovery.ts). One changed within
+ * the last hour may be a hold still writing its sidecar: left alone. Otherwise it is kept, and
+ * reported once per sweep (`quarantine_item_unreadable`, a skip: never an error), until its window
+ * passes; then it is purged like any held item, audited with kind `unreadable` and its entry name
+ * as the target. It can never be restored (nothing says where it came from).
+ */
+async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promise<number | undefined> {
+  if (item.sidecarTempsOnly || ctx.nowMs - item.changedMs <= SETTLE_AFTER_MS) return undefined;
+  const path = q.display(item.entry);
+  const why = item.unreadable ?? 'its item.json cannot be read';
+  if (!isExpired(item.untilMs, ctx.nowMs)) {
+    skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${new Date(item.untilMs).toISOString()} (the window in its name)` });
+    return undefined;
+  }
+  ctx.log.warn({ code: Codes.quarantineItemUnreadable, path }, `${path}: ${why}; the window in its name has passed`);
+  return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
 }
 
 /** Did the truncation a staged item was kept for commit? (the record carries its marker) */

@@ -1,5 +1,7 @@
-// Step "recover": complete the audit of a sweep that was killed mid-way, and remove the small
-// temp files a killed murmur-gc left under <home>/gc (state, caches, lock-owner evidence).
+// Step "recover": complete the audit of a sweep that was killed mid-way, and remove what a killed
+// murmur-gc left under <home>/gc: small temp files (state, caches, lock-owner evidence, held
+// items' sidecars), record/trace lock directories of dead holders, held items that never became
+// holds (src/daemon/recovery.ts).
 // Guarantees: real runs only (it writes); each completed run is reported as a process_interrupted
 // skip, each removed temp as a remove_debris action; a temp of a live process is never touched.
 import { Codes, describeError } from '../../errors.js';
@@ -12,12 +14,12 @@ export async function recoverStep(ctx: SweepContext): Promise<StepTally> {
   const recovered = await recoverInterruptedAudits(ctx.homeDir, ctx.home, ctx.now());
   for (const r of recovered) skip(ctx, { target: r.target, code: Codes.processInterrupted, detail: r.detail });
   let bytes = 0;
-  const temps = await removeDeadGcTemps(ctx.home).catch((err: unknown) => {
+  const temps = await removeDeadGcTemps(ctx.home, ctx.nowMs).catch((err: unknown) => {
     ctx.log.warn({ code: Codes.ioError }, `could not look for leftovers in ${ctx.home}/gc: ${describeError(err)}`);
     return [];
   });
   for (const t of temps) {
-    const detail = `temp file of a killed murmur-gc (pid ${t.pid})`;
+    const detail = t.detail ?? `temp file of a killed murmur-gc (pid ${t.pid ?? '?'})`;
     ctx.report.actions.push({ kind: 'remove_debris', path: t.path, code: Codes.processInterrupted, detail, bytes: t.bytes });
     ctx.report.bytes_freed += t.bytes;
     bytes += t.bytes;
