@@ -145,6 +145,21 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
     for (const rule of rules) expect(rule.health, `${rule.name}: ${rule.lastError ?? ''}`).toBe('ok');
   });
 
+  it('every query of README "Fleet" is valid PromQL that Prometheus evaluates over these series', async () => {
+    const readme = fs.readFileSync(path.join(f.REPO, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Fleet: alerts and dashboards'));
+    const table = section.slice(0, section.indexOf('\n## ')).split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| question') && !l.startsWith('|---'));
+    const queries = table.flatMap((row) => [...row.split(/ \| /)[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\\\|/g, '|')));
+    expect(queries.length).toBeGreaterThanOrEqual(5);
+    for (const q of queries) {
+      const data = await api<{ resultType: string; result: unknown[] }>(`/api/v1/query?query=${encodeURIComponent(q)}`);
+      expect(data.resultType, q).toBe('vector');
+    }
+    // the failing sweep is visible in the "where are sweeps failing" query
+    const failing = await api<{ result: { metric: Record<string, string> }[] }>(`/api/v1/query?query=${encodeURIComponent(queries[1]!)}`);
+    expect(failing.result.map((r) => r.metric['code'])).toEqual(['io_error']);
+  });
+
   it('a sweep that succeeds (the root writable again) makes the alert go away', async () => {
     execFileSync('mount', ['-o', 'remount,rw', root]);
     const r = f.runCli(['--config', cfg], home);
