@@ -189,6 +189,9 @@ describe('daemon', () => {
     const { trigger, ...sweep } = status.metrics.last_sweep!;
     expect(trigger).toBe('start');
     expect(fromFile).toEqual({ ...status.metrics, last_sweep: sweep });
+    // the daemon's sweep is counted once, though the daemon wrote its state several times since
+    expect(fromFile.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: fromFile.last_sweep.bytes_freed });
+    expect(status.metrics.totals).toEqual(fromFile.totals);
     expect(fromFile.last_sweep.actions).toEqual({ remove_session: { [root]: 2 }, truncate_record: { shey: 1 } });
     expect(status.metrics.last_success_ms).toBe(status.last_sweep?.ended_ms);
   });
