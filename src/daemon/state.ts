@@ -14,10 +14,11 @@
 //   state writes (which do not carry it) never lower it. It is set only from murmur-gc's own clock
 //   at the start of a real sweep, never from anything a capsule writes (ids, mtimes).
 // - `totals` (the Prometheus counters `murmur_gc_sweeps_total`, `murmur_gc_freed_bytes_total`,
-//   docs/metrics.md) never go down through a write: every write keeps, per count, the larger of
-//   the file's and the written value, and adds a sweep exactly in the write that first puts it
-//   on disk as `last_sweep` (its `ended_ms` later than the file's). A missing or corrupt file
-//   starts them again from 0, which Prometheus reads as a counter reset.
+//   docs/metrics.md): every write keeps, per count, the larger of the file's and the written
+//   value, and adds a sweep exactly in the write that first puts it on disk as `last_sweep` (its
+//   `ended_ms` later than the file's). A missing or corrupt file starts them again from 0, which
+//   Prometheus reads as a counter reset. There is no lock: two writers within the same instant
+//   can undo one's increment (the same lost-update window every field here has).
 import { GC_DIR_NAME, STATE_FILE } from '../io/paths.js';
 import { Dir, lstatPath, processUid, readSmallFile } from '../io/safe-fs.js';
 import { describeError, errnoCode } from '../errors.js';
@@ -138,7 +139,8 @@ function parseTotals(v: unknown): SweepTotals | undefined {
   if (!isObj(v)) return undefined;
   const by = countMap(v['sweeps']);
   const sweeps = Object.fromEntries(OUTCOMES.map((o) => [o, Math.floor(by[o] ?? 0)])) as Record<SweepOutcome, number>;
-  return { sweeps, bytes_freed: num(v['bytes_freed']) !== undefined && num(v['bytes_freed'])! >= 0 ? num(v['bytes_freed'])! : 0 };
+  const bytes = num(v['bytes_freed']) ?? 0;
+  return { sweeps, bytes_freed: bytes >= 0 ? bytes : 0 };
 }
 
 /**
