@@ -89,6 +89,7 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     audit: { retain: retainJson(c.audit.retain) },
     log_level: c.log.level,
     metrics_textfile: c.metrics?.textfile ?? null,
+    metrics_interval_secs: c.metrics?.intervalSecs ?? null,
   };
 }
 

@@ -59,6 +59,8 @@ describe('murmur-gc config check', () => {
     const r = f.runCli(['config', 'check', '--config', file], T);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain(`; metrics: ${T}/prom/m.prom (interval 2h)\n`);
+    const j = f.json<{ policy: { metrics_textfile: string; metrics_interval_secs: number | null } }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.policy).toMatchObject({ metrics_textfile: `${T}/prom/m.prom`, metrics_interval_secs: 7200 });
     const plain = f.writeConfig(T, ['home: ./.murmur', 'metrics:', '  textfile: ./prom/m.prom', ''].join('\n'));
     expect(f.runCli(['config', 'check', '--config', plain], T).stdout).toContain(`; metrics: ${T}/prom/m.prom\n`);
   });
