@@ -85,7 +85,7 @@ export interface DaemonState {
    * lowered by a write. A sweep that finds the clock well behind it skips age-based deletion.
    */
   clock_reference_ms?: number;
-  /** Counts since the state file was created; maintained by writeStateFile, never lowered. */
+  /** Counts since the state file was created; maintained by writeStateFile (see the header). */
   totals?: SweepTotals;
 }
 
