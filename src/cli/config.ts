@@ -89,6 +89,7 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     audit: { retain: retainJson(c.audit.retain) },
     log_level: c.log.level,
     metrics_textfile: c.metrics?.textfile ?? null,
+    metrics_interval_secs: c.metrics?.intervalSecs ?? null,
   };
 }
 
@@ -140,7 +141,7 @@ export function renderCheckText(check: ConfigCheck): string {
     out.push(`  audit trail ${c.home}/gc: ${retainText(c.audit.retain)}`);
     const md = c.maxDelete ? [c.maxDelete.count !== undefined ? `count ${c.maxDelete.count}` : '', c.maxDelete.fraction !== undefined ? `fraction ${c.maxDelete.fraction}` : ''].filter(Boolean).join(', ') : 'default (unattended: half and more than 20)';
     out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}; quarantine: ${c.quarantine ? `${durationText(c.quarantine.windowSecs)} (removals held, murmur-gc restore undoes them)` : 'off (removals are final)'}`);
-    out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics?.textfile ?? 'none'}`);
+    out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics ? `${c.metrics.textfile}${c.metrics.intervalSecs !== undefined ? ` (interval ${durationText(c.metrics.intervalSecs)})` : ''}` : 'none'}`);
   }
   out.push('');
   out.push(

@@ -177,7 +177,7 @@ const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
-const METRICS_KEYS = ['textfile'];
+const METRICS_KEYS = ['textfile', 'interval'];
 
 const blockOf = (keys: readonly string[]) => ({ error: `must be a block of keys (${keys.join(', ')})` });
 /** A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. */
@@ -232,7 +232,7 @@ const ConfigSchema = z.strictObject(
       )
       .nullable()
       .optional(),
-    metrics: z.strictObject({ textfile: text().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
+    metrics: z.strictObject({ textfile: text().optional(), interval: z.unknown().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
   },
   blockOf(TOP_KEYS),
 );
@@ -793,8 +793,14 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     if (r) records.push(r);
   }
 
-  let metrics: { textfile: string } | undefined;
+  let metrics: GcConfig['metrics'];
   const textfileRaw = raw.metrics?.textfile;
+  const intervalRaw = raw.metrics?.interval;
+  if (textfileRaw === undefined && intervalRaw !== undefined) {
+    await attempt(sink, () => {
+      throw new ConfigError('metrics.interval', 'has no effect without metrics.textfile', file);
+    });
+  }
   if (textfileRaw !== undefined) {
     metrics = await attempt(sink, async () => {
       const textfile = resolvePath(textfileRaw, 'metrics.textfile', ctx);
@@ -803,7 +809,10 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
         throw new ConfigError('metrics.textfile', `'${textfileRaw}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
       }
       await checkDir(ctx, 'metrics.textfile', path.dirname(textfile), 'the metrics file cannot be written (each real sweep reports io_error) until it exists');
-      return { textfile };
+      // The cadence the shipped alert rules compare against (docs/metrics.md): with the timer,
+      // whose OnCalendar= murmur-gc cannot see, this is how a changed cadence reaches them.
+      if (intervalRaw === undefined) return { textfile };
+      return { textfile, intervalSecs: parseDurationValue(intervalRaw, 'metrics.interval', file) };
     });
   }
 

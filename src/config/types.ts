@@ -72,7 +72,11 @@ export interface GcConfig {
   quarantine?: { windowSecs: number };
   audit: { retain: SessionRetain | undefined };
   /** Prometheus text-format file written after every sweep (node_exporter textfile collector). */
-  metrics?: { textfile: string };
+  metrics?: {
+    textfile: string;
+    /** `metrics.interval`: the sweep cadence the alert rules assume (default: the gap of `schedule`). */
+    intervalSecs?: number;
+  };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   /** The config file this came from, or undefined for built-in defaults. */
   source: string | undefined;

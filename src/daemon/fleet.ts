@@ -16,9 +16,13 @@
 //   murmur_gc_last_sweep_errors{code}                     errors by stable code
 //   murmur_gc_store_bytes{store}, murmur_gc_store_items{store}   sessions / records / audit
 //   murmur_gc_quarantine_bytes, murmur_gc_quarantine_items      what the undo window holds
+// For the alert rules (contrib/prometheus/murmur-gc.rules.yml):
+//   murmur_gc_sweeps_total{outcome}                       counter: sweeps recorded, by outcome
+//   murmur_gc_freed_bytes_total                           counter: bytes those sweeps freed
+//   murmur_gc_schedule_interval_seconds                   gauge: the cadence sweeps should keep
 // A series whose value is unknown (no sweep yet, no success yet) is left out, never written as 0.
 import type { StoreSizes } from './stores.js';
-import type { SweepOutcome, SweepSummary, SweepTrigger } from './state.js';
+import type { SweepOutcome, SweepSummary, SweepTotals, SweepTrigger } from './state.js';
 
 export const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
 
@@ -41,9 +45,18 @@ export interface FleetView {
   stores: Record<'sessions' | 'records' | 'audit', { items: number; bytes: number }>;
   /** What the undo window (`quarantine:`) holds; null when not measured. */
   quarantine: { items: number; bytes: number } | null;
+  /** Counts over every recorded sweep (the state file's `totals`); null when there is no state file. */
+  totals: SweepTotals | null;
+  /** The cadence sweeps should keep (src/daemon/interval.ts); null when unknown. */
+  interval_secs: number | null;
 }
 
-export function fleetView(version: string, last: SweepSummary | null, lastSuccessMs: number | null, stores: StoreSizes): FleetView {
+export interface FleetHistory {
+  totals?: SweepTotals | undefined;
+  intervalSecs?: number | null;
+}
+
+export function fleetView(version: string, last: SweepSummary | null, lastSuccessMs: number | null, stores: StoreSizes, history: FleetHistory = {}): FleetView {
   return {
     version,
     last_sweep: last
@@ -67,6 +80,8 @@ export function fleetView(version: string, last: SweepSummary | null, lastSucces
       audit: { items: stores.audit.sessions, bytes: stores.audit.bytes },
     },
     quarantine: stores.quarantine ? { items: stores.quarantine.items, bytes: stores.quarantine.bytes } : null,
+    totals: history.totals ?? null,
+    interval_secs: history.intervalSecs ?? null,
   };
 }
 
@@ -80,9 +95,9 @@ const secs = (ms: number): string => String(ms / 1000);
 /** The Prometheus text exposition (format 0.0.4) of a fleet view. */
 export function renderMetrics(v: FleetView): string {
   const out: string[] = [];
-  const family = (name: string, help: string, samples: [Record<string, string>, string][]): void => {
+  const family = (name: string, help: string, samples: [Record<string, string>, string][], type: 'gauge' | 'counter' = 'gauge'): void => {
     if (samples.length === 0) return;
-    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) {
       const l = Object.entries(labels).map(([k, x]) => `${k}="${labelValue(x)}"`);
       out.push(`${name}${l.length ? `{${l.join(',')}}` : ''} ${value}`);
@@ -122,6 +137,15 @@ export function renderMetrics(v: FleetView): string {
   if (v.quarantine) {
     family('murmur_gc_quarantine_bytes', 'Bytes the undo window (quarantine) holds: sessions, contexts and dropped lines not yet deleted for good.', [[{}, String(v.quarantine.bytes)]]);
     family('murmur_gc_quarantine_items', 'Items the undo window (quarantine) holds.', [[{}, String(v.quarantine.items)]]);
+  }
+  // ---- for the alert rules: counters kept in the state file, and the cadence -------------------
+  if (v.totals) {
+    const t = v.totals;
+    family('murmur_gc_sweeps_total', 'Sweeps recorded on this home, by outcome (kept in <home>/gc/state.json; a new state file starts again from 0).', OUTCOMES.map((o) => [{ outcome: o }, String(t.sweeps[o])]), 'counter');
+    family('murmur_gc_freed_bytes_total', 'Bytes freed by the sweeps recorded on this home (kept in <home>/gc/state.json).', [[{}, String(t.bytes_freed)]], 'counter');
+  }
+  if (v.interval_secs !== null) {
+    family('murmur_gc_schedule_interval_seconds', 'The cadence sweeps should keep: metrics.interval, else the gap between two runs of schedule.', [[{}, String(v.interval_secs)]]);
   }
   return out.join('\n') + '\n';
 }

@@ -13,6 +13,12 @@
 //   every write keeps the larger of the value on disk and the one written, so the daemon's own
 //   state writes (which do not carry it) never lower it. It is set only from murmur-gc's own clock
 //   at the start of a real sweep, never from anything a capsule writes (ids, mtimes).
+// - `totals` (the Prometheus counters `murmur_gc_sweeps_total`, `murmur_gc_freed_bytes_total`,
+//   docs/metrics.md): every write keeps, per count, the larger of the file's and the written
+//   value, and adds a sweep exactly in the write that first puts it on disk as `last_sweep` (its
+//   `ended_ms` later than the file's). A missing or corrupt file starts them again from 0, which
+//   Prometheus reads as a counter reset. There is no lock: two writers within the same instant
+//   can undo one's increment (the same lost-update window every field here has).
 import { GC_DIR_NAME, STATE_FILE } from '../io/paths.js';
 import { Dir, lstatPath, processUid, readSmallFile } from '../io/safe-fs.js';
 import { describeError, errnoCode } from '../errors.js';
@@ -81,6 +87,16 @@ export interface DaemonState {
    * lowered by a write. A sweep that finds the clock well behind it skips age-based deletion.
    */
   clock_reference_ms?: number;
+  /** Counts since the state file was created; maintained by writeStateFile (see the header). */
+  totals?: SweepTotals;
+}
+
+/** Running totals over every recorded sweep (the textfile's counters). */
+export interface SweepTotals {
+  /** Sweeps recorded, by outcome (every outcome present, 0 included). */
+  sweeps: Record<SweepOutcome, number>;
+  /** Bytes freed by those sweeps. */
+  bytes_freed: number;
 }
 
 export type StateRead =
@@ -120,6 +136,33 @@ function countMap(v: unknown): Record<string, number> {
 
 const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
 const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual', 'keep_free'];
+
+function parseTotals(v: unknown): SweepTotals | undefined {
+  if (!isObj(v)) return undefined;
+  const by = countMap(v['sweeps']);
+  const sweeps = Object.fromEntries(OUTCOMES.map((o) => [o, Math.floor(by[o] ?? 0)])) as Record<SweepOutcome, number>;
+  const bytes = num(v['bytes_freed']) ?? 0;
+  return { sweeps, bytes_freed: bytes >= 0 ? bytes : 0 };
+}
+
+/**
+ * The totals a write puts on disk: per count the larger of the file's and `state`'s, plus
+ * `state.last_sweep` when it is newer than the file's (the write that first records it).
+ */
+export function nextTotals(state: Pick<DaemonState, 'last_sweep' | 'totals'>, onDisk: Pick<DaemonState, 'last_sweep' | 'totals'> | undefined): SweepTotals | undefined {
+  const a = state.totals;
+  const b = onDisk?.totals;
+  const last = state.last_sweep;
+  const fresh = last !== null && (onDisk?.last_sweep == null || last.ended_ms > onDisk.last_sweep.ended_ms);
+  if (a === undefined && b === undefined && !fresh) return undefined;
+  const sweeps = Object.fromEntries(OUTCOMES.map((o) => [o, Math.max(a?.sweeps[o] ?? 0, b?.sweeps[o] ?? 0)])) as Record<SweepOutcome, number>;
+  let bytes = Math.max(a?.bytes_freed ?? 0, b?.bytes_freed ?? 0);
+  if (fresh) {
+    sweeps[last.outcome] += 1;
+    bytes += last.bytes_freed;
+  }
+  return { sweeps, bytes_freed: bytes };
+}
 
 export function parseSweepSummary(v: unknown): SweepSummary | null {
   if (!isObj(v)) return null;
@@ -188,6 +231,7 @@ export function parseState(text: string): DaemonState | undefined {
   const curStart = isObj(cur) ? num(cur['started_ms']) : undefined;
   const lastSuccess = num(o['last_success_ms']);
   const clockRef = num(o['clock_reference_ms']);
+  const totals = parseTotals(o['totals']);
   return {
     version: STATE_VERSION,
     updated_ms: num(o['updated_ms']) ?? 0,
@@ -200,6 +244,7 @@ export function parseState(text: string): DaemonState | undefined {
     last_sweep: parseSweepSummary(o['last_sweep']),
     ...(lastSuccess !== undefined ? { last_success_ms: lastSuccess } : {}),
     ...(clockRef !== undefined ? { clock_reference_ms: clockRef } : {}),
+    ...(totals !== undefined ? { totals } : {}),
   };
 }
 
@@ -242,10 +287,10 @@ export async function readStateFile(home: string): Promise<StateRead> {
   }
 }
 
-/** The clock reference on disk (undefined when there is none or the file is unreadable). */
-async function clockReferenceIn(gc: Dir): Promise<number | undefined> {
+/** The state on disk (undefined when there is none or the file is unreadable or corrupt). */
+async function stateIn(gc: Dir): Promise<DaemonState | undefined> {
   try {
-    return parseState((await readSmallFile(gc, STATE_FILE, STATE_LIMIT)).toString('utf8'))?.clock_reference_ms;
+    return parseState((await readSmallFile(gc, STATE_FILE, STATE_LIMIT)).toString('utf8'));
   } catch {
     return undefined;
   }
@@ -253,7 +298,8 @@ async function clockReferenceIn(gc: Dir): Promise<number | undefined> {
 
 /**
  * Write the state atomically. Returns false (and writes nothing) when the home does not exist
- * or belongs to another user. `clock_reference_ms` becomes the larger of the file's and `state`'s.
+ * or belongs to another user. `clock_reference_ms` becomes the larger of the file's and `state`'s;
+ * `totals` are the file's carried forward (nextTotals), whatever `state` carries.
  */
 export async function writeStateFile(home: string, state: DaemonState): Promise<boolean> {
   const st = await lstatPath(home);
@@ -263,9 +309,11 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
     if (Number(h.stat.uid) !== processUid()) return false;
     const gc = await h.mkdir(GC_DIR_NAME, 0o700);
     try {
-      const onDisk = await clockReferenceIn(gc);
-      const ref = Math.max(onDisk ?? -Infinity, state.clock_reference_ms ?? -Infinity);
-      const out: DaemonState = Number.isFinite(ref) ? { ...state, clock_reference_ms: ref } : state;
+      const onDisk = await stateIn(gc);
+      const ref = Math.max(onDisk?.clock_reference_ms ?? -Infinity, state.clock_reference_ms ?? -Infinity);
+      const out: DaemonState = Number.isFinite(ref) ? { ...state, clock_reference_ms: ref } : { ...state };
+      const totals = nextTotals(state, onDisk);
+      if (totals !== undefined) out.totals = totals;
       await gc.writeFileAtomic(STATE_FILE, stateText(out), 0o600);
       return true;
     } finally {

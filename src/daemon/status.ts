@@ -13,6 +13,7 @@ import { measureStores, type StoreSizes } from './stores.js';
 import { outcomeWords, summaryText } from './summary.js';
 import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
 import { fleetView, type FleetView } from './fleet.js';
+import { sweepIntervalSecs } from './interval.js';
 import { VERSION } from '../version.js';
 
 export interface StatusDoc {
@@ -88,7 +89,7 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
     next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
     timer: verdict.running ? null : await timer(),
     stores,
-    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores),
+    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, Date.now()) }),
     protection: await protectionSummary(config),
   };
   if (read.status === 'corrupt') doc.state_detail = read.detail;

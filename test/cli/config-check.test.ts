@@ -53,6 +53,18 @@ describe('murmur-gc config check', () => {
     expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
   });
 
+  it('shows the metrics file and, when set, the interval the alert rules assume', () => {
+    fs.mkdirSync(path.join(T, 'prom'));
+    const file = f.writeConfig(T, ['home: ./.murmur', 'metrics:', '  textfile: ./prom/m.prom', '  interval: 2h', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`; metrics: ${T}/prom/m.prom (interval 2h)\n`);
+    const j = f.json<{ policy: { metrics_textfile: string; metrics_interval_secs: number | null } }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.policy).toMatchObject({ metrics_textfile: `${T}/prom/m.prom`, metrics_interval_secs: 7200 });
+    const plain = f.writeConfig(T, ['home: ./.murmur', 'metrics:', '  textfile: ./prom/m.prom', ''].join('\n'));
+    expect(f.runCli(['config', 'check', '--config', plain], T).stdout).toContain(`; metrics: ${T}/prom/m.prom\n`);
+  });
+
   it('every sweep warns about a configured path that does not exist (a mistyped root sweeps nothing), but not about a missing home', () => {
     fs.mkdirSync(path.join(T, 'sessions'), { mode: 0o700 });
     const file = f.writeConfig(T, ['home: ./.murmur', 'sessions:', '  - root: ./sessions', '    retain: { max_sessions: 5 }', '  - root: ./sesions', '    retain: { max_sessions: 5 }', ''].join('\n'));

@@ -26,11 +26,11 @@ describe('config.example.yaml', () => {
     expect(Object.keys(doc).sort()).toEqual(
       ['audit', 'home', 'keep_free', 'live_grace', 'log', 'max_delete', 'quarantine', 'random_delay', 'records', 'run_on_start', 'schedule', 'sessions'].sort(),
     );
-    const uncommented = text.replace(/^#(metrics:| {2}textfile:)/gm, '$1');
+    const uncommented = text.replace(/^#(metrics:| {2}textfile:| {2}interval:)/gm, '$1');
     const file = path.join(home, 'uncommented.yaml');
     await fsp.writeFile(file, uncommented);
     const cfg = await loadConfig({ configPath: file, env: { HOME: home }, cwd: home });
-    expect(cfg.metrics).toEqual({ textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom' });
+    expect(cfg.metrics).toEqual({ textfile: '/var/lib/node_exporter/textfile_collector/murmur-gc.prom', intervalSecs: 1800 });
   });
 
   it('loads as it is on a fresh machine (nothing it names exists): warnings, no error', async () => {

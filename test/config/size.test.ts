@@ -111,7 +111,14 @@ describe('metrics.textfile', () => {
     expect((await loadError('metrics:\n  textfile: /x/murmur-gc.txt\n')).message).toBe(
       `${file}: metrics.textfile: '/x/murmur-gc.txt' must name a file ending in .prom (the textfile collector reads only *.prom)`,
     );
-    expect((await loadError('metrics:\n  path: /x/a.prom\n')).message).toBe(`${file}: metrics.path: unknown key 'path'; expected: textfile`);
+    expect((await loadError('metrics:\n  path: /x/a.prom\n')).message).toBe(`${file}: metrics.path: unknown key 'path'; expected: textfile, interval`);
+  });
+
+  it('metrics.interval: a duration (the cadence the alert rules assume), only beside a textfile', async () => {
+    expect((await load('metrics:\n  textfile: prom/m.prom\n  interval: 2h\n')).metrics).toEqual({ textfile: path.join(tmp, 'prom', 'm.prom'), intervalSecs: 7200 });
+    const file = path.join(tmp, 'config.yaml');
+    expect((await loadError('metrics:\n  interval: 2h\n')).message).toBe(`${file}: metrics.interval: has no effect without metrics.textfile`);
+    expect((await loadError('metrics:\n  textfile: prom/m.prom\n  interval: soon\n')).message).toMatch(/^.*metrics\.interval: /);
   });
 });
 

@@ -60,6 +60,25 @@ describe('metrics text', () => {
     expect([...m.keys()].sort()).toEqual(['murmur_gc_info', 'murmur_gc_store_bytes', 'murmur_gc_store_items']);
   });
 
+  it('the counters are typed counter, named *_total, every outcome present; the interval is a gauge', () => {
+    const totals = { sweeps: { ok: 40, errors: 2, busy: 1, failed: 3, aborted: 0 }, bytes_freed: 123_456 };
+    const m = parseProm(renderMetrics(fleetView('1.2.3', summary, null, stores, { totals, intervalSecs: 1800 })));
+    expect(m.get('murmur_gc_sweeps_total')?.type).toBe('COUNTER');
+    expect(m.get('murmur_gc_sweeps_total')?.samples.map((s) => [s.labels['outcome'], s.value])).toEqual([
+      ['ok', 40],
+      ['errors', 2],
+      ['busy', 1],
+      ['failed', 3],
+      ['aborted', 0],
+    ]);
+    expect(m.get('murmur_gc_freed_bytes_total')?.type).toBe('COUNTER');
+    expect(promValue(m, 'murmur_gc_freed_bytes_total')).toBe(123_456);
+    expect(m.get('murmur_gc_schedule_interval_seconds')?.type).toBe('GAUGE');
+    expect(promValue(m, 'murmur_gc_schedule_interval_seconds')).toBe(1800);
+    const counters = [...m.entries()].filter(([, f]) => f.type === 'COUNTER').map(([n]) => n);
+    for (const n of counters) expect(n).toMatch(/_total$/);
+  });
+
   it('the checks catch a duplicated series (which the parser alone would silently collapse)', () => {
     expect(() => parseProm('# HELP a x\n# TYPE a gauge\na 1\na 2\n')).toThrow(/its own series/);
   });

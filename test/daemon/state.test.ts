@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { advanceClockReference, emptyState, parseState, readStateFile, stateText, writeStateFile, type DaemonState } from '../../src/daemon/state.js';
+import { advanceClockReference, emptyState, parseState, readStateFile, recordOneShotSweep, stateText, writeStateFile, type DaemonState, type SweepSummary } from '../../src/daemon/state.js';
 import { gcTempPid, removeDeadGcTemps } from '../../src/daemon/recovery.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -87,7 +87,8 @@ describe('state file on disk', () => {
     expect(fs.statSync(path.join(home, 'gc')).mode & 0o777).toBe(0o700);
     expect(fs.statSync(path.join(home, 'gc', 'state.json')).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(path.join(home, 'gc'))).toEqual(['state.json']);
-    expect(await readStateFile(home)).toEqual({ status: 'ok', state: full });
+    // the first write of a sweep counts it (see the totals test below)
+    expect(await readStateFile(home)).toEqual({ status: 'ok', state: { ...full, totals: { sweeps: { ok: 0, errors: 1, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 12345 } } });
     fs.writeFileSync(path.join(home, 'gc', 'state.json'), 'garbage');
     expect((await readStateFile(home)).status).toBe('corrupt');
     // a symlinked state file is never followed
@@ -116,6 +117,64 @@ describe('state file on disk', () => {
     await advanceClockReference(home, 9_000);
     expect(await ref()).toBe(9_000);
     expect(parseState(JSON.stringify({ version: 1, clock_reference_ms: 'later' }))?.clock_reference_ms).toBeUndefined();
+  });
+});
+
+describe('totals (the textfile counters)', () => {
+  let T: string;
+  beforeEach(() => {
+    T = f.tempDir('state-totals');
+  });
+  afterEach(() => f.rmrf(T));
+
+  const sweep = (endedMs: number, outcome: SweepSummary['outcome'], bytes: number): SweepSummary => ({
+    ...full.last_sweep!,
+    trigger: 'manual',
+    started_ms: endedMs - 100,
+    ended_ms: endedMs,
+    outcome,
+    bytes_freed: bytes,
+  });
+
+  it('count each sweep once, in the write that first records it; the daemon rewriting its state adds nothing; never lowered', async () => {
+    const home = path.join(T, '.murmur');
+    fs.mkdirSync(home, { mode: 0o700 });
+    const totals = async () => {
+      const r = await readStateFile(home);
+      return r.status === 'ok' ? r.state.totals : 'unread';
+    };
+    expect(await recordOneShotSweep(home, sweep(10_000, 'ok', 100), 10_000)).toBe(true);
+    expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 100 });
+    // the daemon's own writes (current sweep, next run, stop) carry the same last_sweep: not counted again
+    const daemonView: DaemonState = { ...full, last_sweep: sweep(10_000, 'ok', 100) };
+    for (let i = 0; i < 3; i++) await writeStateFile(home, { ...daemonView, updated_ms: 20_000 + i });
+    expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 100 });
+    // ... nor does a write whose memory holds no totals or lower ones lower the file's
+    await writeStateFile(home, { ...daemonView, totals: { sweeps: { ok: 0, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 0 } });
+    expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 100 });
+    // newer sweeps, each outcome on its own counter
+    await recordOneShotSweep(home, sweep(30_000, 'failed', 0), 30_000);
+    await writeStateFile(home, { ...daemonView, last_sweep: sweep(40_000, 'errors', 50) });
+    await recordOneShotSweep(home, sweep(50_000, 'busy', 0), 50_000);
+    expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 1, busy: 1, failed: 1, aborted: 0 }, bytes_freed: 150 });
+    // an older summary arriving late is not recorded (the newer one stays) and not counted
+    await recordOneShotSweep(home, sweep(45_000, 'ok', 999), 60_000);
+    expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 1, busy: 1, failed: 1, aborted: 0 }, bytes_freed: 150 });
+  });
+
+  it('a state file lost or corrupt starts them again (a counter reset to Prometheus); bad fields read as 0', async () => {
+    const home = path.join(T, '.murmur');
+    fs.mkdirSync(home, { mode: 0o700 });
+    await recordOneShotSweep(home, sweep(10_000, 'ok', 100), 10_000);
+    await recordOneShotSweep(home, sweep(20_000, 'ok', 100), 20_000);
+    fs.writeFileSync(path.join(home, 'gc', 'state.json'), 'garbage');
+    await recordOneShotSweep(home, sweep(30_000, 'ok', 7), 30_000);
+    const r = await readStateFile(home);
+    expect(r.status === 'ok' && r.state.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 7 });
+    expect(parseState(JSON.stringify({ version: 1, totals: { sweeps: { ok: -3, errors: 'x', weird: 9 }, bytes_freed: -1 } }))?.totals).toEqual({
+      sweeps: { ok: 0, errors: 0, busy: 0, failed: 0, aborted: 0 },
+      bytes_freed: 0,
+    });
   });
 });
 

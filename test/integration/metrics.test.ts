@@ -74,6 +74,10 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
     last_success_ms: last === undefined ? null : Math.round(last * 1000),
     stores: { sessions: store('sessions'), records: store('records'), audit: store('audit') },
     quarantine: m.has('murmur_gc_quarantine_bytes') ? { items: promValue(m, 'murmur_gc_quarantine_items')!, bytes: promValue(m, 'murmur_gc_quarantine_bytes')! } : null,
+    totals: m.has('murmur_gc_sweeps_total')
+      ? { sweeps: byLabel('murmur_gc_sweeps_total', 'outcome') as NonNullable<FleetView['totals']>['sweeps'], bytes_freed: promValue(m, 'murmur_gc_freed_bytes_total')! }
+      : null,
+    interval_secs: promValue(m, 'murmur_gc_schedule_interval_seconds') ?? null,
   };
 }
 
@@ -138,6 +142,24 @@ describe('one-shot sweep', () => {
     expect(status.stores.quarantine).toMatchObject({ items: 3, bytes: fromFile.quarantine!.bytes });
   });
 
+  it('counters add up over sweeps (kept in the state file) and the interval follows schedule, or metrics.interval', () => {
+    const cfg = f.writeConfig(tmp, yaml());
+    expect(f.runCli(['--config', cfg], home).status).toBe(0);
+    const first = viewOf(fs.readFileSync(prom, 'utf8'));
+    expect(first.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: first.last_sweep.bytes_freed });
+    expect(first.totals!.bytes_freed).toBeGreaterThan(2000);
+    expect(first.interval_secs, 'the default schedule: every 30 minutes').toBe(1800);
+    expect(f.runCli(['--config', f.writeConfig(tmp, yaml().replace('metrics:', "schedule: '0 3 * * *'\nmetrics:"))], home).status).toBe(0);
+    const second = viewOf(fs.readFileSync(prom, 'utf8'));
+    expect(second.interval_secs, "'0 3 * * *': daily").toBe(86_400);
+    expect(second.totals!.sweeps).toEqual({ ok: 2, errors: 0, busy: 0, failed: 0, aborted: 0 });
+    expect(second.totals!.bytes_freed).toBe(first.totals!.bytes_freed + second.last_sweep.bytes_freed);
+    expect(f.runCli(['--config', f.writeConfig(tmp, yaml() + '  interval: 2h\n')], home).status).toBe(0);
+    const third = viewOf(fs.readFileSync(prom, 'utf8'));
+    expect(third.interval_secs).toBe(7200);
+    expect(third.totals!.sweeps.ok).toBe(3);
+  });
+
   it('a sweep that is not ok keeps the previous success time, read from the state file', async () => {
     const ok: SweepSummary = { trigger: 'manual', started_ms: 1000, ended_ms: 2000, duration_ms: 1000, outcome: 'ok', counts: {}, bytes_freed: 0, skipped: 0, skipped_by_code: {}, errors: 0, errors_by_code: {}, audit: null };
     expect(await lastSuccessAfter(home, { ...ok, outcome: 'errors' }), 'no state yet').toBeNull();
@@ -167,6 +189,9 @@ describe('daemon', () => {
     const { trigger, ...sweep } = status.metrics.last_sweep!;
     expect(trigger).toBe('start');
     expect(fromFile).toEqual({ ...status.metrics, last_sweep: sweep });
+    // the daemon's sweep is counted once, though the daemon wrote its state several times since
+    expect(fromFile.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: fromFile.last_sweep.bytes_freed });
+    expect(status.metrics.totals).toEqual(fromFile.totals);
     expect(fromFile.last_sweep.actions).toEqual({ remove_session: { [root]: 2 }, truncate_record: { shey: 1 } });
     expect(status.metrics.last_success_ms).toBe(status.last_sweep?.ended_ms);
   });
