@@ -11,6 +11,7 @@
 // us) — a concurrent `murmur-gc sweep` keeps its temp files; nothing is created; links are never
 // followed (descriptor-relative access).
 import { GC_DIR_NAME } from '../io/paths.js';
+import { allocatedBytes } from '../io/remove.js';
 import { probeProcess } from '../io/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../io/safe-fs.js';
 
@@ -100,7 +101,7 @@ async function removeAuditStaging(gc: Dir, out: RemovedTemp[]): Promise<void> {
           break;
         }
         files.push(e);
-        bytes += Number(est.size);
+        bytes += allocatedBytes(est);
       }
       if (files.length !== entries.length) continue;
       for (const e of files) await d.unlink(e);
@@ -148,6 +149,6 @@ async function removeIn(dir: Dir, out: RemovedTemp[], pidOf: (name: string) => n
     const again = await dir.lstat(name);
     if (!again || !sameIdentity(identityOf(again), identityOf(st))) continue;
     await dir.unlink(name);
-    out.push({ path: dir.display(name), pid, bytes: Number(st.size) });
+    out.push({ path: dir.display(name), pid, bytes: allocatedBytes(st) });
   }
 }

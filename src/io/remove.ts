@@ -17,6 +17,10 @@
 //   retries) and the error names it — a later sweep does not fail again for it.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`).
+// - Sizes (measured or removed) are allocated bytes, what `du` counts: st_blocks × 512 of every
+//   entry of the tree, directories (the top one too) and links included, a file with several
+//   links counted once per walk — so a sparse file counts what it holds on disk, not its length
+//   (README "Disk budgets").
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
 import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
@@ -27,6 +31,7 @@ const KEEP_OPEN = 64;
 export const KEPT_PREFIX = '.murmur-gc-kept.';
 
 export interface RemovalStats {
+  /** Allocated bytes (st_blocks × 512), as `du` counts them. */
   bytes: number;
   files: number;
   dirs: number;
@@ -38,7 +43,7 @@ function emptyStats(): RemovalStats {
   return { bytes: 0, files: 0, dirs: 0, modesRestored: 0 };
 }
 
-/** Sum the regular-file bytes under a directory without changing anything (dry runs, reports). */
+/** The allocated bytes of a directory tree, without changing anything (budgets, dry runs, status). */
 export async function measureDir(parent: Dir, name: string, expect?: Identity, signal?: AbortSignal): Promise<RemovalStats> {
   const d = await parent.openDir(name, expect);
   try {
@@ -75,9 +80,17 @@ async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boole
   }
 }
 
-/** Walk (and optionally empty) `top`; `top` itself is neither closed nor removed. */
+/** What an entry holds on disk: st_blocks × 512 (`du`'s measure), whatever its length says. */
+export function allocatedBytes(st: BigIntStats): number {
+  return Number(st.blocks) * 512;
+}
+
+/** Walk (and optionally empty) `top`; `top` itself is neither closed nor removed (its blocks are counted). */
 async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<RemovalStats> {
   const stats = emptyStats();
+  stats.bytes += allocatedBytes(top.stat);
+  /** inodes with several links already counted in this walk */
+  const linked = new Set<bigint>();
   const stack: Frame[] = [{ dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 }];
   try {
     while (stack.length > 0) {
@@ -101,6 +114,7 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
       if (st.isDirectory()) {
         const sub = await openSub(dir, name, st, remove, stats);
         if (!sub) continue;
+        stats.bytes += allocatedBytes(st);
         let names: string[];
         try {
           names = await sub.list();
@@ -116,7 +130,8 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
           far.dir = undefined;
         }
       } else {
-        if (st.isFile()) stats.bytes += Number(st.size);
+        if (st.nlink <= 1n || !linked.has(st.ino)) stats.bytes += allocatedBytes(st);
+        if (st.nlink > 1n) linked.add(st.ino);
         stats.files++;
         if (remove) await dir.unlink(name);
       }

@@ -1,4 +1,5 @@
 // Disk budgets through the real sweep (in process, so free space can be injected).
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -46,8 +47,13 @@ function session(daysAgo: number, o: { live?: boolean } = {}): string {
   return id;
 }
 
+/** What a directory holds on disk, as `du -s -B1` counts it (the budgets' measure). */
+function duBytes(p: string): number {
+  return Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
+}
+
 function sessionBytes(id: string): number {
-  return fs.statSync(path.join(root, id, 'trace.jsonl')).size + BLOB;
+  return duBytes(path.join(root, id));
 }
 
 function record(store: string, context: string, daysAgo: number, capsule: string | null = 'shey'): void {
@@ -55,7 +61,7 @@ function record(store: string, context: string, daysAgo: number, capsule: string
 }
 
 function recordBytes(store: string, context: string): number {
-  return fs.statSync(path.join(home, 'conversations', store, context, 'conversation.jsonl')).size;
+  return duBytes(path.join(home, 'conversations', store, context));
 }
 
 const removed = (r: SweepReport) => r.actions.flatMap((a) => (a.kind === 'remove_session' || a.kind === 'remove_record' ? [[a.target, a.reason]] : []));
@@ -98,6 +104,21 @@ describe('max_bytes on a sessions root', () => {
     expect(unmet[0]?.target).toBe(root);
     expect(unmet[0]?.detail).toMatch(/over max_bytes .*held by live_session 1/);
     expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytesShort: sessionBytes(live) - 1000 });
+  });
+
+  it('counts what the disk holds: a sparse 1 TiB file in a live session does not make a 10G budget remove anything', async () => {
+    const live = session(20, { live: true });
+    const huge = path.join(root, live, 'huge.bin');
+    fs.writeFileSync(huge, 'x');
+    fs.truncateSync(huge, 2 ** 40);
+    const ids = Array.from({ length: 16 }, (_, i) => session(16 - i));
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: 10G\n`);
+    expect(removed(r)).toEqual([]);
+    expect(r.skipped.filter((s) => s.code === 'budget_unmet')).toEqual([]);
+    for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
+    const total = [live, ...ids].reduce((n, id) => n + sessionBytes(id), 0);
+    expect(r.budget?.stores).toEqual([expect.objectContaining({ bytes_before: total, bytes_after: total, removed: 0 })]);
+    expect(total).toBeLessThan(1 << 20);
   });
 
   it('a dry run reports exactly what the real run then does, and changes nothing', async () => {

@@ -4,7 +4,7 @@
 // a dry run measures and removes nothing.
 import { Codes, codeOf, describeError } from '../../errors.js';
 import type { Debris } from '../../io/inventory.js';
-import { finishTrash, measureDir } from '../../io/remove.js';
+import { allocatedBytes, finishTrash, measureDir } from '../../io/remove.js';
 import { probeProcess } from '../../io/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity } from '../../io/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../audit.js';
@@ -86,7 +86,7 @@ async function actOnDebris(d: Debris, dryRun: boolean): Promise<number> {
       const st = await parent.lstat(name);
       if (!st || !st.isFile() || !sameIdentity(identityOf(st), d.identity)) return 0;
       if (!dryRun) await parent.unlink(name);
-      return Number(st.size);
+      return allocatedBytes(st);
     } finally {
       if (parent !== anchor) await parent.close();
     }
