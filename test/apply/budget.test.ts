@@ -93,17 +93,42 @@ describe('max_bytes on a sessions root', () => {
     expect(auditRetention(r).map((l) => l.reason)).toEqual(['max_age', 'max_bytes']);
   });
 
-  it('never removes a live session for space, and reports what could not be freed', async () => {
+  it('never removes a live session for space; when the rest cannot bring the root under, none of it goes', async () => {
     const live = session(5, { live: true });
     const ids = [session(2), session(1)];
     const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: 1000\n`);
-    expect(removed(r)).toEqual([[ids[0], 'max_bytes'], [ids[1], 'max_bytes']]);
-    expect(fs.existsSync(path.join(root, live))).toBe(true);
+    expect(removed(r)).toEqual([]);
+    for (const id of [live, ...ids]) expect(fs.existsSync(path.join(root, id))).toBe(true);
     const unmet = r.skipped.filter((s) => s.code === 'budget_unmet');
     expect(unmet).toHaveLength(1);
     expect(unmet[0]?.target).toBe(root);
-    expect(unmet[0]?.detail).toMatch(/over max_bytes .*held by live_session 1/);
-    expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytesShort: sessionBytes(live) - 1000 });
+    expect(unmet[0]?.detail).toMatch(/over max_bytes: removing all 2 removable items \(.*\) would not bring it under, so none was removed for it; held by live_session 1 .*; largest it may not touch: ses_\w+ \(live_session, /);
+    expect(unmet[0]?.detail).toContain(live);
+    const total = [live, ...ids].reduce((n, id) => n + sessionBytes(id), 0);
+    expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytesShort: total - 1000, removed: 0, largest: [{ target: live, code: 'live_session', bytes: sessionBytes(live) }] });
+  });
+
+  it('a live session grown to 5 MB under max_bytes 1M: none of the 15 finished sessions is removed, the live one is named', async () => {
+    const live = session(20, { live: true });
+    fs.writeFileSync(path.join(root, live, 'grown.bin'), Buffer.alloc(5 << 20, 7));
+    const ids = Array.from({ length: 15 }, (_, i) => session(15 - i));
+    for (const dryRun of [true, false]) {
+      const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: 1M\n`, { dryRun });
+      expect(removed(r), `dryRun=${dryRun}`).toEqual([]);
+      expect(r.skipped.find((s) => s.code === 'budget_unmet')?.detail).toMatch(new RegExp(`removing all 15 removable items .* so none was removed for it; .*largest it may not touch: ${live} \\(live_session, 5\\.\\d MiB\\)`));
+    }
+    for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
+  });
+
+  it('when the removable ones can bring the root under: the fewest oldest go, the live one stays', async () => {
+    const live = session(20, { live: true });
+    fs.writeFileSync(path.join(root, live, 'grown.bin'), Buffer.alloc(200_000, 7));
+    const ids = Array.from({ length: 5 }, (_, i) => session(5 - i));
+    const keep = sessionBytes(live) + sessionBytes(ids[3]!) + sessionBytes(ids[4]!);
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${keep + 100}\n`);
+    expect(removed(r)).toEqual(ids.slice(0, 3).map((id) => [id, 'max_bytes']));
+    expect(r.skipped.filter((s) => s.code === 'budget_unmet')).toEqual([]);
+    expect(fs.readdirSync(root).sort()).toEqual([live, ids[3], ids[4]].sort());
   });
 
   it('counts what the disk holds: a sparse 1 TiB file in a live session does not make a 10G budget remove anything', async () => {
@@ -142,13 +167,19 @@ describe('max_bytes on a record store', () => {
     record('shey', 'ctx-e', 1);
     const liveId = f.idAt('ses_', Date.now());
     f.writeSession(root, { sessionId: liveId, startMs: Date.now(), contextId: 'ctx-d', mtimeMs: Date.now() });
-    const r = await sweep(`sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    max_bytes: ${recordBytes('shey', 'ctx-e') + 10}\n`);
+    const config = (maxBytes: number) => `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    max_bytes: ${maxBytes}\n`;
+    // a budget the three it may not touch exceed on their own: nothing goes, they are named
+    const out = await sweep(config(recordBytes('shey', 'ctx-e') + 10));
+    expect(removed(out)).toEqual([]);
+    const unmet = out.skipped.find((s) => s.code === 'budget_unmet');
+    expect(unmet?.detail).toMatch(/record store shey .*none was removed for it; held by .*not_owned 2/);
+    expect(unmet?.detail).toMatch(/live_context 1/);
+    // a budget the owned ones can meet: the oldest owned one goes, then the next
+    const r = await sweep(config(['ctx-b', 'ctx-c', 'ctx-d'].reduce((n, c) => n + recordBytes('shey', c), 10)));
     expect(removed(r)).toEqual([['ctx-a', 'max_bytes'], ['ctx-e', 'max_bytes']]);
     expect(fs.readdirSync(path.join(home, 'conversations', 'shey')).sort()).toEqual(['ctx-b', 'ctx-c', 'ctx-d']);
     expect(auditRetention(r)).toEqual([{ store: 'records', reason: 'max_bytes', targets: ['ctx-a', 'ctx-e'] }]);
-    const unmet = r.skipped.find((s) => s.code === 'budget_unmet');
-    expect(unmet?.detail).toMatch(/record store shey .*held by .*not_owned 2/);
-    expect(unmet?.detail).toMatch(/live_context 1/);
+    expect(r.skipped.filter((s) => s.code === 'budget_unmet')).toEqual([]);
   });
 
   it('no max_bytes and no keep_free: nothing is measured or removed', async () => {
@@ -189,13 +220,15 @@ describe('keep_free', () => {
     expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0 });
   });
 
-  it('still short after every removable item: reported as budget_unmet on the home', async () => {
-    session(4);
+  it('when every removable item together cannot free enough: nothing is removed, budget_unmet on the home', async () => {
+    const id = session(4);
     const r = await sweep(`keep_free: 1G\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1e12, freeBytes: 0 } });
-    expect(removed(r)).toHaveLength(1);
+    expect(removed(r)).toEqual([]);
+    expect(fs.existsSync(path.join(root, id))).toBe(true);
     const unmet = r.skipped.find((s) => s.code === 'budget_unmet');
     expect(unmet?.target).toBe(home);
-    expect(unmet?.detail).toMatch(/short of keep_free/);
+    expect(unmet?.detail).toMatch(/short of keep_free .*: removing all 1 removable item \(.*\) would not free enough, so none was removed for it/);
+    expect(r.budget?.keep_free).toMatchObject({ short_bytes: 1 << 30, short_bytes_after: 1 << 30 });
   });
 });
 

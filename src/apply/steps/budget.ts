@@ -13,8 +13,11 @@
 //   own code (rename to trash, re-verify, then delete; intent audited first) with reason
 //   `max_bytes` or `keep_free`; a removal that does not happen frees nothing and the next oldest
 //   item is tried.
+// - All or nothing (src/plan/budget.ts): a budget that removing every removable item could not
+//   meet removes nothing; one that it could removes the fewest oldest items that meet it.
 // - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
-//   the bytes still missing and what held them; the numbers are in `report.budget`.
+//   the bytes still missing, what held them and the largest items it may not touch; the numbers
+//   are in `report.budget`.
 // - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
 //   before anything is removed for space, what the budgets would remove from each store (counted
 //   together with what age and count already removed there this sweep) is checked against the
@@ -343,8 +346,21 @@ function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): numbe
 function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number } | undefined): string {
   const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`);
   const heldText = held.length > 0 ? `held by ${held.join(', ')}` : 'nothing else taking part could be removed';
-  if (u.reason === 'keep_free') {
-    return `the filesystem under ${ctx.home} is still ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted) after removing every item it may: ${heldText}`;
-  }
-  return `${u.label} is still ${formatBytes(u.bytesShort)} over max_bytes after removing every item it may: ${heldText}`;
+  const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
+  const what =
+    u.reason === 'keep_free'
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted)`
+      : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
+  const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
+  const n = u.removable.items;
+  const items = `${n} removable item${n === 1 ? '' : 's'} (${formatBytes(u.removable.bytes)})`;
+  const done =
+    n > 0
+      ? u.removed === 0
+        ? `removing all ${items} would not ${reach}, so none was removed for it`
+        : `after ${u.removed} removed for it, the ${items} left would not ${reach}, so they stay`
+      : u.removed === 0
+        ? 'nothing taking part may be removed'
+        : `after removing every item it may (${u.removed})`;
+  return `${what}: ${done}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}`;
 }
