@@ -98,7 +98,15 @@ export interface BudgetStoreOutcome {
 export interface BudgetReport {
   stores: BudgetStoreOutcome[];
   /** null when keep_free is not configured */
-  keep_free: { required_bytes: number; free_bytes: number; short_bytes: number; short_bytes_after: number } | null;
+  keep_free: {
+    required_bytes: number;
+    /** free before the budgets acted (what the reserve released, if it was, included) */
+    free_bytes: number;
+    short_bytes: number;
+    short_bytes_after: number;
+    /** the reserve (`<home>/gc/.reserve`, src/io/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
+    reserve: { path: string; released_bytes: number; put_back: boolean };
+  } | null;
   unmet: BudgetUnmet[];
 }
 

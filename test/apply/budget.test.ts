@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runSweep } from '../../src/apply/sweep.js';
-import type { SweepReport } from '../../src/apply/report.js';
+import { renderHuman, type SweepReport } from '../../src/apply/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { FsSpace } from '../../src/io/statfs.js';
 import { createLogger } from '../../src/log.js';
@@ -25,7 +25,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace; unattended?: boolean; confirmLarge?: boolean } = {}): Promise<SweepReport> {
+async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace | (() => FsSpace); unattended?: boolean; confirmLarge?: boolean } = {}): Promise<SweepReport> {
   const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
   const config = await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
   const space = opts.space;
@@ -35,7 +35,7 @@ async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace; un
     log,
     unattended: opts.unattended === true,
     confirmLarge: opts.confirmLarge === true,
-    ...(space ? { statfs: () => Promise.resolve(space) } : {}),
+    ...(space ? { statfs: () => Promise.resolve(typeof space === 'function' ? space() : space) } : {}),
   });
 }
 
@@ -217,7 +217,7 @@ describe('keep_free', () => {
     session(4);
     const r = await sweep(`keep_free: 10%\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1000, freeBytes: 100 } });
     expect(removed(r)).toEqual([]);
-    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0 });
+    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, put_back: false } });
   });
 
   it('when every removable item together cannot free enough: nothing is removed, budget_unmet on the home', async () => {
@@ -229,6 +229,63 @@ describe('keep_free', () => {
     expect(unmet?.target).toBe(home);
     expect(unmet?.detail).toMatch(/short of keep_free .*: removing all 1 removable item \(.*\) would not free enough, so none was removed for it/);
     expect(r.budget?.keep_free).toMatchObject({ short_bytes: 1 << 30, short_bytes_after: 1 << 30 });
+  });
+});
+
+describe('the keep_free reserve (<home>/gc/.reserve)', () => {
+  const MiB = 1 << 20;
+  const reserve = () => path.join(home, 'gc', '.reserve');
+  const allocated = (p: string) => Number(fs.statSync(p, { bigint: true }).blocks) * 512;
+  const yaml = () => `keep_free: 10M\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`;
+  /** A filesystem with `base` bytes free besides what the reserve holds (freed when it goes). */
+  const fsWith = (base: number) => (): FsSpace => ({ totalBytes: 1e12, freeBytes: base + (fs.existsSync(reserve()) ? 0 : MiB) });
+
+  it('is put in place (real blocks) once keep_free is met with room for it, and not twice', async () => {
+    session(3);
+    const r = await sweep(yaml(), { space: fsWith(100 * MiB) });
+    expect(allocated(reserve())).toBe(MiB);
+    expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, put_back: true });
+    const again = await sweep(yaml(), { space: fsWith(100 * MiB) });
+    expect(again.budget?.keep_free?.reserve).toMatchObject({ released_bytes: 0, put_back: false });
+  });
+
+  it('is not put in place when that would take free space below keep_free', async () => {
+    session(3);
+    const r = await sweep(yaml(), { space: { totalBytes: 1e12, freeBytes: 10 * MiB + MiB - 1 } });
+    expect(fs.existsSync(reserve())).toBe(false);
+    expect(r.budget?.keep_free?.reserve.put_back).toBe(false);
+  });
+
+  it('on a full filesystem a real run releases it and counts it as free; the dry run releases nothing and plans the same', async () => {
+    const ids = [session(4), session(3), session(2), session(1)];
+    const sizes = new Map(ids.map((id) => [id, sessionBytes(id)]));
+    // wanted: the reserve's 1 MiB and one byte more than the oldest session frees
+    const required = MiB + sizes.get(ids[0]!)! + 1;
+    const config = `keep_free: ${required}\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`;
+    await sweep(config, { space: fsWith(100 * MiB) });
+    expect(allocated(reserve())).toBe(MiB);
+    // full: 0 bytes free while the reserve is there; what goes frees what it held
+    const full = (): FsSpace => ({ totalBytes: 1e12, freeBytes: (fs.existsSync(reserve()) ? 0 : MiB) + ids.filter((id) => !fs.existsSync(path.join(root, id))).reduce((n, id) => n + sizes.get(id)!, 0) });
+    const dry = await sweep(config, { dryRun: true, space: full });
+    expect(allocated(reserve())).toBe(MiB);
+    const real = await sweep(config, { space: full });
+    expect(fs.existsSync(reserve())).toBe(false);
+    for (const r of [dry, real]) expect(r.budget?.keep_free).toMatchObject({ free_bytes: MiB, short_bytes: sizes.get(ids[0]!)! + 1, short_bytes_after: 0, reserve: { released_bytes: MiB, put_back: false } });
+    expect(removed(real)).toEqual([[ids[0], 'keep_free'], [ids[1], 'keep_free']]);
+    expect(removed(dry)).toEqual(removed(real));
+    expect(renderHuman(real)).toContain(`of it from releasing the reserve ${reserve()}`);
+    expect(renderHuman(dry)).toContain(`of it from the reserve a real run releases ${reserve()}`);
+  });
+
+  it('a sweep with enough free space leaves it alone; without keep_free a real run removes a leftover one', async () => {
+    session(3);
+    await sweep(yaml(), { space: fsWith(100 * MiB) });
+    await sweep(yaml(), { space: fsWith(5 * MiB) });
+    expect(allocated(reserve())).toBe(MiB);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { dryRun: true });
+    expect(allocated(reserve())).toBe(MiB);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`);
+    expect(fs.existsSync(reserve())).toBe(false);
   });
 });
 

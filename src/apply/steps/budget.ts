@@ -18,6 +18,9 @@
 // - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
 //   the bytes still missing, what held them and the largest items it may not touch; the numbers
 //   are in `report.budget`.
+// - keep_free's reserve (src/io/reserve.ts): what the lock step released counts as free space (a
+//   dry run adds what a real run would release, so both plan alike); once the budgets have acted,
+//   a missing reserve is put back when free space stays at or above keep_free with it in place.
 // - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
 //   before anything is removed for space, what the budgets would remove from each store (counted
 //   together with what age and count already removed there this sweep) is checked against the
@@ -29,6 +32,8 @@ import { CONVERSATIONS_DIR, type ContextScan } from '../../io/inventory.js';
 import { measureDir } from '../../io/remove.js';
 import { Dir, sameIdentity } from '../../io/safe-fs.js';
 import { statFs } from '../../io/statfs.js';
+import { RESERVE_BYTES, RESERVE_NAME, createReserve, fitsReserve, reserveBytes } from '../../io/reserve.js';
+import { GC_DIR } from '../audit.js';
 import { idTimestampMs } from '../../murmur/ids.js';
 import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
 import { formatBytes } from '../report.js';
@@ -195,7 +200,8 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     try {
       const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) : 0);
+      // A dry run released no reserve: count what the real run would have released (lock step).
+      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) + ctx.reserveReleased : 0);
       kf = { required, free, short: Math.max(0, required - free) };
     } catch (err) {
       fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
@@ -245,11 +251,21 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     ledger.settle(choice, freed);
   }
 
+  const putBack = kf ? await keepReserve(ctx, home, kf, ledger.outcomes().filter((o) => stores.find((s) => s.key === o.store)?.keepFree === true).reduce((n, o) => n + o.bytes_freed, 0)) : false;
+
   const unmet = ledger.unmet();
   for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
   ctx.report.budget = {
     stores: ledger.outcomes(),
-    keep_free: kf ? { required_bytes: kf.required, free_bytes: kf.free, short_bytes: kf.short, short_bytes_after: ledger.keepFreeShortBytes } : null,
+    keep_free: kf
+      ? {
+          required_bytes: kf.required,
+          free_bytes: kf.free,
+          short_bytes: kf.short,
+          short_bytes_after: ledger.keepFreeShortBytes,
+          reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, put_back: putBack },
+        }
+      : null,
     unmet,
   };
   return tally;
@@ -327,6 +343,29 @@ async function measured(ctx: SweepContext, target: string, measure: () => Promis
     const code = codeOf(err);
     (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: not measured for its disk budget: ${describeError(err)}` });
     return undefined;
+  }
+}
+
+/**
+ * Put the keep_free reserve back (or, in a dry run, say whether a real run would) when it is
+ * missing and free space stays at or above keep_free with it in place. Never throws.
+ */
+async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number; free: number }, freedOnHomeFs: number): Promise<boolean> {
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    if (ctx.dryRun) return (ctx.reserveReleased > 0 || (await reserveBytes(gc)) === 0) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
+    if ((await reserveBytes(gc)) >= RESERVE_BYTES) return false;
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
+    if (!fitsReserve(space.freeBytes, kf.required)) return false;
+    return await createReserve(gc);
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the keep_free reserve was not put back: ${describeError(err)}`);
+    return false;
+  } finally {
+    await gc?.close();
   }
 }
 
