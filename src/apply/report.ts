@@ -316,7 +316,8 @@ export function budgetLines(b: BudgetReport, dry = false): string[] {
   if (k) {
     const r = k.reserve;
     const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${dry ? 'the reserve a real run releases' : 'releasing the reserve'} ${r.path}, so the audit can be written)` : '';
-    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${dry ? 'would be' : 'is'} put back` : ''}`);
+    const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
+    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${dry ? 'would be' : 'is'} put back` : ''}`);
   }
   return out;
 }

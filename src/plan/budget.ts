@@ -105,7 +105,13 @@ export interface BudgetReport {
     short_bytes: number;
     short_bytes_after: number;
     /** the reserve (`<home>/gc/.reserve`, src/io/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
-    reserve: { path: string; released_bytes: number; put_back: boolean };
+    reserve: {
+      path: string;
+      released_bytes: number;
+      /** added to what keep_free wants while the reserve is missing (0 or RESERVE_BYTES); short_bytes include it */
+      room_bytes: number;
+      put_back: boolean;
+    };
   } | null;
   unmet: BudgetUnmet[];
 }

@@ -217,7 +217,7 @@ describe('keep_free', () => {
     session(4);
     const r = await sweep(`keep_free: 10%\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1000, freeBytes: 100 } });
     expect(removed(r)).toEqual([]);
-    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, put_back: false } });
+    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, room_bytes: 0, put_back: false } });
   });
 
   it('when every removable item together cannot free enough: nothing is removed, budget_unmet on the home', async () => {
@@ -244,7 +244,7 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     session(3);
     const r = await sweep(yaml(), { space: fsWith(100 * MiB) });
     expect(allocated(reserve())).toBe(MiB);
-    expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, put_back: true });
+    expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, room_bytes: 0, put_back: true });
     const again = await sweep(yaml(), { space: fsWith(100 * MiB) });
     expect(again.budget?.keep_free?.reserve).toMatchObject({ released_bytes: 0, put_back: false });
   });
@@ -275,6 +275,33 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     expect(removed(dry)).toEqual(removed(real));
     expect(renderHuman(real)).toContain(`of it from releasing the reserve ${reserve()}`);
     expect(renderHuman(dry)).toContain(`of it from the reserve a real run releases ${reserve()}`);
+  });
+
+  it('while it is missing, keep_free also wants room for it when the removable items can give that, else keep_free alone', async () => {
+    const big = (daysAgo: number) => {
+      const startMs = Date.now() - daysAgo * f.DAY;
+      const id = f.idAt('ses_', startMs);
+      f.writeSession(root, { sessionId: id, startMs, end: true, files: { blob: 'x'.repeat(600 << 10) } });
+      return id;
+    };
+    const ids = [big(3), big(2), big(1)];
+    const sizes = new Map(ids.map((id) => [id, sessionBytes(id)]));
+    // one byte short of keep_free; what goes frees what it held; the reserve takes its MiB
+    const space = (): FsSpace => ({
+      totalBytes: 1e12,
+      freeBytes: 10 * MiB - 1 + ids.filter((id) => !fs.existsSync(path.join(root, id))).reduce((n, id) => n + sizes.get(id)!, 0) - (fs.existsSync(reserve()) ? MiB : 0),
+    });
+    const r = await sweep(yaml(), { space });
+    expect(removed(r)).toEqual([[ids[0], 'keep_free'], [ids[1], 'keep_free']]);
+    expect(r.budget?.keep_free).toMatchObject({ short_bytes: MiB + 1, short_bytes_after: 0, reserve: { room_bytes: MiB, put_back: true } });
+    expect(allocated(reserve())).toBe(MiB);
+    // the one left cannot give keep_free and the room: keep_free alone (one byte short) takes it
+    fs.rmSync(reserve());
+    const only = ids[2]!;
+    const again = await sweep(yaml(), { space: () => ({ totalBytes: 1e12, freeBytes: 10 * MiB - 1 + (fs.existsSync(path.join(root, only)) ? 0 : sizes.get(only)!) }) });
+    expect(removed(again)).toEqual([[only, 'keep_free']]);
+    expect(again.budget?.keep_free).toMatchObject({ short_bytes: 1, short_bytes_after: 0, reserve: { room_bytes: 0, put_back: false } });
+    expect(fs.existsSync(reserve())).toBe(false);
   });
 
   it('a sweep with enough free space leaves it alone; without keep_free a real run removes a leftover one', async () => {

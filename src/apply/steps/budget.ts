@@ -19,8 +19,10 @@
 //   the bytes still missing, what held them and the largest items it may not touch; the numbers
 //   are in `report.budget`.
 // - keep_free's reserve (src/io/reserve.ts): what the lock step released counts as free space (a
-//   dry run adds what a real run would release, so both plan alike); once the budgets have acted,
-//   a missing reserve is put back when free space stays at or above keep_free with it in place.
+//   dry run adds what a real run would release, so both plan alike). While the reserve is missing,
+//   keep_free also wants room for it (RESERVE_BYTES on top) whenever the removable items can
+//   provide that, else keep_free alone; once the budgets have acted, a missing reserve is put
+//   back when free space stays at or above keep_free with it in place.
 // - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
 //   before anything is removed for space, what the budgets would remove from each store (counted
 //   together with what age and count already removed there this sweep) is checked against the
@@ -195,14 +197,14 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   }
 
   // ── keep_free ─────────────────────────────────────────────────────────────────────────────
-  let kf: { required: number; free: number; short: number } | undefined;
+  let kf: { required: number; free: number; short: number; room: number } | undefined;
   if (config.keepFree) {
     try {
       const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
       // A dry run released no reserve: count what the real run would have released (lock step).
       const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) + ctx.reserveReleased : 0);
-      kf = { required, free, short: Math.max(0, required - free) };
+      kf = { required, free, short: Math.max(0, required - free), room: 0 };
     } catch (err) {
       fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
     }
@@ -211,7 +213,14 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
   // (purging what the quarantine holds is not a removal of anything in place: not counted)
   const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store), ...(items.some((i) => i.store === quarantineStore.key) ? [quarantineStore] : [])];
+  // A missing reserve is wanted on top of keep_free, as long as that can be met (else keep_free alone).
+  const reachesKeepFree = (short: number) => planBudgets(stores, items, short).unmet.every((u) => u.reason !== 'keep_free');
+  if (kf && !(await reservePresent(ctx, home))) {
+    const withRoom = Math.max(0, kf.required + RESERVE_BYTES - kf.free);
+    if (withRoom > kf.short && reachesKeepFree(withRoom)) kf = { ...kf, short: withRoom, room: RESERVE_BYTES };
+  }
   guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
+  if (kf && kf.room > 0 && !reachesKeepFree(kf.short)) kf = { ...kf, short: Math.max(0, kf.required - kf.free), room: 0 };
 
   // ── remove, oldest first, until every budget is met ───────────────────────────────────────
   const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
@@ -263,7 +272,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
           free_bytes: kf.free,
           short_bytes: kf.short,
           short_bytes_after: ledger.keepFreeShortBytes,
-          reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, put_back: putBack },
+          reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, room_bytes: kf.room, put_back: putBack },
         }
       : null,
     unmet,
@@ -346,6 +355,22 @@ async function measured(ctx: SweepContext, target: string, measure: () => Promis
   }
 }
 
+/** Whether the keep_free reserve is in place (a dry run: and a real run would not release it). */
+async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
+  if (ctx.reserveReleased > 0) return false;
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    return (await reserveBytes(gc)) >= RESERVE_BYTES;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    return false;
+  } finally {
+    await gc?.close();
+  }
+}
+
 /**
  * Put the keep_free reserve back (or, in a dry run, say whether a real run would) when it is
  * missing and free space stays at or above keep_free with it in place. Never throws.
@@ -382,13 +407,13 @@ function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): numbe
   return n;
 }
 
-function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number } | undefined): string {
+function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; room: number } | undefined): string {
   const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`);
   const heldText = held.length > 0 ? `held by ${held.join(', ')}` : 'nothing else taking part could be removed';
   const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
   const what =
     u.reason === 'keep_free'
-      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted)`
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
       : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
   const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
   const n = u.removable.items;
