@@ -242,6 +242,9 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
 
   it('is put in place (real blocks) once keep_free is met with room for it, and not twice', async () => {
     session(3);
+    const dry = await sweep(yaml(), { dryRun: true, space: fsWith(100 * MiB) });
+    expect(dry.budget?.keep_free?.reserve.put_back).toBe(true);
+    expect(fs.existsSync(reserve())).toBe(false);
     const r = await sweep(yaml(), { space: fsWith(100 * MiB) });
     expect(allocated(reserve())).toBe(MiB);
     expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, room_bytes: 0, put_back: true });

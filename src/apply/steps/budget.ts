@@ -376,11 +376,11 @@ async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
  * missing and free space stays at or above keep_free with it in place. Never throws.
  */
 async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number; free: number }, freedOnHomeFs: number): Promise<boolean> {
+  if (ctx.dryRun) return !(await reservePresent(ctx, home)) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
   let gc: Dir | undefined;
   try {
     if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
     gc = await home.openDir(GC_DIR);
-    if (ctx.dryRun) return (ctx.reserveReleased > 0 || (await reserveBytes(gc)) === 0) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
     if ((await reserveBytes(gc)) >= RESERVE_BYTES) return false;
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
     if (!fitsReserve(space.freeBytes, kf.required)) return false;
