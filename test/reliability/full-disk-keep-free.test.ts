@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
 import { requirement } from '../helpers/requirements.js';
 import { readAudits } from './audit-check.js';
+import { count, figures } from './soak.js';
 
 const MiB = 1 << 20;
 const req = requirement('keep_free on a full filesystem (tmpfs)', ['root', 'tmpfs', 'cmd:mount', 'cmd:umount']);
@@ -23,7 +24,7 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
     T = f.tempDir('rel-full-disk');
     H = path.join(T, 'fs');
     fs.mkdirSync(H);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', H]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', H]);
     mounted = true;
   });
   afterEach(() => {
@@ -45,14 +46,14 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
   };
   const removedBy = (r: Rep) => r.actions.filter((a) => a.kind === 'remove_session').map((a) => [a.target, a.reason]);
 
-  it('at 0 B free one sweep brings it to keep_free, audited, three times in a row; the dry run says the same and releases nothing', () => {
+  it('at 0 B free one sweep brings it to keep_free, audited, every time the disk fills again; the dry run says the same and releases nothing', () => {
     const home = path.join(H, '.murmur');
     const root = path.join(H, 'app', '.murmur');
     const reserve = path.join(home, 'gc', '.reserve');
     const now = Date.now();
-    // thirty finished sessions of ~300 KiB, oldest first
-    const ids = Array.from({ length: 30 }, (_, i) => {
-      const startMs = now - (30 - i) * f.DAY;
+    // 48 finished sessions of ~300 KiB, oldest first
+    const ids = Array.from({ length: 48 }, (_, i) => {
+      const startMs = now - (48 - i) * f.DAY;
       const id = f.idAt('ses_', startMs);
       f.writeSession(root, { sessionId: id, startMs, end: true, files: { blob: 'x'.repeat(300 << 10) } });
       return id;
@@ -68,10 +69,13 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
     expect(allocated(reserve)).toBe(MiB);
 
     let gone = 0;
-    for (let round = 0; round < 3; round++) {
+    const rounds = count(3, 6);
+    const perRound: number[] = [];
+    let minFree = Infinity;
+    for (let round = 0; round < rounds; round++) {
       // Fill the filesystem to its last byte.
       try {
-        fs.writeFileSync(path.join(H, `filler-${round}`), Buffer.alloc(16 * MiB, 1));
+        fs.writeFileSync(path.join(H, `filler-${round}`), Buffer.alloc(20 * MiB, 1));
       } catch {
         // ENOSPC: full
       }
@@ -99,6 +103,8 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
       expect(freed.reduce((n, b) => n + b, 0)).toBeGreaterThanOrEqual(short);
       if (dry) expect(removedBy(f.json<Rep>(dry))).toEqual(removed);
       gone += removed.length;
+      perRound.push(removed.length);
+      minFree = Math.min(minFree, free());
       expect(free()).toBeGreaterThanOrEqual(2 * MiB);
       expect(allocated(reserve)).toBe(MiB);
       for (const id of ids.slice(gone)) expect(fs.existsSync(path.join(root, id))).toBe(true);
@@ -106,5 +112,6 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
       expect(audits.problems).toEqual([]);
       for (const id of ids.slice(0, gone)) expect(audits.sessions.get(id)).toBe(1);
     }
-  });
+    figures('full-disk keep_free', { sweeps_at_0B: rounds, removed_per_sweep: perRound.join('/'), min_free_after_bytes: minFree });
+  }, 120_000);
 });
