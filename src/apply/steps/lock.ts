@@ -2,10 +2,10 @@
 // Guarantees: one sweep at a time (`<home>/gc/sweep.lock`; BusyError → exit 75); a dry run only
 // probes the lock and creates nothing; a home owned by another uid is refused (foreign_owner);
 // no home and no existing configured root stops the sweep with a message and touches nothing.
-// - The keep_free reserve (src/io/reserve.ts) is released before the lock is taken when the
-//   filesystem has less than the reserve free, so the lock, the audit and its intents can be
-//   written; a dry run releases nothing and only notes what a real run would release. Without
-//   keep_free a real run removes a reserve left from an earlier configuration.
+// The keep_free reserve (src/io/reserve.ts) is released before the lock is taken when the
+// filesystem has less than the reserve free, so the lock, the audit and its intents can be
+// written; a dry run releases nothing and only notes what a real run would release. Without
+// keep_free a real run removes a reserve left from an earlier configuration.
 import { BusyError, Codes, GcError, describeError } from '../../errors.js';
 import { LOCK_STALE_MS, acquireLock, probeLock, sweepLockPath } from '../../io/lock.js';
 import { readOwnerFile } from '../../io/lock-owner.js';
