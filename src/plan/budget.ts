@@ -134,6 +134,8 @@ export class BudgetLedger {
   private readonly failed = new Set<BudgetItem>();
   private keepFreeShort: number;
   private pending: BudgetChoice | undefined;
+  /** per store: bytes of the removable items not yet tried */
+  private readonly untried = new Map<string, number>();
   /** removals per budget: store key for max_bytes, '' for keep_free */
   private readonly removedFor = new Map<string, number>();
 
@@ -145,6 +147,7 @@ export class BudgetLedger {
     for (const s of stores) this.total.set(s.key, 0);
     for (const i of items) this.total.set(i.store, (this.total.get(i.store) ?? 0) + i.bytes);
     for (const [k, v] of this.total) this.before.set(k, v);
+    for (const i of items) if (i.held === undefined) this.untried.set(i.store, (this.untried.get(i.store) ?? 0) + i.bytes);
   }
 
   private store(key: string): BudgetStore | undefined {
@@ -165,10 +168,14 @@ export class BudgetLedger {
 
   private readonly inKeepFree = (i: BudgetItem): boolean => this.store(i.store)?.keepFree === true;
 
-  /** Bytes all removable items still left (of those `filter` keeps) would free together. */
-  private reachable(filter: (i: BudgetItem) => boolean): number {
+  /** Bytes all removable items not yet tried in `store` would free together. */
+  private reachable(store: string): number {
+    return this.untried.get(store) ?? 0;
+  }
+
+  private reachableForKeepFree(): number {
     let n = 0;
-    for (const i of this.items) if (filter(i) && this.candidate(i)) n += i.bytes;
+    for (const s of this.stores) if (s.keepFree) n += this.reachable(s.key);
     return n;
   }
 
@@ -180,11 +187,11 @@ export class BudgetLedger {
     if (this.pending) throw new Error('BudgetLedger: settle() the previous choice first');
     for (const s of this.stores) {
       const over = this.over(s);
-      if (over <= 0 || this.reachable(this.inStore(s.key)) < over) continue;
+      if (over <= 0 || this.reachable(s.key) < over) continue;
       const item = this.items.find((i) => i.store === s.key && this.candidate(i));
       if (item) return (this.pending = { item, reason: 'max_bytes' });
     }
-    if (this.keepFreeShort > 0 && this.reachable(this.inKeepFree) >= this.keepFreeShort) {
+    if (this.keepFreeShort > 0 && this.reachableForKeepFree() >= this.keepFreeShort) {
       const item = this.items.find((i) => this.candidate(i) && this.inKeepFree(i));
       if (item) return (this.pending = { item, reason: 'keep_free' });
     }
@@ -197,6 +204,7 @@ export class BudgetLedger {
     this.pending = undefined;
     const { item } = choice;
     this.tried.add(item);
+    this.untried.set(item.store, (this.untried.get(item.store) ?? 0) - item.bytes);
     const budget = choice.reason === 'max_bytes' ? item.store : '';
     this.removedFor.set(budget, (this.removedFor.get(budget) ?? 0) + (freed === undefined ? 0 : 1));
     if (freed === undefined) {
