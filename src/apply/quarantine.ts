@@ -2,8 +2,8 @@
 // (layout: src/murmur/quarantine.ts; the moves: src/io/quarantine.ts).
 // Guarantees:
 // - `ls` is read-only: held sessions of the configured sessions roots and the items of
-//   `<home>/gc/quarantine`, with where each came from, when it goes and its bytes (regular-file
-//   bytes, walked descriptor-relatively without following links or crossing mounts).
+//   `<home>/gc/quarantine`, with where each came from, when it goes and its bytes (allocated
+//   bytes, as `du` counts them, walked descriptor-relatively without following links or crossing mounts).
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
 //   It puts an item back only where nothing of that name exists now (else `restore_exists`,
 //   nothing changed), through descriptors, never replacing anything. A `ses_` id is a session;

@@ -289,7 +289,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   lines.push(
     `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
   );
-  if (r.budget) lines.push(...budgetLines(r.budget));
+  if (r.budget) lines.push(...budgetLines(r.budget, r.dry_run));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
     const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
@@ -339,11 +339,16 @@ export function formatDuration(ms: number): string {
 }
 
 /** One line per budgeted store and one for keep_free (sizes measured after age and count). */
-export function budgetLines(b: BudgetReport): string[] {
+export function budgetLines(b: BudgetReport, dry = false): string[] {
   const out = b.stores.map(
     (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
   );
   const k = b.keep_free;
-  if (k) out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}, ${formatBytes(k.free_bytes)} free before, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}`);
+  if (k) {
+    const r = k.reserve;
+    const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${dry ? 'the reserve a real run releases' : 'releasing the reserve'} ${r.path}, so the audit can be written)` : '';
+    const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
+    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${dry ? 'would be' : 'is'} put back` : ''}`);
+  }
   return out;
 }

@@ -23,6 +23,7 @@ import { readOwnerFile } from '../io/lock-owner.js';
 import { GC_DIR_NAME } from '../io/paths.js';
 import { sidecarTempPid } from '../io/quarantine.js';
 import { QUARANTINE_DIR, parseItemDirName } from '../murmur/quarantine.js';
+import { allocatedBytes } from '../io/remove.js';
 import { probeProcess } from '../io/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../io/safe-fs.js';
 
@@ -184,7 +185,7 @@ async function removeAuditStaging(gc: Dir, out: RemovedTemp[]): Promise<void> {
           break;
         }
         files.push(e);
-        bytes += Number(est.size);
+        bytes += allocatedBytes(est);
       }
       if (files.length !== entries.length) continue;
       for (const e of files) await d.unlink(e);
@@ -232,6 +233,6 @@ async function removeIn(dir: Dir, out: RemovedTemp[], pidOf: (name: string) => n
     const again = await dir.lstat(name);
     if (!again || !sameIdentity(identityOf(again), identityOf(st))) continue;
     await dir.unlink(name);
-    out.push({ path: dir.display(name), pid, bytes: Number(st.size) });
+    out.push({ path: dir.display(name), pid, bytes: allocatedBytes(st) });
   }
 }

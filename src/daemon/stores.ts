@@ -4,9 +4,11 @@
 // aside (`.murmur-gc-kept.*` in a sessions root, a record store or `<home>/gc/quarantine`).
 // Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
 // descriptor-relatively without following links or crossing mounts (src/io/remove.ts
-// `measureDir`); bytes are regular-file bytes; an entry that cannot be read is counted in
+// `measureDir`); bytes are allocated bytes (what `du` counts, as the disk budgets count them: a
+// sparse file counts its blocks, not its length); an entry that cannot be read is counted in
 // `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
-// inventory (src/io/inventory.ts), which reads only their header line, never a message.
+// inventory (src/io/inventory.ts), which reads only their header line, never a message; each
+// context directory is measured whole, as `max_bytes` measures it.
 import { listHeld } from '../apply/quarantine.js';
 import { CONVERSATIONS_DIR, scanRecords } from '../io/inventory.js';
 import { GC_DIR_NAME } from '../io/paths.js';
@@ -173,6 +175,33 @@ async function measureRecords(home: Dir, homePath: string, out: StoreSizes['reco
   const scan = await scanRecords(home, homePath, { collectModes: false, nowMs: Date.now(), debrisAgeMs: Infinity, isPidAlive: () => true });
   out.stores = new Set(scan.contexts.map((c) => c.store)).size;
   out.records = scan.contexts.length;
-  out.bytes = scan.contexts.reduce((n, c) => n + c.file.size, 0);
   out.unreadable = scan.problems.length;
+  out.bytes = 0;
+  const byStore = new Map<string, typeof scan.contexts>();
+  for (const c of scan.contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  for (const [store, contexts] of byStore) {
+    let dir: Dir | undefined;
+    try {
+      const conv = await home.openDir(CONVERSATIONS_DIR);
+      try {
+        dir = await conv.openDir(store);
+      } finally {
+        await conv.close();
+      }
+    } catch {
+      out.unreadable += contexts.length;
+      continue;
+    }
+    try {
+      for (const c of contexts) {
+        try {
+          out.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
+        } catch {
+          out.unreadable++;
+        }
+      }
+    } finally {
+      await dir.close();
+    }
+  }
 }

@@ -18,6 +18,10 @@
 //   it still cannot go) and reports what is still kept aside until it is gone.
 // - An interrupted removal leaves only a trash directory, which the next sweep finishes
 //   (`process_interrupted`).
+// - Sizes (measured or removed) are allocated bytes, what `du` counts: st_blocks × 512 of every
+//   entry of the tree, directories (the top one too) and links included, a file with several
+//   links counted once per walk — so a sparse file counts what it holds on disk, not its length
+//   (README "Disk budgets").
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from '../murmur/ids.js';
@@ -29,6 +33,7 @@ const KEEP_OPEN = 64;
 export const KEPT_PREFIX = '.murmur-gc-kept.';
 
 export interface RemovalStats {
+  /** Allocated bytes (st_blocks × 512), as `du` counts them. */
   bytes: number;
   files: number;
   dirs: number;
@@ -40,7 +45,7 @@ function emptyStats(): RemovalStats {
   return { bytes: 0, files: 0, dirs: 0, modesRestored: 0 };
 }
 
-/** Sum the regular-file bytes under a directory without changing anything (dry runs, reports). */
+/** The allocated bytes of a directory tree, without changing anything (budgets, dry runs, status). */
 export async function measureDir(parent: Dir, name: string, expect?: Identity, signal?: AbortSignal): Promise<RemovalStats> {
   const d = await parent.openDir(name, expect);
   try {
@@ -77,6 +82,11 @@ async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boole
   }
 }
 
+/** What an entry holds on disk: st_blocks × 512 (`du`'s measure), whatever its length says. */
+export function allocatedBytes(st: BigIntStats): number {
+  return Number(st.blocks) * 512;
+}
+
 /**
  * Walk (and optionally empty) `top`; `top` itself is neither closed nor removed. Removing, an
  * entry that cannot go (another user's directory, a mount, a directory left non-empty by one) is
@@ -85,6 +95,9 @@ async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boole
  */
 async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<RemovalStats> {
   const stats = emptyStats();
+  stats.bytes += allocatedBytes(top.stat);
+  /** inodes with several links already counted in this walk */
+  const linked = new Set<bigint>();
   const stack: Frame[] = [{ dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 }];
   let firstError: Error | undefined;
   const passOver = (err: unknown) => {
@@ -127,6 +140,7 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
           continue;
         }
         if (!sub) continue;
+        stats.bytes += allocatedBytes(st);
         let names: string[];
         try {
           names = await sub.list();
@@ -152,7 +166,8 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
             continue;
           }
         }
-        if (st.isFile()) stats.bytes += Number(st.size);
+        if (st.nlink <= 1n || !linked.has(st.ino)) stats.bytes += allocatedBytes(st);
+        if (st.nlink > 1n) linked.add(st.ino);
         stats.files++;
       }
     }

@@ -10,6 +10,12 @@
 //    conversation.jsonl; ties by name), until the store is at or under its budget.
 // 3. Then `keep_free`: while the home's filesystem is short, the oldest removable item across
 //    every store taking part (a store with a policy on the home's filesystem) goes first.
+// All or nothing (README "Disk budgets"): a budget is acted on only while the removable items
+//    left could still meet it — the store's for `max_bytes` (what the quarantine holds for it
+//    included), every store taking part for `keep_free`. When even all of them together would
+//    not, nothing more is removed for that budget (none at all when that is so from the start)
+//    and it is reported unmet with the largest items it may not touch. When they could, the
+//    oldest go in order, none skipped, until it is met: the fewest oldest items that meet it.
 // Under 2 and 3, what the undo window (`quarantine:`) holds goes first, oldest hold first: a
 // held item counts towards the store it came from (sessions are held inside their root; held
 // contexts and dropped lines are charged to their record store, or — when that store takes no
@@ -18,8 +24,9 @@
 //    Bytes freed under step 2 count towards step 3 when the store is on that filesystem.
 // Guarantees: an item that is not removable (live session or context, another user's, a record
 // whose header does not name the policy's capsule) is never chosen; a removal that did not
-// happen (settled with `undefined`) frees nothing and the next item is chosen instead; every
-// store left over its budget, and a keep_free still short, is reported with what held it.
+// happen (settled with `undefined`) frees nothing and the next item is chosen instead (while the
+// rest can still meet the budget); every store left over its budget, and a keep_free still short,
+// is reported with what held it, the largest items it could not touch and what it left in place.
 // No fs, no clock.
 
 export type BudgetReason = 'max_bytes' | 'keep_free';
@@ -64,7 +71,16 @@ export interface BudgetUnmet {
   bytesShort: number;
   /** what stayed, by code, with bytes (`failed` counts removals that did not happen) */
   held: Record<string, { items: number; bytes: number }>;
+  /** removable items left in place because all of them together would not meet the budget */
+  removable: { items: number; bytes: number };
+  /** items removed for this budget before it was found out of reach (a removal failed); usually 0 */
+  removed: number;
+  /** the largest items the budget may not touch, largest first (at most UNMET_LARGEST) */
+  largest: { target: string; code: string; bytes: number }[];
 }
+
+/** How many of the largest untouchable items an unmet budget names. */
+export const UNMET_LARGEST = 3;
 
 export interface BudgetStoreOutcome {
   store: string;
@@ -82,7 +98,21 @@ export interface BudgetStoreOutcome {
 export interface BudgetReport {
   stores: BudgetStoreOutcome[];
   /** null when keep_free is not configured */
-  keep_free: { required_bytes: number; free_bytes: number; short_bytes: number; short_bytes_after: number } | null;
+  keep_free: {
+    required_bytes: number;
+    /** free before the budgets acted (what the reserve released, if it was, included) */
+    free_bytes: number;
+    short_bytes: number;
+    short_bytes_after: number;
+    /** the reserve (`<home>/gc/.reserve`, src/io/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
+    reserve: {
+      path: string;
+      released_bytes: number;
+      /** added to what keep_free wants while the reserve is missing (0 or RESERVE_BYTES); short_bytes include it */
+      room_bytes: number;
+      put_back: boolean;
+    };
+  } | null;
   unmet: BudgetUnmet[];
 }
 
@@ -104,6 +134,10 @@ export class BudgetLedger {
   private readonly failed = new Set<BudgetItem>();
   private keepFreeShort: number;
   private pending: BudgetChoice | undefined;
+  /** per store: bytes of the removable items not yet tried */
+  private readonly untried = new Map<string, number>();
+  /** removals per budget: store key for max_bytes, '' for keep_free */
+  private readonly removedFor = new Map<string, number>();
 
   /** `keepFreeShort`: bytes missing from keep_free now (0 when met or not configured). */
   constructor(stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number) {
@@ -113,6 +147,7 @@ export class BudgetLedger {
     for (const s of stores) this.total.set(s.key, 0);
     for (const i of items) this.total.set(i.store, (this.total.get(i.store) ?? 0) + i.bytes);
     for (const [k, v] of this.total) this.before.set(k, v);
+    for (const i of items) if (i.held === undefined) this.untried.set(i.store, (this.untried.get(i.store) ?? 0) + i.bytes);
   }
 
   private store(key: string): BudgetStore | undefined {
@@ -127,16 +162,37 @@ export class BudgetLedger {
     return i.held === undefined && !this.tried.has(i);
   }
 
-  /** The next removal, or undefined when every budget is met or nothing removable is left. */
+  private inStore(key: string): (i: BudgetItem) => boolean {
+    return (i) => i.store === key;
+  }
+
+  private readonly inKeepFree = (i: BudgetItem): boolean => this.store(i.store)?.keepFree === true;
+
+  /** Bytes all removable items not yet tried in `store` would free together. */
+  private reachable(store: string): number {
+    return this.untried.get(store) ?? 0;
+  }
+
+  private reachableForKeepFree(): number {
+    let n = 0;
+    for (const s of this.stores) if (s.keepFree) n += this.reachable(s.key);
+    return n;
+  }
+
+  /**
+   * The next removal, or undefined when every budget is met or out of reach (what is removable
+   * would not meet it: then nothing is removed for it).
+   */
   next(): BudgetChoice | undefined {
     if (this.pending) throw new Error('BudgetLedger: settle() the previous choice first');
     for (const s of this.stores) {
-      if (this.over(s) <= 0) continue;
+      const over = this.over(s);
+      if (over <= 0 || this.reachable(s.key) < over) continue;
       const item = this.items.find((i) => i.store === s.key && this.candidate(i));
       if (item) return (this.pending = { item, reason: 'max_bytes' });
     }
-    if (this.keepFreeShort > 0) {
-      const item = this.items.find((i) => this.candidate(i) && this.store(i.store)?.keepFree === true);
+    if (this.keepFreeShort > 0 && this.reachableForKeepFree() >= this.keepFreeShort) {
+      const item = this.items.find((i) => this.candidate(i) && this.inKeepFree(i));
       if (item) return (this.pending = { item, reason: 'keep_free' });
     }
     return undefined;
@@ -148,6 +204,9 @@ export class BudgetLedger {
     this.pending = undefined;
     const { item } = choice;
     this.tried.add(item);
+    this.untried.set(item.store, (this.untried.get(item.store) ?? 0) - item.bytes);
+    const budget = choice.reason === 'max_bytes' ? item.store : '';
+    this.removedFor.set(budget, (this.removedFor.get(budget) ?? 0) + (freed === undefined ? 0 : 1));
     if (freed === undefined) {
       this.failed.add(item);
       return;
@@ -171,16 +230,48 @@ export class BudgetLedger {
     return out;
   }
 
+  private removableIn(filter: (i: BudgetItem) => boolean): BudgetUnmet['removable'] {
+    const r = { items: 0, bytes: 0 };
+    for (const i of this.items) {
+      if (filter(i) && this.candidate(i)) {
+        r.items++;
+        r.bytes += i.bytes;
+      }
+    }
+    return r;
+  }
+
+  private largestIn(filter: (i: BudgetItem) => boolean): BudgetUnmet['largest'] {
+    const out: BudgetUnmet['largest'] = [];
+    for (const i of this.items) {
+      const code = this.failed.has(i) ? 'failed' : i.held;
+      if (filter(i) && code !== undefined) out.push({ target: i.target, code, bytes: i.bytes });
+    }
+    out.sort((a, b) => b.bytes - a.bytes || (a.target < b.target ? -1 : a.target > b.target ? 1 : 0));
+    return out.slice(0, UNMET_LARGEST);
+  }
+
+  private unmetOf(store: string | undefined, label: string, reason: BudgetReason, bytesShort: number, filter: (i: BudgetItem) => boolean): BudgetUnmet {
+    return {
+      store,
+      label,
+      reason,
+      bytesShort,
+      held: this.heldIn(filter),
+      removable: this.removableIn(filter),
+      removed: this.removedFor.get(store ?? '') ?? 0,
+      largest: this.largestIn(filter),
+    };
+  }
+
   /** Budgets still not met once `next()` has nothing left. */
   unmet(): BudgetUnmet[] {
     const out: BudgetUnmet[] = [];
     for (const s of this.stores) {
       const over = this.over(s);
-      if (over > 0) out.push({ store: s.key, label: s.label, reason: 'max_bytes', bytesShort: over, held: this.heldIn((i) => i.store === s.key) });
+      if (over > 0) out.push(this.unmetOf(s.key, s.label, 'max_bytes', over, this.inStore(s.key)));
     }
-    if (this.keepFreeShort > 0) {
-      out.push({ store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: this.keepFreeShort, held: this.heldIn((i) => this.store(i.store)?.keepFree === true) });
-    }
+    if (this.keepFreeShort > 0) out.push(this.unmetOf(undefined, 'keep_free', 'keep_free', this.keepFreeShort, this.inKeepFree));
     return out;
   }
 

@@ -1,5 +1,6 @@
 // The undo window (`quarantine:`) through the real sweep and restore, in process (the clock and
 // free space are injected).
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -291,8 +292,10 @@ describe('disk budgets under pressure purge the quarantine first', () => {
     const ids = [session(3, 5000), session(2, 5000), session(1, 5000)];
     await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
     expect(held(root)).toHaveLength(1);
-    // three sessions in place (~15.6 KB) plus the held one (~5.6 KB): a 17000-byte budget needs one to go
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 17000\n`;
+    // three sessions in place plus the held one (allocated bytes, as du counts them): a budget
+    // just above the three needs one to go
+    const inPlace = Number(execFileSync('du', ['-s', '-B1', '-c', ...ids.map((id) => path.join(root, id))], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${inPlace + 100}\n`;
     const dry = await sweep(yaml, { dryRun: true });
     const r = await sweep(yaml);
     expect(r.errors).toEqual([]);

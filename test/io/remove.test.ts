@@ -1,5 +1,6 @@
 // Whole-directory removal: links removed as links, identity re-checked, a failed verification puts
 // the directory back, and sizes are measured without changing anything.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -20,19 +21,25 @@ beforeEach(() => {
 });
 afterEach(() => rmrf(T));
 
+/** `du -s -B1`: the allocated bytes of a tree (every entry's blocks, a hard-linked file once). */
+function duBytes(p: string): number {
+  return Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
+}
+
 async function ident(p: string) {
   return identityOf(await fs.promises.lstat(p, { bigint: true }));
 }
 
 describe('removeDir', () => {
-  it('removes the whole directory, links as links, and reports the regular bytes', async () => {
+  it('removes the whole directory, links as links, and reports the bytes du counts', async () => {
     const root = await Dir.open(path.join(T, 'root'));
     const id = await ident(path.join(T, 'root', 'ses_a'));
-    expect((await measureDir(root, 'ses_a', id)).bytes).toBe(15);
+    const du = duBytes(path.join(T, 'root', 'ses_a'));
+    expect((await measureDir(root, 'ses_a', id)).bytes).toBe(du);
     expect(fs.existsSync(path.join(T, 'root', 'ses_a'))).toBe(true);
     const stats = await removeDir(root, 'ses_a', id, { runId: 'ses_run' });
     await root.close();
-    expect(stats.bytes).toBe(15);
+    expect(stats.bytes).toBe(du);
     expect(fs.readdirSync(path.join(T, 'root'))).toEqual([]);
     expect(fs.readFileSync(path.join(T, 'outside', 'keep'), 'utf8')).toBe('keep');
   });
@@ -59,5 +66,25 @@ describe('removeDir', () => {
     await root.close();
     expect(fs.readdirSync(path.join(T, 'root'))).toEqual(['ses_a']);
     expect(fs.readFileSync(path.join(T, 'root', 'ses_a', 'blobs', 'b'), 'utf8')).toBe('yyyyy');
+  });
+});
+
+describe('measureDir counts allocated bytes (what du counts)', () => {
+  it('a sparse 1 TiB file counts the blocks it holds, not its length; a file linked twice counts once', async () => {
+    const ses = path.join(T, 'root', 'ses_a');
+    fs.writeFileSync(path.join(ses, 'dense'), Buffer.alloc(100_000, 1));
+    const sparse = path.join(ses, 'sparse');
+    fs.writeFileSync(sparse, 'tail');
+    fs.truncateSync(sparse, 2 ** 40);
+    fs.linkSync(path.join(ses, 'dense'), path.join(ses, 'blobs', 'dense-again'));
+    const root = await Dir.open(path.join(T, 'root'));
+    try {
+      const bytes = (await measureDir(root, 'ses_a', await ident(ses))).bytes;
+      expect(bytes).toBe(duBytes(ses));
+      expect(bytes).toBeGreaterThanOrEqual(100_000);
+      expect(bytes).toBeLessThan(1 << 20);
+    } finally {
+      await root.close();
+    }
   });
 });

@@ -21,12 +21,60 @@ describe('max_bytes', () => {
   });
 
   it('live and foreign items are never chosen; they are reported as what held the budget', () => {
-    const items = [item(S.key, 'old-live', 1, 90, 'live_session'), item(S.key, 'mid', 2, 30), item(S.key, 'new-foreign', 3, 50, 'foreign_owner')];
+    const items = [item(S.key, 'old-live', 1, 60, 'live_session'), item(S.key, 'mid', 2, 30), item(S.key, 'new-foreign', 3, 20, 'foreign_owner')];
     const { remove, unmet } = planBudgets([S], items, 0);
     expect(remove.map((c) => c.item.target)).toEqual(['mid']);
+    expect(unmet).toEqual([]);
+  });
+
+  it('all or nothing: when every removable item together cannot bring the store under, none is removed and the largest it may not touch are named', () => {
+    const items = [item(S.key, 'old-live', 1, 90, 'live_session'), item(S.key, 'mid', 2, 30), item(S.key, 'new-foreign', 3, 50, 'foreign_owner')];
+    const { remove, unmet } = planBudgets([S], items, 0);
+    expect(remove).toEqual([]);
     expect(unmet).toEqual([
-      { store: S.key, label: '/r', reason: 'max_bytes', bytesShort: 40, held: { live_session: { items: 1, bytes: 90 }, foreign_owner: { items: 1, bytes: 50 } } },
+      {
+        store: S.key,
+        label: '/r',
+        reason: 'max_bytes',
+        bytesShort: 70,
+        held: { live_session: { items: 1, bytes: 90 }, foreign_owner: { items: 1, bytes: 50 } },
+        removable: { items: 1, bytes: 30 },
+        removed: 0,
+        largest: [
+          { target: 'old-live', code: 'live_session', bytes: 90 },
+          { target: 'new-foreign', code: 'foreign_owner', bytes: 50 },
+        ],
+      },
     ]);
+  });
+
+  it('a live session grown to 5 MB under a 1M budget: none of the 15 finished sessions goes', () => {
+    const M = 1 << 20;
+    const items = [item(S.key, 'live', 0, 5 * M, 'live_session'), ...Array.from({ length: 15 }, (_, i) => item(S.key, `done-${i}`, i + 1, 20_000))];
+    const { remove, unmet } = planBudgets([{ ...S, maxBytes: M }], items, 0);
+    expect(remove).toEqual([]);
+    expect(unmet[0]).toMatchObject({ bytesShort: 4 * M + 15 * 20_000, removable: { items: 15, bytes: 300_000 }, largest: [{ target: 'live', code: 'live_session', bytes: 5 * M }] });
+  });
+
+  it('at most three of the largest untouchable items are named, largest first', () => {
+    const items = [1, 5, 3, 4, 2].map((b) => item(S.key, `held-${b}`, b, b * 100, 'live_session'));
+    expect(planBudgets([S], items, 0).unmet[0]?.largest.map((l) => l.target)).toEqual(['held-5', 'held-4', 'held-3']);
+  });
+
+  it('the fewest oldest: the oldest go in order, none skipped, until the budget is met', () => {
+    // 130 bytes, budget 100, 30 over: a and b (20) are not enough, c makes it; d stays. (c alone
+    // would be fewer items, but it is not the oldest: the age order is never skipped.)
+    const items = [item(S.key, 'a', 1, 10), item(S.key, 'b', 2, 10), item(S.key, 'c', 3, 100), item(S.key, 'd', 4, 10)];
+    expect(planBudgets([S], items, 0).remove.map((c) => c.item.target)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('what the quarantine holds for the store counts towards what is reachable', () => {
+    const held = { ...item(S.key, 'held', 9_000, 50), quarantined: true };
+    const items = [item(S.key, 'live', 1, 100, 'live_session'), item(S.key, 'done', 2, 30), held];
+    // 180 bytes, 80 over: done (30) alone cannot, with the held item (50) it can.
+    expect(planBudgets([S], items, 0).remove.map((c) => c.item.target)).toEqual(['held', 'done']);
+    // the same held item of another user (not purgeable): done alone cannot reach, so it stays
+    expect(planBudgets([S], [...items.slice(0, 2), { ...held, held: 'foreign_owner' }], 0).remove).toEqual([]);
   });
 
   it('ties in age go by name; the oldest goes first whatever the input order', () => {
@@ -52,13 +100,33 @@ describe('keep_free', () => {
     expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['s-old', 'max_bytes']]);
   });
 
-  it('reports what could not be freed when nothing removable is left', () => {
+  it('all or nothing: when every removable item together cannot free enough, none is removed', () => {
     const items = [item(R.key, 'live', 1, 10, 'live_context'), item(R.key, 'mine', 2, 10), item(R.key, 'theirs', 3, 10, 'not_owned')];
     const { remove, unmet } = planBudgets([R], items, 100);
-    expect(remove.map((c) => c.item.target)).toEqual(['mine']);
+    expect(remove).toEqual([]);
     expect(unmet).toEqual([
-      { store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: 90, held: { live_context: { items: 1, bytes: 10 }, not_owned: { items: 1, bytes: 10 } } },
+      {
+        store: undefined,
+        label: 'keep_free',
+        reason: 'keep_free',
+        bytesShort: 100,
+        held: { live_context: { items: 1, bytes: 10 }, not_owned: { items: 1, bytes: 10 } },
+        removable: { items: 1, bytes: 10 },
+        removed: 0,
+        largest: [
+          { target: 'live', code: 'live_context', bytes: 10 },
+          { target: 'theirs', code: 'not_owned', bytes: 10 },
+        ],
+      },
     ]);
+  });
+
+  it('a max_bytes out of reach removes nothing for itself; keep_free may still take from that store', () => {
+    const items = [item(S.key, 'live', 1, 500, 'live_session'), item(S.key, 's-old', 2, 40), item(R.key, 'r', 3, 40)];
+    const { remove, unmet } = planBudgets([S, R], items, 30);
+    expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['s-old', 'keep_free']]);
+    // (s-old went for keep_free: the store is 400 over after it)
+    expect(unmet.map((u) => [u.reason, u.bytesShort, u.removed])).toEqual([['max_bytes', 400, 0]]);
   });
 });
 
@@ -79,10 +147,44 @@ describe('ledger', () => {
     expect(ledger.outcomes()).toEqual([{ store: S.key, label: '/r', max_bytes: 100, bytes_before: 180, bytes_after: 60, removed: 2, bytes_freed: 120, held_purged: 0 }]);
   });
 
-  it('a failed removal is reported among what held the budget', () => {
+  it('a failed removal is reported among what held the budget; when the rest can no longer meet it, they stay', () => {
     const ledger = new BudgetLedger([{ ...S, maxBytes: 50 }], [item(S.key, 'a', 1, 60), item(S.key, 'b', 2, 60), item(S.key, 'c', 3, 60)], 0);
-    for (let c = ledger.next(); c; c = ledger.next()) ledger.settle(c, c.item.target === 'a' ? undefined : c.item.bytes);
-    expect(ledger.unmet()).toEqual([{ store: S.key, label: '/r', reason: 'max_bytes', bytesShort: 10, held: { failed: { items: 1, bytes: 60 } } }]);
+    const first = ledger.next()!;
+    ledger.settle(first, undefined);
+    // 130 over; b and c (120) would leave it 10 over: nothing more is removed
+    expect(ledger.next()).toBeUndefined();
+    expect(ledger.unmet()).toEqual([
+      {
+        store: S.key,
+        label: '/r',
+        reason: 'max_bytes',
+        bytesShort: 130,
+        held: { failed: { items: 1, bytes: 60 } },
+        removable: { items: 2, bytes: 120 },
+        removed: 0,
+        largest: [{ target: 'a', code: 'failed', bytes: 60 }],
+      },
+    ]);
+  });
+
+  it('a failure after removals: what was removed for the budget is counted in the unmet report', () => {
+    const ledger = new BudgetLedger([{ ...S, maxBytes: 60 }], [item(S.key, 'a', 1, 60), item(S.key, 'b', 2, 60), item(S.key, 'c', 3, 60), item(S.key, 'd', 4, 60)], 0);
+    const seen: string[] = [];
+    for (let c = ledger.next(); c; c = ledger.next()) {
+      seen.push(c.item.target);
+      ledger.settle(c, c.item.target === 'b' ? undefined : c.item.bytes);
+    }
+    // 180 over: a goes (120 over), b fails, c and d (120) still reach: both go.
+    expect(seen).toEqual(['a', 'b', 'c', 'd']);
+    expect(ledger.unmet()).toEqual([]);
+    const l2 = new BudgetLedger([{ ...S, maxBytes: 60 }], [item(S.key, 'a', 1, 60), item(S.key, 'b', 2, 60), item(S.key, 'c', 3, 60), item(S.key, 'd', 4, 60)], 0);
+    for (let c = l2.next(); c; c = l2.next()) l2.settle(c, c.item.target === 'c' ? undefined : c.item.bytes);
+    // a, b go (60 over), c fails, d (60) still reaches: goes; met.
+    expect(l2.unmet()).toEqual([]);
+    const l3 = new BudgetLedger([{ ...S, maxBytes: 30 }], [item(S.key, 'a', 1, 60), item(S.key, 'b', 2, 60), item(S.key, 'c', 3, 60)], 0);
+    for (let c = l3.next(); c; c = l3.next()) l3.settle(c, c.item.target === 'b' ? undefined : c.item.bytes);
+    // 150 over: a goes (90 over), b fails, c (60) cannot reach: stays.
+    expect(l3.unmet()).toEqual([expect.objectContaining({ bytesShort: 90, removed: 1, removable: { items: 1, bytes: 60 } })]);
   });
 
   it('settle() must answer the choice next() made', () => {

@@ -13,8 +13,16 @@
 //   own code (rename to trash, re-verify, then delete; intent audited first) with reason
 //   `max_bytes` or `keep_free`; a removal that does not happen frees nothing and the next oldest
 //   item is tried.
+// - All or nothing (src/plan/budget.ts): a budget that removing every removable item could not
+//   meet removes nothing; one that it could removes the fewest oldest items that meet it.
 // - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
-//   the bytes still missing and what held them; the numbers are in `report.budget`.
+//   the bytes still missing, what held them and the largest items it may not touch; the numbers
+//   are in `report.budget`.
+// - keep_free's reserve (src/io/reserve.ts): what the lock step released counts as free space (a
+//   dry run adds what a real run would release, so both plan alike). While the reserve is missing,
+//   keep_free also wants room for it (RESERVE_BYTES on top) whenever the removable items can
+//   provide that, else keep_free alone; once the budgets have acted, a missing reserve is put
+//   back when free space stays at or above keep_free with it in place.
 // - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
 //   before anything is removed for space, what the budgets would remove from each store (counted
 //   together with what age and count already removed there this sweep) is checked against the
@@ -30,6 +38,8 @@ import { CONVERSATIONS_DIR, type ContextScan } from '../../io/inventory.js';
 import { measureDir } from '../../io/remove.js';
 import { Dir, sameIdentity } from '../../io/safe-fs.js';
 import { statFs } from '../../io/statfs.js';
+import { RESERVE_BYTES, RESERVE_NAME, createReserve, fitsReserve, reserveBytes } from '../../io/reserve.js';
+import { GC_DIR } from '../audit.js';
 import { idTimestampMs } from '../../murmur/ids.js';
 import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
 import { formatBytes } from '../report.js';
@@ -191,13 +201,14 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   }
 
   // ── keep_free ─────────────────────────────────────────────────────────────────────────────
-  let kf: { required: number; free: number; short: number } | undefined;
+  let kf: { required: number; free: number; short: number; room: number } | undefined;
   if (config.keepFree) {
     try {
       const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) : 0);
-      kf = { required, free, short: Math.max(0, required - free) };
+      // A dry run released no reserve: count what the real run would have released (lock step).
+      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) + ctx.reserveReleased : 0);
+      kf = { required, free, short: Math.max(0, required - free), room: 0 };
     } catch (err) {
       fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
     }
@@ -212,7 +223,14 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     const rc = recordItems.get(i);
     return rc && ctx.protection.context(rc.r.name)(i.target) ? `${rc.r.name}/${i.target}` : undefined;
   });
+  // A missing reserve is wanted on top of keep_free, as long as that can be met (else keep_free alone).
+  const reachesKeepFree = (short: number) => planBudgets(stores, items, short).unmet.every((u) => u.reason !== 'keep_free');
+  if (kf && !(await reservePresent(ctx, home))) {
+    const withRoom = Math.max(0, kf.required + RESERVE_BYTES - kf.free);
+    if (withRoom > kf.short && reachesKeepFree(withRoom)) kf = { ...kf, short: withRoom, room: RESERVE_BYTES };
+  }
   guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
+  if (kf && kf.room > 0 && !reachesKeepFree(kf.short)) kf = { ...kf, short: Math.max(0, kf.required - kf.free), room: 0 };
 
   // ── remove, oldest first, until every budget is met ───────────────────────────────────────
   const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
@@ -252,11 +270,21 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     ledger.settle(choice, freed);
   }
 
+  const putBack = kf ? await keepReserve(ctx, home, kf, ledger.outcomes().filter((o) => stores.find((s) => s.key === o.store)?.keepFree === true).reduce((n, o) => n + o.bytes_freed, 0)) : false;
+
   const unmet = ledger.unmet();
   for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
   ctx.report.budget = {
     stores: ledger.outcomes(),
-    keep_free: kf ? { required_bytes: kf.required, free_bytes: kf.free, short_bytes: kf.short, short_bytes_after: ledger.keepFreeShortBytes } : null,
+    keep_free: kf
+      ? {
+          required_bytes: kf.required,
+          free_bytes: kf.free,
+          short_bytes: kf.short,
+          short_bytes_after: ledger.keepFreeShortBytes,
+          reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, room_bytes: kf.room, put_back: putBack },
+        }
+      : null,
     unmet,
   };
   return tally;
@@ -357,6 +385,45 @@ async function measured(ctx: SweepContext, target: string, measure: () => Promis
   }
 }
 
+/** Whether the keep_free reserve is in place (a dry run: and a real run would not release it). */
+async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
+  if (ctx.reserveReleased > 0) return false;
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    return (await reserveBytes(gc)) >= RESERVE_BYTES;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    return false;
+  } finally {
+    await gc?.close();
+  }
+}
+
+/**
+ * Put the keep_free reserve back (or, in a dry run, say whether a real run would) when it is
+ * missing and free space stays at or above keep_free with it in place. Never throws.
+ */
+async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number; free: number }, freedOnHomeFs: number): Promise<boolean> {
+  if (ctx.dryRun) return !(await reservePresent(ctx, home)) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    if ((await reserveBytes(gc)) >= RESERVE_BYTES) return false;
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
+    if (!fitsReserve(space.freeBytes, kf.required)) return false;
+    return await createReserve(gc);
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the keep_free reserve was not put back: ${describeError(err)}`);
+    return false;
+  } finally {
+    await gc?.close();
+  }
+}
+
 /** What the earlier steps of a dry run would have freed on the home's filesystem. */
 function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): number {
   const devOf = new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
@@ -370,11 +437,24 @@ function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): numbe
   return n;
 }
 
-function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number } | undefined): string {
+function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; room: number } | undefined): string {
   const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`);
   const heldText = held.length > 0 ? `held by ${held.join(', ')}` : 'nothing else taking part could be removed';
-  if (u.reason === 'keep_free') {
-    return `the filesystem under ${ctx.home} is still ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted) after removing every item it may: ${heldText}`;
-  }
-  return `${u.label} is still ${formatBytes(u.bytesShort)} over max_bytes after removing every item it may: ${heldText}`;
+  const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
+  const what =
+    u.reason === 'keep_free'
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
+      : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
+  const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
+  const n = u.removable.items;
+  const items = `${n} removable item${n === 1 ? '' : 's'} (${formatBytes(u.removable.bytes)})`;
+  const done =
+    n > 0
+      ? u.removed === 0
+        ? `removing all ${items} would not ${reach}, so none was removed for it`
+        : `after ${u.removed} removed for it, the ${items} left would not ${reach}, so they stay`
+      : u.removed === 0
+        ? 'nothing taking part may be removed'
+        : `after removing every item it may (${u.removed})`;
+  return `${what}: ${done}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}`;
 }

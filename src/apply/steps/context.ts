@@ -99,6 +99,8 @@ export interface SweepContext {
   homeExists: boolean;
   homeDir: Dir | undefined;
   sweepLock: HeldLock | undefined;
+  /** bytes of the keep_free reserve released before the lock (a dry run: that a real run would release) */
+  reserveReleased: number;
   /** the caller's signal joined with the sweep lock's (lock compromised) */
   signal: AbortSignal | undefined;
 
@@ -182,6 +184,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     homeExists: false,
     homeDir: undefined,
     sweepLock: undefined,
+    reserveReleased: 0,
     signal: undefined,
     clockSkew: undefined,
     auditId: mintId('ses_'),

@@ -7,7 +7,7 @@
 // nothing.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import type { Debris } from '../../io/inventory.js';
-import { finishTrash, keptSinceMs, measureDir, retryKept } from '../../io/remove.js';
+import { allocatedBytes, finishTrash, keptSinceMs, measureDir, retryKept } from '../../io/remove.js';
 import { probeProcess } from '../../io/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../io/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../audit.js';
@@ -113,7 +113,7 @@ async function actOnDebris(d: Debris, dryRun: boolean): Promise<number> {
     const st = await parent.lstat(name);
     if (!st || !st.isFile() || !sameIdentity(identityOf(st), d.identity)) return 0;
     if (!dryRun) await parent.unlink(name);
-    return Number(st.size);
+    return allocatedBytes(st);
   });
   return bytes ?? 0;
 }

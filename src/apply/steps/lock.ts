@@ -2,12 +2,18 @@
 // Guarantees: one sweep at a time (`<home>/gc/sweep.lock`; BusyError → exit 75); a dry run only
 // probes the lock and creates nothing; a home owned by another uid is refused (foreign_owner);
 // no home and no existing configured root stops the sweep with a message and touches nothing.
-import { BusyError, Codes, GcError } from '../../errors.js';
+// The keep_free reserve (src/io/reserve.ts) is released before the lock is taken when the
+// filesystem has less than the reserve free, so the lock, the audit and its intents can be
+// written; a dry run releases nothing and only notes what a real run would release. Without
+// keep_free a real run removes a reserve left from an earlier configuration.
+import { BusyError, Codes, GcError, describeError } from '../../errors.js';
 import { LOCK_STALE_MS, acquireLock, probeLock, sweepLockPath } from '../../io/lock.js';
 import { readOwnerFile } from '../../io/lock-owner.js';
+import { RESERVE_NAME, releaseReserve, releasesReserve, reserveBytes } from '../../io/reserve.js';
 import { Dir, lstatPath, processUid } from '../../io/safe-fs.js';
+import { statFs } from '../../io/statfs.js';
 import { GC_DIR } from '../audit.js';
-import { formatDuration } from '../report.js';
+import { formatBytes, formatDuration } from '../report.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists, openOrCreateHome } from './dirs.js';
 
@@ -35,7 +41,11 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
     ctx.homeDir = await openOrCreateHome(home, homeSt !== undefined);
     refuseForeignHome(ctx.homeDir, home);
     const gc = await ctx.homeDir.mkdir(GC_DIR, 0o700);
-    await gc.close();
+    try {
+      await settleReserve(ctx, gc);
+    } finally {
+      await gc.close();
+    }
     ctx.sweepLock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
     if (ctx.sweepLock?.brokeDeadHolder) {
       skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
@@ -47,7 +57,35 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
 
   if (!ctx.homeDir && homeSt) ctx.homeDir = await Dir.open(home, { followFinal: true });
   if (ctx.homeDir) refuseForeignHome(ctx.homeDir, home);
+  if (ctx.dryRun && ctx.homeDir && (await ctx.homeDir.lstat(GC_DIR))?.isDirectory()) {
+    const gc = await ctx.homeDir.openDir(GC_DIR);
+    try {
+      await settleReserve(ctx, gc);
+    } finally {
+      await gc.close();
+    }
+  }
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
+}
+
+/** Release the keep_free reserve when the filesystem is short of it (see the header). Never throws. */
+async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
+  try {
+    const bytes = await reserveBytes(gc);
+    if (bytes === 0) return;
+    if (ctx.config.keepFree === undefined) {
+      if (!ctx.dryRun) await releaseReserve(gc);
+      return;
+    }
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
+    if (!releasesReserve(space.freeBytes)) return;
+    ctx.reserveReleased = ctx.dryRun ? bytes : await releaseReserve(gc);
+    if (ctx.reserveReleased > 0) {
+      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.dryRun ? 'would release' : 'released'} the keep_free reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+    }
+  } catch (err) {
+    ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the keep_free reserve was left as it is: ${describeError(err)}`);
+  }
 }
 
 /** storage_busy naming the holder: its pid and how long it has held the sweep lock. */
