@@ -1,7 +1,7 @@
 // The protection list through the real sweep, restore, protect and release, in process (the clock
 // and free space are injected): a restored or protected item is not acted on again, for any
 // reason, until it is released; the list is seen, audited, and fails closed when damaged.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -128,7 +128,11 @@ describe('protect and release', () => {
     const c = await config(yaml);
     for (const t of [a, ...ids]) await protectTarget(c, log, { target: t });
     for (const t of ['ctx_aged', 'ctx_long', 'ctx_spare']) await protectTarget(c, log, { target: t });
-    const space = { totalBytes: 1e12, freeBytes: 10 }; // max_bytes would take the three oldest sessions, keep_free all the rest
+    // keep_free short by all but one byte of what every item holds (as `du` counts it): without
+    // protection max_bytes would take the sessions and keep_free every record, and it could be met
+    const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
+    const all = [a, ...ids].reduce((n, t) => n + du(path.join(root, t)), 0) + ['ctx_aged', 'ctx_long', 'ctx_spare'].reduce((n, t) => n + du(ctxDir('shey', t)), 0);
+    const space = { totalBytes: 1e12, freeBytes: 2 ** 30 - (all - 1) };
     const dry = await sweep(yaml, { dryRun: true, space });
     const r = await sweep(yaml, { space });
     expect(r.actions.filter((x) => ['remove_session', 'remove_record', 'truncate_record'].includes(x.kind))).toEqual([]);

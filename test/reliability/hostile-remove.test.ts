@@ -124,18 +124,20 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     const second = runAs(user, cfg, H);
     expect(second.status).toBe(0);
     expect(second.rep.errors).toEqual([]);
-    expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({ items: 1, bytes: 4, oldest_ms: expect.any(Number), paths: [kept] });
+    // sizes are what the disk holds, as `du` counts them (README "Disk budgets")
+    const du = Number(execFileSync('du', ['-s', '-B1', kept], { encoding: 'utf8' }).split('\t')[0]);
+    expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
     const human = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
     expect(human.status).toBe(0);
-    expect(human.stdout).toMatch(/Kept aside: 1 directory murmur-gc could not remove whole \(4 B, the oldest since .*\): .*\.murmur-gc-kept\./);
+    expect(human.stdout).toMatch(/Kept aside: 1 directory murmur-gc could not remove whole \(\d+(\.\d)? (B|KiB), the oldest since .*\): .*\.murmur-gc-kept\./);
     expect(human.stderr).toMatch(/kept_aside/);
-    expect(human.stderr).toMatch(/1 kept aside \(4 B/);
+    expect(human.stderr).toMatch(/1 kept aside \(\d+(\.\d)? (B|KiB)/);
 
     // status lists it
     const st = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--json', '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
     expect(st.status, st.stderr).toBe(0);
     const doc = JSON.parse(st.stdout) as { stores: { kept?: unknown } };
-    expect(doc.stores.kept).toEqual({ items: 1, bytes: 4, oldest_ms: expect.any(Number), paths: [kept] });
+    expect(doc.stores.kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
     const stText = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
     expect(stText.stdout).toContain('kept aside');
     expect(stText.stdout).toContain(kept);
