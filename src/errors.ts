@@ -32,6 +32,15 @@ export const Codes = {
   configPathMissing: 'config_path_missing',
   /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
   clockSkew: 'clock_skew',
+  /** A file that must be read whole (configuration, manifest) is over its size cap: not read. */
+  fileTooLarge: 'file_too_large',
+  /**
+   * A trace or record line longer than the line cap that may be JSON: the file is not judged (a
+   * trace gives no summary, a record is neither counted nor truncated). See docs/limits.md.
+   */
+  lineTooLong: 'line_too_long',
+  /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
+  sparseFile: 'sparse_file',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];
