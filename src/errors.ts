@@ -41,6 +41,8 @@ export const Codes = {
   lineTooLong: 'line_too_long',
   /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
   sparseFile: 'sparse_file',
+  /** A session name minted in the future outranks real sessions for `max_sessions` (a warning, once per root). */
+  futureSessionId: 'future_session_id',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

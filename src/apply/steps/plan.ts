@@ -3,17 +3,32 @@
 // Guarantees: no fs access; the planners' skips for sessions and records are reported by the
 // step that acts on that root or store (so each root's outcomes stay together); mode skips are
 // reported here. When the clock step found the clock behind the last sweep, no `max_age` is given
-// to the planners (count keys still are).
+// to the planners (count keys still are). A sessions root holding session names minted in the
+// future is warned about once (`future_session_id`); their ranking is the runtime's, unchanged.
 import { planMode } from '../../plan/modes.js';
 import { planRecords } from '../../plan/records.js';
 import { planSessions } from '../../plan/sessions.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
+import { Codes } from '../../errors.js';
+import { futureSessions } from '../../plan/future-ids.js';
 
 /** The retain block without its age key while the clock is skewed (undefined when nothing is left). */
 function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain: R | undefined): R | undefined {
   if (!ctx.clockSkew || retain?.maxAgeSecs === undefined) return retain;
   const { maxAgeSecs: _age, ...rest } = retain;
   return rest as R;
+}
+
+/** Once per root and sweep: session names minted in the future outrank every real session. */
+function warnFutureSessions(ctx: SweepContext, root: string, names: string[]): void {
+  const f = futureSessions(names, ctx.nowMs);
+  if (f.count === 0 || f.newest === undefined) return;
+  const when = Number.isFinite(new Date(f.newestMs).getTime()) ? new Date(f.newestMs).toISOString() : `${f.newestMs} ms`;
+  skip(ctx, {
+    target: root,
+    code: Codes.futureSessionId,
+    detail: `${root} holds ${f.count} session name${f.count === 1 ? '' : 's'} minted in the future (the first-ranked: ${f.newest}, minted ${when}); like the runtime, murmur-gc ranks them newest, so under max_sessions they push real sessions out and max_age never reaches them`,
+  });
 }
 
 export function planStep(ctx: SweepContext): Promise<StepTally> {
@@ -38,6 +53,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
       input.isAuditRoot ? ctx.auditId : undefined,
     );
     ctx.sessionPlans.push({ input, scan, views, plan });
+    if (!input.isAuditRoot) warnFutureSessions(ctx, input.root, views.map((v) => v.scan.name));
   }
 
   const records = ctx.records;
