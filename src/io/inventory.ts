@@ -459,8 +459,11 @@ export interface SessionScan {
   readonly identity: Identity;
   readonly uid: number;
   readonly dirMtimeMs: number;
-  /** undefined: no trace.jsonl. */
-  trace: TraceOk | { ok: false; code: string; detail: string } | undefined;
+  /**
+   * undefined: no trace.jsonl. Not ok: unreadable; `mtimeMs` is the trace's own when it was
+   * found but too hostile to judge (`sparse_file`, `line_too_long`), so liveness still sees its writes.
+   */
+  trace: TraceOk | { ok: false; code: string; detail: string; mtimeMs?: number } | undefined;
 }
 
 /**
@@ -625,7 +628,8 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
               s.trace = { ok: false, code: p.code, detail: p.detail };
               // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
               if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong) {
-                out.problems.push({ ...p, detail: `${p.detail}; the session is judged by its mtime alone (${Math.round(performance.now() - t0)} ms spent)` });
+                s.trace.mtimeMs = Number(tst.mtimeMs);
+                out.problems.push({ ...p, detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)` });
               }
             }
           }

@@ -144,6 +144,26 @@ describe('hostile file sizes', () => {
     expect(located.stderr).toContain('sparse_file');
   }, 300_000);
 
+  it('a session whose sparse trace was just written is live (judged by the trace\'s mtime, not its directory\'s)', async () => {
+    const W = f.tempDir('hostile-live');
+    try {
+      const r = path.join(W, 'app', '.murmur');
+      const id = f.idAt('ses_', now - 20 * f.DAY);
+      const dir = f.writeSession(r, { sessionId: id, startMs: now - 20 * f.DAY });
+      fs.truncateSync(path.join(dir, 'trace.jsonl'), 2 * GiB);
+      const old = (now - 20 * f.DAY) / 1000;
+      fs.utimesSync(dir, old, old);
+      const c = f.writeConfig(W, `sessions:\n  - root: ${r}\n    retain: { max_age: 1d }\n`);
+      const res = f.runCli(['--json', '--config', c], W);
+      expect(res.status, res.stderr.slice(-2000)).toBe(0);
+      const rep = JSON.parse(res.stdout) as Report;
+      expect(rep.skipped.map((s) => s.code).sort()).toEqual(['live_session', 'sparse_file']);
+      expect(fs.existsSync(dir)).toBe(true);
+    } finally {
+      f.rmrf(W);
+    }
+  }, 300_000);
+
   it('conversation rm removes a 4 GiB sparse record (it is not counted, and goes all the same)', async () => {
     const ctx = path.basename(path.dirname(recordFile));
     const r = await runWatched(['conversation', 'rm', ctx, '--json']);
