@@ -164,6 +164,25 @@ describe('hostile file sizes', () => {
     }
   }, 300_000);
 
+  it('a record whose tail is a dense line over the cap is left as it is, reported line_too_long, and the run exits 0', async () => {
+    const W = f.tempDir('hostile-tail');
+    try {
+      const h = path.join(W, '.murmur');
+      const rec = f.writeRecord(h, 'notes', f.idAt('ctx_', now - 3 * f.DAY), { capsule: 'notes', messages: 20 }).file;
+      appendDense(rec, 40 << 20, '\0');
+      const size = fs.statSync(rec).size;
+      const c = f.writeConfig(W, `home: ${h}\nrecords:\n  - capsule: notes\n    retain: { max_messages: 5 }\n`);
+      const res = f.runCli(['--json', '--config', c], W);
+      expect(res.status, res.stderr.slice(-2000)).toBe(0);
+      const rep = JSON.parse(res.stdout) as Report;
+      expect(rep.errors).toEqual([]);
+      expect(rep.skipped.filter((s) => s.code === 'line_too_long').map((s) => s.target)).toHaveLength(1);
+      expect(fs.statSync(rec).size).toBe(size);
+    } finally {
+      f.rmrf(W);
+    }
+  }, 300_000);
+
   it('conversation rm removes a 4 GiB sparse record (it is not counted, and goes all the same)', async () => {
     const ctx = path.basename(path.dirname(recordFile));
     const r = await runWatched(['conversation', 'rm', ctx, '--json']);
