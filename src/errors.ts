@@ -40,6 +40,17 @@ export const Codes = {
   quarantineItemUnreadable: 'quarantine_item_unreadable',
   /** what a removal could not remove whole is still set aside (`.murmur-gc-kept.*`): one warning per sweep while any is */
   keptAside: 'kept_aside',
+  /** A file that must be read whole (configuration, manifest) is over its size cap: not read. */
+  fileTooLarge: 'file_too_large',
+  /**
+   * A trace or record line longer than the line cap that may be JSON: the file is not judged (a
+   * trace gives no summary, a record is neither counted nor truncated). See docs/limits.md.
+   */
+  lineTooLong: 'line_too_long',
+  /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
+  sparseFile: 'sparse_file',
+  /** A session name minted in the future outranks real sessions for `max_sessions` (a warning, once per root). */
+  futureSessionId: 'future_session_id',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -33,7 +33,7 @@ import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../io/inventory.js';
-import { scanRecord } from '../io/jsonl.js';
+import { scanRecord, sparseFileError } from '../io/jsonl.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../io/lock.js';
 import { dropKeeper, holdContext, openQuarantineDir } from '../io/quarantine.js';
 import { truncateRecord } from '../io/record-truncate.js';
@@ -195,6 +195,8 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
       const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
       before += Number(stat.size);
       try {
+        const sparse = sparseFileError(stat);
+        if (sparse) throw sparse;
         const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
         const loc = locationOf({ record: c.store, context_id: c.context, path: c.path }, locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }));
         if (loc) found.push(loc);
@@ -345,12 +347,19 @@ async function probeRecordLock(ctx: ConversationContext, target: ContextScan): P
 /**
  * Messages of the record in `dir` (streaming); the file must still be a regular file. No file:
  * 0 (a context directory without a record, which `rm` removes). Not UTF-8: 0, as the runtime.
+ * Too hostile to count (`sparse_file`, `line_too_long`, docs/limits.md): 0, and it is removed all the same.
  */
 async function countIn(dir: Dir, signal?: AbortSignal): Promise<number> {
   const st = await dir.lstat(RECORD_FILE);
   if (!st) return 0;
   if (!st.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
-  return (await countMessages(dir, RECORD_FILE, signal)).messages;
+  try {
+    return (await countMessages(dir, RECORD_FILE, signal)).messages;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === Codes.sparseFile || code === Codes.lineTooLong) return 0;
+    throw err;
+  }
 }
 
 export interface ActOptions {

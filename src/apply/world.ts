@@ -87,7 +87,7 @@ export async function scanSessionsWorld(
       const v = judgeLiveness(
         {
           running: running.get(s.name) ?? 'none',
-          lastWriteMs: s.trace?.ok ? s.trace.mtimeMs : s.dirMtimeMs,
+          lastWriteMs: s.trace?.ok ? s.trace.mtimeMs : (s.trace?.mtimeMs ?? s.dirMtimeMs),
           hasSessionEnd: s.trace?.ok ? s.trace.summary.hasSessionEnd : undefined,
         },
         nowMs,

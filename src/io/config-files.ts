@@ -6,11 +6,12 @@
 //   `fstat` must then show the same dev/ino: a FIFO, socket or device is never read (and never
 //   blocks us even if swapped in between). With `followSymlinks: false` (manifests inside a
 //   capsule-writable workdir) a symlink is refused and the open uses O_NOFOLLOW.
-// - Files over 1 MiB are refused (checked on stat and again while reading). Content must be UTF-8.
+// - Files over 1 MiB are refused with `file_too_large` (checked on stat and again while reading,
+//   so at most 1 MiB + 1 byte is ever held). Content must be UTF-8.
 // - Missing files (ENOENT, ENOTDIR) are `undefined`, never an error.
 // - `expandGlob` is lexical: it returns the paths it built, never realpaths, so a caller that
 //   acts on them still has to `lstat` (a sessions root may be a planted symlink).
-// - Errors carry a stable code (`not_regular`, `symlink`, `io_error`, `changed_since_scan`) and
+// - Errors carry a stable code (`not_regular`, `symlink`, `file_too_large`, `io_error`, `changed_since_scan`) and
 //   the path; messages never contain file content.
 import { constants as C, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
@@ -74,7 +75,7 @@ export async function readTextFileIfExists(filePath: string, options: ReadTextOp
     throw new ConfigFileError(Codes.notRegular, filePath, `is not a regular file (${kindOf(st)})`);
   }
   if (st.size > BigInt(maxBytes)) {
-    throw new ConfigFileError(Codes.ioError, filePath, `is larger than ${maxBytes} bytes`);
+    throw new ConfigFileError(Codes.fileTooLarge, filePath, `is larger than ${maxBytes} bytes (${st.size} bytes; not read)`);
   }
 
   const flags = C.O_RDONLY | C.O_NONBLOCK | (follow ? 0 : C.O_NOFOLLOW);
@@ -101,7 +102,7 @@ export async function readTextFileIfExists(filePath: string, options: ReadTextOp
       if (bytesRead === 0) break;
       total += bytesRead;
       if (total > maxBytes) {
-        throw new ConfigFileError(Codes.ioError, filePath, `is larger than ${maxBytes} bytes`);
+        throw new ConfigFileError(Codes.fileTooLarge, filePath, `is larger than ${maxBytes} bytes (it grew while read; not read)`);
       }
     }
     try {

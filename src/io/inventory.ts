@@ -8,7 +8,9 @@
 //   could act on them (owned records), and headers are read from the first line only.
 // - Memory: a scanned session is one ScannedSession plus (nearly always) one CompactTrace, ~530
 //   bytes with its name and context ids (test/integration/sweep-memory.test.ts bounds it); mode
-//   entries can be filtered as they are found (`keepMode`).
+//   entries can be filtered as they are found (`keepMode`). Whatever a capsule writes, reading a
+//   file holds at most the line cap (docs/limits.md): a trace or record too hostile to judge
+//   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on.
 import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from '../murmur/ids.js';
@@ -16,7 +18,7 @@ import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from '../murmur
 import { parseHeaderLine, type RecordHeader } from '../murmur/record.js';
 import type { TraceSummary } from '../murmur/trace.js';
 import type { ModeInput, ModeRole } from '../plan/modes.js';
-import { scanRecord, scanRecordBytes } from './jsonl.js';
+import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from './safe-fs.js';
 import { KEPT_PREFIX } from './remove.js';
 import { parseTempName } from './staged-rewrite.js';
@@ -159,7 +161,11 @@ function recordBuffer(size: number): Buffer {
   return recordBuf;
 }
 
-/** Count message lines of one record file (small ones read whole, large ones streamed). */
+/**
+ * Count message lines of one record file (small ones read whole, large ones streamed). Throws
+ * `sparse_file` for a large record that is mostly holes (not read) and `line_too_long` for one
+ * holding a line over the line cap that may be JSON (docs/limits.md).
+ */
 export async function countMessages(dir: Dir, name: string, signal?: AbortSignal, onRead?: (bytesRead: number) => void): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
   const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
   if (small) {
@@ -169,6 +175,8 @@ export async function countMessages(dir: Dir, name: string, signal?: AbortSignal
   }
   const { fh, stat } = await dir.openFile(name);
   try {
+    const sparse = sparseFileError(stat);
+    if (sparse) throw sparse;
     const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   } finally {
@@ -248,6 +256,23 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
     await root.close();
   }
   return out;
+}
+
+/**
+ * A count that a hostile record's size makes unreadable (`sparse_file`, `line_too_long`) is a
+ * problem for that record, which is still listed with its header and no count (so no
+ * `max_messages` truncation, and `conversation rm` still reaches it); other errors propagate.
+ */
+async function uncountable<T>(target: string, out: RecordsScan, count: () => Promise<T>): Promise<T | undefined> {
+  const t0 = performance.now();
+  try {
+    return await count();
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== Codes.sparseFile && code !== Codes.lineTooLong) throw err;
+    out.problems.push({ target, code, detail: `${target}: ${describeError(err)}; its messages are not counted (${Math.round(performance.now() - t0)} ms spent)` });
+    return undefined;
+  }
 }
 
 async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
@@ -343,13 +368,15 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             out.counted++;
             const before = out.countedBytes;
             const onRead = opts.onCount ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b }) : undefined;
-            const c = wholeScan ?? (await countMessages(cdir, RECORD_FILE, opts.signal, onRead));
+            const c = wholeScan ?? (await uncountable(key, out, () => countMessages(cdir, RECORD_FILE, opts.signal, onRead)));
             out.countedBytes = before + Number(fst.size);
             if (wholeScan) onRead?.(Number(fst.size));
-            messages = c.messages;
-            header = c.header;
-            unreadable = !c.utf8;
-            terminated = c.terminated;
+            if (c) {
+              messages = c.messages;
+              header = c.header;
+              unreadable = !c.utf8;
+              terminated = c.terminated;
+            }
           }
         }
         if (unreadable) {
@@ -439,8 +466,11 @@ export interface SessionScan {
   readonly identity: Identity;
   readonly uid: number;
   readonly dirMtimeMs: number;
-  /** undefined: no trace.jsonl. */
-  trace: TraceOk | { ok: false; code: string; detail: string } | undefined;
+  /**
+   * undefined: no trace.jsonl. Not ok: unreadable; `mtimeMs` is the trace's own when it was
+   * found but too hostile to judge (`sparse_file`, `line_too_long`), so liveness still sees its writes.
+   */
+  trace: TraceOk | { ok: false; code: string; detail: string; mtimeMs?: number } | undefined;
 }
 
 /**
@@ -601,12 +631,18 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         try {
           const tst = await sdir.lstat('trace.jsonl');
           if (tst) {
+            const t0 = performance.now();
             try {
               const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
               s.trace = traceOk(r.summary, r.state, identityOf(tst), r.fromCache);
             } catch (err) {
               const p = problemOf(sdir.display('trace.jsonl'), err);
               s.trace = { ok: false, code: p.code, detail: p.detail };
+              // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
+              if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong) {
+                s.trace.mtimeMs = Number(tst.mtimeMs);
+                out.problems.push({ ...p, detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)` });
+              }
             }
           }
         } finally {

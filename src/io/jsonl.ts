@@ -10,8 +10,13 @@
 //   `\r` is not a separator. Every line is classified alike, the unterminated tail included.
 // - One reused read buffer (default 1 MiB); a forward walk past its second chunk reads ahead into
 //   a second one while the current chunk is scanned. A line crossing a chunk boundary is copied
-//   into a separate carry buffer that grows to the longest such line, so memory is
-//   O(buffers + longest line), never O(file).
+//   into a separate carry buffer that grows to the longest such line up to `MAX_LINE_BYTES`
+//   (32 MiB), so memory is O(buffers + line cap), never O(file) (docs/limits.md):
+//   - forwards, a longer line whose first non-blank byte is not `{` cannot be a JSON object (no
+//     event, header or message): it is read past without being held (its UTF-8 validity checked
+//     as it streams) and yielded with `overlong` set and empty `bytes`; one that may be an object
+//     raises `line_too_long` (the file is not judged);
+//   - backwards (planKeepNewest), any longer line raises `line_too_long`.
 // - scanRecord without `findId` first takes a fast path (issue 12): synchronous reads (a page-cache
 //   read costs far less CPU than a thread-pool one) straight into a fixed 1 MiB region of the
 //   WebAssembly memory (json-doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
@@ -41,6 +46,11 @@ import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessa
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
 
+const EMPTY = Buffer.alloc(0);
+
+/** The longest line a scan holds in memory (docs/limits.md). */
+export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+
 export interface Line {
   /** The line's bytes without its `\n` (a trailing `\r` is kept). A view: valid until the next iteration. */
   bytes: Buffer;
@@ -50,11 +60,18 @@ export interface Line {
   end: number;
   /** True when a `\n` follows the line inside the scanned range. */
   terminated: boolean;
+  /**
+   * Set for a line longer than the line cap that cannot be a JSON object (read past, not held:
+   * `bytes` is empty); `utf8` tells whether its bytes were valid UTF-8.
+   */
+  overlong?: { utf8: boolean };
 }
 
 export interface ScanOptions {
   bufferSize?: number;
   signal?: AbortSignal;
+  /** The line cap (default MAX_LINE_BYTES). */
+  maxLineBytes?: number;
 }
 
 export interface ForwardOptions extends ScanOptions {
@@ -137,6 +154,94 @@ function bufferFor(bufferSize: number | undefined, span: number): Buffer {
   return Buffer.allocUnsafe(Math.max(1, Math.min(checkBufferSize(bufferSize), span)));
 }
 
+function lineTooLong(start: number, cap: number, backward = false): GcError {
+  const which = backward ? `the line ending at byte ${start}` : `the line at byte ${start}`;
+  return new GcError(Codes.lineTooLong, `${which} is longer than the ${cap}-byte line cap${backward ? '' : ' and may be JSON'}; the file is not judged (docs/limits.md)`);
+}
+
+/** A file at least this large is checked for holes before it is read (docs/limits.md). */
+export const SPARSE_CHECK_BYTES = 64 * 1024 * 1024;
+/** ...and is "mostly holes" when fewer than 1 byte in this many is allocated on disk. */
+export const SPARSE_RATIO = 32;
+
+/**
+ * A `sparse_file` error when a file of this stat is large and mostly holes (its allocated blocks
+ * under 1/SPARSE_RATIO of its size: `truncate -s 5G` costs a capsule no disk and a reader 5 GiB
+ * of NUL bytes); undefined otherwise. Node cannot seek to data (SEEK_DATA), so such a file is not
+ * read at all.
+ */
+export function sparseFileError(st: { size: bigint; blocks: bigint }): GcError | undefined {
+  if (st.size < BigInt(SPARSE_CHECK_BYTES)) return undefined;
+  const allocated = st.blocks * 512n;
+  if (allocated * BigInt(SPARSE_RATIO) >= st.size) return undefined;
+  return new GcError(Codes.sparseFile, `the file is ${st.size} bytes of which ${allocated} are allocated on disk (mostly holes); not read (docs/limits.md)`);
+}
+
+/** JSON's blanks (space, tab, CR; a line holds no LF). */
+function isBlank(b: number): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0d;
+}
+
+/** Expected length of the UTF-8 sequence led by `b` (0: not a lead byte). */
+function seqLen(b: number): number {
+  if (b < 0x80) return 1;
+  if (b >= 0xc2 && b <= 0xdf) return 2;
+  if (b >= 0xe0 && b <= 0xef) return 3;
+  if (b >= 0xf0 && b <= 0xf4) return 4;
+  return 0;
+}
+
+/**
+ * UTF-8 validity of bytes pushed piece by piece (a sequence may be split between pieces): holds
+ * at most the 3 bytes of an unfinished sequence.
+ */
+export class Utf8Stream {
+  ok = true;
+  private readonly tail = Buffer.alloc(4);
+  private tailLen = 0;
+
+  push(b: Buffer): void {
+    if (!this.ok || b.length === 0) return;
+    let from = 0;
+    if (this.tailLen > 0) {
+      const want = seqLen(this.tail[0] ?? 0) - this.tailLen;
+      const take = Math.min(want, b.length);
+      b.copy(this.tail, this.tailLen, 0, take);
+      this.tailLen += take;
+      from = take;
+      if (take < want) return;
+      if (!isUtf8(this.tail.subarray(0, this.tailLen))) {
+        this.ok = false;
+        return;
+      }
+      this.tailLen = 0;
+    }
+    // An unfinished sequence at the end waits for the next piece.
+    let end = b.length;
+    for (let k = b.length - 1; k >= Math.max(from, b.length - 3); k--) {
+      const c = b[k] ?? 0;
+      if ((c & 0xc0) === 0x80) continue; // a continuation byte: look further back
+      const n = seqLen(c);
+      if (n > 1 && b.length - k < n) end = k;
+      break;
+    }
+    if (!isUtf8(b.subarray(from, end))) {
+      this.ok = false;
+      return;
+    }
+    b.copy(this.tail, 0, end);
+    this.tailLen = b.length - end;
+  }
+
+  /** Validity of everything pushed (an unfinished last sequence is invalid); resets. */
+  end(): boolean {
+    const ok = this.ok && this.tailLen === 0;
+    this.ok = true;
+    this.tailLen = 0;
+    return ok;
+  }
+}
+
 function shrank(expectedEnd: number, at: number): GcError {
   return new GcError(
     Codes.changedSinceScan,
@@ -184,6 +289,12 @@ class ForwardScanner {
   private carry: Buffer = Buffer.alloc(0);
   private carryLen = 0;
   private carryStart = 0;
+  /** The line being carried passed the line cap: it is read past, not held (`carryLen` stays 0). */
+  private over = false;
+  private readonly overUtf8 = new Utf8Stream();
+  /** Set on the current line when it is an overlong one (then `bytes` is empty). */
+  overlong: { utf8: boolean } | undefined;
+  private readonly maxLine: number;
   private finalPending = false;
   private done = false;
   /**
@@ -203,23 +314,69 @@ class ForwardScanner {
     private readonly to: number,
     bufferSize: number | undefined,
     private readonly signal: AbortSignal | undefined,
+    maxLineBytes?: number,
   ) {
     checkRange(from, to);
     this.readPos = from;
     this.delivered = from;
     this.buf = bufferFor(bufferSize, to - from);
+    this.maxLine = maxLineBytes ?? MAX_LINE_BYTES;
+  }
+
+  /** A line is being carried into the next chunk (held, or read past). */
+  private get pendingLine(): boolean {
+    return this.carryLen > 0 || this.over;
   }
 
   private appendCarry(part: Buffer, fileStart: number): void {
+    if (this.over) {
+      this.overUtf8.push(part);
+      return;
+    }
     if (this.carryLen === 0) this.carryStart = fileStart;
     const need = this.carryLen + part.length;
+    if (need > this.maxLine) {
+      this.passCap(part);
+      return;
+    }
     if (need > this.carry.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2, 256));
+      const grown = Buffer.allocUnsafe(Math.min(this.maxLine, Math.max(need, this.carry.length * 2, 256)));
       this.carry.copy(grown, 0, 0, this.carryLen);
       this.carry = grown;
     }
     part.copy(this.carry, this.carryLen);
     this.carryLen = need;
+  }
+
+  /**
+   * The carried line grows past the cap by `part`: when it may be a JSON object (its first
+   * non-blank byte is `{`, or none is seen yet) the file cannot be judged; else it is read past.
+   */
+  private passCap(part: Buffer): void {
+    let first = -1;
+    for (const b of [this.carry.subarray(0, this.carryLen), part]) {
+      for (let k = 0; k < b.length && first < 0; k++) if (!isBlank(b[k] ?? 0)) first = b[k] ?? 0;
+      if (first >= 0) break;
+    }
+    if (first < 0 || first === 0x7b) throw lineTooLong(this.carryStart, this.maxLine);
+    this.over = true;
+    this.overUtf8.push(this.carry.subarray(0, this.carryLen));
+    this.overUtf8.push(part);
+    this.carryLen = 0;
+    // The held bytes are dropped with the line: a scan never keeps a buffer of the cap's size.
+    this.carry = Buffer.alloc(0);
+  }
+
+  /** Ends the carried line: an overlong one's verdict, or the held bytes. */
+  private takeCarried(): Buffer {
+    if (this.over) {
+      this.over = false;
+      this.overlong = { utf8: this.overUtf8.end() };
+      return EMPTY;
+    }
+    const v = this.carry.subarray(0, this.carryLen);
+    this.carryLen = 0;
+    return v;
   }
 
   /** File offset up to which chunks have been handed out (read-ahead not counted). */
@@ -247,7 +404,7 @@ class ForwardScanner {
     this.ahead = undefined;
     if (ahead === undefined && this.readPos >= this.to) {
       this.done = true;
-      if (this.carryLen > 0) {
+      if (this.pendingLine) {
         this.finalPending = true;
         return true;
       }
@@ -272,9 +429,9 @@ class ForwardScanner {
     this.bulkStart = this.bulkEnd = 0;
     this.bulkOk = false;
     if (this.checkUtf8) {
-      const first = this.carryLen > 0 ? this.chunk.indexOf(10) + 1 : 0;
+      const first = this.pendingLine ? this.chunk.indexOf(10) + 1 : 0;
       const last = this.chunk.lastIndexOf(10);
-      if (first > 0 || this.carryLen === 0) {
+      if (first > 0 || !this.pendingLine) {
         if (last >= first && isUtf8(this.chunk.subarray(first, last))) {
           this.bulkStart = first;
           this.bulkEnd = last;
@@ -291,7 +448,7 @@ class ForwardScanner {
    * are chunk[bulkFrom, that)); else -1. `skipBulk(to)` then moves past them.
    */
   bulkTo(): number {
-    if (!this.bulkOk || this.finalPending || this.carryLen > 0) return -1;
+    if (!this.bulkOk || this.finalPending || this.pendingLine) return -1;
     const i = this.i;
     if (i < this.bulkStart || i > this.bulkEnd || i >= this.chunk.length || this.chunkPos + i === 0) return -1;
     return this.bulkEnd + 1;
@@ -310,25 +467,24 @@ class ForwardScanner {
   }
 
   next(): boolean {
+    this.overlong = undefined;
     if (this.finalPending) {
       this.finalPending = false;
       this.utf8Known = false;
-      this.bytes = this.carry.subarray(0, this.carryLen);
       this.start = this.carryStart;
-      this.end = this.carryStart + this.carryLen;
+      this.bytes = this.takeCarried();
+      this.end = this.to; // (the rest of the range)
       this.terminated = false;
-      this.carryLen = 0;
       return true;
     }
     const chunk = this.chunk;
     if (this.i >= chunk.length) return false;
     const j = chunk.indexOf(10, this.i);
     if (j === -1) return false;
-    if (this.carryLen > 0) {
+    if (this.pendingLine) {
       this.appendCarry(chunk.subarray(this.i, j), this.chunkPos + this.i);
-      this.bytes = this.carry.subarray(0, this.carryLen);
       this.start = this.carryStart;
-      this.carryLen = 0;
+      this.bytes = this.takeCarried();
       this.utf8Known = false;
     } else {
       this.bytes = chunk.subarray(this.i, j);
@@ -347,9 +503,9 @@ class ForwardScanner {
  * `terminated: false`. `bytes` is a view valid only until the next iteration.
  */
 export async function* forwardLines(fh: FileHandle, opts: ForwardOptions): AsyncGenerator<Line, void, undefined> {
-  const s = new ForwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal);
+  const s = new ForwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal, opts.maxLineBytes);
   while (await s.fill()) {
-    while (s.next()) yield { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
+    while (s.next()) yield s.overlong ? { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated, overlong: s.overlong } : { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
   }
 }
 
@@ -386,17 +542,22 @@ class BackwardScanner {
     private readonly to: number,
     bufferSize: number | undefined,
     private readonly signal: AbortSignal | undefined,
+    maxLineBytes?: number,
   ) {
     checkRange(from, to);
     this.chunkPos = to;
     this.lineEnd = to;
     this.buf = bufferFor(bufferSize, to - from);
+    this.maxLine = maxLineBytes ?? MAX_LINE_BYTES;
   }
+
+  private readonly maxLine: number;
 
   private prependCarry(part: Buffer): void {
     const need = this.carryLen + part.length;
+    if (need > this.maxLine) throw lineTooLong(this.lineEnd, this.maxLine, true);
     if (need > this.carry.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2, 256));
+      const grown = Buffer.allocUnsafe(Math.min(this.maxLine, Math.max(need, this.carry.length * 2, 256)));
       this.carry.copy(grown, grown.length - this.carryLen, this.carry.length - this.carryLen);
       this.carry = grown;
     }
@@ -479,7 +640,7 @@ class BackwardScanner {
  * shape as `forwardLines`; `bytes` is a view valid only until the next iteration.
  */
 export async function* backwardLines(fh: FileHandle, opts: BackwardOptions): AsyncGenerator<Line, void, undefined> {
-  const s = new BackwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal);
+  const s = new BackwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal, opts.maxLineBytes);
   while (await s.fill()) {
     while (s.next()) yield { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
   }
@@ -559,6 +720,15 @@ class RecordScanAccumulator {
     }
   }
 
+  /**
+   * A line over the line cap that cannot be a JSON object: neither header nor message (the
+   * runtime's reader skips it); it only tells UTF-8 validity and termination.
+   */
+  overlong(terminated: boolean, utf8: boolean): void {
+    this.terminated = terminated;
+    if (!utf8) this.utf8 = false;
+  }
+
   /** Whether `bulk` may be used: no `findId` (each id is compared one line at a time). */
   get bulkOk(): boolean {
     return this.findBytes === undefined && this.utf8;
@@ -628,7 +798,7 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
       if (from === size) return acc.result();
     }
   }
-  const s = new ForwardScanner(fh, from, size, opts.bufferSize, opts.signal);
+  const s = new ForwardScanner(fh, from, size, opts.bufferSize, opts.signal, opts.maxLineBytes);
   s.checkUtf8 = true;
   for (;;) {
     acc.keep(); // fill() reuses the buffers the last line views point into
@@ -642,7 +812,8 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
         continue;
       }
       if (!s.next()) break;
-      acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
+      if (s.overlong) acc.overlong(s.terminated, s.overlong.utf8);
+      else acc.line(s.bytes, s.start, s.end, s.terminated, s.utf8Known);
     }
   }
   return acc.result();
@@ -756,7 +927,7 @@ export async function planKeepNewest(
   let lastDroppedId = '';
   let lastDroppedStart = -1;
 
-  const back = new BackwardScanner(fh, 0, size, opts.bufferSize, opts.signal);
+  const back = new BackwardScanner(fh, 0, size, opts.bufferSize, opts.signal, opts.maxLineBytes);
   let first = true;
   scan: while (await back.fill()) {
     while (back.next()) {
@@ -787,10 +958,10 @@ export async function planKeepNewest(
   if (opts.knownTotal !== undefined && Number.isSafeInteger(opts.knownTotal) && opts.knownTotal > keep) {
     if (lastDroppedStart > 0) {
       // Only the first line is needed (the header, if any).
-      const head = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal);
+      const head = new ForwardScanner(fh, 0, lastDroppedStart, opts.bufferSize, opts.signal, opts.maxLineBytes);
       firstLine: while (await head.fill()) {
         if (head.next()) {
-          header = head.start === 0 ? parseHeaderLine(head.bytes) : undefined;
+          header = head.start === 0 && !head.overlong ? parseHeaderLine(head.bytes) : undefined;
           break firstLine;
         }
       }
@@ -804,7 +975,7 @@ export async function planKeepNewest(
   // That is scanRecord's count of the prefix (its header is the same first line).
   let before = 0;
   if (lastDroppedStart > 0) {
-    const prefix = await scanRecord(fh, lastDroppedStart, { ...(opts.bufferSize !== undefined ? { bufferSize: opts.bufferSize } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const prefix = await scanRecord(fh, lastDroppedStart, { ...(opts.bufferSize !== undefined ? { bufferSize: opts.bufferSize } : {}), ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
     if (!prefix.utf8) throw unreadable();
     header = prefix.header;
     before = prefix.messages;

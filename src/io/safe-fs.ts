@@ -459,7 +459,7 @@ export async function readSmallFile(dir: Dir, name: string, limit = 1 << 20): Pr
   const { fh, stat } = await dir.openFile(name);
   try {
     if (stat.size > BigInt(limit)) {
-      throw new GcError(Codes.ioError, `${dir.display(name)} is larger than ${limit} bytes; not reading it`);
+      throw new GcError(Codes.fileTooLarge, `${dir.display(name)} is larger than ${limit} bytes (${stat.size} bytes); not reading it`);
     }
     const buf = Buffer.alloc(Number(stat.size));
     let off = 0;

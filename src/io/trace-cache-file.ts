@@ -8,7 +8,8 @@
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
-// Memory: the file is never whole in memory — loading indexes it by directory in 1 MiB chunks and
+// Memory: the file is never whole in memory, nor a line of it over CACHE_LINE_CAP (16 MiB) —
+// loading indexes it by directory in 1 MiB chunks and
 // keeps it open (until `cache.close()`) so each directory's lines are read when first looked up;
 // saving goes through one reused 1 MiB buffer.
 import { GC_DIR_NAME } from './paths.js';
@@ -18,9 +19,14 @@ import { MemoryTraceCache } from './trace-scan.js';
 const CACHE_FILE = 'trace-cache.json';
 const MAGIC = 'murmur-gc cache 4';
 
-/** The cache is read in chunks of this size (a line longer than it grows the buffer). */
+/** The cache is read in chunks of this size (a line longer than it grows the buffer, up to LINE_CAP). */
 const CHUNK = 1 << 20;
 const MAX_BYTES = 256 << 20;
+/**
+ * No entry murmur-gc writes comes near this; at a longer line (a planted or corrupt file) indexing
+ * stops: the entries before it serve, the rest are misses (those files are read again).
+ */
+export const CACHE_LINE_CAP = 16 << 20;
 
 /**
  * The cache of `<home>/gc/trace-cache.json`, indexed by directory; a directory's lines are read
@@ -79,7 +85,8 @@ async function indexFile(fd: number, size: number, cache: MemoryTraceCache, chun
   for (let pos = 0; ; ) {
     await yieldIfBusy();
     if (have === buf.length) {
-      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      if (buf.length >= CACHE_LINE_CAP) return;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, CACHE_LINE_CAP));
       buf.copy(bigger, 0, 0, have);
       buf = bigger;
     }

@@ -1,9 +1,12 @@
 // Reads a session's trace.jsonl into a TraceSummary, streaming, parsing only the lines whose
 // event type the sweep needs. Guarantees: never follows a link or opens a FIFO (Dir.openFile);
 // reads at most the size seen at open; torn or garbage lines are counted and skipped; the
-// summary of an unchanged file (same dev/ino/size/mtime) is served from a cache.
+// summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
+// bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
+// when it may be JSON, the trace is not judged: `line_too_long`), and a large trace that is mostly
+// holes is not read (`sparse_file`).
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from './safe-fs.js';
-import { forwardLines } from './jsonl.js';
+import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { TraceAccumulator, type DetachedWork, type TraceSummary, type Trust } from '../murmur/trace.js';
 
@@ -565,9 +568,10 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
   }
   const acc = new TraceAccumulator();
   let lastTerminated = true;
-  const feed = (bytes: Buffer, terminated: boolean) => {
-    lastTerminated = terminated;
-    acc.addLine(bytes, 0, bytes.length);
+  const feed = (l: Line) => {
+    lastTerminated = l.terminated;
+    if (l.overlong) acc.addOverlongLine(l.overlong.utf8);
+    else acc.addLine(l.bytes, 0, l.bytes.length);
   };
   // Most traces are small: read them in one go (no thread-pool round trips) into one reused
   // buffer, and summarize them in the same synchronous stretch (nothing else can reuse the buffer
@@ -587,8 +591,10 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
       state = traceFileState(stat);
       const cached = cache?.get(at.dir, at.name, state);
       if (cached) return { summary: cached, state, fromCache: true };
+      const sparse = sparseFileError(stat);
+      if (sparse) throw sparse;
       const opts = signal ? { to: state.size, signal } : { to: state.size };
-      for await (const l of forwardLines(fh, opts)) feed(l.bytes, l.terminated);
+      for await (const l of forwardLines(fh, opts)) feed(l);
     } finally {
       await fh.close();
     }

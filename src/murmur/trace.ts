@@ -292,6 +292,15 @@ export class TraceAccumulator {
     return true;
   }
 
+  /**
+   * A line longer than the scan's line cap that cannot be a JSON object (src/io/jsonl.ts): no
+   * event, an invalid line; `utf8` tells whether its bytes were valid UTF-8.
+   */
+  addOverlongLine(utf8: boolean): void {
+    if (!utf8) this.utf8 = false;
+    this.invalidLines++;
+  }
+
   private line(buf: Buffer, start: number, end: number): void {
     if (start === end) return;
     const peeked = peekEventTypeAt(buf, start, end);

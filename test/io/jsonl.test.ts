@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { isUtf8 } from 'node:buffer';
 import { mkdtemp, open, rm, writeFile, appendFile, truncate as truncateFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -543,5 +544,91 @@ describe('planKeepNewest with a known total', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the line cap (a line longer than maxLineBytes is never held)', () => {
+  const msg = (id: string) => JSON.stringify({ role: 'user', content: 'x', id });
+
+  it('reads past an overlong line that cannot be JSON, yielding it empty and flagged, the others intact', async () => {
+    const nul = Buffer.alloc(5000); // NUL bytes: a sparse hole as the runtime reads it
+    const text = Buffer.concat([Buffer.from('a\n'), nul, Buffer.from('\nb\n'), Buffer.from(' x'.repeat(3000)), Buffer.from('\nc')]);
+    await withFile(text, async (fh) => {
+      const out: (PlainLine & { overlong?: { utf8: boolean } })[] = [];
+      for await (const l of forwardLines(fh, { to: text.length, bufferSize: 64, maxLineBytes: 1000 })) out.push({ ...plain(l), ...(l.overlong ? { overlong: l.overlong } : {}) });
+      expect(out).toEqual([
+        { text: 'a', start: 0, end: 1, terminated: true },
+        { text: '', start: 2, end: 5002, terminated: true, overlong: { utf8: true } },
+        { text: 'b', start: 5003, end: 5004, terminated: true },
+        { text: '', start: 5005, end: 11005, terminated: true, overlong: { utf8: true } },
+        { text: 'c', start: 11006, end: 11007, terminated: false },
+      ]);
+    });
+  });
+
+  it('tells the UTF-8 validity of an overlong line, multi-byte sequences split across chunks included', async () => {
+    const rand = prng(7);
+    for (let round = 0; round < 40; round++) {
+      const pieces: string[] = [];
+      for (let k = 0; k < 400; k++) pieces.push(['é', '€', '𝄞', 'a', '\u00ff'][Math.floor(rand() * 5)] ?? 'a');
+      const good = Buffer.from('#' + pieces.join(''));
+      const bad = Buffer.from(good);
+      const at = 1 + Math.floor(rand() * (bad.length - 1));
+      bad[at] = round % 2 ? 0xff : 0x80;
+      for (const [body, utf8] of [[good, true], [bad, isUtf8(bad)]] as const) {
+        const text = Buffer.concat([body, Buffer.from('\n'), body]);
+        const got = await withFile(text, async (fh) => {
+          const r: { utf8: boolean; terminated: boolean }[] = [];
+          for await (const l of forwardLines(fh, { to: text.length, bufferSize: 7 + (round % 13), maxLineBytes: 100 })) r.push({ utf8: l.overlong?.utf8 ?? isUtf8(l.bytes), terminated: l.terminated });
+          return r;
+        });
+        expect(got).toEqual([{ utf8, terminated: true }, { utf8, terminated: false }]);
+      }
+    }
+  });
+
+  it('refuses (line_too_long) an overlong line that may be a JSON object, forwards and backwards', async () => {
+    const text = msg('m1') + '\n  {"role":"user","content":"' + 'y'.repeat(5000) + '","id":"m2"}\n' + msg('m3') + '\n';
+    await withFile(text, async (fh) => {
+      const fwd = (async () => {
+        for await (const l of forwardLines(fh, { to: text.length, bufferSize: 64, maxLineBytes: 1000 })) void l;
+      })();
+      await expect(fwd).rejects.toMatchObject({ code: 'line_too_long' });
+      await expect(scanRecord(fh, text.length, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toMatchObject({ code: 'line_too_long' });
+      await expect(planKeepNewest(fh, text.length, 1, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toBeInstanceOf(GcError);
+    });
+  });
+
+  it('counts a record around overlong non-JSON lines as the runtime does (neither header nor message)', async () => {
+    const header = '{"type":"murmur.record","capsule":"c","created_ms":1}';
+    const hole = '\0'.repeat(4000);
+    for (const [text, want] of [
+      [`${header}\n${msg('m1')}\n${hole}\n${msg('m2')}\n`, { header: true, messages: 2, terminated: true, utf8: true }],
+      [`${hole}\n${msg('m1')}\n`, { header: false, messages: 1, terminated: true, utf8: true }],
+      [`${header}\n${msg('m1')}\n${hole}`, { header: true, messages: 1, terminated: false, utf8: true }],
+    ] as const) {
+      const r = await withFile(text, (fh) => scanRecord(fh, Buffer.byteLength(text), { bufferSize: 256, maxLineBytes: 1000 }));
+      expect({ header: r.header !== undefined, messages: r.messages, terminated: r.terminated, utf8: r.utf8 }).toEqual(want);
+    }
+    const bad = Buffer.concat([Buffer.from(`${header}\n${msg('m1')}\n`), Buffer.alloc(3000, 0xff), Buffer.from(`\n${msg('m2')}\n`)]);
+    const r = await withFile(bad, (fh) => scanRecord(fh, bad.length, { bufferSize: 256, maxLineBytes: 1000 }));
+    expect(r.utf8).toBe(false);
+  });
+
+  it('holds at most the cap: a 64 MiB line with a 1 MiB cap never grows the carry past it', async () => {
+    const big = Buffer.alloc(64 << 20, 0x20);
+    big[0] = 0x00;
+    const text = Buffer.concat([big, Buffer.from('\nz\n')]);
+    await withFile(text, async (fh) => {
+      const before = process.memoryUsage().arrayBuffers;
+      let peak = 0;
+      const lines: string[] = [];
+      for await (const l of forwardLines(fh, { to: text.length, maxLineBytes: 1 << 20 })) {
+        peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+        lines.push(l.overlong ? '<overlong>' : `${l.bytes.length} bytes`);
+      }
+      expect(lines).toEqual(['<overlong>', '1 bytes']);
+      expect(peak).toBeLessThan(8 << 20);
+    });
   });
 });

@@ -76,6 +76,30 @@ describe('trace cache file', () => {
     });
   }
 
+  it('a line over the line cap (a planted cache) is never held: indexing stops there, what follows is a miss', async () => {
+    const file = path.join(T, 'gc', 'trace-cache.json');
+    const good = fs.readFileSync(file);
+    try {
+      const lines = good.toString('utf8').split('\n');
+      const first = lines.findIndex((l) => l.includes(NAMES[0]!) && l.includes(JSON.stringify(DIRS[0]).slice(1, -1)));
+      const last = lines.findIndex((l) => l.includes(NAMES[39]!) && l.includes(JSON.stringify(DIRS[2]).slice(1, -1)));
+      expect(first).toBeGreaterThan(0);
+      expect(last).toBeGreaterThan(first);
+      // the magic line, one good entry, a 20 MiB line of NULs, then the good entry of another directory
+      const planted = Buffer.concat([Buffer.from([lines[0], lines[first], ''].join('\n')), Buffer.alloc(20 << 20), Buffer.from(['', lines[last], ''].join('\n'))]);
+      fs.writeFileSync(file, planted);
+      const c = await load(1 << 20);
+      try {
+        expect(c.get(DIRS[0]!, NAMES[0]!, state(0, 0))).toBeDefined();
+        expect(c.get(DIRS[2]!, NAMES[39]!, state(2, 39))).toBeUndefined();
+      } finally {
+        c.close();
+      }
+    } finally {
+      fs.writeFileSync(file, good);
+    }
+  });
+
   it('a changed file is a miss; a forgotten directory serves nothing more', async () => {
     const c = await load(100);
     try {

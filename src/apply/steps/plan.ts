@@ -5,18 +5,33 @@
 // reported here. When the clock step found the clock behind the last sweep, no `max_age` is given
 // to the planners (count keys still are). What the protection list names (the protect step) is
 // given to the planners, which skip it (`protected`) whatever condemns it; murmur-gc's own audit
-// sessions are never protected.
+// sessions are never protected. A sessions root holding session names minted in the future is
+// warned about once (`future_session_id`); their ranking is the runtime's, unchanged.
 import { resolve } from 'node:path';
 import { planMode } from '../../plan/modes.js';
 import { planRecords } from '../../plan/records.js';
 import { planSessions } from '../../plan/sessions.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
+import { Codes } from '../../errors.js';
+import { futureSessions } from '../../plan/future-ids.js';
 
 /** The retain block without its age key while the clock is skewed (undefined when nothing is left). */
 function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain: R | undefined): R | undefined {
   if (!ctx.clockSkew || retain?.maxAgeSecs === undefined) return retain;
   const { maxAgeSecs: _age, ...rest } = retain;
   return rest as R;
+}
+
+/** Once per root and sweep: session names minted in the future outrank every real session. */
+function warnFutureSessions(ctx: SweepContext, root: string, names: string[]): void {
+  const f = futureSessions(names, ctx.nowMs);
+  if (f.count === 0 || f.newest === undefined) return;
+  const when = Number.isFinite(new Date(f.newestMs).getTime()) ? new Date(f.newestMs).toISOString() : `${f.newestMs} ms`;
+  skip(ctx, {
+    target: root,
+    code: Codes.futureSessionId,
+    detail: `${root} holds ${f.count} session name${f.count === 1 ? '' : 's'} minted in the future (the first-ranked: ${f.newest}, minted ${when}); like the runtime, murmur-gc ranks them newest, so under max_sessions they push real sessions out and max_age never reaches them`,
+  });
 }
 
 export function planStep(ctx: SweepContext): Promise<StepTally> {
@@ -42,6 +57,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
       input.isAuditRoot ? undefined : ctx.protection.session(resolve(input.root)),
     );
     ctx.sessionPlans.push({ input, scan, views, plan });
+    if (!input.isAuditRoot) warnFutureSessions(ctx, input.root, views.map((v) => v.scan.name));
   }
 
   const records = ctx.records;

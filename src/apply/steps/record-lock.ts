@@ -26,7 +26,9 @@ export async function holdRecord(ctx: SweepContext, home: Dir, store: string, c:
 export function recordFailure(ctx: SweepContext, err: unknown, target: string, lock: HeldLock | undefined): void {
   if (isAbort(err) && !lock?.signal.aborted) throw err;
   const code = codeOf(err);
-  (code === Codes.concurrentAppend || code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: describeError(err) });
+  // (a record too hostile to plan is left as it is and reported, not a failed run: docs/limits.md)
+  const skipped = code === Codes.concurrentAppend || code === Codes.changedSinceScan || code === Codes.lineTooLong || code === Codes.sparseFile;
+  (skipped ? skip : fail)(ctx, { target, code, detail: describeError(err) });
 }
 
 async function lockRecord(ctx: SweepContext, home: Dir, store: string, context: string): Promise<HeldLock | undefined> {
