@@ -10,6 +10,7 @@ import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { registerQuarantineCommands } from './quarantine.js';
+import { boundEchoes } from './echo.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
@@ -55,36 +56,47 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const unknown = unknownCommand(argv, [...program.commands.flatMap((c) => [c.name(), ...c.aliases()]), 'help']);
   if (unknown !== undefined) {
-    process.stderr.write(unknown);
+    process.stderr.write(boundEchoes(unknown, argv));
     return ExitCodes.usage;
   }
+  // Commander's own errors quote arguments (an invalid option value, an unknown option).
+  const bound = (c: Command): void => {
+    c.configureOutput({ outputError: (s, write) => write(boundEchoes(s, argv)) });
+    c.commands.forEach(bound);
+  };
+  bound(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCodes.ok;
   } catch (err) {
-    return reportError(err, argv.includes('--json'));
+    return reportError(err, argv.includes('--json'), argv);
   }
 }
 
-export function reportError(err: unknown, json: boolean): number {
+/** Prints `err` (arguments of `argv` echoed bounded, src/cli/echo.ts) and returns the exit code. */
+export function reportError(err: unknown, json: boolean, argv: readonly string[] = []): number {
   if (err instanceof ExitWith) return err.exitCode;
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCodes.ok;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return ExitCodes.ok;
+    // A command group without its subcommand prints the group's help on stderr (exit code 1 from
+    // commander): that is a usage error. `murmur-gc help …` exits 0.
+    if (err.code === 'commander.help') return err.exitCode === 0 ? ExitCodes.ok : ExitCodes.usage;
     return ExitCodes.usage;
   }
+  const b = (s: string) => boundEchoes(s, argv);
   if (err instanceof RefusalError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null } }) + '\n');
-    process.stderr.write(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`);
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) } }) + '\n');
+    process.stderr.write(b(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`));
     return err.exitCode;
   }
   if (err instanceof GcError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message } }) + '\n');
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message) } }) + '\n');
     const prefix = err instanceof ConfigError ? 'invalid configuration' : 'error';
-    process.stderr.write(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    process.stderr.write(b(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`));
     return err.exitCode;
   }
-  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: describeError(err) } }) + '\n');
-  process.stderr.write(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`);
+  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: b(describeError(err)) } }) + '\n');
+  process.stderr.write(b(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`));
   return ExitCodes.failed;
 }
 
