@@ -2,7 +2,7 @@
 // Guarantees: exit 0 done; 1 finished with errors or a refusal; 2 usage or invalid
 // configuration (nothing touched); 75 another sweep or writer holds the lock. With --json exactly
 // one JSON document is printed on stdout and logs go to stderr only.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
 import { versionText } from '../version.js';
 import { registerCompletionCommand } from './completion.js';
@@ -11,6 +11,7 @@ import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { registerQuarantineCommands } from './quarantine.js';
 import { boundEchoes } from './echo.js';
+import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
@@ -23,6 +24,10 @@ export function buildProgram(): Command {
     .version(versionText(), '-V, --version', 'print the version, the Node version and the runtime formats understood')
     .exitOverride()
     .showHelpAfterError('(run murmur-gc --help for usage)');
+  // A flag that is off unless given says so by being a flag: no "(default: false)". Set before
+  // the commands are added, so every command inherits it.
+  const base = new Help();
+  program.configureHelp({ optionDescription: (o) => (o.isBoolean() && o.defaultValue === false ? o.description : base.optionDescription(o)) });
 
   const sweep = program
     .command('sweep', { isDefault: true })
@@ -111,22 +116,10 @@ function topLevelHelp(sweep: Command): string {
     ...opts.map(([f, d]) => `  ${f.padEnd(w)}  ${d}`),
     '',
     'Exit codes:',
-    '  0   done (a sweep without errors; status and history answered)',
-    '  1   finished with errors, a refusal, or history --target found nothing',
-    '  2   usage error or invalid configuration (nothing touched)',
-    '  75  another murmur-gc sweep or writer holds the lock (try again later)',
+    ...EXIT_CODES.map(([code, what]) => `  ${String(code).padEnd(3)} ${what}`),
     '',
     'Examples:',
-    '  murmur-gc --dry-run                         what a sweep would remove, truncate and fix',
-    '  murmur-gc -v                                sweep now, listing every item',
-    '  murmur-gc --json > report.json              sweep now, one JSON report on stdout',
-    '  murmur-gc status                            daemon or timer, last sweep, next run, store sizes',
-    '  murmur-gc history --target ses_…            which sweep removed this, and why',
-    '  murmur-gc conversation ls                   conversation records, sizes, truncations',
-    '  murmur-gc quarantine ls                     what the undo window holds, until when',
-    '  murmur-gc restore ses_…                     put a held session (or context) back',
-    '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
-    '  murmur-gc config check                      every configuration error at once, then the effective policy',
+    ...EXAMPLES.map(([cmd, what]) => `  ${cmd.padEnd(43)} ${what}`),
     '',
   ].join('\n');
 }
