@@ -29,6 +29,7 @@ import {
   renderTruncateText,
 } from '../murmur/conversation-format.js';
 import { loadForCommand, oneShotLogger } from './context.js';
+import { echoArg } from './echo.js';
 import { ProgressLine } from './progress.js';
 import { ExitWith } from './types.js';
 
@@ -85,7 +86,7 @@ async function runLs(opts: LsOpts): Promise<number> {
   if (opts.message !== undefined) {
     const { locations, problems } = await locateMessage(ctx, opts.message).finally(() => line?.end());
     const code = warnAll(ctx, problems);
-    process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(opts.message, locations));
+    process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(echoArg(opts.message), locations));
     return code;
   }
   const { rows, problems } = await listRecords(ctx, opts.record).finally(() => line?.end());

@@ -48,6 +48,14 @@ describe('arguments echoed in errors', () => {
     expect(r.stderr).toContain('"ctx_a\\nFAKE: all clear"');
   });
 
+  it('conversation ls --message echoes an unknown id escaped and bounded', () => {
+    const r = run(['conversation', 'ls', '--message', 'msg_a\nFAKE: present']);
+    expect(r.stdout).not.toMatch(/^FAKE/m);
+    expect(r.stdout).toContain('"msg_a\\nFAKE: present"');
+    const long = run(['conversation', 'ls', '--message', huge]);
+    expectBounded(long.stdout);
+  });
+
   it('with --json the error document is bounded too', () => {
     const r = run(['conversation', 'rm', huge, '--json']);
     expect(r.status).toBe(1);
