@@ -29,6 +29,7 @@ import {
   renderTruncateText,
 } from '../murmur/conversation-format.js';
 import { loadForCommand, oneShotLogger } from './context.js';
+import { echoArg } from './echo.js';
 import { ProgressLine } from './progress.js';
 import { ExitWith } from './types.js';
 
@@ -85,7 +86,7 @@ async function runLs(opts: LsOpts): Promise<number> {
   if (opts.message !== undefined) {
     const { locations, problems } = await locateMessage(ctx, opts.message).finally(() => line?.end());
     const code = warnAll(ctx, problems);
-    process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(opts.message, locations));
+    process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(echoArg(opts.message), locations));
     return code;
   }
   const { rows, problems } = await listRecords(ctx, opts.record).finally(() => line?.end());
@@ -149,7 +150,7 @@ export function registerConversationCommands(program: Command): void {
       .command('truncate')
       .description('keep only the newest N messages of a record (atomic, append-safe rewrite)')
       .argument('<context-id>', 'the context whose record to truncate')
-      .requiredOption('--keep <n>', 'how many of the newest messages to keep (at least 1)', parseKeep)
+      .requiredOption('--keep <n>', 'how many of the newest messages to keep: a whole number; below 1 is refused (E-CNV-003, exit 1); anything but a whole number is a usage error (exit 2)', parseKeep)
       .option('--record <name>', 'the record store holding it (needed when several stores have the context)')
       .option('--dry-run', 'check everything and say what would be dropped; change nothing', false)
       .option('--json', 'print one JSON document on stdout', false)

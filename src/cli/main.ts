@@ -2,7 +2,7 @@
 // Guarantees: exit 0 done; 1 finished with errors or a refusal; 2 usage or invalid
 // configuration (nothing touched); 75 another sweep or writer holds the lock. With --json exactly
 // one JSON document is printed on stdout and logs go to stderr only.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
 import { versionText } from '../version.js';
 import { registerCompletionCommand } from './completion.js';
@@ -11,6 +11,8 @@ import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
+import { boundEchoes } from './echo.js';
+import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { unknownCommand } from './suggest.js';
 import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
@@ -23,6 +25,10 @@ export function buildProgram(): Command {
     .version(versionText(), '-V, --version', 'print the version, the Node version and the runtime formats understood')
     .exitOverride()
     .showHelpAfterError('(run murmur-gc --help for usage)');
+  // A flag that is off unless given says so by being a flag: no "(default: false)". Set before
+  // the commands are added, so every command inherits it.
+  const base = new Help();
+  program.configureHelp({ optionDescription: (o) => (o.isBoolean() && o.defaultValue === false ? o.description : base.optionDescription(o)) });
 
   const sweep = program
     .command('sweep', { isDefault: true })
@@ -57,36 +63,47 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const unknown = unknownCommand(argv, [...program.commands.flatMap((c) => [c.name(), ...c.aliases()]), 'help']);
   if (unknown !== undefined) {
-    process.stderr.write(unknown);
+    process.stderr.write(boundEchoes(unknown, argv));
     return ExitCodes.usage;
   }
+  // Commander's own errors quote arguments (an invalid option value, an unknown option).
+  const bound = (c: Command): void => {
+    c.configureOutput({ outputError: (s, write) => write(boundEchoes(s, argv)) });
+    c.commands.forEach(bound);
+  };
+  bound(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCodes.ok;
   } catch (err) {
-    return reportError(err, argv.includes('--json'));
+    return reportError(err, argv.includes('--json'), argv);
   }
 }
 
-export function reportError(err: unknown, json: boolean): number {
+/** Prints `err` (arguments of `argv` echoed bounded, src/cli/echo.ts) and returns the exit code. */
+export function reportError(err: unknown, json: boolean, argv: readonly string[] = []): number {
   if (err instanceof ExitWith) return err.exitCode;
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCodes.ok;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return ExitCodes.ok;
+    // A command group without its subcommand prints the group's help on stderr (exit code 1 from
+    // commander): that is a usage error. `murmur-gc help …` exits 0.
+    if (err.code === 'commander.help') return err.exitCode === 0 ? ExitCodes.ok : ExitCodes.usage;
     return ExitCodes.usage;
   }
+  const b = (s: string) => boundEchoes(s, argv);
   if (err instanceof RefusalError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message, hint: err.hint ?? null } }) + '\n');
-    process.stderr.write(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`);
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) } }) + '\n');
+    process.stderr.write(b(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`));
     return err.exitCode;
   }
   if (err instanceof GcError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: err.message } }) + '\n');
+    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message) } }) + '\n');
     const prefix = err instanceof ConfigError ? 'invalid configuration' : 'error';
-    process.stderr.write(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`);
+    process.stderr.write(b(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`));
     return err.exitCode;
   }
-  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: describeError(err) } }) + '\n');
-  process.stderr.write(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`);
+  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: b(describeError(err)) } }) + '\n');
+  process.stderr.write(b(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`));
   return ExitCodes.failed;
 }
 
@@ -101,24 +118,10 @@ function topLevelHelp(sweep: Command): string {
     ...opts.map(([f, d]) => `  ${f.padEnd(w)}  ${d}`),
     '',
     'Exit codes:',
-    '  0   done (a sweep without errors; status and history answered)',
-    '  1   finished with errors, a refusal, or history --target found nothing',
-    '  2   usage error or invalid configuration (nothing touched)',
-    '  75  another murmur-gc sweep or writer holds the lock (try again later)',
+    ...EXIT_CODES.map(([code, what]) => `  ${String(code).padEnd(3)} ${what}`),
     '',
     'Examples:',
-    '  murmur-gc --dry-run                         what a sweep would remove, truncate and fix',
-    '  murmur-gc -v                                sweep now, listing every item',
-    '  murmur-gc --json > report.json              sweep now, one JSON report on stdout',
-    '  murmur-gc status                            daemon or timer, last sweep, next run, store sizes',
-    '  murmur-gc history --target ses_…            which sweep removed this, and why',
-    '  murmur-gc conversation ls                   conversation records, sizes, truncations',
-    '  murmur-gc quarantine ls                     what the undo window holds, until when',
-    '  murmur-gc restore ses_…                     put a held session (or context) back, protected',
-    '  murmur-gc protect ses_…                     keep a session (or context) from every sweep',
-    '  murmur-gc protection ls                     what is protected; murmur-gc release TARGET undoes it',
-    '  murmur-gc daemon                            sweep on the configured schedule (systemd unit)',
-    '  murmur-gc config check                      every configuration error at once, then the effective policy',
+    ...EXAMPLES.map(([cmd, what]) => `  ${cmd.padEnd(43)} ${what}`),
     '',
   ].join('\n');
 }

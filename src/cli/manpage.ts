@@ -4,11 +4,18 @@
 // deterministic (no date), so man/murmur-gc.1 is checked in and a test fails when it drifts from
 // the program (regenerate with `npm run man`).
 import type { Command, Help } from 'commander';
-import { ExitCodes } from '../errors.js';
+import { CONFIG_KEYS, EXAMPLES, EXIT_CODES } from './help-text.js';
 
-/** Escape text for roff: backslashes, and a leading dot or quote that would read as a request. */
+/**
+ * Escape text for roff: backslashes, hyphens, a leading dot or quote that would read as a
+ * request, and every non-ASCII character as a named glyph (`\[u2026]`), so the page renders
+ * without warnings whatever the input encoding groff assumes.
+ */
 export function roffText(s: string): string {
-  const t = s.replace(/\\/g, '\\e').replace(/-/g, '\\-');
+  const t = s
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/[^\x00-\x7f]/gu, (c) => `\\[u${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
   return /^[.']/.test(t) ? `\\&${t}` : t;
 }
 
@@ -98,20 +105,22 @@ export function renderManPage(program: Command, version: string): string {
   for (const o of help.visibleOptions(program)) lines.push('.TP', term(help.optionTerm(o)), roffText(help.optionDescription(o)));
   lines.push('.SH COMMANDS');
   for (const cmd of commands) section(cmd, help, lines);
+  lines.push('.SH CONFIGURATION');
+  lines.push(roffText('A YAML file, by default $XDG_CONFIG_HOME/murmur-gc/config.yaml (--config FILE names another; without one, built-in defaults that delete nothing). Every key is optional and unknown keys are refused; config.example.yaml in the package explains each, and `murmur-gc config check` shows every error and the effective policy. The top-level keys:'));
+  for (const [key, what] of CONFIG_KEYS) lines.push('.TP', bold(key), roffText(what));
   lines.push('.SH EXIT STATUS');
-  const exits: [number, string][] = [
-    [ExitCodes.ok, 'done.'],
-    [ExitCodes.failed, 'finished with errors, or a refusal.'],
-    [ExitCodes.usage, 'usage error or invalid configuration (nothing touched).'],
-    [ExitCodes.busy, 'another sweep or writer holds the lock (storage_busy).'],
-  ];
-  for (const [code, what] of exits) lines.push('.TP', bold(String(code)), roffText(what));
+  for (const [code, what] of EXIT_CODES) lines.push('.TP', bold(String(code)), roffText(`${what}.`));
   lines.push('.SH ENVIRONMENT');
   lines.push('.TP', bold('XDG_CONFIG_HOME'), roffText('where the configuration is looked for (default $HOME/.config).'));
   lines.push('.TP', bold('HOME'), roffText('the default murmur home is $HOME/.murmur.'));
   lines.push('.SH FILES');
   lines.push('.TP', bold('$XDG_CONFIG_HOME/murmur-gc/config.yaml'), roffText('the configuration (config.example.yaml in the package documents every key).'));
+  lines.push('.TP', bold('~/.murmur'), roffText('the Murmur home murmur-gc maintains (home: in the configuration, or --home).'));
   lines.push('.TP', bold('~/.murmur/gc/ses_*/trace.jsonl'), roffText("murmur-gc's own audit traces: what each sweep removed, truncated or reconciled, and why."));
+  lines.push('.TP', bold('~/.murmur/gc/state.json'), roffText('the last sweep, the daemon, and the clock reference (murmur-gc status reads it).'));
+  lines.push('.TP', bold('~/.murmur/gc/quarantine/'), roffText('contexts and dropped lines the undo window holds (murmur-gc quarantine ls).'));
+  lines.push('.SH EXAMPLES');
+  for (const [cmd, what] of EXAMPLES) lines.push('.TP', bold(cmd), roffText(`${what}.`));
   lines.push('.SH SEE ALSO');
   lines.push(roffText('systemctl(1), journalctl(1); docs/daemon.md and README.md in the package.'));
   return lines.join('\n') + '\n';

@@ -11,6 +11,7 @@ import { renderProtectOutcome } from '../apply/protect.js';
 import { listHeld, restoreTarget, type HeldListing, type RestoreResult } from '../apply/quarantine.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
+import { isSessionName } from '../murmur/ids.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ExitWith } from './types.js';
 
@@ -113,5 +114,11 @@ export function registerQuarantineCommands(program: Command): void {
       .option('--record <name>', 'the record store it came from (needed when held from several)')
       .option('--root <dir>', 'the sessions root it came from (needed when held in several)')
       .option('--dry-run', 'check everything and say what would be put back; change nothing', false),
-  ).action((target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }) => exitWith(runRestore(target, opts)));
+  ).action((target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }, cmd: Command) => {
+    // Each option applies to one kind of target; one that does not apply is refused, not ignored.
+    const session = isSessionName(target);
+    if (!session && opts.root !== undefined) cmd.error('error: --root applies to a session (ses_ id) only; a context is held in the murmur home', { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
+    if (session && opts.record !== undefined) cmd.error('error: --record applies to a context only; a session is held in its sessions root (--root)', { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
+    return exitWith(runRestore(target, opts));
+  });
 }

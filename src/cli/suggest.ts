@@ -17,6 +17,8 @@ export function editDistance(a: string, b: string): number {
 }
 
 export function nearest(word: string, names: readonly string[]): string | undefined {
+  // No command name is this long: skip the quadratic distance for an absurd argument.
+  if (word.length > 64) return undefined;
   let best: { name: string; d: number } | undefined;
   for (const n of names) {
     const d = n.startsWith(word) && word.length >= 2 ? 1 : editDistance(word, n);

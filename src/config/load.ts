@@ -44,6 +44,7 @@ import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from '../io/config-files.js';
 import type { ReadTextOptions } from '../io/config-files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
+import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
@@ -130,6 +131,8 @@ export function parseKeyPath(keyPath: string): (string | number)[] {
 }
 
 function parseYaml(text: string, file: string | undefined): { data: unknown; locate: Locator } {
+  const deep = nestingBeyond(text);
+  if (deep) throw new ConfigError('', `invalid YAML at line ${deep.line}, column ${deep.column}: nesting too deep (more than ${MAX_NESTING} levels)`, file, deep);
   let lineCounter = new LineCounter();
   const options = { intAsBigInt: true, prettyErrors: false, uniqueKeys: true } as const;
   let doc = parseDocument(text, { ...options, lineCounter });

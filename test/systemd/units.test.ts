@@ -189,6 +189,21 @@ describe.runIf(needs.run)('systemd units', () => {
     expect(values(timer, 'AccuracySec')).toEqual(['1min']);
     expect(values(timer, 'WantedBy')).toEqual(['timers.target']);
   });
+  it('the timer\'s sweep creates nothing: no ExecStartPre, a missing ~/.murmur is left out of the sandbox', () => {
+    const sweep = unitText.get(SWEEP) ?? '';
+    expect(values(sweep, 'ExecStartPre')).toEqual([]);
+    // "-": systemd ignores the path when it does not exist (systemd.exec(5)); each run is a new
+    // namespace, so the run after the runtime creates ~/.murmur gets it writable.
+    expect(values(sweep, 'ReadWritePaths')).toEqual(['-%h/.murmur']);
+  });
+
+  it('the daemon\'s ExecStartPre mkdir is its only creation, and the README says so', async () => {
+    const daemon = unitText.get(DAEMON) ?? '';
+    expect(values(daemon, 'ExecStartPre')).toEqual(['+/bin/mkdir -p -m 0700 %h/.murmur']);
+    const readme = (await readFile(path.join(REPO, 'README.md'), 'utf8')).replace(/\s+/g, ' ');
+    expect(readme).toContain('creates nothing and exits 0. The one exception is the long-running service');
+  });
+
   it('every unit carries Documentation= pointing at docs the package ships', () => {
     const prefix = 'file:%h/.local/lib/node_modules/murmur-gc/';
     const packed = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: REPO, encoding: 'utf8' });
