@@ -6,7 +6,7 @@
 // sizes only — never record content.
 import type { Command } from 'commander';
 import { formatBytes, formatTable, formatWhen, formatWindow } from '../apply/report.js';
-import { listHeld, restoreTarget, type HeldListing, type RestoreResult } from '../apply/quarantine.js';
+import type { HeldListing, RestoreResult } from '../apply/quarantine.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
@@ -75,17 +75,19 @@ function renderRestore(r: RestoreResult): string {
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
+  const { listHeld } = await import('../apply/quarantine.js');
   const config = await loadForCommand(opts);
   const l = await listHeld(config);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   for (const p of l.problems) log.warn({ code: p.code, target: p.target }, p.detail);
   process.stdout.write(opts.json ? JSON.stringify(heldJson(l, config)) + '\n' : renderHeld(l, config));
   return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {
+  const { restoreTarget } = await import('../apply/quarantine.js');
   const config = await loadForCommand(opts);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
   process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r));
   return ExitCodes.ok;
