@@ -9,6 +9,8 @@
 // The early-signal recorder is evaluated before the rest of the CLI is loaded (dynamic import),
 // so a daemon is not killed by a SIGTERM/SIGHUP that arrives during its start-up. A lone
 // `--version` is answered before the CLI is loaded at all.
+// The shipped bin is this file bundled (scripts/bundle.mjs): each dynamic import below and in the
+// command modules is a chunk loaded only by the commands that need it.
 import './early-signals.js';
 
 const argv = process.argv.slice(2);

@@ -1,5 +1,6 @@
-// Start-up of the bin (dist/cli/bin.js): each command evaluates only the code it uses, and the
-// WebAssembly module is compiled only when a line is counted or validated. Asserted on what a process loaded (a module
+// Start-up of the shipped bin (dist/cli/bin.js, the bundle scripts/bundle.mjs builds): it loads
+// only its own chunks, each command evaluates only the code it uses, and the WebAssembly module is
+// compiled only when a line is counted or validated. Asserted on what a process loaded (a module
 // resolve hook, the chunks' source maps, a count of WebAssembly.Module constructions), never on time.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -75,7 +76,14 @@ function run(args: string[], home = path.join(dir, 'home')): Loaded {
 
 const HEAVY = [/^node_modules\/(yaml|zod|pino|proper-lockfile|graceful-fs|cron|luxon)\//, /^src\/config\/load\.ts$/, /^src\/log\.ts$/, /^src\/murmur\/json-(scan|doc-wasm)\.ts$/, /^src\/apply\/(?!report\.ts$)/, /^src\/daemon\//];
 
-describe('each command loads what it runs', () => {
+describe('the shipped bin is the bundle', () => {
+  it('--help loads only the bundle (its chunks and the version reader), nothing from node_modules or tsc’s module tree', () => {
+    const r = run(['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: murmur-gc/);
+    expect(r.files.filter((p) => !/^dist\/cli\/(bin\.js|chunks\/[^/]+\.js)$/.test(p))).toEqual(['dist/version.js']);
+  }, T);
+
   it('--help evaluates commander and the command definitions only: no configuration loader, logger, scanner or sweep', () => {
     const r = run(['--help']);
     expect(r.sources).toContain('src/cli/main.ts');
