@@ -145,6 +145,7 @@ const check = (cond, what) => {
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mgc-bench-'));
 const started = Date.now();
+const loadAtStart = os.loadavg();
 try {
   const startup = [];
   for (let i = 0; i < runs; i++) startup.push(run(process.execPath, ['-e', '0']));
@@ -289,7 +290,7 @@ try {
   // ---- table ---------------------------------------------------------------------------------
   const cpu = os.cpus();
   const lines = [];
-  lines.push(`machine: ${cpu[0]?.model ?? '?'} × ${cpu.length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}; load average at start ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  lines.push(`machine: ${cpu[0]?.model ?? '?'} × ${cpu.length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   lines.push(`node ${process.version}; ${new Date(started).toISOString()}; ${runs} runs each, medians; peak RSS = max over runs`);
   lines.push(`node start-up (node -e 0): ${nodeStart.toFixed(3)} s wall, ${nodeStartCpu.toFixed(2)} s CPU; murmur-gc run as its bin's shebang runs it: node ${[...nodeFlags, 'dist/cli/bin.js'].join(' ')}`);
   lines.push('');
