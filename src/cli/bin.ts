@@ -9,7 +9,13 @@
 // The early-signal recorder is evaluated before the rest of the CLI is loaded (dynamic import),
 // so a daemon is not killed by a SIGTERM/SIGHUP that arrives during its start-up. A lone
 // `--version` is answered before the CLI is loaded at all.
+// The shipped bin is this file bundled (scripts/bundle.mjs): each dynamic import below and in the
+// command modules is a chunk loaded only by the commands that need it, and on Node >= 22 the
+// chunks' compiled code is cached per user (compile-cache.ts) before any of them is loaded.
 import './early-signals.js';
+import { enableCompileCache } from './compile-cache.js';
+
+enableCompileCache();
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {

@@ -9,7 +9,7 @@
 // (`schema_version` 1); no conversation content is ever read.
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../apply/report.js';
-import { checkConfig, type ConfigCheck, type ConfigWarning, type PolicySource } from '../config/load.js';
+import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
 import type { KeepFree } from '../config/size.js';
 import type { GcConfig, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
@@ -153,6 +153,7 @@ export function renderCheckText(check: ConfigCheck): string {
 }
 
 export async function runConfigCheck(flags: ConfigCheckFlags): Promise<number> {
+  const { checkConfig } = await import('../config/load.js');
   const check = await checkConfig({
     ...(flags.config !== undefined ? { configPath: flags.config } : {}),
     ...(flags.home !== undefined ? { home: flags.home } : {}),

@@ -8,14 +8,7 @@
 // stdout; warnings go to stderr as log lines carrying a stable code. `ls` on a terminal (not
 // --json) shows a progress line on stderr once it has run ~1 s (src/cli/progress.ts).
 import { InvalidArgumentError, type Command } from 'commander';
-import {
-  isHardProblem,
-  listRecords,
-  locateMessage,
-  removeContext,
-  truncateContext,
-  type ConversationContext,
-} from '../apply/conversation.js';
+import type { ConversationContext } from '../apply/conversation.js';
 import { ExitCodes, RefusalError } from '../errors.js';
 import type { Problem } from '../io/inventory.js';
 import {
@@ -63,10 +56,10 @@ export function parseKeep(value: string): number {
 
 async function setup(opts: CommonOpts): Promise<ConversationContext> {
   const config = await loadForCommand(opts);
-  return { config, log: oneShotLogger(config, false, opts.json) };
+  return { config, log: await oneShotLogger(config, false, opts.json) };
 }
 
-function warnAll(ctx: ConversationContext, problems: Problem[]): number {
+function warnAll(ctx: ConversationContext, problems: Problem[], isHardProblem: (p: Problem) => boolean): number {
   for (const p of problems) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
   return problems.some(isHardProblem) ? ExitCodes.failed : ExitCodes.ok;
 }
@@ -78,6 +71,7 @@ function addCommon(cmd: Command): Command {
 }
 
 async function runLs(opts: LsOpts): Promise<number> {
+  const { isHardProblem, listRecords, locateMessage } = await import('../apply/conversation.js');
   const ctx = await setup(opts);
   // On a terminal (not --json) a status line while a large record is read; erased before output.
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet: false }) ? new ProgressLine(process.stderr, false) : undefined;
@@ -85,17 +79,18 @@ async function runLs(opts: LsOpts): Promise<number> {
   // --message short-circuits before --record (the runtime ignores --record with --message).
   if (opts.message !== undefined) {
     const { locations, problems } = await locateMessage(ctx, opts.message).finally(() => line?.end());
-    const code = warnAll(ctx, problems);
+    const code = warnAll(ctx, problems, isHardProblem);
     process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(echoArg(opts.message), locations));
     return code;
   }
   const { rows, problems } = await listRecords(ctx, opts.record).finally(() => line?.end());
-  const code = warnAll(ctx, problems);
+  const code = warnAll(ctx, problems, isHardProblem);
   process.stdout.write(opts.json ? renderLsJson(rows) : renderLsText(rows, opts.record));
   return code;
 }
 
 async function runRm(contextId: string, opts: ActOpts): Promise<number> {
+  const { removeContext } = await import('../apply/conversation.js');
   const ctx = await setup(opts);
   const r = await removeContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force });
   process.stdout.write(opts.json ? renderResultJson(r) : renderRemoveText(r));
@@ -109,6 +104,7 @@ async function runTruncate(contextId: string, opts: ActOpts & { keep: number }):
     const r = badKeepRefusal(contextId);
     throw new RefusalError(r.code, r.message, r.hint);
   }
+  const { truncateContext } = await import('../apply/conversation.js');
   const ctx = await setup(opts);
   const r = await truncateContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force, keep: opts.keep });
   process.stdout.write(opts.json ? renderResultJson(r) : renderTruncateText(r));

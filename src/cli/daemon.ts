@@ -6,12 +6,11 @@
 // `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
 // --target exits 1 when no sweep in the trail removed or truncated the target); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
-// The daemon and the status/history readers (and through them `cron`) are imported when their
-// command runs, so other commands do not load them at start-up.
+// The daemon, the status/history readers (and through them `cron`) and the logger are imported
+// when their command runs, so other commands do not load them at start-up.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseDurationSecs } from '../config/retain.js';
 import { Codes, describeError } from '../errors.js';
-import { createLogger } from '../log.js';
 import type { GcConfig } from '../config/types.js';
 import { loadForCommand } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
@@ -40,9 +39,11 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
   const load = deps.load ?? loadForCommand;
   let config: GcConfig;
   let Daemon: typeof import('../daemon/daemon.js').Daemon;
+  let createLogger: typeof import('../log.js').createLogger;
   try {
     config = await load(flags);
     ({ Daemon } = await import('../daemon/daemon.js'));
+    ({ createLogger } = await import('../log.js'));
   } catch (err) {
     releaseEarlySignals();
     throw err;

@@ -2,6 +2,9 @@
 // Guarantees: exit 0 done; 1 finished with errors or a refusal; 2 usage or invalid
 // configuration (nothing touched); 75 another sweep or writer holds the lock. With --json exactly
 // one JSON document is printed on stdout and logs go to stderr only.
+// Start-up: this module and the command modules it wires define the commands and options only;
+// what a command runs (the sweep, the configuration loader, the logger, the record scanner) is
+// imported by its action, so `--help` or `status` loads no more than it uses (docs/benchmarks.md).
 import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigError, ExitCodes, GcError, RefusalError, describeError } from '../errors.js';
 import { versionText } from '../version.js';
@@ -14,7 +17,6 @@ import { registerQuarantineCommands } from './quarantine.js';
 import { boundEchoes } from './echo.js';
 import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { unknownCommand } from './suggest.js';
-import { runSweepCommand } from './sweep.js';
 import { ExitWith } from './types.js';
 
 export function buildProgram(): Command {
@@ -45,7 +47,7 @@ export function buildProgram(): Command {
     .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
       const code = opts.checkConfig
         ? await runConfigCheck({ json: opts.json, ...(opts.config !== undefined ? { config: opts.config } : {}), ...(opts.home !== undefined ? { home: opts.home } : {}) })
-        : await runSweepCommand(opts);
+        : await (await import('./sweep.js')).runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });
   program.addHelpText('after', () => topLevelHelp(sweep));

@@ -7,7 +7,7 @@
 // document goes to stdout. Ids, paths, times and the operator's note only — never record content.
 import type { Command } from 'commander';
 import { formatTable, formatWhen } from '../apply/report.js';
-import { judgementWords, listProtection, protectTarget, releaseTarget, renderProtectOutcome, type ProtectionListing, type ReleaseOutcome } from '../apply/protect.js';
+import type { ProtectionListing, ReleaseOutcome } from '../apply/protect.js';
 import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ExitWith } from './types.js';
@@ -48,7 +48,7 @@ export function renderProtection(l: ProtectionListing, nowMs = Date.now()): stri
   return out.join('\n') + '\n';
 }
 
-function renderRelease(r: ReleaseOutcome): string {
+function renderRelease(r: ReleaseOutcome, judgementWords: typeof import('../apply/protect.js').judgementWords): string {
   const out = [`released ${r.item.kind} ${r.item.target} (${r.item.kind === 'session' ? 'sessions root' : 'record store'} ${r.item.where}): sweeps act on it again by the policy`];
   const j = judgementWords(r.judgement, r.item);
   out.push(r.judgement.condemned !== null ? `${j}: the next sweep ${r.judgement.condemned === 'max_messages' ? 'truncates' : 'removes'} it` : j);
@@ -61,8 +61,9 @@ function refOf(target: string, opts: RefOpts) {
 }
 
 async function runProtect(target: string, opts: RefOpts & { note?: string }): Promise<number> {
+  const { protectTarget, renderProtectOutcome } = await import('../apply/protect.js');
   const config = await loadForCommand(opts);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   const p = await protectTarget(config, log, { ...refOf(target, opts), ...(opts.note !== undefined ? { note: opts.note } : {}) });
   const text = [...renderProtectOutcome(p), ...(p.audit ? [`audit trace: ${p.audit} (murmur-gc history --target ${target})`] : [])];
   process.stdout.write(opts.json ? JSON.stringify(p) + '\n' : text.join('\n') + '\n');
@@ -70,17 +71,19 @@ async function runProtect(target: string, opts: RefOpts & { note?: string }): Pr
 }
 
 async function runRelease(target: string, opts: RefOpts): Promise<number> {
+  const { judgementWords, releaseTarget } = await import('../apply/protect.js');
   const config = await loadForCommand(opts);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   const r = await releaseTarget(config, log, refOf(target, opts));
-  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRelease(r));
+  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRelease(r, judgementWords));
   return ExitCodes.ok;
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
+  const { listProtection } = await import('../apply/protect.js');
   const config = await loadForCommand(opts);
   const l = await listProtection(config);
-  if (l.unreadable !== null) oneShotLogger(config, false, opts.json).error({ code: 'protected_unreadable', target: l.file }, l.unreadable);
+  if (l.unreadable !== null) (await oneShotLogger(config, false, opts.json)).error({ code: 'protected_unreadable', target: l.file }, l.unreadable);
   process.stdout.write(opts.json ? JSON.stringify(l) + '\n' : renderProtection(l));
   return l.unreadable !== null ? ExitCodes.failed : ExitCodes.ok;
 }

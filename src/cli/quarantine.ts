@@ -7,8 +7,7 @@
 // sizes only — never record content.
 import type { Command } from 'commander';
 import { formatBytes, formatTable, formatWhen, formatWindow } from '../apply/report.js';
-import { renderProtectOutcome } from '../apply/protect.js';
-import { listHeld, restoreTarget, type HeldListing, type RestoreResult } from '../apply/quarantine.js';
+import type { HeldListing, RestoreResult } from '../apply/quarantine.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { isSessionName } from '../murmur/ids.js';
@@ -67,7 +66,7 @@ export function renderHeld(l: HeldListing, config: GcConfig, nowMs = Date.now())
   return out.join('\n') + '\n';
 }
 
-function renderRestore(r: RestoreResult): string {
+function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('../apply/protect.js').renderProtectOutcome): string {
   const out: string[] = [];
   for (const s of r.restored) {
     const what = s.held === 'truncation' ? `${s.messages ?? 0} dropped messages of ${r.target}` : `${s.held} ${r.target}`;
@@ -81,19 +80,22 @@ function renderRestore(r: RestoreResult): string {
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
+  const { listHeld } = await import('../apply/quarantine.js');
   const config = await loadForCommand(opts);
   const l = await listHeld(config);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   for (const p of l.problems) log.warn({ code: p.code, target: p.target }, p.detail);
   process.stdout.write(opts.json ? JSON.stringify(heldJson(l, config)) + '\n' : renderHeld(l, config));
   return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {
+  const { restoreTarget } = await import('../apply/quarantine.js');
+  const { renderProtectOutcome } = await import('../apply/protect.js');
   const config = await loadForCommand(opts);
-  const log = oneShotLogger(config, false, opts.json);
+  const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
-  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r));
+  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
 }
 

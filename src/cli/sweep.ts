@@ -39,7 +39,7 @@ export interface SweepFlags {
 export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const config = await loadForCommand(opts);
   const quiet = opts.quiet === true && !opts.verbose;
-  const log = oneShotLogger(config, opts.verbose, opts.json);
+  const log = await oneShotLogger(config, opts.verbose, opts.json);
   logConfigWarnings(log, config);
   const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;

@@ -33,7 +33,8 @@
 // these (`ensure`, `chunkRegion`), never past CHUNK_BASE + CHUNK_SIZE + 64 once the region exists,
 // so Buffer views of the region stay attached.
 // Without WebAssembly (e.g. `node --jitless`) `wasmDoc()` is undefined and json-scan.ts keeps
-// its JavaScript scanner.
+// its JavaScript scanner. The module is assembled and compiled on the instance's first use, not
+// when this file is imported, so a command that reads no line never compiles it.
 
 import { I32, initTables, instantiate, name, section, scanStringFunction, sleb, uleb, type WasmMemory } from './json-string-wasm.js';
 
@@ -465,12 +466,41 @@ export function keysFit(keys: readonly Uint8Array[]): boolean {
   return keys.length <= MAX_KEYS && keys.every((x) => x.length < KEY_SLOT);
 }
 
+/**
+ * A WasmDoc not instantiated yet: the first `ensure` (every caller asks it before reading `bytes`
+ * or calling in) or any call assembles and compiles the module into this same object, so a command
+ * that never validates or counts a line never pays for it. When it cannot be instantiated,
+ * `ensure` answers false from then on and callers keep the JavaScript scanner.
+ */
+function unbuilt(simd: boolean): WasmDoc {
+  const ready = (): WasmDoc => {
+    if (build(simd, w) === null) {
+      const none = (): never => {
+        throw new Error('json-doc-wasm: WebAssembly could not be instantiated');
+      };
+      Object.assign(w, { ensure: () => false, scanString: none, doc: none, lines: none, setKeys: none });
+    }
+    return w;
+  };
+  const w: WasmDoc = {
+    scanString: (p, end) => ready().scanString(p, end),
+    doc: (p, end, inLine) => ready().doc(p, end, inLine),
+    lines: (p, end) => ready().lines(p, end),
+    bytes: new Uint8Array(0),
+    words: new Int32Array(0),
+    keys: undefined,
+    ensure: (n) => ready().ensure(n),
+    setKeys: (id, keys) => ready().setKeys(id, keys),
+  };
+  return w;
+}
+
 /** `simd: false` builds the scalar variant only (what a CPU without SIMD runs; tests compare). */
-function build(simd = true): WasmDoc | null {
+function build(simd: boolean, w: WasmDoc): WasmDoc | null {
   const inst = instantiate(moduleBytes, simd);
   if (inst === null) return null;
   const memory = inst.exports['m'] as WasmMemory;
-  const w: WasmDoc = {
+  Object.assign(w, {
     scanString: inst.exports['s'] as (p: number, end: number) => number,
     doc: inst.exports['d'] as (p: number, end: number, inLine: number) => number,
     lines: inst.exports['l'] as (p: number, end: number) => number,
@@ -498,7 +528,7 @@ function build(simd = true): WasmDoc | null {
       w.words[NKEYS >> 2] = keys.length;
       w.keys = id;
     },
-  };
+  } satisfies WasmDoc);
   initTables(w.bytes);
   for (const c of [0x20, 0x09, 0x0a, 0x0d]) w.bytes[WS_TABLE + c] = 1;
   for (const c of [0x20, 0x09, 0x0d]) w.bytes[WS_LINE_TABLE + c] = 1;
@@ -526,11 +556,14 @@ let regionBusy = false;
 
 /** A separate instance of the scalar (no SIMD) variant, for tests. */
 export function scalarWasmDocForTests(): WasmDoc | undefined {
-  return build(false) ?? undefined;
+  return build(false, unbuilt(false)) ?? undefined;
 }
 
-/** The shared instance, or undefined when this runtime cannot run WebAssembly. */
+/**
+ * The shared instance, or undefined when this runtime has no WebAssembly (e.g. node --jitless).
+ * Instantiated on first use (`unbuilt`), not when it is asked for here.
+ */
 export function wasmDoc(): WasmDoc | undefined {
-  if (instance === undefined) instance = build();
+  if (instance === undefined) instance = (globalThis as { WebAssembly?: unknown }).WebAssembly === undefined ? null : unbuilt(true);
   return instance ?? undefined;
 }

@@ -2,12 +2,14 @@
 // `npm install -g --prefix <tmp> ./murmur-gc-*.tgz` (the README's unattended route), runs on its
 // own — no link back into the clone, its dependencies installed beside it — and carries what it
 // needs: docs, the man page (linked by npm), LICENSE, the systemd units, the Prometheus alert
-// rules (contrib/), and no source maps that
-// point at an unshipped src/. Packs the dist/ that `npm test` just built (scripts are not run,
+// rules (contrib/), the bundled bin with every chunk it imports (and not tsc's module tree), and
+// source maps that carry their sources (never pointing at an unshipped src/). Packs the dist/
+// that `npm test` just built (scripts are not run,
 // so nothing rewrites dist/ under the other tests). Installing needs the npm registry, or an npm
 // cache that already holds the dependencies (--prefer-offline).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { isBuiltin } from 'node:module';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
@@ -84,16 +86,46 @@ afterAll(() => {
 });
 
 describe('npm pack + npm install -g --prefix', () => {
-  it('the tarball holds the CLI, docs, man page, LICENSE, units and example config, and no source maps or sources', () => {
+  it('the tarball holds the CLI, docs, man page, LICENSE, units and example config, and no sources', () => {
     expect(path.basename(tarball)).toBe(`${pkg.name}-${pkg.version}.tgz`);
     for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/bin.js', 'docs/daemon.md', 'man/murmur-gc.1', 'systemd/murmur-gc.service', 'systemd/murmur-gc-sweep.service', 'systemd/murmur-gc.timer', 'config.example.yaml', 'contrib/prometheus/murmur-gc.rules.yml', 'docs/metrics.md']) {
       expect(files).toContain(needed);
     }
-    expect(files.filter((p) => p.endsWith('.map'))).toEqual([]);
     expect(files.filter((p) => /^(src|test|bench|scripts|\.ci)\//.test(p))).toEqual([]);
+  });
+
+  it('the bin is the bundle: it and its chunks import only shipped files, Node built-ins and pino-pretty', () => {
     const pkgDir = path.join(prefix, 'lib', 'node_modules', pkg.name);
+    const js = files.filter((x) => x.endsWith('.js'));
+    // the bundle, its chunks and the version reader; none of tsc's one-file-per-module tree
+    expect(js.filter((p) => !/^dist\/cli\/(bin\.js|chunks\/[^/]+\.js)$/.test(p))).toEqual(['dist/version.js']);
+    expect(js.some((p) => p.startsWith('dist/cli/chunks/'))).toBe(true);
+    for (const p of js) {
+      const text = fs.readFileSync(path.join(pkgDir, p), 'utf8');
+      // static imports head the file; dynamic ones are `await import("…")` (a JSDoc `import("…")` type is neither)
+      for (const m of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bawait import\("([^"]+)"\)/gm)) {
+        const spec = m[1] ?? m[2] ?? m[3] ?? '';
+        if (spec.startsWith('.')) expect(files, `${p} imports ${spec}`).toContain(path.posix.normalize(path.posix.join(path.posix.dirname(p), spec)));
+        else expect(spec, `${p} imports ${spec}`).toMatch(/^node:/);
+      }
+      // a bundled CommonJS dependency's require(): Node built-ins only (pino-pretty is required by
+      // src/log.ts through its own createRequire, on a terminal only)
+      for (const m of text.matchAll(/__require\("([^"]+)"\)/g)) expect(isBuiltin(m[1]!), `${p} requires ${m[1]}`).toBe(true);
+    }
+  });
+
+  it('every shipped source map is shipped beside its file and carries its sources (no unshipped src/ needed)', () => {
+    const pkgDir = path.join(prefix, 'lib', 'node_modules', pkg.name);
+    const maps = files.filter((p) => p.endsWith('.map'));
+    expect(maps).toContain('dist/cli/bin.js.map');
     for (const p of files.filter((x) => x.endsWith('.js'))) {
-      expect(fs.readFileSync(path.join(pkgDir, p), 'utf8'), p).not.toMatch(/sourceMappingURL/);
+      const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(fs.readFileSync(path.join(pkgDir, p), 'utf8'))?.[1];
+      if (url !== undefined) expect(files, p).toContain(path.posix.join(path.posix.dirname(p), url));
+    }
+    for (const p of maps) {
+      const map = JSON.parse(fs.readFileSync(path.join(pkgDir, p), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      expect(map.sourcesContent?.length, p).toBe(map.sources.length);
+      expect(map.sourcesContent!.every((c) => typeof c === 'string'), p).toBe(true);
     }
   });
 
