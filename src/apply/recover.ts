@@ -15,7 +15,8 @@
 //   once: it happened when its intent is marked done, or — killed before that — when the disk
 //   shows it: the held entry is gone and the session or context is back; for dropped lines, the
 //   record's first line is the restored header the intent names and the bytes after it are the
-//   held lines. Then what is left of its held items is removed and the trace gets its
+//   held lines. Then what is left of its held items (and of their trash, if killed removing one)
+//   is removed and the trace gets its
 //   `quarantine_restore` line; otherwise the items stay held, whole, and the trace says nothing
 //   was restored. The killed restore's temp files in the record's directory are removed.
 // - It runs under the sweep lock, so no sweep's session it completes is still being written; an
@@ -26,7 +27,8 @@ import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../murmur/ids.js';
 import { CONTEXT_PAYLOAD, ITEM_FILE, parseItemDirName, parseMeta } from '../murmur/quarantine.js';
 import { peekEventType, quarantinePurgeLine, quarantineRestoreLine, retentionLine, sessionEndLine, sessionStartLine } from '../murmur/trace.js';
-import { RECORD_FILE, readHeader } from '../io/inventory.js';
+import { RECORD_FILE, TRASH_PREFIX, readHeader } from '../io/inventory.js';
+import { finishTrash } from '../io/remove.js';
 import { openHeldLines, openQuarantineDir, purgeEntry } from '../io/quarantine.js';
 import { firstLineEnd } from '../io/record-truncate.js';
 import { probeProcess } from '../io/running.js';
@@ -165,11 +167,16 @@ async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Prom
     if (!happened && intent.kind === 'restore_truncation') happened = await restoreLanded(q, r);
     if (intent.kind === 'restore_truncation') await removeDeadRecordTemps(r.to);
     if (!happened) return undefined;
+    const names = await q.list();
     for (const entry of r.entries) {
       if (!parseItemDirName(entry)) continue;
       const st = await q.lstat(entry);
-      if (!st?.isDirectory()) continue;
-      await purgeEntry(q, entry, identityOf(st), mintId('ses_'));
+      if (st?.isDirectory()) await purgeEntry(q, entry, identityOf(st), mintId('ses_'));
+      // killed while removing it: its trash (`.murmur-gc-trash.<run>.<entry>`) is finished too
+      for (const t of names.filter((n) => n.startsWith(TRASH_PREFIX) && n.endsWith(`.${entry}`))) {
+        const tst = await q.lstat(t);
+        if (tst?.isDirectory()) await finishTrash(q, t, identityOf(tst));
+      }
     }
     return item;
   } finally {

@@ -202,7 +202,7 @@ describe.runIf(tmpfs.run)('on a filesystem without room for a second copy', () =
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', home]);
     try {
       // 5 MiB record on an 8 MiB filesystem: a copy of the 4.5 MiB it drops does not fit.
-      const file = bigRecord(path.join(home, 'conversations', 'shey', 'ctx_big'), 5_000);
+      bigRecord(path.join(home, 'conversations', 'shey', 'ctx_big'), 5_000);
       const tr = await truncate('ctx_big', 500);
       expect(tr.dropped).toBe(4_500);
       expect(fs.statfsSync(home).bfree).toBeGreaterThan(0);
