@@ -3,7 +3,8 @@
 // Guarantees:
 // - `ls` is read-only: held sessions of the configured sessions roots and the items of
 //   `<home>/gc/quarantine`, with where each came from, when it goes and its bytes (regular-file
-//   bytes, walked descriptor-relatively without following links or crossing mounts).
+//   bytes, walked descriptor-relatively without following links or crossing mounts). An item
+//   whose restore happened but was not completed (killed, or its removal failed) is not listed.
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
 //   It puts an item back only where nothing of that name exists now (else `restore_exists`,
 //   nothing changed), through descriptors, never replacing anything. A `ses_` id is a session;
@@ -27,7 +28,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, Codes, GcError, RefusalError, describeError } from '../errors.js';
+import { BusyError, Codes, GcError, RefusalError, describeError, withPath } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../io/inventory.js';
 import { acquireLock, ensureLockDir, recordLockPath, sweepLockPath, type HeldLock } from '../io/lock.js';
 import { listQuarantineDir, listRootHeld, openHeldLines, openQuarantineDir, purgeEntry, type QueueItem, type RootHeld } from '../io/quarantine.js';
@@ -40,8 +41,9 @@ import { CONTEXT_PAYLOAD, oldestFirst, payloadOf, restoreChain, restoredMarker, 
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { VERSION } from '../version.js';
 import { failpoint } from '../failpoint.js';
-import { AuditSession, GC_DIR, type IntentLine, type RestoredItem } from './audit.js';
-import { recoverInterruptedAudits } from './recover.js';
+import { AuditSession, GC_DIR, INTENT_FILE, type IntentLine, type RestoredItem } from './audit.js';
+import { removeDeadGcTemps } from '../daemon/recovery.js';
+import { recoverInterruptedAudits, restoredPendingEntries } from './recover.js';
 import { openChain } from './steps/dirs.js';
 
 export const RestoreCodes = {
@@ -95,8 +97,11 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
           const l = await listQuarantineDir(q, measure);
           out.problems.push(...l.problems);
           const landed = await landedStaged(home, l.items);
+          // Its restore happened; recovery (the next sweep, or restore) removes it.
+          const back = await restoredPendingEntries(home);
           for (const i of l.items) {
             if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
+            if (back.has(i.entry)) continue;
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
           }
         } finally {
@@ -200,8 +205,11 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
     return await withSweepLock(config, opts.dryRun, async () => {
       if (!opts.dryRun) {
         // A restore (or sweep) killed or failed mid-way is completed first, as a sweep's recover
-        // step would: a retried restore then finds its lines back and its held item gone.
+        // step would (src/apply/steps/recover.ts): a retried restore then finds its lines back and
+        // its held item gone.
         for (const r of await recoverInterruptedAudits(home, config.home, now())) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
+        // and the small temps a killed run left under <home>/gc (e.g. an audit it was creating)
+        for (const t of await removeDeadGcTemps(config.home).catch(() => [])) log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid }, 'leftover temp file of a killed murmur-gc removed');
       }
       return isSessionName(opts.target) ? restoreSession(config, home, log, opts, now) : restoreContext(config, home, log, opts, now);
     });
@@ -225,7 +233,10 @@ class RestoreAudit {
 
   async intend(entry: Omit<IntentLine, 'op' | 'seq'>): Promise<number> {
     this.session ??= await AuditSession.begin(this.home, mintId('ses_'), VERSION, this.now());
-    return this.session.intend(entry);
+    const s = this.session;
+    return s.intend(entry).catch((err: unknown) => {
+      throw withPath(err, `${s.dirPath}/${INTENT_FILE}`);
+    });
   }
 
   async done(seq: number, item: RestoredItem): Promise<void> {

@@ -184,6 +184,45 @@ async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Prom
   }
 }
 
+/**
+ * Held items (entry names in `<home>/gc/quarantine`) whose restore already happened but is not
+ * completed yet (killed, or its item's removal failed): read-only, for `quarantine ls`. A restore
+ * logged done, or one of dropped lines whose rewrite the record shows landed.
+ */
+export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
+  const out = new Set<string>();
+  const gst = await home.lstat(GC_DIR);
+  if (!gst?.isDirectory()) return out;
+  const gc = await home.openDir(GC_DIR);
+  let q: Dir | undefined;
+  try {
+    for (const name of await gc.list()) {
+      if (!name.startsWith('ses_')) continue;
+      const sdir = await gc.openDir(name).catch(() => undefined);
+      if (!sdir) continue;
+      try {
+        if (!(await sdir.lstat(INTENT_FILE))?.isFile()) continue;
+        const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
+        for (const [seq, intent] of log.intents) {
+          const r = intent.restore;
+          if (!intent.kind?.startsWith('restore_') || intent.kind === 'restore_session' || !r || !Array.isArray(r.entries)) continue;
+          q ??= await openQuarantineDir(home, false);
+          if (!q) return out;
+          if (log.done.get(seq) !== undefined || (intent.kind === 'restore_truncation' && (await restoreLanded(q, r)))) for (const e of r.entries) out.add(e);
+        }
+      } catch {
+        // unreadable: nothing known about it
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await q?.close();
+    await gc.close();
+  }
+  return out;
+}
+
 export async function recoverInterruptedAudits(home: Dir, homePath: string, nowMs: number): Promise<Recovered[]> {
   const out: Recovered[] = [];
   const gst = await home.lstat(GC_DIR);

@@ -430,7 +430,8 @@ export function dropKeeper(q: Dir, base: Omit<ItemMeta, 'kind' | 'messages' | 'p
         return;
       }
       await writeMeta(q, held.entry, { ...meta, state: 'held' });
-      if (held.linked && rec) await trimHeld(q, held.entry, held.linked, rec.to, rec);
+      // A cut that fails only leaves the kept tail held too (more disk until the item goes).
+      if (held.linked && rec) await trimHeld(q, held.entry, held.linked, rec.to, rec).catch(() => undefined);
     },
   };
 }

@@ -91,6 +91,9 @@ describe('restore is exactly-once', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(qdir());
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
+    // Its lines are back: `quarantine ls` no longer lists it, though the next sweep removes it.
+    expect(qitems()).toHaveLength(1);
+    expect(cli(['quarantine', 'ls']).stdout).not.toContain('ctx_b');
     const s = await sweep();
     expect(s.errors).toEqual([]);
     expect(qitems()).toEqual([]);
