@@ -265,7 +265,8 @@ async function copyDropped(item: Dir, src: FileHandle, from: number, to: number)
 /**
  * Once the truncation committed, cut the held old inode to the end of its dropped lines: the kept
  * tail (which the new record holds) is then not held twice. Only when the item's `record.jsonl`
- * is still that inode and the record's name no longer is (never the live record).
+ * is still that inode, the record's name no longer is (never the live record), and it has no
+ * other link (whose bytes it would cut).
  */
 export async function trimHeld(q: Dir, entry: string, linked: Identity, to: number, rec: { dir: Dir; name: string }): Promise<void> {
   const now = await rec.dir.lstat(rec.name);
@@ -274,7 +275,8 @@ export async function trimHeld(q: Dir, entry: string, linked: Identity, to: numb
   try {
     const { fh, stat } = await item.openFile(RECORD_PAYLOAD, { write: true });
     try {
-      if (!sameIdentity(identityOf(stat), linked) || Number(stat.size) <= to) return;
+      // Another link to it (a backup made with `ln`, say) would lose its bytes: left whole.
+      if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1 || Number(stat.size) <= to) return;
       await fh.truncate(to);
       await fh.sync();
     } finally {

@@ -168,6 +168,18 @@ describe('holding dropped lines costs no second copy', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
   });
 
+  it('never cuts an old inode that has another link (a backup made with ln keeps every byte)', async () => {
+    const { file } = f.writeRecord(home, 'shey', 'ctx_l', { capsule: 'shey', messages: 30 });
+    const original = fs.readFileSync(file, 'utf8');
+    const backup = path.join(tmp, 'backup.jsonl');
+    fs.linkSync(file, backup);
+    const tr = await truncate('ctx_l', 10);
+    expect(tr.dropped).toBe(20);
+    expect(fs.readFileSync(backup, 'utf8')).toBe(original);
+    await restore('ctx_l');
+    expect(fs.readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it('items held as a copy (dropped.jsonl, the earlier layout) still restore and purge', async () => {
     const { file } = f.writeRecord(home, 'shey', 'ctx_g', { capsule: 'shey', messages: 20 });
     const original = fs.readFileSync(file, 'utf8');
