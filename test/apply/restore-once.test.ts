@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { truncateContext } from '../../src/apply/conversation.js';
+import { removeContext, truncateContext } from '../../src/apply/conversation.js';
 import { restoreTarget } from '../../src/apply/quarantine.js';
 import { runSweep } from '../../src/apply/sweep.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -146,6 +146,37 @@ describe('restore is exactly-once', () => {
     await restore('ctx_e');
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
     expect(qitems()).toEqual([]);
+  });
+});
+
+describe('a held context or session restore is exactly-once too', () => {
+  it('a context restore killed after its rename is completed by the next sweep, audited once', async () => {
+    const { file } = f.writeRecord(home, 'shey', 'ctx_h', { capsule: 'shey', messages: 5 });
+    const before = fs.readFileSync(file, 'utf8');
+    await removeContext({ config: await config(), log }, { context: 'ctx_h', record: undefined, dryRun: false, force: false });
+    expect(fs.existsSync(file)).toBe(false);
+    expect(cli(['restore', 'ctx_h'], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(cli(['quarantine', 'ls']).stdout).not.toContain('ctx_h');
+    expect((await sweep()).errors).toEqual([]);
+    expect(qitems()).toEqual([]);
+    expect(restoreLines('ctx_h')).toEqual([expect.objectContaining({ held: 'context' })]);
+  });
+
+  it('a session restore killed after its rename is audited once by the retried restore', async () => {
+    const root = path.join(tmp, 'app', '.murmur');
+    const startMs = Date.now() - 40 * f.DAY;
+    const id = f.idAt('ses_', startMs);
+    f.writeSession(root, { sessionId: id, startMs, end: true });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(fs.existsSync(path.join(root, id))).toBe(false);
+    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+    expect(fs.existsSync(path.join(root, id))).toBe(true);
+    expect(restoreLines(id)).toEqual([]);
+    // A retried restore completes it (a sweep would too, and then condemn it again by max_age).
+    expect(await refusal(restoreTarget(await config(yaml), log, { target: id, dryRun: false }))).toBe('restore_not_held');
+    expect(restoreLines(id)).toEqual([expect.objectContaining({ held: 'session' })]);
   });
 });
 
