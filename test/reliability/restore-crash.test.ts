@@ -193,6 +193,8 @@ describe('SIGKILL during a restore', () => {
       const W = fresh(i);
       const k = await runKilled(W, at(i));
       seen[k.killed ? 'killed' : 'exited']!++;
+      // A run that ended before its kill point was faster than the span: later points move in.
+      if (!k.killed) cleanMs = Math.min(cleanMs, k.ms);
       const st = recordState(W);
       seen[st]!++;
       if (st === 'other') problems.push(`kill at ${at(i)} ms: the record is neither truncated nor restored`);
