@@ -193,8 +193,10 @@ describe('SIGKILL during a restore', () => {
       const W = fresh(i);
       const k = await runKilled(W, at(i));
       seen[k.killed ? 'killed' : 'exited']!++;
-      // A run that ended before its kill point was faster than the span: later points move in.
-      if (!k.killed) cleanMs = Math.min(cleanMs, k.ms);
+      // A run that ended before its kill point must have succeeded, and was faster than the
+      // span: later points move in.
+      if (!k.killed && k.code !== 0) problems.push(`kill at ${at(i)} ms: the restore ended by itself with exit ${k.code}`);
+      if (!k.killed && k.code === 0) cleanMs = Math.min(cleanMs, k.ms);
       const st = recordState(W);
       seen[st]!++;
       if (st === 'other') problems.push(`kill at ${at(i)} ms: the record is neither truncated nor restored`);
