@@ -144,6 +144,15 @@ export function describeError(err: unknown): string {
   return realPaths(String(err));
 }
 
+/**
+ * An I/O error of a write to `path` as a GcError naming that path (a bare ENOSPC/EIO from a
+ * descriptor names none); GcErrors and aborts pass through unchanged.
+ */
+export function withPath(err: unknown, path: string): unknown {
+  if (err instanceof GcError || isAbort(err) || errnoCode(err) === undefined) return err;
+  return new GcError(Codes.ioError, `${path}: ${describeError(err)}`, { cause: err });
+}
+
 /** An abort (signal, compromised lock): stops a run at a safe point, never an item's error. */
 export function isAbort(err: unknown): boolean {
   return (

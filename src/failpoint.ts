@@ -1,13 +1,26 @@
 // Fault injection for the crash-consistency tests: `MURMUR_GC_FAILPOINT=<name>` makes the process
 // SIGKILL itself when it reaches the named point, so a test can land a kill exactly where timing
-// alone rarely does (after a rename, between the temp's fsync and the rename).
+// alone rarely does (after a rename, between the temp's fsync and the rename);
+// `MURMUR_GC_FAILPOINT=<name>:error` makes that point throw an I/O error instead (a failure, not a
+// kill: what the code does when that step fails).
 // Guarantees: without the variable (every real run) a failpoint is a comparison with undefined,
 // read once at start-up; it never changes behaviour otherwise; nothing is written or logged.
 const armed = process.env['MURMUR_GC_FAILPOINT'];
 
 /** The named points (kept in one place so tests and code cannot drift apart). */
-export type FailpointName = 'rewrite:before_commit' | 'rewrite:after_rename' | 'remove:after_trash_rename' | 'audit:after_intent';
+export type FailpointName =
+  | 'rewrite:before_commit'
+  | 'rewrite:after_rename'
+  | 'remove:after_trash_rename'
+  | 'audit:after_intent'
+  /** a restore's lines (or directory) are back and that is logged; before the held item goes */
+  | 'restore:after_done'
+  /** a restore removes its held item(s) (`:error`: the removal fails) */
+  | 'restore:remove_item'
+  /** a restore's held items are gone; before its audit trace is finished */
+  | 'restore:before_audit';
 
 export function failpoint(name: FailpointName): void {
   if (armed === name) process.kill(process.pid, 'SIGKILL');
+  if (armed === `${name}:error`) throw Object.assign(new Error(`EIO: injected failure at ${name}`), { code: 'EIO' });
 }

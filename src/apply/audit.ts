@@ -131,6 +131,15 @@ export interface IntentLine {
   dropped_before?: string;
   /** purge_quarantine: what its `quarantine_purge` line names (`target` is the held entry's name). */
   purge?: PurgedItem;
+  /**
+   * restore_session | restore_context | restore_truncation (`parent`/`target`: the sessions root
+   * and held entry, or the quarantine directory and the first held item): what the
+   * `quarantine_restore` line names, where the item goes back to (`to`: the session, context or
+   * record path), the held items put back (`entries`, in `parent`), and for dropped lines the
+   * record's first line once they are back (`header`, the restored header) — recovery reads it
+   * (and the bytes after it) to decide whether the rewrite landed (src/apply/recover.ts).
+   */
+  restore?: RestoredItem & { to: string; entries: string[]; header?: string };
 }
 
 /**
@@ -257,8 +266,10 @@ export class AuditSession {
     return seq;
   }
 
-  async done(seq: number, extra: { messages_dropped?: number } = {}): Promise<void> {
+  /** Mark an intent carried out; `durable` fsyncs it (what follows relies on it surviving a crash). */
+  async done(seq: number, extra: { messages_dropped?: number } = {}, durable = false): Promise<void> {
     await this.intent.write(JSON.stringify({ op: 'done', seq, ...extra }) + '\n');
+    if (durable) await this.intent.sync();
   }
 
   /** Write the retention lines, the reconciliation tasks and session_end; drop the intent log. */

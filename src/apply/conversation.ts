@@ -524,7 +524,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
         const held =
           untilMs === undefined || out.dropped === 0
             ? undefined
-            : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/dropped.jsonl` : `${ctx.config.home}/gc/quarantine` };
+            : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/${keeper.payload}` : `${ctx.config.home}/gc/quarantine` };
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
         if (out.outOfOrder) {
           ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');

@@ -3,7 +3,9 @@
 // Guarantees:
 // - `ls` is read-only: held sessions of the configured sessions roots and the items of
 //   `<home>/gc/quarantine`, with where each came from, when it goes and its bytes (allocated
-//   bytes, as `du` counts them, walked descriptor-relatively without following links or crossing mounts).
+//   bytes, as `du` counts them, walked descriptor-relatively without following links or crossing
+//   mounts). An item whose restore happened but was not completed (killed, or its removal
+//   failed) is not listed.
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
 //   It puts an item back only where nothing of that name exists now (else `restore_exists`,
 //   nothing changed), through descriptors, never replacing anything. A `ses_` id is a session;
@@ -11,31 +13,43 @@
 //   0700 when it is gone); the lines a truncation dropped go back in front of the record's
 //   current lines with the staged rewrite truncation uses (lines appended since stay after them;
 //   under the record's lock), the header's `dropped` decreased by the messages put back, the
-//   `truncated` marker removed when it reaches 0 — only when the record still carries the marker
-//   of the newest held truncation (else `restore_conflict`: it was truncated again since, and
-//   putting lines back would leave a gap). Each restore writes a murmur-gc audit trace
-//   (`quarantine_restore` line; `history --target` shows it). `--dry-run` runs the same checks
-//   and changes nothing.
+//   `truncated` marker removed when it reaches 0. Only the chain of held truncations ending at
+//   the marker the record carries now goes back (restoreChain, src/murmur/quarantine.ts; none:
+//   `restore_conflict` — it was truncated again since, and putting lines back would leave a gap);
+//   an item outside it (its lines are back already) is never put back again. A truncation whose
+//   run was killed before marking its item held is restorable as soon as the record carries its
+//   marker. `--dry-run` runs the same checks and changes nothing.
+// - Exactly once: each step is an intent in the restore's audit (logged durably before it runs,
+//   marked done durably once its change landed, before its held item is removed); the audit ends
+//   with one `quarantine_restore` line per step (`history --target` shows it). Killed or failing
+//   at any point (a held item that cannot be removed fails the restore, exit 1), it is completed
+//   by the next sweep's recover step or the next restore, which runs that recovery first
+//   (src/apply/recover.ts): lines back once and the item gone, or the item held whole and the
+//   audit saying nothing was restored.
 // - What a restore put back is put on the protection list before the sweep lock is released (no
 //   sweep acts on it until `murmur-gc release`), with its own audit trace, and judged by the
 //   current policy (src/apply/protect.ts).
 import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, Codes, GcError, RefusalError, describeError } from '../errors.js';
-import { CONVERSATIONS_DIR, RECORD_FILE } from '../io/inventory.js';
+import { BusyError, Codes, GcError, RefusalError, describeError, withPath } from '../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../io/inventory.js';
 import { acquireLock, ensureLockDir, recordLockPath, sweepLockPath, type HeldLock } from '../io/lock.js';
-import { listQuarantineDir, listRootHeld, openQuarantineDir, purgeEntry, type QueueItem, type RootHeld } from '../io/quarantine.js';
+import { listQuarantineDir, listRootHeld, openHeldLines, openQuarantineDir, purgeEntry, type QueueItem, type RootHeld } from '../io/quarantine.js';
 import { RECORD_FILE_MODE, firstLineEnd } from '../io/record-truncate.js';
-import { Dir, lstatPath } from '../io/safe-fs.js';
+import { Dir, lstatPath, type Identity } from '../io/safe-fs.js';
 import { stagedRewrite } from '../io/staged-rewrite.js';
 import type { Logger } from '../log.js';
 import { isSessionName, mintId } from '../murmur/ids.js';
-import { CONTEXT_PAYLOAD, DROPPED_PAYLOAD, oldestFirst, restoredMarker, type HeldItem } from '../murmur/quarantine.js';
+import { CONTEXT_PAYLOAD, oldestFirst, payloadOf, restoreChain, restoredMarker, type HeldItem, type ItemMeta } from '../murmur/quarantine.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../murmur/record.js';
 import { VERSION } from '../version.js';
-import { AuditSession, GC_DIR } from './audit.js';
+import { failpoint } from '../failpoint.js';
+import { AuditSession, GC_DIR, INTENT_FILE, type IntentLine, type RestoredItem } from './audit.js';
+import { removeDeadGcTemps } from '../daemon/recovery.js';
 import { protectRestored, type ProtectOutcome } from './protect.js';
+import { recoverInterruptedAudits, restoredPendingEntries } from './recover.js';
+import { openChain } from './steps/dirs.js';
 
 export const RestoreCodes = {
   /** nothing of that id is held */
@@ -87,8 +101,12 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
         try {
           const l = await listQuarantineDir(q, measure);
           out.problems.push(...l.problems);
+          const landed = await landedStaged(home, l.items);
+          // Its restore happened; recovery (the next sweep, or restore) removes it.
+          const back = await restoredPendingEntries(home);
           for (const i of l.items) {
-            if (i.meta?.state === 'staged') continue; // its truncation never committed (or is committing)
+            if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
+            if (back.has(i.entry)) continue;
             if (i.unreadable !== undefined) {
               // No sidecar: nothing to restore; the sweep purges it by the window in its name.
               if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
@@ -108,6 +126,32 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
   }
   out.items = oldestFirst(out.items);
   out.totals = { items: out.items.length, bytes: out.items.reduce((n, i) => n + i.bytes, 0) };
+  return out;
+}
+
+/**
+ * Items left `staged` whose truncation did land (a run killed between the rewrite and marking
+ * them held): they are in the chain of held truncations ending at the marker the record carries
+ * now, so their lines are restorable at once.
+ */
+async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  const truncs = items.filter((i) => !i.incomplete && i.kind === 'truncation' && i.meta !== undefined) as (QueueItem & { meta: ItemMeta })[];
+  const keys = new Set(truncs.filter((i) => i.meta.state === 'staged').map((i) => JSON.stringify([i.meta.store, i.meta.context])));
+  for (const k of keys) {
+    const [store, context] = JSON.parse(k) as [string, string];
+    let dir: Dir | undefined;
+    try {
+      dir = await openChain(home, [CONVERSATIONS_DIR, store, context]);
+      const h = await readHeader(dir, RECORD_FILE);
+      const chain = restoreChain(truncs.filter((i) => i.meta.store === store && i.meta.context === context), h?.truncated?.at_ms.toString());
+      for (const c of chain) if (c.meta.state === 'staged') out.add(c.entry);
+    } catch {
+      // no record: nothing shows the truncation landed
+    } finally {
+      await dir?.close();
+    }
+  }
   return out;
 }
 
@@ -156,9 +200,14 @@ function refuse(code: string, message: string, hint: string): RefusalError {
   return new RefusalError(code, message, hint);
 }
 
+/** A lock whose holder is dead (a killed restore or sweep) is taken at once; a live one is waited for (3 s). */
+async function takeLock(path: string): Promise<HeldLock | undefined> {
+  return (await acquireLock(path, { waitMs: 0 })) ?? (await acquireLock(path, { waitMs: 3000 }));
+}
+
 async function withSweepLock<T>(config: GcConfig, dryRun: boolean, fn: () => Promise<T>): Promise<T> {
   if (dryRun) return fn();
-  const lock = await acquireLock(sweepLockPath(config.home), { waitMs: 3000 });
+  const lock = await takeLock(sweepLockPath(config.home));
   if (!lock) throw new BusyError(`a murmur-gc sweep holds ${sweepLockPath(config.home)}; try again when it has finished`);
   try {
     return await fn();
@@ -180,6 +229,14 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
       await gc.close();
     }
     return await withSweepLock(config, opts.dryRun, async () => {
+      if (!opts.dryRun) {
+        // A restore (or sweep) killed or failed mid-way is completed first, as a sweep's recover
+        // step would (src/apply/steps/recover.ts): a retried restore then finds its lines back and
+        // its held item gone.
+        for (const r of await recoverInterruptedAudits(home, config.home, now())) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
+        // and the small temps a killed run left under <home>/gc (e.g. an audit it was creating)
+        for (const t of await removeDeadGcTemps(config.home).catch(() => [])) log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid }, 'leftover temp file of a killed murmur-gc removed');
+      }
       const r = await (isSessionName(opts.target) ? restoreSession(config, home, log, opts, now) : restoreContext(config, home, log, opts, now));
       return opts.dryRun ? r : withProtection(config, home, log, r, now);
     });
@@ -188,11 +245,60 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
   }
 }
 
-async function audited(home: Dir, now: () => number, restored: Parameters<AuditSession['finish']>[4]): Promise<string> {
-  const id = mintId('ses_');
-  const a = await AuditSession.begin(home, id, VERSION, now());
-  await a.finish([], [], 'ok', now(), restored);
-  return id;
+/**
+ * The audit of one restore, begun before its first change: every step is an intent (durably
+ * logged before it runs, marked done durably once its change landed and before its held item is
+ * removed), so a restore killed or failing at any point is completed by recovery — exactly once.
+ */
+class RestoreAudit {
+  private session: AuditSession | undefined;
+  readonly restored: RestoredItem[] = [];
+  constructor(
+    private readonly home: Dir,
+    private readonly now: () => number,
+  ) {}
+
+  async intend(entry: Omit<IntentLine, 'op' | 'seq'>): Promise<number> {
+    this.session ??= await AuditSession.begin(this.home, mintId('ses_'), VERSION, this.now());
+    const s = this.session;
+    return s.intend(entry).catch((err: unknown) => {
+      throw withPath(err, `${s.dirPath}/${INTENT_FILE}`);
+    });
+  }
+
+  async done(seq: number, item: RestoredItem): Promise<void> {
+    await this.session!.done(seq, {}, true);
+    this.restored.push(item);
+    failpoint('restore:after_done');
+  }
+
+  async finish(): Promise<string | null> {
+    if (!this.session) return null;
+    failpoint('restore:before_audit');
+    await this.session.finish([], [], 'ok', this.now(), { restored: this.restored });
+    return this.session.sessionId;
+  }
+
+  /** A step failed: the intent log stays, and the next sweep (or restore) completes the audit. */
+  async abandon(): Promise<void> {
+    await this.session?.abandon().catch(() => undefined);
+  }
+}
+
+/** Remove held items whose contents are back (their restore is logged done). */
+async function removeRestored(parent: Dir, entries: { entry: string; identity: Identity }[]): Promise<void> {
+  for (const e of entries) {
+    try {
+      failpoint('restore:remove_item');
+      await purgeEntry(parent, e.entry, e.identity, mintId('ses_'));
+    } catch (err) {
+      throw new GcError(
+        Codes.ioError,
+        `${parent.display(e.entry)}: what it held is back, but the held item could not be removed (${describeError(err)}); the next sweep (or restore) removes it and completes the audit`,
+        { cause: err },
+      );
+    }
+  }
 }
 
 async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
@@ -227,11 +333,19 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
     const st = await d.lstat(h.entry);
     if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
     await d.openDir(h.entry, h.identity).then((x) => x.close());
-    await d.rename(h.entry, opts.target);
-    await d.sync().catch(() => undefined);
+    const audit = new RestoreAudit(home, now);
+    const item: RestoredItem = { store: 'sessions', held: 'session', target: opts.target, origin: root };
+    try {
+      const seq = await audit.intend({ kind: 'restore_session', parent: root, target: h.entry, restore: { ...item, to: d.display(opts.target), entries: [h.entry] } });
+      await d.rename(h.entry, opts.target);
+      await d.sync().catch(() => undefined);
+      await audit.done(seq, item);
+    } catch (err) {
+      await audit.abandon();
+      throw err;
+    }
     log.info({ target: opts.target, root }, 'session restored from the quarantine');
-    const audit = await audited(home, now, { restored: [{ store: 'sessions', held: 'session', target: opts.target, origin: root }] });
-    return { target: opts.target, dry_run: false, restored: [step], audit };
+    return { target: opts.target, dry_run: false, restored: [step], audit: await audit.finish() };
   } finally {
     await d.close();
   }
@@ -240,9 +354,13 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
 async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
   const q = await openQuarantineDir(home, false);
   if (!q) throw refuse(RestoreCodes.notHeld, `context '${opts.target}' is not held (the quarantine is empty)`, 'murmur-gc quarantine ls lists what the undo window holds');
+  const audit = new RestoreAudit(home, now);
   try {
     const listed = await listQuarantineDir(q, false);
-    let mine = listed.items.filter((i) => !i.incomplete && i.meta?.context === opts.target && i.meta.state !== 'staged' && (opts.record === undefined || i.meta.store === opts.record));
+    const landed = await landedStaged(home, listed.items);
+    let mine = listed.items.filter(
+      (i) => !i.incomplete && i.meta?.context === opts.target && (i.meta.state !== 'staged' || landed.has(i.entry)) && (opts.record === undefined || i.meta.store === opts.record),
+    );
     const stores = [...new Set(mine.map((i) => i.meta!.store))].sort();
     if (mine.length === 0) {
       throw refuse(
@@ -257,7 +375,6 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
     const contexts = mine.filter((i) => i.kind === 'context');
     const truncations = mine.filter((i) => i.kind === 'truncation');
     const result: RestoreResult = { target: opts.target, dry_run: opts.dryRun, restored: [], audit: null };
-    const restored: NonNullable<Parameters<AuditSession['finish']>[4]>['restored'] = [];
     const conv = opts.dryRun ? await home.openDir(CONVERSATIONS_DIR).catch(() => undefined) : await home.mkdir(CONVERSATIONS_DIR, 0o700);
     const storeExists = conv ? (await conv.lstat(store)) !== undefined : false;
     await conv?.close();
@@ -282,36 +399,54 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
         result.restored.push({ held: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
         if (!opts.dryRun && storeDir) {
           const item = await q.openDir(ctxItem.entry, ctxItem.identity);
+          const restored: RestoredItem = { store: 'records', held: 'context', target: opts.target, origin: store };
           try {
             await item.openDir(CONTEXT_PAYLOAD).then((x) => x.close());
+            const seq = await audit.intend({ kind: 'restore_context', parent: q.path, target: ctxItem.entry, restore: { ...restored, to: storeDir.display(opts.target), entries: [ctxItem.entry] } });
             await item.renameInto(CONTEXT_PAYLOAD, storeDir, opts.target);
             await storeDir.sync().catch(() => undefined);
+            await audit.done(seq, restored);
           } finally {
             await item.close();
           }
-          await purgeEntry(q, ctxItem.entry, ctxItem.identity, mintId('ses_')).catch((err: unknown) => log.warn({ code: Codes.ioError, path: q.display(ctxItem.entry), err: describeError(err) }, 'the emptied quarantine item was not removed'));
-          restored.push({ store: 'records', held: 'context', target: opts.target, origin: store });
+          await removeRestored(q, [ctxItem]);
         }
       }
 
       // 2. Dropped lines, oldest truncation first, in front of what the record holds now.
-      const pending = ctxItem ? truncations.filter((t) => t.meta!.removed_ms <= ctxItem.meta!.removed_ms) : truncations;
+      const cutoff = ctxItem?.meta!.removed_ms;
+      const pending = cutoff !== undefined ? truncations.filter((t) => t.meta!.removed_ms <= cutoff) : truncations;
       if (pending.length > 0) {
-        const messages = await restoreTruncations(config, home, q, storeDir, store, opts, pending, log, ctxItem !== undefined);
-        result.restored.push({ held: 'truncation', from: pending.map((p) => `${q.display(p.entry)}/${DROPPED_PAYLOAD}`).join(', '), to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`, messages });
-        if (!opts.dryRun) restored.push({ store: 'records', held: 'truncation', target: opts.target, origin: store, messagesRestored: messages });
+        const done = await restoreTruncations(config, home, q, storeDir, store, opts, pending, cutoff, log, ctxItem !== undefined, audit);
+        result.restored.push({ held: 'truncation', from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '), to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`, messages: done.messages });
       }
     } finally {
       await storeDir?.close();
     }
-    if (!opts.dryRun && restored.length > 0) result.audit = await audited(home, now, { restored });
+    if (!opts.dryRun) result.audit = await audit.finish();
     return result;
+  } catch (err) {
+    await audit.abandon();
+    throw err;
   } finally {
     await q.close();
   }
 }
 
-/** Put the held dropped lines of `items` (oldest first) back in front of the record. Returns messages restored. */
+/** The record's first line (with its `\n`, when it has one) and its end offset. */
+async function headLine(fh: FileHandle, size: number): Promise<{ line: Buffer; end: number; header: RecordHeader | undefined }> {
+  const end = await firstLineEnd(fh, size);
+  const line = Buffer.alloc(end);
+  await fh.read(line, 0, end, 0);
+  return { line, end, header: parseHeaderLine(line.subarray(0, end > 0 && line[end - 1] === 10 ? end - 1 : end)) };
+}
+
+/**
+ * Put the held dropped lines back in front of the record: the chain of held truncations ending at
+ * the marker the record carries now (restoreChain; `candidates` are this context's truncation
+ * items, `cutoff` the newest hold time a context restored first allows). Under the record's lock.
+ * Returns the items put back (oldest first) and the messages restored.
+ */
 async function restoreTruncations(
   config: GcConfig,
   home: Dir,
@@ -319,81 +454,95 @@ async function restoreTruncations(
   storeDir: Dir | undefined,
   store: string,
   opts: RestoreOptions,
-  items: QueueItem[],
+  candidates: QueueItem[],
+  cutoff: number | undefined,
   log: Logger,
   ctxRestoredFirst: boolean,
-): Promise<number> {
-  const newest = items[items.length - 1]!.meta!;
-  const oldest = items[0]!.meta!;
-  const messages = items.reduce((n, i) => n + (i.meta!.messages ?? 0), 0);
+  audit: RestoreAudit,
+): Promise<{ messages: number; items: QueueItem[] }> {
   const ctxDir = storeDir ? await storeDir.openDir(opts.target).catch(() => undefined) : undefined;
   if (!ctxDir && !(opts.dryRun && ctxRestoredFirst)) {
     throw refuse(RestoreCodes.conflict, `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target} does not exist: there is no record to put the held lines back into`, 'murmur-gc quarantine ls shows what is held; the lines go when their window passes');
   }
-  if (!ctxDir) return messages; // dry run: the context is restored first, and it carries the marker
+  if (!ctxDir) {
+    // dry run: the context is restored first, and it carries the marker of the newest truncation
+    const items = candidates.filter((i) => i.meta!.state !== 'staged');
+    return { messages: items.reduce((n, i) => n + (i.meta!.messages ?? 0), 0), items };
+  }
   let lock: HeldLock | undefined;
   const opened: FileHandle[] = [];
   try {
-    const check = (h: RecordHeader | undefined) => {
-      if (h?.truncated?.at_ms.toString() !== newest.at_ms) {
-        throw refuse(
-          RestoreCodes.conflict,
-          `${ctxDir.display(RECORD_FILE)} was truncated again since its lines were held (its header does not carry the truncation of ${new Date(Number(newest.at_ms)).toISOString()}); putting them back would leave a gap`,
-          'the held lines stay in the quarantine until their window passes (murmur-gc quarantine ls)',
-        );
-      }
-    };
+    const conflict = () =>
+      refuse(
+        RestoreCodes.conflict,
+        `${ctxDir.display(RECORD_FILE)} does not carry the truncation marker of a held truncation (it was truncated again since its lines were held, or they are back already); putting them back would leave a gap or repeat them`,
+        'the held lines stay in the quarantine until their window passes (murmur-gc quarantine ls)',
+      );
+    const chainFor = (h: RecordHeader | undefined, items: QueueItem[]) => restoreChain(items as (QueueItem & { meta: ItemMeta })[], h?.truncated?.at_ms.toString());
     if (opts.dryRun) {
-      const st = await ctxDir.lstat(RECORD_FILE);
-      if (!st) check(undefined);
-      const { fh } = await ctxDir.openFile(RECORD_FILE);
+      if (!(await ctxDir.lstat(RECORD_FILE))) throw conflict();
+      const { fh, stat } = await ctxDir.openFile(RECORD_FILE);
       try {
-        const end = await firstLineEnd(fh, Number((await fh.stat()).size));
-        const head = Buffer.alloc(end);
-        await fh.read(head, 0, end, 0);
-        check(parseHeaderLine(head.subarray(0, head.length && head[head.length - 1] === 10 ? head.length - 1 : head.length)));
+        const chain = chainFor((await headLine(fh, Number(stat.size))).header, candidates);
+        if (chain.length === 0) throw conflict();
+        return { messages: chain.reduce((n, i) => n + (i.meta.messages ?? 0), 0), items: chain };
       } finally {
         await fh.close();
       }
-      return messages;
     }
     await ensureLockDir(home, [encodeURIComponent(store)]);
-    lock = await acquireLock(recordLockPath(config.home, store, opts.target), { waitMs: 3000 });
+    lock = await takeLock(recordLockPath(config.home, store, opts.target));
     if (!lock) throw new BusyError(`${ctxDir.display(RECORD_FILE)} is locked by another murmur-gc; try again when it has finished`);
+    // Listed again under the record's lock: a truncation that held lines since is seen whole.
+    const fresh = (await listQuarantineDir(q, false)).items.filter(
+      (i) => !i.incomplete && i.kind === 'truncation' && i.meta?.context === opts.target && i.meta.store === store && (cutoff === undefined || i.meta.removed_ms <= cutoff),
+    );
+    let chain: QueueItem[] = [];
+    let messages = 0;
+    let expected = '';
     const inserts: { fh: FileHandle; from: number; to: number }[] = [];
-    for (const it of items) {
-      const item = await q.openDir(it.entry, it.identity);
-      try {
-        const { fh, stat } = await item.openFile(DROPPED_PAYLOAD);
-        opened.push(fh);
-        inserts.push({ fh, from: 0, to: Number(stat.size) });
-      } finally {
-        await item.close();
-      }
-    }
+    let seq: number | undefined;
+    const restored: RestoredItem = { store: 'records', held: 'truncation', target: opts.target, origin: store };
     const rw = await stagedRewrite({
       dir: ctxDir,
       name: RECORD_FILE,
       mode: RECORD_FILE_MODE,
       signal: lock.signal,
       stage: async (src, size) => {
-        const end = await firstLineEnd(src, size);
-        const head = Buffer.alloc(end);
-        await src.read(head, 0, end, 0);
-        const current = parseHeaderLine(head.subarray(0, end > 0 && head[end - 1] === 10 ? end - 1 : end));
-        check(current);
-        const h = current!;
-        const marker = restoredMarker(h.truncated, messages, oldest.prior ?? null);
-        const next: RecordHeader = { type: h.type, capsule: h.capsule, created_ms: h.created_ms, ...(marker ? { truncated: marker } : {}) };
-        return { prefix: Buffer.from(serializeHeader(next)), insert: inserts, copyFrom: end };
+        const head = await headLine(src, size);
+        chain = chainFor(head.header, fresh);
+        if (chain.length === 0) throw conflict();
+        for (const it of chain) {
+          const item = await q.openDir(it.entry, it.identity);
+          try {
+            const held = await openHeldLines(item, it.meta!);
+            opened.push(held.fh);
+            inserts.push(held);
+          } finally {
+            await item.close();
+          }
+        }
+        messages = chain.reduce((n, i) => n + (i.meta!.messages ?? 0), 0);
+        const h = head.header!;
+        const marker = restoredMarker(h.truncated, messages, chain[0]!.meta!.prior ?? null);
+        expected = serializeHeader({ type: h.type, capsule: h.capsule, created_ms: h.created_ms, ...(marker ? { truncated: marker } : {}) });
+        // Logged before the rewrite: recovery reads the record's first line (and the lines after
+        // it) to tell whether this rewrite landed (src/apply/recover.ts).
+        seq = await audit.intend({
+          kind: 'restore_truncation',
+          parent: q.path,
+          target: chain[0]!.entry,
+          restore: { ...restored, messagesRestored: messages, to: ctxDir.display(RECORD_FILE), entries: chain.map((c) => c.entry), header: expected },
+        });
+        return { prefix: Buffer.from(expected), insert: inserts, copyFrom: head.end };
       },
     });
-    if (!rw) throw new GcError(Codes.ioError, `${ctxDir.display(RECORD_FILE)} was not rewritten`);
-    for (const it of items) {
-      await purgeEntry(q, it.entry, it.identity, mintId('ses_')).catch((err: unknown) => log.warn({ code: Codes.ioError, path: q.display(it.entry), err: describeError(err) }, 'the restored quarantine item was not removed'));
-    }
+    if (!rw || seq === undefined) throw new GcError(Codes.ioError, `${ctxDir.display(RECORD_FILE)} was not rewritten`);
+    await audit.done(seq, { ...restored, messagesRestored: messages });
+    for (const fh of opened.splice(0)) await fh.close().catch(() => undefined);
+    await removeRestored(q, chain);
     log.info({ target: opts.target, record: store, messages }, 'dropped lines restored from the quarantine');
-    return messages;
+    return { messages, items: chain };
   } finally {
     for (const fh of opened) await fh.close().catch(() => undefined);
     await lock?.release();

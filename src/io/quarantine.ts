@@ -1,7 +1,9 @@
 // The undo window on disk (layout and decisions: src/murmur/quarantine.ts).
 // Guarantees:
-// - Holding is a rename, never a copy: a session within its own root, a context directory from its
-//   record store into `<home>/gc/quarantine/<item>/ctx`. Both are descriptor-relative; the target's
+// - Holding is a rename or a hard link, never a copy on the record's filesystem: a session within
+//   its own root, a context directory from its record store into `<home>/gc/quarantine/<item>/ctx`;
+//   a truncation's dropped lines by keeping the record's old inode (holdDropped; a copy only when
+//   the store is on another filesystem than the quarantine, and then on the quarantine's). Both are descriptor-relative; the target's
 //   identity (dev/ino from the scan) is re-checked with lstat just before, and re-verified through
 //   an O_NOFOLLOW descriptor just after (a mismatch, or the caller's verify failing, moves it back
 //   and reports). Across filesystems the kernel refuses (EXDEV) and this says so with code
@@ -19,17 +21,19 @@
 //   descriptor just before the rename; a directory that appears in between and is not empty makes
 //   the rename fail, so nothing is overwritten).
 import { randomBytes } from 'node:crypto';
-import { Codes, GcError, describeError, errnoCode } from '../errors.js';
+import { Codes, GcError, describeError, errnoCode, withPath } from '../errors.js';
 import {
   CONTEXT_PAYLOAD,
   DROPPED_PAYLOAD,
   ITEM_FILE,
   QUARANTINE_DIR,
+  RECORD_PAYLOAD,
   itemDirName,
   markerToMeta,
   parseItemDirName,
   parseMeta,
   parseSessionQuarantineName,
+  payloadOf,
   serializeMeta,
   sessionQuarantineName,
   type HeldItem,
@@ -128,7 +132,7 @@ export async function dropEmptyItem(q: Dir, entry: string): Promise<void> {
   const d = await q.openDir(entry).catch(() => undefined);
   if (!d) return;
   try {
-    for (const n of [ITEM_FILE, DROPPED_PAYLOAD]) await d.unlink(n).catch(() => undefined);
+    for (const n of [ITEM_FILE, DROPPED_PAYLOAD, RECORD_PAYLOAD]) await d.unlink(n).catch(() => undefined);
   } finally {
     await d.close();
   }
@@ -178,33 +182,58 @@ export async function holdContext(store: Dir, name: string, expect: Identity, q:
   }
 }
 
+/** How a truncation's dropped lines are held: the record's old inode, or a copy of them. */
+export interface HeldDropped {
+  entry: string;
+  /** the bytes of dropped lines held */
+  bytes: number;
+  /** RECORD_PAYLOAD (the old inode, hard-linked) or DROPPED_PAYLOAD (a copy) */
+  payload: string;
+  /** the held inode, when it is the record's own */
+  linked?: Identity;
+}
+
+const COPY_FALLBACK = new Set(['EXDEV', 'EPERM', 'EMLINK']);
+
 /**
- * Keep bytes [from, to) of an open record (a truncation's dropped lines) in a new item of `q`,
- * sidecar `meta` (state `staged`: the rewrite has not committed yet). Returns the item's entry.
+ * Keep bytes [from, to) of the record `dir/name`, open as `src` (a truncation's dropped lines), in
+ * a new item of `q` with sidecar `meta` (state `staged`: the rewrite has not committed yet).
+ * The record's own inode is hard-linked into the item (`record.jsonl`, the lines are `range`):
+ * nothing is copied, so holding needs no disk beyond what the truncation itself needs. When the
+ * link cannot be made (the record store is on another filesystem than the quarantine: EXDEV;
+ * EPERM; EMLINK) the bytes are copied into `dropped.jsonl` on the quarantine's filesystem. A
+ * link whose inode is not the open record (the name was replaced) is removed, and this throws.
+ * A write error (ENOSPC…) names its path.
  */
-export async function holdDropped(q: Dir, meta: ItemMeta, src: FileHandle, from: number, to: number): Promise<{ entry: string; bytes: number }> {
+export async function holdDropped(q: Dir, meta: ItemMeta, rec: { dir: Dir; name: string }, src: FileHandle, from: number, to: number): Promise<HeldDropped> {
   const entry = itemDirName(meta.until_ms, nonce());
   const item = await q.mkdir(entry, DIR_MODE);
   try {
-    const fh = await item.createExclusive(DROPPED_PAYLOAD, FILE_MODE);
+    const want = identityOf(await src.stat({ bigint: true }));
+    let linked = false;
     try {
-      const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, to - from)));
-      let pos = from;
-      let out = 0;
-      while (pos < to) {
-        const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
-        if (bytesRead === 0) throw new GcError(Codes.changedSinceScan, `the record shrank while its dropped lines were kept`);
-        let w = 0;
-        while (w < bytesRead) w += (await fh.write(buf, w, bytesRead - w, out + w)).bytesWritten;
-        pos += bytesRead;
-        out += bytesRead;
-      }
-      await fh.sync();
-    } finally {
-      await fh.close();
+      await rec.dir.linkInto(rec.name, item, RECORD_PAYLOAD);
+      linked = true;
+    } catch (err) {
+      if (!COPY_FALLBACK.has(errnoCode(err) ?? '')) throw withPath(err, item.display(RECORD_PAYLOAD));
     }
-    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
-    return { entry, bytes: to - from };
+    if (linked) {
+      const st = await item.lstat(RECORD_PAYLOAD);
+      if (!st?.isFile() || !sameIdentity(identityOf(st), want)) {
+        await item.unlink(RECORD_PAYLOAD).catch(() => undefined);
+        throw new GcError(Codes.changedSinceScan, `${rec.dir.display(rec.name)} was replaced while its dropped lines were being held`);
+      }
+      const m: ItemMeta = { ...meta, range: { from, to } };
+      await item.writeFileAtomic(ITEM_FILE, serializeMeta(m), FILE_MODE).catch((err: unknown) => {
+        throw withPath(err, item.display(ITEM_FILE));
+      });
+      return { entry, bytes: to - from, payload: RECORD_PAYLOAD, linked: want };
+    }
+    await copyDropped(item, src, from, to);
+    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE).catch((err: unknown) => {
+      throw withPath(err, item.display(ITEM_FILE));
+    });
+    return { entry, bytes: to - from, payload: DROPPED_PAYLOAD };
   } catch (err) {
     await item.close();
     await dropEmptyItem(q, entry);
@@ -212,6 +241,66 @@ export async function holdDropped(q: Dir, meta: ItemMeta, src: FileHandle, from:
   } finally {
     await item.close();
   }
+}
+
+async function copyDropped(item: Dir, src: FileHandle, from: number, to: number): Promise<void> {
+  const fh = await item.createExclusive(DROPPED_PAYLOAD, FILE_MODE);
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, to - from)));
+    let pos = from;
+    let out = 0;
+    while (pos < to) {
+      const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
+      if (bytesRead === 0) throw new GcError(Codes.changedSinceScan, `the record shrank while its dropped lines were kept`);
+      let w = 0;
+      while (w < bytesRead) w += (await fh.write(buf, w, bytesRead - w, out + w)).bytesWritten;
+      pos += bytesRead;
+      out += bytesRead;
+    }
+    await fh.sync();
+  } catch (err) {
+    throw withPath(err, item.display(DROPPED_PAYLOAD));
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Once the truncation committed, cut the held old inode to the end of its dropped lines: the kept
+ * tail (which the new record holds) is then not held twice. Only when the item's `record.jsonl`
+ * is still that inode, the record's name no longer is (never the live record), and it has no
+ * other link (whose bytes it would cut).
+ */
+export async function trimHeld(q: Dir, entry: string, linked: Identity, to: number, rec: { dir: Dir; name: string }): Promise<void> {
+  const now = await rec.dir.lstat(rec.name);
+  if (now && sameIdentity(identityOf(now), linked)) return;
+  const item = await q.openDir(entry);
+  try {
+    const { fh, stat } = await item.openFile(RECORD_PAYLOAD, { write: true });
+    try {
+      // Another link to it (a backup made with `ln`, say) would lose its bytes: left whole.
+      if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1 || Number(stat.size) <= to) return;
+      await fh.truncate(to);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } finally {
+    await item.close();
+  }
+}
+
+/** The held dropped lines of a truncation item: an open payload and the byte range. */
+export async function openHeldLines(item: Dir, meta: ItemMeta): Promise<{ fh: FileHandle; from: number; to: number }> {
+  const name = payloadOf(meta);
+  const { fh, stat } = await item.openFile(name);
+  const from = meta.range?.from ?? 0;
+  const to = meta.range?.to ?? Number(stat.size);
+  if (Number(stat.size) < to) {
+    await fh.close();
+    throw new GcError(Codes.changedSinceScan, `${item.display(name)} holds ${stat.size} bytes, fewer than its dropped lines (${to})`);
+  }
+  return { fh, from, to };
 }
 
 /** Rewrite an item's sidecar (durably). */
@@ -327,7 +416,7 @@ export async function listQuarantineDir(
         sidecar = { unreadable: `its directory cannot be read (${describeError(err)})` };
       }
       const meta = 'meta' in sidecar ? sidecar.meta : undefined;
-      const payload = meta?.kind === 'context' ? CONTEXT_PAYLOAD : DROPPED_PAYLOAD;
+      const payload = meta ? payloadOf(meta) : CONTEXT_PAYLOAD;
       const pst = meta && item ? await item.lstat(payload) : undefined;
       const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
       let bytes = 0;
@@ -382,32 +471,42 @@ export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHel
 
 /**
  * The undo window of one truncation: `hook` is TruncateOptions.keepDropped (it keeps the dropped
- * bytes as a `staged` item); `settle(true)` once the rewrite committed marks it `held`,
- * `settle(false)` when nothing was dropped removes it. An item left `staged` (the rewrite threw,
- * or we were killed) is resolved by the next sweep against the record's marker (`at_ms`).
+ * bytes as a `staged` item, holdDropped); `settle(true)` once the rewrite committed marks it
+ * `held` and cuts a held old inode to its dropped lines, `settle(false)` when nothing was dropped
+ * removes it. An item left `staged` (the rewrite threw, or we were killed) is resolved by the
+ * next sweep against the record's marker (`at_ms`), and a restore puts its lines back as soon as
+ * the record carries that marker.
  */
 export function dropKeeper(q: Dir, base: Omit<ItemMeta, 'kind' | 'messages' | 'prior' | 'state'> & { at_ms: string }) {
-  let entry: string | undefined;
+  let held: HeldDropped | undefined;
   let meta: ItemMeta | undefined;
-  let bytes = 0;
+  let rec: { dir: Dir; name: string; to: number } | undefined;
   return {
-    hook: async (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number }): Promise<void> => {
+    hook: async (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string }): Promise<void> => {
       const m: ItemMeta = { kind: 'truncation', ...base, messages: info.dropped, prior: markerToMeta(info.header?.truncated), state: 'staged' };
-      meta = m;
-      const h = await holdDropped(q, m, src, from, to);
-      entry = h.entry;
-      bytes = h.bytes;
+      held = await holdDropped(q, m, { dir: info.dir, name: info.name }, src, from, to);
+      meta = held.payload === RECORD_PAYLOAD ? { ...m, range: { from, to } } : m;
+      rec = { dir: info.dir, name: info.name, to };
     },
     get entry(): string | undefined {
-      return entry;
+      return held?.entry;
     },
     get bytes(): number {
-      return bytes;
+      return held?.bytes ?? 0;
+    },
+    /** The payload's name in the item (`record.jsonl` or `dropped.jsonl`). */
+    get payload(): string {
+      return held?.payload ?? DROPPED_PAYLOAD;
     },
     async settle(landed: boolean): Promise<void> {
-      if (!entry || !meta) return;
-      if (landed) await writeMeta(q, entry, { ...meta, state: 'held' });
-      else await dropEmptyItem(q, entry);
+      if (!held || !meta) return;
+      if (!landed) {
+        await dropEmptyItem(q, held.entry);
+        return;
+      }
+      await writeMeta(q, held.entry, { ...meta, state: 'held' });
+      // A cut that fails only leaves the kept tail held too (more disk until the item goes).
+      if (held.linked && rec) await trimHeld(q, held.entry, held.linked, rec.to, rec).catch(() => undefined);
     },
   };
 }

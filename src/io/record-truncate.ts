@@ -54,9 +54,10 @@ export interface TruncateOptions {
   /**
    * The undo window: called (real runs only) with the bytes the truncation drops — [from, to) of
    * the open original, every line after the header up to the first kept message — before the
-   * rewrite commits. Throwing stops the truncation (nothing rewritten).
+   * rewrite commits (`dir`/`name`: the record, so its inode can be kept by a hard link). Throwing
+   * stops the truncation (nothing rewritten).
    */
-  keepDropped?: (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number }) => Promise<void>;
+  keepDropped?: (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string }) => Promise<void>;
 }
 
 /** Offset just past the first line's `\n` in [0, limit), or `limit` when there is none. */
@@ -150,7 +151,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
-      if (opts.keepDropped) await opts.keepDropped(src, p.header ? await firstLineEnd(src, p.cutOffset) : 0, p.cutOffset, { header: p.header, dropped: p.dropped });
+      if (opts.keepDropped) await opts.keepDropped(src, p.header ? await firstLineEnd(src, p.cutOffset) : 0, p.cutOffset, { header: p.header, dropped: p.dropped, dir: ctxDir, name: fileName });
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
       const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));
       return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset, ...(terminate ? { suffix: NEWLINE } : {}) };

@@ -330,6 +330,16 @@ export class Dir {
     fs.renameSync(this.child(from), other.child(to));
   }
 
+  /**
+   * Hard-link child `from` (never following it if it is a symlink: link(2) does not) as `to` in
+   * `other`. Across filesystems the kernel refuses (EXDEV). The caller checks the new link's
+   * identity (the name may have been replaced since it was opened).
+   */
+  async linkInto(from: string, other: Dir, to: string): Promise<void> {
+    await Promise.resolve();
+    fs.linkSync(this.child(from), other.child(to));
+  }
+
   renameSync(from: string, to: string): void {
     fs.renameSync(this.child(from), this.child(to));
   }

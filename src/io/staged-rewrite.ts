@@ -28,9 +28,10 @@
 //   `outOfOrder` — nothing is lost either way.
 // - If the original was replaced (different dev/ino) before the commit, nothing is renamed and
 //   the temp file is removed (`concurrent_append`).
+// - A write error of the temp (ENOSPC…) names the temp's path.
 // - Memory is bounded by one copy buffer (plus late bytes, which are a writer's last lines).
 import { failpoint } from '../failpoint.js';
-import { Codes, GcError } from '../errors.js';
+import { Codes, GcError, withPath } from '../errors.js';
 import { mintId } from '../murmur/ids.js';
 import { processesHolding } from './running.js';
 import { sameIdentity, identityOf, syncIo, type BigIntStats, type Dir, type FileHandle, type Identity } from './safe-fs.js';
@@ -196,26 +197,31 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
   onTemp(tmpName, dst);
   const buf = Buffer.allocUnsafe(COPY_CHUNK);
   let out = 0;
-  for (const p of r.pieces) {
-    if (Buffer.isBuffer(p)) {
-      await writeAll(dst, p, out);
-      out += p.length;
-    } else {
-      out += (await copyRange(p.fh, dst, p.from, p.to, out, buf, r.signal)).n;
-    }
-  }
   let copiedTo = r.follow.from;
   /** The last byte copied from the followed file (a newline: no line of it is torn). */
   let lastByte: number | undefined;
-  for (let round = 0; round < 8; round++) {
-    const now = Number((await r.follow.fh.stat({ bigint: true })).size);
-    if (now <= copiedTo) break;
-    const c = await copyRange(r.follow.fh, dst, copiedTo, now, out, buf, r.signal);
-    out += c.n;
-    copiedTo += c.n;
-    if (c.last !== undefined) lastByte = c.last;
+  try {
+    for (const p of r.pieces) {
+      if (Buffer.isBuffer(p)) {
+        await writeAll(dst, p, out);
+        out += p.length;
+      } else {
+        out += (await copyRange(p.fh, dst, p.from, p.to, out, buf, r.signal)).n;
+      }
+    }
+    for (let round = 0; round < 8; round++) {
+      const now = Number((await r.follow.fh.stat({ bigint: true })).size);
+      if (now <= copiedTo) break;
+      const c = await copyRange(r.follow.fh, dst, copiedTo, now, out, buf, r.signal);
+      out += c.n;
+      copiedTo += c.n;
+      if (c.last !== undefined) lastByte = c.last;
+    }
+    await r.fsync(dst.fd);
+  } catch (err) {
+    // ENOSPC (or EIO) of the temp's writes names the temp (the temp is removed by the caller).
+    throw withPath(err, dir.display(tmpName));
   }
-  await r.fsync(dst.fd);
   if (r.beforeCommit) await r.beforeCommit();
   failpoint('rewrite:before_commit');
   r.signal?.throwIfAborted();

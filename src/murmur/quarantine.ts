@@ -7,13 +7,19 @@
 // - A context directory, and the lines a truncation dropped, are held in `<home>/gc/quarantine/`
 //   (`mur conversation ls` lists every directory of a store, so a context cannot stay there) as
 //   one directory per item, `<until_ms>.<nonce>`, holding `item.json` (the sidecar below) and the
-//   payload: `ctx/` (the context directory, moved whole) or `dropped.jsonl` (the dropped bytes,
-//   byte for byte, oldest first).
+//   payload: `ctx/` (the context directory, moved whole); for a truncation `record.jsonl`, a hard
+//   link to the truncated record's old inode whose bytes `range` [from, to) are the dropped lines
+//   (no copy: the hold costs no second copy of them; after the rewrite commits the inode is cut
+//   to `to`, so the kept tail is not held twice), or — items written before, and records on
+//   another filesystem than the quarantine — `dropped.jsonl` (a copy of the dropped bytes).
 // - An item goes for good once `until_ms <= now` (a later sweep, or the daemon's). The deadline is
 //   in the item's name, so an item whose sidecar is unreadable still goes (it cannot be restored).
 // - A truncation's sidecar is written `staged` before the rewrite commits and `held` after; a
 //   staged one whose record carries its truncation marker (`at_ms`) did land (promoted), any
 //   other staged one never did (discarded) — so a crash never makes restore duplicate lines.
+// - A restore puts back only the chain of held truncations ending at the marker the record
+//   carries now (each item's `prior.at_ms` names the one before it): an item outside that chain
+//   (its lines are back already, or a later cut was not held) is never put back again.
 // No fs, no clock.
 import type { TruncationMarker } from './record.js';
 import { isSessionName } from './ids.js';
@@ -24,6 +30,8 @@ export const QUARANTINE_DIR = 'quarantine';
 export const ITEM_FILE = 'item.json';
 export const CONTEXT_PAYLOAD = 'ctx';
 export const DROPPED_PAYLOAD = 'dropped.jsonl';
+/** A truncation's payload that is the record's old inode (hard link); the lines are `range`. */
+export const RECORD_PAYLOAD = 'record.jsonl';
 
 export type HeldKind = 'session' | 'context' | 'truncation';
 
@@ -73,6 +81,13 @@ export interface ItemMeta {
   at_ms?: string;
   /** truncation: staged before the rewrite commits, held after */
   state?: 'staged' | 'held';
+  /** truncation held as `record.jsonl` (the old inode): the dropped lines are bytes [from, to) */
+  range?: { from: number; to: number };
+}
+
+/** The payload entry of an item (see the layout above). */
+export function payloadOf(m: Pick<ItemMeta, 'kind' | 'range'>): string {
+  return m.kind === 'context' ? CONTEXT_PAYLOAD : m.range ? RECORD_PAYLOAD : DROPPED_PAYLOAD;
 }
 
 export function serializeMeta(m: ItemMeta): string {
@@ -98,6 +113,11 @@ export function parseMeta(text: string): ItemMeta | undefined {
     if (v.includes('/') || v.startsWith('.') || v.includes('\0')) return undefined;
   }
   if (m['kind'] === 'truncation' && (!int('messages') || typeof m['at_ms'] !== 'string')) return undefined;
+  if (m['range'] !== undefined) {
+    const r = m['range'] as Record<string, unknown> | null;
+    const ok = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+    if (m['kind'] !== 'truncation' || typeof r !== 'object' || r === null || !ok(r['from']) || !ok(r['to']) || (r['to'] as number) < (r['from'] as number)) return undefined;
+  }
   return m as unknown as ItemMeta;
 }
 
@@ -154,4 +174,25 @@ export function restoredMarker(
   // Truncated earlier than anything held: the ids of that older cut are unknown here; keep the
   // current marker's time and ids, with the count corrected.
   return current ? { ...current, dropped: left } : undefined;
+}
+
+/**
+ * The held truncations a restore puts back, oldest first: the chain ending at the marker the
+ * record carries now (`currentAtMs`, decimal), each item found by the `prior.at_ms` of the one
+ * after it. Empty when no held item carries the record's marker (nothing can go back in order).
+ * Among items with the same `at_ms` the newest hold counts.
+ */
+export function restoreChain<T extends { meta: Pick<ItemMeta, 'at_ms' | 'prior' | 'removed_ms'> }>(items: T[], currentAtMs: string | undefined): T[] {
+  const byAt = new Map<string, T>();
+  for (const i of [...items].sort((a, b) => a.meta.removed_ms - b.meta.removed_ms)) if (i.meta.at_ms !== undefined) byAt.set(i.meta.at_ms, i);
+  const out: T[] = [];
+  const seen = new Set<string>();
+  for (let at = currentAtMs; at !== undefined && !seen.has(at); ) {
+    seen.add(at);
+    const i = byAt.get(at);
+    if (!i) break;
+    out.unshift(i);
+    at = i.meta.prior?.at_ms;
+  }
+  return out;
 }

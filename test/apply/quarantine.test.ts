@@ -164,21 +164,21 @@ describe('the window passes', () => {
 });
 
 describe('truncation keeps the dropped lines for the window', () => {
-  it('writes the dropped lines byte for byte next to the held items', async () => {
+  it('keeps the dropped lines byte for byte next to the held items (the old inode, cut to them)', async () => {
     const { ids } = f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 10 });
     const original = fs.readFileSync(path.join(home, 'conversations', 'shey', 'ctx_a', 'conversation.jsonl'), 'utf8');
     const r = await sweep(`quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_messages: 4 }\n`);
     expect(r.errors).toEqual([]);
     const items = qitems();
     expect(items).toHaveLength(1);
-    const dropped = fs.readFileSync(path.join(qdir(), items[0]!, 'dropped.jsonl'), 'utf8');
+    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown> & { range: { from: number; to: number } };
+    const dropped = fs.readFileSync(path.join(qdir(), items[0]!, 'record.jsonl')).subarray(meta.range.from, meta.range.to).toString('utf8');
     const lines = original.split('\n');
     expect(dropped).toBe(lines.slice(1, 7).join('\n') + '\n');
     expect(dropped).toContain(ids[5]!);
     expect(dropped).not.toContain(ids[6]!);
-    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown>;
     expect(meta).toMatchObject({ kind: 'truncation', store: 'shey', context: 'ctx_a', messages: 6, state: 'held', prior: null });
-    expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'dropped.jsonl') } });
+    expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'record.jsonl') } });
   });
 });
 
@@ -399,7 +399,7 @@ describe('conversation rm / truncate with quarantine on', () => {
     expect(fs.existsSync(fa)).toBe(false);
     const tr = await truncateContext({ config: c, log }, { context: 'ctx_tr', record: undefined, dryRun: false, force: false, keep: 2 });
     expect(tr.dropped).toBe(6);
-    expect(tr.held?.path).toMatch(/dropped\.jsonl$/);
+    expect(tr.held?.path).toMatch(/record\.jsonl$/);
     expect(qitems()).toHaveLength(2);
     await restoreTarget(c, log, { target: 'ctx_rm', dryRun: false });
     await restoreTarget(c, log, { target: 'ctx_tr', dryRun: false });

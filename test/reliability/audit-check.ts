@@ -10,11 +10,14 @@ export interface AuditSummary {
   sessions: Map<string, number>;
   /** messages dropped per record target. */
   dropped: Map<string, number>;
+  /** quarantine_restore lines per target (messages restored summed in `messagesRestored`). */
+  restored: Map<string, number>;
+  messagesRestored: Map<string, number>;
 }
 
 export function readAudits(home: string): AuditSummary {
   const gc = path.join(home, 'gc');
-  const out: AuditSummary = { traces: 0, problems: [], sessions: new Map(), dropped: new Map() };
+  const out: AuditSummary = { traces: 0, problems: [], sessions: new Map(), dropped: new Map(), restored: new Map(), messagesRestored: new Map() };
   if (!fs.existsSync(gc)) return out;
   for (const name of fs.readdirSync(gc)) {
     if (!name.startsWith('ses_')) continue;
@@ -34,6 +37,11 @@ export function readAudits(home: string): AuditSummary {
     for (const e of evs) {
       if (e['parent_id'] !== null && !ids.has(e['parent_id'])) out.problems.push(`${name}: ${String(e['event_type'])} has parent ${JSON.stringify(e['parent_id'])}, not an earlier line`);
       ids.add(e['event_id']);
+      if (e['event_type'] === 'quarantine_restore') {
+        const t = String(e['target']);
+        out.restored.set(t, (out.restored.get(t) ?? 0) + 1);
+        if (typeof e['messages_restored'] === 'number') out.messagesRestored.set(t, (out.messagesRestored.get(t) ?? 0) + e['messages_restored']);
+      }
       if (e['event_type'] !== 'retention') continue;
       const targets = e['targets'] as string[];
       if (e['store'] === 'sessions') for (const t of targets) out.sessions.set(t, (out.sessions.get(t) ?? 0) + 1);

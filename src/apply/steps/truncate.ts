@@ -82,7 +82,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped, parent: dirname(dir.path) });
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     const held: HeldAt | undefined =
-      hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/dropped.jsonl` : `${home.path}/gc/quarantine` };
+      hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}` : `${home.path}/gc/quarantine` };
     if (hold !== undefined) {
       const entry = keeper?.entry ?? `(${c.context})`;
       ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: keeper ? keeper.bytes : freed, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
