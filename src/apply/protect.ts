@@ -17,7 +17,7 @@
 // - Ids, paths, counts and times only — never record content.
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, RefusalError, describeError } from '../errors.js';
+import { BusyError, RefusalError, codeOf, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages } from '../io/inventory.js';
 import { acquireLock, sweepLockPath } from '../io/lock.js';
 import { protectionPath, readProtection, writeProtection } from '../io/protect-file.js';
@@ -28,7 +28,7 @@ import { PROTECT_LIMIT, kindOf, protectedText, sameItem, type ProtectedItem, typ
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
 import { VERSION } from '../version.js';
-import { AuditSession, GC_DIR, type ProtectionChange } from './audit.js';
+import { AuditSession, GC_DIR, type ProtectionChange, type RestoredItem } from './audit.js';
 import { formatWindow } from './report.js';
 
 export const ProtectCodes = {
@@ -311,6 +311,36 @@ export async function protectRestored(config: GcConfig, home: Dir, log: Logger, 
   const rel = first.to.slice(`${config.home}/${CONVERSATIONS_DIR}/`.length).split('/');
   const where = kind === 'session' ? resolve(first.to, '..') : rel[0]!;
   return addItem(config, home, log, { kind, target: r.target, where, since_ms: now(), by: 'restore' }, now);
+}
+
+/**
+ * What an interrupted restore put back (completed by recovery: the sweep's recover step, or a
+ * retried restore) is protected as the restore itself would have done, before anything can plan
+ * on it; an item already on the list is left as it is. Runs under the sweep lock. Never throws:
+ * a list that cannot be read or written is logged (`protected_unreadable` already makes every
+ * sweep count every item as protected).
+ */
+export async function protectRecovered(home: Dir, log: Logger, restored: readonly RestoredItem[], now: () => number): Promise<number> {
+  if (restored.length === 0) return 0;
+  try {
+    const items = await currentList(home);
+    const add: ProtectedItem[] = [];
+    for (const r of restored) {
+      const kind: ProtectedKind = r.store === 'sessions' ? 'session' : 'context';
+      const item: ProtectedItem = { kind, target: r.target, where: kind === 'session' ? resolve(r.origin) : r.origin, since_ms: now(), by: 'restore' };
+      if (![...items, ...add].some((i) => sameItem(i, item))) add.push(item);
+    }
+    if (add.length === 0) return 0;
+    await writeProtection(home, [...items, ...add]);
+    for (const i of add) {
+      log.info({ target: i.target, where: i.where, by: i.by }, 'protected (a restore completed by recovery)');
+      await audited(home, now, { change: 'protect', store: i.kind === 'session' ? 'sessions' : 'records', target: i.target, origin: i.where, by: i.by });
+    }
+    return add.length;
+  } catch (err) {
+    log.warn({ code: codeOf(err) }, `an interrupted restore was completed, but what it put back could not be protected: ${describeError(err)}`);
+    return 0;
+  }
 }
 
 /** The judgement, in one line. */

@@ -47,7 +47,7 @@ import { VERSION } from '../version.js';
 import { failpoint } from '../failpoint.js';
 import { AuditSession, GC_DIR, INTENT_FILE, type IntentLine, type RestoredItem } from './audit.js';
 import { removeDeadGcTemps } from '../daemon/recovery.js';
-import { protectRestored, type ProtectOutcome } from './protect.js';
+import { protectRecovered, protectRestored, type ProtectOutcome } from './protect.js';
 import { recoverInterruptedAudits, restoredPendingEntries } from './recover.js';
 import { openChain } from './steps/dirs.js';
 
@@ -233,7 +233,9 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
         // A restore (or sweep) killed or failed mid-way is completed first, as a sweep's recover
         // step would (src/apply/steps/recover.ts): a retried restore then finds its lines back and
         // its held item gone.
-        for (const r of await recoverInterruptedAudits(home, config.home, now())) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
+        const recovered = await recoverInterruptedAudits(home, config.home, now());
+        for (const r of recovered) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
+        await protectRecovered(home, log, recovered.flatMap((r) => r.restored), now);
         // and the small temps a killed run left under <home>/gc (e.g. an audit it was creating)
         for (const t of await removeDeadGcTemps(config.home).catch(() => [])) log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid }, 'leftover temp file of a killed murmur-gc removed');
       }

@@ -41,6 +41,8 @@ import { removeDeadAuditTemps } from '../daemon/recovery.js';
 export interface Recovered {
   target: string;
   detail: string;
+  /** what the interrupted run had restored (its `quarantine_restore` lines): to be protected */
+  restored: RestoredItem[];
 }
 
 /** Did a logged truncation's rename happen? Read the record's header marker (messages dropped). */
@@ -330,6 +332,7 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         out.push({
           target: `${homePath}/${GC_DIR}/${name}`,
           detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length + restored.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
+          restored,
         });
       } finally {
         await sdir.close();

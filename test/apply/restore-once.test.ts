@@ -180,6 +180,39 @@ describe('a held context or session restore is exactly-once too', () => {
   });
 });
 
+describe('what an interrupted restore put back is protected by the run that completes it', () => {
+  it('a session restore killed after its rename: the next sweep completes it, protects it and does not remove it again', async () => {
+    const root = path.join(tmp, 'app', '.murmur');
+    const startMs = Date.now() - 40 * f.DAY;
+    const id = f.idAt('ses_', startMs);
+    f.writeSession(root, { sessionId: id, startMs, end: true });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(fs.existsSync(path.join(root, id))).toBe(false);
+    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+    expect(fs.existsSync(path.join(root, id))).toBe(true);
+    const next = await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(next.errors).toEqual([]);
+    expect(fs.existsSync(path.join(root, id))).toBe(true);
+    expect(next.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
+    expect(next.skipped).toContainEqual(expect.objectContaining({ code: 'protected', target: `${root}/${id}` }));
+    expect(restoreLines(id)).toEqual([expect.objectContaining({ held: 'session' })]);
+  });
+
+  it('a context restore killed after its rename: the retried restore completes it and protects it', async () => {
+    const { file } = f.writeRecord(home, 'shey', 'ctx_p', { capsule: 'shey', messages: 5, mtimeMs: Date.now() - 100 * f.DAY });
+    const yaml = `quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(fs.existsSync(file)).toBe(false);
+    expect(cli(['restore', 'ctx_p'], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+    expect(await refusal(restoreTarget(await config(yaml), log, { target: 'ctx_p', dryRun: false }))).toBe('restore_not_held');
+    const next = await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(fs.existsSync(file)).toBe(true);
+    expect(next.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
+    expect(next.skipped).toContainEqual(expect.objectContaining({ code: 'protected' }));
+  });
+});
+
 describe('holding dropped lines costs no second copy', () => {
   it('keeps the record’s old inode, cut to the header and the dropped lines, and restores from it', async () => {
     const { file } = f.writeRecord(home, 'shey', 'ctx_f', { capsule: 'shey', messages: 50 });
