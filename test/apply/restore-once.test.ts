@@ -149,6 +149,23 @@ describe('restore is exactly-once', () => {
   });
 });
 
+/**
+ * A finished session older than its root's `max_age: 30d`, held by a sweep, then a restore of it
+ * SIGKILLed right after its rename was logged done (the session is back, nothing completed it).
+ */
+async function sessionRestoreKilledAfterRename(): Promise<{ root: string; id: string; yaml: string }> {
+    const root = path.join(tmp, 'app', '.murmur');
+    const startMs = Date.now() - 40 * f.DAY;
+    const id = f.idAt('ses_', startMs);
+    f.writeSession(root, { sessionId: id, startMs, end: true });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    await runSweep({ config: await config(yaml), dryRun: false, log });
+    expect(fs.existsSync(path.join(root, id))).toBe(false);
+    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+    expect(fs.existsSync(path.join(root, id))).toBe(true);
+  return { root, id, yaml };
+}
+
 describe('a held context or session restore is exactly-once too', () => {
   it('a context restore killed after its rename is completed by the next sweep, audited once', async () => {
     const { file } = f.writeRecord(home, 'shey', 'ctx_h', { capsule: 'shey', messages: 5 });
@@ -164,17 +181,9 @@ describe('a held context or session restore is exactly-once too', () => {
   });
 
   it('a session restore killed after its rename is audited once by the retried restore', async () => {
-    const root = path.join(tmp, 'app', '.murmur');
-    const startMs = Date.now() - 40 * f.DAY;
-    const id = f.idAt('ses_', startMs);
-    f.writeSession(root, { sessionId: id, startMs, end: true });
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
-    await runSweep({ config: await config(yaml), dryRun: false, log });
-    expect(fs.existsSync(path.join(root, id))).toBe(false);
-    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
-    expect(fs.existsSync(path.join(root, id))).toBe(true);
+    const { id, yaml } = await sessionRestoreKilledAfterRename();
     expect(restoreLines(id)).toEqual([]);
-    // A retried restore completes it (a sweep would too, and then condemn it again by max_age).
+    // A retried restore completes it (so would the next sweep: below).
     expect(await refusal(restoreTarget(await config(yaml), log, { target: id, dryRun: false }))).toBe('restore_not_held');
     expect(restoreLines(id)).toEqual([expect.objectContaining({ held: 'session' })]);
   });
@@ -182,15 +191,7 @@ describe('a held context or session restore is exactly-once too', () => {
 
 describe('what an interrupted restore put back is protected by the run that completes it', () => {
   it('a session restore killed after its rename: the next sweep completes it, protects it and does not remove it again', async () => {
-    const root = path.join(tmp, 'app', '.murmur');
-    const startMs = Date.now() - 40 * f.DAY;
-    const id = f.idAt('ses_', startMs);
-    f.writeSession(root, { sessionId: id, startMs, end: true });
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
-    await runSweep({ config: await config(yaml), dryRun: false, log });
-    expect(fs.existsSync(path.join(root, id))).toBe(false);
-    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
-    expect(fs.existsSync(path.join(root, id))).toBe(true);
+    const { root, id, yaml } = await sessionRestoreKilledAfterRename();
     const next = await runSweep({ config: await config(yaml), dryRun: false, log });
     expect(next.errors).toEqual([]);
     expect(fs.existsSync(path.join(root, id))).toBe(true);
