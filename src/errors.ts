@@ -1,5 +1,5 @@
 // Stable error codes and the small set of typed errors murmur-gc raises.
-// Guarantees: every warning/error murmur-gc reports carries one of these codes (seed 004's
+// Guarantees: every warning/error murmur-gc reports carries one of these codes (docs/design.md §R10
 // convention: alert on codes, never parse message text); messages carry ids, counts and paths,
 // never conversation content. Only src/cli/main.ts maps errors to process exit codes.
 

@@ -1,10 +1,10 @@
-// murmur-gc's own audit trail: `<home>/gc/ses_<uuidv7>/trace.jsonl` (DESIGN §2.5).
+// murmur-gc's own audit trail: `<home>/gc/ses_<uuidv7>/trace.jsonl` (docs/design.md §6).
 // Guarantees:
 // - Created lazily, just before the first destructive action; a run that changes nothing writes nothing.
 // - Intent before action: each planned destructive action is appended to `intent.jsonl` before it
 //   runs and marked done after, so a run killed in between is detected by the next run and its
 //   audit completed (`process_interrupted`) from what actually happened on disk.
-// - Trace lines follow the seed's rules: five common fields first, `evt_` ids minted at write,
+// - Trace lines follow docs/design.md §R8: five common fields first, `evt_` ids minted at write,
 //   every parent_id names an earlier line (retention/task_start/session_end → session_start,
 //   task_end → its task_start); retention lines in the runtime's (store, reason) order.
 // - Files are 0600, directories 0700; the trace is fsync'ed when the run finishes.

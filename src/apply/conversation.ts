@@ -1,5 +1,5 @@
 // `murmur-gc conversation ls|rm|truncate`: the operator's hands on the conversation records,
-// behaving like the runtime's `mur conversation` (reference §5.4, §6) and built only from the
+// behaving like the runtime's `mur conversation` (docs/design.md §R6) and built only from the
 // sweep's own parts — one enumeration (`scanRecords`), one streaming reader (`scanRecord`), one
 // staged append-safe rewrite (`truncateRecord`), one removal (`removeDir`), one per-record lock.
 //
@@ -308,7 +308,7 @@ function checkOwner(target: ContextScan): void {
   }
 }
 
-/** Refuses a context a live session uses (DESIGN §2.1) unless `force`; then it only warns. */
+/** Refuses a context a live session uses (docs/design.md §2) unless `force`; then it only warns. */
 async function checkLive(ctx: ConversationContext, homeDir: Dir, target: ContextScan, action: 'remove' | 'truncate', force: boolean, nowMs: number): Promise<void> {
   const cache = await loadTraceCache(homeDir);
   let world: Awaited<ReturnType<typeof scanSessionsWorld>>;

@@ -1,4 +1,4 @@
-// Reconciliation of background work a killed runtime never accounted for (DESIGN §2.6, issue 4):
+// Reconciliation of background work a killed runtime never accounted for (docs/design.md §7):
 // for one dead or finished session, append one `shell_lost` line per unaccounted work id to that
 // session's own trace and record the `detached_lost` task that reports them in the audit trace.
 // Guarantees: append-only, under the trace's lock, only if the trace is still the file that was
@@ -51,7 +51,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView, dr
     for (const w of works) ctx.action(lostAction(w, null));
     return;
   }
-  const taskId = mintId('tsk_'); // minted before any marker is written (reference §9.3 step 6)
+  const taskId = mintId('tsk_'); // minted before any marker is written (docs/design.md §R9)
   let rootDir: Dir | undefined;
   let sdir: Dir | undefined;
   let lock: HeldLock | undefined;

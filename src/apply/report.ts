@@ -1,4 +1,4 @@
-// The sweep's report: the one JSON document of DESIGN §3 and its human rendering.
+// The sweep's report: the one JSON document of docs/design.md §8 and its human rendering.
 // Guarantees: actions carry ids, names, counts, sizes and paths only — never record content;
 // key names and reason words are the runtime's; the document is a plain JSON value.
 // The human rendering is grouped (per sessions root / record store and reason, skips and errors

@@ -1,4 +1,4 @@
-// Every session murmur-gc can see, with its liveness (DESIGN §2.1) — shared by the sweep and by
+// Every session murmur-gc can see, with its liveness (docs/design.md §2) — shared by the sweep and by
 // `conversation rm|truncate` (which refuses contexts a live session uses).
 // Guarantees: read-only; sessions roots are the configured ones, the ones named by running records
 // (parent of the record's workdir; never pruned unless a policy names them) and <home>/gc (the

@@ -1,4 +1,4 @@
-// `murmur-gc conversation ls|rm|truncate` — commander wiring and output (reference §6).
+// `murmur-gc conversation ls|rm|truncate` — commander wiring and output (docs/design.md §R6).
 // Guarantees: refusal order is the runtime's — usage errors (exit 2: a missing or non-integer
 // `--keep`, a missing CONTEXT-ID) are commander's; then `--keep` below 1 (E-CNV-003) before the
 // configuration is even loaded, so before anything is read; then resolution (E-CNV-001/002) before

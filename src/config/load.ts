@@ -1,4 +1,4 @@
-// Loads murmur-gc's configuration (DESIGN §4) into a fully resolved `GcConfig`.
+// Loads murmur-gc's configuration (docs/design.md §9) into a fully resolved `GcConfig`.
 //
 // Invariants and decisions:
 // - Source: `--config FILE` (must exist), else `$XDG_CONFIG_HOME/murmur-gc/config.yaml`

@@ -1,5 +1,5 @@
 // Retain blocks and durations, parsed on exactly the runtime's terms (murmur-artifact
-// `runtime_manifest.rs`: `parse_retain_block`, `parse_duration_secs`, `scalar_text`; reference §2).
+// `runtime_manifest.rs`: `parse_retain_block`, `parse_duration_secs`, `scalar_text`; docs/design.md §R2).
 //
 // Invariants:
 // - Pure: no fs, no clock, no environment.

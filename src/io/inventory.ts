@@ -380,7 +380,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
           }
         }
         if (unreadable) {
-          // The runtime reads nothing in it: no header, no messages, no owner (reference §1.2).
+          // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
           header = undefined;
           messages = 0;
           out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });

@@ -17,7 +17,7 @@
 //     as it streams) and yielded with `overlong` set and empty `bytes`; one that may be an object
 //     raises `line_too_long` (the file is not judged);
 //   - backwards (planKeepNewest), any longer line raises `line_too_long`.
-// - scanRecord without `findId` first takes a fast path (issue 12): synchronous reads (a page-cache
+// - scanRecord without `findId` first takes a fast path (docs/benchmarks.md): synchronous reads (a page-cache
 //   read costs far less CPU than a thread-pool one) straight into a fixed 1 MiB region of the
 //   WebAssembly memory (json-doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
 //   lines UTF-8-checked in one call and counted in one WebAssembly call; the event loop runs
@@ -901,7 +901,7 @@ function unreadable(): GcError {
 }
 
 /**
- * Plans "keep the newest `keep` messages" over the snapshot [0, size) (reference §5.3): the
+ * Plans "keep the newest `keep` messages" over the snapshot [0, size) (docs/design.md §R5): the
  * backward walk from EOF stops at the (keep+1)-th message from the end (the last dropped one);
  * then the prefix before it is counted forwards for the exact `dropped`.
  */

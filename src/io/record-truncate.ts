@@ -1,7 +1,7 @@
 // Truncation of one conversation record to its newest N message lines — the single
 // implementation used by the sweep (max_messages) and by `conversation truncate`.
-// Guarantees (reference §5.3): surviving lines are kept byte for byte from the first kept message
-// to EOF (plus whatever writers append meanwhile, DESIGN §2.2); the header is rewritten with
+// Guarantees (docs/design.md §R5): surviving lines are kept byte for byte from the first kept message
+// to EOF (plus whatever writers append meanwhile, docs/design.md §3); the header is rewritten with
 // `capsule` and `created_ms` preserved (or `fallbackCapsule`/now for a headerless record),
 // `dropped` cumulative, in the exact key order; the file ends up 0600. A record already at or
 // under N is not touched at all (byte-identical). Dry runs compute the same outcome, write nothing.

@@ -1,4 +1,4 @@
-// The runtime's running records (`<home>/running/<ses>.json`, reference §1.2a) and process probes.
+// The runtime's running records (`<home>/running/<ses>.json`, docs/design.md §R1) and process probes.
 // Guarantees:
 // - A record is read only when it is a small regular file (never a link or FIFO). It counts only
 //   when it deserializes as the runtime's record: valid UTF-8, serde_json's grammar

@@ -1,4 +1,4 @@
-// The append-safe staged rewrite of a file that unlocking writers keep appending to (DESIGN §2.2).
+// The append-safe staged rewrite of a file that unlocking writers keep appending to (docs/design.md §3).
 // Guarantees:
 // - The new contents are built in `.<name>.<pid>.<uuidv7>.tmp` in the same directory (mode
 //   0600, O_EXCL|O_NOFOLLOW), fsync'ed, then renamed over the original: a crash leaves the

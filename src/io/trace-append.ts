@@ -1,4 +1,4 @@
-// Appending `shell_lost` lines to another session's trace (DESIGN §2.6, reference §9.3 steps 7–8).
+// Appending `shell_lost` lines to another session's trace (docs/design.md §7, §R9).
 // Guarantees: the trace is opened append-only, never created, never followed through a link,
 // and must still be the file that was scanned (dev/ino) and unchanged in size since the scan;
 // when the file ends mid-line the first line written is prefixed with '\n'; each line is one

@@ -1,5 +1,5 @@
 // What `murmur-gc conversation ls|rm|truncate` print, pure (no fs): the runtime's `mur conversation`
-// texts, columns, JSON shapes and refusal wordings (reference §5.4, §6.3–§6.5), with `murmur-gc` in
+// texts, columns, JSON shapes and refusal wordings (docs/design.md §R6), with `murmur-gc` in
 // the hints where the runtime says `mur`.
 //
 // Decisions:
@@ -321,7 +321,7 @@ export function renderResultJson(r: RemoveResult | TruncateResult): string {
   return JSON.stringify(o) + '\n';
 }
 
-// ---- refusals (reference §6.5) ----------------------------------------------------------------
+// ---- refusals (docs/design.md §R6) ------------------------------------------------------------
 
 export const CNV_NO_CONTEXT = 'E-CNV-001';
 export const CNV_AMBIGUOUS = 'E-CNV-002';

@@ -1,4 +1,4 @@
-// Whole-document JSON validation in WebAssembly (issue 12): one call validates a document (a
+// Whole-document JSON validation in WebAssembly (docs/benchmarks.md): one call validates a document (a
 // line) with json-scan.ts's rules, another walks many lines of a chunk and counts the message
 // lines. Assembled here from the structured listing below (no binary file, no toolchain). Pure.
 //

@@ -24,7 +24,7 @@
 // common path (a key written with escapes is decoded, which allocates). `classifyMessage` is the
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
 //
-// Speed (issue 12): `scan` copies the document once into the WebAssembly memory and asks
+// Speed (docs/benchmarks.md): `scan` copies the document once into the WebAssembly memory and asks
 // json-doc-wasm.ts's `doc` to validate it whole (same rules, spans of the wanted keys); what it
 // leaves undecided (a number with an exponent or over 300 integer characters, an escaped
 // top-level key while keys are wanted) and documents over 4 MiB take the JavaScript walk below,

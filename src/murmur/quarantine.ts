@@ -107,7 +107,7 @@ export function parseMeta(text: string): ItemMeta | undefined {
   const str = (k: string) => typeof m[k] === 'string' && (m[k]).length > 0;
   const int = (k: string) => typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k]) >= 0;
   if ((m['kind'] !== 'context' && m['kind'] !== 'truncation') || !str('store') || !str('context') || !int('removed_ms') || !int('until_ms') || !str('reason') || !str('run')) return undefined;
-  // A store or context name is one path segment (reference §1.2): nothing else is ever put back.
+  // A store or context name is one path segment (docs/design.md §R1): nothing else is ever put back.
   for (const k of ['store', 'context']) {
     const v = m[k] as string;
     if (v.includes('/') || v.startsWith('.') || v.includes('\0')) return undefined;

@@ -1,4 +1,4 @@
-// The conversation record's line formats (runtime reference §1.2, §5), pure: no fs.
+// The conversation record's line formats (docs/design.md §R1, §R5), pure: no fs.
 //
 // Invariants kept here:
 // - A *message line* is exactly what the runtime's `parse_message_line` accepts: a line that
@@ -151,7 +151,7 @@ export function serializeHeader(h: RecordHeader): string {
 }
 
 /**
- * The header a truncation writes (reference §5.3 step 5): the existing header's `capsule` and
+ * The header a truncation writes (docs/design.md §R5): the existing header's `capsule` and
  * `created_ms` are kept (truncation never transfers ownership); without one, `fallbackCapsule`
  * and `nowMs`. `truncated.dropped` is cumulative; `at_ms` is now.
  */

@@ -1,9 +1,9 @@
 // The trace (`trace.jsonl`) lines murmur-gc reads and writes, pure.
 // Guarantees:
-// - Every line built here starts with the five common fields in the seed's order
+// - Every line built here starts with the five common fields in the order of docs/design.md §R8
 //   (event_type, event_id, parent_id, session_id, timestamp) and is compact JSON + '\n'.
 // - Field order of `retention`, `shell_lost`, `task_start`, `task_end`, `session_start`,
-//   `session_end` follows the seed / reference §8, §9.4 exactly; optional keys are omitted, never null
+//   `session_end` follows docs/design.md §R8, §R9 exactly; optional keys are omitted, never null
 //   (except `parent_id: null` on session_start and `messages_dropped` only for max_messages).
 // - Reading (`TraceAccumulator.addLine`) is the runtime's reader (`detached_reconcile.rs`): each
 //   line is read as serde_json reads it (src/murmur/json-scan.ts: last duplicate key wins, depth
@@ -186,7 +186,7 @@ export function sessionEndLine(c: Common, durationMs: number, exitStatus: 'ok' |
 }
 
 /**
- * The text a `detached_lost` task carries (reference §9.5, detached.rs `LostReport::message_text`).
+ * The text a `detached_lost` task carries (docs/design.md §R9; the runtime's `LostReport::message_text`).
  * murmur-gc does not enqueue it anywhere; its byte length is the task's `message_parts_bytes`,
  * and the same facts are shown to the operator.
  */

@@ -1,4 +1,4 @@
-// Liveness of a session as murmur-gc must decide it from outside the runtime (DESIGN §2.1), pure.
+// Liveness of a session as murmur-gc must decide it from outside the runtime (docs/design.md §2), pure.
 // Guarantees: a session is `live` when any signal says so — a running record whose process is
 // alive, a trace written in the last 60 s, or no `session_end` and a write inside `live_grace`;
 // a clock that reads earlier than the last write counts as "just written" (never dooms a session).

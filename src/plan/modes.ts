@@ -1,4 +1,4 @@
-// Which paths need their mode reasserted, pure (DESIGN §1 "Modes", reference §7).
+// Which paths need their mode reasserted, pure (docs/design.md §1 "Modes", §R7).
 // Guarantees: the home keeps its owner bits and loses group/other bits (the runtime's
 // `ensure_murmur_home`); every other private directory becomes exactly 0700 and every private file
 // exactly 0600; a symlink is never chmod'ed, nor a path owned by another user, nor a file with

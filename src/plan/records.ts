@@ -1,4 +1,4 @@
-// Conversation record plan for one record policy, pure (reference §4, §5; DESIGN §1, §2.1).
+// Conversation record plan for one record policy, pure (docs/design.md §R4, §R5, §1, §2).
 // Guarantees:
 // - Only records whose header names the policy's capsule are ever planned: headerless
 //   (unowned) and foreign records are never touched automatically.

@@ -1,4 +1,4 @@
-// Session pruning plan for one sessions root, pure (reference §3, DESIGN §2.1).
+// Session pruning plan for one sessions root, pure (docs/design.md §R3, §2).
 // Guarantees:
 // - No policy (or a policy with no keys) condemns nothing.
 // - Candidates are exactly the runtime's: names ranked newest-first over every session present

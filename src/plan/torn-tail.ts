@@ -1,4 +1,4 @@
-// Which records a sweep repairs by terminating their torn last line, pure (issue 8).
+// Which records a sweep repairs by terminating their torn last line, pure (docs/design.md §4).
 // Guarantees: only a record a policy covers (its header names the policy's capsule and the policy
 // has a retain block), that is readable by the runtime (valid UTF-8), known to end with a torn
 // line (read whole this sweep or cached from an identical file), idle for at least live_grace,

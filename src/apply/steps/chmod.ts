@@ -1,4 +1,4 @@
-// Step "chmod": private directories back to 0700, private files to 0600 (DESIGN §2.4).
+// Step "chmod": private directories back to 0700, private files to 0600 (docs/design.md §1, §4).
 // Guarantees: each entry is changed through a descriptor of the entry scanned (same dev/ino);
 // an entry its owner cannot open (mode 0000) is changed by name only after re-checking with
 // lstat that it is the same non-link entry; a dry run changes nothing.

@@ -1,6 +1,6 @@
 // Step "repair_torn_tail": a record a policy covers whose last line is torn (a writer died
 // mid-line) gets its `\n`, so the runtime's next append starts a line of its own instead of being
-// glued to the torn bytes and lost to every reader (issue 8).
+// glued to the torn bytes and lost to every reader (docs/design.md §4).
 // Guarantees: the selection is src/plan/torn-tail.ts (idle for live_grace, not live, readable);
 // under the record's lock, only the file scanned (same dev/ino), through the context directory's
 // descriptor, and only when no process holds the file open for writing; the `\n` is added by the
