@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark of the JSONL scanner (dist/io/jsonl.js) against coreutils on a synthetic record.
+// Benchmark of the JSONL scanner (dist/runtime/jsonl.js) against coreutils on a synthetic record.
 //
 //   npm run build && node bench/jsonl.mjs [sizeMB=500] [runs=3] [lines=mixed]
 //
@@ -24,10 +24,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { prng } from './gen.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const jsonlUrl = pathToFileURL(join(repo, 'dist/io/jsonl.js')).href;
-const recordUrl = pathToFileURL(join(repo, 'dist/murmur/record.js')).href;
+const jsonlUrl = pathToFileURL(join(repo, 'dist/runtime/jsonl.js')).href;
+const recordUrl = pathToFileURL(join(repo, 'dist/runtime/record.js')).href;
 if (!existsSync(fileURLToPath(jsonlUrl))) {
-  console.error('dist/io/jsonl.js is missing: run `npm run build` first');
+  console.error('dist/runtime/jsonl.js is missing: run `npm run build` first');
   process.exit(2);
 }
 

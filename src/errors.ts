@@ -125,7 +125,7 @@ export function errnoCode(err: unknown): string | undefined {
 
 let procFdResolver: ((fd: number) => string | undefined) | undefined;
 
-/** src/io/safe-fs.ts tells which report path an open directory descriptor stands for. */
+/** src/fsx/safe-fs.ts tells which report path an open directory descriptor stands for. */
 export function setProcFdResolver(fn: (fd: number) => string | undefined): void {
   procFdResolver = fn;
 }

@@ -8,7 +8,7 @@
 // config, a manifest, or nowhere — nothing is deleted there). --json prints one document
 // (`schema_version` 1); no conversation content is ever read.
 import type { Command } from 'commander';
-import { formatBytes, formatTable } from '../apply/report.js';
+import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
 import type { KeepFree } from '../config/size.js';
 import type { GcConfig, RecordRetain, SessionRetain } from '../config/types.js';

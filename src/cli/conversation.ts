@@ -8,9 +8,9 @@
 // stdout; warnings go to stderr as log lines carrying a stable code. `ls` on a terminal (not
 // --json) shows a progress line on stderr once it has run ~1 s (src/cli/progress.ts).
 import { InvalidArgumentError, type Command } from 'commander';
-import type { ConversationContext } from '../apply/conversation.js';
+import type { ConversationContext } from '../commands/conversation.js';
 import { ExitCodes, RefusalError } from '../errors.js';
-import type { Problem } from '../io/inventory.js';
+import type { Problem } from '../runtime/inventory.js';
 import {
   badKeepRefusal,
   renderLocateJson,
@@ -20,7 +20,7 @@ import {
   renderRemoveText,
   renderResultJson,
   renderTruncateText,
-} from '../murmur/conversation-format.js';
+} from '../runtime/conversation-format.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { echoArg } from './echo.js';
 import { ProgressLine } from './progress.js';
@@ -71,7 +71,7 @@ function addCommon(cmd: Command): Command {
 }
 
 async function runLs(opts: LsOpts): Promise<number> {
-  const { isHardProblem, listRecords, locateMessage } = await import('../apply/conversation.js');
+  const { isHardProblem, listRecords, locateMessage } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
   // On a terminal (not --json) a status line while a large record is read; erased before output.
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet: false }) ? new ProgressLine(process.stderr, false) : undefined;
@@ -90,7 +90,7 @@ async function runLs(opts: LsOpts): Promise<number> {
 }
 
 async function runRm(contextId: string, opts: ActOpts): Promise<number> {
-  const { removeContext } = await import('../apply/conversation.js');
+  const { removeContext } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
   const r = await removeContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force });
   process.stdout.write(opts.json ? renderResultJson(r) : renderRemoveText(r));
@@ -104,7 +104,7 @@ async function runTruncate(contextId: string, opts: ActOpts & { keep: number }):
     const r = badKeepRefusal(contextId);
     throw new RefusalError(r.code, r.message, r.hint);
   }
-  const { truncateContext } = await import('../apply/conversation.js');
+  const { truncateContext } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
   const r = await truncateContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force, keep: opts.keep });
   process.stdout.write(opts.json ? renderResultJson(r) : renderTruncateText(r));

@@ -69,7 +69,7 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
 
 export async function runStatusCommand(opts: CommonFlags & { json: boolean }): Promise<number> {
   const config = await loadForCommand(opts);
-  const { gatherStatus, renderStatus } = await import('../daemon/status.js');
+  const { gatherStatus, renderStatus } = await import('../commands/status.js');
   const doc = await gatherStatus(config);
   process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderStatus(doc));
   return 0;
@@ -78,8 +78,8 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
 export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
   const config = await loadForCommand(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
-  const { readAuditHistory } = await import('../daemon/audit-read.js');
-  const { buildHistory, renderHistory } = await import('../daemon/history.js');
+  const { readAuditHistory } = await import('../commands/audit-read.js');
+  const { buildHistory, renderHistory } = await import('../commands/history.js');
   const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
   const doc = buildHistory(
     { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },

@@ -3,8 +3,8 @@
 // daemon never builds one); nothing is drawn before the run is ~1 s old; the line is erased
 // before the report is printed, so stdout and the logs never contain it. Used by the sweep and by
 // `conversation ls` (counting a large record can take seconds).
-import type { Progress } from '../apply/steps/context.js';
-import { formatBytes, formatDuration } from '../apply/report.js';
+import type { Progress } from '../sweep/steps/context.js';
+import { formatBytes, formatDuration } from '../sweep/report.js';
 
 /**
  * How old a run must be before the line is drawn (~1 s). MURMUR_GC_PROGRESS_AFTER_MS overrides it

@@ -1,13 +1,13 @@
 // `murmur-gc protect TARGET`, `murmur-gc release TARGET`, `murmur-gc protection ls`: commander
-// wiring and output of the protection list (src/apply/protect.ts; docs/protect.md).
+// wiring and output of the protection list (src/commands/protect.ts; docs/protect.md).
 // Guarantees: protect/release exit 0 when the item is (or already was) protected / was released,
 // 1 on a refusal (`error[CODE]: …` + hint; protect_not_found, protect_ambiguous,
 // release_not_protected, protect_full, protected_unreadable), 75 when a sweep holds the lock;
 // `protection ls` exits 0, or 1 when the list cannot be read. With --json exactly one JSON
 // document goes to stdout. Ids, paths, times and the operator's note only — never record content.
 import type { Command } from 'commander';
-import { formatTable, formatWhen } from '../apply/report.js';
-import type { ProtectionListing, ReleaseOutcome } from '../apply/protect.js';
+import { formatTable, formatWhen } from '../sweep/report.js';
+import type { ProtectionListing, ReleaseOutcome } from '../commands/protect.js';
 import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ExitWith } from './types.js';
@@ -48,7 +48,7 @@ export function renderProtection(l: ProtectionListing, nowMs = Date.now()): stri
   return out.join('\n') + '\n';
 }
 
-function renderRelease(r: ReleaseOutcome, judgementWords: typeof import('../apply/protect.js').judgementWords): string {
+function renderRelease(r: ReleaseOutcome, judgementWords: typeof import('../commands/protect.js').judgementWords): string {
   const out = [`released ${r.item.kind} ${r.item.target} (${r.item.kind === 'session' ? 'sessions root' : 'record store'} ${r.item.where}): sweeps act on it again by the policy`];
   const j = judgementWords(r.judgement, r.item);
   out.push(r.judgement.condemned !== null ? `${j}: the next sweep ${r.judgement.condemned === 'max_messages' ? 'truncates' : 'removes'} it` : j);
@@ -61,7 +61,7 @@ function refOf(target: string, opts: RefOpts) {
 }
 
 async function runProtect(target: string, opts: RefOpts & { note?: string }): Promise<number> {
-  const { protectTarget, renderProtectOutcome } = await import('../apply/protect.js');
+  const { protectTarget, renderProtectOutcome } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const p = await protectTarget(config, log, { ...refOf(target, opts), ...(opts.note !== undefined ? { note: opts.note } : {}) });
@@ -71,7 +71,7 @@ async function runProtect(target: string, opts: RefOpts & { note?: string }): Pr
 }
 
 async function runRelease(target: string, opts: RefOpts): Promise<number> {
-  const { judgementWords, releaseTarget } = await import('../apply/protect.js');
+  const { judgementWords, releaseTarget } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await releaseTarget(config, log, refOf(target, opts));
@@ -80,7 +80,7 @@ async function runRelease(target: string, opts: RefOpts): Promise<number> {
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
-  const { listProtection } = await import('../apply/protect.js');
+  const { listProtection } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const l = await listProtection(config);
   if (l.unreadable !== null) (await oneShotLogger(config, false, opts.json)).error({ code: 'protected_unreadable', target: l.file }, l.unreadable);

@@ -3,14 +3,14 @@
 // put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
 // codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
 // holds the lock. A real restore also protects what it put back and says whether the current
-// policy still condemns it (src/apply/protect.ts). With --json exactly one JSON document goes to stdout. Ids, paths, counts and
+// policy still condemns it (src/commands/protect.ts). With --json exactly one JSON document goes to stdout. Ids, paths, counts and
 // sizes only — never record content.
 import type { Command } from 'commander';
-import { formatBytes, formatTable, formatWhen, formatWindow } from '../apply/report.js';
-import type { HeldListing, RestoreResult } from '../apply/quarantine.js';
+import { formatBytes, formatTable, formatWhen, formatWindow } from '../sweep/report.js';
+import type { HeldListing, RestoreResult } from '../commands/quarantine.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
-import { isSessionName } from '../murmur/ids.js';
+import { isSessionName } from '../runtime/ids.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ExitWith } from './types.js';
 
@@ -66,7 +66,7 @@ export function renderHeld(l: HeldListing, config: GcConfig, nowMs = Date.now())
   return out.join('\n') + '\n';
 }
 
-function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('../apply/protect.js').renderProtectOutcome): string {
+function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('../commands/protect.js').renderProtectOutcome): string {
   const out: string[] = [];
   for (const s of r.restored) {
     const what = s.held === 'truncation' ? `${s.messages ?? 0} dropped messages of ${r.target}` : `${s.held} ${r.target}`;
@@ -80,7 +80,7 @@ function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('..
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
-  const { listHeld } = await import('../apply/quarantine.js');
+  const { listHeld } = await import('../commands/quarantine.js');
   const config = await loadForCommand(opts);
   const l = await listHeld(config);
   const log = await oneShotLogger(config, false, opts.json);
@@ -90,8 +90,8 @@ async function runLs(opts: CommonOpts): Promise<number> {
 }
 
 async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {
-  const { restoreTarget } = await import('../apply/quarantine.js');
-  const { renderProtectOutcome } = await import('../apply/protect.js');
+  const { restoreTarget } = await import('../commands/quarantine.js');
+  const { renderProtectOutcome } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });

@@ -5,20 +5,20 @@
 //   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
 //   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
 // - With metrics.textfile configured, a real run then writes the metrics file from that same
-//   summary (src/daemon/metrics.ts); a failed write is an error of the run (exit 1), reported with
+//   summary (src/sweep/metrics.ts); a failed write is an error of the run (exit 1), reported with
 //   the sweep's own errors when the sweep itself finished.
 // - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
 //   "stopped early" in status and history alike.
 // - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
-import { runSweep } from '../apply/sweep.js';
-import { renderHuman, type Verbosity } from '../apply/report.js';
-import { recordOneShotSweep, type SweepSummary } from '../daemon/state.js';
-import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../daemon/summary.js';
+import { runSweep } from '../sweep/pipeline.js';
+import { renderHuman, type Verbosity } from '../sweep/report.js';
+import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
+import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings } from '../config/load.js';
-import { lastSuccessAfter, writeMetrics } from '../daemon/metrics.js';
+import { lastSuccessAfter, writeMetrics } from '../sweep/metrics.js';
 import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ProgressLine } from './progress.js';

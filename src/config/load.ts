@@ -23,7 +23,7 @@
 //   deletes nothing.
 // - Paths: `~` and `~/x` expand to $HOME (`~user` is refused); relative paths resolve against the
 //   config file's directory (`--home` and `--config` against the working directory); all paths
-//   come out absolute and normalized. Only `sessions[].root` is globbed (src/io/config-files.ts).
+//   come out absolute and normalized. Only `sessions[].root` is globbed (src/config/files.ts).
 // - $HOME is only consulted when something needs it, and then it must be set, non-empty and
 //   absolute (the runtime's `murmur_home_dir` rule and wording).
 // - A `workdir:` manifest (`<D>/murmur.yaml`) sits in a directory the capsule can write, so a
@@ -41,8 +41,8 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } fro
 import { z } from 'zod';
 import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
-import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from '../io/config-files.js';
-import type { ReadTextOptions } from '../io/config-files.js';
+import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from './files.js';
+import type { ReadTextOptions } from './files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
 import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';

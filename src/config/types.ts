@@ -67,7 +67,7 @@ export interface GcConfig {
   keepFree?: KeepFree;
   /**
    * The undo window (`quarantine`): a session or context a sweep removes is moved aside and held
-   * this long before it is deleted for good (src/murmur/quarantine.ts). Absent: removal is at once.
+   * this long before it is deleted for good (src/gchome/quarantine-layout.ts). Absent: removal is at once.
    */
   quarantine?: { windowSecs: number };
   audit: { retain: SessionRetain | undefined };

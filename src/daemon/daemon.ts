@@ -35,17 +35,17 @@
 //   that stays short (live data) is not swept every minute.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CronJob } from 'cron';
-import { runSweep } from '../apply/sweep.js';
+import { runSweep } from '../sweep/pipeline.js';
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings } from '../config/load.js';
 import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors.js';
-import { probeProcess, startTimeOf } from '../io/running.js';
+import { probeProcess, startTimeOf } from '../runtime/running.js';
 import type { Logger } from '../log.js';
-import { writeMetrics } from './metrics.js';
+import { writeMetrics } from '../sweep/metrics.js';
 import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
-import type { StatFs } from '../io/statfs.js';
-import { newerSweeps, readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from './state.js';
-import { busySummary, failedSummary, logSweepSummary, summarizeReport } from './summary.js';
+import type { StatFs } from '../fsx/statfs.js';
+import { newerSweeps, readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from '../gchome/state.js';
+import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 
 /** After a stop signal, give the in-flight sweep this long to reach a safe point. */
 export const STOP_DEADLINE_MS = 8_000;

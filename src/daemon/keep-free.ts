@@ -12,9 +12,9 @@
 import { keepFreeBytes } from '../config/size.js';
 import type { GcConfig } from '../config/types.js';
 import { describeError } from '../errors.js';
-import { statFs, type StatFs } from '../io/statfs.js';
+import { statFs, type StatFs } from '../fsx/statfs.js';
 import type { Logger } from '../log.js';
-import { formatBytes } from '../apply/report.js';
+import { formatBytes } from '../sweep/report.js';
 
 export const KEEP_FREE_CHECK_MS = 60_000;
 

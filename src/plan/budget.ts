@@ -104,7 +104,7 @@ export interface BudgetReport {
     free_bytes: number;
     short_bytes: number;
     short_bytes_after: number;
-    /** the reserve (`<home>/gc/.reserve`, src/io/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
+    /** the reserve (`<home>/gc/.reserve`, src/gchome/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
     reserve: {
       path: string;
       released_bytes: number;

@@ -1,9 +1,9 @@
 // Session names minted in the future, pure. Guarantees: a name counts when its id time (the
-// runtime's rule, src/murmur/ids.ts) is more than FUTURE_TOLERANCE_MS after `nowMs`; the newest
+// runtime's rule, src/runtime/ids.ts) is more than FUTURE_TOLERANCE_MS after `nowMs`; the newest
 // such name is the one that ranks first for `max_sessions` (names ranked by their UTF-8 bytes,
 // as the planner ranks them). Ranking is left alone: such names outrank real sessions in the
 // runtime too; this only lets the sweep say so.
-import { idTimestampMs } from '../murmur/ids.js';
+import { idTimestampMs } from '../runtime/ids.js';
 
 /** A clock corrected backwards by up to a day does not make the sessions it minted "future". */
 export const FUTURE_TOLERANCE_MS = 86_400_000;

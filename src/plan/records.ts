@@ -7,10 +7,10 @@
 // - `max_messages`: an owned record holding more message lines than the limit is truncated to the
 //   newest N; a record removed on age is not also truncated.
 // - A context named by a live session's trace is never removed or truncated (skipped, `live_context`).
-// - A protected context (the protection list, src/murmur/protect.ts) is never removed or
+// - A protected context (the protection list, src/gchome/protect-list.ts) is never removed or
 //   truncated: skipped once with `protected`, whatever condemns it.
 import type { RecordRetain } from '../config/types.js';
-import type { RecordHeader } from '../murmur/record.js';
+import type { RecordHeader } from '../runtime/record.js';
 
 export interface ContextInput {
   context: string;

@@ -6,14 +6,14 @@
 //   over_count = rank >= max_sessions; both keys ANDed by construction (a session survives only
 //   inside both); reason `max_age` when over age, else `max_sessions`.
 // - A session at or after `floorId` (the running gc audit session, for <home>/gc) is never a candidate.
-// - A protected session (the protection list, src/murmur/protect.ts) is never removed: it is
+// - A protected session (the protection list, src/gchome/protect-list.ts) is never removed: it is
 //   reported as skipped with `protected`, once, whatever condemns it. It keeps its rank (the
 //   runtime counts it: it is present), so protecting a session never condemns another one.
 // - A live session is never removed: it is reported as skipped with `live_session`.
 // - Names are ranked and compared by their UTF-8 bytes, as Rust orders `String`s (not by UTF-16
 //   code units, which order some non-ASCII names differently).
 import type { SessionRetain } from '../config/types.js';
-import { idTimestampMs } from '../murmur/ids.js';
+import { idTimestampMs } from '../runtime/ids.js';
 import type { Liveness } from './liveness.js';
 
 export interface SessionCandidateInput {

@@ -5,7 +5,7 @@
 // not named by a live session, and not already removed or truncated by this sweep (truncation
 // terminates a kept torn tail itself). Whether a writer holds it open is checked when acting.
 import type { RecordRetain } from '../config/types.js';
-import type { RecordHeader } from '../murmur/record.js';
+import type { RecordHeader } from '../runtime/record.js';
 
 export interface TornTailInput {
   context: string;

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, GcError } from '../../src/errors.js';
 import { SEGMENT_RULE, checkConfig, loadConfig } from '../../src/config/load.js';
 import type { LoadConfigOptions } from '../../src/config/load.js';
-import { ConfigFileError, expandGlob, readTextFileIfExists } from '../../src/io/config-files.js';
+import { ConfigFileError, expandGlob, readTextFileIfExists } from '../../src/config/files.js';
 
 const FORM = 'must be a duration: an integer, optionally suffixed s/m/h/d';
 
@@ -541,7 +541,7 @@ describe('records', () => {
   });
 });
 
-describe('io/config-files', () => {
+describe('config/files', () => {
   it('readTextFileIfExists: missing → undefined; size limit; symlink policy', async () => {
     expect(await readTextFileIfExists(path.join(tmp, 'missing.yaml'))).toBeUndefined();
     expect(await readTextFileIfExists(path.join(tmp, 'missing-dir/x.yaml'))).toBeUndefined();

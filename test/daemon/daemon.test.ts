@@ -4,12 +4,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { runSweep } from '../../src/apply/sweep.js';
-import type { SweepReport } from '../../src/apply/report.js';
+import type { runSweep } from '../../src/sweep/pipeline.js';
+import type { SweepReport } from '../../src/sweep/report.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Daemon } from '../../src/daemon/daemon.js';
-import { recordOneShotSweep, type SweepSummary } from '../../src/daemon/state.js';
+import { recordOneShotSweep, type SweepSummary } from '../../src/gchome/state.js';
 import { BusyError, ConfigError } from '../../src/errors.js';
 import * as f from '../helpers/fixtures.js';
 

@@ -1,9 +1,9 @@
-// Shared set-ups for the staged-rewrite tests (test/io/staged-rewrite.test.ts and
+// Shared set-ups for the staged-rewrite tests (test/runtime/staged-rewrite.test.ts and
 // test/reliability/rewrite-writer.test.ts): one rewrite of `<dir>/conversation.jsonl`, and a
 // writer that keeps the original open and lands a line whenever holders are looked for.
 import * as fs from 'node:fs';
-import { Dir } from '../../src/io/safe-fs.js';
-import { stagedRewrite, type RewriteResult, type StagedRewriteOptions } from '../../src/io/staged-rewrite.js';
+import { Dir } from '../../src/fsx/safe-fs.js';
+import { stagedRewrite, type RewriteResult, type StagedRewriteOptions } from '../../src/runtime/staged-rewrite.js';
 
 export const RECORD = 'conversation.jsonl';
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLock, recordLockPath } from '../../src/io/lock.js';
+import { acquireLock, recordLockPath } from '../../src/gchome/lock.js';
 import * as f from '../helpers/fixtures.js';
 
 let T: string;

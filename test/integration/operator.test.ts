@@ -219,7 +219,7 @@ describe('a report readable at a glance', () => {
     const j = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     expect(j['schema_version']).toBe(1);
     expect(j['config']).toBe(cfg);
-    const sweepMod = (await import(path.join(f.REPO, 'dist', 'apply', 'sweep.js'))) as typeof import('../../src/apply/sweep.js');
+    const sweepMod = (await import(path.join(f.REPO, 'dist', 'sweep', 'pipeline.js'))) as typeof import('../../src/sweep/pipeline.js');
     const names = (j['steps'] as Rec[]).map((s) => s['step']);
     expect(names).toEqual(sweepMod.SWEEP_STEPS.map((s) => s.name));
     for (const n of ['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'reconcile', 'audit']) expect(names).toContain(n);
@@ -342,7 +342,7 @@ describe('status and history agree, and say when', () => {
 describe('errors say what to do next', () => {
   it('storage_busy names the holder pid and how long it has held the lock, with a hint', async () => {
     fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
-    const lockMod = (await import(path.join(f.REPO, 'dist', 'io', 'lock.js'))) as typeof import('../../src/io/lock.js');
+    const lockMod = (await import(path.join(f.REPO, 'dist', 'gchome', 'lock.js'))) as typeof import('../../src/gchome/lock.js');
     const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
     expect(held).toBeDefined();
     try {

@@ -262,7 +262,7 @@ describe('concurrent writers', () => {
 describe('locking and configuration', () => {
   it('a second sweep while one holds the lock exits 75 with storage_busy', async () => {
     fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
-    const lockMod = (await import(path.join(f.REPO, 'dist', 'io', 'lock.js'))) as typeof import('../../src/io/lock.js');
+    const lockMod = (await import(path.join(f.REPO, 'dist', 'gchome', 'lock.js'))) as typeof import('../../src/gchome/lock.js');
     const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
     expect(held).toBeDefined();
     try {

@@ -77,7 +77,7 @@ interface Measured {
 function sweepMeasured(cfg: string): Measured {
   const dist = (p: string) => JSON.stringify(path.join(f.REPO, 'dist', p));
   const child = `
-    const { SWEEP_STEPS, runSweep } = await import(${dist('apply/sweep.js')});
+    const { SWEEP_STEPS, runSweep } = await import(${dist('sweep/pipeline.js')});
     const { loadConfig } = await import(${dist('config/load.js')});
     const { createLogger } = await import(${dist('log.js')});
     // After the plan step: the heap, then the heap without what the sweep's context holds from its

@@ -8,8 +8,8 @@
 // the scanner passes through and the caller's UTF-8 check refuses, as the runtime does).
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { JsonScanner, T_OBJECT, T_STRING, classifyMessage, isMessageLine, jsonKeys, lastMessageIdSpan, spanString } from '../../src/murmur/json-scan.js';
-import { wasmDoc } from '../../src/murmur/json-doc-wasm.js';
+import { JsonScanner, T_OBJECT, T_STRING, classifyMessage, isMessageLine, jsonKeys, lastMessageIdSpan, spanString } from '../../src/json/scan.js';
+import { wasmDoc } from '../../src/json/doc-wasm.js';
 
 const KEYS = jsonKeys('role', 'id');
 const fast = new JsonScanner();

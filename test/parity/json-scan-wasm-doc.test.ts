@@ -23,8 +23,8 @@ import {
   messageCount,
   type JsonKeys,
   type Span,
-} from '../../src/murmur/json-scan.js';
-import { DATA_BASE, FIELDS, OUT_COUNT, OUT_DUPES, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/murmur/json-doc-wasm.js';
+} from '../../src/json/scan.js';
+import { DATA_BASE, FIELDS, OUT_COUNT, OUT_DUPES, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/json/doc-wasm.js';
 import { mutate } from './helpers.js';
 
 const doc = new JsonScanner();

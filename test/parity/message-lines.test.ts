@@ -1,8 +1,8 @@
 // Parity: what a message line is — serde_json's reader decides (depth limit 128, numbers within
 // the double range, no lone surrogates, RFC 8259 only), and duplicate keys: the last one wins.
 import { describe, expect, it } from 'vitest';
-import { scanRecordBytes } from '../../src/io/jsonl.js';
-import { classifyLine } from '../../src/murmur/record.js';
+import { scanRecordBytes } from '../../src/runtime/jsonl.js';
+import { classifyLine } from '../../src/runtime/record.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 const nestArr = (n: number): string => '['.repeat(n) + ']'.repeat(n);

@@ -11,8 +11,8 @@ import * as fs from 'node:fs';
 import { open } from 'node:fs/promises';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { chunkRegion } from '../../src/murmur/json-doc-wasm.js';
-import { planKeepNewest, scanRecord, scanRecordBytes, type RecordScan } from '../../src/io/jsonl.js';
+import { chunkRegion } from '../../src/json/doc-wasm.js';
+import { planKeepNewest, scanRecord, scanRecordBytes, type RecordScan } from '../../src/runtime/jsonl.js';
 import { tempDir, rmrf } from '../helpers/fixtures.js';
 
 const T = tempDir('s9-paths');

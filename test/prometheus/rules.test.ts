@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { fleetView, renderMetrics } from '../../src/daemon/fleet.js';
+import { fleetView, renderMetrics } from '../../src/sweep/fleet.js';
 import * as f from '../helpers/fixtures.js';
 import { parseProm } from '../helpers/prom.js';
 import { requirement } from '../helpers/requirements.js';

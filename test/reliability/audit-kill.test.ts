@@ -7,9 +7,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverInterruptedAudits } from '../../src/apply/recover.js';
-import { removeDeadGcTemps } from '../../src/daemon/recovery.js';
-import { Dir } from '../../src/io/safe-fs.js';
+import { recoverInterruptedAudits } from '../../src/gchome/audit-recovery.js';
+import { removeDeadGcTemps } from '../../src/gchome/leftovers.js';
+import { Dir } from '../../src/fsx/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
 import { readAudits } from './audit-check.js';
 import { count, figures } from './soak.js';
@@ -25,9 +25,9 @@ afterAll(() => {
 /** A child creating audit sessions back to back (each abandoned, as a killed sweep leaves it). */
 function killedCreator(home: string, afterMs: number): Promise<void> {
   const script = `
-    const { AuditSession } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'apply', 'audit.js'))});
-    const { Dir } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'io', 'safe-fs.js'))});
-    const { mintId } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'murmur', 'ids.js'))});
+    const { AuditSession } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'gchome', 'audit.js'))});
+    const { Dir } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'fsx', 'safe-fs.js'))});
+    const { mintId } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'runtime', 'ids.js'))});
     const home = await Dir.open(${JSON.stringify(home)}, { followFinal: true });
     process.stdout.write('ready\\n');
     for (;;) {

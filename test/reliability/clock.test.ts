@@ -7,10 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runSweep } from '../../src/apply/sweep.js';
-import type { SweepReport } from '../../src/apply/report.js';
+import { runSweep } from '../../src/sweep/pipeline.js';
+import type { SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
-import { readStateFile } from '../../src/daemon/state.js';
+import { readStateFile } from '../../src/gchome/state.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSweep } from '../../src/apply/sweep.js';
+import { runSweep } from '../../src/sweep/pipeline.js';
 import { loadConfig } from '../../src/config/load.js';
 import { BusyError } from '../../src/errors.js';
 import type { FailpointName } from '../../src/failpoint.js';
@@ -105,7 +105,7 @@ async function nextRunChecks(W: string, label: string, seen: Record<string, numb
     }
   };
   // Whatever instant the kill hit, the killed run's locks carry evidence of a dead holder
-  // (io/lock-owner.ts): the next run takes them over at once, never waits for them to go stale.
+  // (gchome/lock-owner.ts): the next run takes them over at once, never waits for them to go stale.
   const next = await sweep();
   if (!next) {
     seen['lock_unknown_holder']!++;

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runSweep } from '../../src/apply/sweep.js';
+import { runSweep } from '../../src/sweep/pipeline.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';

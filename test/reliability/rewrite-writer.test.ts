@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Dir } from '../../src/io/safe-fs.js';
-import { defaultFsync, stagedRewrite } from '../../src/io/staged-rewrite.js';
+import { Dir } from '../../src/fsx/safe-fs.js';
+import { defaultFsync, stagedRewrite } from '../../src/runtime/staged-rewrite.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
 import { RECORD, lateLineWriter, rewriteFromByte2 } from '../helpers/rewrite.js';
 import { SOAK, count, figures } from './soak.js';
@@ -91,7 +91,7 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
     } else if (problems.length > 0) {
       // Seen once in CI (issue 9): six corrective rounds in a row each raced by a line, then the last
       // late lines appended after newer ones. The window now copies until nothing new arrives and
-      // renames at once (test/io/staged-rewrite.test.ts), so only the rename itself, or a writer
+      // renames at once (test/runtime/staged-rewrite.test.ts), so only the rename itself, or a writer
       // stalled between its open and its write, can still race a round; a run of six such races
       // on a loaded machine stays possible, and must never go unannounced.
       expect(reordered + outOfOrder, `order broken without a corrective round or out-of-order report: ${problems.slice(0, 3).join('; ')}`).toBeGreaterThan(0);

@@ -1,0 +1,121 @@
+// Reading murmur-gc's audit traces (`<home>/gc/ses_*/trace.jsonl`) for `history`.
+// Guarantees: read-only; descriptor-relative, never following links; each trace is streamed
+// (src/runtime/jsonl.ts forwardLines, small buffer) up to READ_CAP bytes; only the event types
+// history needs are parsed; a torn or garbage line is counted and skipped; an unreadable
+// session is reported as a problem and the rest is still read. Sessions minted before
+// `sinceMs` are not opened at all (their id carries their mint time).
+import { Codes, describeError, errnoCode } from '../errors.js';
+import { forwardLines } from '../runtime/jsonl.js';
+import { GC_DIR_NAME } from '../gchome/paths.js';
+import { Dir, lstatPath, readSmallFile } from '../fsx/safe-fs.js';
+import { WHERE_FILE } from '../gchome/audit.js';
+import { idTimestampMs, isSessionName } from '../runtime/ids.js';
+import { summarizeAuditTrace, type SweepHistory } from './history.js';
+
+/** Bytes read per trace at most (a gc trace is a few lines; this bounds a damaged one). */
+export const READ_CAP = 64 << 20;
+const WANTED = new Set(['session_start', 'retention', 'task_start', 'task_end', 'session_end', 'quarantine_purge', 'quarantine_restore', 'protection']);
+const INTENT_FILE = 'intent.jsonl';
+
+export interface AuditRead {
+  auditRoot: string;
+  exists: boolean;
+  sweeps: SweepHistory[];
+  problems: { target: string; code: string; detail: string }[];
+  /** With a target: sweep id → the sessions root or record store directory it was in. */
+  where: Record<string, string>;
+}
+
+/** The event_type of a line, read from its first bytes without parsing the whole line. */
+export function peekType(line: Buffer): string | undefined {
+  const m = /^\s*\{\s*"event_type"\s*:\s*"([a-z_]+)"/.exec(line.subarray(0, 64).toString('latin1'));
+  return m?.[1];
+}
+
+export async function readAuditHistory(home: string, opts: { sinceMs?: number; target?: string } = {}): Promise<AuditRead> {
+  const auditRoot = `${home}/${GC_DIR_NAME}`;
+  const out: AuditRead = { auditRoot, exists: false, sweeps: [], problems: [], where: {} };
+  if (!(await lstatPath(home))) return out;
+  const h = await Dir.open(home, { followFinal: true });
+  try {
+    const gst = await h.lstat(GC_DIR_NAME);
+    if (!gst?.isDirectory()) return out;
+    out.exists = true;
+    const gc = await h.openDir(GC_DIR_NAME);
+    try {
+      for (const name of await gc.list()) {
+        if (!isSessionName(name)) continue;
+        // A sweep's audit session is minted when its first destructive step runs, i.e. after the
+        // sweep started: a session minted before `since` started before it too.
+        const minted = idTimestampMs(name, 'ses_');
+        if (opts.sinceMs !== undefined && minted !== undefined && minted < opts.sinceMs - 24 * 3600_000) continue;
+        try {
+          const s = await readOne(gc, name);
+          if (s) out.sweeps.push(s);
+          const t = opts.target;
+          if (s && t !== undefined && s.retention.some((r) => r.targets.includes(t))) {
+            const parent = await whereOf(gc, name, t);
+            if (parent !== undefined) out.where[name] = parent;
+          }
+        } catch (err) {
+          const c = errnoCode(err);
+          if (c === 'ENOENT') continue; // retained away while we listed
+          out.problems.push({ target: gc.display(name), code: Codes.ioError, detail: describeError(err) });
+        }
+      }
+    } finally {
+      await gc.close();
+    }
+  } finally {
+    await h.close();
+  }
+  return out;
+}
+
+async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined> {
+  const st = await gc.lstat(name);
+  if (!st?.isDirectory()) return undefined;
+  const dir = await gc.openDir(name);
+  try {
+    const tst = await dir.lstat('trace.jsonl');
+    if (!tst?.isFile()) return undefined;
+    const intentPending = (await dir.lstat(INTENT_FILE))?.isFile() === true;
+    const { fh, stat } = await dir.openFile('trace.jsonl');
+    try {
+      const size = Number(stat.size);
+      const to = Math.min(size, READ_CAP);
+      const lines: unknown[] = [];
+      let invalid = 0;
+      for await (const line of forwardLines(fh, { to, bufferSize: 64 * 1024 })) {
+        if (line.bytes.length === 0) continue;
+        const type = peekType(line.bytes);
+        if (type !== undefined && !WANTED.has(type)) continue;
+        try {
+          lines.push(JSON.parse(line.bytes.toString('utf8')));
+        } catch {
+          invalid++;
+        }
+      }
+      return summarizeAuditTrace(name, lines, { invalidLines: invalid, intentPending, truncatedRead: size > READ_CAP });
+    } finally {
+      await fh.close();
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** The directory `target` was in, from the sweep's WHERE_FILE (absent in older sweeps: undefined). */
+async function whereOf(gc: Dir, name: string, target: string): Promise<string | undefined> {
+  const dir = await gc.openDir(name);
+  try {
+    if (!(await dir.lstat(WHERE_FILE))?.isFile()) return undefined;
+    const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
+    const v = typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[target] : undefined;
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await dir.close();
+  }
+}

@@ -1,0 +1,579 @@
+// `murmur-gc conversation ls|rm|truncate`: the operator's hands on the conversation records,
+// behaving like the runtime's `mur conversation` (docs/design.md §R6) and built only from the
+// sweep's own parts — one enumeration (`scanRecords`), one streaming reader (`scanRecord`), one
+// staged append-safe rewrite (`truncateRecord`), one removal (`removeDir`), one per-record lock.
+//
+// Guarantees:
+// - Enumeration is the sweep's: stores and contexts are the non-dot subdirectories of
+//   `<home>/conversations/`, a context counts only when it holds a regular `conversation.jsonl`;
+//   symlinked stores, contexts and record files are reported as problems and never followed; a
+//   FIFO (or anything not a regular file) is never opened. Nothing is created by `ls`.
+// - Counting streams (one bounded buffer per record, never the whole file in memory).
+// - Resolution (`E-CNV-001`/`E-CNV-002`) matches only listed names, so no path is ever built
+//   from user input, and it happens before anything beyond the listing is read or written.
+// - `rm`/`truncate` refuse a context named by a live session (`live_context`) unless forced, refuse
+//   records owned by another uid (`foreign_owner`), and take the record's lock
+//   (`<home>/gc/locks/<store>/<ctx>.lock`, the one the sweep takes); a lock still held after the
+//   wait is `storage_busy` (exit 75). Dry runs run the same checks, only probe the lock, and
+//   change nothing on disk.
+// - `rm` counts the messages of the directory it removes after moving it aside (so the count is
+//   what went); `truncate` passes the record store as the capsule of a headerless record (§6.4).
+// - A real `rm`/`truncate` is in murmur-gc's own audit trail like a sweep's removals: an audit
+//   session of its own (`<home>/gc/ses_…`, intent logged before the act), one `retention` line
+//   with `"trigger":"manual_cli"` (reason `manual` for rm, `max_messages` for truncate, which adds
+//   `messages_dropped`), so `history --target` answers for it. A dry run, a refusal, and a
+//   truncate that dropped nothing record nothing. A failure settles the audit against the disk
+//   at once (what happened is recorded, exit status `failed`); if even that fails, the intent
+//   log stays and the next sweep completes it.
+// - With `quarantine:` configured, `rm` holds the context and `truncate` holds the dropped lines
+//   for the window, as a sweep does (held reasons `conversation_rm`, `conversation_truncate`):
+//   `murmur-gc restore CONTEXT-ID` undoes either. A store on another filesystem than the home
+//   cannot be held: its context is removed at once, with a `cross_device` warning.
+import { dirname } from 'node:path';
+import type { GcConfig } from '../config/types.js';
+import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../runtime/inventory.js';
+import { scanRecord, sparseFileError } from '../runtime/jsonl.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../gchome/lock.js';
+import { dropKeeper, holdContext, openQuarantineDir } from '../gchome/quarantine-store.js';
+import { truncateRecord } from '../runtime/record-truncate.js';
+import { measureDir, removeDir } from '../fsx/remove.js';
+import { Dir, identityOf, processUid, realpath } from '../fsx/safe-fs.js';
+import { loadTraceCache } from '../gchome/trace-cache.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../sweep/steps/context.js';
+import {
+  ambiguousContextRefusal,
+  compareUtf8,
+  listingOf,
+  liveContextRefusal,
+  locateAnswer,
+  locationOf,
+  noContextRefusal,
+  sortListings,
+  type MessageLocation,
+  type RecordListing,
+  type RefusalText,
+  type RemoveResult,
+  type TruncateResult,
+} from '../runtime/conversation-format.js';
+import { mintId } from '../runtime/ids.js';
+import { MANUAL_TRIGGER } from '../runtime/trace.js';
+import { VERSION } from '../version.js';
+import { AuditSession, GC_DIR, type RetentionItem } from '../gchome/audit.js';
+import { truncationLanded } from '../gchome/audit-recovery.js';
+import type { ItemMeta } from '../gchome/quarantine-layout.js';
+import { scanSessionsWorld } from '../sweep/world.js';
+
+/** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
+export const RECORD_LOCK_WAIT_MS = 3000;
+const DEBRIS_AGE_MS = 60 * 60 * 1000;
+
+export interface ConversationContext {
+  config: GcConfig;
+  log: Logger;
+  now?: () => number;
+  /** Told how far `ls` has read (records, bytes), for a progress line on a terminal. */
+  progress?: (p: Progress) => void;
+}
+
+function refusal(r: RefusalText): RefusalError {
+  return new RefusalError(r.code, r.message, r.hint);
+}
+
+function problemOf(target: string, err: unknown): Problem {
+  const code = err instanceof GcError ? err.code : errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError;
+  return { target, code, detail: `${target}: ${describeError(err)}` };
+}
+
+/**
+ * A problem that makes a listing incomplete (exit 1): an I/O failure other than an entry that
+ * vanished while it was being read. Symlinks and non-regular files are deliberate skips.
+ */
+export function isHardProblem(p: Problem): boolean {
+  return p.code === Codes.ioError && !/\bENOENT\b/.test(p.detail);
+}
+
+/** The murmur home, or undefined when it does not exist (nothing is created). */
+async function openHome(home: string): Promise<Dir | undefined> {
+  try {
+    return await Dir.open(home, { followFinal: true });
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T>): Promise<T> {
+  const dir = await openHome(home);
+  try {
+    return await fn(dir);
+  } finally {
+    await dir?.close();
+  }
+}
+
+function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number, progress?: (p: Progress) => void): Promise<RecordsScan> {
+  return scanRecords(homeDir, home, {
+    countAll,
+    ...(progress ? { onCount: (c: { records: number; bytes: number }) => progress({ step: 'count_records', done: c.records, total: undefined, bytes: c.bytes, unit: c.records === 1 ? 'record' : 'records' }) } : {}),
+    collectModes: false,
+    nowMs,
+    debrisAgeMs: DEBRIS_AGE_MS,
+    isPidAlive: () => true,
+    ...(record !== undefined ? { stores: new Set([record]) } : {}),
+  });
+}
+
+/** `<home>/conversations/` as shown in refusals: through the home's real path. */
+export async function conversationsRootDisplay(home: string): Promise<string> {
+  let base = home;
+  try {
+    base = await realpath(home);
+  } catch {
+    // the home does not exist (or cannot be resolved): show it as configured
+  }
+  return `${base.endsWith('/') ? base.slice(0, -1) : base}/${CONVERSATIONS_DIR}/`;
+}
+
+/** Open `anchor/chain…` one directory at a time (O_NOFOLLOW, same device), closing the steps. */
+async function openChain(anchor: Dir, chain: string[]): Promise<Dir> {
+  let cur = anchor;
+  for (const name of chain) {
+    let next: Dir;
+    try {
+      next = await cur.openDir(name);
+    } finally {
+      if (cur !== anchor) await cur.close();
+    }
+    cur = next;
+  }
+  if (cur === anchor) throw new GcError(Codes.ioError, 'empty path chain');
+  return cur;
+}
+
+// ---- ls ---------------------------------------------------------------------------------------
+
+export interface ListOutcome {
+  rows: RecordListing[];
+  problems: Problem[];
+}
+
+/** Every listed record (or those of one store), counted, sorted by (record, context). */
+export async function listRecords(ctx: ConversationContext, record: string | undefined): Promise<ListOutcome> {
+  const nowMs = (ctx.now ?? Date.now)();
+  return withHome(ctx.config.home, async (homeDir) => {
+    if (!homeDir) return { rows: [], problems: [] };
+    const s = await scan(homeDir, ctx.config.home, true, record, nowMs, ctx.progress);
+    const rows = s.contexts.map((c) =>
+      listingOf({ record: c.store, context: c.context, path: c.path, messages: c.messages ?? 0, bytes: c.file.size, mtimeMs: c.file.mtimeMs, header: c.header }),
+    );
+    return { rows: sortListings(rows), problems: s.problems };
+  });
+}
+
+export interface LocateOutcome {
+  locations: MessageLocation[];
+  problems: Problem[];
+}
+
+/** `ls --message`: where a message id is (present / truncated) across every record store. */
+export async function locateMessage(ctx: ConversationContext, msgId: string): Promise<LocateOutcome> {
+  const nowMs = (ctx.now ?? Date.now)();
+  return withHome(ctx.config.home, async (homeDir) => {
+    if (!homeDir) return { locations: [], problems: [] };
+    const s = await scan(homeDir, ctx.config.home, false, undefined, nowMs);
+    const problems = [...s.problems];
+    const found: MessageLocation[] = [];
+    let records = 0;
+    let before = 0;
+    await forEachRecord(homeDir, s.contexts, problems, async (c, recordDir) => {
+      const { fh, stat } = await recordDir.openFile(RECORD_FILE);
+      records++;
+      const base = before;
+      const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
+      before += Number(stat.size);
+      try {
+        const sparse = sparseFileError(stat);
+        if (sparse) throw sparse;
+        const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
+        const loc = locationOf({ record: c.store, context_id: c.context, path: c.path }, locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }));
+        if (loc) found.push(loc);
+      } finally {
+        await fh.close();
+      }
+    });
+    return { locations: sortListings(found), problems };
+  });
+}
+
+/** Open each listed context directory (never following a link) and hand it to `fn`. */
+async function forEachRecord(homeDir: Dir, contexts: ContextScan[], problems: Problem[], fn: (c: ContextScan, dir: Dir) => Promise<void>): Promise<void> {
+  if (contexts.length === 0) return;
+  const byStore = new Map<string, ContextScan[]>();
+  for (const c of contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  let root: Dir;
+  try {
+    root = await homeDir.openDir(CONVERSATIONS_DIR);
+  } catch (err) {
+    problems.push(problemOf(homeDir.display(CONVERSATIONS_DIR), err));
+    return;
+  }
+  try {
+    for (const [store, list] of byStore) {
+      let sdir: Dir;
+      try {
+        sdir = await root.openDir(store);
+      } catch (err) {
+        problems.push(problemOf(root.display(store), err));
+        continue;
+      }
+      try {
+        for (const c of list) {
+          try {
+            const cdir = await sdir.openDir(c.context, c.dirIdentity);
+            try {
+              await fn(c, cdir);
+            } finally {
+              await cdir.close();
+            }
+          } catch (err) {
+            problems.push(problemOf(c.path, err));
+          }
+        }
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await root.close();
+  }
+}
+
+// ---- resolution ---------------------------------------------------------------------------------
+
+export interface Resolved {
+  target: ContextScan;
+  /** scan problems that concern the target (reported as warnings) */
+  problems: Problem[];
+}
+
+/**
+ * Reference §6.4 `resolve_context`: the listed records with this context id (under `record` when
+ * given). None → E-CNV-001 (problems that explain why, e.g. a symlinked context, are logged
+ * first); several → E-CNV-002 naming the stores in list order.
+ */
+async function resolveContext(
+  ctx: ConversationContext,
+  homeDir: Dir | undefined,
+  context: string,
+  record: string | undefined,
+  nowMs: number,
+  opts: { fileless?: boolean } = {},
+): Promise<ContextScan> {
+  const home = ctx.config.home;
+  if (homeDir) {
+    const s = await scan(homeDir, home, false, record, nowMs);
+    // `rm` also reaches a context directory that holds no record file, as `mur conversation rm` does.
+    const listed = opts.fileless === true ? [...s.contexts, ...s.fileless] : s.contexts;
+    const matches = listed.filter((c) => c.context === context).sort((a, b) => compareUtf8(a.store, b.store));
+    if (matches.length > 1) throw refusal(ambiguousContextRefusal(context, matches.map((m) => m.store)));
+    const only = matches[0];
+    if (only) return only;
+    for (const p of s.problems) {
+      if (concerns(p, home, context, record)) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
+    }
+  }
+  throw refusal(noContextRefusal(context, record, await conversationsRootDisplay(home)));
+}
+
+function concerns(p: Problem, home: string, context: string, record: string | undefined): boolean {
+  const root = `${home.endsWith('/') ? home.slice(0, -1) : home}/${CONVERSATIONS_DIR}/`;
+  if (!p.target.startsWith(root)) return false;
+  const [store, ctxName] = p.target.slice(root.length).split('/');
+  if (record !== undefined && store !== record) return false;
+  return ctxName === undefined ? record !== undefined : ctxName === context;
+}
+
+// ---- checks shared by rm and truncate ------------------------------------------------------------
+
+function checkOwner(target: ContextScan): void {
+  const uid = processUid();
+  if (target.dirUid !== uid || target.file.uid !== uid) {
+    throw new GcError(
+      Codes.foreignOwner,
+      `${dirname(target.path)} belongs to uid ${target.dirUid !== uid ? target.dirUid : target.file.uid}, not ${uid}; murmur-gc only changes its own user's records`,
+    );
+  }
+}
+
+/** Refuses a context a live session uses (docs/design.md §2) unless `force`; then it only warns. */
+async function checkLive(ctx: ConversationContext, homeDir: Dir, target: ContextScan, action: 'remove' | 'truncate', force: boolean, nowMs: number): Promise<void> {
+  const cache = await loadTraceCache(homeDir);
+  let world: Awaited<ReturnType<typeof scanSessionsWorld>>;
+  try {
+    world = await scanSessionsWorld(ctx.config, homeDir, cache, nowMs);
+  } finally {
+    cache.close();
+  }
+  for (const p of world.problems) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
+  if (!world.liveContexts.has(target.context)) return;
+  const v = world.views.find((w) => w.liveness === 'live' && w.scan.trace?.ok === true && w.scan.trace.summary.contextIds.includes(target.context));
+  const r = liveContextRefusal(target.context, v ? { id: v.scan.name, root: v.root, why: v.why } : undefined, action);
+  if (!force) throw refusal(r);
+  ctx.log.warn({ code: Codes.liveContext, target: `${target.store}/${target.context}` }, `${r.message} — going ahead because of --force`);
+}
+
+function busy(target: ContextScan): BusyError {
+  return new BusyError(`${target.path} is locked by another murmur-gc (a sweep is working on this record); try again when it has finished`);
+}
+
+/** Take the record's lock (creating `<home>/gc/locks/<store>/` like the sweep), or throw busy. */
+async function lockRecord(ctx: ConversationContext, homeDir: Dir, target: ContextScan, waitMs: number): Promise<HeldLock> {
+  await ensureLockDir(homeDir, [encodeURIComponent(target.store)]);
+  const lock = await acquireLock(recordLockPath(ctx.config.home, target.store, target.context), { waitMs });
+  if (!lock) throw busy(target);
+  if (lock.brokeDeadHolder) {
+    ctx.log.warn({ code: Codes.processInterrupted, target: `${target.store}/${target.context}` }, 'the record lock of a murmur-gc that died was removed');
+  }
+  return lock;
+}
+
+async function probeRecordLock(ctx: ConversationContext, target: ContextScan): Promise<void> {
+  if (await probeLock(recordLockPath(ctx.config.home, target.store, target.context))) throw busy(target);
+}
+
+/**
+ * Messages of the record in `dir` (streaming); the file must still be a regular file. No file:
+ * 0 (a context directory without a record, which `rm` removes). Not UTF-8: 0, as the runtime.
+ * Too hostile to count (`sparse_file`, `line_too_long`, docs/limits.md): 0, and it is removed all the same.
+ */
+async function countIn(dir: Dir, signal?: AbortSignal): Promise<number> {
+  const st = await dir.lstat(RECORD_FILE);
+  if (!st) return 0;
+  if (!st.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
+  try {
+    return (await countMessages(dir, RECORD_FILE, signal)).messages;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === Codes.sparseFile || code === Codes.lineTooLong) return 0;
+    throw err;
+  }
+}
+
+export interface ActOptions {
+  context: string;
+  record: string | undefined;
+  dryRun: boolean;
+  force: boolean;
+  lockWaitMs?: number;
+}
+
+// ---- rm -----------------------------------------------------------------------------------------
+
+/** Remove a whole context directory (the only way to reclaim a headerless record). */
+export async function removeContext(ctx: ConversationContext, opts: ActOptions): Promise<RemoveResult> {
+  const now = ctx.now ?? Date.now;
+  const nowMs = now();
+  return withHome(ctx.config.home, async (homeDir) => {
+    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs, { fileless: true });
+    if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
+    checkOwner(target);
+    await checkLive(ctx, homeDir, target, 'remove', opts.force, nowMs);
+    const dirPath = dirname(target.path);
+    const result = (messages: number): RemoveResult => ({ action: 'remove', record: target.store, context_id: target.context, path: dirPath, messages, dry_run: opts.dryRun });
+
+    const windowMs = ctx.config.quarantine ? ctx.config.quarantine.windowSecs * 1000 : undefined;
+    const untilMs = windowMs === undefined ? undefined : nowMs + windowMs;
+
+    if (opts.dryRun) {
+      await probeRecordLock(ctx, target);
+      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      try {
+        await measureDir(storeDir, target.context, target.dirIdentity);
+        const cdir = await storeDir.openDir(target.context, target.dirIdentity);
+        try {
+          const held = untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` } : undefined;
+          return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
+        } finally {
+          await cdir.close();
+        }
+      } finally {
+        await storeDir.close();
+      }
+    }
+
+    const lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    try {
+      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      try {
+        // Re-read under the lock: a sweep may have acted while we waited.
+        const st = await storeDir.lstat(target.context);
+        if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
+        // In the audit trail before the act (no removal without its audit).
+        const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
+        const item: RetentionItem = { store: 'records', reason: 'manual', target: target.context, parent: storeDir.path, trigger: MANUAL_TRIGGER };
+        const seq = await audit.intend({ kind: 'remove_record', store: 'records', reason: 'manual', parent: storeDir.path, target: target.context, trigger: MANUAL_TRIGGER });
+        let messages = 0;
+        const count = async (d: Dir) => {
+          messages = await countIn(d, lock.signal);
+        };
+        let held: { until_ms: number; path: string } | undefined;
+        try {
+          if (untilMs !== undefined) {
+            // The undo window: held like a sweep's removal (reason conversation_rm), unless the
+            // store is on another filesystem than the home (then removed at once, with a warning).
+            const q = await openQuarantineDir(homeDir, true);
+            try {
+              const meta: ItemMeta = { kind: 'context', store: target.store, context: target.context, removed_ms: nowMs, until_ms: untilMs, reason: 'conversation_rm', run: audit.sessionId };
+              const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
+              held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
+            } catch (err) {
+              if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+              ctx.log.warn({ code: Codes.crossDevice, target: `${target.store}/${target.context}` }, `${describeError(err)}; removed at once`);
+            } finally {
+              await q?.close();
+            }
+          }
+          if (!held) {
+            await removeDir(storeDir, target.context, identityOf(st), {
+              runId: audit.sessionId,
+              signal: lock.signal,
+              verifyInTrash: count,
+            });
+          }
+        } catch (err) {
+          // Settle against the disk now: gone from the store means it was removed (or held).
+          const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
+          await settle(ctx, homeDir, audit, gone ? [item] : []);
+          throw err;
+        }
+        await audit.done(seq);
+        await settle(ctx, homeDir, audit, [item], 'ok');
+        return { ...result(messages), ...(held ? { held } : {}) };
+        return result(messages);
+      } finally {
+        await storeDir.close();
+      }
+    } finally {
+      await lock.release();
+    }
+  });
+}
+
+// ---- truncate -----------------------------------------------------------------------------------
+
+/** Keep the newest `keep` messages through the sweep's staged, append-safe rewrite. */
+export async function truncateContext(ctx: ConversationContext, opts: ActOptions & { keep: number }): Promise<TruncateResult> {
+  const now = ctx.now ?? Date.now;
+  const nowMs = now();
+  return withHome(ctx.config.home, async (homeDir) => {
+    const target = await resolveContext(ctx, homeDir, opts.context, opts.record, nowMs);
+    if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
+    checkOwner(target);
+    await checkLive(ctx, homeDir, target, 'truncate', opts.force, nowMs);
+
+    let lock: HeldLock | undefined;
+    if (opts.dryRun) await probeRecordLock(ctx, target);
+    else lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    try {
+      const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+      const at = now();
+      const untilMs = ctx.config.quarantine ? at + ctx.config.quarantine.windowSecs * 1000 : undefined;
+      // The undo window: the dropped lines are held (reason conversation_truncate).
+      const q = untilMs !== undefined && !opts.dryRun ? await openQuarantineDir(homeDir, true) : undefined;
+      const keeper = q && untilMs !== undefined ? dropKeeper(q, { store: target.store, context: target.context, removed_ms: at, until_ms: untilMs, reason: 'conversation_truncate', run: mintId('ses_'), at_ms: String(at) }) : undefined;
+      try {
+        // In the audit trail before the rewrite; the intent names the marker the new header will
+        // carry, so what happened can be read back from the record itself.
+        const intent = {
+          kind: 'truncate_record',
+          store: 'records',
+          reason: 'max_messages',
+          parent: dirname(cdir.path),
+          target: target.context,
+          at_ms: String(at),
+          dropped_before: String(target.header?.truncated?.dropped ?? 0n),
+          trigger: MANUAL_TRIGGER,
+        } as const;
+        const audit = opts.dryRun ? undefined : await AuditSession.begin(homeDir, mintId('ses_'), VERSION, at);
+        const seq = await audit?.intend(intent);
+        let out: Awaited<ReturnType<typeof truncateRecord>>;
+        try {
+          out = await truncateRecord(cdir, RECORD_FILE, {
+            keep: opts.keep,
+            fallbackCapsule: target.store,
+            nowMs: at,
+            dryRun: opts.dryRun,
+            ...(lock ? { signal: lock.signal } : {}),
+            ...(keeper ? { keepDropped: keeper.hook } : {}),
+          });
+        } catch (err) {
+          if (audit) {
+            const dropped = await truncationLanded({ op: 'intent', seq: seq ?? 0, ...intent });
+            await settle(ctx, homeDir, audit, dropped ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: dropped, trigger: MANUAL_TRIGGER }] : []);
+          }
+          throw err;
+        }
+        await keeper?.settle(out.dropped > 0);
+        if (audit && seq !== undefined) {
+          await audit.done(seq, { messages_dropped: out.dropped });
+          await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');
+        }
+        const held =
+          untilMs === undefined || out.dropped === 0
+            ? undefined
+            : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/${keeper.payload}` : `${ctx.config.home}/gc/quarantine` };
+        const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
+        if (out.outOfOrder) {
+          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');
+        } else if (out.reordered) {
+          ctx.log.info({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
+        }
+        return {
+          action: 'truncate',
+          record: target.store,
+          context_id: target.context,
+          path: target.path,
+          dropped: out.dropped,
+          kept: out.kept,
+          oldest_surviving_id: out.dropped === 0 ? '' : out.oldestSurvivingId,
+          last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
+          dry_run: opts.dryRun,
+          ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
+          ...(held ? { held } : {}),
+        };
+      } finally {
+        await q?.close();
+        await cdir.close();
+      }
+    } finally {
+      await lock?.release();
+    }
+  });
+}
+
+/**
+ * Finish a manual action's audit: its retention line, or — when nothing changed — no audit at all
+ * (the session is removed). A failure here is a warning: the intent log stays, and the next
+ * sweep completes the audit from the disk.
+ */
+async function settle(ctx: ConversationContext, homeDir: Dir, audit: AuditSession, items: RetentionItem[], status: 'ok' | 'failed' = 'failed'): Promise<void> {
+  const now = ctx.now ?? Date.now;
+  try {
+    if (items.length === 0) {
+      const gc = await homeDir.openDir(GC_DIR);
+      try {
+        await audit.discard(gc);
+      } finally {
+        await gc.close();
+      }
+      return;
+    }
+    await audit.finish(items, [], status, now());
+  } catch (err) {
+    await audit.abandon().catch(() => undefined);
+    ctx.log.warn({ code: Codes.ioError, audit: audit.sessionId }, `the audit trace could not be completed (${describeError(err)}); the next sweep completes it`);
+  }
+}

@@ -1,0 +1,387 @@
+// `murmur-gc history`: past sweeps as told by their own audit traces (`<home>/gc/ses_*/trace.jsonl`),
+// pure part — aggregation, filtering, the `--target` answer, rendering.
+// Guarantees: built only from murmur-gc's own trace lines (session_start with capsule_name
+// "murmur-gc", retention, task_start/task_end, session_end, and its own quarantine_purge,
+// quarantine_restore and protection lines); ids, counts and reasons only — the
+// audit trail holds no content and neither does this. Unknown or malformed lines are counted,
+// never fatal. A trace with no session_end is reported as unfinished (a sweep in progress, or a
+// killed one whose audit the next run completes). An operator's `conversation rm|truncate` has an
+// audit session of its own whose retention line carries `trigger: manual_cli`: it is shown as
+// done "by hand", never as a sweep.
+import { formatDuration, formatWhen } from '../sweep/report.js';
+import { idTimestampMs } from '../runtime/ids.js';
+import { outcomeWords } from '../sweep/summary.js';
+
+export const GC_CAPSULE = 'murmur-gc';
+
+export interface RetentionEntry {
+  store: string;
+  reason: string;
+  removed: number;
+  targets: string[];
+  /** max_messages lines only: messages dropped across every record of the line. */
+  messages_dropped?: number;
+  /** `manual_cli`: an operator's `conversation rm|truncate`, not a sweep. */
+  trigger?: string;
+}
+
+export interface SweepHistory {
+  /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
+  session_id: string;
+  started_ms: number | null;
+  ended_ms: number | null;
+  duration_ms: number | null;
+  exit_status: string | null;
+  /**
+   * How it ended, in the words `status` uses: ok, errors (exit_status failed), aborted
+   * (canceled: stopped by a signal, or killed and completed by the next run), unfinished.
+   */
+  outcome: 'ok' | 'errors' | 'aborted' | 'unfinished';
+  /** True when the trace has its session_end. */
+  complete: boolean;
+  /** An intent log is still present: the sweep is running or was killed and not yet recovered. */
+  intent_pending: boolean;
+  capsule_version: string | null;
+  /** True for the audit of an operator's `conversation rm|truncate` (its lines say manual_cli). */
+  manual: boolean;
+  retention: RetentionEntry[];
+  /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
+  reconciled: { tasks: number; task_ids: string[] };
+  /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
+  quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
+  /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
+  protection?: { change: string; store: string; target: string; origin: string; by: string }[];
+  totals: { sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number };
+  invalid_lines: number;
+  /** The trace was larger than the read cap; only its head was read. */
+  truncated_read: boolean;
+}
+
+export interface TraceLinesMeta {
+  invalidLines: number;
+  intentPending: boolean;
+  truncatedRead: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/**
+ * One sweep from the parsed lines of its trace (in file order). Undefined when the trace is
+ * not murmur-gc's (its session_start names another capsule).
+ */
+export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: TraceLinesMeta): SweepHistory | undefined {
+  const h: SweepHistory = {
+    session_id: sessionId,
+    started_ms: idTimestampMs(sessionId, 'ses_') ?? null,
+    ended_ms: null,
+    duration_ms: null,
+    exit_status: null,
+    outcome: 'unfinished',
+    complete: false,
+    intent_pending: meta.intentPending,
+    capsule_version: null,
+    manual: false,
+    retention: [],
+    reconciled: { tasks: 0, task_ids: [] },
+    quarantine: { purged: [], restored: [] },
+    totals: { sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0 },
+    invalid_lines: meta.invalidLines,
+    truncated_read: meta.truncatedRead,
+  };
+  for (const l of lines) {
+    if (!isObj(l)) {
+      h.invalid_lines++;
+      continue;
+    }
+    switch (l['event_type']) {
+      case 'session_start': {
+        if (typeof l['capsule_name'] === 'string' && l['capsule_name'] !== GC_CAPSULE) return undefined;
+        const ts = num(l['timestamp']);
+        if (ts !== undefined) h.started_ms = ts;
+        if (typeof l['capsule_version'] === 'string') h.capsule_version = l['capsule_version'];
+        break;
+      }
+      case 'retention': {
+        const store = typeof l['store'] === 'string' ? l['store'] : '?';
+        const reason = typeof l['reason'] === 'string' ? l['reason'] : '?';
+        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
+        const removed = num(l['removed']) ?? targets.length;
+        const e: RetentionEntry = { store, reason, removed, targets };
+        if (typeof l['trigger'] === 'string') {
+          e.trigger = l['trigger'];
+          if (l['trigger'] === 'manual_cli') h.manual = true;
+        }
+        const dropped = num(l['messages_dropped']);
+        if (reason === 'max_messages') e.messages_dropped = dropped ?? 0;
+        h.retention.push(e);
+        if (store === 'sessions') h.totals.sessions_removed += removed;
+        else if (store === 'records' && reason === 'max_messages') {
+          h.totals.records_truncated += removed;
+          h.totals.messages_dropped += dropped ?? 0;
+        } else if (store === 'records') h.totals.records_removed += removed;
+        break;
+      }
+      case 'quarantine_purge': {
+        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
+        h.quarantine.purged.push({ store: typeof l['store'] === 'string' ? l['store'] : '?', reason: typeof l['reason'] === 'string' ? l['reason'] : '?', targets });
+        break;
+      }
+      case 'quarantine_restore': {
+        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
+        const r: SweepHistory['quarantine']['restored'][number] = { store: str('store'), held: str('held'), target: str('target'), origin: str('origin') };
+        const m = num(l['messages_restored']);
+        if (m !== undefined) r.messages_restored = m;
+        h.quarantine.restored.push(r);
+        break;
+      }
+      case 'protection': {
+        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
+        (h.protection ??= []).push({ change: str('change'), store: str('store'), target: str('target'), origin: str('origin'), by: str('by') });
+        break;
+      }
+      case 'task_start':
+        if (l['source'] === 'detached_lost') {
+          h.reconciled.tasks++;
+          if (typeof l['task_id'] === 'string') h.reconciled.task_ids.push(l['task_id']);
+        }
+        break;
+      case 'session_end': {
+        h.complete = true;
+        h.ended_ms = num(l['timestamp']) ?? null;
+        h.duration_ms = num(l['duration_ms']) ?? null;
+        h.exit_status = typeof l['exit_status'] === 'string' ? l['exit_status'] : null;
+        h.outcome = h.exit_status === 'ok' ? 'ok' : h.exit_status === 'canceled' ? 'aborted' : 'errors';
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return h;
+}
+
+export interface TargetMatch {
+  /** The sweep (its audit session id) that removed or truncated the target. */
+  sweep: string;
+  started_ms: number | null;
+  store: string;
+  reason: string;
+  action: 'removed' | 'truncated' | 'purged' | 'restored' | 'protected' | 'released';
+  exit_status: string | null;
+  /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
+  outcome: string;
+  /** The sessions root or record store directory it was in (null for sweeps that did not record it). */
+  where: string | null;
+  /** How many targets the same retention line named. */
+  line_removed: number;
+  /** By an operator's hand (`conversation rm|truncate`, trigger manual_cli), not by a sweep. */
+  manual: boolean;
+  /** max_messages only: messages dropped by that line, across all its records. */
+  line_messages_dropped?: number;
+}
+
+export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}): TargetMatch[] {
+  const out: TargetMatch[] = [];
+  for (const s of sweeps) {
+    for (const r of s.retention) {
+      if (!r.targets.includes(target)) continue;
+      const m: TargetMatch = {
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: r.store,
+        reason: r.reason,
+        action: r.reason === 'max_messages' ? 'truncated' : 'removed',
+        exit_status: s.exit_status,
+        outcome: statusWord(s),
+        where: where[s.session_id] ?? null,
+        line_removed: r.removed,
+        manual: r.trigger === 'manual_cli',
+      };
+      if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      out.push(m);
+    }
+    for (const p of s.quarantine.purged) {
+      if (!p.targets.includes(target)) continue;
+      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.reason, action: 'purged', exit_status: s.exit_status, outcome: statusWord(s), where: null, line_removed: p.targets.length, manual: false });
+    }
+    for (const r of s.quarantine.restored) {
+      if (r.target !== target) continue;
+      const m: TargetMatch = { sweep: s.session_id, started_ms: s.started_ms, store: r.store, reason: r.held, action: 'restored', exit_status: s.exit_status, outcome: statusWord(s), where: r.origin, line_removed: 1, manual: true };
+      if (r.messages_restored !== undefined) m.line_messages_dropped = r.messages_restored;
+      out.push(m);
+    }
+    for (const p of s.protection ?? []) {
+      if (p.target !== target) continue;
+      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.by, action: p.change === 'release' ? 'released' : 'protected', exit_status: s.exit_status, outcome: statusWord(s), where: p.origin, line_removed: 1, manual: true });
+    }
+  }
+  return out;
+}
+
+export interface HistoryQuery {
+  sinceMs?: number;
+  target?: string;
+}
+
+export interface HistoryDoc {
+  home: string;
+  audit_root: string;
+  audit_root_exists: boolean;
+  since_ms: number | null;
+  target: string | null;
+  /** Oldest first. With --target: only the sweeps that removed or truncated it. */
+  sweeps: SweepHistory[];
+  matches?: TargetMatch[];
+  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number };
+  problems: { target: string; code: string; detail: string }[];
+}
+
+function startKey(s: SweepHistory): number {
+  return s.started_ms ?? idTimestampMs(s.session_id, 'ses_') ?? 0;
+}
+
+export function buildHistory(
+  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string> },
+  all: SweepHistory[],
+  q: HistoryQuery,
+): HistoryDoc {
+  let sweeps = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  if (q.sinceMs !== undefined) {
+    const since = q.sinceMs;
+    sweeps = sweeps.filter((s) => startKey(s) >= since);
+  }
+  let matches: TargetMatch[] | undefined;
+  if (q.target !== undefined) {
+    matches = findTarget(sweeps, q.target, base.where);
+    const hit = new Set(matches.map((m) => m.sweep));
+    sweeps = sweeps.filter((s) => hit.has(s.session_id));
+  }
+  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0 };
+  for (const s of sweeps) {
+    totals.sessions_removed += s.totals.sessions_removed;
+    totals.records_removed += s.totals.records_removed;
+    totals.records_truncated += s.totals.records_truncated;
+    totals.messages_dropped += s.totals.messages_dropped;
+    totals.reconciled_tasks += s.reconciled.tasks;
+  }
+  const doc: HistoryDoc = {
+    home: base.home,
+    audit_root: base.auditRoot,
+    audit_root_exists: base.exists,
+    since_ms: q.sinceMs ?? null,
+    target: q.target ?? null,
+    sweeps,
+    totals,
+    problems: base.problems,
+  };
+  if (matches) doc.matches = matches;
+  return doc;
+}
+
+// ---- rendering ---------------------------------------------------------------------------------
+
+function when(ms: number | null, nowMs: number): string {
+  return ms === null ? '(unknown time)' : formatWhen(ms, nowMs);
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function statusWord(s: SweepHistory): string {
+  if (s.complete) return outcomeWords(s.outcome === 'unfinished' ? 'errors' : s.outcome);
+  return s.intent_pending ? 'unfinished (running, or killed and not yet recovered)' : 'unfinished';
+}
+
+function retentionWords(r: RetentionEntry): string {
+  if (r.trigger === 'manual_cli') {
+    return r.reason === 'max_messages'
+      ? `by hand (conversation truncate): ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`
+      : `by hand (conversation rm): ${r.removed} removed`;
+  }
+  if (r.reason === 'max_messages') {
+    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`;
+  }
+  return `${r.store}/${r.reason}: ${r.removed} removed`;
+}
+
+export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
+  const iso = (ms: number | null) => when(ms, nowMs);
+  const out: string[] = [];
+  const since = doc.since_ms === null ? '' : ` since ${iso(doc.since_ms)}`;
+  if (!doc.audit_root_exists) {
+    out.push(`murmur-gc history — no audit trail at ${doc.audit_root}: no sweep has removed, truncated or reconciled anything there yet.`);
+    return out.join('\n') + '\n';
+  }
+  if (doc.target !== null) {
+    const matches = doc.matches ?? [];
+    if (matches.length === 0) {
+      out.push(`${doc.target}: no sweep in the audit trail${since} removed, truncated, purged or restored it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+    } else {
+      out.push(`${doc.target}:`);
+      for (const m of matches) {
+        if (m.action === 'purged') {
+          out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason} (the quarantine goes first)`}; that sweep: ${m.outcome}`);
+          continue;
+        }
+        if (m.action === 'protected' || m.action === 'released') {
+          const place = `${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}`;
+          out.push(
+            m.action === 'protected'
+              ? `  protected by murmur-gc ${m.reason === 'restore' ? 'restore, with what it put back' : 'protect'} (${m.sweep}) at ${iso(m.started_ms)} in ${place}: no sweep acts on it until it is released`
+              : `  released by murmur-gc release (${m.sweep}) at ${iso(m.started_ms)} in ${place}: sweeps act on it again by the policy`,
+          );
+          continue;
+        }
+        if (m.action === 'restored') {
+          const what = m.reason === 'truncation' ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back` : `the held ${m.reason} put back`;
+          out.push(`  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`);
+          continue;
+        }
+        const extra =
+          m.action === 'truncated'
+            ? ` (that sweep truncated ${plural(m.line_removed, 'record')} by ${m.reason}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)`
+            : m.line_removed > 1
+              ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
+              : '';
+        const from = m.where !== null ? ` from ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where}` : '';
+        if (m.manual) {
+          const by = m.action === 'truncated' ? `murmur-gc conversation truncate, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped` : 'murmur-gc conversation rm';
+          out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
+          continue;
+        }
+        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+      }
+    }
+    return out.join('\n') + '\n';
+  }
+  const byHand = doc.sweeps.filter((s) => s.manual).length;
+  const hand = byHand > 0 ? ` and ${plural(byHand, 'action')} by hand (conversation rm/truncate)` : '';
+  out.push(`murmur-gc history — ${plural(doc.sweeps.length - byHand, 'sweep')} with changes${hand}${since} (audit trail ${doc.audit_root})`);
+  for (const s of doc.sweeps) {
+    const dur = s.duration_ms === null ? '' : `, ${formatDuration(s.duration_ms)}`;
+    out.push(`${iso(s.started_ms)}  ${s.session_id}  ${s.manual ? 'by hand, ' : ''}${statusWord(s)}${dur}`);
+    for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
+    for (const p of s.quarantine.purged) out.push(`    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`);
+    for (const r of s.quarantine.restored) out.push(`    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`);
+    for (const p of s.protection ?? []) out.push(`    ${p.change === 'release' ? 'released from' : 'put on'} the protection list: ${p.store === 'sessions' ? 'session' : 'context'} ${p.target} in ${p.origin}${p.by === 'restore' ? ' (restored)' : ''}`);
+    if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
+    if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0 && !s.protection?.length) out.push('    no removals recorded');
+    if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
+    if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
+  }
+  const t = doc.totals;
+  out.push(
+    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
+  );
+  for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
+  return out.join('\n') + '\n';
+}

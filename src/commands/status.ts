@@ -1,0 +1,170 @@
+// `murmur-gc status`: is the daemon running, what did the last sweep do, when is the next one,
+// how big are the stores.
+// Guarantees: read-only. "Running" is decided by probing the recorded pid AND its start time
+// token (field 22 of /proc/<pid>/stat) — never by the state file alone: a stale file naming a
+// dead or reused pid says "not running". A corrupt state file is reported, not trusted. The
+// number of protected items (and an unreadable protection list) is shown.
+import type { GcConfig } from '../config/types.js';
+import { formatBytes, formatTable, formatWhen } from '../sweep/report.js';
+import { probeProcess } from '../runtime/running.js';
+import { listProtection } from './protect.js';
+import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from '../gchome/state.js';
+import { measureStores, type StoreSizes } from '../sweep/stores.js';
+import { outcomeWords, summaryText } from '../sweep/summary.js';
+import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
+import { fleetView, type FleetView } from '../sweep/fleet.js';
+import { sweepIntervalSecs } from '../sweep/interval.js';
+import { VERSION } from '../version.js';
+
+export interface StatusDoc {
+  home: string;
+  home_exists: boolean;
+  state_file: string;
+  state: 'ok' | 'missing' | 'corrupt' | 'no_home';
+  state_detail?: string;
+  daemon: {
+    running: boolean;
+    /** Why running/not running, in words. */
+    why: string;
+    pid: number | null;
+    start_time: string | null;
+    started_ms: number | null;
+    stopped_ms: number | null;
+    config: string | null;
+    schedule: string | null;
+  };
+  /** The sweep in progress (only while the daemon is running). */
+  current_sweep: { started_ms: number; trigger: string } | null;
+  last_sweep: SweepSummary | null;
+  /** Next scheduled sweep (only while the daemon is running). */
+  next_run_ms: number | null;
+  /** murmur-gc.timer, asked only when the daemon is not running (null while it runs). */
+  timer: TimerInfo | null;
+  stores: StoreSizes;
+  /** The numbers the metrics textfile carries, from the same function (src/sweep/fleet.ts). */
+  metrics: FleetView;
+  /** The protection list (murmur-gc protection ls): how many items no sweep acts on. */
+  protection: { file: string; items: number; unreadable: string | null };
+}
+
+export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: boolean; why: string }> {
+  if (!d) return { running: false, why: 'no daemon has recorded itself in the state file' };
+  if (d.stopped_ms !== null) return { running: false, why: `the daemon (pid ${d.pid}) stopped at ${new Date(d.stopped_ms).toISOString()}` };
+  if (d.start_time === null) {
+    const alive = (await probeProcess(d.pid, undefined)) === 'alive';
+    return alive
+      ? { running: true, why: `pid ${d.pid} is alive (its start time was not recorded, so a reused pid cannot be ruled out)` }
+      : { running: false, why: `pid ${d.pid} is gone` };
+  }
+  const alive = (await probeProcess(d.pid, d.start_time)) === 'alive';
+  return alive
+    ? { running: true, why: `pid ${d.pid} is alive with the recorded start time` }
+    : { running: false, why: `pid ${d.pid} is gone or now belongs to another process (start time differs): the daemon was killed` };
+}
+
+export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerInfo> = probeTimer): Promise<StatusDoc> {
+  const read = await readStateFile(config.home);
+  const state = read.status === 'ok' ? read.state : undefined;
+  const d = state?.daemon ?? null;
+  const verdict = await judgeDaemon(d);
+  const stores = await measureStores(config);
+  const lastSweep = state?.last_sweep ?? null;
+  const doc: StatusDoc = {
+    home: config.home,
+    home_exists: read.status !== 'no_home',
+    state_file: statePath(config.home),
+    state: read.status,
+    daemon: {
+      running: verdict.running,
+      why: verdict.why,
+      pid: d?.pid ?? null,
+      start_time: d?.start_time ?? null,
+      started_ms: d?.started_ms ?? null,
+      stopped_ms: d?.stopped_ms ?? null,
+      config: d?.config ?? null,
+      schedule: d?.schedule ?? null,
+    },
+    current_sweep: verdict.running ? (state?.current_sweep ?? null) : null,
+    last_sweep: lastSweep,
+    next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
+    timer: verdict.running ? null : await timer(),
+    stores,
+    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, Date.now()) }),
+    protection: await protectionSummary(config),
+  };
+  if (read.status === 'corrupt') doc.state_detail = read.detail;
+  return doc;
+}
+
+async function protectionSummary(config: GcConfig): Promise<StatusDoc['protection']> {
+  const l = await listProtection(config);
+  return { file: l.file, items: l.items.length, unreadable: l.unreadable };
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function nextRun(s: StatusDoc, nowMs: number): string {
+  if (s.daemon.running) return s.next_run_ms === null ? 'unknown' : `${formatWhen(s.next_run_ms, nowMs)} (daemon)`;
+  const t = s.timer;
+  if (!t || t.state === 'unknown') return `unknown (the daemon is not running; ${TIMER_UNIT}: ${t?.state === 'unknown' ? t.why : 'not asked'})`;
+  if (t.state === 'not_installed') return `none (the daemon is not running and ${TIMER_UNIT} is not installed)`;
+  if (t.state === 'inactive') return `none (the daemon is not running and ${TIMER_UNIT} is not active)`;
+  const next = t.state === "active" ? t.next_run_ms : null;
+  return next === null ? `unknown (${TIMER_UNIT} is active)` : `${formatWhen(next, nowMs)} (${TIMER_UNIT})`;
+}
+
+export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
+  const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : formatWhen(ms, nowMs));
+  const out: string[] = [];
+  out.push(`murmur-gc status — home ${s.home}${s.home_exists ? '' : ' (does not exist)'}`);
+  const d = s.daemon;
+  if (d.running) {
+    out.push(`daemon:     running, pid ${d.pid}, since ${when(d.started_ms)}; schedule "${d.schedule ?? ''}"${d.config ? `, config ${d.config}` : ', built-in config'}`);
+  } else {
+    out.push(`daemon:     not running (${d.why})`);
+  }
+  if (s.state === 'corrupt') out.push(`state file: ${s.state_file} is unreadable (${s.state_detail ?? 'corrupt'}); the daemon rewrites it`);
+  if (s.state === 'missing') out.push(`state file: none yet (${s.state_file})`);
+  if (s.current_sweep) out.push(`sweeping:   since ${when(s.current_sweep.started_ms)} (${s.current_sweep.trigger})`);
+  const l = s.last_sweep;
+  if (l) {
+    out.push(`last sweep: ${when(l.started_ms)}, ${outcomeWords(l.outcome)} (${l.trigger})${l.audit ? `, audit ${l.audit}` : ''}`);
+    out.push(`            ${summaryText(l)}`);
+    const skipped = Object.entries(l.skipped_by_code).map(([c, n]) => `${c} ${n}`);
+    if (skipped.length) out.push(`            skipped by code: ${skipped.join(', ')}`);
+    const errors = Object.entries(l.errors_by_code).map(([c, n]) => `${c} ${n}`);
+    if (errors.length) out.push(`            errors by code: ${errors.join(', ')}`);
+    if (l.message) out.push(`            ${l.message}`);
+  } else {
+    out.push('last sweep: none recorded');
+  }
+  out.push(`next run:   ${nextRun(s, nowMs)}`);
+  const st = s.stores;
+  out.push('stores:');
+  const rows: string[][] = [
+    ['sessions', `${plural(st.sessions.roots.length, 'configured root')}`, plural(st.sessions.sessions, 'session'), formatBytes(st.sessions.bytes), ''],
+  ];
+  for (const r of st.sessions.roots) {
+    rows.push(
+      r.exists
+        ? [`  ${r.root}`, '', plural(r.sessions, 'session'), formatBytes(r.bytes), r.unreadable ? `${r.unreadable} unreadable` : '']
+        : [`  ${r.root}`, '', 'does not exist', '', ''],
+    );
+  }
+  rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
+  rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
+  if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : 'murmur-gc quarantine ls']);
+  const p = s.protection;
+  if (p.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${p.file}: every item counts as protected until it is fixed`]);
+  else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);
+  const k = st.kept ?? { items: 0, bytes: 0, oldest_ms: null, paths: [] };
+  if (k.items > 0) rows.push(['kept aside', '', plural(k.items, 'directory', 'directories'), formatBytes(k.bytes), `could not be removed whole, since ${when(k.oldest_ms)}`]);
+  out.push(...formatTable(rows, new Set([2, 3])));
+  if (k.items > 0) {
+    out.push("kept aside (another user's files or a mount inside; each sweep tries again, remove what blocks it by hand):");
+    for (const path of [...k.paths].sort()) out.push(`  ${path}`);
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,345 @@
+// Completion of audit trails left by a murmur-gc run that was killed mid-sweep.
+// Guarantees:
+// - Every logged intent is settled against the disk (a purge of a held item: its entry is gone,
+//   and it gets its `quarantine_purge` line): marked done; or, for a removal, its target
+//   no longer exists; or, for a truncation, the record's header carries the truncation marker the
+//   intent named (`at_ms`) — the rename happened, and the messages it dropped are the marker's
+//   cumulative count minus the count before. Each that happened gets its retention line; the
+//   report says how many were settled either way.
+// - A trace is never written without its session_start: an audit whose trace is missing, empty
+//   or does not open with a complete session_start is rewritten whole (atomically: session_start,
+//   retention lines, session_end); otherwise retention lines and a `session_end` are appended.
+// - The session_end says "canceled" (it was interrupted) and the time it ran until its last intent
+//   write (never 0 ms). The intent log is removed last, so a crash here is retried.
+// - A restore (intents `restore_session|restore_context|restore_truncation`) is completed exactly
+//   once: it happened when its intent is marked done, or — killed before that — when the disk
+//   shows it: the held entry is gone and the session or context is back; for dropped lines, the
+//   record's first line is the restored header the intent names and the bytes after it are the
+//   held lines. Then what is left of its held items (and of their trash, if killed removing one)
+//   is removed and the trace gets its
+//   `quarantine_restore` line; otherwise the items stay held, whole, and the trace says nothing
+//   was restored. The killed restore's temp files in the record's directory are removed.
+// - It runs under the sweep lock, so no sweep's session it completes is still being written; an
+//   audit whose intent log names a live owner other than this process (a `conversation rm` or
+//   `truncate` in progress) is left alone. Manual actions keep their `trigger` when completed.
+import { basename, dirname } from 'node:path';
+import { Codes, errnoCode } from '../errors.js';
+import { idTimestampMs, mintId } from '../runtime/ids.js';
+import { CONTEXT_PAYLOAD, ITEM_FILE, parseItemDirName, parseMeta } from './quarantine-layout.js';
+import { peekEventType, quarantinePurgeLine, quarantineRestoreLine, retentionLine, sessionEndLine, sessionStartLine } from '../runtime/trace.js';
+import { RECORD_FILE, TRASH_PREFIX, readHeader } from '../runtime/inventory.js';
+import { finishTrash } from '../fsx/remove.js';
+import { openHeldLines, openQuarantineDir, purgeEntry } from './quarantine-store.js';
+import { firstLineEnd } from '../runtime/record-truncate.js';
+import { probeProcess } from '../runtime/running.js';
+import { Dir, identityOf, lstatPath, readSmallFile, type FileHandle } from '../fsx/safe-fs.js';
+import { parseTempName } from '../runtime/staged-rewrite.js';
+import { VERSION } from '../version.js';
+import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RestoredItem, type RetentionItem } from './audit.js';
+import { removeDeadAuditTemps } from './leftovers.js';
+
+export interface Recovered {
+  target: string;
+  detail: string;
+  /** what the interrupted run had restored (its `quarantine_restore` lines): to be protected */
+  restored: RestoredItem[];
+}
+
+/** Did a logged truncation's rename happen? Read the record's header marker (messages dropped). */
+export async function truncationLanded(intent: IntentLine): Promise<number | undefined> {
+  if (!intent.parent || !intent.target || intent.at_ms === undefined) return undefined;
+  let store: Dir | undefined;
+  let ctx: Dir | undefined;
+  try {
+    store = await Dir.open(intent.parent);
+    ctx = await store.openDir(intent.target);
+    const h = await readHeader(ctx, RECORD_FILE);
+    const m = h?.truncated;
+    if (!m || typeof intent.at_ms !== 'string' || m.at_ms !== BigInt(intent.at_ms)) return undefined;
+    const dropped = Number(m.dropped - BigInt(typeof intent.dropped_before === 'string' ? intent.dropped_before : '0'));
+    return dropped > 0 ? dropped : undefined;
+  } catch {
+    return undefined; // gone or unreadable: nothing shows the rename happened
+  } finally {
+    await ctx?.close();
+    await store?.close();
+  }
+}
+
+/** Are bytes [aFrom, aFrom+len) of `a` those of [bFrom, bFrom+len) of `b`? (streamed) */
+async function sameBytes(a: FileHandle, aFrom: number, b: FileHandle, bFrom: number, len: number): Promise<boolean> {
+  const x = Buffer.allocUnsafe(1 << 20);
+  const y = Buffer.allocUnsafe(1 << 20);
+  for (let off = 0; off < len; ) {
+    const n = Math.min(x.length, len - off);
+    const r1 = (await a.read(x, 0, n, aFrom + off)).bytesRead;
+    const r2 = (await b.read(y, 0, n, bFrom + off)).bytesRead;
+    if (r1 !== n || r2 !== n || !x.subarray(0, n).equals(y.subarray(0, n))) return false;
+    off += n;
+  }
+  return true;
+}
+
+type RestoreIntent = NonNullable<IntentLine['restore']>;
+
+/**
+ * Did a logged restore of dropped lines land? The record's first line is the restored header the
+ * intent names and the held lines of every item, in order, follow it byte for byte. (Before the
+ * rewrite the header carries the newest held truncation's marker, which the restored one never
+ * does.) Anything unreadable or missing: no.
+ */
+async function restoreLanded(q: Dir, r: RestoreIntent): Promise<boolean> {
+  if (typeof r.header !== 'string' || !Array.isArray(r.entries)) return false;
+  let dir: Dir | undefined;
+  const open: FileHandle[] = [];
+  try {
+    dir = await Dir.open(dirname(r.to));
+    const { fh, stat } = await dir.openFile(basename(r.to));
+    open.push(fh);
+    const size = Number(stat.size);
+    const end = await firstLineEnd(fh, size);
+    const want = Buffer.from(r.header);
+    if (end !== want.length) return false;
+    const head = Buffer.alloc(end);
+    await fh.read(head, 0, end, 0);
+    if (!head.equals(want)) return false;
+    let pos = end;
+    for (const entry of r.entries) {
+      if (!parseItemDirName(entry)) return false;
+      const item = await q.openDir(entry);
+      try {
+        const meta = parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8'));
+        if (meta?.kind !== 'truncation') return false;
+        const held = await openHeldLines(item, meta);
+        open.push(held.fh);
+        const len = held.to - held.from;
+        if (pos + len > size || !(await sameBytes(held.fh, held.from, fh, pos, len))) return false;
+        pos += len;
+      } finally {
+        await item.close();
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    for (const fh of open) await fh.close().catch(() => undefined);
+    await dir?.close();
+  }
+}
+
+/** The temps a dead restore left beside the record it rewrote (`.<record>.<pid>.<hex>.tmp`). */
+async function removeDeadRecordTemps(recordPath: string): Promise<void> {
+  let dir: Dir | undefined;
+  try {
+    dir = await Dir.open(dirname(recordPath));
+    for (const name of await dir.list()) {
+      const t = parseTempName(name, basename(recordPath));
+      if (!t || t.pid === process.pid) continue;
+      const st = await dir.lstat(name);
+      if (!st?.isFile() || (await probeProcess(t.pid, undefined)) === 'alive') continue;
+      await dir.unlink(name);
+    }
+  } catch {
+    // best effort: the sweep's debris step removes what is left
+  } finally {
+    await dir?.close();
+  }
+}
+
+/**
+ * Settle one logged restore against the disk (see the module comment); its `quarantine_restore`
+ * item when it happened (its held items then removed), else undefined (they stay held).
+ */
+async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Promise<RestoredItem | undefined> {
+  const r = intent.restore;
+  if (!r || !intent.parent || !intent.target || typeof r.to !== 'string' || !Array.isArray(r.entries)) return undefined;
+  const item: RestoredItem = { store: r.store, held: r.held, target: r.target, origin: r.origin, ...(r.messagesRestored !== undefined ? { messagesRestored: r.messagesRestored } : {}) };
+  if (intent.kind === 'restore_session') {
+    const happened = done || ((await lstatPath(`${intent.parent}/${intent.target}`)) === undefined && (await lstatPath(r.to)) !== undefined);
+    return happened ? item : undefined;
+  }
+  const q = await openQuarantineDir(home, false);
+  if (!q) return done ? item : undefined;
+  try {
+    let happened = done;
+    if (!happened && intent.kind === 'restore_context') {
+      happened = (await lstatPath(`${q.path}/${intent.target}/${CONTEXT_PAYLOAD}`)) === undefined && (await lstatPath(r.to)) !== undefined;
+    }
+    if (!happened && intent.kind === 'restore_truncation') happened = await restoreLanded(q, r);
+    if (intent.kind === 'restore_truncation') await removeDeadRecordTemps(r.to);
+    if (!happened) return undefined;
+    const names = await q.list();
+    for (const entry of r.entries) {
+      if (!parseItemDirName(entry)) continue;
+      const st = await q.lstat(entry);
+      if (st?.isDirectory()) await purgeEntry(q, entry, identityOf(st), mintId('ses_'));
+      // killed while removing it: its trash (`.murmur-gc-trash.<run>.<entry>`) is finished too
+      for (const t of names.filter((n) => n.startsWith(TRASH_PREFIX) && n.endsWith(`.${entry}`))) {
+        const tst = await q.lstat(t);
+        if (tst?.isDirectory()) await finishTrash(q, t, identityOf(tst));
+      }
+    }
+    return item;
+  } finally {
+    await q.close();
+  }
+}
+
+/**
+ * Held items (entry names in `<home>/gc/quarantine`) whose restore already happened but is not
+ * completed yet (killed, or its item's removal failed): read-only, for `quarantine ls`. A restore
+ * logged done, or one of dropped lines whose rewrite the record shows landed.
+ */
+export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
+  const out = new Set<string>();
+  const gst = await home.lstat(GC_DIR);
+  if (!gst?.isDirectory()) return out;
+  const gc = await home.openDir(GC_DIR);
+  let q: Dir | undefined;
+  try {
+    for (const name of await gc.list()) {
+      if (!name.startsWith('ses_')) continue;
+      const sdir = await gc.openDir(name).catch(() => undefined);
+      if (!sdir) continue;
+      try {
+        if (!(await sdir.lstat(INTENT_FILE))?.isFile()) continue;
+        const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
+        for (const [seq, intent] of log.intents) {
+          const r = intent.restore;
+          if (!intent.kind?.startsWith('restore_') || intent.kind === 'restore_session' || !r || !Array.isArray(r.entries)) continue;
+          q ??= await openQuarantineDir(home, false);
+          if (!q) return out;
+          if (log.done.get(seq) !== undefined || (intent.kind === 'restore_truncation' && (await restoreLanded(q, r)))) for (const e of r.entries) out.add(e);
+        }
+      } catch {
+        // unreadable: nothing known about it
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await q?.close();
+    await gc.close();
+  }
+  return out;
+}
+
+export async function recoverInterruptedAudits(home: Dir, homePath: string, nowMs: number): Promise<Recovered[]> {
+  const out: Recovered[] = [];
+  const gst = await home.lstat(GC_DIR);
+  if (!gst?.isDirectory()) return out;
+  const gc = await home.openDir(GC_DIR);
+  try {
+    for (const name of await gc.list()) {
+      if (!name.startsWith('ses_')) continue;
+      const st = await gc.lstat(name);
+      if (!st?.isDirectory()) continue;
+      const sdir = await gc.openDir(name);
+      try {
+        const ist = await sdir.lstat(INTENT_FILE);
+        if (!ist?.isFile()) continue;
+        const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
+        // Still being written by a live process (a `conversation rm|truncate` runs outside the
+        // sweep lock): not interrupted, leave it alone.
+        const owner = log.owner;
+        if (owner?.pid !== undefined && owner.pid !== process.pid && (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive') continue;
+        const items: RetentionItem[] = [];
+        const purged: PurgedItem[] = [];
+        const restored: RestoredItem[] = [];
+        let settled = 0;
+        for (const [seq, intent] of log.intents) {
+          if (intent.kind?.startsWith('restore_')) {
+            settled++;
+            const r = await settleRestore(home, intent, log.done.get(seq) !== undefined);
+            if (r) restored.push(r);
+            continue;
+          }
+          if (intent.kind === 'purge_quarantine') {
+            // Happened when the held entry is gone from where it was (its trash, if any, is the
+            // debris step's): its quarantine_purge line is written like the sweep would have.
+            const p = intent.purge;
+            if (!p || !intent.parent || !intent.target || typeof p.target !== 'string') continue;
+            settled++;
+            if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined) continue;
+            purged.push({ store: p.store, reason: String(p.reason), target: p.target, held: String(p.held) });
+            continue;
+          }
+          if (!intent.store || !intent.reason || !intent.target) continue;
+          settled++;
+          const done = log.done.get(seq);
+          if (intent.kind === 'truncate_record') {
+            const dropped = done ? done.messages_dropped : await truncationLanded(intent);
+            if (!dropped || dropped <= 0) continue;
+            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
+            continue;
+          }
+          let happened = done !== undefined;
+          if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
+          if (!happened) continue;
+          items.push({ store: intent.store, reason: intent.reason, target: intent.target, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
+        }
+        let trace = '';
+        try {
+          trace = (await readSmallFile(sdir, 'trace.jsonl', 64 << 20)).toString('utf8');
+        } catch (err) {
+          if (errnoCode(err) !== 'ENOENT') throw err;
+        }
+        const nl = trace.indexOf('\n');
+        let startId: string | null = null;
+        if (nl > 0) {
+          try {
+            const o = JSON.parse(trace.slice(0, nl)) as { event_type?: unknown; event_id?: unknown; session_id?: unknown };
+            if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name) startId = o.event_id;
+          } catch {
+            startId = null;
+          }
+        }
+        const hasEnd = startId !== null && trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
+        if (!hasEnd) {
+          const fresh = startId === null;
+          let text = fresh ? '' : trace.endsWith('\n') ? '' : '\n';
+          const sessionEventId = startId ?? mintId('evt_');
+          if (fresh) text += sessionStartLine({ eventId: sessionEventId, sessionId: name, timestamp: nowMs }, 'murmur-gc', VERSION);
+          const common = () => ({ eventId: mintId('evt_'), parentId: sessionEventId, sessionId: name, timestamp: nowMs });
+          for (const g of groupRetention(items)) {
+            text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
+          }
+          for (const g of groupPurges(purged)) text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
+          for (const r of restored) text += quarantineRestoreLine(common(), r);
+          // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
+          const startedMs = idTimestampMs(name, 'ses_');
+          const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
+          text += sessionEndLine(common(), ranMs, 'canceled');
+          const where = whereText(items);
+          if (where !== undefined) await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
+          if (fresh) {
+            // No usable session_start: the trace is written whole, atomically.
+            await sdir.writeFileAtomic('trace.jsonl', text, 0o600);
+          } else {
+            const { fh } = await sdir.openAppend('trace.jsonl');
+            try {
+              await fh.write(text);
+              await fh.sync();
+            } finally {
+              await fh.close();
+            }
+          }
+        }
+        await sdir.unlink(INTENT_FILE);
+        // the killed run's own atomic-write temps in this audit (e.g. killed writing where.json)
+        await removeDeadAuditTemps(sdir).catch(() => undefined);
+        out.push({
+          target: `${homePath}/${GC_DIR}/${name}`,
+          detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length + restored.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
+          restored,
+        });
+      } finally {
+        await sdir.close();
+      }
+    }
+  } finally {
+    await gc.close();
+  }
+  return out;
+}

@@ -1,0 +1,460 @@
+// The append-safe staged rewrite of a file that unlocking writers keep appending to (docs/design.md §3).
+// Guarantees:
+// - The new contents are built in `.<name>.<pid>.<uuidv7>.tmp` in the same directory (mode
+//   0600, O_EXCL|O_NOFOLLOW), fsync'ed, then renamed over the original: a crash leaves the
+//   original or the new file, never a partial one (the temp is debris a later sweep removes).
+// - The commit window (last catch-up copy → rename) holds no fsync or anything else that can
+//   block: a writer appending meanwhile still lands in the old inode, so the window is kept to
+//   copies and a rename. It copies the followed file's growth until an fstat finds none and then
+//   renames at once (the append descriptor is opened before it, a partial line is found from the
+//   bytes in memory): a line that arrives while the window copies is copied too, so the only
+//   instant a line can still reach the old inode unseen is the rename itself. (A window that
+//   copied once and then did more syscalls left every line arriving in them to a corrective
+//   round; at 6 000 lines/s a third of the rounds raced so, and a run of six such rounds ended
+//   with late lines appended after newer ones.) Durability: the temp is fsync'ed before the
+//   window and again right after the rename (the bytes copied in the window), before the
+//   directory fsync and before success is reported. fsync is injectable (`fsync` option) so
+//   tests can make it slow.
+// - No line appended while it runs is lost: bytes appended to the original after the snapshot are
+//   copied before the rename; the last of them are copied in a synchronous window that ends with
+//   the rename; right after it (nothing awaited in between), and again once no other process
+//   holds the old inode open any more (a /proc scan, bounded wait), bytes that reached the old
+//   inode are carried into the new file.
+// - Nothing is ever written to the live file after a rename: late bytes of a replaced inode are
+//   only placed inside a new temp file — a corrective staged rewrite of the new file (its own
+//   bytes, then the late bytes, then the lines writers appended to it, then whatever arrives
+//   meanwhile), repeated while writers keep racing the renames (bounded). Only if that bound is
+//   reached are the last late bytes appended (O_APPEND: never overwriting) and the result says
+//   `outOfOrder` — nothing is lost either way.
+// - If the original was replaced (different dev/ino) before the commit, nothing is renamed and
+//   the temp file is removed (`concurrent_append`).
+// - A write error of the temp (ENOSPC…) names the temp's path.
+// - Memory is bounded by one copy buffer (plus late bytes, which are a writer's last lines).
+import { failpoint } from '../failpoint.js';
+import { Codes, GcError, withPath } from '../errors.js';
+import { mintId } from './ids.js';
+import { processesHolding } from './running.js';
+import { sameIdentity, identityOf, syncIo, type BigIntStats, type Dir, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+
+const COPY_CHUNK = 1 << 20;
+
+export interface StagedContent {
+  /** Bytes written first (e.g. the new header line). */
+  prefix: Buffer;
+  /** Byte ranges of other open files written right after `prefix` (a restore's dropped lines). */
+  insert?: { fh: FileHandle; from: number; to: number }[];
+  /** Offset in the original from which every byte is kept verbatim. */
+  copyFrom: number;
+  /** Bytes written right after the snapshot's kept range, before anything appended meanwhile. */
+  suffix?: Buffer;
+}
+
+export interface RewriteResult {
+  oldSize: number;
+  newSize: number;
+  /** Bytes appended by writers while the rewrite ran (all carried into the new file). */
+  appendedDuring: number;
+  /** True when late bytes of the old inode had to be put back in order by a corrective rewrite. */
+  reordered: boolean;
+  /** True when some late bytes could only be appended after lines written later (nothing lost). */
+  outOfOrder: boolean;
+  /** How many lines were so appended (placed after lines that may be newer); 0 when in order. */
+  outOfOrderLines: number;
+  /** Renames done (1 + corrective rounds). */
+  rounds: number;
+  /** A process still held a replaced file open when we stopped waiting for it. */
+  stillHeld: boolean;
+}
+
+export function tempNameFor(name: string): string {
+  return `.${name}.${process.pid}.${mintId('ses_').slice(4)}.tmp`;
+}
+
+/** Matches temp files of a staged rewrite of `name` (ours or the runtime's): `.<name>.<pid>.<hex>.tmp`. */
+export function parseTempName(entry: string, name: string): { pid: number } | undefined {
+  const prefix = `.${name}.`;
+  if (!entry.startsWith(prefix) || !entry.endsWith('.tmp')) return undefined;
+  const mid = entry.slice(prefix.length, -'.tmp'.length);
+  const m = /^(\d+)\.[0-9a-f]+$/.exec(mid);
+  if (!m || m[1] === undefined) return undefined;
+  return { pid: Number.parseInt(m[1], 10) };
+}
+
+type Piece = Buffer | { fh: FileHandle; from: number; to: number };
+
+async function writeAll(dst: FileHandle, buf: Buffer, pos: number): Promise<void> {
+  let w = 0;
+  while (w < buf.length) {
+    const { bytesWritten } = await dst.write(buf, w, buf.length - w, pos + w);
+    w += bytesWritten;
+  }
+}
+
+/** Copies [from, to); `last` is the last byte copied (undefined when none was). */
+async function copyRange(src: FileHandle, dst: FileHandle, from: number, to: number, dstPos: number, buf: Buffer, signal?: AbortSignal): Promise<{ n: number; last: number | undefined }> {
+  let pos = from;
+  let out = dstPos;
+  let last: number | undefined;
+  while (pos < to) {
+    signal?.throwIfAborted();
+    const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
+    if (bytesRead === 0) break;
+    await writeAll(dst, buf.subarray(0, bytesRead), out);
+    last = buf[bytesRead - 1];
+    pos += bytesRead;
+    out += bytesRead;
+  }
+  return { n: out - dstPos, last };
+}
+
+/** Copies [from, to) synchronously; `last` is the last byte copied (undefined when none was). */
+function copyRangeSync(srcFd: number, dstFd: number, from: number, to: number, dstPos: number, buf: Buffer): { n: number; last: number | undefined } {
+  let pos = from;
+  let out = dstPos;
+  let last: number | undefined;
+  while (pos < to) {
+    const n = syncIo.read(srcFd, buf, pos, Math.min(buf.length, to - pos));
+    if (n === 0) break;
+    let w = 0;
+    while (w < n) w += syncIo.write(dstFd, w === 0 ? buf : buf.subarray(w), n - w, out + w);
+    last = buf[n - 1];
+    pos += n;
+    out += n;
+  }
+  return { n: out - dstPos, last };
+}
+
+/** Read [from, current size) of a file synchronously (a writer's late lines: small). */
+export function readTailSync(fd: number, from: number): Buffer {
+  const size = Number(syncIo.fstat(fd).size);
+  if (size <= from) return Buffer.alloc(0);
+  const out = Buffer.alloc(size - from);
+  let got = 0;
+  while (got < out.length) {
+    const n = syncIo.read(fd, out.subarray(got), from + got, out.length - got);
+    if (n === 0) break;
+    got += n;
+  }
+  return out.subarray(0, got);
+}
+
+/**
+ * Offset just past the last '\n' of dst[from, to) — `to` itself when the range is empty or ends
+ * with '\n'; `from` when the range holds no '\n' at all (nothing whole was copied).
+ */
+function lastLineEndSync(fd: number, from: number, to: number, buf: Buffer): number | undefined {
+  if (to <= from) return undefined;
+  let end = to;
+  while (end > from) {
+    const start = Math.max(from, end - Math.min(buf.length, 64 * 1024));
+    const n = syncIo.read(fd, buf, start, end - start);
+    const at = buf.subarray(0, n).lastIndexOf(10);
+    if (at >= 0) return start + at + 1;
+    end = start;
+  }
+  return from;
+}
+
+/** One O_APPEND write of all of `buf` (the kernel places it at EOF: it can never overwrite). */
+function appendSync(appendFd: number, buf: Buffer): void {
+  let w = 0;
+  while (w < buf.length) w += syncIo.appendWrite(appendFd, buf.subarray(w));
+}
+
+interface Round {
+  dst: FileHandle;
+  appendFd: number;
+  /** Bytes of the new file that are ours, in order (everything beyond was appended by writers). */
+  ours: number;
+  /** How far the followed source (the file replaced) was copied. */
+  copiedTo: number;
+  /** Bytes the followed source got after the last copy (read right after the rename). */
+  pending: Buffer | undefined;
+  appended: number;
+}
+
+interface RoundInput {
+  dir: Dir;
+  name: string;
+  mode: number;
+  pieces: Piece[];
+  /** The file being replaced, which writers may still be appending to. */
+  follow: { fh: FileHandle; from: number; identity: Identity };
+  signal?: AbortSignal | undefined;
+  beforeCommit?: (() => Promise<void>) | undefined;
+  inWindow?: ((copy: number) => void) | undefined;
+  fsync: (fd: number) => Promise<void>;
+}
+
+/** Copies the window makes at most before it renames anyway (a writer outpacing a copy). */
+const WINDOW_COPIES = 64;
+
+/** Build a temp file from `pieces` + the followed file's growth, and rename it over `name`. */
+async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHandle) => void): Promise<Round> {
+  const { dir, name } = r;
+  const tmpName = tempNameFor(name);
+  const dst = await dir.createExclusive(tmpName, r.mode);
+  onTemp(tmpName, dst);
+  const buf = Buffer.allocUnsafe(COPY_CHUNK);
+  let out = 0;
+  let copiedTo = r.follow.from;
+  /** The last byte copied from the followed file (a newline: no line of it is torn). */
+  let lastByte: number | undefined;
+  try {
+    for (const p of r.pieces) {
+      if (Buffer.isBuffer(p)) {
+        await writeAll(dst, p, out);
+        out += p.length;
+      } else {
+        out += (await copyRange(p.fh, dst, p.from, p.to, out, buf, r.signal)).n;
+      }
+    }
+    for (let round = 0; round < 8; round++) {
+      const now = Number((await r.follow.fh.stat({ bigint: true })).size);
+      if (now <= copiedTo) break;
+      const c = await copyRange(r.follow.fh, dst, copiedTo, now, out, buf, r.signal);
+      out += c.n;
+      copiedTo += c.n;
+      if (c.last !== undefined) lastByte = c.last;
+    }
+    await r.fsync(dst.fd);
+  } catch (err) {
+    // ENOSPC (or EIO) of the temp's writes names the temp (the temp is removed by the caller).
+    throw withPath(err, dir.display(tmpName));
+  }
+  if (r.beforeCommit) await r.beforeCommit();
+  failpoint('rewrite:before_commit');
+  r.signal?.throwIfAborted();
+  // Opened before the window, which holds only copies and the rename. Closed by the caller once
+  // the round is returned; here if the round fails before that.
+  const appendFd = syncIo.openAppend(dir.child(tmpName));
+  let returned = false;
+  try {
+    // ---- commit window: synchronous, nothing awaited and nothing that blocks (no fsync) until the
+    // rename is done and late bytes carried.
+    const current = dir.lstatSync(name);
+    if (!current || !current.isFile() || !sameIdentity(identityOf(current), r.follow.identity)) {
+      throw new GcError(Codes.concurrentAppend, `${dir.display(name)} was replaced while it was being rewritten; left as it is`);
+    }
+    const followFd = r.follow.fh.fd;
+    // Copy until an fstat finds nothing new, then rename at once: what arrives while we copy is
+    // copied too.
+    for (let copy = 0; copy < WINDOW_COPIES; copy++) {
+      const endNow = Number(syncIo.fstat(followFd).size);
+      if (endNow <= copiedTo) break;
+      const c = copyRangeSync(followFd, dst.fd, copiedTo, endNow, out, buf);
+      out += c.n;
+      copiedTo += c.n;
+      if (c.last !== undefined) lastByte = c.last;
+      r.inWindow?.(copy);
+    }
+    // A writer may be half-way through a line right now: keep only whole lines of what was
+    // copied from the followed file, so its remainder arrives as late bytes *with* its beginning.
+    // (Usually the last byte copied is a newline, and nothing needs reading.)
+    const followStart = out - (copiedTo - r.follow.from);
+    const mayBeTorn = out > followStart && lastByte !== 10;
+    const cut = mayBeTorn ? lastLineEndSync(dst.fd, followStart, out, buf) : undefined;
+    if (cut !== undefined && cut < out) {
+      syncIo.ftruncate(dst.fd, cut);
+      copiedTo -= out - cut;
+      out = cut;
+    }
+    // No fsync here: what the window copied is synced right after the rename (stagedRewrite).
+    dir.renameSync(tmpName, name);
+    let appended = copiedTo - r.follow.from;
+    let pending: Buffer | undefined;
+    const late = readTailSync(followFd, copiedTo);
+    if (late.length > 0) {
+      copiedTo += late.length;
+      appended += late.length;
+      pending = late;
+    }
+    // ---- end of the synchronous window.
+    returned = true;
+    return { dst, appendFd, ours: out, copiedTo, pending, appended };
+  } finally {
+    if (!returned) syncIo.close(appendFd);
+  }
+}
+
+export interface StagedRewriteOptions {
+  dir: Dir;
+  name: string;
+  /** Identity seen at scan time; a different file at commit time aborts the rewrite. */
+  expect?: Identity;
+  mode: number;
+  signal?: AbortSignal;
+  /** Decide the new contents from the open original and its snapshot size; undefined = no rewrite. */
+  stage: (src: FileHandle, snapshotSize: number, stat: BigIntStats) => Promise<StagedContent | undefined>;
+  /** Test hook: called after the copy, just before the commit window (async part). */
+  beforeCommit?: () => Promise<void>;
+  /**
+   * Test hook, synchronous: called inside the commit window right after each copy of what the
+   * followed file gained (`copy` counts from 0 within one window), where a writer's append is
+   * the race the window must absorb.
+   */
+  inWindow?: (copy: number) => void;
+  /** Test hook: called right after the first rename and its immediate carry. */
+  afterRename?: () => Promise<void>;
+  /** Who else holds a file open (default: a /proc scan); injectable for tests. */
+  holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+  /** fsync of a file descriptor (default: fs.fsync on the thread pool); injectable for tests. */
+  fsync?: (fd: number) => Promise<void>;
+}
+
+/** fsync on the thread pool: the event loop (lock refresh, signals) keeps running meanwhile. */
+export function defaultFsync(fd: number): Promise<void> {
+  return syncIo.fsyncAsync(fd);
+}
+
+const DRAIN_LIMIT_MS = 5_000;
+/**
+ * Rewrites at most: the first plus corrective ones while writers race each rename. A round is
+ * raced when a line lands in the old inode during the rename or a writer is between its open and
+ * its write at that instant: about one round in three at 6 000 lines/s on a loaded 2-core
+ * machine, so six rounds ran out about once in 400 rewrites there (then the late lines are
+ * appended after newer ones, announced); twelve make that about one in half a million. Only a writer
+ * racing every rename pays for all of them.
+ */
+const MAX_ROUNDS = 12;
+
+/**
+ * Wait until no other process holds `fh`'s inode open (at most DRAIN_LIMIT_MS), then return the
+ * bytes it gained beyond `from`. `stillHeld` when a holder outlasted the limit (its later writes,
+ * if any, cannot be carried).
+ */
+async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined): Promise<{ bytes: Buffer; stillHeld: boolean }> {
+  const probe = holders ?? processesHolding;
+  const identity = identityOf(await fh.stat({ bigint: true }));
+  const deadline = Date.now() + DRAIN_LIMIT_MS;
+  let stillHeld = false;
+  // Two clean scans a few ms apart: a writer whose open() looked the path up just before the
+  // rename may not have its descriptor installed yet at the first scan.
+  let clean = 0;
+  for (let wait = 1; clean < 2; wait = Math.min(wait * 2, 50)) {
+    if ((await probe(identity, fh.fd)).length === 0) clean++;
+    else clean = 0;
+    if (clean === 2) break;
+    if (Date.now() >= deadline) {
+      stillHeld = clean === 0;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, clean === 1 ? 2 : wait));
+  }
+  return { bytes: readTailSync(fh.fd, from), stillHeld };
+}
+
+/** Returns undefined when `stage` decided nothing needs rewriting (the file is untouched). */
+export async function stagedRewrite(opts: StagedRewriteOptions): Promise<RewriteResult | undefined> {
+  const { dir, name } = opts;
+  const { fh: src, stat } = await dir.openFile(name);
+  const temps: { name: string; dst: FileHandle; committed: boolean }[] = [];
+  const onTemp = (tmpName: string, dst: FileHandle) => temps.push({ name: tmpName, dst, committed: false });
+  const appendFds: number[] = [];
+  const fsync = opts.fsync ?? defaultFsync;
+  try {
+    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) {
+      throw new GcError(Codes.changedSinceScan, `${dir.display(name)} was replaced since it was scanned`);
+    }
+    const snapshot = Number(stat.size);
+    const staged = await opts.stage(src, snapshot, stat);
+    if (!staged) return undefined;
+    opts.signal?.throwIfAborted();
+
+    const first = await commitRound(
+      {
+        dir,
+        name,
+        mode: opts.mode,
+        pieces: [staged.prefix, ...(staged.insert ?? []), { fh: src, from: staged.copyFrom, to: snapshot }, ...(staged.suffix ? [staged.suffix] : [])],
+        follow: { fh: src, from: snapshot, identity: identityOf(stat) },
+        signal: opts.signal,
+        beforeCommit: opts.beforeCommit,
+        inWindow: opts.inWindow,
+        fsync,
+      },
+      onTemp,
+    );
+    temps[temps.length - 1]!.committed = true;
+    appendFds.push(first.appendFd);
+    let appendedDuring = first.appended;
+    let reordered = false;
+    let outOfOrder = false;
+    let outOfOrderLines = 0;
+    if (opts.afterRename) await opts.afterRename();
+    failpoint('rewrite:after_rename');
+    // Durable: the bytes the window copied, then the name (a crash leaves old or whole new).
+    await fsync(first.dst.fd);
+    await dir.sync();
+
+    // Writers that opened a replaced inode before its rename may still write to it: wait (bounded)
+    // until no other process holds it open, then every byte it will ever get is readable. Those
+    // bytes belong before anything written to the new file; while a writer races each rename, one
+    // more corrective round (bounded) puts them back in order.
+    const replaced: { fh: FileHandle; copied: number }[] = [{ fh: src, copied: first.copiedTo }];
+    let cur: Round = first;
+    let carried: Buffer = first.pending ?? Buffer.alloc(0);
+    let stillHeld = false;
+    let rounds = 1;
+    for (let round = 1; ; round++) {
+      rounds = round;
+      const lateParts: Buffer[] = [];
+      for (const r of replaced) {
+        const d = await drainReplaced(r.fh, r.copied, opts.holders);
+        r.copied += d.bytes.length;
+        stillHeld ||= d.stillHeld;
+        lateParts.push(d.bytes);
+      }
+      // `carried` (read at the rename) precedes what the newest replaced inode got afterwards.
+      const newest = lateParts.pop() ?? Buffer.alloc(0);
+      const late = Buffer.concat([...lateParts, carried, newest]);
+      appendedDuring += late.length - carried.length;
+      if (late.length === 0) break;
+      // Late bytes are only ever placed inside a temp file, never appended to the live file after a
+      // size check: a writer could append between the check and our write and be put before them.
+      if (round >= MAX_ROUNDS) {
+        appendSync(cur.appendFd, late); // never lost; out of order, and said so
+        outOfOrder = true;
+        for (let i = late.indexOf(10); i >= 0; i = late.indexOf(10, i + 1)) outOfOrderLines++;
+        break;
+      }
+      const st = await cur.dst.stat({ bigint: true });
+      const size = Number(st.size);
+      const next = await commitRound(
+        {
+          dir,
+          name,
+          mode: opts.mode,
+          pieces: [{ fh: cur.dst, from: 0, to: cur.ours }, late, { fh: cur.dst, from: cur.ours, to: size }],
+          follow: { fh: cur.dst, from: size, identity: identityOf(st) },
+          signal: undefined, // past the first commit, finishing is the safe way out
+          inWindow: opts.inWindow,
+          fsync,
+        },
+        onTemp,
+      );
+      temps[temps.length - 1]!.committed = true;
+      appendFds.push(next.appendFd);
+      reordered = true;
+      appendedDuring += size - cur.ours + next.appended - (next.pending?.length ?? 0);
+      await fsync(next.dst.fd);
+      await dir.sync();
+      replaced.push({ fh: cur.dst, copied: next.copiedTo });
+      carried = next.pending ?? Buffer.alloc(0);
+      appendedDuring += carried.length;
+      cur = next;
+    }
+    if (stillHeld) outOfOrder = true;
+    const finalDst = cur.dst;
+    await fsync(finalDst.fd);
+    const newSize = Number((await finalDst.stat({ bigint: true })).size);
+    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld };
+  } finally {
+    for (const fd of appendFds) syncIo.close(fd);
+    for (const t of temps) {
+      await t.dst.close().catch(() => undefined);
+      if (!t.committed) await dir.unlink(t.name).catch(() => undefined);
+    }
+    await src.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,57 @@
+// Appending `shell_lost` lines to another session's trace (docs/design.md §7, §R9).
+// Guarantees: the trace is opened append-only, never created, never followed through a link,
+// and must still be the file that was scanned (dev/ino) and unchanged in size since the scan;
+// when the file ends mid-line the first line written is prefixed with '\n'; each line is one
+// write call; a line that failed to land is reported as not landed (so a later sweep retries it).
+import { Codes, GcError, describeError } from '../errors.js';
+import { sameIdentity, identityOf, type Dir, type Identity } from '../fsx/safe-fs.js';
+
+export interface AppendResult {
+  /** Per line: undefined when it landed, else why it did not. */
+  failures: (string | undefined)[];
+}
+
+/**
+ * Append `lines` (each a complete line ending in '\n') to `dir/trace.jsonl`.
+ * `expect` and `expectSize` come from the scan; any difference means the session wrote since
+ * (it may be alive after all) and nothing is appended.
+ */
+export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: number, lines: string[]): Promise<AppendResult> {
+  const name = 'trace.jsonl';
+  const { fh, stat } = await dir.openAppend(name);
+  try {
+    if (!sameIdentity(identityOf(stat), expect) || Number(stat.size) !== expectSize) {
+      throw new GcError(Codes.changedSinceScan, `${dir.display(name)} changed since it was scanned; not reconciled this sweep`);
+    }
+    let needsNewline = false;
+    if (stat.size > 0n) {
+      const r = await dir.openFile(name);
+      try {
+        const b = Buffer.alloc(1);
+        await r.fh.read(b, 0, 1, Number(stat.size) - 1);
+        needsNewline = b[0] !== 0x0a;
+      } finally {
+        await r.fh.close();
+      }
+    }
+    const result: AppendResult = { failures: [] };
+    for (const l of lines) {
+      const text = needsNewline ? '\n' + l : l;
+      const buf = Buffer.from(text);
+      try {
+        const { bytesWritten } = await fh.write(buf, 0, buf.length);
+        if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
+        result.failures.push(undefined);
+        needsNewline = false;
+      } catch (err) {
+        result.failures.push(describeError(err));
+        needsNewline = true; // a partial write may have left a torn line behind
+
+      }
+    }
+    await fh.sync().catch(() => undefined);
+    return result;
+  } finally {
+    await fh.close();
+  }
+}

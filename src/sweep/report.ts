@@ -1,0 +1,354 @@
+// The sweep's report: the one JSON document of docs/design.md §8 and its human rendering.
+// Guarantees: actions carry ids, names, counts, sizes and paths only — never record content;
+// key names and reason words are the runtime's; the document is a plain JSON value.
+// The human rendering is grouped (per sessions root / record store and reason, skips and errors
+// by code), so it fits one screen whatever the number of actions; `verbose` adds every item,
+// `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional.
+
+import { fmtBytes, fmtTimestamp } from '../runtime/conversation-format.js';
+import type { BudgetReason, BudgetReport } from '../plan/budget.js';
+
+/** Where a removed item is held by the undo window (`quarantine:`), and until when. */
+export interface HeldAt {
+  until_ms: number;
+  path: string;
+}
+
+export type Action =
+  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
+  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
+  | {
+      kind: 'truncate_record';
+      record: string;
+      target: string;
+      reason: 'max_messages';
+      messages_dropped: number;
+      kept: number;
+      path: string;
+      bytes: number;
+      /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
+      concurrent_append?: { lines_out_of_order: number };
+      /** The dropped lines, held by the undo window. */
+      held?: HeldAt;
+    }
+  /**
+   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
+   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
+   * target is then the item's entry name, its origin `?`).
+   */
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  | {
+      kind: 'shell_lost';
+      session_id: string;
+      root: string;
+      work_id: string;
+      binary: string;
+      command: string;
+      detached_at_ms: number;
+      task_id: string | null;
+    }
+  | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
+  | { kind: 'chmod'; path: string; from: string; to: string }
+  /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
+  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error'; detail: string; bytes: number };
+
+export interface Skipped {
+  target: string;
+  code: string;
+  detail: string;
+}
+
+export interface ErrorEntry {
+  target: string;
+  code: string;
+  detail: string;
+}
+
+/**
+ * What earlier removals could not remove whole and set aside (`.murmur-gc-kept.<run>.<name>`),
+ * still there after this sweep tried them again: count, bytes left, when the oldest was set
+ * aside, and every path.
+ */
+export interface KeptAside {
+  items: number;
+  bytes: number;
+  oldest_ms: number | null;
+  paths: string[];
+}
+
+export interface SweepReport {
+  dry_run: boolean;
+  home: string;
+  home_exists: boolean;
+  started_ms: number;
+  duration_ms: number;
+  actions: Action[];
+  skipped: Skipped[];
+  errors: ErrorEntry[];
+  audit: string | null;
+  bytes_freed: number;
+  inventory: {
+    sessions_roots: number;
+    sessions: number;
+    records: number;
+    traces_read: number;
+    traces_cached: number;
+    records_counted: number;
+    records_count_cached: number;
+  };
+  message?: string;
+  /** Version of this document's shape (fields are only ever added within a version). */
+  schema_version?: number;
+  /** The configuration file in force; null = built-in defaults. */
+  config?: string | null;
+  /** Each step of the sweep in order: items, bytes, milliseconds. */
+  steps?: { step: string; items: number; bytes: number; ms: number }[];
+  /** Disk budgets (`max_bytes`, `keep_free`), when any is configured. */
+  budget?: BudgetReport;
+  /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
+  quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
+  /** Present while anything murmur-gc set aside is still there (each sweep tries it again). */
+  kept?: KeptAside;
+}
+
+export const REPORT_SCHEMA_VERSION = 1;
+
+export function countByKind(actions: Action[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of actions) out[a.kind] = (out[a.kind] ?? 0) + 1;
+  return out;
+}
+
+/** The one size style of every murmur-gc output (`812 B`, `1.2 KiB`, `2.0 GiB`). */
+export function formatBytes(n: number): string {
+  return fmtBytes(Math.max(0, Math.round(n)));
+}
+
+/** `3 min ago`, `in 12 min`, `just now` — the distance between `ms` and `nowMs`. */
+export function relativeTime(ms: number, nowMs: number): string {
+  const d = ms - nowMs;
+  const a = Math.abs(d);
+  if (a < 5_000) return 'just now';
+  const words =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.round(a / 60_000)} min`
+        : a < 2 * 86_400_000
+          ? `${Math.round(a / 3_600_000)} h`
+          : `${Math.round(a / 86_400_000)} days`;
+  return d < 0 ? `${words} ago` : `in ${words}`;
+}
+
+/** `2026-11-30 20:16:44 UTC (3 min ago)`: an absolute time marked as UTC, and how far it is. */
+export function formatWhen(ms: number, nowMs: number): string {
+  return `${fmtTimestamp(Math.max(0, Math.floor(ms)))} UTC (${relativeTime(ms, nowMs)})`;
+}
+
+function plural(n: number, one: string, many = one + 's'): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Columns padded to the widest cell of each column (numbers right-aligned); no trailing spaces. */
+export function formatTable(rows: string[][], rightAligned: ReadonlySet<number> = new Set(), indent = '  '): string[] {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => (indent + r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ')).trimEnd());
+}
+
+export type Verbosity = 'quiet' | 'normal' | 'verbose';
+
+/** At most this many error lines in the default output; -v lists all, --json has all. */
+const ERRORS_SHOWN = 10;
+
+function byCode(items: { code: string }[]): string {
+  const m = new Map<string, number>();
+  for (const i of items) m.set(i.code, (m.get(i.code) ?? 0) + 1);
+  return [...m.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
+}
+
+function itemLine(a: Action, would: string): string {
+  switch (a.kind) {
+    case 'remove_session':
+      return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+    case 'remove_record':
+      return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+    case 'truncate_record':
+      return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
+    case 'purge_quarantine':
+      if (a.held === 'unreadable') return `  ${would}delete for good held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
+      return `  ${would}delete for good held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
+    case 'shell_lost':
+      return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
+    case 'repair_torn_tail':
+      return `  ${would}terminate the torn last line of record ${a.record}/${a.target}`;
+    case 'chmod':
+      return `  ${would}chmod ${a.path}  ${a.from} -> ${a.to}`;
+    case 'remove_debris':
+      return `  ${would}remove leftover ${a.path}  (${a.code}: ${a.detail})`;
+  }
+}
+
+/** One row per (kind, sessions root or record store, reason): count, bytes, messages dropped. */
+function groupRows(r: SweepReport): string[][] {
+  const dry = r.dry_run;
+  const groups = new Map<string, { what: string; where: string; reason: string; n: number; bytes: number; dropped: number; hasBytes: boolean }>();
+  const add = (key: string, what: string, where: string, reason: string, bytes: number | undefined, dropped = 0) => {
+    const g = groups.get(key) ?? { what, where, reason, n: 0, bytes: 0, dropped: 0, hasBytes: bytes !== undefined };
+    g.n++;
+    g.bytes += bytes ?? 0;
+    g.dropped += dropped;
+    groups.set(key, g);
+  };
+  for (const a of r.actions) {
+    switch (a.kind) {
+      case 'remove_session':
+        if (a.held) add(`sh\0${a.root}\0${a.reason}`, dry ? 'would hold sessions' : 'held sessions', a.root, a.reason, a.bytes);
+        else add(`s\0${a.root}\0${a.reason}`, dry ? 'would remove sessions' : 'removed sessions', a.root, a.reason, a.bytes);
+        break;
+      case 'remove_record':
+        if (a.held) add(`rh\0${a.record}\0${a.reason}`, dry ? 'would hold records' : 'held records', `store ${a.record}`, a.reason, a.bytes);
+        else add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
+        break;
+      case 'truncate_record':
+        add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
+        break;
+      case 'shell_lost':
+        add(`l\0${a.root}`, dry ? 'would mark lost' : 'marked lost', a.root, 'shell_lost', undefined);
+        break;
+      case 'repair_torn_tail':
+        add(`x\0${a.record}`, dry ? 'would terminate torn lines' : 'terminated torn lines', `store ${a.record}`, 'torn_tail', undefined);
+        break;
+      case 'chmod':
+        add('c', dry ? 'would fix modes' : 'fixed modes', '', '0700/0600', undefined);
+        break;
+      case 'purge_quarantine':
+        add(`q\0${a.reason}`, dry ? 'would purge held items' : 'purged held items', 'quarantine', a.reason, a.bytes);
+        break;
+      case 'remove_debris':
+        add(`d\0${a.code}`, dry ? 'would clean leftovers' : 'cleaned leftovers', '', a.code, a.bytes);
+        break;
+    }
+  }
+  const rows = [...groups.values()].map((g) => [
+    g.what,
+    g.where,
+    g.reason,
+    String(g.n),
+    g.hasBytes ? formatBytes(g.bytes) : '',
+    g.dropped > 0 ? `${plural(g.dropped, 'message')} dropped` : '',
+  ]);
+  return rows.length === 0 ? [] : [['', 'where', 'reason', 'items', 'size', ''], ...rows];
+}
+
+/** Human report for the terminal (stdout). */
+export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): string {
+  const errorLines = r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}`);
+  if (verbosity === 'quiet') return errorLines.length ? errorLines.join('\n') + '\n' : '';
+  const lines: string[] = [];
+  const would = r.dry_run ? 'would ' : '';
+  lines.push(`murmur-gc ${r.dry_run ? 'dry run (nothing is changed)' : 'sweep'} — home ${r.home}`);
+  if (r.message) lines.push(r.message);
+  if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
+    return lines.join('\n') + '\n';
+  }
+  if (verbosity === 'verbose') {
+    for (const a of r.actions) lines.push(itemLine(a, would));
+    for (const s of r.skipped) lines.push(`  skipped ${s.target}  [${s.code}] ${s.detail}`);
+    lines.push(...errorLines);
+  } else {
+    lines.push(...formatTable(groupRows(r), new Set([3, 4])));
+    if (r.skipped.length) lines.push(`  skipped: ${byCode(r.skipped)}${r.skipped.length > 0 ? ' (-v lists them)' : ''}`);
+    if (r.errors.length) {
+      lines.push(`  errors: ${byCode(r.errors)}`);
+      lines.push(...errorLines.slice(0, ERRORS_SHOWN));
+      if (errorLines.length > ERRORS_SHOWN) lines.push(`  … and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`);
+    }
+  }
+  const c = countByKind(r.actions);
+  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && a.held).length;
+  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && a.held).length;
+  const parts = [
+    plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
+    ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),
+    plural((c['remove_record'] ?? 0) - heldRecords, 'record') + ' removed',
+    ...(heldRecords > 0 ? [plural(heldRecords, 'record') + ' held'] : []),
+    plural(c['truncate_record'] ?? 0, 'record') + ' truncated',
+    plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
+    plural(c['chmod'] ?? 0, 'mode') + ' fixed',
+  ];
+  if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
+  if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
+  if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
+  lines.push(
+    `${r.dry_run ? 'Would have: ' : 'Done: '}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${r.dry_run ? 'to free' : 'freed'}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
+  );
+  lines.push(
+    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
+  );
+  if (r.budget) lines.push(...budgetLines(r.budget, r.dry_run));
+  const q = r.quarantine;
+  if (q && (q.held > 0 || q.purged > 0)) {
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
+    lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
+  }
+  if (r.kept) lines.push(keptLine(r.kept, r.dry_run ? Date.now() : r.started_ms + r.duration_ms));
+  if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
+  return lines.join('\n') + '\n';
+}
+
+/** Paths a one-line mention of what is kept aside names at most (--json and status have them all). */
+const KEPT_PATHS_SHOWN = 3;
+
+/** The one line about what is kept aside (sweep report, status). */
+export function keptLine(k: KeptAside, nowMs: number): string {
+  const shown = k.paths.slice(0, KEPT_PATHS_SHOWN).join(', ');
+  const more = k.paths.length > KEPT_PATHS_SHOWN ? ` and ${k.paths.length - KEPT_PATHS_SHOWN} more` : '';
+  const since = k.oldest_ms !== null ? `, the oldest since ${formatWhen(k.oldest_ms, nowMs)}` : '';
+  return `Kept aside: ${plural(k.items, 'directory', 'directories')} murmur-gc could not remove whole (${formatBytes(k.bytes)}${since}; another user's files or a mount inside): ${shown}${more} — each sweep tries again; remove what blocks it by hand.`;
+}
+
+function heldWords(h: HeldAt | undefined): string {
+  return h ? `; held until ${fmtTimestamp(h.until_ms)} UTC` : '';
+}
+
+/** `24h`, `90m`, `7d`, `45s`: a window as the config spells it. */
+export function formatWindow(secs: number): string {
+  if (secs % 86_400 === 0 && secs > 2 * 86_400) return `${secs / 86_400}d`;
+  if (secs % 3600 === 0) return `${secs / 3600}h`;
+  if (secs % 60 === 0) return `${secs / 60}m`;
+  return `${secs}s`;
+}
+
+/** An ms timestamp as ISO 8601, or the raw number when it is outside Date's range (a u64 from a trace). */
+function isoOrMs(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString();
+}
+
+/** `812 ms`, `4.2 s`, `3 min 12 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** One line per budgeted store and one for keep_free (sizes measured after age and count). */
+export function budgetLines(b: BudgetReport, dry = false): string[] {
+  const out = b.stores.map(
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
+  );
+  const k = b.keep_free;
+  if (k) {
+    const r = k.reserve;
+    const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${dry ? 'the reserve a real run releases' : 'releasing the reserve'} ${r.path}, so the audit can be written)` : '';
+    const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
+    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${dry ? 'would be' : 'is'} put back` : ''}`);
+  }
+  return out;
+}

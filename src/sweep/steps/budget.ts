@@ -1,0 +1,460 @@
+// Step "budget": disk budgets (`max_bytes` per sessions root / record store, `keep_free` for the
+// filesystem under the home), after age and count have acted (src/plan/budget.ts has the order).
+// Guarantees:
+// - Does nothing (measures nothing) unless a budget is configured.
+// - Takes part: a sessions root or record store whose entry has `max_bytes`, and — for keep_free —
+//   every one with a policy (retain or max_bytes) on the home's filesystem. Discovered roots and
+//   stores with no policy, and murmur-gc's own audit root, are never touched for a budget.
+// - Sizes are measured now, descriptor-relatively (fsx/remove.ts measureDir), after the remove and
+//   truncate steps; a dry run subtracts what those steps would have freed, so its plan is the one
+//   a real run on the unchanged tree makes.
+// - Never removes a live session, a context a live session names, another user's entry, or a
+//   record whose header does not name the policy's capsule; removals go through the remove step's
+//   own code (rename to trash, re-verify, then delete; intent audited first) with reason
+//   `max_bytes` or `keep_free`; a removal that does not happen frees nothing and the next oldest
+//   item is tried.
+// - All or nothing (src/plan/budget.ts): a budget that removing every removable item could not
+//   meet removes nothing; one that it could removes the fewest oldest items that meet it.
+// - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
+//   the bytes still missing, what held them and the largest items it may not touch; the numbers
+//   are in `report.budget`.
+// - keep_free's reserve (src/gchome/reserve.ts): what the lock step released counts as free space (a
+//   dry run adds what a real run would release, so both plan alike). While the reserve is missing,
+//   keep_free also wants room for it (RESERVE_BYTES on top) whenever the removable items can
+//   provide that, else keep_free alone; once the budgets have acted, a missing reserve is put
+//   back when free space stays at or above keep_free with it in place.
+// - The blast-radius guard (src/plan/guards.ts) holds for budget removals as for age and count:
+//   before anything is removed for space, what the budgets would remove from each store (counted
+//   together with what age and count already removed there this sweep) is checked against the
+//   store's limit; a store over it loses nothing to the budgets (`blast_radius`, exit 1; its items
+//   are held as `blast_radius` in the unmet report) and the other stores are planned without it.
+// - An item on the protection list (src/gchome/protect-list.ts) is never removed for space: it is held
+//   as `protected` (the unmet report counts it there), and one `protected` skip names it when a
+//   budget would have taken it, unless a skip already named it this sweep.
+import { resolve } from 'node:path';
+import { keepFreeBytes } from '../../config/size.js';
+import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
+import { CONVERSATIONS_DIR, type ContextScan } from '../../runtime/inventory.js';
+import { measureDir } from '../../fsx/remove.js';
+import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
+import { statFs } from '../../fsx/statfs.js';
+import { RESERVE_BYTES, RESERVE_NAME, createReserve, fitsReserve, reserveBytes } from '../../gchome/reserve.js';
+import { GC_DIR } from '../../gchome/audit.js';
+import { idTimestampMs } from '../../runtime/ids.js';
+import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
+import { formatBytes } from '../report.js';
+import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
+import { openChain } from './dirs.js';
+import { removeRecord, removeSessions, tooLarge } from './remove.js';
+import { purgeHeld, type PurgeTarget } from './quarantine.js';
+import { listQuarantineDir, listRootHeld, openQuarantineDir } from '../../gchome/quarantine-store.js';
+import type { HeldItem } from '../../gchome/quarantine-layout.js';
+
+interface SessionsStore {
+  kind: 'sessions';
+  store: BudgetStore;
+  plan: SessionsRootPlan;
+}
+interface RecordsStore {
+  kind: 'records';
+  store: BudgetStore;
+  name: string;
+  contexts: ContextScan[];
+}
+
+export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  const { config } = ctx;
+  const home = ctx.homeDir;
+  const anyBudget = config.keepFree !== undefined || config.sessions.some((s) => s.maxBytes !== undefined) || config.records.some((r) => r.maxBytes !== undefined);
+  if (!anyBudget || !home) return tally;
+  const homeDev = home.identity.dev;
+
+  // ── which stores take part ────────────────────────────────────────────────────────────────
+  const keepFree = config.keepFree !== undefined;
+  const sessionStores: SessionsStore[] = [];
+  for (const p of ctx.sessionPlans) {
+    const { input, scan } = p;
+    if (input.isAuditRoot || !scan.identity) continue;
+    const hasPolicy = input.retain !== undefined || input.maxBytes !== undefined;
+    const onHomeFs = scan.identity.dev === homeDev;
+    if (input.maxBytes === undefined && !(keepFree && hasPolicy && onHomeFs)) continue;
+    sessionStores.push({ kind: 'sessions', plan: p, store: { key: `sessions:${input.root}`, label: `sessions root ${input.root}`, maxBytes: input.maxBytes, keepFree: keepFree && hasPolicy && onHomeFs } });
+  }
+  const recordStores: RecordsStore[] = [];
+  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean }>();
+  for (const r of config.records) {
+    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false };
+    e.capsules.add(r.capsule);
+    if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
+    e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
+    byStore.set(r.store, e);
+  }
+  const removedRecords = new Set(ctx.report.actions.flatMap((a) => (a.kind === 'remove_record' ? [`${a.record}/${a.target}`] : [])));
+  const items: BudgetItem[] = [];
+  const owners = new Map<string, Set<string>>();
+  for (const [name, e] of byStore) {
+    if (e.maxBytes === undefined && !(keepFree && e.hasPolicy)) continue;
+    const contexts = (ctx.records?.contexts ?? []).filter((c) => c.store === name && !removedRecords.has(`${name}/${c.context}`));
+    recordStores.push({ kind: 'records', name, contexts, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: keepFree && e.hasPolicy } });
+    owners.set(name, e.capsules);
+  }
+  if (sessionStores.length === 0 && recordStores.length === 0 && !keepFree) return tally;
+
+  // ── measure ───────────────────────────────────────────────────────────────────────────────
+  const sessionItems = new Map<BudgetItem, SessionsStore>();
+  const heldItems = new Map<BudgetItem, { parent: string; t: PurgeTarget }>();
+  /** dry runs: what this sweep would have held (nothing on disk to purge; reported only) */
+  const virtualHeld = new Map<BudgetItem, HeldItem>();
+  for (const s of sessionStores) {
+    const { input, views } = s.plan;
+    let rootDir: Dir | undefined;
+    try {
+      rootDir = await openRoot(input.root, s.plan);
+      for (const v of views) {
+        ctx.signal?.throwIfAborted();
+        if (ctx.removedSessions.has(`${input.root}/${v.scan.name}`)) continue;
+        const bytes = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
+        if (bytes === undefined) continue;
+        const held = v.liveness === 'live' ? Codes.liveSession : v.scan.uid !== ctx.uid ? Codes.foreignOwner : undefined;
+        const item: BudgetItem = { store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held };
+        items.push(item);
+        sessionItems.set(item, s);
+      }
+      // What the undo window holds in this root (and, in a dry run, what this sweep would hold).
+      for (const h of await listRootHeld(rootDir, false)) {
+        if (ctx.purgedNow.has(`${input.root}/${h.entry}`)) continue;
+        const bytes = await measured(ctx, `${input.root}/${h.entry}`, () => measureDir(rootDir!, h.entry, h.identity));
+        if (bytes === undefined) continue;
+        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes, held: h.uid !== ctx.uid ? Codes.foreignOwner : undefined, quarantined: true };
+        items.push(item);
+        heldItems.set(item, { parent: input.root, t: { store: 'sessions', origin: input.root, target: h.target, held: 'session', entry: h.entry, identity: h.identity } });
+      }
+      for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind === 'session' && x.origin === input.root) : []) {
+        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
+        items.push(item);
+        virtualHeld.set(item, h);
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: not measured for its disk budget: ${describeError(err)}` });
+      s.store.maxBytes = undefined;
+      s.store.keepFree = false;
+    } finally {
+      await rootDir?.close();
+    }
+  }
+  const truncatedBy = new Map<string, number>(ctx.report.actions.flatMap((a): [string, number][] => (a.kind === 'truncate_record' ? [[`${a.record}/${a.target}`, a.bytes]] : [])));
+  const recordItems = new Map<BudgetItem, { r: RecordsStore; c: ContextScan }>();
+  for (const r of recordStores) {
+    if (r.contexts.length === 0) continue; // an empty (or not yet created) store holds nothing
+    let storeDir: Dir | undefined;
+    try {
+      storeDir = await openChain(home, [CONVERSATIONS_DIR, r.name]);
+      if (storeDir.identity.dev !== homeDev) r.store.keepFree = false;
+      for (const c of r.contexts) {
+        ctx.signal?.throwIfAborted();
+        const target = `${r.name}/${c.context}`;
+        let bytes = await measured(ctx, target, () => measureDir(storeDir!, c.context, c.dirIdentity));
+        if (bytes === undefined) continue;
+        // A dry run did not rewrite the file: count it at the size the truncation leaves.
+        if (ctx.dryRun) bytes = Math.max(0, bytes - (truncatedBy.get(target) ?? 0));
+        const owned = c.header !== undefined && (owners.get(r.name)?.has(c.header.capsule) ?? false);
+        const held = ctx.world.liveContexts.has(c.context) ? Codes.liveContext : c.dirUid !== ctx.uid || c.file.uid !== ctx.uid ? Codes.foreignOwner : owned ? undefined : Codes.notOwned;
+        const item: BudgetItem = { store: r.store.key, target: c.context, ageMs: c.file.mtimeMs, bytes, held };
+        items.push(item);
+        recordItems.set(item, { r, c });
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      fail(ctx, { target: r.name, code: codeOf(err), detail: `record store ${r.name}: not measured for its disk budget: ${describeError(err)}` });
+      r.store.maxBytes = undefined;
+      r.store.keepFree = false;
+    } finally {
+      await storeDir?.close();
+    }
+  }
+
+  // ── held contexts and dropped lines (<home>/gc/quarantine) ──────────────────────────────
+  const quarantineStore: BudgetStore = { key: 'quarantine', label: 'quarantine', maxBytes: undefined, keepFree };
+  let q: Dir | undefined;
+  try {
+    q = ctx.quarantineDir ?? (await openQuarantineDir(home, false));
+    if (q) ctx.quarantineDir = q;
+  } catch (err) {
+    fail(ctx, { target: `${ctx.home}/gc/quarantine`, code: codeOf(err), detail: `not measured for the disk budgets: ${describeError(err)}` });
+  }
+  const storeKey = (origin: string) => (recordStores.some((r) => r.name === origin && (r.store.maxBytes !== undefined || r.store.keepFree)) ? `records:${origin}` : quarantineStore.key);
+  if (q) {
+    const listed = await listQuarantineDir(q, true);
+    for (const i of listed.items) {
+      if (i.incomplete || i.meta?.state === 'staged' || ctx.purgedNow.has(`${q.path}/${i.entry}`)) continue;
+      const item: BudgetItem = { store: storeKey(i.origin), target: i.target, ageMs: i.untilMs, bytes: i.bytes, held: undefined, quarantined: true };
+      items.push(item);
+      heldItems.set(item, { parent: q.path, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } });
+    }
+  }
+  for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind !== 'session') : []) {
+    const item: BudgetItem = { store: storeKey(h.origin), target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
+    items.push(item);
+    virtualHeld.set(item, h);
+  }
+
+  // ── keep_free ─────────────────────────────────────────────────────────────────────────────
+  let kf: { required: number; free: number; short: number; room: number } | undefined;
+  if (config.keepFree) {
+    try {
+      const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
+      const required = keepFreeBytes(config.keepFree, space.totalBytes);
+      // A dry run released no reserve: count what the real run would have released (lock step).
+      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) + ctx.reserveReleased : 0);
+      kf = { required, free, short: Math.max(0, required - free), room: 0 };
+    } catch (err) {
+      fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
+    }
+  }
+
+  // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
+  // (purging what the quarantine holds is not a removal of anything in place: not counted)
+  const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store), ...(items.some((i) => i.store === quarantineStore.key) ? [quarantineStore] : [])];
+  holdProtected(ctx, stores, items, kf?.short ?? 0, (i) => {
+    const s = sessionItems.get(i);
+    if (s) return ctx.protection.session(resolve(s.plan.input.root))(i.target) ? `${s.plan.input.root}/${i.target}` : undefined;
+    const rc = recordItems.get(i);
+    return rc && ctx.protection.context(rc.r.name)(i.target) ? `${rc.r.name}/${i.target}` : undefined;
+  });
+  // A missing reserve is wanted on top of keep_free, as long as that can be met (else keep_free alone).
+  const reachesKeepFree = (short: number) => planBudgets(stores, items, short).unmet.every((u) => u.reason !== 'keep_free');
+  if (kf && !(await reservePresent(ctx, home))) {
+    const withRoom = Math.max(0, kf.required + RESERVE_BYTES - kf.free);
+    if (withRoom > kf.short && reachesKeepFree(withRoom)) kf = { ...kf, short: withRoom, room: RESERVE_BYTES };
+  }
+  guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
+  if (kf && kf.room > 0 && !reachesKeepFree(kf.short)) kf = { ...kf, short: Math.max(0, kf.required - kf.free), room: 0 };
+
+  // ── remove, oldest first, until every budget is met ───────────────────────────────────────
+  const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
+  for (let choice = ledger.next(); choice; choice = ledger.next()) {
+    ctx.signal?.throwIfAborted();
+    const { item, reason } = choice;
+    let freed: number | undefined;
+    const s = sessionItems.get(item);
+    const hq = heldItems.get(item);
+    const hv = virtualHeld.get(item);
+    if (hq) {
+      freed = await purgeAt(ctx, hq.parent, hq.t, reason);
+      if (freed !== undefined) {
+        tally.items++;
+        tally.bytes += freed;
+      }
+    } else if (hv) {
+      // A dry run: this sweep would have held it, and would now purge it for the budget.
+      const target = hv.kind === 'session' ? hv.parent : `${ctx.home}/gc/quarantine`;
+      ctx.report.actions.push({ kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path: `${target}/${hv.entry}`, bytes: hv.bytes });
+      ctx.report.bytes_freed += hv.bytes;
+      freed = hv.bytes;
+    } else if (s) {
+      const before = { ...tally };
+      await removeSessions(ctx, { ...s.plan, plan: { remove: [{ name: item.target, reason }], skip: [] } }, tally, () => undefined);
+      freed = tally.items > before.items ? tally.bytes - before.bytes : undefined;
+    } else {
+      const rc = recordItems.get(item);
+      if (rc) {
+        freed = await removeRecord(ctx, home, rc.c, rc.r.name, reason);
+        if (freed !== undefined) {
+          tally.items++;
+          tally.bytes += freed;
+        }
+      }
+    }
+    ledger.settle(choice, freed);
+  }
+
+  const putBack = kf ? await keepReserve(ctx, home, kf, ledger.outcomes().filter((o) => stores.find((s) => s.key === o.store)?.keepFree === true).reduce((n, o) => n + o.bytes_freed, 0)) : false;
+
+  const unmet = ledger.unmet();
+  for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
+  ctx.report.budget = {
+    stores: ledger.outcomes(),
+    keep_free: kf
+      ? {
+          required_bytes: kf.required,
+          free_bytes: kf.free,
+          short_bytes: kf.short,
+          short_bytes_after: ledger.keepFreeShortBytes,
+          reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, room_bytes: kf.room, put_back: putBack },
+        }
+      : null,
+    unmet,
+  };
+  return tally;
+}
+
+/**
+ * Plans the budgets as if every removal succeeds; a store whose total removals this sweep (age and
+ * count, then these) exceed its blast radius is reported and its items are held, and the rest is
+ * planned again without it (keep_free may then reach for other stores), until no store trips.
+ */
+function guardBudgets(ctx: SweepContext, homePath: string, sessionStores: SessionsStore[], recordStores: RecordsStore[], stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number): void {
+  const tripped = new Set<string>();
+  for (;;) {
+    const planned = new Map<string, string[]>();
+    for (const c of planBudgets(stores, items, keepFreeShort).remove) {
+      if (!c.item.quarantined) planned.set(c.item.store, [...(planned.get(c.item.store) ?? []), c.item.target]);
+    }
+    let again = false;
+    for (const [key, names] of planned) {
+      if (tripped.has(key)) continue;
+      const s = sessionStores.find((x) => x.store.key === key);
+      const r = recordStores.find((x) => x.store.key === key);
+      const over = s
+        ? tooLarge(ctx, s.plan.input.root, 'sessions', s.plan.views.length, [...removedEarlier(ctx, 'sessions', s.plan.input.root), ...names])
+        : r
+          ? tooLarge(ctx, `${homePath}/${CONVERSATIONS_DIR}/${r.name}`, 'records', (ctx.records?.contexts ?? []).filter((c) => c.store === r.name).length, [...removedEarlier(ctx, 'records', r.name), ...names])
+          : false;
+      if (!over) continue;
+      tripped.add(key);
+      for (const i of items) if (i.store === key && i.held === undefined) i.held = Codes.blastRadius;
+      again = true;
+    }
+    if (!again) return;
+  }
+}
+
+/**
+ * Protected items in place are held as `protected`; each one the budgets would have taken (were
+ * it not protected) is reported once as a `protected` skip. `target` names a protected item's
+ * report target, undefined for one that is not protected.
+ */
+function holdProtected(ctx: SweepContext, stores: BudgetStore[], items: BudgetItem[], keepFreeShort: number, target: (i: BudgetItem) => string | undefined): void {
+  const marked = new Map<BudgetItem, string>();
+  for (const i of items) {
+    const t = i.quarantined ? undefined : target(i);
+    if (t !== undefined && i.held === undefined) marked.set(i, t);
+  }
+  if (marked.size === 0) return;
+  const chosen = new Set(planBudgets(stores, items, keepFreeShort).remove.map((c) => c.item));
+  for (const i of marked.keys()) i.held = Codes.protected;
+  for (const [i, t] of marked) {
+    if (!chosen.has(i) || ctx.report.skipped.some((s) => s.code === Codes.protected && s.target === t)) continue;
+    skip(ctx, { target: t, code: Codes.protected, detail: `${t} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although the disk budget would remove it` });
+  }
+}
+
+/** What the remove step took (or, in a dry run, would take) from one store this sweep. */
+function removedEarlier(ctx: SweepContext, kind: 'sessions' | 'records', store: string): string[] {
+  return ctx.report.actions.flatMap((a) =>
+    kind === 'sessions' ? (a.kind === 'remove_session' && a.root === store ? [a.target] : []) : a.kind === 'remove_record' && a.record === store ? [a.target] : [],
+  );
+}
+
+/** Purge one held item found under `parentPath` (a sessions root or the quarantine directory). */
+async function purgeAt(ctx: SweepContext, parentPath: string, t: PurgeTarget, reason: 'max_bytes' | 'keep_free'): Promise<number | undefined> {
+  if (ctx.quarantineDir && parentPath === ctx.quarantineDir.path) return purgeHeld(ctx, ctx.quarantineDir, t, reason);
+  let d: Dir | undefined;
+  try {
+    d = await Dir.open(parentPath);
+    return await purgeHeld(ctx, d, t, reason);
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    fail(ctx, { target: parentPath, code: codeOf(err), detail: `${parentPath}: ${describeError(err)}` });
+    return undefined;
+  } finally {
+    await d?.close();
+  }
+}
+
+async function openRoot(root: string, plan: SessionsRootPlan): Promise<Dir> {
+  const d = await Dir.open(root);
+  if (!plan.scan.identity || !sameIdentity(d.identity, plan.scan.identity)) {
+    await d.close();
+    throw new GcError(Codes.changedSinceScan, `${root} was replaced since it was scanned`);
+  }
+  return d;
+}
+
+/** Bytes of one entry, or undefined (reported) when it cannot be measured: it is then left alone. */
+async function measured(ctx: SweepContext, target: string, measure: () => Promise<{ bytes: number }>): Promise<number | undefined> {
+  try {
+    return (await measure()).bytes;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    const code = codeOf(err);
+    (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: not measured for its disk budget: ${describeError(err)}` });
+    return undefined;
+  }
+}
+
+/** Whether the keep_free reserve is in place (a dry run: and a real run would not release it). */
+async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
+  if (ctx.reserveReleased > 0) return false;
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    return (await reserveBytes(gc)) >= RESERVE_BYTES;
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    return false;
+  } finally {
+    await gc?.close();
+  }
+}
+
+/**
+ * Put the keep_free reserve back (or, in a dry run, say whether a real run would) when it is
+ * missing and free space stays at or above keep_free with it in place. Never throws.
+ */
+async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number; free: number }, freedOnHomeFs: number): Promise<boolean> {
+  if (ctx.dryRun) return !(await reservePresent(ctx, home)) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
+  let gc: Dir | undefined;
+  try {
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    gc = await home.openDir(GC_DIR);
+    if ((await reserveBytes(gc)) >= RESERVE_BYTES) return false;
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
+    if (!fitsReserve(space.freeBytes, kf.required)) return false;
+    return await createReserve(gc);
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the keep_free reserve was not put back: ${describeError(err)}`);
+    return false;
+  } finally {
+    await gc?.close();
+  }
+}
+
+/** What the earlier steps of a dry run would have freed on the home's filesystem. */
+function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): number {
+  const devOf = new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
+  let n = 0;
+  for (const a of ctx.report.actions) {
+    // What the undo window holds is not freed; what it purges is.
+    if (a.kind === 'remove_session') n += devOf.get(a.root) === homeDev && !a.held ? a.bytes : 0;
+    else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.held ? 0 : a.bytes;
+    else if (a.kind === 'purge_quarantine') n += a.store === 'records' || devOf.get(a.origin) === homeDev ? a.bytes : 0;
+  }
+  return n;
+}
+
+function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; room: number } | undefined): string {
+  const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`);
+  const heldText = held.length > 0 ? `held by ${held.join(', ')}` : 'nothing else taking part could be removed';
+  const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
+  const what =
+    u.reason === 'keep_free'
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
+      : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
+  const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
+  const n = u.removable.items;
+  const items = `${n} removable item${n === 1 ? '' : 's'} (${formatBytes(u.removable.bytes)})`;
+  const done =
+    n > 0
+      ? u.removed === 0
+        ? `removing all ${items} would not ${reach}, so none was removed for it`
+        : `after ${u.removed} removed for it, the ${items} left would not ${reach}, so they stay`
+      : u.removed === 0
+        ? 'nothing taking part may be removed'
+        : `after removing every item it may (${u.removed})`;
+  return `${what}: ${done}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}`;
+}

@@ -1,0 +1,148 @@
+// Step "debris": leftovers of interrupted runs (trash directories, temp files) are finished, and
+// what an earlier removal set aside (`.murmur-gc-kept.*`) is tried again.
+// Guarantees: a temp file whose writing process is alive is left alone; each entry is acted on
+// through its parent's descriptor and only if it is still the entry scanned (same dev/ino);
+// a kept-aside directory that still cannot go is no error: it stays, and the sweep reports it
+// (one aggregated line, `kept` in the report) until it is gone; a dry run measures and removes
+// nothing.
+import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
+import type { Debris } from '../../runtime/inventory.js';
+import { allocatedBytes, finishTrash, keptSinceMs, measureDir, retryKept } from '../../fsx/remove.js';
+import { probeProcess } from '../../runtime/running.js';
+import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
+import { fail, progress, type SweepContext, type StepTally } from './context.js';
+import { openChain } from './dirs.js';
+
+const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
+
+export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
+  // Temp files: decide pid liveness now (async probe) — a temp of a live process is in use.
+  const liveTempPids = new Set<number>();
+  for (const d of ctx.debris) {
+    if (d.kind !== 'temp_file') continue;
+    const pid = tempPid(d.path);
+    if (pid > 0 && pid !== process.pid && (await probeProcess(pid, undefined)) === 'alive') liveTempPids.add(pid);
+  }
+  const tally = { items: 0, bytes: 0 };
+  let done = 0;
+  for (const d of ctx.debris) {
+    progress(ctx, done++, ctx.debris.length, tally.bytes);
+    ctx.signal?.throwIfAborted();
+    if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
+    if (d.kind === 'kept_dir') {
+      const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        ctx.kept.push({ path: d.path, bytes: 0, sinceMs: ctx.nowMs });
+        return undefined;
+      });
+      if (bytes !== undefined) {
+        tally.items++;
+        tally.bytes += bytes;
+      }
+      continue;
+    }
+    try {
+      const failedRun = d.kind === 'trash_dir' ? await finishedRunOf(ctx, d.path) : undefined;
+      const bytes = await actOnDebris(d, ctx.dryRun);
+      const code = failedRun ? Codes.ioError : Codes.processInterrupted;
+      const detail = failedRun ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)` : d.detail;
+      ctx.report.actions.push({ kind: 'remove_debris', path: d.path, code, detail, bytes });
+      ctx.report.bytes_freed += bytes;
+      tally.items++;
+      tally.bytes += bytes;
+      const what = failedRun ? 'leftover of a failed removal' : 'leftover of an interrupted run';
+      ctx.log.warn({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
+    } catch (err) {
+      fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
+    }
+  }
+  return tally;
+}
+
+/**
+ * A trash directory is named `.murmur-gc-trash.<run>.<name>`. When that run's audit trace ended
+ * normally (exit_status ok or failed, not canceled), the run was not interrupted: its removal
+ * failed, and the leftover is not reported as process_interrupted. Returns that run's id then.
+ */
+async function finishedRunOf(ctx: SweepContext, trashPath: string): Promise<string | undefined> {
+  const run = /\.murmur-gc-trash\.(ses_[0-9a-f]+)\./.exec(trashPath)?.[1];
+  if (!run || !ctx.homeDir) return undefined;
+  let gc: Dir | undefined;
+  let sdir: Dir | undefined;
+  try {
+    gc = await ctx.homeDir.openDir(GC_DIR);
+    sdir = await gc.openDir(run);
+    if (await sdir.lstat(INTENT_FILE)) return undefined; // still to be recovered: interrupted
+    const text = (await readSmallFile(sdir, 'trace.jsonl', 1 << 20)).toString('utf8');
+    const end = text.split('\n').find((l) => l.includes('"event_type":"session_end"'));
+    const status = end ? /"exit_status":"([a-z_]+)"/.exec(end)?.[1] : undefined;
+    return status === 'ok' || status === 'failed' ? run : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await sdir?.close();
+    await gc?.close();
+  }
+}
+
+/** Run `fn` on the scanned entry's parent directory, opened descriptor-relatively from its anchor. */
+async function withParent<T>(d: Debris, fn: (parent: Dir, name: string) => Promise<T>): Promise<T | undefined> {
+  const anchor = await Dir.open(d.ref.anchor, { followFinal: true });
+  try {
+    const parentChain = d.ref.chain.slice(0, -1);
+    const name = d.ref.chain[d.ref.chain.length - 1];
+    if (name === undefined) return undefined;
+    const parent = parentChain.length === 0 ? anchor : await openChain(anchor, parentChain);
+    try {
+      return await fn(parent, name);
+    } finally {
+      if (parent !== anchor) await parent.close();
+    }
+  } finally {
+    await anchor.close();
+  }
+}
+
+async function actOnDebris(d: Debris, dryRun: boolean): Promise<number> {
+  const bytes = await withParent(d, async (parent, name) => {
+    if (d.kind === 'trash_dir') {
+      if (dryRun) return (await measureDir(parent, name, d.identity)).bytes;
+      return (await finishTrash(parent, name, d.identity)).bytes;
+    }
+    const st = await parent.lstat(name);
+    if (!st || !st.isFile() || !sameIdentity(identityOf(st), d.identity)) return 0;
+    if (!dryRun) await parent.unlink(name);
+    return allocatedBytes(st);
+  });
+  return bytes ?? 0;
+}
+
+/**
+ * Try again to remove `parent/name`, set aside by an earlier removal that could not remove it
+ * whole (src/fsx/remove.ts retryKept). Gone: a `remove_debris` action (code io_error: a removal
+ * that failed earlier), its bytes returned. Still there (or a dry run): added to `ctx.kept`, no
+ * error, undefined returned.
+ */
+export async function retryKeptEntry(ctx: SweepContext, parent: Dir, name: string, identity: Identity): Promise<number | undefined> {
+  const path = parent.display(name);
+  const st = await parent.lstat(name);
+  if (!st?.isDirectory() || !sameIdentity(identityOf(st), identity)) return undefined;
+  const sinceMs = keptSinceMs(name, st);
+  if (ctx.dryRun) {
+    const bytes = await measureDir(parent, name, identity).then((m) => m.bytes, () => 0);
+    ctx.kept.push({ path, bytes, sinceMs });
+    return undefined;
+  }
+  const r = await retryKept(parent, name, identity);
+  if (!r.removed) {
+    ctx.kept.push({ path, bytes: r.bytes, sinceMs });
+    ctx.log.debug({ path, bytes: r.bytes }, `still kept aside: ${r.why}`);
+    return undefined;
+  }
+  const bytes = r.stats.bytes;
+  ctx.report.actions.push({ kind: 'remove_debris', path, code: Codes.ioError, detail: 'set aside by an earlier sweep that could not remove it whole; removed now', bytes });
+  ctx.report.bytes_freed += bytes;
+  ctx.log.info({ code: Codes.ioError, path, bytes }, 'a directory kept aside by an earlier sweep is removed now');
+  return bytes;
+}

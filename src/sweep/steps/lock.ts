@@ -1,0 +1,111 @@
+// Step "lock": find the home, take the sweep lock, open the home by descriptor.
+// Guarantees: one sweep at a time (`<home>/gc/sweep.lock`; BusyError → exit 75); a dry run only
+// probes the lock and creates nothing; a home owned by another uid is refused (foreign_owner);
+// no home and no existing configured root stops the sweep with a message and touches nothing.
+// The keep_free reserve (src/gchome/reserve.ts) is released before the lock is taken when the
+// filesystem has less than the reserve free, so the lock, the audit and its intents can be
+// written; a dry run releases nothing and only notes what a real run would release. Without
+// keep_free a real run removes a reserve left from an earlier configuration.
+import { BusyError, Codes, GcError, describeError } from '../../errors.js';
+import { LOCK_STALE_MS, acquireLock, probeLock, sweepLockPath } from '../../gchome/lock.js';
+import { readOwnerFile } from '../../gchome/lock-owner.js';
+import { RESERVE_NAME, releaseReserve, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
+import { Dir, lstatPath, processUid } from '../../fsx/safe-fs.js';
+import { statFs } from '../../fsx/statfs.js';
+import { GC_DIR } from '../../gchome/audit.js';
+import { formatBytes, formatDuration } from '../report.js';
+import { skip, type SweepContext, type StepTally } from './context.js';
+import { anyExists, openOrCreateHome } from './dirs.js';
+
+export async function lockStep(ctx: SweepContext): Promise<StepTally> {
+  const { home, config, report } = ctx;
+  const homeSt = await lstatPath(home);
+  const configuredRootsExist = await anyExists(config.sessions.map((s) => s.root));
+  if (!homeSt) {
+    if (!configuredRootsExist) {
+      report.message = `No murmur home at ${home} and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)`;
+      ctx.stopped = true;
+      return { items: 0, bytes: 0 };
+    }
+  } else if (!homeSt.isDirectory() && !homeSt.isSymbolicLink()) {
+    throw new GcError(Codes.ioError, `${home} is not a directory`);
+  }
+  ctx.homeExists = homeSt !== undefined;
+  report.home_exists = ctx.homeExists;
+
+  if (ctx.dryRun) {
+    if (homeSt && (await probeLock(sweepLockPath(home)))) {
+      throw await busy(home, ctx.now());
+    }
+  } else {
+    ctx.homeDir = await openOrCreateHome(home, homeSt !== undefined);
+    refuseForeignHome(ctx.homeDir, home);
+    const gc = await ctx.homeDir.mkdir(GC_DIR, 0o700);
+    try {
+      await settleReserve(ctx, gc);
+    } finally {
+      await gc.close();
+    }
+    ctx.sweepLock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
+    if (ctx.sweepLock?.brokeDeadHolder) {
+      skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
+    }
+    if (!ctx.sweepLock) throw await busy(home, ctx.now());
+  }
+  const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
+  ctx.signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+
+  if (!ctx.homeDir && homeSt) ctx.homeDir = await Dir.open(home, { followFinal: true });
+  if (ctx.homeDir) refuseForeignHome(ctx.homeDir, home);
+  if (ctx.dryRun && ctx.homeDir && (await ctx.homeDir.lstat(GC_DIR))?.isDirectory()) {
+    const gc = await ctx.homeDir.openDir(GC_DIR);
+    try {
+      await settleReserve(ctx, gc);
+    } finally {
+      await gc.close();
+    }
+  }
+  return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
+}
+
+/** Release the keep_free reserve when the filesystem is short of it (see the header). Never throws. */
+async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
+  try {
+    const bytes = await reserveBytes(gc);
+    if (bytes === 0) return;
+    if (ctx.config.keepFree === undefined) {
+      if (!ctx.dryRun) await releaseReserve(gc);
+      return;
+    }
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
+    if (!releasesReserve(space.freeBytes)) return;
+    ctx.reserveReleased = ctx.dryRun ? bytes : await releaseReserve(gc);
+    if (ctx.reserveReleased > 0) {
+      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.dryRun ? 'would release' : 'released'} the keep_free reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+    }
+  } catch (err) {
+    ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the keep_free reserve was left as it is: ${describeError(err)}`);
+  }
+}
+
+/** storage_busy naming the holder: its pid and how long it has held the sweep lock. */
+async function busy(home: string, nowMs: number): Promise<BusyError> {
+  const lock = sweepLockPath(home);
+  const owner = await readOwnerFile(lock);
+  const since = await lstatPath(`${lock}.owner.json`);
+  const pid = typeof owner?.pid === 'number' ? owner.pid : undefined;
+  const held = since ? formatDuration(Math.max(0, nowMs - Number(since.mtimeMs))) : undefined;
+  const who = pid !== undefined ? `murmur-gc pid ${pid}${held ? `, holding it for ${held}` : ''}` : 'another murmur-gc sweep';
+  return new BusyError(
+    `${who} holds ${lock}; try again when it has finished`,
+    `murmur-gc status shows whether the daemon is sweeping; the lock of a holder that died is taken over by the next run (one without an owner record after ${LOCK_STALE_MS / 1000} s)`,
+  );
+}
+
+/** Before anything is created or locked in it: a home of another uid is refused (foreign_owner). */
+function refuseForeignHome(dir: Dir, home: string): void {
+  if (Number(dir.stat.uid) === processUid()) return;
+  throw new GcError(Codes.foreignOwner, `${home} belongs to uid ${dir.stat.uid}, not ${processUid()}; murmur-gc only maintains its own user's home`, {
+    hint: `run murmur-gc as the user who owns it (e.g. sudo -u '#${dir.stat.uid}' murmur-gc …), or point --home at your own murmur home`,
+  });
+}

@@ -1,0 +1,260 @@
+// Step "remove": sessions over their root's max_age/max_sessions, then records over max_age.
+// Guarantees:
+// - Only what the plan step chose; a session or record owned by another uid is skipped
+//   (foreign_owner); the intent is in the audit log before the removal starts.
+// - A removal is a rename into a `.murmur-gc-trash.*` directory of the same parent, a re-check
+//   there (the session's trace / the record's file unchanged since the scan; otherwise it is put
+//   back and skipped), then deletion — all through the parent's descriptor.
+// - A dry run opens, verifies and measures, and changes nothing.
+import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
+import type { HeldLock } from '../../gchome/lock.js';
+import { holdContext, holdSession, openQuarantineDir } from '../../gchome/quarantine-store.js';
+import { measureDir, removeDir } from '../../fsx/remove.js';
+import { sessionQuarantineName, type ItemMeta } from '../../gchome/quarantine-layout.js';
+import type { HeldAt } from '../report.js';
+import type { SessionView } from '../world.js';
+import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
+import { blastRadius } from '../../plan/guards.js';
+import { ensureAudit } from './audit.js';
+import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { openChain } from './dirs.js';
+import { holdRecord, recordFailure } from './record-lock.js';
+import type { BudgetReason } from '../../plan/budget.js';
+
+export type SessionRemovalReason = 'max_age' | 'max_sessions' | BudgetReason;
+
+export async function removeStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  const total =
+    ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) + ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length, 0);
+  let done = 0;
+  const tick = () => progress(ctx, ++done, total, tally.bytes);
+  for (const p of ctx.sessionPlans) await removeSessions(ctx, p, tally, tick);
+  const home = ctx.homeDir;
+  if (!home) return tally;
+  for (const { policy, contexts, plan } of ctx.recordPlans) {
+    for (const s of plan.skip) skip(ctx, { target: `${policy.store}/${s.context}`, code: s.code, detail: s.detail });
+    if (tooLarge(ctx, `${home.path}/${CONVERSATIONS_DIR}/${policy.store}`, 'records', contexts.length, plan.remove.map((r) => r.context))) continue;
+    for (const r of plan.remove) {
+      ctx.signal?.throwIfAborted();
+      const c = contexts.find((x) => x.context === r.context);
+      if (!c) continue;
+      const bytes = await removeRecord(ctx, home, c, policy.store, r.reason);
+      if (bytes !== undefined) {
+        tally.items++;
+        tally.bytes += bytes;
+      }
+      tick();
+    }
+  }
+  return tally;
+}
+
+/**
+ * The blast-radius guard for one store: true (reported as `blast_radius`, nothing removed there)
+ * when this sweep would remove more than the limit allows. A dry run reports the same.
+ */
+export function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records', present: number, names: string[]): boolean {
+  const limit = blastRadius({ present, remove: names.length, configured: ctx.config.maxDelete, unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true });
+  if (!limit) return false;
+  const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, … (${names.length - 10} more)` : '');
+  fail(ctx, {
+    target: store,
+    code: Codes.blastRadius,
+    detail: `this sweep would remove ${names.length} of ${present} ${what} in ${store} (${shown}); ${limit}, so nothing was removed there. To proceed: check it with --dry-run, then run it once by hand (murmur-gc sweep), or add --confirm-large, or raise max_delete`,
+  });
+  return true;
+}
+
+/** Removes the sessions `plan` names in one root (also used by the budget step, with its reasons). */
+export async function removeSessions(
+  ctx: SweepContext,
+  { input, scan, views, plan }: Omit<SessionsRootPlan, 'plan'> & { plan: { remove: { name: string; reason: SessionRemovalReason }[]; skip: SessionsRootPlan['plan']['skip'] } },
+  tally: { items: number; bytes: number },
+  tick: () => void,
+): Promise<void> {
+  for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
+  if (plan.remove.length === 0) return;
+  if (tooLarge(ctx, input.root, 'sessions', views.length, plan.remove.map((r) => r.name))) return;
+  let rootDir: Dir;
+  try {
+    rootDir = await Dir.open(input.root);
+    if (!scan.identity || !sameIdentity(rootDir.identity, scan.identity)) {
+      await rootDir.close();
+      throw new GcError(Codes.changedSinceScan, `${input.root} was replaced since it was scanned`);
+    }
+  } catch (err) {
+    fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}` });
+    return;
+  }
+  try {
+    for (const r of plan.remove) {
+      ctx.signal?.throwIfAborted();
+      const view = views.find((v) => v.scan.name === r.name);
+      if (!view) continue;
+      const target = `${input.root}/${r.name}`;
+      if (view.scan.uid !== ctx.uid) {
+        skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${view.scan.uid}; not removed` });
+        continue;
+      }
+      // murmur-gc's own audit sessions are not held: the undo window is for the runtime's data.
+      const hold = input.isAuditRoot ? undefined : holdsFor(ctx, r.reason);
+      try {
+        let bytes: number;
+        let held: HeldAt | undefined;
+        if (hold !== undefined && ctx.dryRun) {
+          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
+          held = { until_ms: hold, path: `${input.root}/${sessionQuarantineName(hold, r.name)}` };
+        } else if (hold !== undefined) {
+          const a = await ensureAudit(ctx);
+          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
+          const h = await holdSession(rootDir, r.name, view.scan.identity, hold, sessionUnchanged(view, target));
+          bytes = h.bytes;
+          held = { until_ms: hold, path: `${input.root}/${h.entry}` };
+          if (a && seq !== undefined) await a.done(seq);
+          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
+        } else if (ctx.dryRun) {
+          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
+        } else {
+          const a = await ensureAudit(ctx);
+          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
+          const unchanged = sessionUnchanged(view, target);
+          const signal = ctx.signal;
+          bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: ctx.auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
+          if (a && seq !== undefined) await a.done(seq);
+          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
+        }
+        ctx.removedSessions.add(target);
+        ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) });
+        if (held) {
+          const entry = held.path.slice(input.root.length + 1);
+          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: input.root, entry });
+        } else ctx.report.bytes_freed += bytes;
+        tally.items++;
+        tally.bytes += bytes;
+        ctx.log.debug({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
+      } catch (err) {
+        if (isAbort(err)) throw err;
+        const code = codeOf(err);
+        (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: ${describeError(err)}` });
+      }
+      tick();
+    }
+  } finally {
+    await rootDir.close();
+  }
+}
+
+/**
+ * A session written since the scan (a resume reading or reconciling it, a late teardown) is put
+ * back and kept: liveness is re-checked at the moment of action.
+ */
+function sessionUnchanged(view: SessionView, target: string): (sdir: Dir) => Promise<void> {
+  return async (sdir: Dir) => {
+    const st = await sdir.lstat('trace.jsonl');
+    const scanned = view.scan.trace?.ok ? view.scan.trace : undefined;
+    const same = scanned
+      ? st !== undefined && Number(st.size) === scanned.size && Number(st.mtimeMs) === scanned.mtimeMs
+      : st === undefined || view.scan.trace !== undefined;
+    if (!same) throw new GcError(Codes.changedSinceScan, `${target} was written since it was scanned; kept`);
+  };
+}
+
+/**
+ * The undo window's deadline for a removal with this reason, or undefined when it is removed at
+ * once: quarantine off, or a disk budget (it removes to free space; holding would free nothing).
+ */
+export function holdsFor(ctx: SweepContext, reason: string): number | undefined {
+  if (ctx.quarantineMs === undefined || reason === 'max_bytes' || reason === 'keep_free') return undefined;
+  return ctx.nowMs + ctx.quarantineMs;
+}
+
+/** `<home>/gc/quarantine`, opened once per sweep (created in a real run). */
+export async function quarantineDirOf(ctx: SweepContext, home: Dir): Promise<Dir | undefined> {
+  if (!ctx.quarantineDir) ctx.quarantineDir = await openQuarantineDir(home, !ctx.dryRun);
+  return ctx.quarantineDir;
+}
+
+/** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
+export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age' | BudgetReason): Promise<number | undefined> {
+  const target = `${store}/${c.context}`;
+  if (c.dirUid !== ctx.uid || c.file.uid !== ctx.uid) {
+    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not removed` });
+    return undefined;
+  }
+  let lock: HeldLock | undefined;
+  let storeDir: Dir | undefined;
+  try {
+    const locked = await holdRecord(ctx, home, store, c);
+    if (locked === 'busy') return undefined;
+    lock = locked;
+    storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
+    const verify = async (dir: Dir) => {
+      const st = await dir.lstat(RECORD_FILE);
+      if (!st || !sameIdentity(identityOf(st), c.file.identity) || Number(st.size) !== c.file.size || Number(st.mtimeMs) !== c.file.mtimeMs) {
+        throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
+      }
+    };
+    let bytes = 0;
+    let held: HeldAt | undefined;
+    let hold = holdsFor(ctx, reason);
+    if (hold !== undefined && storeDir.identity.dev !== home.identity.dev) {
+      // The quarantine is under the home: a store on another filesystem cannot be moved there.
+      skip(ctx, { target, code: Codes.crossDevice, detail: `${storeDir.path} is on another filesystem than ${home.path}: ${c.context} cannot be held in the quarantine and is removed at once` });
+      hold = undefined;
+    }
+    if (ctx.dryRun) {
+      const dir = await storeDir.openDir(c.context, c.dirIdentity);
+      try {
+        await verify(dir);
+      } finally {
+        await dir.close();
+      }
+      bytes = (await measureDir(storeDir, c.context, c.dirIdentity)).bytes;
+      if (hold !== undefined) held = { until_ms: hold, path: `${home.path}/gc/quarantine` };
+    } else {
+      const a = await ensureAudit(ctx);
+      const seq = await a?.intend({ kind: 'remove_record', store: 'records', reason, parent: storeDir.path, target: c.context });
+      if (hold !== undefined) {
+        const q = await quarantineDirOf(ctx, home);
+        if (!q) throw new GcError(Codes.ioError, 'the quarantine directory could not be opened');
+        const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
+        try {
+          const h = await holdContext(storeDir, c.context, c.dirIdentity, q, meta, verify);
+          bytes = h.bytes;
+          held = { until_ms: hold, path: `${q.path}/${h.entry}/ctx` };
+          ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes, parent: q.path, entry: h.entry, reason });
+        } catch (err) {
+          // Only a move the kernel refuses across filesystems falls back to removal at once.
+          if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+          skip(ctx, { target, code: Codes.crossDevice, detail: `${describeError(err)}; removed at once` });
+        }
+      }
+      if (!held) {
+        const lockSignal = lock?.signal;
+        bytes = (
+          await removeDir(storeDir, c.context, c.dirIdentity, {
+            runId: ctx.auditId,
+            verifyInTrash: verify,
+            ...(lockSignal ? { signal: lockSignal } : {}),
+          })
+        ).bytes;
+      }
+      if (a && seq !== undefined) await a.done(seq);
+      ctx.retentionItems.push({ store: 'records', reason, target: c.context, parent: storeDir.path });
+    }
+    ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes, ...(held ? { held } : {}) });
+    if (held) {
+      if (ctx.dryRun) ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: `${home.path}/gc/quarantine`, entry: `(${c.context})`, reason });
+    } else ctx.report.bytes_freed += bytes;
+    ctx.log.debug({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
+    return bytes;
+  } catch (err) {
+    recordFailure(ctx, err, target, lock);
+    return undefined;
+  } finally {
+    await storeDir?.close();
+    await lock?.release();
+  }
+}

@@ -1,0 +1,87 @@
+// Step "repair_torn_tail": a record a policy covers whose last line is torn (a writer died
+// mid-line) gets its `\n`, so the runtime's next append starts a line of its own instead of being
+// glued to the torn bytes and lost to every reader (docs/design.md §4).
+// Guarantees: the selection is src/plan/torn-tail.ts (idle for live_grace, not live, readable);
+// under the record's lock, only the file scanned (same dev/ino), through the context directory's
+// descriptor, and only when no process holds the file open for writing; the `\n` is added by the
+// staged rewrite (runtime/record-truncate.ts `repairTornTail`), so a line appended meanwhile lands
+// after it. Audited (intent before the rewrite); a dry run reports and writes nothing.
+import { dirname } from 'node:path';
+import { Codes, GcError } from '../../errors.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
+import type { HeldLock } from '../../gchome/lock.js';
+import { repairTornTail } from '../../runtime/record-truncate.js';
+import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
+import { planTornTails } from '../../plan/torn-tail.js';
+import { ensureAudit } from './audit.js';
+import { skip, type SweepContext, type StepTally } from './context.js';
+import { openChain } from './dirs.js';
+import { holdRecord, recordFailure } from './record-lock.js';
+
+export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> {
+  const tally = { items: 0, bytes: 0 };
+  const home = ctx.homeDir;
+  if (!home) return tally;
+  const done = new Set<string>();
+  for (const { policy, contexts, plan } of ctx.recordPlans) {
+    const acted = new Set([...plan.remove.map((r) => r.context), ...plan.truncate.map((t) => t.context)]);
+    const targets = planTornTails(
+      contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, terminated: c.terminated, unreadable: c.unreadable === true })),
+      policy.capsule,
+      policy.retain,
+      ctx.world.liveContexts,
+      acted,
+      ctx.nowMs,
+      ctx.config.liveGraceSecs * 1000,
+    );
+    for (const name of targets) {
+      ctx.signal?.throwIfAborted();
+      const c = contexts.find((x) => x.context === name);
+      if (!c || done.has(c.path)) continue;
+      done.add(c.path);
+      if (await repairOne(ctx, home, c)) tally.items++;
+    }
+  }
+  return tally;
+}
+
+async function repairOne(ctx: SweepContext, home: Dir, c: ContextScan): Promise<boolean> {
+  const target = `${c.store}/${c.context}`;
+  if (c.file.uid !== ctx.uid) {
+    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; its torn last line is left as it is` });
+    return false;
+  }
+  let lock: HeldLock | undefined;
+  let dir: Dir | undefined;
+  try {
+    const held = await holdRecord(ctx, home, c.store, c);
+    if (held === 'busy') return false;
+    lock = held;
+    dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
+    if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    let seq: number | undefined;
+    const a = await ensureAudit(ctx);
+    if (a) seq = await a.intend({ kind: 'repair_torn_tail', parent: dirname(dir.path), target: c.context });
+    const out = await repairTornTail(dir, RECORD_FILE, {
+      dryRun: ctx.dryRun,
+      expect: c.file.identity,
+      ...(lock?.signal ? { signal: lock.signal } : {}),
+    });
+    if (a && seq !== undefined) await a.done(seq);
+    if (!out.repaired) {
+      if (out.why === 'held') {
+        skip(ctx, { target, code: Codes.concurrentAppend, detail: `${c.path} ends with a torn line but a process holds it open for writing; left as it is` });
+      }
+      return false;
+    }
+    ctx.report.actions.push({ kind: 'repair_torn_tail', record: c.store, target: c.context, path: c.path });
+    ctx.log.info({ record: c.store, target: c.context }, ctx.dryRun ? 'would terminate the torn last line' : 'torn last line terminated');
+    return true;
+  } catch (err) {
+    recordFailure(ctx, err, target, lock);
+    return false;
+  } finally {
+    await dir?.close();
+    await lock?.release();
+  }
+}

@@ -1,0 +1,207 @@
+// Store sizes for `murmur-gc status`: sessions in the configured sessions roots, conversation
+// records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`, what the
+// undo window holds (`quarantine ls`'s listing), and what removals could not remove whole and set
+// aside (`.murmur-gc-kept.*` in a sessions root, a record store or `<home>/gc/quarantine`).
+// Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
+// descriptor-relatively without following links or crossing mounts (src/fsx/remove.ts
+// `measureDir`); bytes are allocated bytes (what `du` counts, as the disk budgets count them: a
+// sparse file counts its blocks, not its length); an entry that cannot be read is counted in
+// `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
+// inventory (src/runtime/inventory.ts), which reads only their header line, never a message; each
+// context directory is measured whole, as `max_bytes` measures it.
+import { listHeld } from '../commands/quarantine.js';
+import { CONVERSATIONS_DIR, scanRecords } from '../runtime/inventory.js';
+import { GC_DIR_NAME } from '../gchome/paths.js';
+import { KEPT_PREFIX, keptSinceMs, measureDir } from '../fsx/remove.js';
+import type { KeptAside } from './report.js';
+import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
+import { Dir, lstatPath } from '../fsx/safe-fs.js';
+import { errnoCode } from '../errors.js';
+import { isSessionName } from '../runtime/ids.js';
+import type { GcConfig } from '../config/types.js';
+
+export interface RootSize {
+  root: string;
+  exists: boolean;
+  sessions: number;
+  bytes: number;
+  unreadable: number;
+}
+
+export interface StoreSizes {
+  sessions: { roots: RootSize[]; sessions: number; bytes: number };
+  records: { stores: number; records: number; bytes: number; unreadable: number };
+  audit: { sessions: number; bytes: number; unreadable: number };
+  /** What the undo window holds (src/commands/quarantine.ts listHeld): sessions, contexts, dropped lines. */
+  quarantine?: { items: number; bytes: number; unreadable: number };
+  /** Set aside by removals that could not remove them whole; each sweep tries them again. */
+  kept?: KeptAside;
+}
+
+/** Directories named `.murmur-gc-kept.*` directly under `dir`, measured, into `out`. */
+async function findKept(dir: Dir, out: KeptAside): Promise<void> {
+  for (const name of await dir.list()) {
+    if (!name.startsWith(KEPT_PREFIX)) continue;
+    const st = await dir.lstat(name).catch(() => undefined);
+    if (!st?.isDirectory()) continue;
+    out.items++;
+    out.paths.push(dir.display(name));
+    out.bytes += await measureDir(dir, name).then((m) => m.bytes, () => 0);
+    const since = keptSinceMs(name, st);
+    out.oldest_ms = out.oldest_ms === null ? since : Math.min(out.oldest_ms, since);
+  }
+}
+
+/** `.murmur-gc-kept.*` in each record store and in `<home>/gc/quarantine`. */
+async function findKeptInHome(home: Dir, out: KeptAside): Promise<void> {
+  const inside = async (parent: Dir, chain: string[], each: (d: Dir) => Promise<void>) => {
+    let d: Dir | undefined = parent;
+    const opened: Dir[] = [];
+    try {
+      for (const seg of chain) {
+        const st = await d.lstat(seg);
+        if (!st?.isDirectory()) return;
+        d = await d.openDir(seg);
+        opened.push(d);
+      }
+      await each(d);
+    } finally {
+      for (const o of opened.reverse()) await o.close();
+    }
+  };
+  await inside(home, [CONVERSATIONS_DIR], async (conv) => {
+    for (const store of await conv.list()) {
+      if (store.startsWith('.')) continue;
+      await inside(conv, [store], (d) => findKept(d, out)).catch(() => undefined);
+    }
+  }).catch(() => undefined);
+  await inside(home, [GC_DIR_NAME, QUARANTINE_DIR], (d) => findKept(d, out)).catch(() => undefined);
+}
+
+async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
+  try {
+    return await Dir.open(path, { followFinal });
+  } catch (err) {
+    const c = errnoCode(err);
+    if (c === 'ENOENT' || c === 'ENOTDIR' || c === 'ELOOP') return undefined;
+    throw err;
+  }
+}
+
+/** Count and measure `ses_*` directories directly under `dir`. */
+async function measureSessions(dir: Dir): Promise<{ sessions: number; bytes: number; unreadable: number }> {
+  const out = { sessions: 0, bytes: 0, unreadable: 0 };
+  for (const name of await dir.list()) {
+    if (!isSessionName(name)) continue;
+    const st = await dir.lstat(name).catch(() => undefined);
+    if (!st?.isDirectory()) continue;
+    out.sessions++;
+    try {
+      out.bytes += (await measureDir(dir, name)).bytes;
+    } catch {
+      out.unreadable++;
+    }
+  }
+  return out;
+}
+
+export async function measureStores(config: GcConfig): Promise<StoreSizes> {
+  const kept: KeptAside = { items: 0, bytes: 0, oldest_ms: null, paths: [] };
+  const sizes: StoreSizes = {
+    sessions: { roots: [], sessions: 0, bytes: 0 },
+    records: { stores: 0, records: 0, bytes: 0, unreadable: 0 },
+    audit: { sessions: 0, bytes: 0, unreadable: 0 },
+    kept,
+  };
+  const seen = new Set<string>();
+  for (const s of config.sessions) {
+    if (seen.has(s.root)) continue;
+    seen.add(s.root);
+    const r: RootSize = { root: s.root, exists: false, sessions: 0, bytes: 0, unreadable: 0 };
+    try {
+      const d = await openAnchor(s.root, false);
+      if (d) {
+        r.exists = true;
+        try {
+          Object.assign(r, await measureSessions(d));
+          await findKept(d, kept);
+        } finally {
+          await d.close();
+        }
+      }
+    } catch {
+      r.unreadable++;
+    }
+    sizes.sessions.roots.push(r);
+    sizes.sessions.sessions += r.sessions;
+    sizes.sessions.bytes += r.bytes;
+  }
+
+  try {
+    const held = await listHeld(config);
+    sizes.quarantine = { items: held.totals.items, bytes: held.totals.bytes, unreadable: held.problems.length };
+  } catch {
+    sizes.quarantine = { items: 0, bytes: 0, unreadable: 1 };
+  }
+
+  if (!(await lstatPath(config.home))) return sizes;
+  const home = await openAnchor(config.home, true);
+  if (!home) return sizes;
+  try {
+    await findKeptInHome(home, kept);
+    const cst = await home.lstat(CONVERSATIONS_DIR);
+    if (cst?.isDirectory()) await measureRecords(home, config.home, sizes.records);
+    const gst = await home.lstat(GC_DIR_NAME);
+    if (gst?.isDirectory()) {
+      try {
+        const gc = await home.openDir(GC_DIR_NAME);
+        try {
+          Object.assign(sizes.audit, await measureSessions(gc));
+        } finally {
+          await gc.close();
+        }
+      } catch {
+        sizes.audit.unreadable++;
+      }
+    }
+  } finally {
+    await home.close();
+  }
+  return sizes;
+}
+
+/** Records through the sweep's own inventory (same enumeration rules, headers only, no counting). */
+async function measureRecords(home: Dir, homePath: string, out: StoreSizes['records']): Promise<void> {
+  const scan = await scanRecords(home, homePath, { collectModes: false, nowMs: Date.now(), debrisAgeMs: Infinity, isPidAlive: () => true });
+  out.stores = new Set(scan.contexts.map((c) => c.store)).size;
+  out.records = scan.contexts.length;
+  out.unreadable = scan.problems.length;
+  out.bytes = 0;
+  const byStore = new Map<string, typeof scan.contexts>();
+  for (const c of scan.contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  for (const [store, contexts] of byStore) {
+    let dir: Dir | undefined;
+    try {
+      const conv = await home.openDir(CONVERSATIONS_DIR);
+      try {
+        dir = await conv.openDir(store);
+      } finally {
+        await conv.close();
+      }
+    } catch {
+      out.unreadable += contexts.length;
+      continue;
+    }
+    try {
+      for (const c of contexts) {
+        try {
+          out.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
+        } catch {
+          out.unreadable++;
+        }
+      }
+    } finally {
+      await dir.close();
+    }
+  }
+}

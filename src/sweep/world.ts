@@ -1,0 +1,113 @@
+// Every session murmur-gc can see, with its liveness (docs/design.md §2) — shared by the sweep and by
+// `conversation rm|truncate` (which refuses contexts a live session uses).
+// Guarantees: read-only; sessions roots are the configured ones, the ones named by running records
+// (parent of the record's workdir; never pruned unless a policy names them) and <home>/gc (the
+// audit root); the same directory reached twice is scanned once, keeping the entry with a policy.
+import { dirname } from 'node:path';
+import type { GcConfig, SessionRetain } from '../config/types.js';
+import { judgeLiveness, type Liveness, type RunningProbe } from '../plan/liveness.js';
+import { scanSessionsRoot, type Problem, type RootScan, type SessionScan } from '../runtime/inventory.js';
+import { probeProcess, readRunningRecords } from '../runtime/running.js';
+import { lstatPath, type Dir } from '../fsx/safe-fs.js';
+import type { TraceCache } from '../runtime/trace-scan.js';
+import { GC_DIR } from '../gchome/audit.js';
+
+export interface RootPlanInput {
+  root: string;
+  retain: SessionRetain | undefined;
+  /** disk budget of the entry (`max_bytes`) */
+  maxBytes?: number;
+  /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
+  isAuditRoot: boolean;
+  origin: string;
+}
+
+export interface SessionView {
+  root: string;
+  scan: SessionScan;
+  liveness: Liveness;
+  why: string;
+}
+
+export interface SessionsWorld {
+  roots: RootPlanInput[];
+  rootScans: { input: RootPlanInput; scan: RootScan }[];
+  views: SessionView[];
+  liveContexts: Set<string>;
+  problems: Problem[];
+  counts: { sessions_roots: number; sessions: number; traces_read: number; traces_cached: number };
+}
+
+export async function scanSessionsWorld(
+  config: GcConfig,
+  homeDir: Dir | undefined,
+  cache: TraceCache | undefined,
+  nowMs: number,
+  signal?: AbortSignal,
+): Promise<SessionsWorld> {
+  const problems: Problem[] = [];
+  const running = new Map<string, RunningProbe>();
+  const discovered: RootPlanInput[] = [];
+  if (homeDir) {
+    const rs = await readRunningRecords(homeDir);
+    problems.push(...rs.problems);
+    for (const r of rs.records) {
+      const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
+      if (running.get(r.sessionId) !== 'alive') running.set(r.sessionId, probe);
+      if (r.workdir && r.workdir.startsWith('/')) {
+        discovered.push({ root: dirname(r.workdir), retain: undefined, isAuditRoot: false, origin: `running/${r.file}` });
+      }
+    }
+  }
+  const roots = await dedupeRoots([
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), isAuditRoot: false, origin: s.origin })),
+    ...discovered,
+    ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
+  ]);
+  const counts = { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 };
+  const rootScans: { input: RootPlanInput; scan: RootScan }[] = [];
+  for (const input of roots) {
+    signal?.throwIfAborted();
+    const scan = await scanSessionsRoot(input.root, cache, signal);
+    problems.push(...scan.problems);
+    if (scan.exists && !input.isAuditRoot) counts.sessions_roots++;
+    if (!input.isAuditRoot) counts.sessions += scan.sessions.length;
+    for (const s of scan.sessions) {
+      if (s.trace?.ok) {
+        if (s.trace.fromCache) counts.traces_cached++;
+        else counts.traces_read++;
+      }
+    }
+    rootScans.push({ input, scan });
+  }
+  const views: SessionView[] = [];
+  const liveContexts = new Set<string>();
+  for (const { input, scan } of rootScans) {
+    for (const s of scan.sessions) {
+      const v = judgeLiveness(
+        {
+          running: running.get(s.name) ?? 'none',
+          lastWriteMs: s.trace?.ok ? s.trace.mtimeMs : (s.trace?.mtimeMs ?? s.dirMtimeMs),
+          hasSessionEnd: s.trace?.ok ? s.trace.summary.hasSessionEnd : undefined,
+        },
+        nowMs,
+        config.liveGraceSecs * 1000,
+      );
+      views.push({ root: input.root, scan: s, liveness: v.state, why: v.why });
+      if (v.state === 'live' && s.trace?.ok) s.trace.summary.contextIds.forEach((c) => liveContexts.add(c));
+    }
+  }
+  return { roots, rootScans, views, liveContexts, problems, counts };
+}
+
+async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
+  const seen = new Map<string, RootPlanInput>();
+  for (const i of inputs) {
+    const st = await lstatPath(i.root);
+    const key = st ? `${st.dev}:${st.ino}` : `path:${i.root}`;
+    const prev = seen.get(key);
+    if (!prev) seen.set(key, i);
+    else if (!prev.retain && prev.maxBytes === undefined && (i.retain || i.maxBytes !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
+  }
+  return [...seen.values()];
+}

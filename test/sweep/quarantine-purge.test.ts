@@ -1,0 +1,125 @@
+// The undo window never keeps an item forever: a held item whose item.json cannot be read goes
+// by the window its name carries, audited as unreadable, and never makes a sweep fail; what a
+// killed hold leaves is recovered by the next sweep. In process, the clock injected.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listHeld } from '../../src/commands/quarantine.js';
+import { runSweep } from '../../src/sweep/pipeline.js';
+import type { SweepReport } from '../../src/sweep/report.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/log.js';
+import * as f from '../helpers/fixtures.js';
+
+let tmp: string;
+let home: string;
+const log = createLogger({ level: 'silent' });
+const HOUR = 3_600_000;
+
+beforeEach(() => {
+  tmp = fs.realpathSync(f.tempDir('mgc-qpurge'));
+  home = path.join(tmp, 'home');
+  fs.mkdirSync(home, { mode: 0o700 });
+});
+afterEach(() => f.rmrf(tmp));
+
+async function config(yaml = 'quarantine: 24h\n') {
+  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
+  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+}
+
+async function sweep(nowMs: number, yaml?: string): Promise<SweepReport> {
+  return runSweep({ config: await config(yaml), dryRun: false, log, now: () => nowMs });
+}
+
+const qdir = () => path.join(home, 'gc', 'quarantine');
+
+/** A held context item made by hand, its directory's times `ageMs` in the past. */
+function item(untilMs: number, sidecar: 'garbage' | 'empty' | 'missing' | 'fifo' | 'huge' | 'ok', payload: 'ctx' | 'dropped' | 'none' = 'ctx', ageMs = 2 * HOUR): string {
+  const entry = `${untilMs}.${'ab'.repeat(8)}`;
+  const dir = path.join(qdir(), entry);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (payload === 'ctx') {
+    fs.mkdirSync(path.join(dir, 'ctx'));
+    fs.writeFileSync(path.join(dir, 'ctx', 'conversation.jsonl'), '{"type":"murmur.record","capsule":"shey"}\n');
+  } else if (payload === 'dropped') {
+    fs.writeFileSync(path.join(dir, 'dropped.jsonl'), 'x'.repeat(100) + '\n');
+  }
+  const meta = path.join(dir, 'item.json');
+  if (sidecar === 'garbage') fs.writeFileSync(meta, '{"kind":"context", this is not json');
+  else if (sidecar === 'empty') fs.writeFileSync(meta, '');
+  else if (sidecar === 'fifo') execFileSync('mkfifo', [meta]);
+  else if (sidecar === 'huge') {
+    fs.writeFileSync(meta, '');
+    fs.truncateSync(meta, 300 * 1024 * 1024); // sparse: costs no disk
+  } else if (sidecar === 'ok') {
+    fs.writeFileSync(meta, JSON.stringify({ kind: 'context', store: 'shey', context: 'ctx_a', removed_ms: untilMs - 24 * HOUR, until_ms: untilMs, reason: 'max_age', run: 'ses_x' }) + '\n');
+  }
+  const t = (Date.now() - ageMs) / 1000;
+  fs.utimesSync(dir, t, t);
+  return entry;
+}
+
+function auditEvents(r: SweepReport): Record<string, unknown>[] {
+  return f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('a held item whose item.json cannot be read', () => {
+  it.each(['garbage', 'empty', 'missing', 'fifo', 'huge'] as const)('item.json %s: purged by the window in its name, audited as unreadable, no sweep fails', async (kind) => {
+    const until = Date.now() - HOUR;
+    const entry = item(until, kind);
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([
+      expect.objectContaining({ kind: 'purge_quarantine', store: 'records', target: entry, held: 'unreadable', reason: 'expired', path: path.join(qdir(), entry) }),
+    ]);
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'records', reason: 'expired', targets: [entry], kinds: ['unreadable'] })]);
+    const again = await sweep(Date.now());
+    expect(again.errors).toEqual([]);
+    expect(again.actions).toEqual([]);
+  });
+
+  it.each(['fifo', 'huge', 'garbage'] as const)('item.json %s, window not passed: kept, reported once per sweep as quarantine_item_unreadable, never an error', async (kind) => {
+    const until = Date.now() + 5 * HOUR;
+    const entry = item(until, kind);
+    for (let i = 0; i < 2; i++) {
+      const r = await sweep(Date.now());
+      expect(r.errors).toEqual([]);
+      expect(r.skipped).toEqual([expect.objectContaining({ code: 'quarantine_item_unreadable', target: path.join(qdir(), entry) })]);
+      expect(fs.existsSync(path.join(qdir(), entry, 'ctx', 'conversation.jsonl'))).toBe(true);
+    }
+    // its window passes: it goes
+    const r = await sweep(until + 1);
+    expect(r.errors).toEqual([]);
+    expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
+  });
+
+  it('dropped lines kept by a hold killed before its sidecar stay until the window in their name (never discarded early)', async () => {
+    const until = Date.now() + 5 * HOUR;
+    const entry = item(until, 'missing', 'dropped');
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(fs.readFileSync(path.join(qdir(), entry, 'dropped.jsonl'), 'utf8')).toBe('x'.repeat(100) + '\n');
+    const later = await sweep(until + 1);
+    expect(later.errors).toEqual([]);
+    expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
+    expect(later.actions).toEqual([expect.objectContaining({ kind: 'purge_quarantine', held: 'unreadable', target: entry })]);
+  });
+
+  it('a young item without its sidecar (a hold may be writing it) is neither reported nor touched', async () => {
+    const entry = item(Date.now() + 24 * HOUR, 'missing', 'dropped', 0);
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(r.skipped).toEqual([]);
+    expect(fs.existsSync(path.join(qdir(), entry, 'dropped.jsonl'))).toBe(true);
+  });
+
+  it('quarantine ls / status name it as unreadable (not a held context of unknown origin)', async () => {
+    const entry = item(Date.now() + 5 * HOUR, 'garbage');
+    const l = await listHeld(await config());
+    expect(l.items).toEqual([]);
+    expect(l.problems).toEqual([expect.objectContaining({ code: 'quarantine_item_unreadable', target: path.join(qdir(), entry) })]);
+  });
+});
