@@ -135,4 +135,9 @@ export default defineConfig(
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: NODE_GLOBALS },
   },
+  {
+    // CommonJS configuration files (dependency-cruiser reads .dependency-cruiser.cjs with require).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...NODE_GLOBALS, module: 'writable', require: 'readonly' } },
+  },
 );

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The benchmark suite: every scenario of issue 12, each run back to back with its physical
+// The benchmark suite: every scenario, each run back to back with its physical
 // baseline in the same script, several times; prints medians, ratios and peak RSS in one table.
 //
 //   npm run bench                 # full: 100 000 sessions in 100 roots + 10 000 records, 2 × 2 GiB records

@@ -10,8 +10,7 @@
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
-import type { KeepFree } from '../config/size.js';
-import type { GcConfig, RecordRetain, SessionRetain } from '../config/types.js';
+import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
 import { ExitWith } from './types.js';

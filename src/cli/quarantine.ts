@@ -7,7 +7,8 @@
 // sizes only — never record content.
 import type { Command } from 'commander';
 import { formatBytes, formatTable, formatWhen, formatWindow } from '../sweep/report.js';
-import type { HeldListing, RestoreResult } from '../commands/quarantine.js';
+import type { RestoreResult } from '../commands/quarantine.js';
+import type { HeldListing } from '../gchome/held-listing.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
@@ -80,7 +81,7 @@ function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('..
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
-  const { listHeld } = await import('../commands/quarantine.js');
+  const { listHeld } = await import('../gchome/held-listing.js');
   const config = await loadForCommand(opts);
   const l = await listHeld(config);
   const log = await oneShotLogger(config, false, opts.json);

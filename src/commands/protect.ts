@@ -17,18 +17,16 @@
 // - Ids, paths, counts and times only — never record content.
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, RefusalError, codeOf, describeError } from '../errors.js';
+import { BusyError, RefusalError, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages } from '../runtime/inventory.js';
 import { acquireLock, sweepLockPath } from '../gchome/lock.js';
-import { protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
+import { auditProtection, protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';
 import type { Logger } from '../log.js';
-import { mintId } from '../runtime/ids.js';
 import { PROTECT_LIMIT, kindOf, protectedText, sameItem, type ProtectedItem, type ProtectedKind } from '../gchome/protect-list.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
-import { VERSION } from '../version.js';
-import { AuditSession, GC_DIR, type ProtectionChange, type RestoredItem } from '../gchome/audit.js';
+import { GC_DIR } from '../gchome/audit.js';
 import { formatWindow } from '../sweep/report.js';
 
 export const ProtectCodes = {
@@ -205,13 +203,6 @@ async function currentList(home: Dir): Promise<ProtectedItem[]> {
   return read.items;
 }
 
-async function audited(home: Dir, now: () => number, change: ProtectionChange): Promise<string> {
-  const id = mintId('ses_');
-  const a = await AuditSession.begin(home, id, VERSION, now());
-  await a.finish([], [], 'ok', now(), { protection: [change] });
-  return id;
-}
-
 /** The kind of `ref.target`; a flag for the other kind (--record for a session, --root for a context) is refused. */
 function checkFlags(ref: ItemRef): ProtectedKind {
   const kind = kindOf(ref.target);
@@ -253,7 +244,7 @@ async function addItem(config: GcConfig, home: Dir, log: Logger, item: Protected
     // Written before anything slower (the judgement may count a large record's messages).
     await writeProtection(home, next);
     log.info({ target: item.target, where: item.where, by: item.by }, 'protected');
-    audit = await audited(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
+    audit = await auditProtection(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
   }
   const present = await exists(itemPath(config, item));
   const judgement = await judgeItem(config, item, now());
@@ -291,7 +282,7 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
       const item = mine[0]!;
       await writeProtection(home, items.filter((i) => !sameItem(i, item)));
       log.info({ target: item.target, where: item.where }, 'released');
-      const audit = await audited(home, now, { change: 'release', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: 'release' });
+      const audit = await auditProtection(home, now, { change: 'release', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: 'release' });
       return { item, present: await exists(itemPath(config, item)), judgement: await judgeItem(config, item, now()), audit };
     });
   } finally {
@@ -311,36 +302,6 @@ export async function protectRestored(config: GcConfig, home: Dir, log: Logger, 
   const rel = first.to.slice(`${config.home}/${CONVERSATIONS_DIR}/`.length).split('/');
   const where = kind === 'session' ? resolve(first.to, '..') : rel[0]!;
   return addItem(config, home, log, { kind, target: r.target, where, since_ms: now(), by: 'restore' }, now);
-}
-
-/**
- * What an interrupted restore put back (completed by recovery: the sweep's recover step, or a
- * retried restore) is protected as the restore itself would have done, before anything can plan
- * on it; an item already on the list is left as it is. Runs under the sweep lock. Never throws:
- * a list that cannot be read or written is logged (`protected_unreadable` already makes every
- * sweep count every item as protected).
- */
-export async function protectRecovered(home: Dir, log: Logger, restored: readonly RestoredItem[], now: () => number): Promise<number> {
-  if (restored.length === 0) return 0;
-  try {
-    const items = await currentList(home);
-    const add: ProtectedItem[] = [];
-    for (const r of restored) {
-      const kind: ProtectedKind = r.store === 'sessions' ? 'session' : 'context';
-      const item: ProtectedItem = { kind, target: r.target, where: kind === 'session' ? resolve(r.origin) : r.origin, since_ms: now(), by: 'restore' };
-      if (![...items, ...add].some((i) => sameItem(i, item))) add.push(item);
-    }
-    if (add.length === 0) return 0;
-    await writeProtection(home, [...items, ...add]);
-    for (const i of add) {
-      log.info({ target: i.target, where: i.where, by: i.by }, 'protected (a restore completed by recovery)');
-      await audited(home, now, { change: 'protect', store: i.kind === 'session' ? 'sessions' : 'records', target: i.target, origin: i.where, by: i.by });
-    }
-    return add.length;
-  } catch (err) {
-    log.warn({ code: codeOf(err) }, `an interrupted restore was completed, but what it put back could not be protected: ${describeError(err)}`);
-    return 0;
-  }
 }
 
 /** The judgement, in one line. */

@@ -1,11 +1,7 @@
 // `murmur-gc quarantine ls` and `murmur-gc restore TARGET`: the operator's side of the undo window
 // (layout: src/gchome/quarantine-layout.ts; the moves: src/gchome/quarantine-store.ts).
 // Guarantees:
-// - `ls` is read-only: held sessions of the configured sessions roots and the items of
-//   `<home>/gc/quarantine`, with where each came from, when it goes and its bytes (allocated
-//   bytes, as `du` counts them, walked descriptor-relatively without following links or crossing
-//   mounts). An item whose restore happened but was not completed (killed, or its removal
-//   failed) is not listed.
+// - `ls` is read-only: it shows what src/gchome/held-listing.ts reads.
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
 //   It puts an item back only where nothing of that name exists now (else `restore_exists`,
 //   nothing changed), through descriptors, never replacing anything. A `ses_` id is a session;
@@ -33,23 +29,25 @@ import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, withPath } from '../errors.js';
-import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory.js';
+import { CONVERSATIONS_DIR, RECORD_FILE } from '../runtime/inventory.js';
 import { acquireLock, ensureLockDir, recordLockPath, sweepLockPath, type HeldLock } from '../gchome/lock.js';
 import { listQuarantineDir, listRootHeld, openHeldLines, openQuarantineDir, purgeEntry, type QueueItem, type RootHeld } from '../gchome/quarantine-store.js';
 import { RECORD_FILE_MODE, firstLineEnd } from '../runtime/record-truncate.js';
-import { Dir, lstatPath, type Identity } from '../fsx/safe-fs.js';
+import { Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from '../runtime/staged-rewrite.js';
 import type { Logger } from '../log.js';
 import { isSessionName, mintId } from '../runtime/ids.js';
-import { CONTEXT_PAYLOAD, oldestFirst, payloadOf, restoreChain, restoredMarker, type HeldItem, type ItemMeta } from '../gchome/quarantine-layout.js';
+import { CONTEXT_PAYLOAD, payloadOf, restoreChain, restoredMarker, type ItemMeta } from '../gchome/quarantine-layout.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../runtime/record.js';
 import { VERSION } from '../version.js';
 import { failpoint } from '../failpoint.js';
 import { AuditSession, GC_DIR, INTENT_FILE, type IntentLine, type RestoredItem } from '../gchome/audit.js';
 import { removeDeadGcTemps } from '../gchome/leftovers.js';
-import { protectRecovered, protectRestored, type ProtectOutcome } from './protect.js';
-import { recoverInterruptedAudits, restoredPendingEntries } from '../gchome/audit-recovery.js';
-import { openChain } from '../sweep/steps/dirs.js';
+import { protectRestored, type ProtectOutcome } from './protect.js';
+import { protectRecovered } from '../gchome/protect-file.js';
+import { recoverInterruptedAudits } from '../gchome/audit-recovery.js';
+import { openAnchor } from '../fsx/dirs.js';
+import { landedStaged } from '../gchome/held-listing.js';
 
 export const RestoreCodes = {
   /** nothing of that id is held */
@@ -61,104 +59,6 @@ export const RestoreCodes = {
   /** the record was truncated again since (or is gone): the held lines cannot go back in order */
   conflict: 'restore_conflict',
 } as const;
-
-export interface HeldListing {
-  home: string;
-  items: (HeldItem & { path: string; incomplete?: boolean })[];
-  totals: { items: number; bytes: number };
-  problems: { target: string; code: string; detail: string }[];
-}
-
-async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
-  if (!(await lstatPath(path))) return undefined;
-  try {
-    return await Dir.open(path, { followFinal });
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every held item (sessions in the configured roots, contexts and dropped lines in the home). */
-export async function listHeld(config: GcConfig, measure = true): Promise<HeldListing> {
-  const out: HeldListing = { home: config.home, items: [], totals: { items: 0, bytes: 0 }, problems: [] };
-  const roots = [...new Set(config.sessions.map((s) => s.root))];
-  for (const r of roots) {
-    const d = await openAnchor(r, false);
-    if (!d) continue;
-    try {
-      for (const h of await listRootHeld(d, measure)) out.items.push({ ...strip(h), path: d.display(h.entry) });
-    } catch (err) {
-      out.problems.push({ target: r, code: Codes.ioError, detail: `${r}: ${describeError(err)}` });
-    } finally {
-      await d.close();
-    }
-  }
-  const home = await openAnchor(config.home, true);
-  if (home) {
-    try {
-      const q = await openQuarantineDir(home, false);
-      if (q) {
-        try {
-          const l = await listQuarantineDir(q, measure);
-          out.problems.push(...l.problems);
-          const landed = await landedStaged(home, l.items);
-          // Its restore happened; recovery (the next sweep, or restore) removes it.
-          const back = await restoredPendingEntries(home);
-          for (const i of l.items) {
-            if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
-            if (back.has(i.entry)) continue;
-            if (i.unreadable !== undefined) {
-              // No sidecar: nothing to restore; the sweep purges it by the window in its name.
-              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
-              continue;
-            }
-            out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
-          }
-        } finally {
-          await q.close();
-        }
-      }
-    } catch (err) {
-      out.problems.push({ target: `${config.home}/gc/quarantine`, code: err instanceof GcError ? err.code : Codes.ioError, detail: describeError(err) });
-    } finally {
-      await home.close();
-    }
-  }
-  out.items = oldestFirst(out.items);
-  out.totals = { items: out.items.length, bytes: out.items.reduce((n, i) => n + i.bytes, 0) };
-  return out;
-}
-
-/**
- * Items left `staged` whose truncation did land (a run killed between the rewrite and marking
- * them held): they are in the chain of held truncations ending at the marker the record carries
- * now, so their lines are restorable at once.
- */
-async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  const truncs = items.filter((i) => !i.incomplete && i.kind === 'truncation' && i.meta !== undefined) as (QueueItem & { meta: ItemMeta })[];
-  const keys = new Set(truncs.filter((i) => i.meta.state === 'staged').map((i) => JSON.stringify([i.meta.store, i.meta.context])));
-  for (const k of keys) {
-    const [store, context] = JSON.parse(k) as [string, string];
-    let dir: Dir | undefined;
-    try {
-      dir = await openChain(home, [CONVERSATIONS_DIR, store, context]);
-      const h = await readHeader(dir, RECORD_FILE);
-      const chain = restoreChain(truncs.filter((i) => i.meta.store === store && i.meta.context === context), h?.truncated?.at_ms.toString());
-      for (const c of chain) if (c.meta.state === 'staged') out.add(c.entry);
-    } catch {
-      // no record: nothing shows the truncation landed
-    } finally {
-      await dir?.close();
-    }
-  }
-  return out;
-}
-
-function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
-  const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
-  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...(i.messages !== undefined ? { messages: i.messages } : {}) };
-}
 
 // ---- restore ------------------------------------------------------------------------------------
 

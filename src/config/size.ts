@@ -8,6 +8,7 @@
 // Invariants: pure (no fs, no clock); every error is a ConfigError naming the key path.
 import { ConfigError } from '../errors.js';
 import { YamlFloat, rustDebug } from './retain.js';
+import type { KeepFree } from './types.js';
 
 export const SIZE_ACCEPTED_FORM =
   'must be a size: a whole number of bytes, optionally suffixed K, M, G or T (powers of 1024), e.g. 500M or 10G';
@@ -16,9 +17,6 @@ export const SIZE_ZERO = 'must be greater than zero (a budget of zero would dele
 
 const UNIT: Record<string, bigint> = { '': 1n, K: 1024n, M: 1024n ** 2n, G: 1024n ** 3n, T: 1024n ** 4n };
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** `keep_free`: an absolute byte count or a percentage of the filesystem's total size. */
-export type KeepFree = { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number };
 
 function sizeText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;

@@ -2,7 +2,9 @@
 // expansion and manifest lookups. Everything here is plain data: absolute paths, policy numbers.
 // Guarantee: a value of these types has been fully validated; a policy with no keys is `undefined`
 // (no policy means nothing is deleted).
-import type { KeepFree } from './size.js';
+
+/** `keep_free`: an absolute byte count or a percentage of the filesystem's total size. */
+export type KeepFree = { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number };
 
 /** `trace.retain` semantics: both keys ANDed; at least one present. */
 export interface SessionRetain {

@@ -24,7 +24,6 @@
 //   (README "Disk budgets").
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
-import { idTimestampMs } from '../runtime/ids.js';
 import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
 
 /** Descriptors a walk keeps open at most; deeper ancestors are re-opened through `..`. */
@@ -270,13 +269,6 @@ export async function finishTrash(parent: Dir, name: string, expect: Identity): 
   const rest = name.startsWith('.murmur-gc-trash.') ? name.slice('.murmur-gc-trash.'.length) : name;
   const dot = rest.indexOf('.');
   return emptyTrash(parent, d, name, dot > 0 ? rest.slice(0, dot) : 'unknown', dot > 0 ? rest.slice(dot + 1) : rest);
-}
-
-/** When `.murmur-gc-kept.<run>.<name>` was set aside: the run's id time, else the entry's mtime. */
-export function keptSinceMs(name: string, st: BigIntStats): number {
-  const run = name.startsWith(KEPT_PREFIX) ? name.slice(KEPT_PREFIX.length).split('.')[0] : undefined;
-  const fromId = run !== undefined ? idTimestampMs(run, 'ses_') : undefined;
-  return fromId ?? Number(st.mtimeMs);
 }
 
 export type KeptRetry = { removed: true; stats: RemovalStats } | { removed: false; bytes: number; why: string };

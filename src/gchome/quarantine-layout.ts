@@ -2,7 +2,7 @@
 // read, when it goes, and the order a disk budget purges held items in.
 // Decisions:
 // - A session directory is held inside its own sessions root as
-//   `.murmur-gc-quarantine.<until_ms>.<ses_id>`: same directory, so the move is one rename, and the
+//   `.murmur-gc-quarantine.<until_ms>.<ses_id>` (its name: src/runtime/gc-entries.ts): same directory, so the move is one rename, and the
 //   runtime never counts it (it ranks `ses_` names only; so does our planner, src/plan/sessions.ts).
 // - A context directory, and the lines a truncation dropped, are held in `<home>/gc/quarantine/`
 //   (`mur conversation ls` lists every directory of a store, so a context cannot stay there) as
@@ -22,9 +22,7 @@
 //   (its lines are back already, or a later cut was not held) is never put back again.
 // No fs, no clock.
 import type { TruncationMarker } from '../runtime/record.js';
-import { isSessionName } from '../runtime/ids.js';
 
-export const SESSION_QUARANTINE_PREFIX = '.murmur-gc-quarantine.';
 /** `<home>/gc/<QUARANTINE_DIR>` */
 export const QUARANTINE_DIR = 'quarantine';
 export const ITEM_FILE = 'item.json';
@@ -34,19 +32,6 @@ export const DROPPED_PAYLOAD = 'dropped.jsonl';
 export const RECORD_PAYLOAD = 'record.jsonl';
 
 export type HeldKind = 'session' | 'context' | 'truncation';
-
-/** `.murmur-gc-quarantine.<until_ms>.<ses_id>` */
-export function sessionQuarantineName(untilMs: number, session: string): string {
-  return `${SESSION_QUARANTINE_PREFIX}${untilMs}.${session}`;
-}
-
-export function parseSessionQuarantineName(name: string): { untilMs: number; session: string } | undefined {
-  if (!name.startsWith(SESSION_QUARANTINE_PREFIX)) return undefined;
-  const m = /^([0-9]{1,16})\.(.+)$/.exec(name.slice(SESSION_QUARANTINE_PREFIX.length));
-  if (!m || !isSessionName(m[2]!)) return undefined;
-  const untilMs = Number(m[1]);
-  return Number.isSafeInteger(untilMs) ? { untilMs, session: m[2]! } : undefined;
-}
 
 /** `<until_ms>.<nonce>` under `<home>/gc/quarantine/`. */
 export function itemDirName(untilMs: number, nonce: string): string {

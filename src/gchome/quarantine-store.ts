@@ -32,14 +32,13 @@ import {
   markerToMeta,
   parseItemDirName,
   parseMeta,
-  parseSessionQuarantineName,
   payloadOf,
   serializeMeta,
-  sessionQuarantineName,
   type HeldItem,
   type ItemMeta,
 } from './quarantine-layout.js';
 import { TRASH_PREFIX } from '../runtime/inventory.js';
+import { parseSessionQuarantineName, sessionQuarantineName } from '../runtime/gc-entries.js';
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';

@@ -4,17 +4,7 @@
 // exactly 0600; a symlink is never chmod'ed, nor a path owned by another user, nor a file with
 // more than one hard link (chmod would change the other name too). Nothing is widened except an
 // owner-only private directory the runtime itself would reopen to 0700.
-
-export type ModeRole = 'home' | 'private_dir' | 'private_file';
-
-export interface ModeInput {
-  path: string;
-  role: ModeRole;
-  kind: 'dir' | 'file' | 'symlink' | 'other';
-  mode: number;
-  uid: number;
-  nlink: number;
-}
+import type { ModeInput, ModeRole } from '../runtime/inventory.js';
 
 export interface ChmodAction {
   path: string;

@@ -14,15 +14,26 @@
 import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from './ids.js';
-import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from '../gchome/quarantine-layout.js';
+import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entries.js';
 import { parseHeaderLine, type RecordHeader } from './record.js';
 import type { TraceSummary } from './trace.js';
-import type { ModeInput, ModeRole } from '../plan/modes.js';
 import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
 import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
+
+/** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */
+export type ModeRole = 'home' | 'private_dir' | 'private_file';
+
+export interface ModeInput {
+  path: string;
+  role: ModeRole;
+  kind: 'dir' | 'file' | 'symlink' | 'other';
+  mode: number;
+  uid: number;
+  nlink: number;
+}
 
 export const RECORD_FILE = 'conversation.jsonl';
 export const CONVERSATIONS_DIR = 'conversations';

@@ -9,10 +9,11 @@
 // `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
 // inventory (src/runtime/inventory.ts), which reads only their header line, never a message; each
 // context directory is measured whole, as `max_bytes` measures it.
-import { listHeld } from '../commands/quarantine.js';
+import { listHeld } from '../gchome/held-listing.js';
 import { CONVERSATIONS_DIR, scanRecords } from '../runtime/inventory.js';
 import { GC_DIR_NAME } from '../gchome/paths.js';
-import { KEPT_PREFIX, keptSinceMs, measureDir } from '../fsx/remove.js';
+import { KEPT_PREFIX, measureDir } from '../fsx/remove.js';
+import { keptSinceMs } from '../runtime/gc-entries.js';
 import type { KeptAside } from './report.js';
 import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';

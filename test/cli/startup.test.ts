@@ -1,4 +1,4 @@
-// Start-up cost (issue 12): one-shot commands do not load what only the daemon needs. `cron`
+// Start-up cost: one-shot commands do not load what only the daemon needs. `cron`
 // (and luxon under it) is imported by the daemon, and by the configuration loader only when a
 // configuration sets `schedule:`; a lone `--version` is answered before the CLI is loaded, with
 // the very text commander prints for it. Asserted on what a process loaded, never on time.

@@ -202,7 +202,7 @@ export function readLines(file: string): string[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
 }
 
-/** A running record as the runtime writes it (reference §1.2a): pretty JSON, every field. */
+/** A running record as the runtime writes it (docs/design.md §R1): pretty JSON, every field. */
 export function runningRecordJson(o: { sessionId: string; pid: number; processStart: string | undefined; workdir: string }): string {
   return JSON.stringify(
     {

@@ -1,4 +1,4 @@
-// `murmur-gc conversation ls|rm|truncate` end to end through the built CLI (issue 3), against
+// `murmur-gc conversation ls|rm|truncate` end to end through the built CLI, against
 // fixture homes in temp dirs: every line of the issue, in text and --json.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

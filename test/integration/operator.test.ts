@@ -1,4 +1,4 @@
-// What an operator sees (issue 10), through the built CLI: dry-run wording, the one-shot sweep
+// What an operator sees, through the built CLI: dry-run wording, the one-shot sweep
 // recorded for `status` with the daemon's summary line, log levels and journald priorities, the
 // README/docs journal recipes run on real output, the grouped report (-v, -q, --json extras)
 // and the TTY progress line (under `script -qc`).

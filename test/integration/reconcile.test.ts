@@ -1,4 +1,4 @@
-// Reconciliation of orphaned `shell_detached` lines into `shell_lost` (issue 4), through the built CLI.
+// Reconciliation of orphaned `shell_detached` lines into `shell_lost`, through the built CLI.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Safety properties of the sweep (DESIGN §2.3; anchors S1, S4, S8, S10, S12), through the built CLI.
+// Safety properties of the sweep (docs/design.md §4, §5), through the built CLI.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -138,7 +138,7 @@ describe.runIf(tmpfs.run)('filesystem boundaries and failures (tmpfs)', () => {
     const rep = f.json<Report>(r);
     expect(r.status).toBe(1);
     expect(rep.errors).toContainEqual(expect.objectContaining({ code: 'cross_device' }));
-    // What is left is moved aside and reported once (issue 9): later sweeps do not fail for it.
+    // What is left is moved aside and reported once: later sweeps do not fail for it.
     const kept = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-kept.'));
     expect(kept).toBeDefined();
     expect(fs.readFileSync(path.join(root, kept!, 'zz-mnt', 'other-fs.txt'), 'utf8')).toBe('on another filesystem');

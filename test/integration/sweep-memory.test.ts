@@ -1,5 +1,5 @@
-// A sweep's memory grows with the number of sessions by a bounded amount per session (issue 12:
-// peak RSS ≤ 150 MB at 100 000 sessions, bench/run.mjs measures that). Here a child process
+// A sweep's memory grows with the number of sessions by a bounded amount per session (the
+// goal: peak RSS ≤ 150 MB at 100 000 sessions, bench/run.mjs measures that). Here a child process
 // dry-runs a generated home (2 roots of 2 000 sessions + 200 records), first without a cache, then
 // warm (served from the cache a real sweep wrote), and reports the heap its scans and plans hold once
 // everything is planned (forced GCs with and without them: what the sweep keeps, not garbage or
@@ -16,7 +16,7 @@ const RECORDS = 200;
 /**
  * What the sweep may hold per session, context ids and the cache entry included: 650 bytes make
  * 100 000 sessions ~65 MB over node's ~60 MB, under the 150 MB ceiling with the GC's headroom.
- * (Measured: ~530 first and warm; before issue 12's memory work ~960 first, ~1 130 warm.)
+ * (Measured: ~530 first and warm; before the memory work ~960 first, ~1 130 warm.)
  */
 const BYTES_PER_SESSION = 650;
 

@@ -1,4 +1,4 @@
-// Shared scaffolding for the parity suite (issue 8): a fixture HOME in a temp dir and the built
+// Shared scaffolding for the parity suite: a fixture HOME in a temp dir and the built
 // CLI's JSON report. Each parity test states the runtime's behaviour for one category of input.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,4 +1,4 @@
-// The scanner's fast paths (issue 12) must not change a single verdict. The WebAssembly string
+// The scanner's fast paths must not change a single verdict. The WebAssembly string
 // loop (json-string-wasm.ts: 16 bytes per SIMD step, a sentinel instead of bound checks, short
 // strings finished in JavaScript) is compared with the JavaScript loop (`wasm: false`) and with
 // the JSON.parse-based oracle on strings built to hit its edges: an escape, a quote or a control

@@ -1,4 +1,4 @@
-// The WebAssembly document validator (json-doc-wasm.ts, issue 12) must not change one verdict of
+// The WebAssembly document validator (json-doc-wasm.ts) must not change one verdict of
 // the JavaScript scanner it speeds up. Side by side on the same generated and mutated lines, three
 // scanners must give identical answers: the default one (WebAssembly `doc`, JavaScript for what it
 // leaves undecided), the JavaScript walk with the WebAssembly string loop (`doc: false`) and the

@@ -2,7 +2,7 @@
 // must agree with an independent oracle built on JSON.parse (RFC 8259 grammar, last duplicate key
 // wins) plus serde_json's extra refusals checked on the parsed value (nesting deeper than 127,
 // a number that parsed to ±Infinity, a lone surrogate in any string or key). This is the guard
-// for any rewrite of src/json/scan.ts (issue 12: speed), so it is deliberately broad.
+// for any rewrite of src/json/scan.ts (speed), so it is deliberately broad.
 import { describe, expect, it } from 'vitest';
 import { JsonScanner, T_ARRAY, T_OBJECT, T_STRING, classifyMessage, jsonKeys, spanString, spanU64 } from '../../src/json/scan.js';
 import { mutate } from './helpers.js';

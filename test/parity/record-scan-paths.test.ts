@@ -1,4 +1,4 @@
-// Counting a record's messages has several paths (issue 12), which must give the same answer on
+// Counting a record's messages has several paths, which must give the same answer on
 // every record: scanRecord's fast path (chunks read into the WebAssembly memory, whole lines
 // counted there), its streaming path (taken for a line longer than the chunk, and while another
 // scan holds the chunk region), scanRecordBytes (a record read whole), and the line-by-line

@@ -1,4 +1,4 @@
-// Parity: running records (reference §1.2a). The start token is `process_start`; a live pid with
+// Parity: running records (docs/design.md §R1). The start token is `process_start`; a live pid with
 // another token, or a record that does not parse with every field, is no liveness evidence; a file
 // in running/ that is not a running record (huge, FIFO, garbage) never fails a sweep.
 import { execFileSync } from 'node:child_process';

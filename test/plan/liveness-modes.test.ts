@@ -1,4 +1,4 @@
-// Liveness verdicts (DESIGN §2.1) and mode targets (DESIGN §1), pure.
+// Liveness verdicts (docs/design.md §2) and mode targets (docs/design.md §1), pure.
 import { describe, expect, it } from 'vitest';
 import { judgeLiveness } from '../../src/plan/liveness.js';
 import { planMode, targetMode } from '../../src/plan/modes.js';

@@ -1,4 +1,4 @@
-// The record planner: ownership gate, age, message counts, live contexts (reference §4, §5).
+// The record planner: ownership gate, age, message counts, live contexts (docs/design.md §R4, §R5).
 import { describe, expect, it } from 'vitest';
 import { planRecords, type ContextInput } from '../../src/plan/records.js';
 

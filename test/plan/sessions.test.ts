@@ -1,4 +1,4 @@
-// The session planner against the runtime's rules (reference §3 and its tests), with chosen ids and clocks.
+// The session planner against the runtime's rules (docs/design.md §R3, and the runtime's own test cases), with chosen ids and clocks.
 import { describe, expect, it } from 'vitest';
 import { planSessions, type SessionCandidateInput } from '../../src/plan/sessions.js';
 import { idAt, DAY } from '../helpers/fixtures.js';

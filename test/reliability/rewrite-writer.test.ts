@@ -1,7 +1,7 @@
 // Property: a staged rewrite (the engine of every truncation) loses, duplicates and reorders no
 // line of a writer appending open/append/close per line at >= 5 000 lines/s in another process,
 // even when fsync is slow (an injected 100 ms). Guards the commit window: nothing that blocks may
-// sit between the last catch-up copy and the rename (issue 9).
+// sit between the last catch-up copy and the rename.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -89,7 +89,7 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
       expect(problems.slice(0, 5)).toEqual([]);
       expect(outOfOrder).toBe(0);
     } else if (problems.length > 0) {
-      // Seen once in CI (issue 9): six corrective rounds in a row each raced by a line, then the last
+      // Seen once in CI: six corrective rounds in a row each raced by a line, then the last
       // late lines appended after newer ones. The window now copies until nothing new arrives and
       // renames at once (test/runtime/staged-rewrite.test.ts), so only the rename itself, or a writer
       // stalled between its open and its write, can still race a round; a run of six such races

@@ -1,4 +1,4 @@
-// The pure texts of `murmur-gc conversation`: the runtime's own unit cases (reference §10,
+// The pure texts of `murmur-gc conversation`: the runtime's own unit cases (docs/design.md §R6,
 // `murmur-cli/src/commands/conversation.rs`), the ls columns, the --message answers and refusals.
 import { describe, expect, it } from 'vitest';
 import {
@@ -238,7 +238,7 @@ describe('rm / truncate outputs', () => {
   });
 });
 
-describe('refusals (reference §6.5, with murmur-gc in the hints)', () => {
+describe('refusals (docs/design.md §R6, with murmur-gc in the hints)', () => {
   it('E-CNV-001 with and without --record', () => {
     expect(noContextRefusal('ctx_x', undefined, '/home/u/.murmur/conversations/')).toEqual({
       code: 'E-CNV-001',
@@ -293,7 +293,7 @@ describe('ls columns are sized to their data', () => {
   });
 });
 
-describe('truncate output with concurrent_append (issue 9)', () => {
+describe('truncate output with concurrent_append', () => {
   const base = { action: 'truncate' as const, record: 'shey', context_id: 'ctx_1', path: '/h/c.jsonl', dropped: 5, kept: 3, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', dry_run: false };
   it('text and JSON carry the number of lines placed out of order; absent when in order', () => {
     const r = { ...base, concurrent_append: { lines_out_of_order: 7 } };

@@ -1,4 +1,4 @@
-// scanRecord's fast paths (issue 12) against an independent per-line oracle: UTF-8 validated a
+// scanRecord's fast paths against an independent per-line oracle: UTF-8 validated a
 // chunk at a time instead of per line (an invalid byte inside a chunk, in a line carried across
 // chunks, in the unterminated tail), the read-ahead buffer, and the last message's id kept as
 // bytes and decoded once (ids with escapes, non-ASCII, quotes; `findId` compared as bytes); and

@@ -1,4 +1,4 @@
-// The staged rewrite (DESIGN §2.2): crash/abort safety, appends during the copy, a replaced
+// The staged rewrite (docs/design.md §3): crash/abort safety, appends during the copy, a replaced
 // original, and the ordering of bytes that reach the old inode after the rename.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

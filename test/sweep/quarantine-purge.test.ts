@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listHeld } from '../../src/commands/quarantine.js';
+import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import type { SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';

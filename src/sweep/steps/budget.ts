@@ -44,7 +44,7 @@ import { idTimestampMs } from '../../runtime/ids.js';
 import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
 import { formatBytes } from '../report.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 import { removeRecord, removeSessions, tooLarge } from './remove.js';
 import { purgeHeld, type PurgeTarget } from './quarantine.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir } from '../../gchome/quarantine-store.js';

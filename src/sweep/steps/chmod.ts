@@ -6,7 +6,7 @@ import { Codes, GcError, codeOf, describeError, errnoCode } from '../../errors.j
 import type { ModeEntry } from '../../runtime/inventory.js';
 import { Dir, formatMode, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, type SweepContext, type StepTally } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 
 export async function chmodStep(ctx: SweepContext): Promise<StepTally> {
   let items = 0;

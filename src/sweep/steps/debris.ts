@@ -7,12 +7,13 @@
 // nothing.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import type { Debris } from '../../runtime/inventory.js';
-import { allocatedBytes, finishTrash, keptSinceMs, measureDir, retryKept } from '../../fsx/remove.js';
+import { keptSinceMs } from '../../runtime/gc-entries.js';
+import { allocatedBytes, finishTrash, measureDir, retryKept } from '../../fsx/remove.js';
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
 import { fail, progress, type SweepContext, type StepTally } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
 

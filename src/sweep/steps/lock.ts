@@ -15,7 +15,7 @@ import { statFs } from '../../fsx/statfs.js';
 import { GC_DIR } from '../../gchome/audit.js';
 import { formatBytes, formatDuration } from '../report.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
-import { anyExists, openOrCreateHome } from './dirs.js';
+import { anyExists, openOrCreateHome } from '../../fsx/dirs.js';
 
 export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const { home, config, report } = ctx;

@@ -28,7 +28,7 @@ import type { BudgetReason } from '../../plan/budget.js';
 import { ensureAudit } from './audit.js';
 import { retryKeptEntry } from './debris.js';
 import { fail, progress, skip, type StepTally, type SweepContext } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 
 /** A staged or payload-less item younger than this may belong to a hold still in progress. */
 const SETTLE_AFTER_MS = 60 * 60 * 1000;

@@ -7,7 +7,7 @@
 // skip, each removed temp as a remove_debris action; a temp of a live process is never touched.
 import { Codes, describeError } from '../../errors.js';
 import { removeDeadGcTemps } from '../../gchome/leftovers.js';
-import { protectRecovered } from '../../commands/protect.js';
+import { protectRecovered } from '../../gchome/protect-file.js';
 import { recoverInterruptedAudits } from '../../gchome/audit-recovery.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 

@@ -11,14 +11,15 @@ import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/
 import type { HeldLock } from '../../gchome/lock.js';
 import { holdContext, holdSession, openQuarantineDir } from '../../gchome/quarantine-store.js';
 import { measureDir, removeDir } from '../../fsx/remove.js';
-import { sessionQuarantineName, type ItemMeta } from '../../gchome/quarantine-layout.js';
+import type { ItemMeta } from '../../gchome/quarantine-layout.js';
+import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { blastRadius } from '../../plan/guards.js';
 import { ensureAudit } from './audit.js';
 import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import type { BudgetReason } from '../../plan/budget.js';
 

@@ -15,7 +15,7 @@ import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import { planTornTails } from '../../plan/torn-tail.js';
 import { ensureAudit } from './audit.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
 export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> {

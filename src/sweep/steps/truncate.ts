@@ -14,7 +14,7 @@ import type { HeldAt } from '../report.js';
 import { ensureAudit } from './audit.js';
 import { holdsFor, quarantineDirOf } from './remove.js';
 import { progress, skip, type SweepContext, type StepTally } from './context.js';
-import { openChain } from './dirs.js';
+import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
 export async function truncateStep(ctx: SweepContext): Promise<StepTally> {

@@ -1,9 +1,9 @@
-// Small directory helpers the sweep's steps share.
+// Small directory helpers over descriptors (opening a chain of names, the home).
 // Guarantees: every open goes through a descriptor (Dir), one component at a time, so a symlink
 // swapped in along a chain is refused rather than followed.
 import { dirname } from 'node:path';
-import { Codes, GcError } from '../../errors.js';
-import { Dir, lstatPath } from '../../fsx/safe-fs.js';
+import { Codes, GcError } from '../errors.js';
+import { Dir, lstatPath } from './safe-fs.js';
 
 export async function anyExists(paths: string[]): Promise<boolean> {
   for (const p of paths) if (await lstatPath(p)) return true;
@@ -33,4 +33,14 @@ export async function openChain(anchor: Dir, chain: string[]): Promise<Dir> {
   }
   if (!owned) throw new GcError(Codes.ioError, 'empty path chain');
   return cur;
+}
+
+/** `path` open as a directory when it exists and can be opened (its final link followed only when asked), else undefined. */
+export async function openAnchor(path: string, followFinal: boolean): Promise<Dir | undefined> {
+  if (!(await lstatPath(path))) return undefined;
+  try {
+    return await Dir.open(path, { followFinal });
+  } catch {
+    return undefined;
+  }
 }

@@ -1,0 +1,106 @@
+// What the undo window holds now, read-only: the sessions held in the configured sessions roots
+// and the items of `<home>/gc/quarantine` (layout: src/gchome/quarantine-layout.ts), for
+// `quarantine ls`, `restore`, `status` and the metrics.
+// Guarantees: reads only, through descriptors, never following links or crossing mounts; bytes
+// are allocated bytes (as `du` counts them). An item whose restore happened but was not completed
+// (killed, or its removal failed) is not listed, nor a truncation whose rewrite never committed;
+// a staged truncation that did land (its record carries its marker) is listed as restorable. An
+// item whose sidecar cannot be read is a problem, not an item (the sweep purges it by the window
+// in its name).
+import type { GcConfig } from '../config/types.js';
+import { Codes, GcError, describeError } from '../errors.js';
+import { openAnchor, openChain } from '../fsx/dirs.js';
+import { Dir } from '../fsx/safe-fs.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory.js';
+import { restoredPendingEntries } from './audit-recovery.js';
+import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
+import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
+
+export interface HeldListing {
+  home: string;
+  items: (HeldItem & { path: string; incomplete?: boolean })[];
+  totals: { items: number; bytes: number };
+  problems: { target: string; code: string; detail: string }[];
+}
+
+/** Every held item (sessions in the configured roots, contexts and dropped lines in the home). */
+export async function listHeld(config: GcConfig, measure = true): Promise<HeldListing> {
+  const out: HeldListing = { home: config.home, items: [], totals: { items: 0, bytes: 0 }, problems: [] };
+  const roots = [...new Set(config.sessions.map((s) => s.root))];
+  for (const r of roots) {
+    const d = await openAnchor(r, false);
+    if (!d) continue;
+    try {
+      for (const h of await listRootHeld(d, measure)) out.items.push({ ...strip(h), path: d.display(h.entry) });
+    } catch (err) {
+      out.problems.push({ target: r, code: Codes.ioError, detail: `${r}: ${describeError(err)}` });
+    } finally {
+      await d.close();
+    }
+  }
+  const home = await openAnchor(config.home, true);
+  if (home) {
+    try {
+      const q = await openQuarantineDir(home, false);
+      if (q) {
+        try {
+          const l = await listQuarantineDir(q, measure);
+          out.problems.push(...l.problems);
+          const landed = await landedStaged(home, l.items);
+          // Its restore happened; recovery (the next sweep, or restore) removes it.
+          const back = await restoredPendingEntries(home);
+          for (const i of l.items) {
+            if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
+            if (back.has(i.entry)) continue;
+            if (i.unreadable !== undefined) {
+              // No sidecar: nothing to restore; the sweep purges it by the window in its name.
+              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
+              continue;
+            }
+            out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
+          }
+        } finally {
+          await q.close();
+        }
+      }
+    } catch (err) {
+      out.problems.push({ target: `${config.home}/gc/quarantine`, code: err instanceof GcError ? err.code : Codes.ioError, detail: describeError(err) });
+    } finally {
+      await home.close();
+    }
+  }
+  out.items = oldestFirst(out.items);
+  out.totals = { items: out.items.length, bytes: out.items.reduce((n, i) => n + i.bytes, 0) };
+  return out;
+}
+
+/**
+ * Items left `staged` whose truncation did land (a run killed between the rewrite and marking
+ * them held): they are in the chain of held truncations ending at the marker the record carries
+ * now, so their lines are restorable at once.
+ */
+export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  const truncs = items.filter((i) => !i.incomplete && i.kind === 'truncation' && i.meta !== undefined) as (QueueItem & { meta: ItemMeta })[];
+  const keys = new Set(truncs.filter((i) => i.meta.state === 'staged').map((i) => JSON.stringify([i.meta.store, i.meta.context])));
+  for (const k of keys) {
+    const [store, context] = JSON.parse(k) as [string, string];
+    let dir: Dir | undefined;
+    try {
+      dir = await openChain(home, [CONVERSATIONS_DIR, store, context]);
+      const h = await readHeader(dir, RECORD_FILE);
+      const chain = restoreChain(truncs.filter((i) => i.meta.store === store && i.meta.context === context), h?.truncated?.at_ms.toString());
+      for (const c of chain) if (c.meta.state === 'staged') out.add(c.entry);
+    } catch {
+      // no record: nothing shows the truncation landed
+    } finally {
+      await dir?.close();
+    }
+  }
+  return out;
+}
+
+function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
+  const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
+  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...(i.messages !== undefined ? { messages: i.messages } : {}) };
+}
