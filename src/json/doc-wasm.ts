@@ -348,8 +348,11 @@ function linesFunction(simd: boolean): WasmFunction {
   return { params: [I32, I32], results: [I32], locals: [[6, I32]], body, export: 'l' };
 }
 
-/** The module: each function at its index (the F_ constants `call` takes), memory 0 exported as `m`. */
-function moduleBytes(simd: boolean): Uint8Array {
+/**
+ * The module's bytes: each function at its index (the F_ constants `call` takes), memory 0 exported
+ * as `m`. Exported for test/json/doc-wasm.test.ts, which pins them.
+ */
+export function moduleBytes(simd: boolean): Uint8Array {
   const fns: WasmFunction[] = [];
   fns[F_STRING] = { ...scanStringFunction(simd), export: 's' };
   fns[F_DOC] = docFunction();
