@@ -61,9 +61,10 @@ function skipPlainSimd(): Code {
       when(eqz(tee(M, special)), inc(P, 16), br('step')),
       loop(
         'bits',
-        // q: the lowest special byte left; c: its class
-        when(ne(tee(C, ld8(ld8(tee(Q, add(tee(BIT, ctz(get(M))), get(P)))))), k(2)), set(P, get(Q)), br('found')), // not a backslash
-        when(eqz(ld8(ld8(get(Q), 1), 256)), set(P, get(Q)), br('found')), // not a one-letter escape (`\u`, invalid, or the sentinel)
+        // bit: the lowest special byte left, q: its offset, c: its class; not a backslash: found
+        when(ne(tee(C, ld8(ld8(tee(Q, add(tee(BIT, ctz(get(M))), get(P)))))), k(2)), set(P, get(Q)), br('found')),
+        // not a one-letter escape (`\u`, invalid, or the sentinel): found
+        when(eqz(ld8(ld8(get(Q), 1), 256)), set(P, get(Q)), br('found')),
         set(ESC, k(1)),
         // the escape ends at or past this step's 16 bytes: load the next 16 after it
         when(geU(tee(BIT, add(get(BIT), k(2))), k(16)), set(P, add(get(Q), k(2))), br('step')),
