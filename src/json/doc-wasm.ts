@@ -1,15 +1,16 @@
 // Whole-document JSON validation in WebAssembly (docs/benchmarks.md): one call validates a document (a
-// line) with json-scan.ts's rules, another walks many lines of a chunk and counts the message
-// lines. Assembled here from the structured listing below (no binary file, no toolchain). Pure.
+// line) with scan.ts's rules, another walks many lines of a chunk and counts the message lines.
+// The module is written with the labelled assembler (wasm-asm.ts) and built on first use: no binary
+// file, no toolchain. Pure. Contract, memory layout and how to change it: src/json/README.md.
 //
-// Guarantees (json-scan.ts's `JsonScanner` is the reference; the parity tests run both):
+// Guarantees (scan.ts's `JsonScanner` is the reference; the parity tests run both):
 // - `doc(p, end)` judges the bytes [p, end) of its memory and answers 1 (serde_json accepts the
 //   document), 0 (it refuses it) or 2 (undecided: the caller must ask the JavaScript scanner). It
 //   never answers 0/1 where the JavaScript scanner would answer the opposite. Undecided: a number
 //   with an exponent or more than 300 integer characters (its f64 range needs checking), and a
 //   top-level key written with an escape while keys are wanted (it might spell a wanted key).
 // - Rules applied in full: RFC 8259 grammar, whitespace space/\t/\n/\r only around tokens,
-//   strings through scanString (json-string-wasm.ts: control bytes, escapes, surrogate pairs),
+//   strings through scanString (string-wasm.ts: control bytes, escapes, surrogate pairs),
 //   depth: 127 nested containers pass, 128 fail. Bytes >= 0x80 pass (UTF-8 is the caller's).
 // - Outputs (after a 1): the top-level type at OUT_TOP; for each wanted key (KEYS table, set by
 //   `setKeys`), the LAST occurrence's value span at FIELDS + 16k as i32 [type, start, end,
@@ -26,17 +27,21 @@
 //   token: a 0x00 after a single document, or the line's `\n` in `lines` (whitespace is
 //   bound-checked; every other loop stops at either byte). 16 bytes past `end` must be
 //   addressable (SIMD loads).
-// Memory layout: [0, 768) scanString's tables (json-string-wasm.ts), [768, 1024) whitespace,
+// Memory layout: [0, 768) scanString's tables (string-wasm.ts), [768, 1024) whitespace,
 // [1024, 1280) whitespace inside a line (no `\n`), [1280, 1408) container stack, then the wanted
 // keys, the outputs; copies of caller data from DATA_BASE (under MAX_COPY bytes), and from
-// CHUNK_BASE the chunk region jsonl.ts reads files into. The memory grows only to make room for
+// CHUNK_BASE the chunk region runtime/jsonl.ts reads files into. The memory grows only to make room for
 // these (`ensure`, `chunkRegion`), never past CHUNK_BASE + CHUNK_SIZE + 64 once the region exists,
 // so Buffer views of the region stay attached.
-// Without WebAssembly (e.g. `node --jitless`) `wasmDoc()` is undefined and json-scan.ts keeps
+// Without WebAssembly (e.g. `node --jitless`) `wasmDoc()` is undefined and scan.ts keeps
 // its JavaScript scanner. The module is assembled and compiled on the instance's first use, not
 // when this file is imported, so a command that reads no line never compiles it.
 
-import { I32, initTables, instantiate, name, section, scanStringFunction, sleb, uleb, type WasmMemory } from './string-wasm.js';
+import { initTables, scanStringFunction } from './string-wasm.js';
+import {
+  I32, add, and, bitmask, block, br, brIf, call, ctz, eq, eqz, geU, get, gtU, i8x16Eq, ifElse, inc, k, ld32, ld8, loop, ltS, ltU, ne, or, ret, select,
+  set, shl, splat8, st32, st8, sub, v128Load, wasmModule, when, type Code, type WasmFunction,
+} from './wasm-asm.js';
 
 export const WS_TABLE = 768;
 /** Whitespace inside a line: the same without `\n`. */
@@ -61,8 +66,8 @@ export const FIELDS = OUT_TOP + 48;
 export const ITEMS = FIELDS + MAX_KEYS * 16;
 export const MAX_ITEMS = 8;
 export const DATA_BASE = 4096;
-if (ITEMS + MAX_ITEMS * 16 > DATA_BASE) throw new Error('json-doc-wasm: the memory layout overlaps');
-/** Copies of caller data stay below this size (json-scan.ts), so [DATA_BASE, CHUNK_BASE) holds them. */
+if (ITEMS + MAX_ITEMS * 16 > DATA_BASE) throw new Error('doc-wasm: the memory layout overlaps');
+/** Copies of caller data stay below this size (scan.ts), so [DATA_BASE, CHUNK_BASE) holds them. */
 export const MAX_COPY = 4 * 1024 * 1024;
 /**
  * A region for reading file chunks straight into the memory (`chunkRegion`), above every copy:
@@ -72,81 +77,7 @@ export const CHUNK_BASE = DATA_BASE + MAX_COPY + 65536;
 export const CHUNK_SIZE = 1024 * 1024;
 const PAGE = 65536;
 
-// ---- a structured assembler: named labels, expressions as nested arrays -------------------------
-
-class Ctl {
-  constructor(
-    readonly kind: 'block' | 'loop' | 'if' | 'br' | 'brIf',
-    readonly label: string,
-    readonly body: Code[] = [],
-    readonly els: Code[] | undefined = undefined,
-    readonly type = 0x40,
-  ) {}
-}
-type Code = number | Ctl | Code[];
-
-function emit(c: Code, labels: string[], out: number[]): void {
-  if (typeof c === 'number') {
-    out.push(c);
-    return;
-  }
-  if (Array.isArray(c)) {
-    for (const x of c) emit(x, labels, out);
-    return;
-  }
-  if (c.kind === 'br' || c.kind === 'brIf') {
-    const at = labels.lastIndexOf(c.label);
-    if (at < 0) throw new Error(`wasm assembler: no label ${c.label}`);
-    out.push(c.kind === 'br' ? 0x0c : 0x0d, ...uleb(labels.length - 1 - at));
-    return;
-  }
-  out.push(c.kind === 'block' ? 0x02 : c.kind === 'loop' ? 0x03 : 0x04, c.type);
-  labels.push(c.label);
-  emit(c.body, labels, out);
-  if (c.els !== undefined) {
-    out.push(0x05);
-    emit(c.els, labels, out);
-  }
-  labels.pop();
-  out.push(0x0b);
-}
-
-const block = (label: string, ...body: Code[]): Ctl => new Ctl('block', label, body);
-const loop = (label: string, ...body: Code[]): Ctl => new Ctl('loop', label, body);
-const when = (cond: Code, ...then: Code[]): Code => [cond, new Ctl('if', '', then)];
-const ifElse = (cond: Code, then: Code[], els: Code[]): Code => [cond, new Ctl('if', '', then, els)];
-const br = (label: string): Ctl => new Ctl('br', label);
-const brIf = (label: string, cond: Code): Code => [cond, new Ctl('brIf', label)];
-
-const get = (x: number): Code => [0x20, ...uleb(x)];
-const set = (x: number, v: Code): Code => [v, 0x21, ...uleb(x)];
-const k = (v: number): Code => [0x41, ...sleb(v)];
-const bin = (opcode: number) => (a: Code, b: Code): Code => [a, b, opcode];
-const add = bin(0x6a);
-const sub = bin(0x6b);
-const and = bin(0x71);
-const or = bin(0x72);
-const shl = bin(0x74);
-const eq = bin(0x46);
-const ne = bin(0x47);
-const ltS = bin(0x48);
-const ltU = bin(0x49);
-const gtU = bin(0x4b);
-const geU = bin(0x4f);
-const eqz = (a: Code): Code => [a, 0x45];
-const ctz = (a: Code): Code => [a, 0x68];
-const inc = (x: number, by = 1): Code => set(x, add(get(x), k(by)));
-const ld8 = (addr: Code, off = 0): Code => [addr, 0x2d, 0x00, ...uleb(off)];
-const ld32 = (addr: Code, off = 0): Code => [addr, 0x28, 0x00, ...uleb(off)];
-const st8 = (addr: Code, v: Code, off = 0): Code => [addr, v, 0x3a, 0x00, ...uleb(off)];
-const st32 = (addr: Code, v: Code, off = 0): Code => [addr, v, 0x36, 0x00, ...uleb(off)];
-const call = (fn: number, ...args: Code[]): Code => [args, 0x10, ...uleb(fn)];
-const ret = (v: Code): Code => [v, 0x0f];
-const splat8 = (b: number): Code => [0xfd, 0x0c, ...new Array<number>(16).fill(b)];
-const v128Load = (addr: Code): Code => [addr, 0xfd, 0x00, 0x00, 0x00];
-const i8x16Eq: Code = [0xfd, 0x23];
-const bitmask: Code = [0xfd, 0x64];
-
+// Function indexes in the module (what `call` takes; `moduleBytes` places each function at its own).
 const F_STRING = 0;
 const F_DOC = 1;
 const F_MATCH = 2;
@@ -161,7 +92,7 @@ function ws(p: number, end: number, table: number): Code {
 // inLine = 0: the document is [p, end). inLine = 1 (`lines`): it is the line starting at p, ended
 // by the first `\n` before end, which is not whitespace there; every token test fails on it.
 
-function docFunction(): number[] {
+function docFunction(): WasmFunction {
   const P = 0, END = 1, LINE = 2, DEPTH = 3, STATE = 4, C = 5, T = 6, ESC = 7, FSTART = 8, CUR = 9, R = 10, S = 11, KIND = 12, N = 13, WSB = 14;
   const STATE_VALUE = 0;
   // The listing proper. States: VALUE (p at a value) and KEY (p at an object key); AFTER (a value
@@ -228,7 +159,7 @@ function docFunction(): number[] {
             when(
               eq(or(get(C), k(0x20)), k(0x7b)), // `{` or `[`
               brIf('invalid', eq(get(DEPTH), k(127))),
-              set(KIND, ifElseValue(eq(get(C), k(0x7b)), k(1), k(2))),
+              set(KIND, select(eq(get(C), k(0x7b)), k(1), k(2))),
               st8(get(DEPTH), get(KIND), STACK),
               inc(DEPTH),
               inc(P),
@@ -345,26 +276,13 @@ function docFunction(): number[] {
     st32(k(0), get(P), OUT_END),
     k(0),
   ];
-  // locals: p, end, inLine are params; 12 i32 locals
-  return fnBody([[12, I32]], body);
-}
-
-/** `cond ? a : b` as a value (i32 select). */
-function ifElseValue(cond: Code, a: Code, b: Code): Code {
-  return [a, b, cond, 0x1b];
-}
-
-function fnBody(locals: [number, number][], body: Code): number[] {
-  const out: number[] = [...uleb(locals.length)];
-  for (const [n, t] of locals) out.push(...uleb(n), t);
-  emit(body, [], out);
-  out.push(0x0b);
-  return out;
+  // params p, end, inLine; 12 i32 locals
+  return { params: [I32, I32, I32], results: [I32], locals: [[12, I32]], body, export: 'd' };
 }
 
 // ---- match(s, e) -> index of the wanted key spelled by bytes [s, e), or -1 ------------------------
 
-function matchFunction(): number[] {
+function matchFunction(): WasmFunction {
   const S = 0, E = 1, LEN = 2, KI = 3, BASE = 4, J = 5;
   const body: Code = [
     set(LEN, sub(get(E), get(S))),
@@ -384,16 +302,17 @@ function matchFunction(): number[] {
     ),
     k(-1),
   ];
-  return fnBody([[4, I32]], body);
+  // params s, e; 4 i32 locals
+  return { params: [I32, I32], results: [I32], locals: [[4, I32]], body };
 }
 
 // ---- lines(p, end) -> 0 done, 1 stopped at an undecided line ------------------------------------
 
-function linesFunction(simd: boolean): number[] {
+function linesFunction(simd: boolean): WasmFunction {
   const P = 0, END = 1, Q = 2, M = 3, S = 4, R = 5, COUNT = 6, WSB = 7;
   // from q to the next `\n` (there is one before end)
   const findNewline: Code = simd
-    ? loop('nl', set(M, [v128Load(get(Q)), splat8(0x0a), i8x16Eq, bitmask]), when(eqz(get(M)), inc(Q, 16), br('nl')), set(Q, add(get(Q), ctz(get(M)))))
+    ? loop('nl', set(M, bitmask(i8x16Eq(v128Load(get(Q)), splat8(0x0a)))), when(eqz(get(M)), inc(Q, 16), br('nl')), set(Q, add(get(Q), ctz(get(M)))))
     : loop('nl', when(ne(ld8(get(Q)), k(0x0a)), inc(Q), br('nl')));
   const body: Code = [
     set(COUNT, k(0)),
@@ -425,24 +344,58 @@ function linesFunction(simd: boolean): number[] {
     ),
     k(0),
   ];
-  return fnBody([[6, I32]], body);
+  // params p, end; 6 i32 locals
+  return { params: [I32, I32], results: [I32], locals: [[6, I32]], body, export: 'l' };
 }
 
-function moduleBytes(simd: boolean): Uint8Array {
-  const fns = [scanStringFunction(simd), docFunction(), matchFunction(), linesFunction(simd)];
-  const code: number[] = [...uleb(fns.length)];
-  for (const f of fns) code.push(...uleb(f.length), ...f);
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [2, 0x60, 2, I32, I32, 1, I32, 0x60, 3, I32, I32, I32, 1, I32]), // (i32, i32) -> i32, (i32, i32, i32) -> i32
-    ...section(3, [4, 0, 1, 0, 0]), // doc has type 1, the others type 0
-    ...section(5, [1, 0x00, ...uleb(1)]), // memory 0: min 1 page, no max
-    ...section(7, [4, ...name('s'), 0x00, F_STRING, ...name('d'), 0x00, F_DOC, ...name('l'), 0x00, F_LINES, ...name('m'), 0x02, 0]),
-    ...section(10, code),
-  ]);
+/**
+ * The module's bytes: each function at its index (the F_ constants `call` takes), memory 0 exported
+ * as `m`. Exported for test/json/doc-wasm.test.ts, which pins them.
+ */
+export function moduleBytes(simd: boolean): Uint8Array {
+  const fns: WasmFunction[] = [];
+  fns[F_STRING] = { ...scanStringFunction(simd), export: 's' };
+  fns[F_DOC] = docFunction();
+  fns[F_MATCH] = matchFunction();
+  fns[F_LINES] = linesFunction(simd);
+  return wasmModule(fns, { minPages: 1, export: 'm' });
 }
 
 // ---- instance ---------------------------------------------------------------------------------
+
+// The few WebAssembly JS-API members used here (the configured libs do not declare them).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+
+/**
+ * Instantiates the module: the SIMD variant unless `simd` is false or the CPU cannot run it, then
+ * the scalar one; null without WebAssembly (e.g. node --jitless) or when neither instantiates.
+ * A listing the assembler refuses (wasm-asm.ts) throws here: it is a bug, not a missing feature.
+ */
+function instantiate(simd: boolean): { exports: Record<string, unknown> } | null {
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (api === undefined) return null;
+  if (simd) {
+    const bytes = moduleBytes(true);
+    try {
+      return new api.Instance(new api.Module(bytes), {});
+    } catch {
+      // a CPU without SIMD: the scalar variant below
+    }
+  }
+  const bytes = moduleBytes(false);
+  try {
+    return new api.Instance(new api.Module(bytes), {});
+  } catch {
+    return null;
+  }
+}
 
 export interface WasmDoc {
   scanString(p: number, end: number): number;
@@ -476,7 +429,7 @@ function unbuilt(simd: boolean): WasmDoc {
   const ready = (): WasmDoc => {
     if (build(simd, w) === null) {
       const none = (): never => {
-        throw new Error('json-doc-wasm: WebAssembly could not be instantiated');
+        throw new Error('doc-wasm: WebAssembly could not be instantiated');
       };
       Object.assign(w, { ensure: () => false, scanString: none, doc: none, lines: none, setKeys: none });
     }
@@ -497,7 +450,7 @@ function unbuilt(simd: boolean): WasmDoc {
 
 /** `simd: false` builds the scalar variant only (what a CPU without SIMD runs; tests compare). */
 function build(simd: boolean, w: WasmDoc): WasmDoc | null {
-  const inst = instantiate(moduleBytes, simd);
+  const inst = instantiate(simd);
   if (inst === null) return null;
   const memory = inst.exports['m'] as WasmMemory;
   Object.assign(w, {

@@ -25,10 +25,10 @@
 // runtime's "is this line a message?" (`parse_message_line`: an object whose `role` is a string).
 //
 // Speed (docs/benchmarks.md): `scan` copies the document once into the WebAssembly memory and asks
-// json-doc-wasm.ts's `doc` to validate it whole (same rules, spans of the wanted keys); what it
+// doc-wasm.ts's `doc` to validate it whole (same rules, spans of the wanted keys); what it
 // leaves undecided (a number with an exponent or over 300 integer characters, an escaped
 // top-level key while keys are wanted) and documents over 4 MiB take the JavaScript walk below,
-// whose long strings still run in WebAssembly (json-string-wasm.ts). Without WebAssembly (e.g.
+// whose long strings still run in WebAssembly (string-wasm.ts). Without WebAssembly (e.g.
 // `node --jitless`) everything is the JavaScript walk. `countMessageLines` counts the message
 // lines of a chunk of whole lines in one WebAssembly call (`lines`), without a copy when the
 // chunk was read into the memory (jsonl.ts). The parity tests run every path side by side
@@ -564,7 +564,7 @@ const noId: Span = Object.freeze({ type: T_NONE, start: 0, end: 0, escaped: fals
  * Counts the message lines (`isMessageLine`) among the lines of buf[from, to), which must be whole
  * lines each ended by `\n` and valid UTF-8 (the caller's check). Sets `out.messages` and, when it
  * is not 0, `out.id` (the last message's id span; T_NONE when absent). The lines are walked
- * inside WebAssembly (`lines`, json-doc-wasm.ts) from one copy of the range; a line it leaves
+ * inside WebAssembly (`lines`, doc-wasm.ts) from one copy of the range; a line it leaves
  * undecided is decided by the JavaScript scanner, and without WebAssembly every line is.
  */
 export function countMessageLines(buf: Uint8Array, from: number, to: number, out: MessageCount): void {
