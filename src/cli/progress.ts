@@ -16,24 +16,6 @@ const SHOW_AFTER_MS = ((): number => {
 })();
 const REDRAW_MS = 100;
 
-const PHASES: Record<string, string> = {
-  lock: 'locking',
-  clock: 'checking the clock',
-  recover: 'recovering an interrupted run',
-  scan_sessions: 'scanning sessions',
-  scan_records: 'scanning conversation records',
-  plan: 'planning',
-  debris: 'cleaning leftovers',
-  chmod: 'fixing modes',
-  remove: 'removing',
-  truncate: 'truncating records',
-  repair_torn_tail: 'repairing torn record tails',
-  reconcile: 'reconciling lost commands',
-  audit: 'writing the audit trace',
-  count_records: 'counting messages',
-  locate_message: 'looking for the message',
-};
-
 export class ProgressLine {
   private last: Progress | undefined;
   private drawnAt = 0;
@@ -61,7 +43,7 @@ export class ProgressLine {
 
   text(now = Date.now()): string {
     const p = this.last;
-    const phase = p ? (PHASES[p.step] ?? p.step) : 'starting';
+    const phase = p ? p.label : 'starting';
     const parts = [`murmur-gc${this.dryRun ? ' (dry run)' : ''}: ${phase}`];
     if (p && p.total !== undefined && p.total > 0) parts.push(`${p.done}/${p.total}`);
     else if (p?.unit !== undefined && p.done > 0) parts.push(`${p.done} ${p.unit}`);

@@ -117,7 +117,7 @@ async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T
 function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number, progress?: (p: Progress) => void): Promise<RecordsScan> {
   return scanRecords(homeDir, home, {
     countAll,
-    ...(progress ? { onCount: (c: { records: number; bytes: number }) => progress({ step: 'count_records', done: c.records, total: undefined, bytes: c.bytes, unit: c.records === 1 ? 'record' : 'records' }) } : {}),
+    ...(progress ? { onCount: (c: { records: number; bytes: number }) => progress({ step: 'count_records', label: 'counting messages', done: c.records, total: undefined, bytes: c.bytes, unit: c.records === 1 ? 'record' : 'records' }) } : {}),
     collectModes: false,
     nowMs,
     debrisAgeMs: DEBRIS_AGE_MS,
@@ -192,7 +192,7 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
       const { fh, stat } = await recordDir.openFile(RECORD_FILE);
       records++;
       const base = before;
-      const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
+      const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', label: 'looking for the message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
       before += Number(stat.size);
       try {
         const sparse = sparseFileError(stat);

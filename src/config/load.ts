@@ -43,7 +43,7 @@ import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from './files.js';
 import type { ReadTextOptions } from './files.js';
-import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
+import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './retain.js';
 import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
@@ -73,21 +73,6 @@ export const HOME_NOT_SET = 'the home directory could not be resolved: HOME is n
 export const HOME_NOT_ABSOLUTE = 'the home directory could not be resolved: HOME is not an absolute path';
 
 // ── YAML ────────────────────────────────────────────────────────────────────────────────────
-
-/** Rebuilds plain data, turning every JS number (a YAML float under intAsBigInt) into YamlFloat. */
-function markFloats(value: unknown): unknown {
-  if (typeof value === 'number') return new YamlFloat(value);
-  if (Array.isArray(value)) return value.map(markFloats);
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      // defineProperty: a `__proto__` key stays an ordinary (unknown, refused) key.
-      Object.defineProperty(out, k, { value: markFloats(v), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  return value;
-}
 
 /** 1-based line and column of the key (or item) a key path names, in one parsed file. */
 export type Locator = (segments: readonly (string | number)[]) => { line: number; column: number } | undefined;
@@ -160,7 +145,7 @@ function parseYaml(text: string, file: string | undefined): { data: unknown; loc
   } catch (err) {
     throw new ConfigError('', `invalid YAML: ${describeError(err)}`, file);
   }
-  return { data: markFloats(js), locate: locatorOf(doc, lineCounter) };
+  return { data: js, locate: locatorOf(doc, lineCounter) };
 }
 
 /**
@@ -394,10 +379,6 @@ async function readFileOrFail(file: string, options: ReadTextOptions = {}): Prom
 }
 
 type Mapping = Record<string, unknown>;
-
-function isMapping(value: unknown): value is Mapping {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
-}
 
 /** A manifest as a mapping, or undefined when the file does not exist. */
 async function readManifest(file: string, options: ReadTextOptions, sink: Sink): Promise<Mapping | undefined> {

@@ -140,7 +140,8 @@ function parseCount(value: unknown, fieldPath: string, file: string | undefined)
   return Number(n);
 }
 
-function isMapping(value: unknown): value is Record<string, unknown> {
+/** A YAML mapping as read (a plain object); sequences, scalars and null are not. */
+export function isMapping(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

@@ -41,22 +41,22 @@ export type { SweepOptions } from './steps/context.js';
 
 /** The sweep, in order. */
 export const SWEEP_STEPS: readonly Step[] = [
-  { name: 'lock', run: lockStep },
-  { name: 'clock', run: clockStep },
-  { name: 'recover', run: recoverStep },
-  { name: 'scan_sessions', run: scanSessionsStep },
-  { name: 'scan_records', run: scanRecordsStep },
-  { name: 'protect', run: protectStep },
-  { name: 'plan', run: planStep },
-  { name: 'debris', run: debrisStep },
-  { name: 'quarantine', run: quarantineStep },
-  { name: 'chmod', run: chmodStep },
-  { name: 'remove', run: removeStep },
-  { name: 'truncate', run: truncateStep },
-  { name: 'repair_torn_tail', run: repairTornTailStep },
-  { name: 'budget', run: budgetStep },
-  { name: 'reconcile', run: reconcileStep },
-  { name: 'audit', run: auditStep },
+  { name: 'lock', label: 'locking', run: lockStep },
+  { name: 'clock', label: 'checking the clock', run: clockStep },
+  { name: 'recover', label: 'recovering an interrupted run', run: recoverStep },
+  { name: 'scan_sessions', label: 'scanning sessions', run: scanSessionsStep },
+  { name: 'scan_records', label: 'scanning conversation records', run: scanRecordsStep },
+  { name: 'protect', label: 'reading the protection list', run: protectStep },
+  { name: 'plan', label: 'planning', run: planStep },
+  { name: 'debris', label: 'cleaning leftovers', run: debrisStep },
+  { name: 'quarantine', label: 'purging the undo window', run: quarantineStep },
+  { name: 'chmod', label: 'fixing modes', run: chmodStep },
+  { name: 'remove', label: 'removing', run: removeStep },
+  { name: 'truncate', label: 'truncating records', run: truncateStep },
+  { name: 'repair_torn_tail', label: 'repairing torn record tails', run: repairTornTailStep },
+  { name: 'budget', label: 'keeping the disk budgets', run: budgetStep },
+  { name: 'reconcile', label: 'reconciling lost commands', run: reconcileStep },
+  { name: 'audit', label: 'writing the audit trace', run: auditStep },
 ];
 
 export async function runSweep(opts: SweepOptions): Promise<SweepReport> {

@@ -74,7 +74,7 @@ function run(args: string[], home = path.join(dir, 'home')): Loaded {
   return { status: r.status, stdout: r.stdout, sources: [...sources].sort(), files: files.sort(), wasmModules: Number(wasm[1]) };
 }
 
-const HEAVY = [/^node_modules\/(yaml|zod|pino|proper-lockfile|graceful-fs|cron|luxon)\//, /^src\/config\/load\.ts$/, /^src\/log\.ts$/, /^src\/murmur\/json-(scan|doc-wasm)\.ts$/, /^src\/apply\/(?!report\.ts$)/, /^src\/daemon\//];
+const HEAVY = [/^node_modules\/(yaml|zod|pino|proper-lockfile|graceful-fs|cron|luxon)\//, /^src\/config\/load\.ts$/, /^src\/log\.ts$/, /^src\/json\/(scan|doc-wasm|string-wasm|wasm-asm)\.ts$/, /^src\/(sweep|commands|gchome)\/(?!report\.ts$)/, /^src\/runtime\/(inventory|jsonl|trace-scan|running|staged-rewrite|record-truncate|trace-append)\.ts$/, /^src\/daemon\//];
 
 describe('the shipped bin is the bundle', () => {
   it('--help loads only the bundle (its chunks and the version reader), nothing from node_modules or tsc’s module tree', () => {
@@ -98,7 +98,7 @@ describe('the shipped bin is the bundle', () => {
       expect(r.wasmModules, args.join(' ')).toBe(0);
       expect(r.sources.filter((s) => /^src\/daemon\/daemon\.ts$|^node_modules\/(cron|luxon)\//.test(s)), args.join(' ')).toEqual([]);
     }
-    expect(run(['status']).sources.filter((s) => /^src\/apply\/sweep\.ts$/.test(s))).toEqual([]);
+    expect(run(['status']).sources.filter((s) => /^src\/sweep\/pipeline\.ts$/.test(s))).toEqual([]);
   }, T);
 
   it('a dry run that counts a record compiles the WebAssembly module, once, and counts right', () => {

@@ -44,6 +44,8 @@ export interface SweepOptions {
 
 export interface Progress {
   step: string;
+  /** What is being done, in words, for the progress line (a step's `label`). */
+  label: string;
   done: number;
   /** undefined while the total is not known (the scans) */
   total: number | undefined;
@@ -64,6 +66,8 @@ export type StepTally = Omit<StepStats, 'step' | 'ms'>;
 
 export interface Step {
   name: string;
+  /** What the step does, in words, for the progress line ("scanning sessions"). */
+  label: string;
   run: (ctx: SweepContext) => Promise<StepTally>;
 }
 
@@ -147,8 +151,9 @@ export interface SweepContext {
   /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
   readonly removedSessions: Set<string>;
   readonly steps: StepStats[];
-  /** the step running now (for progress) */
+  /** the step running now, and its label (for progress) */
   step: string;
+  stepLabel: string;
 }
 
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
@@ -209,12 +214,13 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     removedSessions: new Set(),
     steps: [],
     step: '',
+    stepLabel: '',
   };
 }
 
 /** Tells the caller's progress sink how far the current step is. */
 export function progress(ctx: SweepContext, done: number, total: number | undefined, bytes = 0): void {
-  ctx.opts.progress?.({ step: ctx.step, done, total, bytes });
+  ctx.opts.progress?.({ step: ctx.step, label: ctx.stepLabel, done, total, bytes });
 }
 
 /** A target left alone this sweep (reported, logged at warn). */
@@ -263,6 +269,7 @@ export async function runStep(ctx: SweepContext, step: Step): Promise<void> {
   const t0 = performance.now();
   let tally: StepTally = { items: 0, bytes: 0 };
   ctx.step = step.name;
+  ctx.stepLabel = step.label;
   progress(ctx, 0, undefined);
   try {
     tally = await step.run(ctx);
