@@ -17,6 +17,8 @@ export interface HeldAt {
 export type Action =
   | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
   | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
+  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
+  | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
   | {
       kind: 'truncate_record';
       record: string;
@@ -176,6 +178,9 @@ function itemLine(a: Action, would: string): string {
       return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'remove_record':
       return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+    case 'remove_child_workdir':
+    case 'remove_work_log':
+      return `  ${would}remove ${a.kind === 'remove_child_workdir' ? 'child workdir' : 'work log'} ${a.path}  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'truncate_record':
       return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
     case 'purge_quarantine':
@@ -213,6 +218,13 @@ function groupRows(r: SweepReport): string[][] {
         if (a.held) add(`rh\0${a.record}\0${a.reason}`, dry ? 'would hold records' : 'held records', `store ${a.record}`, a.reason, a.bytes);
         else add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
         break;
+      case 'remove_child_workdir':
+      case 'remove_work_log': {
+        const what = a.kind === 'remove_child_workdir' ? 'child workdirs' : 'work logs';
+        if (a.held) add(`bh\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would hold ${what}` : `held ${what}`, a.root, a.reason, a.bytes);
+        else add(`b\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would remove ${what}` : `removed ${what}`, a.root, a.reason, a.bytes);
+        break;
+      }
       case 'truncate_record':
         add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
         break;
@@ -280,6 +292,8 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
   ];
+  if (c['remove_child_workdir']) parts.push(plural(c['remove_child_workdir'], 'child workdir') + (r.dry_run ? '' : ' removed or held'));
+  if (c['remove_work_log']) parts.push(plural(c['remove_work_log'], 'work log') + (r.dry_run ? '' : ' removed or held'));
   if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');

@@ -11,6 +11,7 @@ import { probeProcess, readRunningRecords } from '../runtime/running.js';
 import { lstatPath, type Dir } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
 import { GC_DIR } from '../gchome/audit.js';
+import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
 
 export interface RootPlanInput {
   root: string;
@@ -31,7 +32,10 @@ export interface SessionView {
 
 export interface SessionsWorld {
   roots: RootPlanInput[];
-  rootScans: { input: RootPlanInput; scan: RootScan }[];
+  /** `beside`: what lies beside a `W/.murmur` root in W (docs/design.md §9a); undefined for other roots */
+  rootScans: { input: RootPlanInput; scan: RootScan; beside?: BesideScan }[];
+  /** running-record probes by session id (sessions inside child workdirs are judged with them too) */
+  running: ReadonlyMap<string, RunningProbe>;
   views: SessionView[];
   liveContexts: Set<string>;
   problems: Problem[];
@@ -65,7 +69,7 @@ export async function scanSessionsWorld(
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
   const counts = { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 };
-  const rootScans: { input: RootPlanInput; scan: RootScan }[] = [];
+  const rootScans: SessionsWorld['rootScans'] = [];
   for (const input of roots) {
     signal?.throwIfAborted();
     const scan = await scanSessionsRoot(input.root, cache, signal);
@@ -78,7 +82,9 @@ export async function scanSessionsWorld(
         else counts.traces_read++;
       }
     }
-    rootScans.push({ input, scan });
+    const beside = scan.exists && !input.isAuditRoot ? await scanBeside(input.root, scan.identity, cache, signal) : undefined;
+    if (beside) problems.push(...beside.problems);
+    rootScans.push({ input, scan, ...(beside ? { beside } : {}) });
   }
   const views: SessionView[] = [];
   const liveContexts = new Set<string>();
@@ -97,7 +103,7 @@ export async function scanSessionsWorld(
       if (v.state === 'live' && s.trace?.ok) s.trace.summary.contextIds.forEach((c) => liveContexts.add(c));
     }
   }
-  return { roots, rootScans, views, liveContexts, problems, counts };
+  return { roots, rootScans, running, views, liveContexts, problems, counts };
 }
 
 async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
