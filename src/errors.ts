@@ -58,6 +58,11 @@ export const Codes = {
   childWorkdirOutside: 'child_workdir_outside',
   /** A child workdir kept with its removed parent: not finished, or something inside is live or cannot be judged. */
   childKept: 'child_kept',
+  /**
+   * What a killed runtime left and nothing of it ever removes: a `running/<ses>.json.writing-<pid>`
+   * or a `.conversation.jsonl.<pid>.<hex>.tmp` of a dead pid, a running record whose process is gone.
+   */
+  runtimeDebris: 'runtime_debris',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -52,7 +52,7 @@ export type Action =
   | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
   | { kind: 'chmod'; path: string; from: string; to: string }
   /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
-  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error'; detail: string; bytes: number };
+  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error' | 'runtime_debris'; detail: string; bytes: number };
 
 export interface Skipped {
   target: string;

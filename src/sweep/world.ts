@@ -7,8 +7,8 @@ import { dirname } from 'node:path';
 import type { GcConfig, SessionRetain } from '../config/types.js';
 import { judgeLiveness, type Liveness, type RunningProbe } from '../plan/liveness.js';
 import { scanSessionsRoot, type Problem, type RootScan, type SessionScan } from '../runtime/inventory.js';
-import { probeProcess, readRunningRecords } from '../runtime/running.js';
-import { lstatPath, type Dir } from '../fsx/safe-fs.js';
+import { probeProcess, readRunningRecords, type RunningRecord } from '../runtime/running.js';
+import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
 import { GC_DIR } from '../gchome/audit.js';
 import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
@@ -21,6 +21,16 @@ export interface RootPlanInput {
   /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
   isAuditRoot: boolean;
   origin: string;
+}
+
+export interface RunningDebris {
+  kind: 'running_temp' | 'running_record';
+  name: string;
+  identity: Identity;
+  mtimeMs: number;
+  pid: number;
+  /** running_record: the start token it names (re-probed at the moment of action) */
+  startTime?: string;
 }
 
 export interface SessionView {
@@ -36,6 +46,11 @@ export interface SessionsWorld {
   rootScans: { input: RootPlanInput; scan: RootScan; beside?: BesideScan }[];
   /** running-record probes by session id (sessions inside child workdirs are judged with them too) */
   running: ReadonlyMap<string, RunningProbe>;
+  /**
+   * What killed runtimes left in `<home>/running` (docs/design.md §R1): staging files and records
+   * whose process is gone (the runtime's own prune test), for the debris step.
+   */
+  runningDebris: RunningDebris[];
   views: SessionView[];
   liveContexts: Set<string>;
   problems: Problem[];
@@ -52,12 +67,17 @@ export async function scanSessionsWorld(
   const problems: Problem[] = [];
   const running = new Map<string, RunningProbe>();
   const discovered: RootPlanInput[] = [];
+  const runningDebris: RunningDebris[] = [];
+  const staleRecords: { r: RunningRecord; file: { identity: Identity; mtimeMs: number } }[] = [];
   if (homeDir) {
     const rs = await readRunningRecords(homeDir);
     problems.push(...rs.problems);
+    for (const t of rs.staging) runningDebris.push({ kind: 'running_temp', name: t.name, identity: t.identity, mtimeMs: t.mtimeMs, pid: t.pid });
     for (const r of rs.records) {
       const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
       if (running.get(r.sessionId) !== 'alive') running.set(r.sessionId, probe);
+      const file = rs.files.get(r.file);
+      if (probe === 'dead' && file) staleRecords.push({ r, file });
       if (r.workdir && r.workdir.startsWith('/')) {
         discovered.push({ root: dirname(r.workdir), retain: undefined, isAuditRoot: false, origin: `running/${r.file}` });
       }
@@ -103,7 +123,14 @@ export async function scanSessionsWorld(
       if (v.state === 'live' && s.trace?.ok) s.trace.summary.contextIds.forEach((c) => liveContexts.add(c));
     }
   }
-  return { roots, rootScans, running, views, liveContexts, problems, counts };
+  // A stale record goes once what it points at needs nothing more: its session is gone, or has no
+  // unaccounted work left to reconcile (else the next sweep takes it, after this one reconciled).
+  for (const { r, file } of staleRecords) {
+    const v = views.find((x) => x.scan.name === r.sessionId);
+    if (v?.scan.trace?.ok && v.scan.trace.summary.unaccounted.length > 0) continue;
+    runningDebris.push({ kind: 'running_record', name: r.file, identity: file.identity, mtimeMs: file.mtimeMs, pid: r.pid, startTime: r.startTime });
+  }
+  return { roots, rootScans, running, runningDebris, views, liveContexts, problems, counts };
 }
 
 async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {

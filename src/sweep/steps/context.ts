@@ -195,7 +195,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     retentionItems: [],
     lostTasks: [],
     cache: undefined,
-    world: { roots: [], rootScans: [], running: new Map(), views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
     records: undefined,
     debris: [],
     modes: [],
