@@ -131,3 +131,42 @@ export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: 
   }
   return out;
 }
+
+export interface OrphanVerdict {
+  name: string;
+  /** the most recent write murmur-gc can see in it: the child directory's mtime, every session's trace inside */
+  lastWriteMs: number;
+  /** removable under the root's `children.max_age` now */
+  remove: boolean;
+  /** why it stays (when it does) */
+  why?: string;
+}
+
+/**
+ * The child workdirs of one root that no session's trace there names (orphans): each with its
+ * age, and — only under a `children.max_age` policy (`maxAgeMs`) — whether it goes: older than the
+ * policy by its most recent visible write, a real directory of ours, every session inside finished
+ * (`session_end`, not live; none dead), nothing unjudgeable. `uncertain`: some session of the root
+ * has no readable trace (it might name any child), so none goes.
+ */
+export function planOrphans(children: readonly ChildEntry[], tied: ReadonlySet<string>, maxAgeMs: number | undefined, uncertain: boolean, j: BesideJudge): OrphanVerdict[] {
+  const out: OrphanVerdict[] = [];
+  for (const c of children) {
+    if (tied.has(c.name)) continue;
+    const lastWriteMs = c.sessions.reduce((m, s) => Math.max(m, s.lastWriteMs), c.mtimeMs);
+    const stay = (why: string): void => void out.push({ name: c.name, lastWriteMs, remove: false, why });
+    if (maxAgeMs === undefined) stay('no children.max_age policy for this root');
+    else if (c.kind !== 'dir') stay(c.kind === 'symlink' ? 'a symbolic link' : 'not a directory');
+    else if (c.uid !== j.uid) stay(`belongs to uid ${c.uid}`);
+    else if (uncertain) stay('a session of this root has no readable trace: it may name this child');
+    else if (j.nowMs - lastWriteMs <= maxAgeMs) stay('younger than children.max_age');
+    else {
+      const live = childLiveWhy(c, j);
+      const unfinished = c.sessions.find((s) => s.hasSessionEnd !== true);
+      if (live !== undefined) stay(live);
+      else if (unfinished) stay(`its session ${unfinished.name} never finished (no session_end)`);
+      else out.push({ name: c.name, lastWriteMs, remove: true });
+    }
+  }
+  return out;
+}

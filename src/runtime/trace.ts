@@ -25,7 +25,7 @@ export type RetentionStore = 'sessions' | 'records';
  * `manual`: a context removed by hand (`murmur-gc conversation rm`; its line carries
  * `"trigger":"manual_cli"`, as does a `conversation truncate`, whose reason is `max_messages`).
  */
-export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'manual';
+export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'children_max_age' | 'manual';
 /** The field murmur-gc adds to a `retention` line for an action an operator ran by hand. */
 export type RetentionTrigger = 'manual_cli';
 export const MANUAL_TRIGGER: RetentionTrigger = 'manual_cli';
@@ -40,6 +40,8 @@ export const RETENTION_ORDER: ReadonlyArray<readonly [RetentionStore, RetentionR
   // murmur-gc's disk budgets act after age and count, sessions before records (src/plan/budget.ts).
   ['sessions', 'max_bytes'],
   ['sessions', 'keep_free'],
+  // orphaned child workdirs beside a workdir's sessions root (`children: { max_age }`)
+  ['sessions', 'children_max_age'],
   ['records', 'max_bytes'],
   ['records', 'keep_free'],
   // by hand (conversation rm): only ever alone in a murmur-gc audit session of its own

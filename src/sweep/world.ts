@@ -18,6 +18,8 @@ export interface RootPlanInput {
   retain: SessionRetain | undefined;
   /** disk budget of the entry (`max_bytes`) */
   maxBytes?: number;
+  /** `children: { max_age }` (seconds): orphaned child workdirs older than this go */
+  childrenMaxAgeSecs?: number;
   /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
   isAuditRoot: boolean;
   origin: string;
@@ -84,7 +86,7 @@ export async function scanSessionsWorld(
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), ...(s.childrenMaxAgeSecs !== undefined ? { childrenMaxAgeSecs: s.childrenMaxAgeSecs } : {}), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
@@ -140,7 +142,7 @@ async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
     const key = st ? `${st.dev}:${st.ino}` : `path:${i.root}`;
     const prev = seen.get(key);
     if (!prev) seen.set(key, i);
-    else if (!prev.retain && prev.maxBytes === undefined && (i.retain || i.maxBytes !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
+    else if (!prev.retain && prev.maxBytes === undefined && prev.childrenMaxAgeSecs === undefined && (i.retain || i.maxBytes !== undefined || i.childrenMaxAgeSecs !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
   }
   return [...seen.values()];
 }

@@ -1,6 +1,6 @@
 // The pure choice of what goes with a removed session from beside its sessions root.
 import { describe, expect, it } from 'vitest';
-import { childEntryName, planBeside, type BesideFacts, type BesideJudge } from '../../src/plan/workdir.js';
+import { childEntryName, planBeside, planOrphans, type BesideFacts, type BesideJudge } from '../../src/plan/workdir.js';
 import type { ChildEntry, LogEntry } from '../../src/runtime/workdir-scan.js';
 
 const NOW = 1_800_000_000_000;
@@ -94,5 +94,29 @@ describe('planBeside', () => {
       judge(),
     );
     expect(p.remove).toEqual([{ kind: 'child_workdir', name: 'a', session: 'ses_1' }]);
+  });
+});
+
+describe('planOrphans', () => {
+  const old = (name: string, o: Partial<ChildEntry> = {}) => child(name, { mtimeMs: NOW - 40 * DAY, sessions: [{ name: `ses_${name}`, lastWriteMs: NOW - 40 * DAY, hasSessionEnd: true }], ...o });
+  it('tied children are not orphans; without a policy every orphan stays', () => {
+    const v = planOrphans([old('a'), old('b')], new Set(['a']), undefined, false, judge());
+    expect(v.map((x) => [x.name, x.remove])).toEqual([['b', false]]);
+    expect(v[0]?.lastWriteMs).toBe(NOW - 40 * DAY);
+  });
+  it('under a policy: only old, finished, judgeable directories of ours go, and none while a trace is unreadable', () => {
+    const kids = [
+      old('go'),
+      old('young', { sessions: [{ name: 'ses_y', lastWriteMs: NOW - DAY, hasSessionEnd: true }] }),
+      old('dead', { sessions: [{ name: 'ses_d', lastWriteMs: NOW - 40 * DAY, hasSessionEnd: false }] }),
+      old('running', { sessions: [{ name: 'ses_r', lastWriteMs: NOW - 40 * DAY, hasSessionEnd: true }] }),
+      old('deep', { unjudged: 'too deep' }),
+      old('link', { kind: 'symlink' }),
+      old('theirs', { uid: 0 }),
+      old('empty', { sessions: [] }),
+    ];
+    const v = planOrphans(kids, new Set(), 30 * DAY, false, judge({ ses_r: 'alive' }));
+    expect(v.filter((x) => x.remove).map((x) => x.name)).toEqual(['go', 'empty']);
+    expect(planOrphans(kids, new Set(), 30 * DAY, true, judge()).some((x) => x.remove)).toBe(false);
   });
 });

@@ -71,7 +71,7 @@ function parent(daysAgo: number, dels: Del[], works: string[] = [], o: { live?: 
 }
 
 /** A child workdir under W/.murmur/children with one finished (or live) session of its own. */
-function child(o: { completion?: string; live?: boolean; grandchildLive?: boolean } = {}): { name: string; rel: string; dir: string } {
+function child(o: { completion?: string; live?: boolean; grandchildLive?: boolean; dead?: boolean; dirAgeMs?: number } = {}): { name: string; rel: string; dir: string } {
   const name = `worker-${f.hex(16)}`;
   const dir = path.join(root, 'children', name);
   fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
@@ -79,13 +79,14 @@ function child(o: { completion?: string; live?: boolean; grandchildLive?: boolea
   fs.writeFileSync(path.join(dir, 'logs', 'bootstrap.log'), 'x'.repeat(5000));
   if (o.completion) fs.writeFileSync(path.join(dir, 'completion.json'), JSON.stringify({ delegation_id: 'd', session_id: 's', workdir: dir, status: o.completion, result_path: 'out/r.md' }));
   const sid = f.idAt('ses_', now - 4 * f.DAY);
-  const sd = f.writeSession(path.join(dir, '.murmur'), { sessionId: sid, startMs: now - 4 * f.DAY, end: !o.live });
+  const sd = f.writeSession(path.join(dir, '.murmur'), { sessionId: sid, startMs: now - 4 * f.DAY, end: !o.live && !o.dead });
   if (o.live) fs.utimesSync(path.join(sd, 'trace.jsonl'), new Date(), new Date());
   if (o.grandchildLive) {
     const g = path.join(dir, '.murmur', 'children', `sub-${f.hex(16)}`, '.murmur');
     const gs = f.writeSession(g, { sessionId: f.idAt('ses_', now - 4 * f.DAY), startMs: now - 4 * f.DAY, end: false });
     fs.utimesSync(path.join(gs, 'trace.jsonl'), new Date(), new Date());
   }
+  if (o.dirAgeMs !== undefined) fs.utimesSync(dir, (now - o.dirAgeMs) / 1000, (now - o.dirAgeMs) / 1000);
   return { name, rel: `.murmur/children/${name}`, dir };
 }
 
@@ -241,5 +242,34 @@ describe('quarantine and restore', () => {
     expect(fs.readFileSync(logPath, 'utf8')).toBe('y'.repeat(3000));
     expect(exists(path.join(root, a, 'trace.jsonl'))).toBe(true);
     expect(exists(path.join(root, a, '.murmur-gc-beside'))).toBe(false);
+  });
+});
+
+describe('orphaned child workdirs (no trace of the root names them)', () => {
+  it('are reported (count, size, oldest) and removed only under children.max_age, only when finished', async () => {
+    const tied = child({ dirAgeMs: 10 * f.DAY });
+    parent(1, [{ child: tied.rel, ended: true }]);
+    const old = child({ dirAgeMs: 10 * f.DAY });
+    const young = child();
+    const dead = child({ dead: true, dirAgeMs: 10 * f.DAY });
+    const noPolicy = await sweep(YAML());
+    expect(noPolicy.errors).toEqual([]);
+    expect(noPolicy.orphans).toEqual([{ root, count: 3, bytes: expect.any(Number), oldest_ms: expect.any(Number), removed: 0, policy_secs: null }]);
+    expect(noPolicy.orphans?.[0]?.bytes).toBeGreaterThan(0);
+    expect(noPolicy.orphans?.[0]?.oldest_ms).toBeLessThan(now - 3 * f.DAY);
+    for (const c of [tied, old, young, dead]) expect(exists(c.dir)).toBe(true);
+    expect(renderHuman(noPolicy)).toContain(`Orphaned child workdirs in ${root}/children: 3`);
+
+    const policy = `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`;
+    const dry = await sweep(policy, true);
+    expect(dry.actions.filter((a) => a.kind === 'remove_orphan_workdir').map((a) => ('path' in a ? a.path : ''))).toEqual([old.dir]);
+    expect(exists(old.dir)).toBe(true);
+    const r = await sweep(policy);
+    expect(r.errors).toEqual([]);
+    expect(exists(old.dir)).toBe(false);
+    for (const c of [tied, young, dead]) expect(exists(c.dir)).toBe(true);
+    expect(r.orphans?.[0]).toMatchObject({ count: 3, removed: 1, policy_secs: 2 * 86400 });
+    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; reason?: string; targets?: string[] }).find((l) => l.event_type === 'retention');
+    expect(ret).toMatchObject({ reason: 'children_max_age', targets: [old.rel] });
   });
 });
