@@ -1,5 +1,6 @@
 // What a `mur run --workdir W` session leaves beside its sessions root goes with it
 // (README "What lives beside the sessions"): through the real sweep and restore, in process.
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -271,5 +272,21 @@ describe('orphaned child workdirs (no trace of the root names them)', () => {
     expect(r.orphans?.[0]).toMatchObject({ count: 3, removed: 1, policy_secs: 2 * 86400 });
     const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; reason?: string; targets?: string[] }).find((l) => l.event_type === 'retention');
     expect(ret).toMatchObject({ reason: 'children_max_age', targets: [old.rel] });
+  });
+});
+
+describe('disk budgets', () => {
+  it('max_bytes counts child workdirs as part of their sessions root, and removes a session with its children to meet it', async () => {
+    const c = child();
+    fs.writeFileSync(path.join(c.dir, 'out.bin'), 'o'.repeat(400_000));
+    const a = parent(9, [{ child: c.rel, ended: true }]);
+    const b = parent(1, []);
+    const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
+    const budget = du(path.join(root, a)) + du(path.join(root, b)) + 100_000;
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${budget}\n`);
+    expect(r.errors).toEqual([]);
+    expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([[a, 'max_bytes']]);
+    expect(exists(c.dir)).toBe(false);
+    expect(exists(path.join(root, b))).toBe(true);
   });
 });
