@@ -51,6 +51,18 @@ export const Codes = {
   sparseFile: 'sparse_file',
   /** A session name minted in the future outranks real sessions for `max_sessions` (a warning, once per root). */
   futureSessionId: 'future_session_id',
+  /**
+   * A `delegation_start.child_workdir` that does not name a direct entry of `W/.murmur/children/`
+   * (`../x`, an absolute path elsewhere): refused, nothing there is touched (docs/design.md §R11).
+   */
+  childWorkdirOutside: 'child_workdir_outside',
+  /** A child workdir kept with its removed parent: not finished, or something inside is live or cannot be judged. */
+  childKept: 'child_kept',
+  /**
+   * What a killed runtime left and nothing of it ever removes: a `running/<ses>.json.writing-<pid>`
+   * or a `.conversation.jsonl.<pid>.<hex>.tmp` of a dead pid, a running record whose process is gone.
+   */
+  runtimeDebris: 'runtime_debris',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -70,7 +70,12 @@ export function renderHeld(l: HeldListing, config: GcConfig, nowMs = Date.now())
 function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('../commands/protect.js').renderProtectOutcome): string {
   const out: string[] = [];
   for (const s of r.restored) {
-    const what = s.held === 'truncation' ? `${s.messages ?? 0} dropped messages of ${r.target}` : `${s.held} ${r.target}`;
+    const what =
+      s.held === 'truncation'
+        ? `${s.messages ?? 0} dropped messages of ${r.target}`
+        : s.held === 'child_workdir' || s.held === 'work_log'
+          ? `${s.held === 'child_workdir' ? 'child workdir' : 'work log'} of ${r.target}`
+          : `${s.held} ${r.target}`;
     out.push(`${r.dry_run ? 'would restore' : 'restored'} ${what}: ${s.from} -> ${s.to}`);
   }
   if (r.audit) out.push(`audit trace: ${r.audit} (murmur-gc history --target ${r.target})`);

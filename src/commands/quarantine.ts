@@ -43,6 +43,7 @@ import { VERSION } from '../version.js';
 import { failpoint } from '../failpoint.js';
 import { AuditSession, GC_DIR, INTENT_FILE, type IntentLine, type RestoredItem } from '../gchome/audit.js';
 import { removeDeadGcTemps } from '../gchome/leftovers.js';
+import { BESIDE_DIR, listBeside, restoreBeside, type BesideHeld } from '../gchome/quarantine-beside.js';
 import { protectRestored, type ProtectOutcome } from './protect.js';
 import { protectRecovered } from '../gchome/protect-file.js';
 import { recoverInterruptedAudits } from '../gchome/audit-recovery.js';
@@ -75,7 +76,7 @@ export interface RestoreResult {
   target: string;
   dry_run: boolean;
   /** what was (or would be) put back, in order */
-  restored: { held: 'session' | 'context' | 'truncation'; from: string; to: string; messages?: number }[];
+  restored: { held: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log'; from: string; to: string; messages?: number }[];
   /** the audit trace of this restore, null in a dry run */
   audit: string | null;
   /** what was put back is protected from every sweep (src/commands/protect.ts); absent in a dry run */
@@ -231,14 +232,22 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
       throw refuse(RestoreCodes.exists, `${d.display(opts.target)} exists now; the held session was not put back`, `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`);
     }
     const step = { held: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
-    if (opts.dryRun) return { target: opts.target, dry_run: true, restored: [step], audit: null };
+    // What went with it from beside the root comes back with it, first (docs/design.md §9a).
+    const besideStep = (b: BesideHeld) => ({ held: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const), from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`, to: b.to });
+    if (opts.dryRun) {
+      const hd = await d.openDir(h.entry, h.identity);
+      const beside = await listBeside(hd, root).finally(() => hd.close());
+      return { target: opts.target, dry_run: true, restored: [...beside.map(besideStep), step], audit: null };
+    }
     const st = await d.lstat(h.entry);
     if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
     await d.openDir(h.entry, h.identity).then((x) => x.close());
     const audit = new RestoreAudit(home, now);
     const item: RestoredItem = { store: 'sessions', held: 'session', target: opts.target, origin: root };
+    let besideBack: BesideHeld[] = [];
     try {
       const seq = await audit.intend({ kind: 'restore_session', parent: root, target: h.entry, restore: { ...item, to: d.display(opts.target), entries: [h.entry] } });
+      besideBack = await restoreBeside(d, h.entry, h.identity, (p) => refuse(RestoreCodes.exists, `${p} exists now; the held session was not put back`, `move it away first if the held one should take its place`));
       await d.rename(h.entry, opts.target);
       await d.sync().catch(() => undefined);
       await audit.done(seq, item);
@@ -247,7 +256,7 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
       throw err;
     }
     log.info({ target: opts.target, root }, 'session restored from the quarantine');
-    return { target: opts.target, dry_run: false, restored: [step], audit: await audit.finish() };
+    return { target: opts.target, dry_run: false, restored: [...besideBack.map(besideStep), step], audit: await audit.finish() };
   } finally {
     await d.close();
   }

@@ -152,6 +152,15 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
         ? [`  ${r.root}`, '', plural(r.sessions, 'session'), formatBytes(r.bytes), r.unreadable ? `${r.unreadable} unreadable` : '']
         : [`  ${r.root}`, '', 'does not exist', '', ''],
     );
+    const b = r.beside;
+    if (!b) continue;
+    // what lives beside the sessions (README "What lives beside the sessions")
+    rows.push(['    children', 'tied', plural(b.tied.count, 'child workdir'), formatBytes(b.tied.bytes), 'go with their sessions']);
+    rows.push(['    children', 'orphaned', plural(b.orphaned.count, 'child workdir'), formatBytes(b.orphaned.bytes), b.orphaned.oldest_ms === null ? '' : `oldest last written ${when(b.orphaned.oldest_ms)}`]);
+    rows.push(['    logs', 'wrk_', plural(b.work_logs.count, 'work log'), formatBytes(b.work_logs.bytes), 'go with their sessions']);
+    if (b.other_logs.count) rows.push(['    logs', 'other', plural(b.other_logs.count, 'file'), formatBytes(b.other_logs.bytes), 'not managed']);
+    if (b.capsule.length) rows.push(['    capsule', b.capsule.map((c) => c.name).join(' '), '', formatBytes(b.capsule.reduce((n, c) => n + c.bytes, 0)), 'not managed']);
+    if (b.unreadable) rows.push(['    beside', '', `${b.unreadable} unreadable`, '', 'symlinks are never followed']);
   }
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);

@@ -161,7 +161,8 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
 const MAX_DELETE_KEYS = ['count', 'fraction'];
-const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes'];
+const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children'];
+const CHILDREN_KEYS = ['max_age'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
@@ -184,6 +185,7 @@ const SessionEntrySchema = z.strictObject(
     project: text().optional(),
     retain: z.unknown().optional(),
     max_bytes: z.unknown().optional(),
+    children: z.unknown().optional(),
   },
   blockOf(SESSION_KEYS),
 );
@@ -428,13 +430,23 @@ function optionalTrimmedString(block: Mapping | undefined, key: string, keyPath:
 type SessionEntry = NonNullable<RawConfig['sessions']>[number];
 type RecordEntry = NonNullable<RawConfig['records']>[number];
 
+/** `children: { max_age: <duration> }` of a sessions entry: the age in seconds. */
+function parseChildrenBlock(value: unknown, keyPath: string, file: string | undefined): number {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(keyPath, `must be a block of keys (${CHILDREN_KEYS.join(', ')})`, file);
+  const block = value as Record<string, unknown>;
+  for (const k of Object.keys(block)) if (!CHILDREN_KEYS.includes(k)) throw new ConfigError(`${keyPath}.${k}`, `unknown key '${k}'; expected: ${CHILDREN_KEYS.join(', ')}`, file);
+  if (block['max_age'] === undefined) throw new ConfigError(keyPath, 'must set max_age (e.g. children: { max_age: 30d })', file);
+  return parseDurationValue(block['max_age'], `${keyPath}.max_age`, file);
+}
+
 async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: PathContext): Promise<SessionsRootConfig[]> {
   const origin = `sessions[${index}]`;
   const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
+  const childrenAge = entry.children === undefined ? undefined : await attempt(ctx.sink, () => Promise.resolve(parseChildrenBlock(entry.children, `${origin}.children`, ctx.file)));
   const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
-  if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined)) return [];
+  if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined) || (entry.children !== undefined && childrenAge === undefined)) return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
-  return maxBytes === undefined ? roots : roots.map((r) => (r.problem ? r : { ...r, maxBytes }));
+  return roots.map((r) => (r.problem ? r : { ...r, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(childrenAge !== undefined ? { childrenMaxAgeSecs: childrenAge } : {}) }));
 }
 
 async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {

@@ -27,6 +27,11 @@ export interface SessionsRootConfig {
   retain: SessionRetain | undefined;
   /** Disk budget (`max_bytes`): the root's sessions are kept under this many bytes. */
   maxBytes?: number;
+  /**
+   * `children: { max_age }` in seconds: orphaned child workdirs beside a `W/.murmur` root older
+   * than this are removed (README "What lives beside the sessions"); undefined: only reported.
+   */
+  childrenMaxAgeSecs?: number;
   /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */
   origin: string;
   /**

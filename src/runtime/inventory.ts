@@ -58,7 +58,14 @@ export interface ModeEntry extends ModeInput {
 
 export interface Debris {
   /** kept_dir: what an earlier removal could not remove whole, set aside (`.murmur-gc-kept.*`) */
-  kind: 'temp_file' | 'trash_dir' | 'kept_dir';
+  /**
+   * running_temp / running_record: what a killed runtime left in `<home>/running` (a
+   * `<ses>.json.writing-<pid>`, a record whose process is gone); `pid` (and `startTime`) are
+   * probed again at the moment of action
+   */
+  kind: 'temp_file' | 'trash_dir' | 'kept_dir' | 'running_temp' | 'running_record';
+  pid?: number;
+  startTime?: string;
   ref: PathRef;
   path: string;
   identity: Identity;

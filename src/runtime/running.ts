@@ -13,7 +13,7 @@
 import { isUtf8 } from 'node:buffer';
 import { Codes, describeError } from '../errors.js';
 import { JsonScanner, T_FALSE, T_OBJECT, T_TRUE, jsonKeys, spanString, spanU64, type Span } from '../json/scan.js';
-import { readProcStat, readSmallFile, type Dir } from '../fsx/safe-fs.js';
+import { identityOf, readProcStat, readSmallFile, type Dir, type Identity } from '../fsx/safe-fs.js';
 
 export interface RunningRecord {
   file: string;
@@ -28,6 +28,17 @@ export interface RunningRecord {
 export interface RunningScan {
   records: RunningRecord[];
   problems: { target: string; code: string; detail: string }[];
+  /** each record file's identity and mtime, by file name (to remove a stale one only if unchanged) */
+  files: Map<string, { identity: Identity; mtimeMs: number }>;
+  /** `<ses>.json.writing-<pid>`: a record being written, or left by a runtime killed mid-write */
+  staging: { name: string; pid: number; identity: Identity; mtimeMs: number }[];
+}
+
+/** `<ses>.json.writing-<pid>` (docs/design.md §R1): the pid, or undefined when it is not one. */
+export function stagingPid(name: string): number | undefined {
+  const m = /^[^.][^/]*\.json\.writing-([0-9]{1,10})$/.exec(name);
+  const pid = m ? Number(m[1]) : undefined;
+  return pid !== undefined && pid > 0 && pid <= 4294967295 ? pid : undefined;
 }
 
 /** A running record is small (a few hundred bytes of pretty JSON); anything larger is not one. */
@@ -57,15 +68,23 @@ export function parseRunningRecord(file: string, raw: Buffer | string): RunningR
 
 /** Read every `*.json` under `<home>/running`. Missing directory → no records. */
 export async function readRunningRecords(home: Dir): Promise<RunningScan> {
-  const scan: RunningScan = { records: [], problems: [] };
+  const scan: RunningScan = { records: [], problems: [], files: new Map(), staging: [] };
   const st = await home.lstat('running');
   if (!st || !st.isDirectory()) return scan;
   const dir = await home.openDir('running');
   try {
     for (const name of await dir.list()) {
+      const pid = stagingPid(name);
+      if (pid !== undefined) {
+        const sst = await dir.lstat(name);
+        if (sst?.isFile()) scan.staging.push({ name, pid, identity: identityOf(sst), mtimeMs: Number(sst.mtimeMs) });
+        continue;
+      }
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const target = dir.display(name);
       try {
+        const fst = await dir.lstat(name);
+        if (fst?.isFile()) scan.files.set(name, { identity: identityOf(fst), mtimeMs: Number(fst.mtimeMs) });
         const raw = await readSmallFile(dir, name, RUNNING_RECORD_MAX_BYTES);
         const rec = parseRunningRecord(name, raw);
         if (rec) scan.records.push(rec);

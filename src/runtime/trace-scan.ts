@@ -8,7 +8,7 @@
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from './record.js';
-import { TraceAccumulator, type DetachedWork, type TraceSummary, type Trust } from './trace.js';
+import { TraceAccumulator, isWorkId, type Delegation, type DetachedWork, type TraceSummary, type Trust } from './trace.js';
 
 export interface TraceFileState {
   dev: string;
@@ -159,7 +159,7 @@ export class MemoryTraceCache implements TraceCache {
   set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void {
     const d = dirKey(dir);
     const prev = entryOf(this.keptTraces, d, name);
-    const entry = summary.unaccounted.length === 0 ? CompactTrace.of(state, summary, false) : encodeTrace(state, summary);
+    const entry = isCompact(summary) ? CompactTrace.of(state, summary, false) : encodeTrace(state, summary);
     // (encoded only to compare with an entry already kept; a new one changes the cache anyway)
     if (prev === undefined || encoded(prev) !== encoded(entry)) this.dirty = true;
     put(this.keptTraces, d, name, entry);
@@ -364,12 +364,29 @@ function sameState(a: unknown[], st: TraceFileState): boolean {
   return a[0] === st.dev && a[1] === st.ino && a[2] === st.size && a[3] === st.mtimeMs;
 }
 
+/** Nothing unaccounted, no work log and no child workdir named (nearly every trace): kept as a CompactTrace. */
+function isCompact(s: TraceSummary): boolean {
+  return s.unaccounted.length === 0 && !s.workIds?.length && !s.delegations?.length;
+}
+
 function encodeTrace(st: TraceFileState, s: TraceSummary): string {
   const work = s.unaccounted.length ? s.unaccounted : 0;
   const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
   // session_start's event id is only ever needed to reconcile unaccounted work (shell_lost's parent).
   const startId = work === 0 ? null : (s.sessionStartEventId ?? null);
-  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1]));
+  const workIds = s.workIds?.length ? s.workIds : 0;
+  const dels = s.delegations?.length ? s.delegations.map((d) => [d.delegationId, d.childWorkdir, d.ended ? 1 : 0]) : 0;
+  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels]));
+}
+
+function decodeDelegations(v: unknown): Delegation[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const out: Delegation[] = [];
+  for (const d of v) {
+    if (!Array.isArray(d) || d.length !== 3 || typeof d[0] !== 'string' || typeof d[1] !== 'string' || (d[2] !== 0 && d[2] !== 1)) return undefined;
+    out.push({ delegationId: d[0], childWorkdir: d[1], ended: d[2] === 1 });
+  }
+  return out;
 }
 
 function isWork(w: unknown): w is DetachedWork {
@@ -380,22 +397,27 @@ function isWork(w: unknown): w is DetachedWork {
 
 function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): TraceSummary | undefined {
   const a = parseArray(raw);
-  if (!a || a.length !== 12 || !sameState(a, st)) return undefined;
-  const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8] = a;
+  if (!a || a.length !== 14 || !sameState(a, st)) return undefined;
+  const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8, workIds, dels] = a;
   if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || !Number.isSafeInteger(invalid) || (startId !== null && typeof startId !== 'string')) return undefined;
   if (!Array.isArray(contexts) || !contexts.every((c) => typeof c === 'string')) return undefined;
   if (work !== 0 && !(Array.isArray(work) && work.every(isWork))) return undefined;
   if (trust !== 0 && !(typeof trust === 'object' && trust !== null && !Array.isArray(trust) && Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted'))) return undefined;
-  if (work !== 0) {
+  if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w)))) return undefined;
+  const delegations = dels === 0 ? [] : decodeDelegations(dels);
+  if (!delegations) return undefined;
+  if (work !== 0 || workIds !== 0 || delegations.length) {
     return {
       sessionStartEventId: startId ?? undefined,
       contextIds: contexts,
       hasSessionEnd: end === 1,
       taskTrust: trust === 0 ? EMPTY_TRUST : (trust as Record<string, Trust>),
-      unaccounted: work,
+      unaccounted: work === 0 ? EMPTY_WORK : work,
       endsWithNewline: nl === 1,
       invalidLines: invalid as number,
       utf8: utf8 === 1,
+      ...(workIds !== 0 && workIds.length ? { workIds: workIds as string[] } : {}),
+      ...(delegations.length ? { delegations } : {}),
     };
   }
   // The common case — nothing unaccounted: one compact object (no text kept).

@@ -25,7 +25,7 @@ export type RetentionStore = 'sessions' | 'records';
  * `manual`: a context removed by hand (`murmur-gc conversation rm`; its line carries
  * `"trigger":"manual_cli"`, as does a `conversation truncate`, whose reason is `max_messages`).
  */
-export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'manual';
+export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'children_max_age' | 'manual';
 /** The field murmur-gc adds to a `retention` line for an action an operator ran by hand. */
 export type RetentionTrigger = 'manual_cli';
 export const MANUAL_TRIGGER: RetentionTrigger = 'manual_cli';
@@ -40,6 +40,8 @@ export const RETENTION_ORDER: ReadonlyArray<readonly [RetentionStore, RetentionR
   // murmur-gc's disk budgets act after age and count, sessions before records (src/plan/budget.ts).
   ['sessions', 'max_bytes'],
   ['sessions', 'keep_free'],
+  // orphaned child workdirs beside a workdir's sessions root (`children: { max_age }`)
+  ['sessions', 'children_max_age'],
   ['records', 'max_bytes'],
   ['records', 'keep_free'],
   // by hand (conversation rm): only ever alone in a murmur-gc audit session of its own
@@ -232,6 +234,27 @@ export interface TraceSummary {
   invalidLines: number;
   /** False when the trace is not valid UTF-8: the runtime cannot read it, nothing is reconciled. */
   utf8?: boolean;
+  /**
+   * Every well-formed `wrk_` id a `shell_detached|completed|abandoned|lost` line names, sorted
+   * (absent when none): the `W/logs/<id>.log` files this session's runtime wrote (docs/design.md §R11).
+   */
+  workIds?: string[];
+  /** Each `delegation_start` with a string `child_workdir`, in order (absent when none; §R11). */
+  delegations?: Delegation[];
+}
+
+/** A sub-capsule launch a session's trace records (docs/design.md §R11). */
+export interface Delegation {
+  delegationId: string;
+  /** as written: relative to the accessible workdir W (`.murmur/children/<name>`); not yet checked */
+  childWorkdir: string;
+  /** a later `delegation` or `delegation_late` line names the same `delegation_id` */
+  ended: boolean;
+}
+
+/** `wrk_` + 32 lowercase hex: the only names murmur-gc ever turns into a `logs/<id>.log` path. */
+export function isWorkId(s: string): boolean {
+  return /^wrk_[0-9a-f]{32}$/.test(s);
 }
 
 /** Mutable accumulator used while scanning one trace. */
@@ -242,6 +265,9 @@ export class TraceAccumulator {
   private readonly trust = new Map<string, Trust>();
   private readonly detached = new Map<string, DetachedWork>();
   private readonly accounted = new Set<string>();
+  private readonly workIds = new Set<string>();
+  private readonly delegations = new Map<string, Delegation>();
+  private readonly ended = new Set<string>();
   invalidLines = 0;
 
   /** Event types whose lines must be parsed; everything else is skipped without parsing. */
@@ -253,6 +279,9 @@ export class TraceAccumulator {
     'shell_completed',
     'shell_abandoned',
     'shell_lost',
+    'delegation_start',
+    'delegation',
+    'delegation_late',
   ]);
 
   private utf8 = true;
@@ -335,6 +364,7 @@ export class TraceAccumulator {
       case 'shell_detached': {
         const work = str(K_WORK_ID);
         if (work === undefined) break;
+        if (isWorkId(work)) this.workIds.add(work);
         const at = spanU64(buf, f[K_TIMESTAMP] as Span) ?? 0n;
         this.detached.set(work, {
           workId: work,
@@ -351,6 +381,19 @@ export class TraceAccumulator {
       case 'shell_lost': {
         const work = str(K_WORK_ID);
         if (work !== undefined) this.accounted.add(work);
+        if (work !== undefined && isWorkId(work)) this.workIds.add(work);
+        break;
+      }
+      case 'delegation_start': {
+        const id = str(K_DELEGATION_ID);
+        const child = str(K_CHILD_WORKDIR);
+        if (id !== undefined && child !== undefined) this.delegations.set(id, { delegationId: id, childWorkdir: child, ended: false });
+        break;
+      }
+      case 'delegation':
+      case 'delegation_late': {
+        const id = str(K_DELEGATION_ID);
+        if (id !== undefined) this.ended.add(id);
         break;
       }
       default:
@@ -370,6 +413,7 @@ export class TraceAccumulator {
         if (tr) taskTrust[w.taskId] = tr;
       }
     }
+    const delegations = [...this.delegations.values()].map((d) => ({ ...d, ended: this.ended.has(d.delegationId) }));
     return {
       sessionStartEventId: this.sessionStartEventId,
       contextIds: [...this.contexts],
@@ -379,6 +423,8 @@ export class TraceAccumulator {
       endsWithNewline,
       invalidLines: this.invalidLines,
       utf8: this.utf8,
+      ...(this.workIds.size ? { workIds: [...this.workIds].sort() } : {}),
+      ...(delegations.length ? { delegations } : {}),
     };
   }
 }
@@ -449,8 +495,8 @@ class NeedleCursor {
   }
 }
 
-const TRACE_KEYS = jsonKeys('event_type', 'event_id', 'context_id', 'task_id', 'trust', 'work_id', 'binary', 'command', 'timestamp');
-const [K_EVENT_TYPE, K_EVENT_ID, K_CONTEXT_ID, K_TASK_ID, K_TRUST, K_WORK_ID, K_BINARY, K_COMMAND, K_TIMESTAMP] = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
+const TRACE_KEYS = jsonKeys('event_type', 'event_id', 'context_id', 'task_id', 'trust', 'work_id', 'binary', 'command', 'timestamp', 'delegation_id', 'child_workdir');
+const [K_EVENT_TYPE, K_EVENT_ID, K_CONTEXT_ID, K_TASK_ID, K_TRUST, K_WORK_ID, K_BINARY, K_COMMAND, K_TIMESTAMP, K_DELEGATION_ID, K_CHILD_WORKDIR] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 const lineScanner = new JsonScanner();
 
 /**

@@ -1,7 +1,8 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/sweep/steps/, one file each):
 //
 //   lock → clock → recover → scan sessions → scan records → protect → plan → debris → quarantine (purge
-//        what the undo window no longer holds) → chmod → remove → truncate → repair torn tails
+//        what the undo window no longer holds) → chmod → remove → orphans (child workdirs no
+//        trace names) → truncate → repair torn tails
 //        → budget → reconcile → audit
 //
 // Each step reads and writes one shared SweepContext (steps/context.ts) and reports its tally
@@ -31,6 +32,7 @@ import { protectStep } from './steps/protect.js';
 import { quarantineStep } from './steps/quarantine.js';
 import { reconcileStep } from './steps/reconcile.js';
 import { recoverStep } from './steps/recover.js';
+import { orphansStep } from './steps/orphans.js';
 import { removeStep } from './steps/remove.js';
 import { repairTornTailStep } from './steps/repair-torn-tail.js';
 import { scanRecordsStep } from './steps/scan-records.js';
@@ -52,6 +54,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'quarantine', label: 'purging the undo window', run: quarantineStep },
   { name: 'chmod', label: 'fixing modes', run: chmodStep },
   { name: 'remove', label: 'removing', run: removeStep },
+  { name: 'orphans', label: 'removing orphaned child workdirs', run: orphansStep },
   { name: 'truncate', label: 'truncating records', run: truncateStep },
   { name: 'repair_torn_tail', label: 'repairing torn record tails', run: repairTornTailStep },
   { name: 'budget', label: 'keeping the disk budgets', run: budgetStep },

@@ -17,6 +17,10 @@ export interface HeldAt {
 export type Action =
   | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
   | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
+  /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
+  | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
+  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
+  | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
   | {
       kind: 'truncate_record';
       record: string;
@@ -50,7 +54,7 @@ export type Action =
   | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
   | { kind: 'chmod'; path: string; from: string; to: string }
   /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
-  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error'; detail: string; bytes: number };
+  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error' | 'runtime_debris'; detail: string; bytes: number };
 
 export interface Skipped {
   target: string;
@@ -108,6 +112,12 @@ export interface SweepReport {
   /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
   quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
   /** Present while anything murmur-gc set aside is still there (each sweep tries it again). */
+  /**
+   * Per `W/.murmur` root with orphaned child workdirs (no session's trace there names them):
+   * how many, their allocated bytes, the oldest's last visible write, and how many this sweep
+   * removed (or would) under `children: { max_age }` (README "What lives beside the sessions").
+   */
+  orphans?: { root: string; count: number; bytes: number; oldest_ms: number; removed: number; policy_secs: number | null }[];
   kept?: KeptAside;
 }
 
@@ -176,6 +186,11 @@ function itemLine(a: Action, would: string): string {
       return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'remove_record':
       return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+    case 'remove_orphan_workdir':
+      return `  ${would}remove orphaned child workdir ${a.path}  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`;
+    case 'remove_child_workdir':
+    case 'remove_work_log':
+      return `  ${would}remove ${a.kind === 'remove_child_workdir' ? 'child workdir' : 'work log'} ${a.path}  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'truncate_record':
       return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
     case 'purge_quarantine':
@@ -213,6 +228,16 @@ function groupRows(r: SweepReport): string[][] {
         if (a.held) add(`rh\0${a.record}\0${a.reason}`, dry ? 'would hold records' : 'held records', `store ${a.record}`, a.reason, a.bytes);
         else add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
         break;
+      case 'remove_orphan_workdir':
+        add(`o\0${a.root}`, dry ? 'would remove orphaned child workdirs' : 'removed orphaned child workdirs', a.root, a.reason, a.bytes);
+        break;
+      case 'remove_child_workdir':
+      case 'remove_work_log': {
+        const what = a.kind === 'remove_child_workdir' ? 'child workdirs' : 'work logs';
+        if (a.held) add(`bh\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would hold ${what}` : `held ${what}`, a.root, a.reason, a.bytes);
+        else add(`b\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would remove ${what}` : `removed ${what}`, a.root, a.reason, a.bytes);
+        break;
+      }
       case 'truncate_record':
         add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
         break;
@@ -280,6 +305,9 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
   ];
+  if (c['remove_orphan_workdir']) parts.push(plural(c['remove_orphan_workdir'], 'orphaned child workdir') + ' removed');
+  if (c['remove_child_workdir']) parts.push(plural(c['remove_child_workdir'], 'child workdir') + (r.dry_run ? '' : ' removed or held'));
+  if (c['remove_work_log']) parts.push(plural(c['remove_work_log'], 'work log') + (r.dry_run ? '' : ' removed or held'));
   if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
@@ -295,6 +323,9 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
     const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
     lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
+  }
+  for (const o of r.orphans ?? []) {
+    lines.push(`Orphaned child workdirs in ${o.root}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${new Date(o.oldest_ms).toISOString()}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${r.dry_run ? 'would be ' : ''}removed under children.max_age`}.`);
   }
   if (r.kept) lines.push(keptLine(r.kept, r.dry_run ? Date.now() : r.started_ms + r.duration_ms));
   if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);

@@ -8,12 +8,16 @@
 // sparse file counts its blocks, not its length); an entry that cannot be read is counted in
 // `unreadable` and the rest is still measured. Records are enumerated by the sweep's own
 // inventory (src/runtime/inventory.ts), which reads only their header line, never a message; each
-// context directory is measured whole, as `max_bytes` measures it.
+// context directory is measured whole, as `max_bytes` measures it. Beside a `W/.murmur` root, what
+// lives in W is sized too: child workdirs (tied to a session by its trace, or orphaned), `wrk_`
+// logs, other logs, and the capsule's own entries murmur-gc never manages.
 import { listHeld } from '../gchome/held-listing.js';
-import { CONVERSATIONS_DIR, scanRecords } from '../runtime/inventory.js';
+import { CONVERSATIONS_DIR, scanRecords, scanSessionsRoot } from '../runtime/inventory.js';
 import { GC_DIR_NAME } from '../gchome/paths.js';
-import { KEPT_PREFIX, measureDir } from '../fsx/remove.js';
+import { KEPT_PREFIX, allocatedBytes, measureDir } from '../fsx/remove.js';
 import { keptSinceMs } from '../runtime/gc-entries.js';
+import { CAPSULE_ENTRIES, CHILDREN_DIR, scanBeside } from '../runtime/workdir-scan.js';
+import { childEntryName } from '../plan/workdir.js';
 import type { KeptAside } from './report.js';
 import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';
@@ -27,6 +31,78 @@ export interface RootSize {
   sessions: number;
   bytes: number;
   unreadable: number;
+  /** A `W/.murmur` root: what lives beside its sessions in W (README "What lives beside the sessions"). */
+  beside?: BesideSizes;
+}
+
+export interface BesideSizes {
+  workdir: string;
+  /** child workdirs a trace of the root names (they go with their session) */
+  tied: { count: number; bytes: number };
+  /** child workdirs no trace of the root names (`children: { max_age }` removes them) */
+  orphaned: { count: number; bytes: number; oldest_ms: number | null };
+  /** `W/logs/wrk_<id>.log` (they go with the session whose trace names them) */
+  work_logs: { count: number; bytes: number };
+  /** every other entry of `W/logs` (`shell-*.log`, …): not attributable, never touched */
+  other_logs: { count: number; bytes: number };
+  /** the capsule's own entries of W, never touched (present ones only) */
+  capsule: { name: string; bytes: number }[];
+  /** entries that could not be read or measured (symlinked children/ or logs/ among them) */
+  unreadable: number;
+}
+
+/** What lives beside the sessions of the open root `d` (named `.murmur`), measured. */
+async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
+  const b = await scanBeside(d.path, d.identity, undefined);
+  if (!b) return undefined;
+  const out: BesideSizes = {
+    workdir: b.workdir,
+    tied: { count: 0, bytes: 0 },
+    orphaned: { count: 0, bytes: 0, oldest_ms: null },
+    work_logs: { count: b.logs?.wrk.length ?? 0, bytes: (b.logs?.wrk ?? []).reduce((n, l) => n + l.bytes, 0) },
+    other_logs: { count: b.logs?.other.count ?? 0, bytes: b.logs?.other.bytes ?? 0 },
+    capsule: [],
+    unreadable: b.problems.length,
+  };
+  const tied = new Set<string>();
+  const sessions = await scanSessionsRoot(d.path, undefined);
+  for (const sc of sessions.sessions) {
+    for (const del of sc.trace?.ok ? (sc.trace.summary.delegations ?? []) : []) {
+      const n = childEntryName(del.childWorkdir, b.workdir);
+      if (n !== undefined) tied.add(n);
+    }
+  }
+  if (b.children) {
+    const children = await d.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined);
+    if (!children) out.unreadable++;
+    for (const c of children ? b.children.entries : []) {
+      const bytes = c.kind === 'dir' ? await measureDir(children!, c.name, c.identity).then((m) => m.bytes, () => (out.unreadable++, 0)) : 0;
+      if (tied.has(c.name)) {
+        out.tied.count++;
+        out.tied.bytes += bytes;
+      } else {
+        const last = c.sessions.reduce((m, x) => Math.max(m, x.lastWriteMs), c.mtimeMs);
+        out.orphaned.count++;
+        out.orphaned.bytes += bytes;
+        out.orphaned.oldest_ms = out.orphaned.oldest_ms === null ? last : Math.min(out.orphaned.oldest_ms, last);
+      }
+    }
+    await children?.close();
+  }
+  const w = await Dir.open(b.workdir, { followFinal: true }).catch(() => undefined);
+  if (w) {
+    try {
+      for (const name of CAPSULE_ENTRIES) {
+        const st = await w.lstat(name).catch(() => undefined);
+        if (!st) continue;
+        const bytes = st.isDirectory() ? await measureDir(w, name).then((m) => m.bytes, () => (out.unreadable++, 0)) : allocatedBytes(st);
+        out.capsule.push({ name, bytes });
+      }
+    } finally {
+      await w.close();
+    }
+  }
+  return out;
 }
 
 export interface StoreSizes {
@@ -126,6 +202,8 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
         try {
           Object.assign(r, await measureSessions(d));
           await findKept(d, kept);
+          const beside = await measureBeside(d).catch(() => undefined);
+          if (beside) r.beside = beside;
         } finally {
           await d.close();
         }

@@ -90,6 +90,8 @@ export function outcomeWords(o: SweepOutcome | 'unfinished'): string {
 const KIND_WORDS: [string, string, string][] = [
   ['remove_session', 'session', 'removed'],
   ['remove_record', 'record', 'removed'],
+  ['remove_child_workdir', 'child workdir', 'removed'],
+  ['remove_work_log', 'work log', 'removed'],
   ['truncate_record', 'record', 'truncated'],
   ['shell_lost', 'lost command', 'reconciled'],
   ['chmod', 'mode', 'fixed'],
@@ -161,6 +163,8 @@ export function logSweepSummary(log: Logger, s: SweepSummary): void {
 function storeOf(a: SweepReport['actions'][number]): string {
   switch (a.kind) {
     case 'remove_session':
+    case 'remove_child_workdir':
+    case 'remove_work_log':
     case 'shell_lost':
       return a.root;
     case 'remove_record':

@@ -7,19 +7,32 @@ import { dirname } from 'node:path';
 import type { GcConfig, SessionRetain } from '../config/types.js';
 import { judgeLiveness, type Liveness, type RunningProbe } from '../plan/liveness.js';
 import { scanSessionsRoot, type Problem, type RootScan, type SessionScan } from '../runtime/inventory.js';
-import { probeProcess, readRunningRecords } from '../runtime/running.js';
-import { lstatPath, type Dir } from '../fsx/safe-fs.js';
+import { probeProcess, readRunningRecords, type RunningRecord } from '../runtime/running.js';
+import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
 import { GC_DIR } from '../gchome/audit.js';
+import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
 
 export interface RootPlanInput {
   root: string;
   retain: SessionRetain | undefined;
   /** disk budget of the entry (`max_bytes`) */
   maxBytes?: number;
+  /** `children: { max_age }` (seconds): orphaned child workdirs older than this go */
+  childrenMaxAgeSecs?: number;
   /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
   isAuditRoot: boolean;
   origin: string;
+}
+
+export interface RunningDebris {
+  kind: 'running_temp' | 'running_record';
+  name: string;
+  identity: Identity;
+  mtimeMs: number;
+  pid: number;
+  /** running_record: the start token it names (re-probed at the moment of action) */
+  startTime?: string;
 }
 
 export interface SessionView {
@@ -31,7 +44,15 @@ export interface SessionView {
 
 export interface SessionsWorld {
   roots: RootPlanInput[];
-  rootScans: { input: RootPlanInput; scan: RootScan }[];
+  /** `beside`: what lies beside a `W/.murmur` root in W (docs/design.md §9a); undefined for other roots */
+  rootScans: { input: RootPlanInput; scan: RootScan; beside?: BesideScan }[];
+  /** running-record probes by session id (sessions inside child workdirs are judged with them too) */
+  running: ReadonlyMap<string, RunningProbe>;
+  /**
+   * What killed runtimes left in `<home>/running` (docs/design.md §R1): staging files and records
+   * whose process is gone (the runtime's own prune test), for the debris step.
+   */
+  runningDebris: RunningDebris[];
   views: SessionView[];
   liveContexts: Set<string>;
   problems: Problem[];
@@ -48,24 +69,29 @@ export async function scanSessionsWorld(
   const problems: Problem[] = [];
   const running = new Map<string, RunningProbe>();
   const discovered: RootPlanInput[] = [];
+  const runningDebris: RunningDebris[] = [];
+  const staleRecords: { r: RunningRecord; file: { identity: Identity; mtimeMs: number } }[] = [];
   if (homeDir) {
     const rs = await readRunningRecords(homeDir);
     problems.push(...rs.problems);
+    for (const t of rs.staging) runningDebris.push({ kind: 'running_temp', name: t.name, identity: t.identity, mtimeMs: t.mtimeMs, pid: t.pid });
     for (const r of rs.records) {
       const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
       if (running.get(r.sessionId) !== 'alive') running.set(r.sessionId, probe);
+      const file = rs.files.get(r.file);
+      if (probe === 'dead' && file) staleRecords.push({ r, file });
       if (r.workdir && r.workdir.startsWith('/')) {
         discovered.push({ root: dirname(r.workdir), retain: undefined, isAuditRoot: false, origin: `running/${r.file}` });
       }
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), ...(s.childrenMaxAgeSecs !== undefined ? { childrenMaxAgeSecs: s.childrenMaxAgeSecs } : {}), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
   const counts = { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 };
-  const rootScans: { input: RootPlanInput; scan: RootScan }[] = [];
+  const rootScans: SessionsWorld['rootScans'] = [];
   for (const input of roots) {
     signal?.throwIfAborted();
     const scan = await scanSessionsRoot(input.root, cache, signal);
@@ -78,7 +104,9 @@ export async function scanSessionsWorld(
         else counts.traces_read++;
       }
     }
-    rootScans.push({ input, scan });
+    const beside = scan.exists && !input.isAuditRoot ? await scanBeside(input.root, scan.identity, cache, signal) : undefined;
+    if (beside) problems.push(...beside.problems);
+    rootScans.push({ input, scan, ...(beside ? { beside } : {}) });
   }
   const views: SessionView[] = [];
   const liveContexts = new Set<string>();
@@ -97,7 +125,14 @@ export async function scanSessionsWorld(
       if (v.state === 'live' && s.trace?.ok) s.trace.summary.contextIds.forEach((c) => liveContexts.add(c));
     }
   }
-  return { roots, rootScans, views, liveContexts, problems, counts };
+  // A stale record goes once what it points at needs nothing more: its session is gone, or has no
+  // unaccounted work left to reconcile (else the next sweep takes it, after this one reconciled).
+  for (const { r, file } of staleRecords) {
+    const v = views.find((x) => x.scan.name === r.sessionId);
+    if (v?.scan.trace?.ok && v.scan.trace.summary.unaccounted.length > 0) continue;
+    runningDebris.push({ kind: 'running_record', name: r.file, identity: file.identity, mtimeMs: file.mtimeMs, pid: r.pid, startTime: r.startTime });
+  }
+  return { roots, rootScans, running, runningDebris, views, liveContexts, problems, counts };
 }
 
 async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
@@ -107,7 +142,7 @@ async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
     const key = st ? `${st.dev}:${st.ino}` : `path:${i.root}`;
     const prev = seen.get(key);
     if (!prev) seen.set(key, i);
-    else if (!prev.retain && prev.maxBytes === undefined && (i.retain || i.maxBytes !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
+    else if (!prev.retain && prev.maxBytes === undefined && prev.childrenMaxAgeSecs === undefined && (i.retain || i.maxBytes !== undefined || i.childrenMaxAgeSecs !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
   }
   return [...seen.values()];
 }

@@ -91,7 +91,7 @@ describe('config.example.yaml', () => {
           origin: 'sessions[0]',
         },
         // no <workdir>/murmur.yaml under the fake home: no policy
-        { root: path.join(home, 'runs/bot/.murmur'), retain: undefined, origin: 'sessions[1]' },
+        { root: path.join(home, 'runs/bot/.murmur'), retain: undefined, childrenMaxAgeSecs: 30 * 86_400, origin: 'sessions[1]' },
         { root: path.join(home, 'src/bot/workdir'), retain: { maxSessions: 20 }, origin: 'sessions[2]' },
       ],
       records: [

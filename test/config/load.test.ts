@@ -149,7 +149,7 @@ describe('strict schema', () => {
   });
 
   it.each([
-    ['sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n', 'sessions[1].retian', 'root, workdir, project, retain, max_bytes'],
+    ['sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n', 'sessions[1].retian', 'root, workdir, project, retain, max_bytes, children'],
     ['records:\n  - capsul: shey\n', 'records[0].capsul', 'capsule, store, manifest, retain, max_bytes'],
     ['audit:\n  retention: {max_age: 1d}\n', 'audit.retention', 'retain'],
     ['log:\n  lvl: info\n', 'log.lvl', 'level'],
@@ -165,7 +165,7 @@ describe('strict schema', () => {
     ['run_on_start: yes\n', 'run_on_start', 'must be true or false'],
     ['home: ""\n', 'home', 'must not be empty'],
     ['sessions: {root: /x}\n', 'sessions', 'must be a list'],
-    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes)'],
+    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes, children)'],
     ['sessions:\n  - root: 5\n', 'sessions[0].root', 'must be a string'],
     ['records:\n  - capsule: [a]\n', 'records[0].capsule', 'must be a string'],
     ['log:\n  level: verbose\n', 'log.level', 'must be one of: trace, debug, info, warn, error, fatal, silent'],
@@ -174,6 +174,22 @@ describe('strict schema', () => {
     const err = await loadError(load(yaml));
     expect(err.keyPath).toBe(keyPath);
     expect(err.message).toBe(`${path.join(tmp, 'conf/config.yaml')}: ${keyPath}: ${message}`);
+  });
+
+  it('children: { max_age } on a sessions entry: parsed, and every malformed form refused with its path', async () => {
+    const cfg = await load('sessions:\n  - root: /a/.murmur\n    children: { max_age: 30d }\n  - root: /b/.murmur\n');
+    expect(cfg.sessions.map((s) => s.childrenMaxAgeSecs)).toEqual([30 * 86_400, undefined]);
+    for (const [yaml, keyPath, message] of [
+      ['    children: 30d\n', 'sessions[0].children', 'must be a block of keys (max_age)'],
+      ['    children: {}\n', 'sessions[0].children', 'must set max_age (e.g. children: { max_age: 30d })'],
+      ['    children: { max_age: 30d, max_count: 3 }\n', 'sessions[0].children.max_count', "unknown key 'max_count'; expected: max_age"],
+      ['    children: { max_age: 0 }\n', 'sessions[0].children.max_age', undefined],
+      ['    children: { max_age: soon }\n', 'sessions[0].children.max_age', undefined],
+    ] as const) {
+      const err = await loadError(load(`sessions:\n  - root: /a/.murmur\n${yaml}`));
+      expect(err.keyPath, yaml).toBe(keyPath);
+      if (message) expect(err.message).toBe(`${path.join(tmp, 'conf/config.yaml')}: ${keyPath}: ${message}`);
+    }
   });
 
   it('null sections read as absent', async () => {

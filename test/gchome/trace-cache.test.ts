@@ -115,3 +115,39 @@ describe('trace cache file', () => {
     }
   });
 });
+
+describe('what a trace names beside its session (child workdirs, work ids)', () => {
+  it('comes back from a saved cache exactly; a format-4 entry is a miss', async () => {
+    const dir = fs.mkdtempSync(path.join(T, 'beside-'));
+    fs.mkdirSync(path.join(dir, 'gc'), { mode: 0o700 });
+    const st = state(7, 7);
+    const s: TraceSummary = {
+      ...summary(7, 2),
+      workIds: ['wrk_0190f0f0f0f07000800000000000000a'],
+      delegations: [
+        { delegationId: 'del_1', childWorkdir: '.murmur/children/worker-0123456789abcdef', ended: true },
+        { delegationId: 'del_2', childWorkdir: '../../x', ended: false },
+      ],
+    };
+    const c = new MemoryTraceCache();
+    c.set('/r/w/.murmur', NAMES[0]!, st, s);
+    const home = await Dir.open(dir);
+    try {
+      await saveTraceCache(home, c);
+      const back = await loadTraceCache(home);
+      const got = back.get('/r/w/.murmur', NAMES[0]!, st);
+      back.close();
+      expect(got?.workIds).toEqual(s.workIds);
+      expect(got?.delegations).toEqual(s.delegations);
+      // an older cache (format 4, 12 fields) is never trusted: the trace is read again
+      const file = path.join(dir, 'gc', 'trace-cache.json');
+      const text = fs.readFileSync(file, 'utf8').replace('murmur-gc cache 5', 'murmur-gc cache 4');
+      fs.writeFileSync(file, text);
+      const old = await loadTraceCache(home);
+      expect(old.get('/r/w/.murmur', NAMES[0]!, st)).toBeUndefined();
+      old.close();
+    } finally {
+      await home.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { measureStores } from '../../src/sweep/stores.js';
+import { renderStatus, type StatusDoc } from '../../src/commands/status.js';
 import * as f from '../helpers/fixtures.js';
 
 let tmp: string;
@@ -36,5 +37,38 @@ describe('measureStores', () => {
     expect(sizes.sessions.bytes).toBeLessThan(1 << 20);
     expect(sizes.records.bytes).toBe(duBytes(path.join(home, 'conversations', 'shey', 'ctx-a'), path.join(home, 'conversations', 'shey', 'ctx-b')));
     expect(sizes.records.bytes).toBeLessThan(1 << 20);
+  });
+});
+
+describe('status: what lives beside the sessions of a workdir root', () => {
+  it('sizes tied and orphaned child workdirs, wrk_ logs, other logs and the capsule files, per root', async () => {
+    const now = Date.now();
+    const W = path.join(tmp, 'app');
+    const root = path.join(W, '.murmur');
+    const mk = (name: string) => {
+      const d = path.join(root, 'children', name);
+      f.writeSession(path.join(d, '.murmur'), { sessionId: f.idAt('ses_', now - 5 * f.DAY), startMs: now - 5 * f.DAY, end: true, files: { blob: 'x'.repeat(8000) } });
+      return d;
+    };
+    const tied = mk('worker-aaaaaaaaaaaaaaaa');
+    const orphan = mk('worker-bbbbbbbbbbbbbbbb');
+    const sid = f.idAt('ses_', now - f.DAY);
+    const start = JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', now), parent_id: null, session_id: sid, timestamp: now, delegation_id: 'd1', capsule: 'worker', version: '1', child_session_id: f.idAt('ses_', now), child_workdir: '.murmur/children/worker-aaaaaaaaaaaaaaaa' });
+    f.writeSession(root, { sessionId: sid, startMs: now - f.DAY, end: true, extra: start + '\n' });
+    fs.mkdirSync(path.join(W, 'logs'));
+    fs.writeFileSync(path.join(W, 'logs', `${f.idAt('wrk_', now)}.log`), 'w'.repeat(5000));
+    fs.writeFileSync(path.join(W, 'logs', 'shell-1700000000000.log'), 's'.repeat(20000));
+    fs.writeFileSync(path.join(W, 'task.md'), 't');
+    fs.mkdirSync(path.join(W, 'checkpoints'));
+    const configPath = f.writeConfig(tmp, `home: ${path.join(tmp, 'home')}\nsessions:\n  - root: ${root}\n`);
+    const sizes = await measureStores(await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp }));
+    const b = sizes.sessions.roots[0]?.beside;
+    expect(b).toMatchObject({ workdir: W, tied: { count: 1, bytes: duBytes(tied) }, orphaned: { count: 1, bytes: duBytes(orphan) }, work_logs: { count: 1 }, other_logs: { count: 1 }, unreadable: 0 });
+    expect(b?.capsule.map((c) => c.name).sort()).toEqual(['checkpoints', 'task.md']);
+    const doc = { home: tmp, home_exists: true, state_file: '', state: 'missing', daemon: { running: false, why: 'x', pid: null, start_time: null, started_ms: null, stopped_ms: null, config: null, schedule: null }, current_sweep: null, last_sweep: null, next_run_ms: null, timer: null, stores: sizes, metrics: {} as StatusDoc['metrics'], protection: { file: '', items: 0, unreadable: null } } as StatusDoc;
+    const text = renderStatus(doc);
+    expect(text).toMatch(/children +tied +1 child workdir/);
+    expect(text).toMatch(/children +orphaned +1 child workdir/);
+    expect(text).toMatch(/capsule +task\.md checkpoints|capsule +checkpoints task\.md/);
   });
 });

@@ -46,6 +46,8 @@ import { formatBytes } from '../report.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { removeRecord, removeSessions, tooLarge } from './remove.js';
+import { besidePlanFor } from './beside.js';
+import { CHILDREN_DIR } from '../../runtime/workdir-scan.js';
 import { purgeHeld, type PurgeTarget } from './quarantine.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir } from '../../gchome/quarantine-store.js';
 import type { HeldItem } from '../../gchome/quarantine-layout.js';
@@ -111,15 +113,23 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     let rootDir: Dir | undefined;
     try {
       rootDir = await openRoot(input.root, s.plan);
+      // Child workdirs and wrk_ logs beside a `W/.murmur` root are part of it (docs/design.md §9a):
+      // what would go with a session counts in its item; every other child stays and still counts.
+      const beside = await besideBytes(ctx, rootDir, s.plan);
       for (const v of views) {
         ctx.signal?.throwIfAborted();
         if (ctx.removedSessions.has(`${input.root}/${v.scan.name}`)) continue;
-        const bytes = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
-        if (bytes === undefined) continue;
+        const own = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
+        if (own === undefined) continue;
+        const bytes = own + (beside.withSession.get(v.scan.name) ?? 0);
         const held = v.liveness === 'live' ? Codes.liveSession : v.scan.uid !== ctx.uid ? Codes.foreignOwner : undefined;
         const item: BudgetItem = { store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held };
         items.push(item);
         sessionItems.set(item, s);
+      }
+      for (const c of beside.staying) {
+        const item: BudgetItem = { store: s.store.key, target: `children/${c.name}`, ageMs: c.ageMs, bytes: c.bytes, held: Codes.childKept };
+        items.push(item);
       }
       // What the undo window holds in this root (and, in a dry run, what this sweep would hold).
       for (const h of await listRootHeld(rootDir, false)) {
@@ -457,4 +467,50 @@ function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; ro
         ? 'nothing taking part may be removed'
         : `after removing every item it may (${u.removed})`;
   return `${what}: ${done}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}`;
+}
+
+/**
+ * Allocated bytes beside a `W/.murmur` root: per session, what would go with it (its finished
+ * children and wrk_ logs, as removeSessions would choose them now); and every child workdir that
+ * would not (kept, orphaned, already gone with a session this sweep is not counted).
+ */
+async function besideBytes(ctx: SweepContext, root: Dir, p: SessionsRootPlan): Promise<{ withSession: Map<string, number>; staying: { name: string; bytes: number; ageMs: number }[] }> {
+  const withSession = new Map<string, number>();
+  const staying: { name: string; bytes: number; ageMs: number }[] = [];
+  const b = p.beside;
+  if (!b?.children && !b?.logs) return { withSession, staying };
+  const children = b.children ? await root.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined) : undefined;
+  try {
+    const size = new Map<string, number>();
+    for (const c of b.children?.entries ?? []) {
+      if (c.kind !== 'dir' || !children) continue;
+      const n = await measureDir(children, c.name, c.identity).then((m) => m.bytes, () => undefined);
+      if (n !== undefined) size.set(c.name, n);
+    }
+    const chosen = new Set<string>();
+    for (const v of p.views) {
+      const plan = besidePlanFor(ctx, b, p.views, [v.scan.name]);
+      if (ctx.removedSessions.has(`${p.input.root}/${v.scan.name}`)) {
+        // gone with its session earlier in this sweep (or would be, in a dry run): not counted
+        for (const i of plan?.remove ?? []) if (i.kind === 'child_workdir') chosen.add(i.name);
+        continue;
+      }
+      let n = 0;
+      for (const i of plan?.remove ?? []) {
+        if (i.kind === 'child_workdir') {
+          n += size.get(i.name) ?? 0;
+          chosen.add(i.name);
+        } else n += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
+      }
+      if (n > 0) withSession.set(v.scan.name, n);
+    }
+    for (const c of b.children?.entries ?? []) {
+      const n = size.get(c.name);
+      if (n === undefined || chosen.has(c.name)) continue;
+      staying.push({ name: c.name, bytes: n, ageMs: c.sessions.reduce((m, x) => Math.max(m, x.lastWriteMs), c.mtimeMs) });
+    }
+  } finally {
+    await children?.close();
+  }
+  return { withSession, staying };
 }

@@ -20,6 +20,7 @@ import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../../gc
 import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
+import type { BesideScan } from '../../runtime/workdir-scan.js';
 import type { ClockSkew } from '../../plan/clock.js';
 import { ProtectionSet } from '../../gchome/protect-list.js';
 
@@ -74,6 +75,8 @@ export interface Step {
 export interface SessionsRootPlan {
   input: RootPlanInput;
   scan: RootScan;
+  /** what lies beside a `W/.murmur` root (docs/design.md §9a) */
+  beside?: BesideScan;
   /** the sessions of this root, with their liveness */
   views: SessionView[];
   plan: SessionsPlan;
@@ -197,7 +200,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     retentionItems: [],
     lostTasks: [],
     cache: undefined,
-    world: { roots: [], rootScans: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
     records: undefined,
     debris: [],
     modes: [],

@@ -1,5 +1,9 @@
-// Step "debris": leftovers of interrupted runs (trash directories, temp files) are finished, and
-// what an earlier removal set aside (`.murmur-gc-kept.*`) is tried again.
+// Step "debris": leftovers of interrupted runs (trash directories, temp files — murmur-gc's and
+// the runtime's `.conversation.jsonl.<pid>.<hex>.tmp`) are finished, what an earlier removal set
+// aside (`.murmur-gc-kept.*`) is tried again, and what killed runtimes left in `<home>/running`
+// goes (`runtime_debris`): a `<ses>.json.writing-<pid>` over an hour old whose pid is dead, a
+// running record whose process is gone (kill(pid, 0) fails or its start token differs — the
+// runtime's own prune test — probed again just before) once its session needs no reconciling.
 // Guarantees: a temp file whose writing process is alive is left alone; each entry is acted on
 // through its parent's descriptor and only if it is still the entry scanned (same dev/ino);
 // a kept-aside directory that still cannot go is no error: it stays, and the sweep reports it
@@ -21,8 +25,8 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
   // Temp files: decide pid liveness now (async probe) — a temp of a live process is in use.
   const liveTempPids = new Set<number>();
   for (const d of ctx.debris) {
-    if (d.kind !== 'temp_file') continue;
-    const pid = tempPid(d.path);
+    if (d.kind !== 'temp_file' && d.kind !== 'running_temp') continue;
+    const pid = d.pid ?? tempPid(d.path);
     if (pid > 0 && pid !== process.pid && (await probeProcess(pid, undefined)) === 'alive') liveTempPids.add(pid);
   }
   const tally = { items: 0, bytes: 0 };
@@ -31,6 +35,9 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     progress(ctx, done++, ctx.debris.length, tally.bytes);
     ctx.signal?.throwIfAborted();
     if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
+    if (d.kind === 'running_temp' && liveTempPids.has(d.pid ?? 0)) continue;
+    // a running record is removed only while its process is still gone (the runtime's own test)
+    if (d.kind === 'running_record' && (await probeProcess(d.pid ?? 0, d.startTime)) === 'alive') continue;
     if (d.kind === 'kept_dir') {
       const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
         if (isAbort(err)) throw err;
@@ -46,14 +53,15 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     try {
       const failedRun = d.kind === 'trash_dir' ? await finishedRunOf(ctx, d.path) : undefined;
       const bytes = await actOnDebris(d, ctx.dryRun);
-      const code = failedRun ? Codes.ioError : Codes.processInterrupted;
+      const runtime = d.kind === 'running_temp' || d.kind === 'running_record';
+      const code = failedRun ? Codes.ioError : runtime ? Codes.runtimeDebris : Codes.processInterrupted;
       const detail = failedRun ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)` : d.detail;
       ctx.report.actions.push({ kind: 'remove_debris', path: d.path, code, detail, bytes });
       ctx.report.bytes_freed += bytes;
       tally.items++;
       tally.bytes += bytes;
-      const what = failedRun ? 'leftover of a failed removal' : 'leftover of an interrupted run';
-      ctx.log.warn({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
+      const what = failedRun ? 'leftover of a failed removal' : runtime ? 'leftover of a killed runtime' : 'leftover of an interrupted run';
+      (runtime ? ctx.log.info.bind(ctx.log) : ctx.log.warn.bind(ctx.log))({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
     } catch (err) {
       fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
     }

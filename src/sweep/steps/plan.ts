@@ -46,7 +46,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
     ctx.chmods.push({ entry: e, action: r });
   }
 
-  for (const { input, scan } of ctx.world.rootScans) {
+  for (const { input, scan, beside } of ctx.world.rootScans) {
     if (!scan.exists) continue;
     const views = ctx.world.views.filter((v) => v.root === input.root);
     const plan = planSessions(
@@ -56,7 +56,7 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
       input.isAuditRoot ? ctx.auditId : undefined,
       input.isAuditRoot ? undefined : ctx.protection.session(resolve(input.root)),
     );
-    ctx.sessionPlans.push({ input, scan, views, plan });
+    ctx.sessionPlans.push({ input, scan, views, plan, ...(beside ? { beside } : {}) });
     if (!input.isAuditRoot) warnFutureSessions(ctx, input.root, views.map((v) => v.scan.name));
   }
 

@@ -21,6 +21,7 @@ import { ensureAudit } from './audit.js';
 import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
+import { besidePlanFor, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
 import type { BudgetReason } from '../../plan/budget.js';
 
 export type SessionRemovalReason = 'max_age' | 'max_sessions' | BudgetReason;
@@ -56,7 +57,7 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
  * The blast-radius guard for one store: true (reported as `blast_radius`, nothing removed there)
  * when this sweep would remove more than the limit allows. A dry run reports the same.
  */
-export function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records', present: number, names: string[]): boolean {
+export function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records' | 'child workdirs', present: number, names: string[]): boolean {
   const limit = blastRadius({ present, remove: names.length, configured: ctx.config.maxDelete, unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true });
   if (!limit) return false;
   const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, … (${names.length - 10} more)` : '');
@@ -71,13 +72,18 @@ export function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'r
 /** Removes the sessions `plan` names in one root (also used by the budget step, with its reasons). */
 export async function removeSessions(
   ctx: SweepContext,
-  { input, scan, views, plan }: Omit<SessionsRootPlan, 'plan'> & { plan: { remove: { name: string; reason: SessionRemovalReason }[]; skip: SessionsRootPlan['plan']['skip'] } },
+  { input, scan, views, plan, beside }: Omit<SessionsRootPlan, 'plan'> & { plan: { remove: { name: string; reason: SessionRemovalReason }[]; skip: SessionsRootPlan['plan']['skip'] } },
   tally: { items: number; bytes: number },
   tick: () => void,
 ): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
-  if (tooLarge(ctx, input.root, 'sessions', views.length, plan.remove.map((r) => r.name))) return;
+  // What goes with them from beside the root (docs/design.md §9a), chosen from the traces the
+  // scan read before anything is removed; the blast-radius guard counts it too.
+  const besidePlan = input.isAuditRoot ? undefined : besidePlanFor(ctx, beside, views, plan.remove.map((r) => r.name));
+  const besidePresent = (beside?.children?.entries.length ?? 0) + (beside?.logs?.wrk.length ?? 0);
+  const besideNames = (besidePlan?.remove ?? []).map((i) => (i.kind === 'child_workdir' ? `children/${i.name}` : `logs/${i.name}`));
+  if (tooLarge(ctx, input.root, 'sessions', views.length + besidePresent, [...plan.remove.map((r) => r.name), ...besideNames])) return;
   let rootDir: Dir;
   try {
     rootDir = await Dir.open(input.root);
@@ -89,6 +95,8 @@ export async function removeSessions(
     fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}` });
     return;
   }
+  const dirs = besidePlan?.remove.length && beside ? await openBesideDirs(ctx, rootDir, beside) : undefined;
+  const gone = new Set<string>();
   try {
     for (const r of plan.remove) {
       ctx.signal?.throwIfAborted();
@@ -127,10 +135,19 @@ export async function removeSessions(
           ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
         }
         ctx.removedSessions.add(target);
+        gone.add(r.name);
         ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) });
+        const mine = besidePlan?.remove.filter((i) => i.session === r.name) ?? [];
+        let besideBytes = 0;
+        if (mine.length && dirs && beside) {
+          const heldAt = held ? { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity } : undefined;
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, heldAt);
+          tally.bytes += besideBytes;
+        }
         if (held) {
+          // (a held session holds what went with it, src/gchome/quarantine-beside.ts)
           const entry = held.path.slice(input.root.length + 1);
-          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: input.root, entry });
+          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: bytes + besideBytes, parent: input.root, entry });
         } else ctx.report.bytes_freed += bytes;
         tally.items++;
         tally.bytes += bytes;
@@ -142,7 +159,9 @@ export async function removeSessions(
       }
       tick();
     }
+    reportBesideSkips(ctx, besidePlan, gone);
   } finally {
+    await dirs?.close();
     await rootDir.close();
   }
 }

@@ -3,11 +3,33 @@
 // is not UTF-8, so it is never owned), leftovers of interrupted runs, and the modes of the home's
 // private entries.
 // Guarantees: read-only apart from the count cache's in-memory state; problems reported per item.
-import { scanHomeModes, scanRecords } from '../../runtime/inventory.js';
+import { scanHomeModes, scanRecords, type Debris } from '../../runtime/inventory.js';
 import { planMode } from '../../plan/modes.js';
 import { problem, type SweepContext, type StepTally } from './context.js';
 
 const DEBRIS_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * `<home>/running` leftovers of killed runtimes: a staging file older than an hour (its pid is
+ * probed by the debris step), a record whose process is gone (probed again there).
+ */
+function runningDebris(ctx: SweepContext): Debris[] {
+  if (!ctx.homeDir) return [];
+  const out: Debris[] = [];
+  for (const d of ctx.world.runningDebris) {
+    if (d.kind === 'running_temp' && ctx.nowMs - d.mtimeMs < DEBRIS_AGE_MS) continue;
+    out.push({
+      kind: d.kind,
+      ref: { anchor: ctx.home, chain: ['running', d.name] },
+      path: `${ctx.home}/running/${d.name}`,
+      identity: d.identity,
+      pid: d.pid,
+      ...(d.startTime !== undefined ? { startTime: d.startTime } : {}),
+      detail: d.kind === 'running_temp' ? `a running record a killed runtime was writing (pid ${d.pid})` : `a running record whose process (pid ${d.pid}) is gone`,
+    });
+  }
+  return out;
+}
 
 export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   const { homeDir, config, report } = ctx;
@@ -32,7 +54,7 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   report.inventory.records = ctx.records?.contexts.length ?? 0;
   report.inventory.records_counted = ctx.records?.counted ?? 0;
   report.inventory.records_count_cached = ctx.records?.countsCached ?? 0;
-  ctx.debris = [...ctx.world.rootScans.flatMap((r) => r.scan.debris), ...(ctx.records?.debris ?? [])];
+  ctx.debris = [...ctx.world.rootScans.flatMap((r) => r.scan.debris), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
 
   if (homeDir) {
     const hm = await scanHomeModes(homeDir, ctx.home);

@@ -1,0 +1,161 @@
+// What goes with a removed (or held) session from beside its sessions root `W/.murmur/`: the child
+// workdirs and `wrk_` logs its own trace proves are its and finished (docs/design.md §9a; the
+// choice is src/plan/workdir.ts). Used by the remove and budget steps through removeSessions.
+// Guarantees:
+// - The evidence is the trace summary the scan read before anything was removed.
+// - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
+//   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
+//   parent's `retention` line (same store and reason).
+// - A removal re-checks the entry's identity at the moment of action (a child goes through
+//   fsx/remove.ts: rename to trash, descriptor-relative delete, never a link followed or a mount
+//   crossed; a log is unlinked only while lstat still sees the file scanned). A hold moves the
+//   entry into the held session (src/gchome/quarantine-beside.ts) with the same deadline.
+// - A dry run measures and lists each item with its parent session and size; nothing changes.
+// - The disk-changing calls are the three in `act` below.
+import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
+import { measureDir, removeDir } from '../../fsx/remove.js';
+import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { holdBeside } from '../../gchome/quarantine-beside.js';
+import { childEntryName, planBeside, type BesideItem, type BesidePlan } from '../../plan/workdir.js';
+import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
+import type { SessionView } from '../world.js';
+import { ensureAudit } from './audit.js';
+import { fail, skip, type SweepContext } from './context.js';
+import type { SessionRemovalReason } from './remove.js';
+
+/** The choice for the sessions `names` about to be removed from one root (undefined: nothing beside it). */
+export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined, views: readonly SessionView[], names: readonly string[]): BesidePlan | undefined {
+  if (!beside || (!beside.children && !beside.logs)) return undefined;
+  const going = new Set(names);
+  const claimedChildren = new Set<string>();
+  const claimedWorkIds = new Set<string>();
+  const parents = [];
+  for (const v of views) {
+    const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
+    if (!t) continue;
+    if (going.has(v.scan.name)) {
+      parents.push({ session: v.scan.name, delegations: t.delegations ?? [], workIds: t.workIds ?? [] });
+      continue;
+    }
+    for (const d of t.delegations ?? []) {
+      const n = childEntryName(d.childWorkdir, beside.workdir);
+      if (n !== undefined) claimedChildren.add(n);
+    }
+    for (const w of t.workIds ?? []) claimedWorkIds.add(w);
+  }
+  // removal order: the planner's (names), so each session's items follow it
+  parents.sort((a, b) => names.indexOf(a.session) - names.indexOf(b.session));
+  return planBeside(
+    parents,
+    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds },
+    { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
+  );
+}
+
+/** Reports what the choice keeps, once per sweep and session. */
+export function reportBesideSkips(ctx: SweepContext, plan: BesidePlan | undefined, sessions: ReadonlySet<string>): void {
+  for (const s of plan?.skip ?? []) if (sessions.has(s.session)) skip(ctx, { target: s.target, code: s.code, detail: s.detail });
+}
+
+/** Where the removed session's items are; opened once per root. */
+export interface BesideDirs {
+  children: Dir | undefined;
+  logs: Dir | undefined;
+  close(): Promise<void>;
+}
+
+/** Open `W/.murmur/children` and `W/logs` as scanned (identities checked); `root` is the open sessions root. */
+export async function openBesideDirs(ctx: SweepContext, root: Dir, beside: BesideScan): Promise<BesideDirs> {
+  let children: Dir | undefined;
+  let logs: Dir | undefined;
+  let w: Dir | undefined;
+  try {
+    if (beside.children) children = await root.openDir(CHILDREN_DIR, beside.children.identity);
+    if (beside.logs) {
+      w = await Dir.open(beside.workdir, { followFinal: true });
+      const r = await w.lstat(WORKDIR_ROOT_NAME);
+      if (!r || !sameIdentity({ dev: r.dev, ino: r.ino }, root.identity)) throw new GcError(Codes.changedSinceScan, `${root.path} is no longer ${beside.workdir}/${WORKDIR_ROOT_NAME}`);
+      logs = await w.openDir(LOGS_DIR, beside.logs.identity);
+    }
+  } catch (err) {
+    fail(ctx, { target: beside.workdir, code: codeOf(err), detail: `${beside.workdir}: ${describeError(err)}; nothing beside its sessions is removed this sweep` });
+    await children?.close();
+    children = undefined;
+  } finally {
+    await w?.close();
+  }
+  return {
+    children,
+    logs,
+    async close() {
+      await children?.close();
+      await logs?.close();
+    },
+  };
+}
+
+/**
+ * Remove (or hold in `held`, the session's hold) what `items` name for one removed session.
+ * Returns the bytes removed (or held).
+ */
+export async function removeBeside(
+  ctx: SweepContext,
+  root: Dir,
+  beside: BesideScan,
+  dirs: BesideDirs,
+  items: readonly BesideItem[],
+  reason: SessionRemovalReason,
+  held: { entry: string; identity: Identity } | undefined,
+): Promise<number> {
+  let total = 0;
+  for (const it of items) {
+    ctx.signal?.throwIfAborted();
+    const child = it.kind === 'child_workdir';
+    const from = child ? dirs.children : dirs.logs;
+    const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
+    const path = `${beside.workdir}/${rel}`;
+    const identity = child ? beside.children?.entries.find((c) => c.name === it.name)?.identity : beside.logs?.wrk.find((l) => l.name === it.name)?.identity;
+    if (!from || !identity) continue;
+    try {
+      const bytes = await act(ctx, root, from, it, identity, held);
+      total += bytes;
+      ctx.report.actions.push({ kind: child ? 'remove_child_workdir' : 'remove_work_log', root: root.path, target: it.name, parent_session: it.session, path, reason, bytes, ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}) });
+      if (!ctx.dryRun) ctx.retentionItems.push({ store: 'sessions', reason, target: rel, parent: beside.workdir });
+      if (!held) ctx.report.bytes_freed += bytes;
+      ctx.log.debug({ path, parent_session: it.session, reason, bytes }, ctx.dryRun ? 'would remove beside its session' : 'removed beside its session');
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      const code = codeOf(err);
+      (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path} (of ${it.session}): ${describeError(err)}` });
+    }
+  }
+  return total;
+
+  /** The only calls here that change the disk (or, in a dry run, measure it). */
+  async function act(c: SweepContext, r: Dir, from: Dir, it: BesideItem, identity: Identity, h: typeof held): Promise<number> {
+    const child = it.kind === 'child_workdir';
+    if (c.dryRun) {
+      if (child) return (await measureDir(from, it.name, identity)).bytes;
+      return beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
+    }
+    const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
+    const a = await ensureAudit(c);
+    const seq = await a?.intend({ kind: child ? 'remove_child_workdir' : 'remove_work_log', store: 'sessions', reason, parent: beside.workdir, target: rel });
+    let bytes: number;
+    if (h) bytes = await holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity);
+    else if (child) bytes = (await removeDir(from, it.name, identity, { runId: c.auditId, ...(c.signal ? { signal: c.signal } : {}) })).bytes;
+    else {
+      const st = await from.lstat(it.name);
+      if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
+      await from.unlink(it.name);
+      bytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
+    }
+    if (a && seq !== undefined) await a.done(seq);
+    return bytes;
+  }
+}
+
+function heldUntil(entry: string): number {
+  const m = /^\.murmur-gc-quarantine\.([0-9]+)\./.exec(entry);
+  return m ? Number(m[1]) : 0;
+}

@@ -1,0 +1,292 @@
+// What a `mur run --workdir W` session leaves beside its sessions root goes with it
+// (README "What lives beside the sessions"): through the real sweep and restore, in process.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { restoreTarget } from '../../src/commands/quarantine.js';
+import { readAuditHistory } from '../../src/commands/audit-read.js';
+import { buildHistory } from '../../src/commands/history.js';
+import { runSweep } from '../../src/sweep/pipeline.js';
+import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { GcConfig } from '../../src/config/types.js';
+import { createLogger } from '../../src/log.js';
+import * as f from '../helpers/fixtures.js';
+
+let tmp: string;
+let home: string;
+let W: string;
+let root: string;
+const log = createLogger({ level: 'silent' });
+const now = Date.now();
+
+beforeEach(() => {
+  tmp = fs.realpathSync(f.tempDir('mgc-workdir'));
+  home = path.join(tmp, 'home');
+  W = path.join(tmp, 'app');
+  root = path.join(W, '.murmur');
+  fs.mkdirSync(home, { mode: 0o700 });
+  fs.mkdirSync(root, { recursive: true });
+});
+afterEach(() => f.rmrf(tmp));
+
+async function config(yaml: string): Promise<GcConfig> {
+  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
+  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+}
+
+async function sweep(yaml: string, dryRun = false): Promise<SweepReport> {
+  return runSweep({ config: await config(yaml), dryRun, log });
+}
+
+const wrk = () => f.idAt('wrk_', now - 5 * f.DAY).replace(/[^0-9a-z_]/g, '');
+
+interface Del {
+  child: string;
+  ended?: boolean;
+}
+
+/** A finished parent session of W whose trace launched `dels` and demoted `works`. */
+function parent(daysAgo: number, dels: Del[], works: string[] = [], o: { live?: boolean } = {}): string {
+  const startMs = now - daysAgo * f.DAY;
+  const id = f.idAt('ses_', startMs);
+  const lines: string[] = [];
+  let t = startMs + 100;
+  for (const [i, d] of dels.entries()) {
+    const delegationId = `del_${i}_${f.hex(8)}`;
+    lines.push(JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t), child_workdir: d.child }));
+    if (d.ended) lines.push(JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, child_session_id: f.idAt('ses_', t), outcome: 'ok' }));
+  }
+  const dir = f.writeSession(root, {
+    sessionId: id,
+    startMs,
+    end: !o.live,
+    detached: works.map((w) => ({ workId: w })),
+    accounted: works.map((w) => ({ workId: w, type: 'shell_completed' as const })),
+    extra: lines.map((l) => l + '\n').join(''),
+    ...(o.live ? { mtimeMs: now } : {}),
+  });
+  if (o.live) fs.utimesSync(path.join(dir, 'trace.jsonl'), new Date(), new Date());
+  return id;
+}
+
+/** A child workdir under W/.murmur/children with one finished (or live) session of its own. */
+function child(o: { completion?: string; live?: boolean; grandchildLive?: boolean; dead?: boolean; dirAgeMs?: number } = {}): { name: string; rel: string; dir: string } {
+  const name = `worker-${f.hex(16)}`;
+  const dir = path.join(root, 'children', name);
+  fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
+  fs.writeFileSync(path.join(dir, 'logs', 'bootstrap.log'), 'x'.repeat(5000));
+  if (o.completion) fs.writeFileSync(path.join(dir, 'completion.json'), JSON.stringify({ delegation_id: 'd', session_id: 's', workdir: dir, status: o.completion, result_path: 'out/r.md' }));
+  const sid = f.idAt('ses_', now - 4 * f.DAY);
+  const sd = f.writeSession(path.join(dir, '.murmur'), { sessionId: sid, startMs: now - 4 * f.DAY, end: !o.live && !o.dead });
+  if (o.live) fs.utimesSync(path.join(sd, 'trace.jsonl'), new Date(), new Date());
+  if (o.grandchildLive) {
+    const g = path.join(dir, '.murmur', 'children', `sub-${f.hex(16)}`, '.murmur');
+    const gs = f.writeSession(g, { sessionId: f.idAt('ses_', now - 4 * f.DAY), startMs: now - 4 * f.DAY, end: false });
+    fs.utimesSync(path.join(gs, 'trace.jsonl'), new Date(), new Date());
+  }
+  if (o.dirAgeMs !== undefined) fs.utimesSync(dir, (now - o.dirAgeMs) / 1000, (now - o.dirAgeMs) / 1000);
+  return { name, rel: `.murmur/children/${name}`, dir };
+}
+
+function workLog(id: string, bytes = 3000): string {
+  fs.mkdirSync(path.join(W, 'logs'), { recursive: true });
+  const p = path.join(W, 'logs', `${id}.log`);
+  fs.writeFileSync(p, 'y'.repeat(bytes));
+  return p;
+}
+
+/** The capsule's own files in W, which nothing may touch. */
+function capsuleFiles(): void {
+  fs.mkdirSync(path.join(W, 'checkpoints'), { recursive: true });
+  fs.writeFileSync(path.join(W, 'checkpoints', 'c1.json'), '{}');
+  fs.writeFileSync(path.join(W, 'task.md'), 'task');
+  fs.writeFileSync(path.join(W, 'murmur.yaml'), 'name: demo\n');
+  fs.mkdirSync(path.join(W, 'out'));
+  fs.writeFileSync(path.join(W, 'out', 'result.md'), 'r');
+  fs.writeFileSync(path.join(W, '.capsule-home'), '');
+  fs.mkdirSync(path.join(W, 'logs'), { recursive: true });
+  fs.writeFileSync(path.join(W, 'logs', 'shell-1700000000000.log'), 'z'.repeat(20000));
+  fs.mkdirSync(path.join(W, 'peer-in'));
+  fs.writeFileSync(path.join(W, 'peer-in', '0123456789abcdef-notes.txt'), 'n');
+}
+
+const capsuleSnap = () => {
+  const s = f.snapshotTree(W);
+  return Object.fromEntries(Object.entries(s).filter(([k]) => /^(checkpoints|task\.md|murmur\.yaml|out|\.capsule-home|peer-in|logs\/shell-)/.test(k)));
+};
+
+const YAML = (extra = '') => `${extra}sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`;
+const exists = (p: string) => fs.existsSync(p);
+
+describe('a session removed by max_sessions takes what its trace proves is its own', () => {
+  it('its finished children and its wrk_ logs go; a live or unfinished child and the capsule files stay', async () => {
+    capsuleFiles();
+    const ended = child();
+    const completed = child({ completion: 'crashed' });
+    const unfinished = child();
+    const liveInside = child({ live: true });
+    const liveGrandchild = child({ grandchildLive: true });
+    const mineLog = wrk();
+    const otherLog = wrk();
+    const logA = workLog(mineLog);
+    const logB = workLog(otherLog);
+    const a = parent(
+      9,
+      [{ child: ended.rel, ended: true }, { child: completed.rel }, { child: unfinished.rel }, { child: liveInside.rel, ended: true }, { child: liveGrandchild.rel, ended: true }],
+      [mineLog],
+    );
+    // the newest session stays (max_sessions: 1) with the child it names
+    const keptChild = child();
+    const b = parent(1, [{ child: keptChild.rel, ended: true }], [otherLog]);
+    const before = capsuleSnap();
+
+    const dry = await sweep(YAML(), true);
+    expect(dry.errors).toEqual([]);
+    const listed = dry.actions.filter((x) => x.kind === 'remove_child_workdir' || x.kind === 'remove_work_log');
+    expect(listed.map((x) => ('path' in x ? x.path : '')).sort()).toEqual([ended.dir, completed.dir, logA].sort());
+    for (const x of listed) {
+      expect(x).toMatchObject({ parent_session: a, reason: 'max_sessions' });
+      expect('bytes' in x && x.bytes).toBeGreaterThan(0);
+    }
+    expect(renderHuman(dry, 'verbose')).toContain(`child workdir ${ended.dir}  (with session ${a}`);
+    expect(exists(ended.dir) && exists(logA)).toBe(true);
+
+    const r = await sweep(YAML());
+    expect(r.errors).toEqual([]);
+    expect(exists(path.join(root, a))).toBe(false);
+    expect(exists(path.join(root, b))).toBe(true);
+    expect(exists(ended.dir)).toBe(false);
+    expect(exists(completed.dir)).toBe(false);
+    expect(exists(logA)).toBe(false);
+    for (const kept of [unfinished, liveInside, liveGrandchild, keptChild]) expect(exists(kept.dir)).toBe(true);
+    expect(exists(logB)).toBe(true);
+    expect(capsuleSnap()).toEqual(before);
+    const why = r.skipped.filter((s) => s.code === 'child_kept').map((s) => s.target).sort();
+    expect(why).toEqual([unfinished.dir, liveInside.dir, liveGrandchild.dir].sort());
+    // the audit: the parent's retention line names them (relative to W), where.json says where W is
+    const lines = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; targets?: string[] });
+    const ret = lines.find((l) => l.event_type === 'retention');
+    expect(ret?.targets?.sort()).toEqual([a, ended.rel, completed.rel, `logs/${mineLog}.log`].sort());
+    const where = JSON.parse(fs.readFileSync(path.join(home, 'gc', r.audit ?? 'none', 'where.json'), 'utf8')) as Record<string, string>;
+    expect(where[ended.rel]).toBe(W);
+    const h = await readAuditHistory(home, { target: ended.rel });
+    const doc = buildHistory({ home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where }, h.sweeps, { target: ended.rel });
+    expect(doc.matches?.map((m) => [m.action, m.reason, m.where])).toEqual([['removed', 'max_sessions', W]]);
+  });
+
+  it('a live parent keeps its children, even the finished ones', async () => {
+    const c = child();
+    const live = parent(9, [{ child: c.rel, ended: true }], [], { live: true });
+    parent(1, []);
+    const r = await sweep(YAML());
+    expect(exists(path.join(root, live))).toBe(true);
+    expect(exists(c.dir)).toBe(true);
+    expect(r.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([]);
+  });
+
+  it('never follows a child_workdir outside W/.murmur/children, nor a symlinked child', async () => {
+    const outside = path.join(tmp, 'x');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'precious'), 'p');
+    fs.writeFileSync(path.join(outside, 'completion.json'), JSON.stringify({ status: 'ok' }));
+    fs.mkdirSync(path.join(root, 'children'), { recursive: true });
+    fs.symlinkSync(outside, path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa'));
+    const a = parent(9, [
+      { child: '../../x', ended: true },
+      { child: '.murmur/children/../../../x', ended: true },
+      { child: outside, ended: true },
+      { child: '.murmur/children/worker-aaaaaaaaaaaaaaaa', ended: true },
+    ]);
+    parent(1, []);
+    const r = await sweep(YAML());
+    expect(exists(path.join(root, a))).toBe(false);
+    expect(fs.readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('p');
+    expect(fs.lstatSync(path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa')).isSymbolicLink()).toBe(true);
+    expect(r.skipped.filter((s) => s.code === 'child_workdir_outside')).toHaveLength(3);
+    expect(r.skipped.filter((s) => s.code === 'symlink').map((s) => s.target)).toContain(path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa'));
+  });
+
+  it('a symlinked children/ directory is reported and never entered', async () => {
+    const elsewhere = path.join(tmp, 'elsewhere');
+    fs.mkdirSync(path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb'), { recursive: true });
+    fs.writeFileSync(path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb', 'completion.json'), JSON.stringify({ status: 'ok' }));
+    fs.symlinkSync(elsewhere, path.join(root, 'children'));
+    parent(9, [{ child: '.murmur/children/worker-bbbbbbbbbbbbbbbb', ended: true }]);
+    parent(1, []);
+    const r = await sweep(YAML());
+    expect(exists(path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb', 'completion.json'))).toBe(true);
+    expect(r.skipped.some((s) => s.code === 'symlink' && s.target === path.join(root, 'children'))).toBe(true);
+  });
+});
+
+describe('quarantine and restore', () => {
+  it('hold a child and its log with the parent session, and restore brings them back with it', async () => {
+    const c = child();
+    const id = wrk();
+    const logPath = workLog(id);
+    const a = parent(9, [{ child: c.rel, ended: true }], [id]);
+    parent(1, []);
+    const r = await sweep(YAML('quarantine: 24h\n'));
+    expect(r.errors).toEqual([]);
+    expect(exists(c.dir) || exists(logPath) || exists(path.join(root, a))).toBe(false);
+    const heldEntry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.'));
+    expect(heldEntry).toBeDefined();
+    expect(exists(path.join(root, heldEntry!, '.murmur-gc-beside', 'children', c.name, 'task.md'))).toBe(true);
+    expect(r.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ held: { path: path.join(root, heldEntry!) } });
+
+    const back = await restoreTarget(await config('quarantine: 24h\n' + YAML()), log, { target: a, dryRun: false });
+    expect(back.restored.map((x) => x.held)).toEqual(['child_workdir', 'work_log', 'session']);
+    expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
+    expect(fs.readFileSync(logPath, 'utf8')).toBe('y'.repeat(3000));
+    expect(exists(path.join(root, a, 'trace.jsonl'))).toBe(true);
+    expect(exists(path.join(root, a, '.murmur-gc-beside'))).toBe(false);
+  });
+});
+
+describe('orphaned child workdirs (no trace of the root names them)', () => {
+  it('are reported (count, size, oldest) and removed only under children.max_age, only when finished', async () => {
+    const tied = child({ dirAgeMs: 10 * f.DAY });
+    parent(1, [{ child: tied.rel, ended: true }]);
+    const old = child({ dirAgeMs: 10 * f.DAY });
+    const young = child();
+    const dead = child({ dead: true, dirAgeMs: 10 * f.DAY });
+    const noPolicy = await sweep(YAML());
+    expect(noPolicy.errors).toEqual([]);
+    expect(noPolicy.orphans).toEqual([{ root, count: 3, bytes: expect.any(Number), oldest_ms: expect.any(Number), removed: 0, policy_secs: null }]);
+    expect(noPolicy.orphans?.[0]?.bytes).toBeGreaterThan(0);
+    expect(noPolicy.orphans?.[0]?.oldest_ms).toBeLessThan(now - 3 * f.DAY);
+    for (const c of [tied, old, young, dead]) expect(exists(c.dir)).toBe(true);
+    expect(renderHuman(noPolicy)).toContain(`Orphaned child workdirs in ${root}/children: 3`);
+
+    const policy = `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`;
+    const dry = await sweep(policy, true);
+    expect(dry.actions.filter((a) => a.kind === 'remove_orphan_workdir').map((a) => ('path' in a ? a.path : ''))).toEqual([old.dir]);
+    expect(exists(old.dir)).toBe(true);
+    const r = await sweep(policy);
+    expect(r.errors).toEqual([]);
+    expect(exists(old.dir)).toBe(false);
+    for (const c of [tied, young, dead]) expect(exists(c.dir)).toBe(true);
+    expect(r.orphans?.[0]).toMatchObject({ count: 3, removed: 1, policy_secs: 2 * 86400 });
+    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; reason?: string; targets?: string[] }).find((l) => l.event_type === 'retention');
+    expect(ret).toMatchObject({ reason: 'children_max_age', targets: [old.rel] });
+  });
+});
+
+describe('disk budgets', () => {
+  it('max_bytes counts child workdirs as part of their sessions root, and removes a session with its children to meet it', async () => {
+    const c = child();
+    fs.writeFileSync(path.join(c.dir, 'out.bin'), 'o'.repeat(400_000));
+    const a = parent(9, [{ child: c.rel, ended: true }]);
+    const b = parent(1, []);
+    const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
+    const budget = du(path.join(root, a)) + du(path.join(root, b)) + 100_000;
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${budget}\n`);
+    expect(r.errors).toEqual([]);
+    expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([[a, 'max_bytes']]);
+    expect(exists(c.dir)).toBe(false);
+    expect(exists(path.join(root, b))).toBe(true);
+  });
+});
