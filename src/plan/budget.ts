@@ -30,6 +30,8 @@
 // No fs, no clock.
 
 export type BudgetReason = 'max_bytes' | 'keep_free';
+/** Why a sweep removes (or holds) a session: its root's policy, or a disk budget. */
+export type SessionRemovalReason = 'max_age' | 'max_sessions' | BudgetReason;
 
 export interface BudgetStore {
   /** unique key (`sessions:<root>`, `records:<store>`) */

@@ -21,7 +21,7 @@ import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../.
 import type { SessionView } from '../world.js';
 import { ensureAudit } from './audit.js';
 import { fail, skip, type SweepContext } from './context.js';
-import type { SessionRemovalReason } from './remove.js';
+import type { SessionRemovalReason } from '../../plan/budget.js';
 
 /** The choice for the sessions `names` about to be removed from one root (undefined: nothing beside it). */
 export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined, views: readonly SessionView[], names: readonly string[]): BesidePlan | undefined {

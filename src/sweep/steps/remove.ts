@@ -22,9 +22,8 @@ import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type St
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import { besidePlanFor, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
-import type { BudgetReason } from '../../plan/budget.js';
+import type { BudgetReason, SessionRemovalReason } from '../../plan/budget.js';
 
-export type SessionRemovalReason = 'max_age' | 'max_sessions' | BudgetReason;
 
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
