@@ -36,7 +36,7 @@ import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type Contex
 import { scanRecord, sparseFileError } from '../runtime/jsonl.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../gchome/lock.js';
 import { dropKeeper, holdContext, openQuarantineDir } from '../gchome/quarantine-store.js';
-import { truncateRecord } from '../runtime/record-truncate.js';
+import { measureTruncation, truncateRecord } from '../runtime/record-truncate.js';
 import { measureDir, removeDir } from '../fsx/remove.js';
 import { Dir, identityOf, processUid, realpath } from '../fsx/safe-fs.js';
 import { loadTraceCache } from '../gchome/trace-cache.js';
@@ -501,11 +501,10 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
         const seq = await audit?.intend(intent);
         let out: Awaited<ReturnType<typeof truncateRecord>>;
         try {
-          out = await truncateRecord(cdir, RECORD_FILE, {
+          out = await (opts.dryRun ? measureTruncation : truncateRecord)(cdir, RECORD_FILE, {
             keep: opts.keep,
             fallbackCapsule: target.store,
             nowMs: at,
-            dryRun: opts.dryRun,
             ...(lock ? { signal: lock.signal } : {}),
             ...(keeper ? { keepDropped: keeper.hook } : {}),
           });

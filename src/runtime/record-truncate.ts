@@ -4,14 +4,15 @@
 // to EOF (plus whatever writers append meanwhile, docs/design.md §3); the header is rewritten with
 // `capsule` and `created_ms` preserved (or `fallbackCapsule`/now for a headerless record),
 // `dropped` cumulative, in the exact key order; the file ends up 0600. A record already at or
-// under N is not touched at all (byte-identical). Dry runs compute the same outcome, write nothing.
+// under N is not touched at all (byte-identical). `measureTruncation` computes the same outcome and
+// writes nothing.
 // A torn (unterminated) last line that survives is terminated with `\n`, as the runtime's
 // rewrite does, but only when no process holds the record open for writing (a /proc scan): a
 // writer may be in the middle of that very line. CRLF endings are kept byte for byte (the runtime
 // strips the `\r`; see README "Where murmur-gc differs from the runtime").
 // `repairTornTail` is the same termination on its own (sweep action `repair_torn_tail`): the
 // runtime's next append (one `write_all` per line, no newline check) would otherwise be glued to
-// the torn bytes and lost to every reader.
+// the torn bytes and lost to every reader; `measureTornTail` decides it the same way, writing nothing.
 import type { FileHandle } from 'node:fs/promises';
 import { nextHeader, serializeHeader, type RecordHeader } from './record.js';
 import { planKeepNewest } from './jsonl.js';
@@ -46,7 +47,6 @@ export interface TruncateOptions {
   known?: { messages: number; size: number; mtimeMs: number; identity: Identity };
   fallbackCapsule: string;
   nowMs: number;
-  dryRun: boolean;
   expect?: Identity;
   signal?: AbortSignal;
   /** Who holds a file open for writing (default: the /proc scan); injectable for tests. */
@@ -111,32 +111,37 @@ function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal
   };
 }
 
-export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
-  if (opts.dryRun) {
-    const { fh, stat } = await ctxDir.openFile(fileName);
-    try {
-      const size = Number(stat.size);
-      const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
-      if (p.dropped === 0) {
-        return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
-      }
-      const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
-      const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
-      return {
-        dropped: p.dropped,
-        kept: p.kept,
-        oldestSurvivingId: p.oldestSurvivingId,
-        lastDroppedId: p.lastDroppedId,
-        bytesBefore: size,
-        bytesAfter: Buffer.byteLength(header) + size - p.cutOffset + terminate,
-        appendedDuring: 0,
-        reordered: false,
-        outOfOrder: false,
-      };
-    } finally {
-      await fh.close();
+/**
+ * What `truncateRecord` would do to this file now, measured without writing: the same plan
+ * (messages dropped and kept, the new header), the sizes before and after.
+ */
+export async function measureTruncation(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
+  const { fh, stat } = await ctxDir.openFile(fileName);
+  try {
+    const size = Number(stat.size);
+    const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
+    if (p.dropped === 0) {
+      return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
     }
+    const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
+    const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
+    return {
+      dropped: p.dropped,
+      kept: p.kept,
+      oldestSurvivingId: p.oldestSurvivingId,
+      lastDroppedId: p.lastDroppedId,
+      bytesBefore: size,
+      bytesAfter: Buffer.byteLength(header) + size - p.cutOffset + terminate,
+      appendedDuring: 0,
+      reordered: false,
+      outOfOrder: false,
+    };
+  } finally {
+    await fh.close();
   }
+}
+
+export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
   let outcome: Omit<TruncateOutcome, 'bytesBefore' | 'bytesAfter' | 'appendedDuring' | 'reordered' | 'outOfOrder'> = {
     dropped: 0,
     kept: 0,
@@ -164,11 +169,34 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
 }
 
 export interface RepairOutcome {
-  /** True when the torn tail was (or, in a dry run, would be) terminated. */
+  /** True when the torn tail was (measureTornTail: would be) terminated. */
   repaired: boolean;
   /** Why not, when not: `terminated` (nothing torn), `held` (a writer holds it open). */
   why?: 'terminated' | 'held';
   bytesBefore: number;
+}
+
+type RepairOptions = { expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> };
+
+/** Whether a torn last line needs its `\n` (undefined), and why not otherwise. */
+async function tornTailDecision(opts: RepairOptions, fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<'terminated' | 'held' | undefined> {
+  if (size === 0) return 'terminated';
+  const last = Buffer.alloc(1);
+  const { bytesRead } = await fh.read(last, 0, 1, size - 1);
+  if (bytesRead === 1 && last[0] === 0x0a) return 'terminated';
+  return (await mayTerminate(opts, stat, fh.fd)) ? undefined : 'held';
+}
+
+/** What `repairTornTail` would do to this file now, decided the same way, writing nothing. */
+export async function measureTornTail(ctxDir: Dir, fileName: string, opts: RepairOptions): Promise<RepairOutcome> {
+  const { fh, stat } = await ctxDir.openFile(fileName);
+  try {
+    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
+    const why = await tornTailDecision(opts, fh, Number(stat.size), stat);
+    return why ? { repaired: false, why, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
+  } finally {
+    await fh.close();
+  }
 }
 
 /**
@@ -176,35 +204,14 @@ export interface RepairOutcome {
  * meanwhile lands after the `\n`, never glued to the torn bytes), when no process holds the file
  * open for writing. A file that is empty or ends with `\n` is not touched.
  */
-export async function repairTornTail(
-  ctxDir: Dir,
-  fileName: string,
-  opts: { dryRun: boolean; expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> },
-): Promise<RepairOutcome> {
-  const decide = async (fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<'terminated' | 'held' | undefined> => {
-    if (size === 0) return 'terminated';
-    const last = Buffer.alloc(1);
-    const { bytesRead } = await fh.read(last, 0, 1, size - 1);
-    if (bytesRead === 1 && last[0] === 0x0a) return 'terminated';
-    return (await mayTerminate(opts, stat, fh.fd)) ? undefined : 'held';
-  };
-  if (opts.dryRun) {
-    const { fh, stat } = await ctxDir.openFile(fileName);
-    try {
-      if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
-      const why = await decide(fh, Number(stat.size), stat);
-      return why ? { repaired: false, why, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
-    } finally {
-      await fh.close();
-    }
-  }
+export async function repairTornTail(ctxDir: Dir, fileName: string, opts: RepairOptions): Promise<RepairOutcome> {
   let why: 'terminated' | 'held' | undefined;
   let before = 0;
   const rw = await stagedRewrite({
     ...rewriteTarget(ctxDir, fileName, opts),
     stage: async (src, size, stat) => {
       before = size;
-      why = await decide(src, size, stat);
+      why = await tornTailDecision(opts, src, size, stat);
       return why ? undefined : { prefix: Buffer.alloc(0), copyFrom: 0, suffix: NEWLINE };
     },
   });

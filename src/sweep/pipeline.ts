@@ -9,7 +9,8 @@
 // (items, bytes, time) into ctx.steps.
 // Guarantees:
 // - --dry-run runs the same inventory, liveness checks, lock probes and planners as a real run
-//   and changes nothing on disk (no lock taken, no cache written, no audit, no chmod); the
+//   and changes nothing on disk (no lock taken, no cache written, no audit, no chmod): the steps
+//   act only through the run's effects (steps/effects.ts), measure-only in a dry run; the
 //   actions it reports are the ones a real run on the unchanged tree performs.
 // - One sweep at a time (`<home>/gc/sweep.lock`, BusyError → exit 75); one writer per record.
 // - Live sessions and the contexts their traces name are never removed, truncated or reconciled.

@@ -3,7 +3,8 @@
 // session's own trace and record the `detached_lost` task that reports them in the audit trace.
 // Guarantees: append-only, under the trace's lock, only if the trace is still the file that was
 // scanned (same dev/ino and size); a work id whose line did not land is neither reported nor
-// joined to the task (a later sweep tries again); a dry run reports and writes nothing.
+// joined to the task (a later sweep tries again); the writing is the run's effect (markLost), so
+// a dry run reports every work id (task_id null) and writes nothing.
 import { Codes, codeOf, describeError, isAbort } from '../errors.js';
 import { mintId } from '../runtime/ids.js';
 import { lowestTrust, lostReportText, shellLostLine } from '../runtime/trace.js';
@@ -11,7 +12,8 @@ import { acquireLock, ensureLockDir, traceLockPath, type HeldLock } from '../gch
 import { Dir } from '../fsx/safe-fs.js';
 import { appendTraceLines } from '../runtime/trace-append.js';
 import type { Logger } from '../log.js';
-import type { AuditSession, LostTask } from '../gchome/audit.js';
+import type { LostTask } from '../gchome/audit.js';
+import type { LostMarks } from './steps/effects.js';
 import type { Action, ErrorEntry, Skipped } from './report.js';
 import type { SessionView } from './world.js';
 
@@ -22,15 +24,16 @@ export interface ReconcileContext {
   auditId: string;
   now: () => number;
   log: Logger;
-  /** Creates the audit session on first use (real runs); undefined in a dry run. */
-  ensureAudit: () => Promise<AuditSession | undefined>;
-  action: (a: Action) => void;
+  /** The run's effect (src/sweep/steps/effects.ts markLost): `write` runs only in a real run. */
+  markLost: <W>(works: W[], write: () => Promise<LostMarks<W> | undefined>) => Promise<LostMarks<W> | undefined>;
+  /** An action done (or that would be): reported and logged with `fields`. */
+  action: (a: Action, fields: Record<string, unknown>) => void;
   skip: (s: Skipped) => void;
   fail: (e: ErrorEntry) => void;
   task: (t: LostTask) => void;
 }
 
-export async function reconcileSession(ctx: ReconcileContext, v: SessionView, dryRun: boolean): Promise<void> {
+export async function reconcileSession(ctx: ReconcileContext, v: SessionView): Promise<void> {
   if (!v.scan.trace?.ok) return;
   const { summary, identity: traceIdentity, size: traceSize } = v.scan.trace;
   const works = summary.unaccounted;
@@ -47,48 +50,43 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView, dr
     detached_at_ms: w.detachedAtMs,
     task_id: taskId,
   });
-  if (dryRun) {
-    for (const w of works) ctx.action(lostAction(w, null));
-    return;
-  }
-  const taskId = mintId('tsk_'); // minted before any marker is written (docs/design.md §R9)
   let rootDir: Dir | undefined;
   let sdir: Dir | undefined;
   let lock: HeldLock | undefined;
   try {
-    const audit = await ctx.ensureAudit();
-    if (!audit || !ctx.homeDir) return;
-    await ensureLockDir(ctx.homeDir, ['traces']);
-    lock = await acquireLock(traceLockPath(ctx.home, v.root, session), { waitMs: 2000 });
-    if (!lock) {
-      ctx.skip({ target, code: Codes.storageBusy, detail: `${target}/trace.jsonl is locked by another murmur-gc; not reconciled this sweep` });
-      return;
-    }
-    rootDir = await Dir.open(v.root);
-    sdir = await rootDir.openDir(session, v.scan.identity);
-    const ts = ctx.now();
-    const lines = works.map((w) =>
-      shellLostLine({ eventId: mintId('evt_'), parentId: summary.sessionStartEventId, sessionId: session, timestamp: ts }, w, ctx.auditId, taskId),
-    );
-    const res = await appendTraceLines(sdir, traceIdentity, traceSize, lines);
-    const landed = works.filter((w, i) => {
-      const why = res.failures[i];
-      if (why !== undefined) {
-        ctx.fail({ target, code: Codes.ioError, detail: `could not mark background command ${w.workId} of session ${session} as lost (${why}); it is not reported` });
+    const marks = await ctx.markLost(works, async () => {
+      if (!ctx.homeDir) return undefined;
+      const taskId = mintId('tsk_'); // minted before any marker is written (docs/design.md §R9)
+      await ensureLockDir(ctx.homeDir, ['traces']);
+      lock = await acquireLock(traceLockPath(ctx.home, v.root, session), { waitMs: 2000 });
+      if (!lock) {
+        ctx.skip({ target, code: Codes.storageBusy, detail: `${target}/trace.jsonl is locked by another murmur-gc; not reconciled this sweep` });
+        return undefined;
       }
-      return why === undefined;
+      rootDir = await Dir.open(v.root);
+      sdir = await rootDir.openDir(session, v.scan.identity);
+      const ts = ctx.now();
+      const lines = works.map((w) =>
+        shellLostLine({ eventId: mintId('evt_'), parentId: summary.sessionStartEventId, sessionId: session, timestamp: ts }, w, ctx.auditId, taskId),
+      );
+      const res = await appendTraceLines(sdir, traceIdentity, traceSize, lines);
+      const landed = works.filter((w, i) => {
+        const why = res.failures[i];
+        if (why !== undefined) {
+          ctx.fail({ target, code: Codes.ioError, detail: `could not mark background command ${w.workId} of session ${session} as lost (${why}); it is not reported` });
+        }
+        return why === undefined;
+      });
+      if (landed.length === 0) return undefined;
+      ctx.task({
+        taskId,
+        contextId: mintId('ctx_'),
+        trust: lowestTrust(summary, landed),
+        messagePartsBytes: Buffer.byteLength(lostReportText(session, landed)),
+      });
+      return { landed, taskId };
     });
-    if (landed.length === 0) return;
-    ctx.task({
-      taskId,
-      contextId: mintId('ctx_'),
-      trust: lowestTrust(summary, landed),
-      messagePartsBytes: Buffer.byteLength(lostReportText(session, landed)),
-    });
-    for (const w of landed) {
-      ctx.action(lostAction(w, taskId));
-      ctx.log.debug({ session_id: session, work_id: w.workId, task_id: taskId }, dryRun ? 'would mark background command lost' : 'background command marked lost');
-    }
+    for (const w of marks?.landed ?? []) ctx.action(lostAction(w, marks?.taskId ?? null), { session_id: session, work_id: w.workId, task_id: marks?.taskId ?? null });
   } catch (err) {
     if (isAbort(err)) throw err;
     const code = codeOf(err);

@@ -3,58 +3,16 @@
 // key names and reason words are the runtime's; the document is a plain JSON value.
 // The human rendering is grouped (per sessions root / record store and reason, skips and errors
 // by code), so it fits one screen whatever the number of actions; `verbose` adds every item,
-// `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional.
+// `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional;
+// every action is told in its own words (src/sweep/voice.ts), the same the logs use.
 
 import { fmtBytes, fmtTimestamp } from '../runtime/conversation-format.js';
-import type { BudgetReason, BudgetReport } from '../plan/budget.js';
+import type { BudgetReport } from '../plan/budget.js';
+import { say, sayItem, wordsOf } from './voice.js';
+import type { Action, HeldAt } from './actions.js';
 
 /** Where a removed item is held by the undo window (`quarantine:`), and until when. */
-export interface HeldAt {
-  until_ms: number;
-  path: string;
-}
-
-export type Action =
-  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
-  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
-  /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
-  | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
-  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
-  | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
-  | {
-      kind: 'truncate_record';
-      record: string;
-      target: string;
-      reason: 'max_messages';
-      messages_dropped: number;
-      kept: number;
-      path: string;
-      bytes: number;
-      /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
-      concurrent_append?: { lines_out_of_order: number };
-      /** The dropped lines, held by the undo window. */
-      held?: HeldAt;
-    }
-  /**
-   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
-   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
-   * target is then the item's entry name, its origin `?`).
-   */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
-  | {
-      kind: 'shell_lost';
-      session_id: string;
-      root: string;
-      work_id: string;
-      binary: string;
-      command: string;
-      detached_at_ms: number;
-      task_id: string | null;
-    }
-  | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
-  | { kind: 'chmod'; path: string; from: string; to: string }
-  /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
-  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error' | 'runtime_debris'; detail: string; bytes: number };
+export type { Action, HeldAt } from './actions.js';
 
 export interface Skipped {
   target: string;
@@ -180,30 +138,31 @@ function byCode(items: { code: string }[]): string {
     .join(', ');
 }
 
-function itemLine(a: Action, would: string): string {
+function itemLine(a: Action, dry: boolean): string {
+  const verb = sayItem(dry, wordsOf(a));
   switch (a.kind) {
     case 'remove_session':
-      return `  ${would}remove session ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return `  ${verb} ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'remove_record':
-      return `  ${would}remove record ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return `  ${verb} ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'remove_orphan_workdir':
-      return `  ${would}remove orphaned child workdir ${a.path}  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`;
+      return `  ${verb} ${a.path}  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`;
     case 'remove_child_workdir':
     case 'remove_work_log':
-      return `  ${would}remove ${a.kind === 'remove_child_workdir' ? 'child workdir' : 'work log'} ${a.path}  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return `  ${verb} ${a.path}  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
     case 'truncate_record':
-      return `  ${would}truncate record ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
+      return `  ${verb} ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
     case 'purge_quarantine':
-      if (a.held === 'unreadable') return `  ${would}delete for good held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
-      return `  ${would}delete for good held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
+      if (a.held === 'unreadable') return `  ${verb} held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
+      return `  ${verb} held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
     case 'shell_lost':
-      return `  ${would}mark lost: background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
+      return `  ${verb} background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
     case 'repair_torn_tail':
-      return `  ${would}terminate the torn last line of record ${a.record}/${a.target}`;
+      return `  ${verb} record ${a.record}/${a.target}`;
     case 'chmod':
-      return `  ${would}chmod ${a.path}  ${a.from} -> ${a.to}`;
+      return `  ${verb} ${a.path}  ${a.from} -> ${a.to}`;
     case 'remove_debris':
-      return `  ${would}remove leftover ${a.path}  (${a.code}: ${a.detail})`;
+      return `  ${verb} ${a.path}  (${a.code}: ${a.detail})`;
   }
 }
 
@@ -219,14 +178,13 @@ function groupRows(r: SweepReport): string[][] {
     groups.set(key, g);
   };
   for (const a of r.actions) {
+    const what = say(dry, wordsOf(a).row);
     switch (a.kind) {
       case 'remove_session':
-        if (a.held) add(`sh\0${a.root}\0${a.reason}`, dry ? 'would hold sessions' : 'held sessions', a.root, a.reason, a.bytes);
-        else add(`s\0${a.root}\0${a.reason}`, dry ? 'would remove sessions' : 'removed sessions', a.root, a.reason, a.bytes);
+        add(`${a.held ? 'sh' : 's'}\0${a.root}\0${a.reason}`, what, a.root, a.reason, a.bytes);
         break;
       case 'remove_record':
-        if (a.held) add(`rh\0${a.record}\0${a.reason}`, dry ? 'would hold records' : 'held records', `store ${a.record}`, a.reason, a.bytes);
-        else add(`r\0${a.record}\0${a.reason}`, dry ? 'would remove records' : 'removed records', `store ${a.record}`, a.reason, a.bytes);
+        add(`${a.held ? 'rh' : 'r'}\0${a.record}\0${a.reason}`, what, `store ${a.record}`, a.reason, a.bytes);
         break;
       case 'remove_orphan_workdir':
         add(`o\0${a.root}`, dry ? 'would remove orphaned child workdirs' : 'removed orphaned child workdirs', a.root, a.reason, a.bytes);
@@ -239,22 +197,22 @@ function groupRows(r: SweepReport): string[][] {
         break;
       }
       case 'truncate_record':
-        add(`t\0${a.record}\0${a.reason}`, dry ? 'would truncate records' : 'truncated records', `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
+        add(`t\0${a.record}\0${a.reason}`, what, `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
         break;
       case 'shell_lost':
-        add(`l\0${a.root}`, dry ? 'would mark lost' : 'marked lost', a.root, 'shell_lost', undefined);
+        add(`l\0${a.root}`, what, a.root, 'shell_lost', undefined);
         break;
       case 'repair_torn_tail':
-        add(`x\0${a.record}`, dry ? 'would terminate torn lines' : 'terminated torn lines', `store ${a.record}`, 'torn_tail', undefined);
+        add(`x\0${a.record}`, what, `store ${a.record}`, 'torn_tail', undefined);
         break;
       case 'chmod':
-        add('c', dry ? 'would fix modes' : 'fixed modes', '', '0700/0600', undefined);
+        add('c', what, '', '0700/0600', undefined);
         break;
       case 'purge_quarantine':
-        add(`q\0${a.reason}`, dry ? 'would purge held items' : 'purged held items', 'quarantine', a.reason, a.bytes);
+        add(`q\0${a.reason}`, what, 'quarantine', a.reason, a.bytes);
         break;
       case 'remove_debris':
-        add(`d\0${a.code}`, dry ? 'would clean leftovers' : 'cleaned leftovers', '', a.code, a.bytes);
+        add(`d\0${a.code}`, what, '', a.code, a.bytes);
         break;
     }
   }
@@ -274,14 +232,13 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   const errorLines = r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}`);
   if (verbosity === 'quiet') return errorLines.length ? errorLines.join('\n') + '\n' : '';
   const lines: string[] = [];
-  const would = r.dry_run ? 'would ' : '';
-  lines.push(`murmur-gc ${r.dry_run ? 'dry run (nothing is changed)' : 'sweep'} — home ${r.home}`);
+  lines.push(`murmur-gc ${say(r.dry_run, ['dry run (nothing is changed)', 'sweep'])} — home ${r.home}`);
   if (r.message) lines.push(r.message);
   if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
     return lines.join('\n') + '\n';
   }
   if (verbosity === 'verbose') {
-    for (const a of r.actions) lines.push(itemLine(a, would));
+    for (const a of r.actions) lines.push(itemLine(a, r.dry_run));
     for (const s of r.skipped) lines.push(`  skipped ${s.target}  [${s.code}] ${s.detail}`);
     lines.push(...errorLines);
   } else {
@@ -312,7 +269,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
   lines.push(
-    `${r.dry_run ? 'Would have: ' : 'Done: '}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${r.dry_run ? 'to free' : 'freed'}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
+    `${say(r.dry_run, ['Would have: ', 'Done: '])}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${say(r.dry_run, ['to free', 'freed'])}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
   lines.push(
     `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
@@ -320,8 +277,8 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   if (r.budget) lines.push(...budgetLines(r.budget, r.dry_run));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
-    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${r.dry_run ? 'would be held' : 'held'} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
-    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${r.dry_run ? 'would be ' : ''}deleted for good (${formatBytes(q.purged_bytes)})` : '';
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
     lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
   for (const o of r.orphans ?? []) {
@@ -377,9 +334,9 @@ export function budgetLines(b: BudgetReport, dry = false): string[] {
   const k = b.keep_free;
   if (k) {
     const r = k.reserve;
-    const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${dry ? 'the reserve a real run releases' : 'releasing the reserve'} ${r.path}, so the audit can be written)` : '';
+    const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)` : '';
     const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
-    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${dry ? 'would be' : 'is'} put back` : ''}`);
+    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${say(dry, ['would be', 'is'])} put back` : ''}`);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeContext, truncateContext } from '../../src/commands/conversation.js';
 import { restoreTarget } from '../../src/commands/quarantine.js';
@@ -122,6 +123,29 @@ describe('a sweep with quarantine holds what it removes', () => {
     expect(meta).toMatchObject({ kind: 'context', store: 'shey', context: 'ctx_old', reason: 'max_age' });
     expect(fs.readFileSync(path.join(qdir(), items[0]!, 'ctx', 'conversation.jsonl'), 'utf8')).toContain('message 2');
     expect((fs.statSync(qdir()).mode & 0o777).toString(8)).toBe('700');
+  });
+});
+
+describe('one voice for a held item', () => {
+  it('-v, the table and the logs all say "hold" for what the undo window keeps, in a dry run and a real one', async () => {
+    const old = session(40);
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    for (const dryRun of [true, false]) {
+      const msgs: string[] = [];
+      const logger = pino({ level: 'debug' }, { write: (line: string) => void msgs.push(String((JSON.parse(line) as { msg: unknown }).msg)) });
+      const r = await runSweep({ config: await config(yaml), dryRun, log: logger });
+      const would = dryRun ? 'would ' : '';
+      const verbose = renderHuman(r, 'verbose');
+      expect(verbose).toContain(`\n  ${would}hold session ${root}/${old}  (max_age, `);
+      expect(verbose).toContain(`\n  ${would}hold record shey/ctx_old  (max_age, `);
+      expect(verbose).not.toMatch(/remove (session|record) /);
+      const table = renderHuman(r);
+      expect(table).toMatch(dryRun ? /\n {2}would hold sessions +\S/ : /\n {2}held sessions +\S/);
+      expect(table).toMatch(dryRun ? /\n {2}would hold records +\S/ : /\n {2}held records +\S/);
+      expect(msgs).toEqual(expect.arrayContaining(dryRun ? ['would hold session', 'would hold record'] : ['session held', 'record held']));
+      expect(msgs.filter((m) => /^(would remove (session|record)|(session|record) removed)$/.test(m))).toEqual([]);
+    }
   });
 });
 

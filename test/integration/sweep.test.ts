@@ -300,6 +300,51 @@ describe('dry run', () => {
     );
   });
 
+  it('with the undo window, a budget, torn tails and leftovers: no byte, mode or entry changes, and the real run does what it said', () => {
+    // A home and two roots where every step has something to do.
+    for (let i = 0; i < 3; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (40 - i) * f.DAY), end: true, files: { 'blobs/abc': 'x'.repeat(100) } });
+    const expired = f.idAt('ses_', now - 50 * f.DAY);
+    f.writeSession(root, { sessionId: expired, end: true });
+    fs.renameSync(path.join(root, expired), path.join(root, `.murmur-gc-quarantine.${now - f.DAY}.${expired}`));
+    const trash = path.join(root, `.murmur-gc-trash.ses_0123456789abcdef.${f.idAt('ses_', now - 60 * f.DAY)}`);
+    fs.mkdirSync(trash, { recursive: true });
+    fs.writeFileSync(path.join(trash, 'left'), 'y'.repeat(300));
+    const root2 = path.join(T, 'big', '.murmur');
+    for (let i = 0; i < 4; i++) f.writeSession(root2, { sessionId: f.idAt('ses_', now - (9 - i) * f.DAY), end: true, files: { blob: 'z'.repeat(20_000) } });
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: 12, mode: 0o644 });
+    const torn = f.writeRecord(home, 'shey', 'ctx_torn', { capsule: 'shey', messages: 2 });
+    fs.appendFileSync(torn.file, '{"role":"user","content":"half');
+    fs.utimesSync(torn.file, (now - 10 * f.DAY) / 1000, (now - 10 * f.DAY) / 1000);
+    fs.writeFileSync(path.join(home, 'conversations', 'shey', 'ctx_torn', '.conversation.jsonl.4000001.ab12.tmp'), 'partial');
+    fs.chmodSync(home, 0o755);
+    const cfg = config(
+      `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n  - root: ${root2}\n    max_bytes: 50000\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`,
+    );
+    const before = f.snapshotTree(T);
+    const dry = f.runCli(['--dry-run', '--json', '--config', cfg], T);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(f.snapshotTree(T)).toEqual(before);
+    const real = f.runCli(['--json', '--config', cfg], T);
+    expect(real.status, real.stderr).toBe(0);
+    // What differs by nature: the task a real run mints, and the clock in a hold's deadline and
+    // where in <home>/gc/quarantine a held context or dropped lines land.
+    const same = (r: Report) =>
+      r.actions.map((a) => {
+        const { task_id: _t, ...rest } = a as Record<string, unknown> & { task_id?: unknown };
+        return rest['held'] ? { ...rest, held: true } : rest;
+      });
+    const d = f.json<Report>(dry);
+    const r = f.json<Report>(real);
+    expect(same(r)).toEqual(same(d));
+    expect(r.bytes_freed).toBe(d.bytes_freed);
+    expect(d.actions.map((a) => a['kind'])).toEqual(
+      expect.arrayContaining(['chmod', 'remove_session', 'remove_record', 'truncate_record', 'repair_torn_tail', 'purge_quarantine', 'remove_debris']),
+    );
+    expect(d.actions.filter((a) => a['kind'] === 'remove_session' && a['reason'] === 'max_bytes').length).toBeGreaterThan(0);
+    expect(d.actions.filter((a) => a['kind'] === 'remove_debris').length).toBe(2);
+  });
+
   it('on a machine with no murmur home exits 0 with a clear message and creates nothing', () => {
     const r = f.runCli(['--dry-run'], T);
     expect(r.status).toBe(0);

@@ -1,32 +1,21 @@
 // Step "audit": finish murmur-gc's own audit trace (one `retention` event per store and reason,
 // one `detached_lost` task per reconciled session) and save the trace cache.
-// Guarantees: the audit session exists only in real runs that changed something (ensureAudit
+// Guarantees: the audit session exists only in real runs that changed something (ctx.fx.audited
 // creates it before the first destructive action: intent first, then the act); the outcome is
-// `ok` only when the sweep had no errors; a cache that cannot be saved is a warning.
+// `ok` only when the sweep had no errors; a cache that cannot be saved is a warning; a dry run
+// saves no cache (upkeep).
 import { Codes, describeError } from '../../errors.js';
 import { saveTraceCache } from '../../gchome/trace-cache.js';
-import { VERSION } from '../../version.js';
-import { AuditSession } from '../../gchome/audit.js';
 import type { SweepContext, StepTally } from './context.js';
-
-/** The sweep's audit session, created on first use; undefined in a dry run or without a home. */
-export async function ensureAudit(ctx: SweepContext): Promise<AuditSession | undefined> {
-  if (ctx.dryRun || !ctx.homeDir) return undefined;
-  if (!ctx.audit) {
-    ctx.audit = await AuditSession.begin(ctx.homeDir, ctx.auditId, VERSION, ctx.now());
-    ctx.report.audit = ctx.auditId;
-  }
-  return ctx.audit;
-}
 
 export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   if (ctx.audit) {
     await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now(), { purged: ctx.purged });
     ctx.log.info({ audit: ctx.auditId }, 'audit trace written');
   }
-  if (!ctx.dryRun && ctx.homeDir && ctx.cache) {
-    const cache = ctx.cache;
-    await saveTraceCache(ctx.homeDir, cache).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
+  const { homeDir, cache } = ctx;
+  if (homeDir && cache) {
+    await ctx.fx.upkeep(() => saveTraceCache(homeDir, cache)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
   }
   return { items: ctx.retentionItems.length + ctx.lostTasks.length + ctx.purged.length, bytes: 0 };
 }

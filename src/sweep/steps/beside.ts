@@ -13,13 +13,11 @@
 // - A dry run measures and lists each item with its parent session and size; nothing changes.
 // - The disk-changing calls are the three in `act` below.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
-import { measureDir, removeDir } from '../../fsx/remove.js';
+import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
-import { holdBeside } from '../../gchome/quarantine-beside.js';
 import { childEntryName, planBeside, type BesideItem, type BesidePlan } from '../../plan/workdir.js';
 import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
-import { ensureAudit } from './audit.js';
 import { fail, skip, type SweepContext } from './context.js';
 import type { SessionRemovalReason } from '../../plan/budget.js';
 
@@ -120,9 +118,8 @@ export async function removeBeside(
       const bytes = await act(ctx, root, from, it, identity, held);
       total += bytes;
       ctx.report.actions.push({ kind: child ? 'remove_child_workdir' : 'remove_work_log', root: root.path, target: it.name, parent_session: it.session, path, reason, bytes, ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}) });
-      if (!ctx.dryRun) ctx.retentionItems.push({ store: 'sessions', reason, target: rel, parent: beside.workdir });
       if (!held) ctx.report.bytes_freed += bytes;
-      ctx.log.debug({ path, parent_session: it.session, reason, bytes }, ctx.dryRun ? 'would remove beside its session' : 'removed beside its session');
+      ctx.log.debug({ path, parent_session: it.session, reason, bytes }, ctx.fx.say(held ? ['would hold beside its session', 'held beside its session'] : ['would remove beside its session', 'removed beside its session']));
     } catch (err) {
       if (isAbort(err)) throw err;
       const code = codeOf(err);
@@ -131,27 +128,24 @@ export async function removeBeside(
   }
   return total;
 
-  /** The only calls here that change the disk (or, in a dry run, measure it). */
+  /** The only calls here that change the disk (through the run's effects: a dry run measures). */
   async function act(c: SweepContext, r: Dir, from: Dir, it: BesideItem, identity: Identity, h: typeof held): Promise<number> {
     const child = it.kind === 'child_workdir';
-    if (c.dryRun) {
-      if (child) return (await measureDir(from, it.name, identity)).bytes;
-      return beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    }
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
-    const a = await ensureAudit(c);
-    const seq = await a?.intend({ kind: child ? 'remove_child_workdir' : 'remove_work_log', store: 'sessions', reason, parent: beside.workdir, target: rel });
-    let bytes: number;
-    if (h) bytes = await holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity);
-    else if (child) bytes = (await removeDir(from, it.name, identity, { runId: c.auditId, ...(c.signal ? { signal: c.signal } : {}) })).bytes;
-    else {
-      const st = await from.lstat(it.name);
-      if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
-      await from.unlink(it.name);
-      bytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    }
-    if (a && seq !== undefined) await a.done(seq);
-    return bytes;
+    const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
+    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir } as const;
+    return c.fx.audited(
+      { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
+      async (): Promise<number> => {
+        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes));
+        if (child) return c.fx.remove(from, it.name, identity, c.signal ? { signal: c.signal } : {});
+        const st = await from.lstat(it.name);
+        if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
+        await c.fx.unlink(from, it.name);
+        return logBytes;
+      },
+      () => ({ retention }),
+    );
   }
 }
 

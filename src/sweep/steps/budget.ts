@@ -38,12 +38,12 @@ import { CONVERSATIONS_DIR, type ContextScan } from '../../runtime/inventory.js'
 import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { statFs } from '../../fsx/statfs.js';
-import { RESERVE_BYTES, RESERVE_NAME, createReserve, fitsReserve, reserveBytes } from '../../gchome/reserve.js';
+import { RESERVE_BYTES, RESERVE_NAME, fitsReserve, reserveBytes } from '../../gchome/reserve.js';
 import { GC_DIR } from '../../gchome/audit.js';
 import { idTimestampMs } from '../../runtime/ids.js';
 import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
 import { formatBytes } from '../report.js';
-import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
+import { acted, fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { removeRecord, removeSessions, tooLarge } from './remove.js';
 import { besidePlanFor } from './beside.js';
@@ -140,7 +140,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
         items.push(item);
         heldItems.set(item, { parent: input.root, t: { store: 'sessions', origin: input.root, target: h.target, held: 'session', entry: h.entry, identity: h.identity } });
       }
-      for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind === 'session' && x.origin === input.root) : []) {
+      for (const h of ctx.fx.unapplied.held.filter((x) => x.kind === 'session' && x.origin === input.root)) {
         const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
         items.push(item);
         virtualHeld.set(item, h);
@@ -154,7 +154,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
       await rootDir?.close();
     }
   }
-  const truncatedBy = new Map<string, number>(ctx.report.actions.flatMap((a): [string, number][] => (a.kind === 'truncate_record' ? [[`${a.record}/${a.target}`, a.bytes]] : [])));
+  const truncatedBy = ctx.fx.unapplied.truncated;
   const recordItems = new Map<BudgetItem, { r: RecordsStore; c: ContextScan }>();
   for (const r of recordStores) {
     if (r.contexts.length === 0) continue; // an empty (or not yet created) store holds nothing
@@ -168,7 +168,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
         let bytes = await measured(ctx, target, () => measureDir(storeDir!, c.context, c.dirIdentity));
         if (bytes === undefined) continue;
         // A dry run did not rewrite the file: count it at the size the truncation leaves.
-        if (ctx.dryRun) bytes = Math.max(0, bytes - (truncatedBy.get(target) ?? 0));
+        bytes = Math.max(0, bytes - (truncatedBy.get(target) ?? 0));
         const owned = c.header !== undefined && (owners.get(r.name)?.has(c.header.capsule) ?? false);
         const held = ctx.world.liveContexts.has(c.context) ? Codes.liveContext : c.dirUid !== ctx.uid || c.file.uid !== ctx.uid ? Codes.foreignOwner : owned ? undefined : Codes.notOwned;
         const item: BudgetItem = { store: r.store.key, target: c.context, ageMs: c.file.mtimeMs, bytes, held };
@@ -204,7 +204,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
       heldItems.set(item, { parent: q.path, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } });
     }
   }
-  for (const h of ctx.dryRun ? ctx.heldNow.filter((x) => x.kind !== 'session') : []) {
+  for (const h of ctx.fx.unapplied.held.filter((x) => x.kind !== 'session')) {
     const item: BudgetItem = { store: storeKey(h.origin), target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
     items.push(item);
     virtualHeld.set(item, h);
@@ -216,8 +216,8 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     try {
       const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      // A dry run released no reserve: count what the real run would have released (lock step).
-      const free = space.freeBytes + (ctx.dryRun ? dryRunFreedOnHomeFs(ctx, homeDev) + ctx.reserveReleased : 0);
+      // A dry run freed nothing: count what the real run would have freed by now (and the reserve it would have released).
+      const free = space.freeBytes + ctx.fx.unapplied.freedOn(homeDev, devOfRoots(ctx));
       kf = { required, free, short: Math.max(0, required - free), room: 0 };
     } catch (err) {
       fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
@@ -260,8 +260,8 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     } else if (hv) {
       // A dry run: this sweep would have held it, and would now purge it for the budget.
       const target = hv.kind === 'session' ? hv.parent : `${ctx.home}/gc/quarantine`;
-      ctx.report.actions.push({ kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path: `${target}/${hv.entry}`, bytes: hv.bytes });
-      ctx.report.bytes_freed += hv.bytes;
+      const path = `${target}/${hv.entry}`;
+      acted(ctx, { kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path, bytes: hv.bytes }, 'debug', { path, target: hv.target, reason, bytes: hv.bytes });
       freed = hv.bytes;
     } else if (s) {
       const before = { ...tally };
@@ -280,7 +280,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
     ledger.settle(choice, freed);
   }
 
-  const putBack = kf ? await keepReserve(ctx, home, kf, ledger.outcomes().filter((o) => stores.find((s) => s.key === o.store)?.keepFree === true).reduce((n, o) => n + o.bytes_freed, 0)) : false;
+  const putBack = kf ? await keepReserve(ctx, home, kf) : false;
 
   const unmet = ledger.unmet();
   for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
@@ -415,36 +415,22 @@ async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
  * Put the keep_free reserve back (or, in a dry run, say whether a real run would) when it is
  * missing and free space stays at or above keep_free with it in place. Never throws.
  */
-async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number; free: number }, freedOnHomeFs: number): Promise<boolean> {
-  if (ctx.dryRun) return !(await reservePresent(ctx, home)) && fitsReserve(kf.free + freedOnHomeFs, kf.required);
-  let gc: Dir | undefined;
+async function keepReserve(ctx: SweepContext, home: Dir, kf: { required: number }): Promise<boolean> {
   try {
-    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
-    gc = await home.openDir(GC_DIR);
-    if ((await reserveBytes(gc)) >= RESERVE_BYTES) return false;
-    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
-    if (!fitsReserve(space.freeBytes, kf.required)) return false;
-    return await createReserve(gc);
+    if (await reservePresent(ctx, home)) return false;
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
+    if (!fitsReserve(space.freeBytes + ctx.fx.unapplied.freedOn(home.identity.dev, devOfRoots(ctx)), kf.required)) return false;
+    return await ctx.fx.createReserve(home);
   } catch (err) {
     if (isAbort(err)) throw err;
     ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the keep_free reserve was not put back: ${describeError(err)}`);
     return false;
-  } finally {
-    await gc?.close();
   }
 }
 
-/** What the earlier steps of a dry run would have freed on the home's filesystem. */
-function dryRunFreedOnHomeFs(ctx: SweepContext, homeDev: bigint | number): number {
-  const devOf = new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
-  let n = 0;
-  for (const a of ctx.report.actions) {
-    // What the undo window holds is not freed; what it purges is.
-    if (a.kind === 'remove_session') n += devOf.get(a.root) === homeDev && !a.held ? a.bytes : 0;
-    else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.held ? 0 : a.bytes;
-    else if (a.kind === 'purge_quarantine') n += a.store === 'records' || devOf.get(a.origin) === homeDev ? a.bytes : 0;
-  }
-  return n;
+/** The filesystem (dev) of each sessions root, for what a dry run counts as freed where. */
+function devOfRoots(ctx: SweepContext): Map<string, bigint | number | undefined> {
+  return new Map(ctx.sessionPlans.map((p) => [p.input.root, p.scan.identity?.dev]));
 }
 
 function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; room: number } | undefined): string {

@@ -4,7 +4,7 @@
 //   tolerance behind it, `ctx.clockSkew` is set (the plan step then ignores every `max_age`) and
 //   one warning-level `clock_skew` item says by how much, what was skipped and what still applied.
 //   A dry run shows the same.
-// - A real run then records its own start time: the reference becomes max(reference, now). It is
+// - A real run then records its own start time (upkeep: a dry run records nothing): the reference becomes max(reference, now). It is
 //   never taken from anything a capsule writes. A failure to record it (a full disk) is a warning
 //   (io_error, as for the daemon's own state writes): the sweep goes on, and the next one is
 //   judged against the previous reference, which is still a lower bound.
@@ -32,9 +32,9 @@ export async function clockStep(ctx: SweepContext): Promise<StepTally> {
         `If the clock is right now and was wrong before, see "Clock sanity" in docs/config.md`,
     });
   }
-  if (!ctx.dryRun && ctx.homeDir) {
+  if (ctx.homeDir) {
     try {
-      await advanceClockReference(ctx.home, ctx.nowMs);
+      await ctx.fx.upkeep(() => advanceClockReference(ctx.home, ctx.nowMs));
     } catch (err) {
       skip(ctx, { target: statePath(ctx.home), code: Codes.ioError, detail: `the clock reference could not be recorded (${describeError(err)}); the next sweep is judged against the previous one` });
     }

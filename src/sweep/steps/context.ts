@@ -1,6 +1,8 @@
 // The state one sweep's steps share, and the runner that times each step.
 // Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
-// are the only way a step reports a per-item outcome, so the report and the logs always agree;
+// are the only way a step reports a per-item outcome, and `acted` the only way it reports an
+// action, so the report and the logs always agree and say it in one voice (src/sweep/voice.ts);
+// the run's effects (real or measure-only, effects.ts) are picked here, once, from `dryRun`;
 // each step's tally (items, bytes, time) is recorded in `steps`, in pipeline order.
 import type { GcConfig } from '../../config/types.js';
 import { Codes } from '../../errors.js';
@@ -23,6 +25,9 @@ import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { BesideScan } from '../../runtime/workdir-scan.js';
 import type { ClockSkew } from '../../plan/clock.js';
 import { ProtectionSet } from '../../gchome/protect-list.js';
+import type { Action } from '../report.js';
+import { wordsOf, type Said } from '../voice.js';
+import { pickEffects, type Effects } from './effects.js';
 
 export interface SweepOptions {
   config: GcConfig;
@@ -92,7 +97,8 @@ export interface SweepContext {
   readonly opts: SweepOptions;
   readonly config: GcConfig;
   readonly home: string;
-  readonly dryRun: boolean;
+  /** what this run does to the disk: real, or measure-only (a dry run); steps act only through it */
+  readonly fx: Effects;
   readonly log: Logger;
   readonly now: () => number;
   /** the sweep's clock: every age is judged against this one instant */
@@ -163,11 +169,10 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
   const now = opts.now ?? Date.now;
   const nowMs = now();
   const home = opts.config.home;
-  return {
+  const ctx: Omit<SweepContext, 'fx'> & { fx?: Effects } = {
     opts,
     config: opts.config,
     home,
-    dryRun: opts.dryRun,
     log: opts.log,
     now,
     nowMs,
@@ -219,6 +224,20 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     step: '',
     stepLabel: '',
   };
+  ctx.fx = pickEffects(ctx, opts.dryRun);
+  return ctx as SweepContext;
+}
+
+/**
+ * An action done (or, in a measure-only run, that would be): reported, its bytes counted as freed
+ * unless the undo window holds it, and logged at `level` in the run's voice — the action's own
+ * words (`log` names the deed more closely; null: no log line).
+ */
+export function acted(ctx: SweepContext, a: Action, level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, log?: Said | null): void {
+  ctx.report.actions.push(a);
+  const heldByWindow = (a.kind === 'remove_session' || a.kind === 'remove_record' || a.kind === 'truncate_record') && a.held !== undefined;
+  if ('bytes' in a && !heldByWindow) ctx.report.bytes_freed += a.bytes;
+  if (log !== null) ctx.log[level](fields, ctx.fx.say(log ?? wordsOf(a).log));
 }
 
 /** Tells the caller's progress sink how far the current step is. */

@@ -7,16 +7,16 @@
 // Guarantees: a temp file whose writing process is alive is left alone; each entry is acted on
 // through its parent's descriptor and only if it is still the entry scanned (same dev/ino);
 // a kept-aside directory that still cannot go is no error: it stays, and the sweep reports it
-// (one aggregated line, `kept` in the report) until it is gone; a dry run measures and removes
-// nothing.
+// (one aggregated line, `kept` in the report) until it is gone; through ctx.fx, so a dry run
+// measures and removes nothing.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import type { Debris } from '../../runtime/inventory.js';
+import { allocatedBytes } from '../../fsx/remove.js';
 import { keptSinceMs } from '../../runtime/gc-entries.js';
-import { allocatedBytes, finishTrash, measureDir, retryKept } from '../../fsx/remove.js';
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
-import { fail, progress, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, progress, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -52,16 +52,14 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     }
     try {
       const failedRun = d.kind === 'trash_dir' ? await finishedRunOf(ctx, d.path) : undefined;
-      const bytes = await actOnDebris(d, ctx.dryRun);
+      const bytes = await actOnDebris(ctx, d);
       const runtime = d.kind === 'running_temp' || d.kind === 'running_record';
       const code = failedRun ? Codes.ioError : runtime ? Codes.runtimeDebris : Codes.processInterrupted;
       const detail = failedRun ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)` : d.detail;
-      ctx.report.actions.push({ kind: 'remove_debris', path: d.path, code, detail, bytes });
-      ctx.report.bytes_freed += bytes;
+      const what = failedRun ? 'leftover of a failed removal' : runtime ? 'leftover of a killed runtime' : 'leftover of an interrupted run';
+      acted(ctx, { kind: 'remove_debris', path: d.path, code, detail, bytes }, runtime ? 'info' : 'warn', { code, path: d.path, bytes }, [`would remove a ${what}`, `${what} removed`]);
       tally.items++;
       tally.bytes += bytes;
-      const what = failedRun ? 'leftover of a failed removal' : runtime ? 'leftover of a killed runtime' : 'leftover of an interrupted run';
-      (runtime ? ctx.log.info.bind(ctx.log) : ctx.log.warn.bind(ctx.log))({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
     } catch (err) {
       fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
     }
@@ -113,15 +111,12 @@ async function withParent<T>(d: Debris, fn: (parent: Dir, name: string) => Promi
   }
 }
 
-async function actOnDebris(d: Debris, dryRun: boolean): Promise<number> {
+async function actOnDebris(ctx: SweepContext, d: Debris): Promise<number> {
   const bytes = await withParent(d, async (parent, name) => {
-    if (d.kind === 'trash_dir') {
-      if (dryRun) return (await measureDir(parent, name, d.identity)).bytes;
-      return (await finishTrash(parent, name, d.identity)).bytes;
-    }
+    if (d.kind === 'trash_dir') return ctx.fx.finishTrash(parent, name, d.identity);
     const st = await parent.lstat(name);
     if (!st || !st.isFile() || !sameIdentity(identityOf(st), d.identity)) return 0;
-    if (!dryRun) await parent.unlink(name);
+    await ctx.fx.unlink(parent, name);
     return allocatedBytes(st);
   });
   return bytes ?? 0;
@@ -138,20 +133,14 @@ export async function retryKeptEntry(ctx: SweepContext, parent: Dir, name: strin
   const st = await parent.lstat(name);
   if (!st?.isDirectory() || !sameIdentity(identityOf(st), identity)) return undefined;
   const sinceMs = keptSinceMs(name, st);
-  if (ctx.dryRun) {
-    const bytes = await measureDir(parent, name, identity).then((m) => m.bytes, () => 0);
-    ctx.kept.push({ path, bytes, sinceMs });
-    return undefined;
-  }
-  const r = await retryKept(parent, name, identity);
+  const r = await ctx.fx.retryKept(parent, name, identity);
   if (!r.removed) {
     ctx.kept.push({ path, bytes: r.bytes, sinceMs });
-    ctx.log.debug({ path, bytes: r.bytes }, `still kept aside: ${r.why}`);
+    if (r.why) ctx.log.debug({ path, bytes: r.bytes }, `still kept aside: ${r.why}`);
     return undefined;
   }
   const bytes = r.stats.bytes;
-  ctx.report.actions.push({ kind: 'remove_debris', path, code: Codes.ioError, detail: 'set aside by an earlier sweep that could not remove it whole; removed now', bytes });
-  ctx.report.bytes_freed += bytes;
-  ctx.log.info({ code: Codes.ioError, path, bytes }, 'a directory kept aside by an earlier sweep is removed now');
+  const removedNow = 'a directory kept aside by an earlier sweep is removed now';
+  acted(ctx, { kind: 'remove_debris', path, code: Codes.ioError, detail: 'set aside by an earlier sweep that could not remove it whole; removed now', bytes }, 'info', { code: Codes.ioError, path, bytes }, [removedNow, removedNow]);
   return bytes;
 }

@@ -1,21 +1,20 @@
 // Step "lock": find the home, take the sweep lock, open the home by descriptor.
-// Guarantees: one sweep at a time (`<home>/gc/sweep.lock`; BusyError → exit 75); a dry run only
-// probes the lock and creates nothing; a home owned by another uid is refused (foreign_owner);
-// no home and no existing configured root stops the sweep with a message and touches nothing.
+// Guarantees: one sweep at a time (`<home>/gc/sweep.lock`, taken through ctx.fx; BusyError →
+// exit 75); a dry run only probes the lock and creates nothing; a home owned by another uid is
+// refused (foreign_owner); no home and no existing configured root stops the sweep with a message and touches nothing.
 // The keep_free reserve (src/gchome/reserve.ts) is released before the lock is taken when the
 // filesystem has less than the reserve free, so the lock, the audit and its intents can be
 // written; a dry run releases nothing and only notes what a real run would release. Without
 // keep_free a real run removes a reserve left from an earlier configuration.
 import { BusyError, Codes, GcError, describeError } from '../../errors.js';
-import { LOCK_STALE_MS, acquireLock, probeLock, sweepLockPath } from '../../gchome/lock.js';
+import { LOCK_STALE_MS, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
-import { RESERVE_NAME, releaseReserve, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
-import { Dir, lstatPath, processUid } from '../../fsx/safe-fs.js';
+import { RESERVE_NAME, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
+import { lstatPath, processUid, type Dir } from '../../fsx/safe-fs.js';
 import { statFs } from '../../fsx/statfs.js';
-import { GC_DIR } from '../../gchome/audit.js';
 import { formatBytes, formatDuration } from '../report.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
-import { anyExists, openOrCreateHome } from '../../fsx/dirs.js';
+import { anyExists } from '../../fsx/dirs.js';
 
 export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const { home, config, report } = ctx;
@@ -33,38 +32,15 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   ctx.homeExists = homeSt !== undefined;
   report.home_exists = ctx.homeExists;
 
-  if (ctx.dryRun) {
-    if (homeSt && (await probeLock(sweepLockPath(home)))) {
-      throw await busy(home, ctx.now());
-    }
-  } else {
-    ctx.homeDir = await openOrCreateHome(home, homeSt !== undefined);
-    refuseForeignHome(ctx.homeDir, home);
-    const gc = await ctx.homeDir.mkdir(GC_DIR, 0o700);
-    try {
-      await settleReserve(ctx, gc);
-    } finally {
-      await gc.close();
-    }
-    ctx.sweepLock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
-    if (ctx.sweepLock?.brokeDeadHolder) {
-      skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
-    }
-    if (!ctx.sweepLock) throw await busy(home, ctx.now());
+  const taken = await ctx.fx.lockSweep(home, homeSt !== undefined, (dir) => refuseForeignHome(dir, home), (gc) => settleReserve(ctx, gc));
+  ctx.homeDir = taken.homeDir;
+  ctx.sweepLock = taken.lock;
+  if (ctx.sweepLock?.brokeDeadHolder) {
+    skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
   }
+  if (taken.busy) throw await busy(home, ctx.now());
   const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
   ctx.signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-
-  if (!ctx.homeDir && homeSt) ctx.homeDir = await Dir.open(home, { followFinal: true });
-  if (ctx.homeDir) refuseForeignHome(ctx.homeDir, home);
-  if (ctx.dryRun && ctx.homeDir && (await ctx.homeDir.lstat(GC_DIR))?.isDirectory()) {
-    const gc = await ctx.homeDir.openDir(GC_DIR);
-    try {
-      await settleReserve(ctx, gc);
-    } finally {
-      await gc.close();
-    }
-  }
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
 }
 
@@ -74,14 +50,14 @@ async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
     const bytes = await reserveBytes(gc);
     if (bytes === 0) return;
     if (ctx.config.keepFree === undefined) {
-      if (!ctx.dryRun) await releaseReserve(gc);
+      await ctx.fx.releaseReserve(gc);
       return;
     }
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
     if (!releasesReserve(space.freeBytes)) return;
-    ctx.reserveReleased = ctx.dryRun ? bytes : await releaseReserve(gc);
+    ctx.reserveReleased = await ctx.fx.releaseReserve(gc);
     if (ctx.reserveReleased > 0) {
-      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.dryRun ? 'would release' : 'released'} the keep_free reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the keep_free reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
     }
   } catch (err) {
     ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the keep_free reserve was left as it is: ${describeError(err)}`);

@@ -13,12 +13,11 @@
 //   at once: the undo window holds sessions, and an orphan has none.
 // - A dry run measures and lists; nothing changes. The disk-changing call is the one in `act`.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
-import { measureDir, removeDir } from '../../fsx/remove.js';
+import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { childEntryName, planOrphans, type OrphanVerdict } from '../../plan/workdir.js';
 import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
-import { ensureAudit } from './audit.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { tooLarge } from './remove.js';
 
@@ -86,10 +85,9 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
         const rel = `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${v.name}`;
         const path = children.display(v.name);
         try {
-          const b = await act(ctx, children, v.name, e.identity, beside.workdir, rel, sizes.get(v.name) ?? 0);
+          const b = await act(ctx, children, v.name, e.identity, beside.workdir, rel);
           ctx.report.actions.push({ kind: 'remove_orphan_workdir', root: p.input.root, target: v.name, path, reason: 'children_max_age', bytes: b, age_ms: Math.max(0, ctx.nowMs - v.lastWriteMs) });
           ctx.report.bytes_freed += b;
-          if (!ctx.dryRun) ctx.retentionItems.push({ store: 'sessions', reason: 'children_max_age', target: rel, parent: beside.workdir });
           removed++;
           tally.items++;
           tally.bytes += b;
@@ -117,12 +115,8 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
   }
 }
 
-/** The only disk-changing call of this step (in a dry run: the size measured before). */
-async function act(ctx: SweepContext, children: Dir, name: string, identity: Identity, workdir: string, rel: string, measured: number): Promise<number> {
-  if (ctx.dryRun) return measured;
-  const a = await ensureAudit(ctx);
-  const seq = await a?.intend({ kind: 'remove_orphan_workdir', store: 'sessions', reason: 'children_max_age', parent: workdir, target: rel });
-  const bytes = (await removeDir(children, name, identity, { runId: ctx.auditId, ...(ctx.signal ? { signal: ctx.signal } : {}) })).bytes;
-  if (a && seq !== undefined) await a.done(seq);
-  return bytes;
+/** The only disk-changing call of this step (through the run's effects: a dry run measures). */
+async function act(ctx: SweepContext, children: Dir, name: string, identity: Identity, workdir: string, rel: string): Promise<number> {
+  const retention = { store: 'sessions', reason: 'children_max_age', target: rel, parent: workdir } as const;
+  return ctx.fx.audited({ kind: 'remove_orphan_workdir', ...retention }, () => ctx.fx.remove(children, name, identity, ctx.signal ? { signal: ctx.signal } : {}), () => ({ retention }));
 }

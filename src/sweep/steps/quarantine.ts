@@ -16,18 +16,16 @@
 //   unless regular, never read past 64 KiB) goes by the window in its name: kept and reported as
 //   `quarantine_item_unreadable` (a skip) until then, purged and audited (kind `unreadable`) after;
 //   it never fails a sweep. Its payload is never discarded before that window.
-// - A dry run measures and reports, and changes nothing.
+// - Acts through ctx.fx: a dry run measures and reports, and changes nothing.
 // - A symlink in place of `<home>/gc/quarantine` is reported (`symlink`) and never followed.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../../runtime/inventory.js';
-import { dropEmptyItem, listQuarantineDir, openQuarantineDir, purgeEntry, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
-import { finishTrash, measureDir } from '../../fsx/remove.js';
+import { dropEmptyItem, listQuarantineDir, openQuarantineDir, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
 import type { BudgetReason } from '../../plan/budget.js';
-import { ensureAudit } from './audit.js';
 import { retryKeptEntry } from './debris.js';
-import { fail, progress, skip, type StepTally, type SweepContext } from './context.js';
+import { acted, fail, progress, skip, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 
 /** A staged or payload-less item younger than this may belong to a hold still in progress. */
@@ -42,24 +40,14 @@ export interface PurgeTarget {
   identity: Identity;
 }
 
-/** Delete one held item for good (or measure it, in a dry run); the bytes, or undefined on failure. */
+/** Delete one held item for good (through ctx.fx: a dry run measures it); the bytes, or undefined on failure. */
 export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, reason: 'expired' | BudgetReason): Promise<number | undefined> {
   const path = parent.display(t.entry);
   try {
-    let bytes: number;
-    if (ctx.dryRun) {
-      bytes = (await measureDir(parent, t.entry, t.identity)).bytes;
-    } else {
-      const a = await ensureAudit(ctx);
-      const seq = await a?.intend({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: { store: t.store, reason, target: t.target, held: t.held } });
-      bytes = (await purgeEntry(parent, t.entry, t.identity, ctx.auditId)).bytes;
-      if (a && seq !== undefined) await a.done(seq);
-      ctx.purged.push({ store: t.store, reason, target: t.target, held: t.held });
-    }
+    const purged = { store: t.store, reason, target: t.target, held: t.held };
+    const bytes = await ctx.fx.audited({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged }, () => ctx.fx.purge(parent, t.entry, t.identity), () => ({ purged }));
     ctx.purgedNow.add(`${parent.path}/${t.entry}`);
-    ctx.report.actions.push({ kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held: t.held, reason, path, bytes });
-    ctx.report.bytes_freed += bytes;
-    ctx.log.debug({ path, target: t.target, reason, bytes }, ctx.dryRun ? 'would delete a held item for good' : 'held item deleted for good');
+    acted(ctx, { kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held: t.held, reason, path, bytes }, 'debug', { path, target: t.target, reason, bytes });
     return bytes;
   } catch (err) {
     if (isAbort(err)) throw err;
@@ -123,9 +111,8 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   for (const p of listed.problems) fail(ctx, p);
   for (const t of listed.trash) {
     try {
-      const bytes = ctx.dryRun ? (await measureDir(q, t.entry, t.identity)).bytes : (await finishTrash(q, t.entry, t.identity)).bytes;
-      ctx.report.actions.push({ kind: 'remove_debris', path: q.display(t.entry), code: Codes.processInterrupted, detail: 'a held item an interrupted murmur-gc run had started to delete', bytes });
-      ctx.report.bytes_freed += bytes;
+      const bytes = await ctx.fx.finishTrash(q, t.entry, t.identity);
+      acted(ctx, { kind: 'remove_debris', path: q.display(t.entry), code: Codes.processInterrupted, detail: 'a held item an interrupted murmur-gc run had started to delete', bytes }, 'debug', {}, null);
     } catch (err) {
       fail(ctx, { target: q.display(t.entry), code: codeOf(err), detail: `${q.display(t.entry)}: ${describeError(err)}` });
     }
@@ -148,18 +135,23 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       continue;
     }
     const settled = ctx.nowMs - (item.meta?.removed_ms ?? 0) > SETTLE_AFTER_MS;
-    if (item.meta?.kind === 'truncation' && item.meta.state === 'staged' && !item.incomplete) {
-      if (!settled || ctx.dryRun) continue;
-      if (await truncationLanded(home, item)) {
-        await writeMeta(q, item.entry, { ...item.meta, state: 'held' }).catch((err: unknown) => fail(ctx, { target: q.display(item.entry), code: codeOf(err), detail: describeError(err) }));
-        item.meta = { ...item.meta, state: 'held' };
-      } else {
-        await discard(ctx, q, item, 'its truncation never committed');
-        continue;
-      }
+    const meta = item.meta;
+    if (meta?.kind === 'truncation' && meta.state === 'staged' && !item.incomplete) {
+      if (!settled) continue;
+      // Upkeep: a dry run neither settles a staged item nor counts it.
+      const promoted = await ctx.fx.upkeep(async () => {
+        if (!(await truncationLanded(home, item))) {
+          await discard(ctx, q, item, 'its truncation never committed');
+          return false;
+        }
+        await writeMeta(q, item.entry, { ...meta, state: 'held' }).catch((err: unknown) => fail(ctx, { target: q.display(item.entry), code: codeOf(err), detail: describeError(err) }));
+        item.meta = { ...meta, state: 'held' };
+        return true;
+      });
+      if (promoted !== true) continue;
     }
     if (item.incomplete) {
-      if (settled && !ctx.dryRun) await discard(ctx, q, item, 'an interrupted hold left it without its payload');
+      if (settled) await ctx.fx.upkeep(() => discard(ctx, q, item, 'an interrupted hold left it without its payload'));
       continue;
     }
     if (!isExpired(item.untilMs, ctx.nowMs)) continue;

@@ -3,8 +3,7 @@
 // Guarantees: only dead or finished sessions, never the audit root, never a session this sweep
 // removed (or would remove).
 import { reconcileSession, type ReconcileContext } from '../reconcile.js';
-import { ensureAudit } from './audit.js';
-import { fail, progress, skip, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, progress, skip, type SweepContext, type StepTally } from './context.js';
 
 export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
   const before = ctx.report.actions.length;
@@ -14,8 +13,8 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     auditId: ctx.auditId,
     now: ctx.now,
     log: ctx.log,
-    ensureAudit: () => ensureAudit(ctx),
-    action: (a) => ctx.report.actions.push(a),
+    markLost: (works, write) => ctx.fx.markLost(works, write),
+    action: (a, fields) => acted(ctx, a, 'debug', fields),
     skip: (s) => skip(ctx, s),
     fail: (e) => fail(ctx, e),
     task: (t) => ctx.lostTasks.push(t),
@@ -30,7 +29,7 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     if (v.liveness === 'live') continue;
     if (!v.scan.trace?.ok || v.scan.trace.summary.unaccounted.length === 0) continue;
     if (ctx.removedSessions.has(`${v.root}/${v.scan.name}`)) continue;
-    await reconcileSession(rc, v, ctx.dryRun);
+    await reconcileSession(rc, v);
   }
   return { items: ctx.report.actions.length - before, bytes: 0 };
 }

@@ -4,21 +4,17 @@
 // on beyond recordLockWaitMs; a change under our feet is a skip, anything else an error.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import type { ContextScan } from '../../runtime/inventory.js';
-import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../../gchome/lock.js';
+import type { HeldLock } from '../../gchome/lock.js';
 import type { Dir } from '../../fsx/safe-fs.js';
 import { fail, skip, type SweepContext } from './context.js';
 
 /**
- * The record's lock (a real run) or a probe of it (a dry run: same answer, nothing created).
- * 'busy' has already been reported as skipped.
+ * The record's lock (ctx.fx: a real run takes it, a dry run probes it — same answer, nothing
+ * created). 'busy' has already been reported as skipped.
  */
 export async function holdRecord(ctx: SweepContext, home: Dir, store: string, c: ContextScan): Promise<HeldLock | undefined | 'busy'> {
-  const busy = ctx.dryRun ? await probeLock(recordLockPath(ctx.config.home, store, c.context)) : undefined;
-  const lock = ctx.dryRun ? undefined : await lockRecord(ctx, home, store, c.context);
-  if (busy === true || (!ctx.dryRun && !lock)) {
-    skip(ctx, { target: `${store}/${c.context}`, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
-    return 'busy';
-  }
+  const lock = await ctx.fx.lockRecord(home, store, c.context);
+  if (lock === 'busy') skip(ctx, { target: `${store}/${c.context}`, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
   return lock;
 }
 
@@ -29,9 +25,4 @@ export function recordFailure(ctx: SweepContext, err: unknown, target: string, l
   // (a record too hostile to plan is left as it is and reported, not a failed run: docs/limits.md)
   const skipped = code === Codes.concurrentAppend || code === Codes.changedSinceScan || code === Codes.lineTooLong || code === Codes.sparseFile;
   (skipped ? skip : fail)(ctx, { target, code, detail: describeError(err) });
-}
-
-async function lockRecord(ctx: SweepContext, home: Dir, store: string, context: string): Promise<HeldLock | undefined> {
-  await ensureLockDir(home, [encodeURIComponent(store)]);
-  return acquireLock(recordLockPath(ctx.config.home, store, context), { waitMs: ctx.opts.recordLockWaitMs ?? 2000 });
 }

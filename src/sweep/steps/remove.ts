@@ -5,20 +5,17 @@
 // - A removal is a rename into a `.murmur-gc-trash.*` directory of the same parent, a re-check
 //   there (the session's trace / the record's file unchanged since the scan; otherwise it is put
 //   back and skipped), then deletion — all through the parent's descriptor.
-// - A dry run opens, verifies and measures, and changes nothing.
+// - Acts only through ctx.fx: a dry run opens, verifies and measures the same entries, and
+//   changes nothing.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
-import { holdContext, holdSession, openQuarantineDir } from '../../gchome/quarantine-store.js';
-import { measureDir, removeDir } from '../../fsx/remove.js';
 import type { ItemMeta } from '../../gchome/quarantine-layout.js';
-import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { blastRadius } from '../../plan/guards.js';
-import { ensureAudit } from './audit.js';
-import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import { besidePlanFor, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
@@ -109,33 +106,20 @@ export async function removeSessions(
       // murmur-gc's own audit sessions are not held: the undo window is for the runtime's data.
       const hold = input.isAuditRoot ? undefined : holdsFor(ctx, r.reason);
       try {
-        let bytes: number;
-        let held: HeldAt | undefined;
-        if (hold !== undefined && ctx.dryRun) {
-          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
-          held = { until_ms: hold, path: `${input.root}/${sessionQuarantineName(hold, r.name)}` };
-        } else if (hold !== undefined) {
-          const a = await ensureAudit(ctx);
-          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
-          const h = await holdSession(rootDir, r.name, view.scan.identity, hold, sessionUnchanged(view, target));
-          bytes = h.bytes;
-          held = { until_ms: hold, path: `${input.root}/${h.entry}` };
-          if (a && seq !== undefined) await a.done(seq);
-          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
-        } else if (ctx.dryRun) {
-          bytes = (await measureDir(rootDir, r.name, view.scan.identity)).bytes;
-        } else {
-          const a = await ensureAudit(ctx);
-          const seq = await a?.intend({ kind: 'remove_session', store: 'sessions', reason: r.reason, parent: input.root, target: r.name });
-          const unchanged = sessionUnchanged(view, target);
-          const signal = ctx.signal;
-          bytes = (await removeDir(rootDir, r.name, view.scan.identity, { runId: ctx.auditId, verifyInTrash: unchanged, ...(signal ? { signal } : {}) })).bytes;
-          if (a && seq !== undefined) await a.done(seq);
-          ctx.retentionItems.push({ store: 'sessions', reason: r.reason, target: r.name, parent: input.root });
-        }
+        const verify = sessionUnchanged(view, target);
+        const signal = ctx.signal;
+        const retention = { store: 'sessions', reason: r.reason, target: r.name, parent: input.root } as const;
+        const { bytes, held } = await ctx.fx.audited(
+          { kind: 'remove_session', ...retention },
+          async (): Promise<{ bytes: number; held?: HeldAt }> => {
+            if (hold === undefined) return { bytes: await ctx.fx.remove(rootDir, r.name, view.scan.identity, { verify, ...(signal ? { signal } : {}) }) };
+            const h = await ctx.fx.holdSession(rootDir, r.name, view.scan.identity, hold, verify);
+            return { bytes: h.bytes, held: { until_ms: hold, path: `${input.root}/${h.entry}` } };
+          },
+          () => ({ retention }),
+        );
         ctx.removedSessions.add(target);
         gone.add(r.name);
-        ctx.report.actions.push({ kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) });
         const mine = besidePlan?.remove.filter((i) => i.session === r.name) ?? [];
         let besideBytes = 0;
         if (mine.length && dirs && beside) {
@@ -147,10 +131,10 @@ export async function removeSessions(
           // (a held session holds what went with it, src/gchome/quarantine-beside.ts)
           const entry = held.path.slice(input.root.length + 1);
           ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: bytes + besideBytes, parent: input.root, entry });
-        } else ctx.report.bytes_freed += bytes;
+        }
+        acted(ctx, { kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) }, 'debug', { root: input.root, target: r.name, reason: r.reason, bytes });
         tally.items++;
         tally.bytes += bytes;
-        ctx.log.debug({ root: input.root, target: r.name, reason: r.reason, bytes }, ctx.dryRun ? 'would remove session' : 'session removed');
       } catch (err) {
         if (isAbort(err)) throw err;
         const code = codeOf(err);
@@ -189,12 +173,6 @@ export function holdsFor(ctx: SweepContext, reason: string): number | undefined 
   return ctx.nowMs + ctx.quarantineMs;
 }
 
-/** `<home>/gc/quarantine`, opened once per sweep (created in a real run). */
-export async function quarantineDirOf(ctx: SweepContext, home: Dir): Promise<Dir | undefined> {
-  if (!ctx.quarantineDir) ctx.quarantineDir = await openQuarantineDir(home, !ctx.dryRun);
-  return ctx.quarantineDir;
-}
-
 /** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
 export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age' | BudgetReason): Promise<number | undefined> {
   const target = `${store}/${c.context}`;
@@ -215,59 +193,35 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
         throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
       }
     };
-    let bytes = 0;
-    let held: HeldAt | undefined;
     let hold = holdsFor(ctx, reason);
     if (hold !== undefined && storeDir.identity.dev !== home.identity.dev) {
       // The quarantine is under the home: a store on another filesystem cannot be moved there.
       skip(ctx, { target, code: Codes.crossDevice, detail: `${storeDir.path} is on another filesystem than ${home.path}: ${c.context} cannot be held in the quarantine and is removed at once` });
       hold = undefined;
     }
-    if (ctx.dryRun) {
-      const dir = await storeDir.openDir(c.context, c.dirIdentity);
-      try {
-        await verify(dir);
-      } finally {
-        await dir.close();
-      }
-      bytes = (await measureDir(storeDir, c.context, c.dirIdentity)).bytes;
-      if (hold !== undefined) held = { until_ms: hold, path: `${home.path}/gc/quarantine` };
-    } else {
-      const a = await ensureAudit(ctx);
-      const seq = await a?.intend({ kind: 'remove_record', store: 'records', reason, parent: storeDir.path, target: c.context });
-      if (hold !== undefined) {
-        const q = await quarantineDirOf(ctx, home);
-        if (!q) throw new GcError(Codes.ioError, 'the quarantine directory could not be opened');
-        const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
-        try {
-          const h = await holdContext(storeDir, c.context, c.dirIdentity, q, meta, verify);
-          bytes = h.bytes;
-          held = { until_ms: hold, path: `${q.path}/${h.entry}/ctx` };
-          ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes, parent: q.path, entry: h.entry, reason });
-        } catch (err) {
-          // Only a move the kernel refuses across filesystems falls back to removal at once.
-          if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
-          skip(ctx, { target, code: Codes.crossDevice, detail: `${describeError(err)}; removed at once` });
+    const sdir = storeDir;
+    const retention = { store: 'records', reason, target: c.context, parent: sdir.path } as const;
+    const { bytes, held } = await ctx.fx.audited(
+      { kind: 'remove_record', ...retention },
+      async (): Promise<{ bytes: number; held?: HeldAt }> => {
+        if (hold !== undefined) {
+          const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
+          try {
+            const h = await ctx.fx.holdContext(home, sdir, c.context, c.dirIdentity, meta, verify);
+            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: h.bytes, parent: h.parent, entry: h.entry, reason });
+            return { bytes: h.bytes, held: { until_ms: hold, path: h.path } };
+          } catch (err) {
+            // Only a move the kernel refuses across filesystems falls back to removal at once.
+            if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+            skip(ctx, { target, code: Codes.crossDevice, detail: `${describeError(err)}; removed at once` });
+          }
         }
-      }
-      if (!held) {
         const lockSignal = lock?.signal;
-        bytes = (
-          await removeDir(storeDir, c.context, c.dirIdentity, {
-            runId: ctx.auditId,
-            verifyInTrash: verify,
-            ...(lockSignal ? { signal: lockSignal } : {}),
-          })
-        ).bytes;
-      }
-      if (a && seq !== undefined) await a.done(seq);
-      ctx.retentionItems.push({ store: 'records', reason, target: c.context, parent: storeDir.path });
-    }
-    ctx.report.actions.push({ kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes, ...(held ? { held } : {}) });
-    if (held) {
-      if (ctx.dryRun) ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes, parent: `${home.path}/gc/quarantine`, entry: `(${c.context})`, reason });
-    } else ctx.report.bytes_freed += bytes;
-    ctx.log.debug({ record: store, target: c.context, reason, bytes }, ctx.dryRun ? 'would remove record' : 'record removed');
+        return { bytes: await ctx.fx.remove(sdir, c.context, c.dirIdentity, { verify, ...(lockSignal ? { signal: lockSignal } : {}) }) };
+      },
+      () => ({ retention }),
+    );
+    acted(ctx, { kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes, ...(held ? { held } : {}) }, 'debug', { record: store, target: c.context, reason, bytes });
     return bytes;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

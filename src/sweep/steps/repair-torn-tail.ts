@@ -5,16 +5,14 @@
 // under the record's lock, only the file scanned (same dev/ino), through the context directory's
 // descriptor, and only when no process holds the file open for writing; the `\n` is added by the
 // staged rewrite (runtime/record-truncate.ts `repairTornTail`), so a line appended meanwhile lands
-// after it. Audited (intent before the rewrite); a dry run reports and writes nothing.
+// after it. Audited (intent before the rewrite); through ctx.fx, so a dry run reports and writes nothing.
 import { dirname } from 'node:path';
 import { Codes, GcError } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
-import { repairTornTail } from '../../runtime/record-truncate.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import { planTornTails } from '../../plan/torn-tail.js';
-import { ensureAudit } from './audit.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { acted, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -59,23 +57,17 @@ async function repairOne(ctx: SweepContext, home: Dir, c: ContextScan): Promise<
     lock = held;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
-    let seq: number | undefined;
-    const a = await ensureAudit(ctx);
-    if (a) seq = await a.intend({ kind: 'repair_torn_tail', parent: dirname(dir.path), target: c.context });
-    const out = await repairTornTail(dir, RECORD_FILE, {
-      dryRun: ctx.dryRun,
-      expect: c.file.identity,
-      ...(lock?.signal ? { signal: lock.signal } : {}),
-    });
-    if (a && seq !== undefined) await a.done(seq);
+    const cdir = dir;
+    const out = await ctx.fx.audited({ kind: 'repair_torn_tail', parent: dirname(dir.path), target: c.context }, () =>
+      ctx.fx.repairTornTail(cdir, RECORD_FILE, { expect: c.file.identity, ...(lock?.signal ? { signal: lock.signal } : {}) }),
+    );
     if (!out.repaired) {
       if (out.why === 'held') {
         skip(ctx, { target, code: Codes.concurrentAppend, detail: `${c.path} ends with a torn line but a process holds it open for writing; left as it is` });
       }
       return false;
     }
-    ctx.report.actions.push({ kind: 'repair_torn_tail', record: c.store, target: c.context, path: c.path });
-    ctx.log.info({ record: c.store, target: c.context }, ctx.dryRun ? 'would terminate the torn last line' : 'torn last line terminated');
+    acted(ctx, { kind: 'repair_torn_tail', record: c.store, target: c.context, path: c.path }, 'info', { record: c.store, target: c.context });
     return true;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

@@ -1,19 +1,17 @@
 // Step "truncate": records over their policy's max_messages keep only their newest messages.
 // Guarantees: under the record's lock, only the file scanned (same dev/ino), through the
 // context directory's descriptor; the rewrite is staged and renamed over the record with lines a
-// writer appended meanwhile carried over (runtime/record-truncate.ts); a dry run counts and writes
-// nothing. The intent is in the audit log before the rewrite starts.
+// writer appended meanwhile carried over (runtime/record-truncate.ts); through ctx.fx, so a dry run
+// counts and writes nothing. The intent is in the audit log before the rewrite starts.
 import { dirname } from 'node:path';
 import { Codes, GcError } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
-import { truncateRecord } from '../../runtime/record-truncate.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
-import { dropKeeper } from '../../gchome/quarantine-store.js';
 import type { HeldAt } from '../report.js';
-import { ensureAudit } from './audit.js';
-import { holdsFor, quarantineDirOf } from './remove.js';
-import { progress, skip, type SweepContext, type StepTally } from './context.js';
+import type { DropKeeper } from './effects.js';
+import { holdsFor } from './remove.js';
+import { acted, progress, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -54,32 +52,34 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     lock = locked;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
-    let seq: number | undefined;
-    const a = await ensureAudit(ctx);
     // The intent names the marker the new header will carry, so recovery can tell from the
     // record itself whether the rename happened.
     const at = ctx.now();
-    if (a) seq = await a.intend({ kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) });
     const lockSignal = lock?.signal;
     const hold = holdsFor(ctx, 'max_messages');
-    const keeper =
-      hold !== undefined && !ctx.dryRun
-        ? dropKeeper((await quarantineDirOf(ctx, home))!, { store: c.store, context: c.context, removed_ms: at, until_ms: hold, reason: 'max_messages', run: ctx.auditId, at_ms: String(at) })
-        : undefined;
-    const out = await truncateRecord(dir, RECORD_FILE, {
-      ...(keeper ? { keepDropped: keeper.hook } : {}),
-      keep,
-      fallbackCapsule: capsule,
-      nowMs: at,
-      dryRun: ctx.dryRun,
-      expect: c.file.identity,
-      ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
-      ...(lockSignal ? { signal: lockSignal } : {}),
-    });
-    if (a && seq !== undefined) await a.done(seq, { messages_dropped: out.dropped });
+    const cdir = dir;
+    let keeper: DropKeeper | undefined;
+    const out = await ctx.fx.audited(
+      { kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) },
+      async () => {
+        keeper = hold !== undefined ? await ctx.fx.dropKeeper(home, { store: c.store, context: c.context, removed_ms: at, until_ms: hold, reason: 'max_messages', run: ctx.auditId, at_ms: String(at) }) : undefined;
+        return ctx.fx.truncate(cdir, RECORD_FILE, {
+          ...(keeper ? { keepDropped: keeper.hook } : {}),
+          keep,
+          fallbackCapsule: capsule,
+          nowMs: at,
+          expect: c.file.identity,
+          ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
+          ...(lockSignal ? { signal: lockSignal } : {}),
+        });
+      },
+      (o) => ({
+        done: { messages_dropped: o.dropped },
+        ...(o.dropped > 0 ? { retention: { store: 'records', reason: 'max_messages', target: c.context, messagesDropped: o.dropped, parent: dirname(cdir.path) } } : {}),
+      }),
+    );
     await keeper?.settle(out.dropped > 0);
     if (out.dropped === 0) return undefined;
-    if (!ctx.dryRun) ctx.retentionItems.push({ store: 'records', reason: 'max_messages', target: c.context, messagesDropped: out.dropped, parent: dirname(dir.path) });
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     const held: HeldAt | undefined =
       hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}` : `${home.path}/gc/quarantine` };
@@ -87,7 +87,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       const entry = keeper?.entry ?? `(${c.context})`;
       ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: keeper ? keeper.bytes : freed, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
     }
-    ctx.report.actions.push({
+    acted(ctx, {
       ...(held ? { held } : {}),
       kind: 'truncate_record',
       record: c.store,
@@ -98,14 +98,12 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       path: c.path,
       bytes: freed,
       ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
-    });
-    if (!held) ctx.report.bytes_freed += freed;
+    }, 'debug', { record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
     if (out.outOfOrder) {
       ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
-    ctx.log.debug({ record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring }, ctx.dryRun ? 'would truncate record' : 'record truncated');
     return freed;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

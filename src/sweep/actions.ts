@@ -1,0 +1,50 @@
+// What a sweep did, or would do, item by item: the actions of the report (src/sweep/report.ts)
+// and of `--json`. Types only.
+import type { BudgetReason } from '../plan/budget.js';
+
+export interface HeldAt {
+  until_ms: number;
+  path: string;
+}
+
+export type Action =
+  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
+  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
+  /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
+  | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
+  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
+  | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
+  | {
+      kind: 'truncate_record';
+      record: string;
+      target: string;
+      reason: 'max_messages';
+      messages_dropped: number;
+      kept: number;
+      path: string;
+      bytes: number;
+      /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
+      concurrent_append?: { lines_out_of_order: number };
+      /** The dropped lines, held by the undo window. */
+      held?: HeldAt;
+    }
+  /**
+   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
+   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
+   * target is then the item's entry name, its origin `?`).
+   */
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  | {
+      kind: 'shell_lost';
+      session_id: string;
+      root: string;
+      work_id: string;
+      binary: string;
+      command: string;
+      detached_at_ms: number;
+      task_id: string | null;
+    }
+  | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
+  | { kind: 'chmod'; path: string; from: string; to: string }
+  /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
+  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error' | 'runtime_debris'; detail: string; bytes: number };

@@ -1,0 +1,364 @@
+// What a sweep does to the disk, chosen once when the run starts (context.ts):
+// `realEffects` acts, `measureOnly` (--dry-run) measures the same entries and acts on none.
+// The steps call these methods and never ask which one they have; the voice (`say`) is the only
+// thing that tells the two apart in words (src/sweep/voice.ts).
+// Guarantees:
+// - Every change a sweep makes under the home and the roots goes through one method here:
+//   remove, hold, purge, finish a trash entry, unlink a temp file, retry a kept-aside directory,
+//   truncate or repair a record, chmod, mark background work lost, release or create the
+//   keep_free reserve, take a lock, write the audit, and `upkeep` (state, cache, recovery).
+// - measureOnly opens, verifies and measures exactly the entries a real run would act on and
+//   reports the same results (bytes, entries, outcomes); it writes nothing: no audit, no state,
+//   no cache, no quarantine directory, no reserve, no lock file (it only probes locks).
+// - realEffects intends each audited act in the audit log before it starts and marks it done
+//   after (`audited`); what the audit trace must list (retention, purges) is recorded only then.
+// - `unapplied` is what a measure-only run has counted as done that the disk does not show
+//   (held items, truncated bytes, space freed), so a later step plans as a real run would; in a
+//   real run it is empty.
+//
+// A new step: take what it changes on disk from here (or add one method, with its real and its
+// measure-only form side by side below), report each action with `acted` (context.ts), and never
+// branch on the mode.
+import { Codes, GcError, errnoCode } from '../../errors.js';
+import { openChain, openOrCreateHome } from '../../fsx/dirs.js';
+import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { finishTrash, measureDir, removeDir, retryKept, type KeptRetry } from '../../fsx/remove.js';
+import { AuditSession, type IntentLine, type PurgedItem, type RetentionItem } from '../../gchome/audit.js';
+import { GC_DIR } from '../../gchome/audit.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../../gchome/lock.js';
+import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } from '../../gchome/quarantine-store.js';
+import {  type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
+import { sessionQuarantineName } from '../../runtime/gc-entries.js';
+import { holdBeside, type BesideSub } from '../../gchome/quarantine-beside.js';
+import { createReserve, releaseReserve, reserveBytes } from '../../gchome/reserve.js';
+import type { ModeEntry } from '../../runtime/inventory.js';
+import { measureTornTail, measureTruncation, repairTornTail, truncateRecord, type RepairOutcome, type TruncateOptions, type TruncateOutcome } from '../../runtime/record-truncate.js';
+import { VERSION } from '../../version.js';
+import type { Action } from '../report.js';
+import { say, type Said } from '../voice.js';
+
+/** What the effects read and write of the sweep's shared state (the SweepContext has it all). */
+export interface EffectsHost {
+  readonly home: string;
+  readonly homeDir: Dir | undefined;
+  readonly auditId: string;
+  readonly now: () => number;
+  readonly opts: { recordLockWaitMs?: number };
+  readonly report: { audit: string | null; actions: Action[] };
+  readonly retentionItems: RetentionItem[];
+  readonly purged: PurgedItem[];
+  readonly heldNow: HeldItem[];
+  readonly reserveReleased: number;
+  audit: AuditSession | undefined;
+  quarantineDir: Dir | undefined;
+}
+
+/** An intent line of the audit log (`op` and `seq` are added when it is written). */
+export type Intent = Omit<IntentLine, 'op' | 'seq'>;
+
+/** What an audited act adds to the audit once done. */
+export interface AuditRecord {
+  done?: { messages_dropped?: number };
+  retention?: RetentionItem;
+  purged?: PurgedItem;
+}
+
+/** A check run on an entry's directory before it goes (a real run: in the trash, after the rename). */
+export type Verify = (dir: Dir) => Promise<void>;
+
+/** The dropped lines of a truncation, kept by the undo window (src/gchome/quarantine-store.ts). */
+export type DropKeeper = ReturnType<typeof dropKeeper>;
+
+/** Lines of background work marked lost in one session's trace. */
+export interface LostMarks<W> {
+  landed: W[];
+  /** the `detached_lost` task that reports them; null when nothing was written (measure-only) */
+  taskId: string | null;
+}
+
+/** What a measure-only run counted as done that the disk does not show; empty in a real run. */
+export interface Unapplied {
+  /** items this run would have held (none are on disk) */
+  held: readonly HeldItem[];
+  /** bytes a truncation would have dropped, by `<store>/<context>` */
+  truncated: ReadonlyMap<string, number>;
+  /** bytes earlier acts would have freed on the filesystem `dev` (sessions roots' devs in `devOf`), with the reserve */
+  freedOn(dev: bigint | number, devOf: ReadonlyMap<string, bigint | number | undefined>): number;
+}
+
+export interface Effects {
+  /** tmpfiles' log_action: the would-form in a measure-only run, the did-form in a real one. */
+  say(words: Said): string;
+
+  /**
+   * `<home>/gc/sweep.lock`. Real: opens (creating) the home, `check`s it, creates `gc/`, runs
+   * `settle(gc)`, takes the lock (undefined: busy). Measure-only: probes the lock (busy: nothing
+   * opened), opens an existing home, `check`s it, and runs `settle` on an existing `gc/`.
+   */
+  lockSweep(home: string, exists: boolean, check: (home: Dir) => void, settle: (gc: Dir) => Promise<void>): Promise<{ homeDir: Dir | undefined; lock: HeldLock | undefined; busy: boolean }>;
+  /** A record's lock (real) or a probe of it (measure-only: undefined when free). */
+  lockRecord(home: Dir, store: string, context: string): Promise<HeldLock | undefined | 'busy'>;
+
+  /** `act`, intended in the audit log before and marked done after (real runs; measure-only: `act` alone). */
+  audited<T>(intent: Intent, act: () => Promise<T>, record?: (t: T) => AuditRecord): Promise<T>;
+
+  /** Removes `parent/name` (rename to trash, `verify` there, delete); the bytes it held. */
+  remove(parent: Dir, name: string, identity: Identity, o?: { verify?: Verify; signal?: AbortSignal }): Promise<number>;
+  /** Holds a session in its own root until `untilMs`: its entry there and its bytes. */
+  holdSession(root: Dir, name: string, identity: Identity, untilMs: number, verify: Verify): Promise<{ entry: string; bytes: number }>;
+  /** Holds a context in `<home>/gc/quarantine`: where it is held (`parent`/`entry`; `path` of the payload) and its bytes. */
+  holdContext(home: Dir, store: Dir, name: string, identity: Identity, meta: ItemMeta, verify: Verify): Promise<{ parent: string; entry: string; path: string; bytes: number }>;
+  /**
+   * Holds `from/name` (a child workdir or a work log beside a session) inside the held session
+   * `root/heldEntry` (src/gchome/quarantine-beside.ts); its bytes (measure-only: `measured()`).
+   */
+  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>): Promise<number>;
+  /** Deletes a held item for good; its bytes. */
+  purge(parent: Dir, entry: string, identity: Identity): Promise<number>;
+  /** Finishes a trash entry an interrupted removal left; its bytes. */
+  finishTrash(parent: Dir, name: string, identity: Identity): Promise<number>;
+  /** Unlinks a leftover file (already checked to be the scanned one). */
+  unlink(parent: Dir, name: string): Promise<void>;
+  /** Tries a kept-aside directory again (measure-only: it stays, measured). */
+  retryKept(parent: Dir, name: string, identity: Identity): Promise<KeptRetry>;
+
+  /** The keeper of a truncation's dropped lines (undefined in a measure-only run). */
+  dropKeeper(home: Dir, base: Parameters<typeof dropKeeper>[1]): Promise<DropKeeper | undefined>;
+  truncate(dir: Dir, name: string, opts: TruncateOptions): Promise<TruncateOutcome>;
+  repairTornTail(dir: Dir, name: string, opts: Parameters<typeof repairTornTail>[2]): Promise<RepairOutcome>;
+  /** Sets the mode of a scanned entry (through descriptors, never a link). */
+  chmod(entry: ModeEntry, mode: number): Promise<void>;
+  /** Marks background work lost in a session's trace: `write` does it in a real run; measure-only: all `works` would land. */
+  markLost<W>(works: W[], write: () => Promise<LostMarks<W> | undefined>): Promise<LostMarks<W> | undefined>;
+
+  /** Releases the keep_free reserve in `gc`: the bytes released (measure-only: that would be). */
+  releaseReserve(gc: Dir): Promise<number>;
+  /** Creates the keep_free reserve in `<home>/gc`: whether it is (measure-only: would be) in place. */
+  createReserve(home: Dir): Promise<boolean>;
+
+  /** Housekeeping a measure-only run neither does nor reports (state, cache, recovery): `fn`'s result, or undefined. */
+  upkeep<T>(fn: () => Promise<T>): Promise<T | undefined>;
+
+  readonly unapplied: Unapplied;
+}
+
+/** Picks the effects of one run. */
+export function pickEffects(host: EffectsHost, measureOnlyRun: boolean): Effects {
+  return measureOnlyRun ? measureOnly(host) : realEffects(host);
+}
+
+/** Opens `parent/name` as the scanned directory, runs `verify` on it, and measures it. */
+async function verifiedBytes(parent: Dir, name: string, identity: Identity, verify: Verify | undefined): Promise<number> {
+  if (verify) {
+    const d = await parent.openDir(name, identity);
+    try {
+      await verify(d);
+    } finally {
+      await d.close();
+    }
+  }
+  return (await measureDir(parent, name, identity)).bytes;
+}
+
+function realEffects(host: EffectsHost): Effects {
+  const ensureAudit = async (): Promise<AuditSession | undefined> => {
+    if (!host.homeDir) return undefined;
+    if (!host.audit) {
+      host.audit = await AuditSession.begin(host.homeDir, host.auditId, VERSION, host.now());
+      host.report.audit = host.auditId;
+    }
+    return host.audit;
+  };
+  const quarantineDir = async (home: Dir): Promise<Dir> => {
+    host.quarantineDir ??= await openQuarantineDir(home, true);
+    if (!host.quarantineDir) throw new GcError(Codes.ioError, 'the quarantine directory could not be opened');
+    return host.quarantineDir;
+  };
+  return {
+    say: (words) => say(false, words),
+    async lockSweep(home, exists, check, settle) {
+      const homeDir = await openOrCreateHome(home, exists);
+      try {
+        check(homeDir);
+        const gc = await homeDir.mkdir(GC_DIR, 0o700);
+        try {
+          await settle(gc);
+        } finally {
+          await gc.close();
+        }
+        const lock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
+        return { homeDir, lock, busy: lock === undefined };
+      } catch (err) {
+        await homeDir.close();
+        throw err;
+      }
+    },
+    async lockRecord(home, store, context) {
+      await ensureLockDir(home, [encodeURIComponent(store)]);
+      const lock = await acquireLock(recordLockPath(host.home, store, context), { waitMs: host.opts.recordLockWaitMs ?? 2000 });
+      return lock ?? 'busy';
+    },
+    async audited(intent, act, record) {
+      const a = await ensureAudit();
+      const seq = await a?.intend(intent);
+      const t = await act();
+      const r = record?.(t) ?? {};
+      if (a && seq !== undefined) await a.done(seq, r.done);
+      if (r.retention) host.retentionItems.push(r.retention);
+      if (r.purged) host.purged.push(r.purged);
+      return t;
+    },
+    async remove(parent, name, identity, o = {}) {
+      const { verify, signal } = o;
+      return (await removeDir(parent, name, identity, { runId: host.auditId, ...(verify ? { verifyInTrash: verify } : {}), ...(signal ? { signal } : {}) })).bytes;
+    },
+    holdSession: (root, name, identity, untilMs, verify) => holdSession(root, name, identity, untilMs, verify),
+    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity),
+    async holdContext(home, store, name, identity, meta, verify) {
+      const q = await quarantineDir(home);
+      const h = await holdContext(store, name, identity, q, meta, verify);
+      return { parent: q.path, entry: h.entry, path: `${q.path}/${h.entry}/ctx`, bytes: h.bytes };
+    },
+    purge: async (parent, entry, identity) => (await purgeEntry(parent, entry, identity, host.auditId)).bytes,
+    finishTrash: async (parent, name, identity) => (await finishTrash(parent, name, identity)).bytes,
+    unlink: (parent, name) => parent.unlink(name),
+    retryKept: (parent, name, identity) => retryKept(parent, name, identity),
+    dropKeeper: async (home, base) => dropKeeper(await quarantineDir(home), base),
+    truncate: (dir, name, opts) => truncateRecord(dir, name, opts),
+    repairTornTail: (dir, name, opts) => repairTornTail(dir, name, opts),
+    chmod: (entry, mode) => applyChmod(entry, mode),
+    markLost: async (_works, write) => {
+      // The lost tasks are reported by this sweep's audit trace: it exists before the first line lands.
+      if (!(await ensureAudit())) return undefined;
+      return write();
+    },
+    releaseReserve: (gc) => releaseReserve(gc),
+    async createReserve(home) {
+      if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+      const gc = await home.openDir(GC_DIR);
+      try {
+        return await createReserve(gc);
+      } finally {
+        await gc.close();
+      }
+    },
+    upkeep: (fn) => fn(),
+    unapplied: { held: [], truncated: new Map(), freedOn: () => 0 },
+  };
+}
+
+function measureOnly(host: EffectsHost): Effects {
+  return {
+    say: (words) => say(true, words),
+    async lockSweep(home, exists, check, settle) {
+      if (exists && (await probeLock(sweepLockPath(home)))) return { homeDir: undefined, lock: undefined, busy: true };
+      const homeDir = exists ? await Dir.open(home, { followFinal: true }) : undefined;
+      try {
+        if (homeDir) check(homeDir);
+        if (homeDir && (await homeDir.lstat(GC_DIR))?.isDirectory()) {
+          const gc = await homeDir.openDir(GC_DIR);
+          try {
+            await settle(gc);
+          } finally {
+            await gc.close();
+          }
+        }
+      } catch (err) {
+        await homeDir?.close();
+        throw err;
+      }
+      return { homeDir, lock: undefined, busy: false };
+    },
+    lockRecord: async (_home, store, context) => ((await probeLock(recordLockPath(host.home, store, context))) ? 'busy' : undefined),
+    audited: (_intent, act) => act(),
+    remove: (parent, name, identity, o = {}) => verifiedBytes(parent, name, identity, o.verify),
+    holdSession: async (root, name, identity, untilMs, verify) => ({ entry: sessionQuarantineName(untilMs, name), bytes: await verifiedBytes(root, name, identity, verify) }),
+    holdBeside: (_root, _heldEntry, _heldIdentity, _from, _sub, _name, _identity, measured) => measured(),
+    async holdContext(home, store, name, identity, _meta, verify) {
+      const q = `${home.path}/${GC_DIR}/quarantine`;
+      return { parent: q, entry: `(${name})`, path: q, bytes: await verifiedBytes(store, name, identity, verify) };
+    },
+    purge: async (parent, entry, identity) => (await measureDir(parent, entry, identity)).bytes,
+    finishTrash: async (parent, name, identity) => (await measureDir(parent, name, identity)).bytes,
+    unlink: () => Promise.resolve(),
+    retryKept: async (parent, name, identity) => ({ removed: false, bytes: await measureDir(parent, name, identity).then((m) => m.bytes, () => 0), why: '' }),
+    dropKeeper: () => Promise.resolve(undefined),
+    truncate: (dir, name, opts) => measureTruncation(dir, name, opts),
+    repairTornTail: (dir, name, opts) => measureTornTail(dir, name, opts),
+    chmod: () => Promise.resolve(),
+    markLost: (works) => Promise.resolve({ landed: works, taskId: null }),
+    releaseReserve: (gc) => reserveBytes(gc),
+    createReserve: () => Promise.resolve(true),
+    upkeep: () => Promise.resolve(undefined),
+    unapplied: {
+      get held() {
+        return host.heldNow;
+      },
+      get truncated() {
+        return new Map(host.report.actions.flatMap((a): [string, number][] => (a.kind === 'truncate_record' ? [[`${a.record}/${a.target}`, a.bytes]] : [])));
+      },
+      freedOn(dev, devOf) {
+        let n = host.reserveReleased;
+        for (const a of host.report.actions) {
+          // What the undo window holds is not freed; what it purges is.
+          if (a.kind === 'remove_session') n += devOf.get(a.root) === dev && !a.held ? a.bytes : 0;
+          else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.held ? 0 : a.bytes;
+          else if (a.kind === 'purge_quarantine') n += a.store === 'records' || devOf.get(a.origin) === dev ? a.bytes : 0;
+          else if (a.kind === 'remove_child_workdir' || a.kind === 'remove_work_log') n += devOf.get(a.root) === dev && !a.held ? a.bytes : 0;
+          else if (a.kind === 'remove_orphan_workdir') n += devOf.get(a.root) === dev ? a.bytes : 0;
+        }
+        return n;
+      },
+    },
+  };
+}
+
+/** chmod of a scanned entry: through a descriptor of the entry itself, or (unreadable to its owner) an O_PATH one. */
+async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
+  const anchor = await Dir.open(entry.ref.anchor, { followFinal: true });
+  try {
+    if (entry.ref.chain.length === 0) {
+      if (!sameIdentity(anchor.identity, entry.identity)) throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+      await anchor.chmodSelf(mode);
+      return;
+    }
+    const parent = entry.ref.chain.length === 1 ? anchor : await openChain(anchor, entry.ref.chain.slice(0, -1));
+    const name = entry.ref.chain[entry.ref.chain.length - 1] ?? '';
+    try {
+      if (entry.kind === 'dir') {
+        const d = await parent.openDir(name, entry.identity).catch(async (err: unknown) => {
+          if (errnoCode(err) !== 'EACCES') throw err;
+          return undefined;
+        });
+        if (d) {
+          try {
+            await d.chmodSelf(mode);
+          } finally {
+            await d.close();
+          }
+          return;
+        }
+      } else {
+        const f = await parent.openFile(name).catch((err: unknown) => {
+          if (errnoCode(err) !== 'EACCES') throw err;
+          return undefined;
+        });
+        if (f) {
+          try {
+            if (!sameIdentity(identityOf(f.stat), entry.identity)) throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+            await f.fh.chmod(mode);
+          } finally {
+            await f.fh.close();
+          }
+          return;
+        }
+      }
+      // Unreadable to its owner (e.g. mode 0000): chmod through an O_PATH descriptor, never by name.
+      await parent.chmodChildNoFollow(name, entry.identity, mode);
+    } finally {
+      if (parent !== anchor) await parent.close();
+    }
+  } finally {
+    await anchor.close();
+  }
+}
