@@ -1,7 +1,9 @@
 // The state one sweep's steps share, and the runner that times each step.
 // Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
 // are the only way a step reports a per-item outcome, so the report and the logs always agree;
-// each step's tally (items, bytes, time) is recorded in `steps`, in pipeline order.
+// per-item lines are at debug, and the sweep's end logs one line per cause (flushGrouped,
+// src/sweep/log-groups.ts); each step's tally (items, bytes, time) is recorded in `steps`, in
+// pipeline order.
 import type { GcConfig } from '../../config/types.js';
 import { Codes } from '../../errors.js';
 import type { Debris, ModeEntry, Problem, RecordsScan } from '../../runtime/inventory.js';
@@ -22,6 +24,7 @@ import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { ClockSkew } from '../../plan/clock.js';
 import { ProtectionSet } from '../../gchome/protect-list.js';
+import { GroupedLog, placeOf } from '../log-groups.js';
 
 export interface SweepOptions {
   config: GcConfig;
@@ -87,6 +90,8 @@ export interface SweepContext {
   readonly home: string;
   readonly dryRun: boolean;
   readonly log: Logger;
+  /** skips, errors and per-item warnings, logged one line per cause at the end (flushGrouped) */
+  readonly grouped: GroupedLog;
   readonly now: () => number;
   /** the sweep's clock: every age is judged against this one instant */
   readonly nowMs: number;
@@ -161,6 +166,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     home,
     dryRun: opts.dryRun,
     log: opts.log,
+    grouped: new GroupedLog(opts.log),
     now,
     nowMs,
     uid,
@@ -217,16 +223,26 @@ export function progress(ctx: SweepContext, done: number, total: number | undefi
   ctx.opts.progress?.({ step: ctx.step, done, total, bytes });
 }
 
-/** A target left alone this sweep (reported, logged at warn). */
+/** A target left alone this sweep (reported; logged at debug now, grouped at warn at the end). */
 export function skip(ctx: SweepContext, s: Skipped): void {
   ctx.report.skipped.push(s);
-  ctx.log.warn({ code: s.code, target: s.target }, s.detail);
+  ctx.grouped.note({ level: 'warn', code: s.code, target: s.target, detail: s.detail });
 }
 
-/** A target that failed this sweep (reported, logged at error); the sweep goes on. */
+/** A target that failed this sweep (reported; logged at debug now, grouped at error at the end); the sweep goes on. */
 export function fail(ctx: SweepContext, e: ErrorEntry): void {
   ctx.report.errors.push(e);
-  ctx.log.error({ code: e.code, target: e.target }, e.detail);
+  ctx.grouped.note({ level: 'error', code: e.code, target: e.target, detail: e.detail });
+}
+
+/** A per-item warning that is neither a skip nor an error (e.g. a leftover removed): grouped like them. */
+export function warnItem(ctx: SweepContext, code: string, target: string, detail: string, fields: Record<string, unknown> = {}): void {
+  ctx.grouped.note({ level: 'warn', code, target, detail, fields });
+}
+
+/** Logs the sweep's skips, errors and per-item warnings, one line per (code, root or store). */
+export function flushGrouped(ctx: SweepContext): void {
+  ctx.grouped.flush((target) => placeOf(target, ctx.world.roots.map((r) => r.root), ctx.home));
 }
 
 /** A scan problem: an io_error is an error, anything else a skip. */

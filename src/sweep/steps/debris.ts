@@ -11,7 +11,7 @@ import { allocatedBytes, finishTrash, keptSinceMs, measureDir, retryKept } from 
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
-import { fail, progress, type SweepContext, type StepTally } from './context.js';
+import { fail, progress, warnItem, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -52,7 +52,7 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
       tally.items++;
       tally.bytes += bytes;
       const what = failedRun ? 'leftover of a failed removal' : 'leftover of an interrupted run';
-      ctx.log.warn({ code, path: d.path, bytes }, ctx.dryRun ? `would remove a ${what}` : `${what} removed`);
+      warnItem(ctx, code, d.path, ctx.dryRun ? `would remove a ${what}` : `${what} removed`, { path: d.path, bytes });
     } catch (err) {
       fail(ctx, { target: d.path, code: codeOf(err), detail: `${d.path}: ${describeError(err)}` });
     }

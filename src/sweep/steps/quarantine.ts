@@ -27,7 +27,7 @@ import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
 import type { BudgetReason } from '../../plan/budget.js';
 import { ensureAudit } from './audit.js';
 import { retryKeptEntry } from './debris.js';
-import { fail, progress, skip, type StepTally, type SweepContext } from './context.js';
+import { fail, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
 
 /** A staged or payload-less item younger than this may belong to a hold still in progress. */
@@ -184,7 +184,7 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
     skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${new Date(item.untilMs).toISOString()} (the window in its name)` });
     return undefined;
   }
-  ctx.log.warn({ code: Codes.quarantineItemUnreadable, path }, `${path}: ${why}; the window in its name has passed`);
+  warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });
   return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
 }
 

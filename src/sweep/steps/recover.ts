@@ -9,7 +9,7 @@ import { Codes, describeError } from '../../errors.js';
 import { removeDeadGcTemps } from '../../gchome/leftovers.js';
 import { protectRecovered } from '../../commands/protect.js';
 import { recoverInterruptedAudits } from '../../gchome/audit-recovery.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { skip, warnItem, type SweepContext, type StepTally } from './context.js';
 
 export async function recoverStep(ctx: SweepContext): Promise<StepTally> {
   if (!ctx.homeDir || ctx.dryRun) return { items: 0, bytes: 0 };
@@ -28,7 +28,7 @@ export async function recoverStep(ctx: SweepContext): Promise<StepTally> {
     ctx.report.actions.push({ kind: 'remove_debris', path: t.path, code: Codes.processInterrupted, detail, bytes: t.bytes });
     ctx.report.bytes_freed += t.bytes;
     bytes += t.bytes;
-    ctx.log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid, bytes: t.bytes }, 'leftover temp file of a killed murmur-gc removed');
+    warnItem(ctx, Codes.processInterrupted, t.path, 'leftover temp file of a killed murmur-gc removed', { path: t.path, pid: t.pid, bytes: t.bytes });
   }
   return { items: recovered.length + temps.length, bytes };
 }

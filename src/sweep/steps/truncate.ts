@@ -13,7 +13,7 @@ import { dropKeeper } from '../../gchome/quarantine-store.js';
 import type { HeldAt } from '../report.js';
 import { ensureAudit } from './audit.js';
 import { holdsFor, quarantineDirOf } from './remove.js';
-import { progress, skip, type SweepContext, type StepTally } from './context.js';
+import { progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -101,7 +101,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     });
     if (!held) ctx.report.bytes_freed += freed;
     if (out.outOfOrder) {
-      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+      warnItem(ctx, Codes.concurrentAppend, c.path, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)', { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
