@@ -145,6 +145,12 @@ export interface SweepContext {
   /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
   quarantineDir: Dir | undefined;
 
+  /**
+   * Sessions roots this process may not write (the scan step's one probe per root), with what
+   * this sweep did not attempt there, per kind: reported once per root at the end.
+   */
+  readonly unwritable: Map<string, Unwritable>;
+
   /** what earlier removals set aside and this sweep could not remove either (src/fsx/remove.ts retryKept) */
   readonly kept: { path: string; bytes: number; sinceMs: number }[];
 
@@ -154,6 +160,13 @@ export interface SweepContext {
   readonly steps: StepStats[];
   /** the step running now (for progress) */
   step: string;
+}
+
+/** A sessions root this process may not write, and what the sweep therefore left alone there. */
+export interface Unwritable {
+  errno: 'EROFS' | 'EACCES' | 'EPERM';
+  /** what was not attempted, e.g. "sessions to remove" → 12 */
+  notAttempted: Map<string, number>;
 }
 
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
@@ -212,6 +225,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     purged: [],
     quarantineDir: undefined,
     kept: [],
+    unwritable: new Map(),
     removedSessions: new Set(),
     steps: [],
     step: '',
@@ -240,6 +254,40 @@ export function warnItem(ctx: SweepContext, code: string, target: string, detail
   ctx.grouped.note({ level: 'warn', code, target, detail, fields });
 }
 
+/**
+ * True when `root` is a sessions root this process may not write: the `n` items of this kind are
+ * then not attempted (counted, and reported once per root when the sweep ends).
+ */
+export function notWritable(ctx: SweepContext, root: string, what: string, n: number): boolean {
+  const u = ctx.unwritable.get(root);
+  if (!u) return false;
+  u.notAttempted.set(what, (u.notAttempted.get(what) ?? 0) + n);
+  return true;
+}
+
+/** The systemd specifier-escaped form of a path for a unit file (`%` → `%%`). */
+function unitPath(p: string): string {
+  return p.replaceAll('%', '%%');
+}
+
+/**
+ * One error per unwritable root where this sweep had something to do, with the fix. A root with
+ * nothing to do this sweep is not reported (nothing failed there).
+ */
+function reportUnwritable(ctx: SweepContext): void {
+  for (const [root, u] of ctx.unwritable) {
+    const n = [...u.notAttempted.values()].reduce((a, b) => a + b, 0);
+    if (n === 0) continue;
+    const what = [...u.notAttempted].map(([k, v]) => `${v} ${k}`).join(', ');
+    const head = `${root} is not writable for murmur-gc`;
+    const fix =
+      u.errno === 'EROFS'
+        ? ` (EROFS: a read-only mount, or a systemd sandbox without it in ReadWritePaths=); nothing there was attempted (${what}). Under the shipped units only ~/.murmur is writable: add it with a drop-in — systemctl --user edit murmur-gc.service (the timer: murmur-gc-sweep.service), lines "[Service]" and "ReadWritePaths=${unitPath(root)}", then restart it (docs/daemon.md "Making more paths writable")`
+        : ` (${u.errno}: its owner, mode or ACL does not let uid ${ctx.uid} write it); nothing there was attempted (${what}). Run murmur-gc as the user who owns the sessions, or give that user write access to ${root}`;
+    fail(ctx, { target: root, code: Codes.rootNotWritable, detail: head + fix });
+  }
+}
+
 /** Logs the sweep's skips, errors and per-item warnings, one line per (code, root or store). */
 export function flushGrouped(ctx: SweepContext): void {
   ctx.grouped.flush((target) => placeOf(target, ctx.world.roots.map((r) => r.root), ctx.home));
@@ -253,6 +301,7 @@ export function problem(ctx: SweepContext, p: Problem): void {
 
 /** Stamps the report's duration and hands it back. */
 export function finishReport(ctx: SweepContext): SweepReport {
+  reportUnwritable(ctx);
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
   const purges = ctx.report.actions.filter((a) => a.kind === 'purge_quarantine');
   if (ctx.quarantineMs !== undefined || purges.length > 0) {

@@ -11,7 +11,7 @@ import { allocatedBytes, finishTrash, keptSinceMs, measureDir, retryKept } from 
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
-import { fail, progress, warnItem, type SweepContext, type StepTally } from './context.js';
+import { fail, notWritable, progress, warnItem, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -30,6 +30,8 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     progress(ctx, done++, ctx.debris.length, tally.bytes);
     ctx.signal?.throwIfAborted();
     if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
+    const root = [...ctx.unwritable.keys()].find((r) => d.path.startsWith(`${r}/`));
+    if (root !== undefined && d.kind !== 'kept_dir' && notWritable(ctx, root, 'leftovers to remove', 1)) continue;
     if (d.kind === 'kept_dir') {
       const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
         if (isAbort(err)) throw err;

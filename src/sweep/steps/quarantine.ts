@@ -27,7 +27,7 @@ import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
 import type { BudgetReason } from '../../plan/budget.js';
 import { ensureAudit } from './audit.js';
 import { retryKeptEntry } from './debris.js';
-import { fail, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
+import { fail, notWritable, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
 import { openChain } from './dirs.js';
 
 /** A staged or payload-less item younger than this may belong to a hold still in progress. */
@@ -81,6 +81,7 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   for (const { input, scan } of ctx.world.rootScans) {
     const due = oldestFirst(scan.held.filter((h) => isExpired(h.untilMs, ctx.nowMs)).map((h) => ({ ...h, target: h.session })));
     if (due.length === 0 || !scan.identity) continue;
+    if (notWritable(ctx, input.root, 'held sessions to purge', due.length)) continue;
     let root: Dir;
     try {
       root = await Dir.open(input.root);

@@ -17,7 +17,7 @@ import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { blastRadius } from '../../plan/guards.js';
 import { ensureAudit } from './audit.js';
-import { fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { fail, notWritable, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from './dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import type { BudgetReason } from '../../plan/budget.js';
@@ -76,6 +76,7 @@ export async function removeSessions(
 ): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
+  if (notWritable(ctx, input.root, plan.remove.length === 1 ? 'session to remove' : 'sessions to remove', plan.remove.length)) return;
   if (tooLarge(ctx, input.root, 'sessions', views.length, plan.remove.map((r) => r.name))) return;
   let rootDir: Dir;
   try {
