@@ -53,7 +53,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) });
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, 'manual', started, Date.now());

@@ -81,6 +81,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     throw err;
   } finally {
+    opts.beforeLogs?.();
     flushGrouped(ctx);
     ctx.cache?.close();
     await ctx.quarantineDir?.close();

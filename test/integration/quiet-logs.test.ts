@@ -1,6 +1,7 @@
 // What a sweep says on stderr when it has hundreds of skips or errors, through the built CLI:
 // one line per (code, sessions root or record store) with the count and the first targets, the
 // per-item lines only at debug; the report (stdout, --json) keeps every item.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -102,5 +103,22 @@ describe('hundreds of skips or errors are one log line per cause', () => {
     const ls = lines(r.stderr);
     expect(ls.filter((l) => l['level'] === 20 && l['code'] === 'live_session')).toHaveLength(149);
     expect(ls.filter((l) => l['level'] === 40 && l['code'] === 'live_session')).toHaveLength(1);
+  });
+
+  it('on a terminal the grouped line starts on a line of its own: the progress line is erased first', () => {
+    liveSessions(rootA, 150);
+    const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
+    // the progress line is drawn at once (MURMUR_GC_PROGRESS_AFTER_MS=0); stdout goes to a file, the pty shows stderr
+    const out = path.join(T, 'report.txt');
+    const r = spawnSync('script', ['-qefc', `${process.execPath} ${f.BIN} --dry-run --config ${cfg} > ${out}`, '/dev/null'], {
+      env: f.cliEnv(T, { MURMUR_GC_PROGRESS_AFTER_MS: '0', NO_COLOR: '1', COLUMNS: '200' }),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stdout).toBe(0);
+    const warn = r.stdout.split('\n').filter((l) => l.includes('WARN'));
+    expect(warn, r.stdout).toHaveLength(1);
+    const shown = warn[0]!.split('\x1b[2K').pop()!.replace(/^\r/, '');
+    expect(shown, JSON.stringify(warn[0])).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: 149 items in /);
   });
 });

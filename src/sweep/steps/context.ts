@@ -37,6 +37,8 @@ export interface SweepOptions {
   recordLockWaitMs?: number;
   /** Told the current step and its items done/total and bytes (for a progress line). */
   progress?: (p: Progress) => void;
+  /** Called once the steps are over, before the grouped skip/error lines are logged (the CLI erases its progress line). */
+  beforeLogs?: () => void;
   /** The daemon or the shipped timer: the unattended blast-radius default applies (src/plan/guards.ts). */
   unattended?: boolean;
   /** `--confirm-large`: no blast-radius limit for this sweep. */
