@@ -49,6 +49,11 @@ export const Codes = {
   lineTooLong: 'line_too_long',
   /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
   sparseFile: 'sparse_file',
+  /**
+   * A sessions root this process may not write (read-only mount or sandbox, permissions): found
+   * once per root and sweep, reported once with the fix; nothing there is attempted.
+   */
+  rootNotWritable: 'root_not_writable',
   /** A session name minted in the future outranks real sessions for `max_sessions` (a warning, once per root). */
   futureSessionId: 'future_session_id',
   /**

@@ -10,7 +10,9 @@
 //   reads and strips (SyslogLevelPrefix=, on by default), so `journalctl -p warning` filters.
 // - NO_COLOR (any non-empty value) turns colour off in the pretty output.
 // - Per-item lines are at debug; the per-sweep summary goes through summaryLogger(), which logs
-//   at info even when the configured level is warn or error (a summary is not noise).
+//   at info even when the configured level is warn or error (a summary is not noise). One-shot
+//   commands log at warn (src/cli/context.ts), and a one-shot sweep that ended ok logs its
+//   summary only to the journal (src/cli/sweep.ts): a clean run from cron writes nothing.
 import { fstatSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type Logger, type LevelWithSilent } from 'pino';

@@ -20,6 +20,7 @@ export class ProgressLine {
   private last: Progress | undefined;
   private drawnAt = 0;
   private shown = false;
+  private ended = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -53,6 +54,7 @@ export class ProgressLine {
   }
 
   private draw(force: boolean): void {
+    if (this.ended) return;
     const now = Date.now();
     if (now - this.startMs < SHOW_AFTER_MS) return;
     if (!force && now - this.drawnAt < REDRAW_MS) return;
@@ -62,9 +64,11 @@ export class ProgressLine {
     this.shown = true;
   }
 
-  /** Stop redrawing and erase the line. */
+  /** Stop redrawing and erase the line (once: later calls and updates do nothing). */
   end(): void {
     clearInterval(this.timer);
     if (this.shown) this.out.write('\r\x1b[2K');
+    this.shown = false;
+    this.ended = true;
   }
 }

@@ -2,8 +2,10 @@
 // Guarantees: exit 0 when the sweep finished without errors, 1 with errors, 2 on invalid
 // configuration (nothing touched), 75 when another sweep holds the lock.
 // - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
-//   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
-//   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
+//   sweep, trigger "manual"). A clean run writes nothing on stderr (cron mails every line); its
+//   one-line `sweep_summary` (the daemon's) is logged when stderr is the journal (the timer route,
+//   murmur-gc-sweep.service, is as visible as the daemon) or when the sweep did not end ok.
+//   A dry run records nothing.
 // - With metrics.textfile configured, a real run then writes the metrics file from that same
 //   summary (src/sweep/metrics.ts); a failed write is an error of the run (exit 1), reported with
 //   the sweep's own errors when the sweep itself finished.
@@ -19,7 +21,7 @@ import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings } from '../config/load.js';
 import { lastSuccessAfter, writeMetrics } from '../sweep/metrics.js';
-import type { Logger } from '../log.js';
+import { underJournal, type Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ProgressLine } from './progress.js';
 
@@ -51,7 +53,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) });
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, 'manual', started, Date.now());
@@ -82,13 +84,14 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
 }
 
 /**
- * Log the summary line and record it for `status`. On a terminal the report already says it, so
- * the line is logged there only when something went wrong (and always when stderr is a journal,
- * a pipe or a file); -q keeps only the lines that are not ok.
+ * Log the summary line and record it for `status`. The report on stdout already says how the
+ * sweep went, so an ok sweep's line goes only to the journal (docs/daemon.md "Reading the
+ * journal"); on a terminal, a pipe or a file (cron) it is logged only when something went wrong.
+ * -q keeps only the lines that are not ok.
  */
 async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean): Promise<void> {
   const notOk = s.outcome !== 'ok';
-  if (notOk || (!quiet && process.stderr.isTTY !== true)) logSweepSummary(log, s);
+  if (notOk || (!quiet && underJournal())) logSweepSummary(log, s);
   await recordOneShotSweep(home, s, Date.now()).catch((err: unknown) => {
     log.warn({ code: Codes.ioError, home }, `could not record the sweep in the state file: ${describeError(err)}`);
   });

@@ -121,6 +121,25 @@ export class Dir {
     return `/proc/self/fd/${this.dirFd}/${name}`;
   }
 
+  /**
+   * Whether this process may create and remove entries in this directory: access(2) with
+   * W_OK|X_OK on the descriptor's own inode (`/proc/self/fd/<N>`), which writes nothing and
+   * answers for the mount the descriptor was opened on. undefined when it may; else the errno
+   * code: EROFS (a read-only filesystem or bind mount, e.g. a systemd sandbox), EACCES or EPERM
+   * (mode bits, ACLs, a security module). Like access(2), judged for the real uid (murmur-gc
+   * runs with real = effective uid).
+   */
+  async writeDenied(): Promise<'EROFS' | 'EACCES' | 'EPERM' | undefined> {
+    try {
+      await fsp.access(`/proc/self/fd/${this.dirFd}`, C.W_OK | C.X_OK);
+      return undefined;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return code;
+      throw err;
+    }
+  }
+
   /** Report path of a child. */
   display(name: string): string {
     return this.path.endsWith('/') ? this.path + name : `${this.path}/${name}`;

@@ -14,7 +14,8 @@
 //   actions it reports are the ones a real run on the unchanged tree performs.
 // - One sweep at a time (`<home>/gc/sweep.lock`, BusyError → exit 75); one writer per record.
 // - Live sessions and the contexts their traces name are never removed, truncated or reconciled.
-// - Every failure is reported per item with a stable code; the rest of the run continues.
+// - Every failure is reported per item with a stable code; the rest of the run continues. The
+//   logs say each cause once: one line per (code, sessions root or record store), at the end.
 // - Each destructive step is intended in the audit log before it runs; the audit trace is
 //   finished at the end (or completed by the next run if this one is killed).
 import { Codes, GcError, isAbort } from '../errors.js';
@@ -25,7 +26,7 @@ import { abandonAudit, auditStep } from './steps/audit.js';
 import { budgetStep } from './steps/budget.js';
 import { chmodStep } from './steps/chmod.js';
 import { clockStep } from './steps/clock.js';
-import { createContext, fail, finishReport, runStep, type Step, type SweepOptions } from './steps/context.js';
+import { createContext, fail, finishReport, flushGrouped, runStep, type Step, type SweepOptions } from './steps/context.js';
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
 import { planStep } from './steps/plan.js';
@@ -84,6 +85,8 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     throw err;
   } finally {
+    opts.beforeLogs?.();
+    flushGrouped(ctx);
     ctx.cache?.close();
     await ctx.quarantineDir?.close();
     await ctx.homeDir?.close();

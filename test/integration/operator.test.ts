@@ -105,11 +105,12 @@ describe('dry runs say only what would happen', () => {
 });
 
 describe('the timer route is first-class', () => {
-  it('a one-shot sweep is recorded for status and logs the daemon\'s sweep_summary line, even at log.level warn', () => {
+  it('a one-shot sweep is recorded for status and logs the daemon\'s sweep_summary line to the journal, even at log.level warn', () => {
     manySessions(root, 4);
     const cfg = f.writeConfig(T, `log: { level: warn }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
-    const r = f.runCli(['sweep', '--config', cfg], T);
+    const r = runUnderJournal(['sweep', '--config', cfg]);
     expect(r.status, r.stderr).toBe(0);
+    r.stderr = r.stderr.replace(/^<\d>/gm, '');
     const summaries = jsonLines(r.stderr).filter((l) => l['event'] === 'sweep_summary');
     expect(summaries).toHaveLength(1);
     expect(summaries[0]).toMatchObject({ level: 30, trigger: 'manual', outcome: 'ok', counts: { remove_session: 3 } });
@@ -122,6 +123,21 @@ describe('the timer route is first-class', () => {
     const text = f.runCli(['status', '--config', cfg], T).stdout;
     expect(text).not.toContain('none recorded');
     expect(text).toMatch(/last sweep: .*ok \(manual\)/);
+  });
+
+  it('a clean one-shot sweep writes nothing on stderr when it is a pipe (cron mails every line), whatever the mode', () => {
+    manySessions(root, 4);
+    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    fs.mkdirSync(home, { recursive: true });
+    for (const args of [['--dry-run'], ['--dry-run', '--json'], ['sweep'], ['sweep', '--json'], ['sweep']]) {
+      const r = f.runCli([...args, '--config', cfg], T);
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.stdout).not.toBe('');
+    }
+    // the sweeps were recorded all the same (the last one had nothing left to do)
+    expect(f.json<Rec>(f.runCli(['status', '--json', '--config', cfg], T))['last_sweep']).toMatchObject({ trigger: 'manual', outcome: 'ok' });
+    expect(fs.readdirSync(root).filter((n) => n.startsWith('ses_'))).toHaveLength(1);
   });
 
   it('a dry run records nothing', () => {

@@ -2,8 +2,10 @@
 // Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
 // are the only way a step reports a per-item outcome, and `acted` the only way it reports an
 // action, so the report and the logs always agree and say it in one voice (src/sweep/voice.ts);
-// the run's effects (real or measure-only, effects.ts) are picked here, once, from `dryRun`;
-// each step's tally (items, bytes, time) is recorded in `steps`, in pipeline order.
+// per-item lines are at debug, and the sweep's end logs one line per cause (flushGrouped,
+// src/sweep/log-groups.ts); the run's effects (real or measure-only, effects.ts) are picked here,
+// once, from `dryRun`; each step's tally (items, bytes, time) is recorded in `steps`, in pipeline
+// order.
 import type { GcConfig } from '../../config/types.js';
 import { Codes } from '../../errors.js';
 import type { Debris, ModeEntry, Problem, RecordsScan } from '../../runtime/inventory.js';
@@ -28,6 +30,7 @@ import { ProtectionSet } from '../../gchome/protect-list.js';
 import type { Action } from '../report.js';
 import { wordsOf, type Said } from '../voice.js';
 import { pickEffects, type Effects } from './effects.js';
+import { GroupedLog, placeOf } from '../log-groups.js';
 
 export interface SweepOptions {
   config: GcConfig;
@@ -40,6 +43,8 @@ export interface SweepOptions {
   recordLockWaitMs?: number;
   /** Told the current step and its items done/total and bytes (for a progress line). */
   progress?: (p: Progress) => void;
+  /** Called once the steps are over, before the grouped skip/error lines are logged (the CLI erases its progress line). */
+  beforeLogs?: () => void;
   /** The daemon or the shipped timer: the unattended blast-radius default applies (src/plan/guards.ts). */
   unattended?: boolean;
   /** `--confirm-large`: no blast-radius limit for this sweep. */
@@ -100,6 +105,8 @@ export interface SweepContext {
   /** what this run does to the disk: real, or measure-only (a dry run); steps act only through it */
   readonly fx: Effects;
   readonly log: Logger;
+  /** skips, errors and per-item warnings, logged one line per cause at the end (flushGrouped) */
+  readonly grouped: GroupedLog;
   readonly now: () => number;
   /** the sweep's clock: every age is judged against this one instant */
   readonly nowMs: number;
@@ -153,6 +160,12 @@ export interface SweepContext {
   /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
   quarantineDir: Dir | undefined;
 
+  /**
+   * Sessions roots this process may not write (the scan step's one probe per root), with what
+   * this sweep did not attempt there, per kind: reported once per root at the end.
+   */
+  readonly unwritable: Map<string, Unwritable>;
+
   /** what earlier removals set aside and this sweep could not remove either (src/fsx/remove.ts retryKept) */
   readonly kept: { path: string; bytes: number; sinceMs: number }[];
 
@@ -165,6 +178,13 @@ export interface SweepContext {
   stepLabel: string;
 }
 
+/** A sessions root this process may not write, and what the sweep therefore left alone there. */
+export interface Unwritable {
+  errno: 'EROFS' | 'EACCES' | 'EPERM';
+  /** what was not attempted, e.g. "sessions to remove" → 12 */
+  notAttempted: Map<string, number>;
+}
+
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
   const now = opts.now ?? Date.now;
   const nowMs = now();
@@ -174,6 +194,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     config: opts.config,
     home,
     log: opts.log,
+    grouped: new GroupedLog(opts.log),
     now,
     nowMs,
     uid,
@@ -219,6 +240,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     purged: [],
     quarantineDir: undefined,
     kept: [],
+    unwritable: new Map(),
     removedSessions: new Set(),
     steps: [],
     step: '',
@@ -237,7 +259,12 @@ export function acted(ctx: SweepContext, a: Action, level: 'debug' | 'info' | 'w
   ctx.report.actions.push(a);
   const heldByWindow = (a.kind === 'remove_session' || a.kind === 'remove_record' || a.kind === 'truncate_record') && a.held !== undefined;
   if ('bytes' in a && !heldByWindow) ctx.report.bytes_freed += a.bytes;
-  if (log !== null) ctx.log[level](fields, ctx.fx.say(log ?? wordsOf(a).log));
+  if (log === null) return;
+  const words = ctx.fx.say(log ?? wordsOf(a).log);
+  // A per-item warning is grouped with the others of its cause (one line per cause at the end).
+  const code = fields['code'];
+  if (level === 'warn' && typeof code === 'string') warnItem(ctx, code, targetOf(fields), words, fields);
+  else ctx.log[level](fields, words);
 }
 
 /** Tells the caller's progress sink how far the current step is. */
@@ -245,16 +272,60 @@ export function progress(ctx: SweepContext, done: number, total: number | undefi
   ctx.opts.progress?.({ step: ctx.step, label: ctx.stepLabel, done, total, bytes });
 }
 
-/** A target left alone this sweep (reported, logged at warn). */
+/** A target left alone this sweep (reported; logged at debug now, grouped at warn at the end). */
 export function skip(ctx: SweepContext, s: Skipped): void {
   ctx.report.skipped.push(s);
-  ctx.log.warn({ code: s.code, target: s.target }, s.detail);
+  ctx.grouped.note({ level: 'warn', code: s.code, target: s.target, detail: s.detail });
 }
 
-/** A target that failed this sweep (reported, logged at error); the sweep goes on. */
+/** A target that failed this sweep (reported; logged at debug now, grouped at error at the end); the sweep goes on. */
 export function fail(ctx: SweepContext, e: ErrorEntry): void {
   ctx.report.errors.push(e);
-  ctx.log.error({ code: e.code, target: e.target }, e.detail);
+  ctx.grouped.note({ level: 'error', code: e.code, target: e.target, detail: e.detail });
+}
+
+/** A per-item warning that is neither a skip nor an error (e.g. a leftover removed): grouped like them. */
+export function warnItem(ctx: SweepContext, code: string, target: string, detail: string, fields: Record<string, unknown> = {}): void {
+  ctx.grouped.note({ level: 'warn', code, target, detail, fields });
+}
+
+/**
+ * True when `root` is a sessions root this process may not write: the `n` items of this kind are
+ * then not attempted (counted, and reported once per root when the sweep ends).
+ */
+export function notWritable(ctx: SweepContext, root: string, what: string, n: number): boolean {
+  const u = ctx.unwritable.get(root);
+  if (!u) return false;
+  u.notAttempted.set(what, (u.notAttempted.get(what) ?? 0) + n);
+  return true;
+}
+
+/** The systemd specifier-escaped form of a path for a unit file (`%` → `%%`). */
+function unitPath(p: string): string {
+  return p.replaceAll('%', '%%');
+}
+
+/**
+ * One error per unwritable root where this sweep had something to do, with the fix. A root with
+ * nothing to do this sweep is not reported (nothing failed there).
+ */
+function reportUnwritable(ctx: SweepContext): void {
+  for (const [root, u] of ctx.unwritable) {
+    const n = [...u.notAttempted.values()].reduce((a, b) => a + b, 0);
+    if (n === 0) continue;
+    const what = [...u.notAttempted].map(([k, v]) => `${v} ${k}`).join(', ');
+    const head = `${root} is not writable for murmur-gc`;
+    const fix =
+      u.errno === 'EROFS'
+        ? ` (EROFS: a read-only mount, or a systemd sandbox without it in ReadWritePaths=); nothing there was attempted (${what}). Under the shipped units only ~/.murmur is writable: add it with a drop-in — systemctl --user edit murmur-gc.service (the timer: murmur-gc-sweep.service), lines "[Service]" and "ReadWritePaths=${unitPath(root)}", then restart it (docs/daemon.md "Making more paths writable")`
+        : ` (${u.errno}: its owner, mode or ACL does not let uid ${ctx.uid} write it); nothing there was attempted (${what}). Run murmur-gc as the user who owns the sessions, or give that user write access to ${root}`;
+    fail(ctx, { target: root, code: Codes.rootNotWritable, detail: head + fix });
+  }
+}
+
+/** Logs the sweep's skips, errors and per-item warnings, one line per (code, root or store). */
+export function flushGrouped(ctx: SweepContext): void {
+  ctx.grouped.flush((target) => placeOf(target, ctx.world.roots.map((r) => r.root), ctx.home));
 }
 
 /** A scan problem: an io_error is an error, anything else a skip. */
@@ -265,6 +336,7 @@ export function problem(ctx: SweepContext, p: Problem): void {
 
 /** Stamps the report's duration and hands it back. */
 export function finishReport(ctx: SweepContext): SweepReport {
+  reportUnwritable(ctx);
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
   const purges = ctx.report.actions.filter((a) => a.kind === 'purge_quarantine');
   if (ctx.quarantineMs !== undefined || purges.length > 0) {
@@ -300,4 +372,10 @@ export async function runStep(ctx: SweepContext, step: Step): Promise<void> {
     ctx.steps.push(stats);
     ctx.log.debug({ step: stats.step, items: stats.items, bytes: stats.bytes, ms: stats.ms }, 'sweep step done');
   }
+}
+
+/** The path or target a log line's fields name, for grouping. */
+function targetOf(fields: Record<string, unknown>): string {
+  const t = fields['path'] ?? fields['target'];
+  return typeof t === 'string' ? t : '';
 }

@@ -16,7 +16,7 @@ import { keptSinceMs } from '../../runtime/gc-entries.js';
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
-import { acted, fail, progress, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, notWritable, progress, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -35,6 +35,8 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     progress(ctx, done++, ctx.debris.length, tally.bytes);
     ctx.signal?.throwIfAborted();
     if (d.kind === 'temp_file' && liveTempPids.has(tempPid(d.path))) continue;
+    const root = [...ctx.unwritable.keys()].find((r) => d.path.startsWith(`${r}/`));
+    if (root !== undefined && d.kind !== 'kept_dir' && notWritable(ctx, root, 'leftovers to remove', 1)) continue;
     if (d.kind === 'running_temp' && liveTempPids.has(d.pid ?? 0)) continue;
     // a running record is removed only while its process is still gone (the runtime's own test)
     if (d.kind === 'running_record' && (await probeProcess(d.pid ?? 0, d.startTime)) === 'alive') continue;

@@ -25,7 +25,7 @@ import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
 import type { BudgetReason } from '../../plan/budget.js';
 import { retryKeptEntry } from './debris.js';
-import { acted, fail, progress, skip, type StepTally, type SweepContext } from './context.js';
+import { acted, fail, notWritable, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 
 /** A staged or payload-less item younger than this may belong to a hold still in progress. */
@@ -69,6 +69,7 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   for (const { input, scan } of ctx.world.rootScans) {
     const due = oldestFirst(scan.held.filter((h) => isExpired(h.untilMs, ctx.nowMs)).map((h) => ({ ...h, target: h.session })));
     if (due.length === 0 || !scan.identity) continue;
+    if (notWritable(ctx, input.root, 'held sessions to purge', due.length)) continue;
     let root: Dir;
     try {
       root = await Dir.open(input.root);
@@ -176,7 +177,7 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
     skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${new Date(item.untilMs).toISOString()} (the window in its name)` });
     return undefined;
   }
-  ctx.log.warn({ code: Codes.quarantineItemUnreadable, path }, `${path}: ${why}; the window in its name has passed`);
+  warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });
   return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
 }
 

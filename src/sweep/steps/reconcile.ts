@@ -3,7 +3,7 @@
 // Guarantees: only dead or finished sessions, never the audit root, never a session this sweep
 // removed (or would remove).
 import { reconcileSession, type ReconcileContext } from '../reconcile.js';
-import { acted, fail, progress, skip, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, notWritable, progress, skip, type SweepContext, type StepTally } from './context.js';
 
 export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
   const before = ctx.report.actions.length;
@@ -29,6 +29,7 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     if (v.liveness === 'live') continue;
     if (!v.scan.trace?.ok || v.scan.trace.summary.unaccounted.length === 0) continue;
     if (ctx.removedSessions.has(`${v.root}/${v.scan.name}`)) continue;
+    if (notWritable(ctx, v.root, 'background commands to mark lost', v.scan.trace.summary.unaccounted.length)) continue;
     await reconcileSession(rc, v);
   }
   return { items: ctx.report.actions.length - before, bytes: 0 };

@@ -15,7 +15,7 @@ import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { blastRadius } from '../../plan/guards.js';
-import { acted, fail, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, notWritable, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import { besidePlanFor, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
@@ -74,6 +74,7 @@ export async function removeSessions(
 ): Promise<void> {
   for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
   if (plan.remove.length === 0) return;
+  if (notWritable(ctx, input.root, plan.remove.length === 1 ? 'session to remove' : 'sessions to remove', plan.remove.length)) return;
   // What goes with them from beside the root (docs/design.md §9a), chosen from the traces the
   // scan read before anything is removed; the blast-radius guard counts it too.
   const besidePlan = input.isAuditRoot ? undefined : besidePlanFor(ctx, beside, views, plan.remove.map((r) => r.name));

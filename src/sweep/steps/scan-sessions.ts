@@ -1,10 +1,15 @@
 // Step "scan sessions": every sessions root (configured, discovered from running records, the
 // audit root), each session's trace summary and liveness.
 // Guarantees: read-only apart from the trace cache's in-memory state; configured roots with a
-// config problem are reported as errors; scan problems are reported per item.
+// config problem are reported as errors; scan problems are reported per item. Each sessions root
+// (not the audit root) is probed once for whether this process may write it (access(2) through
+// its descriptor: one open, one access, nothing written; src/fsx/safe-fs.ts Dir.writeDenied), so
+// that the steps attempt nothing in a root they cannot change (docs/daemon.md "Making more paths
+// writable").
 import { loadTraceCache } from '../../gchome/trace-cache.js';
 import { MemoryTraceCache } from '../../runtime/trace-scan.js';
 import { scanSessionsWorld } from '../world.js';
+import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, problem, type SweepContext, type StepTally } from './context.js';
 
 export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
@@ -15,5 +20,25 @@ export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   ctx.world = await scanSessionsWorld(ctx.config, ctx.homeDir, ctx.cache, ctx.nowMs, ctx.signal);
   ctx.world.problems.forEach((p) => problem(ctx, p));
   Object.assign(ctx.report.inventory, ctx.world.counts);
+  await probeWritable(ctx);
   return { items: ctx.world.counts.sessions, bytes: 0 };
+}
+
+/** Once per root and sweep: the roots this process may not write go into ctx.unwritable. */
+async function probeWritable(ctx: SweepContext): Promise<void> {
+  for (const { input, scan } of ctx.world.rootScans) {
+    if (!scan.exists || input.isAuditRoot || !scan.identity) continue;
+    let dir: Dir | undefined;
+    try {
+      dir = await Dir.open(input.root);
+      // A root replaced or gone since its scan is reported by the step that acts there.
+      if (!sameIdentity(dir.identity, scan.identity)) continue;
+      const errno = await dir.writeDenied();
+      if (errno !== undefined) ctx.unwritable.set(input.root, { errno, notAttempted: new Map() });
+    } catch {
+      // not openable now: the steps that act there report it, per root
+    } finally {
+      await dir?.close();
+    }
+  }
 }

@@ -11,7 +11,7 @@ import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import type { HeldAt } from '../report.js';
 import type { DropKeeper } from './effects.js';
 import { holdsFor } from './remove.js';
-import { acted, progress, skip, type SweepContext, type StepTally } from './context.js';
+import { acted, progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -100,7 +100,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
     }, 'debug', { record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
     if (out.outOfOrder) {
-      ctx.log.warn({ code: Codes.concurrentAppend, path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 }, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)');
+      warnItem(ctx, Codes.concurrentAppend, c.path, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)', { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
     } else if (out.reordered) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
