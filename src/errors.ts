@@ -66,7 +66,8 @@ export const ExitCodes = {
 export class GcError extends Error {
   readonly code: string;
   readonly exitCode: number;
-  readonly hint: string | undefined;
+  /** What to do about it; a loader may add one after the fact (how many more errors there are). */
+  hint: string | undefined;
   constructor(code: string, message: string, options: { exitCode?: number; hint?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GcError';

@@ -7,8 +7,8 @@
 // - Validation is strict and fails closed: unknown keys are refused, and every error is a
 //   `ConfigError` (exit 2, code `config_invalid`) naming its file and key path
 //   (`sessions[1].retain.max_age`). Errors are collected, not thrown at the first: `checkConfig`
-//   returns every one (with line:column in the file that holds the key) plus warnings;
-//   `loadConfig` throws the first, in the order the keys are resolved.
+//   returns every one in line order (with line:column in the file that holds the key) plus
+//   warnings; `loadConfig` throws the first, its hint counting the rest.
 // - Warnings (code `config_path_missing`, never fatal): a sessions root, workdir or project that
 //   does not exist (or a root pattern that matches nothing), a workdir/project without its
 //   murmur.yaml (no policy), a `records[].manifest` that does not exist (that entry is left out:
@@ -604,31 +604,50 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
 
 // ── entry point ─────────────────────────────────────────────────────────────────────────────
 
-/** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
-/** `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction <= 1. */
-function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined): { count?: number; fraction?: number } {
+/**
+ * `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction
+ * <= 1. Each key is checked on its own, so a block with two bad keys reports both.
+ */
+function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined, sink: Sink): { count?: number; fraction?: number } | undefined {
   const out: { count?: number; fraction?: number } = {};
+  const before = sink.errors.length;
+  const check = (fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      collect(sink.errors, err);
+    }
+  };
   if (raw.count !== undefined) {
-    const c = raw.count;
-    // serde_yaml's rule: a count is an integer (bigint here); 10.0 is a float and is refused.
-    const n = typeof c === 'bigint' ? c : undefined;
-    if (n === undefined) throw new ConfigError('max_delete.count', 'must be a whole number', file);
-    if (n < 1n) throw new ConfigError('max_delete.count', 'must be at least 1', file);
-    if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('max_delete.count', 'is too large', file);
-    out.count = Number(n);
+    check(() => {
+      const c = raw.count;
+      // serde_yaml's rule: a count is an integer (bigint here); 10.0 is a float and is refused.
+      const n = typeof c === 'bigint' ? c : undefined;
+      if (n === undefined) throw new ConfigError('max_delete.count', 'must be a whole number', file);
+      if (n < 1n) throw new ConfigError('max_delete.count', 'must be at least 1', file);
+      if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('max_delete.count', 'is too large', file);
+      out.count = Number(n);
+    });
   }
   if (raw.fraction !== undefined) {
-    const v = raw.fraction;
-    const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
-    if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
-    if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
-    if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
-    out.fraction = x;
+    check(() => {
+      const v = raw.fraction;
+      const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
+      if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
+      if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
+      if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
+      out.fraction = x;
+    });
   }
-  if (out.count === undefined && out.fraction === undefined) throw new ConfigError('max_delete', 'needs count and/or fraction', file);
+  if (sink.errors.length > before) return undefined;
+  if (out.count === undefined && out.fraction === undefined) {
+    collect(sink.errors, new ConfigError('max_delete', 'needs count and/or fraction', file));
+    return undefined;
+  }
   return out;
 }
 
+/** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
 export function defaultConfigPath(env: Record<string, string | undefined>): string {
   const xdg = env['XDG_CONFIG_HOME'];
   const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? path.resolve(xdg) : path.join(homeFromEnv(env, ''), '.config');
@@ -667,6 +686,19 @@ function located(sink: Sink): void {
       w.column = at.column;
     }
   }
+}
+
+/**
+ * Errors as a reader meets them: grouped by file (in the order the files were first named), and
+ * within a file by line and column; an error about the file as a whole comes first.
+ */
+function inLineOrder<T extends { file: string | undefined; line?: number | undefined; column?: number | undefined }>(items: readonly T[]): T[] {
+  const fileRank = new Map<string | undefined, number>();
+  for (const i of items) if (!fileRank.has(i.file)) fileRank.set(i.file, fileRank.size);
+  return items
+    .map((item, n) => ({ item, n }))
+    .sort((a, b) => (fileRank.get(a.item.file) ?? 0) - (fileRank.get(b.item.file) ?? 0) || (a.item.line ?? 0) - (b.item.line ?? 0) || (a.item.column ?? 0) - (b.item.column ?? 0) || a.n - b.n)
+    .map(({ item }) => item);
 }
 
 /**
@@ -715,7 +747,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const done = (file: string | undefined, config: GcConfig | undefined): ConfigCheck => {
     located(sink);
     const fatal = sink.errors.length;
-    return { source: file, errors: [...sink.errors, ...sink.problems], fatal, warnings: sink.warnings, config: fatal === 0 ? config : undefined, sources: sink.sources };
+    return { source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: sink.warnings, config: fatal === 0 ? config : undefined, sources: sink.sources };
   };
 
   let file: string | undefined;
@@ -823,7 +855,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     raw.audit?.retain === undefined
       ? { ...DEFAULT_AUDIT_RETAIN }
       : await attempt(sink, () => parseRetainBlock(raw.audit?.retain, 'audit.retain', 'trace', file));
-  const maxDelete = raw.max_delete ? await attempt(sink, () => parseMaxDelete(raw.max_delete ?? {}, file)) : undefined;
+  const maxDelete = raw.max_delete ? parseMaxDelete(raw.max_delete, file, sink) : undefined;
 
   if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
   return done(file, {
@@ -847,11 +879,17 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */
 const loadedWarnings = new WeakMap<GcConfig, readonly ConfigWarning[]>();
 
-/** Resolves the configuration; the first error (in resolution order) is thrown. */
+/**
+ * Resolves the configuration; the first error (in line order) is thrown, its hint saying how many
+ * more there are and that `murmur-gc config check` lists every one.
+ */
 export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   const check = await checkConfig(opts);
   const first = check.errors[0];
-  if (check.fatal > 0 && first) throw first;
+  if (check.fatal > 0 && first) {
+    if (check.fatal > 1) first.hint = `${check.fatal - 1} more error${check.fatal === 2 ? '' : 's'}: \`murmur-gc config check\` lists every one`;
+    throw first;
+  }
   if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
   loadedWarnings.set(check.config, check.warnings);
   return check.config;

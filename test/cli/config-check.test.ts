@@ -30,15 +30,29 @@ describe('murmur-gc config check', () => {
     expect(doc.schema_version).toBe(1);
     expect(doc.ok).toBe(false);
     expect(doc.policy).toBeNull();
+    // In line order, as a reader meets them.
     expect(doc.errors.map((e) => [e.key, e.line, e.column, e.code, e.file])).toEqual([
+      ['sessions[0].retain.max_age', 3, 15, 'config_invalid', file],
       ['sessions[1].roots', 4, 5, 'config_invalid', file],
       ['live_grace', 5, 1, 'config_invalid', file],
-      ['sessions[0].retain.max_age', 3, 15, 'config_invalid', file],
     ]);
+    const text = r.stdout.split('\n').filter((l) => l.startsWith('error['));
+    expect(text.map((l) => l.split(': ')[0])).toEqual([`error[config_invalid] ${file}:3:15`, `error[config_invalid] ${file}:4:5`, `error[config_invalid] ${file}:5:1`]);
 
+    // The sweep names the first by line and says how to see the rest.
     const sweep = f.runCli(['--dry-run', '--config', file], T);
     expect(sweep.status).toBe(2);
-    expect(sweep.stderr).toContain("sessions[1].roots: unknown key 'roots'");
+    expect(sweep.stderr).toContain('sessions[0].retain.max_age');
+    expect(sweep.stderr).toContain('hint: 2 more errors: `murmur-gc config check` lists every one');
+  });
+
+  it('reports every bad key of one block: max_delete with a bad count and a bad fraction gives both', () => {
+    const file = f.writeConfig(T, ['home: ./.murmur', 'max_delete: {count: 0, fraction: 1.5}', ''].join('\n'));
+    const j = f.json<{ errors: { key: string; message: string; line: number }[] }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.errors.map((e) => [e.key, e.message, e.line])).toEqual([
+      ['max_delete.count', 'must be at least 1', 2],
+      ['max_delete.fraction', 'must be at most 1', 2],
+    ]);
   });
 
   it('a valid configuration prints the effective policy per sessions root and record store, and where it came from', () => {
