@@ -30,8 +30,12 @@ export function durationText(secs: number): string {
   return `${secs}s`;
 }
 
-function retainText(r: SessionRetain | RecordRetain | undefined): string {
-  if (!r) return 'none (nothing deleted)';
+/**
+ * An entry's retain column. Without a retain block an entry still deletes when it has a
+ * `max_bytes` (its oldest removable items go to fit): only with neither is nothing deleted.
+ */
+function retainText(r: SessionRetain | RecordRetain | undefined, maxBytes?: number): string {
+  if (!r) return maxBytes !== undefined ? 'none (max_bytes removes the oldest to fit)' : 'none (nothing deleted)';
   const parts: string[] = [];
   if ('maxSessions' in r && r.maxSessions !== undefined) parts.push(`max_sessions ${r.maxSessions}`);
   if ('maxMessages' in r && r.maxMessages !== undefined) parts.push(`max_messages ${r.maxMessages}`);
@@ -123,7 +127,7 @@ export function renderCheckText(check: ConfigCheck): string {
       out.push(
         ...formatTable([
           ['sessions root', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
+          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain, s.maxBytes), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
         ]),
       );
     }
@@ -133,7 +137,7 @@ export function renderCheckText(check: ConfigCheck): string {
       out.push(
         ...formatTable([
           ['record store', 'capsule', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.records.map((r) => [r.store, r.capsule, r.origin, retainText(r.retain), r.maxBytes !== undefined ? `max_bytes ${formatBytes(r.maxBytes)}` : '-', fromText(check.sources.get(r.origin), r.retain !== undefined)]),
+          ...c.records.map((r) => [r.store, r.capsule, r.origin, retainText(r.retain, r.maxBytes), r.maxBytes !== undefined ? `max_bytes ${formatBytes(r.maxBytes)}` : '-', fromText(check.sources.get(r.origin), r.retain !== undefined)]),
         ]),
       );
     }

@@ -67,6 +67,20 @@ describe('murmur-gc config check', () => {
     expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
   });
 
+  it('a records entry with only max_bytes is described as deleting (the oldest go to fit), as the sweep then does', () => {
+    const home = path.join(T, '.murmur');
+    for (let i = 0; i < 3; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 40, mtimeMs: Date.now() - (10 - i) * f.DAY });
+    const file = f.writeConfig(T, ['home: ./.murmur', 'records:', '  - capsule: shey', '    max_bytes: 4K', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status, r.stderr).toBe(0);
+    const row = r.stdout.split('\n').find((l) => l.includes('records[0]')) ?? '';
+    expect(row).toContain('none (max_bytes removes the oldest to fit)');
+    expect(row).not.toContain('nothing deleted');
+    const dry = f.runCli(['--dry-run', '--config', file], T);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/would remove records +store shey +max_bytes +3 /);
+  });
+
   it('shows the metrics file and, when set, the interval the alert rules assume', () => {
     fs.mkdirSync(path.join(T, 'prom'));
     const file = f.writeConfig(T, ['home: ./.murmur', 'metrics:', '  textfile: ./prom/m.prom', '  interval: 2h', ''].join('\n'));
