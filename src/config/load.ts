@@ -15,6 +15,8 @@
 //   it deletes nothing until the file exists — the rest of the configuration works), a metrics
 //   directory or a home that does not exist. Sweeps log them too (`logConfigWarnings`: every
 //   one-shot sweep, the daemon at start and after each reload), except a missing home.
+// - One sessions root under two entries (a path twice, a glob and a `workdir:` that meet, a
+//   symlink to another entry's root) is an error naming both entries: one policy per root.
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
@@ -36,6 +38,7 @@
 //   warning, so a shipped or copied configuration loads before every path in it exists.
 // - A manifest whose `context.record` is `off` or whose `inference.transport` is `process` never
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
@@ -602,6 +605,38 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   return { capsule, store, retain, origin };
 }
 
+/**
+ * One sessions root under two entries (the same path twice, a glob and a `workdir:` that meet, a
+ * symlink to another entry's root) is refused: the runtime keeps one policy per root, and no rule
+ * of precedence between two entries would be the operator's. Identity is the directory's device
+ * and inode where it exists (so symlinks and bind mounts meet), else its absolute path. Each later
+ * entry is reported once, naming the first entry and its line.
+ */
+async function refuseSharedRoots(sessions: readonly SessionsRootConfig[], ctx: PathContext): Promise<void> {
+  const first = new Map<string, SessionsRootConfig>();
+  const reported = new Set<string>();
+  for (const s of sessions) {
+    const st = await fsp.stat(s.root).catch(() => undefined);
+    const key = st ? `${st.dev}:${st.ino}` : `path:${s.root}`;
+    const prev = first.get(key);
+    if (!prev) {
+      first.set(key, s);
+      continue;
+    }
+    if (prev.origin === s.origin || reported.has(`${s.origin}<${prev.origin}`)) continue;
+    reported.add(`${s.origin}<${prev.origin}`);
+    const at = ctx.file === undefined ? undefined : ctx.sink.locators.get(ctx.file)?.(parseKeyPath(prev.origin));
+    const same = prev.root === s.root ? '' : ` ('${prev.root}')`;
+    ctx.sink.errors.push(
+      new ConfigError(
+        s.origin,
+        `'${s.root}' is the same sessions root as ${prev.origin}${at ? ` (line ${at.line})` : ''}${same}: a root has one policy; keep one entry for it (narrow the glob, or merge the two)`,
+        ctx.file,
+      ),
+    );
+  }
+}
+
 // ── entry point ─────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -822,6 +857,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
+  await refuseSharedRoots(sessions, ctx);
   const records: RecordPolicyConfig[] = [];
   for (const [i, entry] of recordEntries) {
     const r = await resolveRecordEntry(entry, i, ctx);

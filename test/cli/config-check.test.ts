@@ -67,6 +67,43 @@ describe('murmur-gc config check', () => {
     expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
   });
 
+  it('refuses one sessions root under two entries (a glob and a workdir that meet, a symlink), naming both; the sweep refuses it too', () => {
+    fs.mkdirSync(path.join(T, 'w', 'bot', '.murmur'), { recursive: true });
+    fs.mkdirSync(path.join(T, 'w', 'app', '.murmur'), { recursive: true });
+    fs.symlinkSync(path.join(T, 'w', 'app', '.murmur'), path.join(T, 'link'));
+    const file = f.writeConfig(
+      T,
+      [
+        'home: ./.murmur', // 1
+        'sessions:', // 2
+        '  - root: ./w/*/.murmur', // 3
+        '    retain: { max_sessions: 50 }', // 4
+        '  - workdir: ./w/bot', // 5
+        '    retain: { max_age: 1d }', // 6
+        '  - root: ./link', // 7
+        '    retain: { max_sessions: 2 }', // 8
+        '',
+      ].join('\n'),
+    );
+    const j = f.runCli(['config', 'check', '--json', '--config', file], T);
+    expect(j.status).toBe(2);
+    const doc = f.json<{ errors: { key: string; line: number; message: string }[] }>(j);
+    expect(doc.errors.map((e) => [e.key, e.line])).toEqual([
+      ['sessions[1]', 5],
+      ['sessions[2]', 7],
+    ]);
+    expect(doc.errors[0]?.message).toBe(`'${T}/w/bot/.murmur' is the same sessions root as sessions[0] (line 3): a root has one policy; keep one entry for it (narrow the glob, or merge the two)`);
+    expect(doc.errors[1]?.message).toContain(`'${T}/link' is the same sessions root as sessions[0] (line 3) ('${T}/w/app/.murmur')`);
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status).toBe(2);
+    expect(sweep.stderr).toContain('sessions[1]: ');
+    expect(sweep.stderr).toContain('is the same sessions root as sessions[0]');
+    // The same root written twice, neither existing yet, is refused as well.
+    const twice = f.writeConfig(T, ['home: ./.murmur', 'sessions:', '  - root: ./later', '  - root: ./later/', '    retain: { max_sessions: 2 }', ''].join('\n'));
+    const t = f.json<{ errors: { key: string; line: number }[] }>(f.runCli(['config', 'check', '--json', '--config', twice], T));
+    expect(t.errors.map((e) => [e.key, e.line])).toEqual([['sessions[1]', 4]]);
+  });
+
   it('a records entry with only max_bytes is described as deleting (the oldest go to fit), as the sweep then does', () => {
     const home = path.join(T, '.murmur');
     for (let i = 0; i < 3; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 40, mtimeMs: Date.now() - (10 - i) * f.DAY });

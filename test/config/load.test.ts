@@ -313,12 +313,14 @@ describe('sessions', () => {
         origin: 'sessions[0]',
       })),
     );
-    const q = await load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n');
+    const q = await load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!b]1/.murmur\n');
     expect(q.sessions.map((s) => [s.origin, path.relative(tmp, s.root)])).toEqual([
       ['sessions[0]', 'runs/a/.murmur'],
       ['sessions[0]', 'runs/b/.murmur'],
-      ['sessions[1]', 'runs/b/.murmur'],
+      ['sessions[1]', 'runs/a1/.murmur'],
     ]);
+    // Two globs that meet on a root give it two entries: refused (one policy per root).
+    await expect(load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n')).rejects.toThrow(/sessions\[1\]: '.*runs\/b\/\.murmur' is the same sessions root as sessions\[0\] \(line 2\)/);
     const dot = await load('sessions:\n  - root: ../runs/.*/.murmur\n');
     expect(dot.sessions.map((s) => path.relative(tmp, s.root))).toEqual(['runs/.hidden/.murmur']);
     const none = await load('sessions:\n  - root: ../nowhere/*/.murmur\n');
