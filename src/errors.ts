@@ -30,6 +30,11 @@ export const Codes = {
   budgetUnmet: 'budget_unmet',
   /** A configured sessions root, workdir, project, manifest or metrics directory does not exist (a warning). */
   configPathMissing: 'config_path_missing',
+  /**
+   * A configured value that would delete nearly everything (`keep_free` of 90% or more, a
+   * `max_age` written as a bare number of seconds): a `config check` warning, never fatal.
+   */
+  configDestructive: 'config_destructive',
   /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
   clockSkew: 'clock_skew',
   /** an item on the protection list (murmur-gc protect, or restored): no sweep acts on it */

@@ -17,6 +17,8 @@
 //   one-shot sweep, the daemon at start and after each reload), except a missing home.
 // - One sessions root under two entries (a path twice, a glob and a `workdir:` that meet, a
 //   symlink to another entry's root) is an error naming both entries: one policy per root.
+// - Warnings (code `config_destructive`, `config check` only): `keep_free` of 90% or more, a
+//   `max_age` without a unit in this file (read as seconds).
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
@@ -49,7 +51,7 @@ import type { ReadTextOptions } from './files.js';
 import { YamlFloat, parseDurationValue, parseRetainBlock } from './retain.js';
 import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
-import { parseKeepFree, parseSizeValue } from './size.js';
+import { parseKeepFree, parseSizeValue, type KeepFree } from './size.js';
 import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
 export interface LoadConfigOptions {
@@ -605,6 +607,32 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   return { capsule, store, retain, origin };
 }
 
+/** `keep_free` at or above this percentage of the filesystem is warned about (config_destructive). */
+export const KEEP_FREE_WARN_PERCENT = 90;
+
+/**
+ * Values that load but would delete nearly everything: `keep_free` of 90% or more, and a
+ * `max_age` without a unit — the runtime's grammar reads `max_age: 30` as thirty seconds, not
+ * days. Warnings (code config_destructive) for `config check`; a unit (`30s`) silences the second.
+ */
+function warnDestructive(raw: RawConfig, sessions: readonly [number, SessionEntry][], records: readonly [number, RecordEntry][], keepFree: KeepFree | undefined, ctx: PathContext): void {
+  const push = (keyPath: string, message: string) => ctx.sink.warnings.push({ code: Codes.configDestructive, file: ctx.file, keyPath, message });
+  if (keepFree?.kind === 'percent' && keepFree.percent >= KEEP_FREE_WARN_PERCENT) {
+    push('keep_free', `${keepFree.percent}% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than ${100 - keepFree.percent}% full, nearly all of them`);
+  }
+  const bareAge = (block: unknown, keyPath: string) => {
+    if (!isMapping(block)) return;
+    const v = block['max_age'];
+    const digits = typeof v === 'bigint' ? String(v) : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? v.trim() : undefined;
+    // A refused value (`max_age: 0`) is an error already.
+    if (digits === undefined || ctx.sink.errors.some((e) => e.keyPath === `${keyPath}.max_age`)) return;
+    push(`${keyPath}.max_age`, `${digits} has no unit and is read as ${digits} second${digits === '1' ? '' : 's'} (the runtime's grammar); write ${digits}s to mean seconds, or ${digits}d for days`);
+  };
+  for (const [i, e] of sessions) bareAge(e.retain, `sessions[${i}].retain`);
+  for (const [i, e] of records) bareAge(e.retain, `records[${i}].retain`);
+  bareAge(raw.audit?.retain, 'audit.retain');
+}
+
 /**
  * One sessions root under two entries (the same path twice, a glob and a `workdir:` that meet, a
  * symlink to another entry's root) is refused: the runtime keeps one policy per root, and no rule
@@ -782,7 +810,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const done = (file: string | undefined, config: GcConfig | undefined): ConfigCheck => {
     located(sink);
     const fatal = sink.errors.length;
-    return { source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: sink.warnings, config: fatal === 0 ? config : undefined, sources: sink.sources };
+    return { source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
   };
 
   let file: string | undefined;
@@ -858,6 +886,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
   await refuseSharedRoots(sessions, ctx);
+  warnDestructive(raw, sessionEntries, recordEntries, keepFree, ctx);
   const records: RecordPolicyConfig[] = [];
   for (const [i, entry] of recordEntries) {
     const r = await resolveRecordEntry(entry, i, ctx);
@@ -938,7 +967,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
  * says so ("nothing to sweep"), and a fresh machine has none yet.
  */
 export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] {
-  return (loadedWarnings.get(config) ?? []).filter((w) => w.keyPath !== 'home' && w.keyPath !== '--home');
+  return (loadedWarnings.get(config) ?? []).filter((w) => w.code === Codes.configPathMissing && w.keyPath !== 'home' && w.keyPath !== '--home');
 }
 
 /** Logs `sweepConfigWarnings(config)`, one warning line each (code, file:line, key path). */

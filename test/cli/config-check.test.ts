@@ -104,6 +104,41 @@ describe('murmur-gc config check', () => {
     expect(t.errors.map((e) => [e.key, e.line])).toEqual([['sessions[1]', 4]]);
   });
 
+  it('warns about values that delete nearly everything: keep_free of 90% or more, a max_age without a unit; exit 0, sweeps do not repeat it', () => {
+    fs.mkdirSync(path.join(T, 'app'));
+    const file = f.writeConfig(
+      T,
+      [
+        'home: ./.murmur', // 1
+        'keep_free: 95%', // 2
+        'sessions:', // 3
+        '  - root: ./app', // 4
+        '    retain: { max_age: 30 }', // 5
+        'records:', // 6
+        '  - capsule: shey', // 7
+        '    retain: { max_age: "7", max_messages: 10 }', // 8
+        'audit:', // 9
+        '  retain: { max_age: 30d }', // 10
+        '',
+      ].join('\n'),
+    );
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status, r.stderr).toBe(0);
+    const warnings = r.stdout.split('\n').filter((l) => l.startsWith('warning['));
+    expect(warnings).toEqual([
+      `warning[config_destructive] ${file}:2:1: keep_free: 95% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than 5% full, nearly all of them`,
+      `warning[config_destructive] ${file}:5:15: sessions[0].retain.max_age: 30 has no unit and is read as 30 seconds (the runtime's grammar); write 30s to mean seconds, or 30d for days`,
+      `warning[config_destructive] ${file}:8:15: records[0].retain.max_age: 7 has no unit and is read as 7 seconds (the runtime's grammar); write 7s to mean seconds, or 7d for days`,
+    ]);
+    expect(r.stdout).toMatch(/0 errors, 3 warnings: the configuration is valid\.\n$/);
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status, sweep.stderr).toBe(0);
+    expect(sweep.stderr).not.toContain('config_destructive');
+    // Written with units, or under 90%, nothing is warned about.
+    const ok = f.writeConfig(T, ['home: ./.murmur', 'keep_free: 89%', 'sessions:', '  - root: ./app', '    retain: { max_age: 30s }', ''].join('\n'));
+    expect(f.runCli(['config', 'check', '--config', ok], T).stdout).toMatch(/0 errors, 0 warnings/);
+  });
+
   it('a records entry with only max_bytes is described as deleting (the oldest go to fit), as the sweep then does', () => {
     const home = path.join(T, '.murmur');
     for (let i = 0; i < 3; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 40, mtimeMs: Date.now() - (10 - i) * f.DAY });
