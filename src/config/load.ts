@@ -730,6 +730,10 @@ export interface ConfigCheck {
   config: GcConfig | undefined;
   /** Per entry origin (`sessions[0]`, `records[1]`): where its retain block came from. */
   sources: Map<string, PolicySource>;
+  /** The home, when it could be resolved — also when other keys are invalid (read-only views use it). */
+  home: string | undefined;
+  /** The sessions roots and record stores of the entries that resolved — also when others did not. */
+  resolved: { sessions: SessionsRootConfig[]; records: RecordPolicyConfig[] };
 }
 
 function located(sink: Sink): void {
@@ -807,10 +811,14 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env;
   const sink = newSink();
+  const found: { home?: string } = {};
+  const resolved: ConfigCheck['resolved'] = { sessions: [], records: [] };
   const done = (file: string | undefined, config: GcConfig | undefined): ConfigCheck => {
     located(sink);
     const fatal = sink.errors.length;
-    return { source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
+    return {
+      home: found.home,
+      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
   };
 
   let file: string | undefined;
@@ -863,6 +871,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     return h;
   });
 
+  if (home !== undefined) found.home = home;
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
   await attempt(sink, async () => {
     // `cron` is loaded only to check a configured schedule (the default is known good, see
@@ -885,6 +894,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
+  resolved.sessions = sessions;
   await refuseSharedRoots(sessions, ctx);
   warnDestructive(raw, sessionEntries, recordEntries, keepFree, ctx);
   const records: RecordPolicyConfig[] = [];
@@ -892,6 +902,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     const r = await resolveRecordEntry(entry, i, ctx);
     if (r) records.push(r);
   }
+  resolved.records = records;
 
   let metrics: GcConfig['metrics'];
   const textfileRaw = raw.metrics?.textfile;
@@ -939,6 +950,28 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     ...(metrics ? { metrics } : {}),
     source: file,
   });
+}
+
+/**
+ * The configuration a read-only view (`status`, `history`, `quarantine ls`) falls back to when the
+ * real one is invalid: the home the check resolved (else `--home`, else `$HOME/.murmur`), the
+ * sessions roots and record stores of the entries that resolved, the built-in defaults otherwise.
+ * Nothing may act on it (no sweep, restore or protect loads it); it says where to look.
+ */
+export function viewFallbackConfig(check: ConfigCheck, opts: LoadConfigOptions): GcConfig {
+  const home = check.home ?? (opts.home !== undefined && opts.home !== '' ? path.resolve(opts.cwd ?? process.cwd(), opts.home) : path.join(homeFromEnv(opts.env, 'home', check.source), '.murmur'));
+  return {
+    home,
+    schedule: DEFAULT_SCHEDULE,
+    runOnStart: true,
+    randomDelaySecs: 0,
+    liveGraceSecs: DEFAULT_LIVE_GRACE_SECS,
+    sessions: check.resolved.sessions,
+    records: check.resolved.records,
+    audit: { retain: { ...DEFAULT_AUDIT_RETAIN } },
+    log: { level: 'info' },
+    source: check.source,
+  };
 }
 
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */

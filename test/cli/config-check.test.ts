@@ -184,3 +184,46 @@ describe('murmur-gc config check', () => {
     expect(fresh.stderr).not.toContain('config_path_missing');
   });
 });
+
+describe('an invalid configuration does not blind the read-only views', () => {
+  it('status, history and quarantine ls show what the home holds, say the configuration is invalid and how to see why, exit 2', () => {
+    const app = path.join(T, 'app');
+    for (let i = 0; i < 3; i++) f.writeSession(app, { sessionId: f.idAt('ses_', Date.now() - (10 - i) * f.DAY), end: true });
+    const good = ['home: ./.murmur', 'quarantine: 1d', 'sessions:', '  - root: ./app', '    retain: { max_sessions: 1 }', ''];
+    const file = f.writeConfig(T, good.join('\n'));
+    const sweep = f.runCli(['--config', file], T);
+    expect(sweep.status, sweep.stderr).toBe(0);
+    f.writeConfig(T, [...good.slice(0, -1), 'live_grace: soon', 'max_delete: { count: 0 }', ''].join('\n'));
+
+    const st = f.runCli(['status', '--config', file], T);
+    expect(st.status).toBe(2);
+    expect(st.stdout).toContain(path.join(T, '.murmur'));
+    expect(st.stderr).toContain(`murmur-gc: invalid configuration [config_invalid]: ${file}:6:1: live_grace: `);
+    expect(st.stderr).toContain('(and 1 more)');
+    expect(st.stderr).toContain('`murmur-gc config check --config FILE` lists every error');
+
+    const h = f.runCli(['history', '--json', '--config', file], T);
+    expect(h.status).toBe(2);
+    const hd = f.json<{ sweeps: unknown[]; config_invalid: { file: string; errors: number; first: string } }>(h);
+    expect(hd.sweeps).toHaveLength(1);
+    expect(hd.config_invalid).toMatchObject({ file, errors: 2 });
+    expect(hd.config_invalid.first).toContain('live_grace');
+    expect(f.runCli(['history', '--config', file], T).stdout).toMatch(/removed/);
+
+    const q = f.runCli(['quarantine', 'ls', '--json', '--config', file], T);
+    expect(q.status).toBe(2);
+    const qd = f.json<{ items: { kind: string }[]; window_secs: number | null; config_invalid: unknown }>(q);
+    expect(qd.items.map((i) => i.kind)).toEqual(['session', 'session']);
+    expect(qd.window_secs).toBeNull();
+    expect(qd.config_invalid).not.toBeNull();
+    const qt = f.runCli(['quarantine', 'ls', '--config', file], T);
+    expect(qt.status).toBe(2);
+    expect(qt.stdout).toContain('the configuration is invalid: its window is unknown');
+
+    // A file that is not even YAML: the default home is shown.
+    fs.writeFileSync(file, 'sessions: [\n');
+    const y = f.runCli(['status', '--json', '--config', file], T);
+    expect(y.status).toBe(2);
+    expect(f.json<{ home: string }>(y).home).toBe(path.join(T, '.murmur'));
+  });
+});
