@@ -6,7 +6,7 @@
 // warnings only. The effective policy is printed only for a configuration that loads: per sessions
 // root and per record store, its retain keys, its budget and where the policy came from (this
 // config, a manifest, or nowhere — nothing is deleted there). --json prints one document
-// (`schema_version` 1); no conversation content is ever read.
+// (the envelope of src/cli/json-contract.ts); no conversation content is ever read.
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
@@ -14,9 +14,8 @@ import type { KeepFree } from '../config/size.js';
 import type { GcConfig, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
-
-export const CONFIG_CHECK_SCHEMA_VERSION = 1;
 
 export interface ConfigCheckFlags {
   config?: string;
@@ -98,16 +97,13 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
 }
 
 export function renderCheckJson(check: ConfigCheck): string {
-  return (
-    JSON.stringify({
-      schema_version: CONFIG_CHECK_SCHEMA_VERSION,
+  return jsonLine('config check', {
       config: check.source ?? null,
       ok: check.errors.length === 0,
       errors: check.errors.map((e) => problemJson(e, 'error')),
       warnings: check.warnings.map((w) => problemJson(w, 'warning')),
       policy: check.config ? policyJson(check.config, check.sources) : null,
-    }) + '\n'
-  );
+    });
 }
 
 function plural(n: number, one: string): string {

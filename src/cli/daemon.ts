@@ -15,6 +15,7 @@ import { Codes, ExitCodes, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith, type CommonFlags } from './types.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
@@ -72,7 +73,7 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
   const { config, invalid } = await loadForView(opts);
   const { gatherStatus, renderStatus } = await import('../commands/status.js');
   const doc = await gatherStatus(config);
-  process.stdout.write(opts.json ? JSON.stringify({ ...doc, config_invalid: invalid ?? null }) + '\n' : renderStatus(doc));
+  process.stdout.write(opts.json ? jsonLine('status', { ...doc, config_invalid: invalid ?? null }) : renderStatus(doc));
   if (invalid) process.stderr.write(invalidConfigNotice(invalid, config.home));
   return invalid ? ExitCodes.usage : ExitCodes.ok;
 }
@@ -88,7 +89,7 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );
-  process.stdout.write(opts.json ? JSON.stringify({ ...doc, config_invalid: invalid ?? null }) + '\n' : renderHistory(doc));
+  process.stdout.write(opts.json ? jsonLine('history', { ...doc, config_invalid: invalid ?? null }) : renderHistory(doc));
   if (invalid) {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;

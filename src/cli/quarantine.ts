@@ -13,6 +13,7 @@ import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
 
 interface CommonOpts {
@@ -87,7 +88,7 @@ async function runLs(opts: CommonOpts): Promise<number> {
   const l = await listHeld(config);
   const log = await oneShotLogger(config, false, opts.json);
   for (const p of l.problems) log.warn({ code: p.code, target: p.target }, p.detail);
-  process.stdout.write(opts.json ? JSON.stringify({ ...heldJson(l, invalid ? undefined : config), config_invalid: invalid ?? null }) + '\n' : renderHeld(l, invalid ? undefined : config));
+  process.stdout.write(opts.json ? jsonLine('quarantine ls', { ...heldJson(l, invalid ? undefined : config), config_invalid: invalid ?? null }) : renderHeld(l, invalid ? undefined : config));
   if (invalid) {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;
@@ -101,7 +102,7 @@ async function runRestore(target: string, opts: CommonOpts & { record?: string; 
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
-  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r, renderProtectOutcome));
+  process.stdout.write(opts.json ? jsonLine('restore', r) : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
 }
 
