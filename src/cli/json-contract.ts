@@ -25,12 +25,13 @@ export function jsonLine<T extends object>(command: JsonCommand, body: T): strin
 
 /** The command a failing `--json` invocation was (for the error document), from its arguments. */
 export function commandOf(argv: readonly string[]): JsonCommand | 'conversation' {
-  const words = argv.filter((a) => !a.startsWith('-'));
-  const [first] = words;
-  if (first === 'conversation') return 'conversation';
-  if (first === 'config') return 'config check';
-  if (first === 'quarantine') return 'quarantine ls';
-  if (first === 'protection') return 'protection ls';
-  if (first === 'status' || first === 'history' || first === 'restore' || first === 'protect' || first === 'release') return first;
+  // The first argument naming a command (an option's value before it is passed over); none: sweep.
+  for (const a of argv) {
+    if (a === 'conversation') return 'conversation';
+    if (a === 'config') return 'config check';
+    if (a === 'quarantine') return 'quarantine ls';
+    if (a === 'protection') return 'protection ls';
+    if (a === 'sweep' || a === 'status' || a === 'history' || a === 'restore' || a === 'protect' || a === 'release') return a;
+  }
   return 'sweep';
 }
