@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { commandOf } from '../../src/cli/json-contract.js';
 import { SCHEMAS, jsonSchemaText } from '../../src/cli/json-schemas.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -65,5 +66,12 @@ describe('the JSON contract', () => {
     // `conversation` keeps mur conversation's shape: no envelope.
     const c = f.runCli(['conversation', 'ls', '--json', '--config', file], T);
     expect(Object.keys(f.json(c))).not.toContain('schema_version');
+  });
+
+  it('the error document names the command even when an option value comes first', () => {
+    expect(commandOf(['--config', 'c.yaml', 'conversation', 'rm', 'ctx_a', '--json'])).toBe('conversation');
+    expect(commandOf(['--home', '/h', 'status', '--json'])).toBe('status');
+    expect(commandOf(['restore', 'status', '--json'])).toBe('restore');
+    expect(commandOf(['--dry-run', '--json'])).toBe('sweep');
   });
 });
