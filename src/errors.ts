@@ -30,6 +30,11 @@ export const Codes = {
   budgetUnmet: 'budget_unmet',
   /** A configured sessions root, workdir, project, manifest or metrics directory does not exist (a warning). */
   configPathMissing: 'config_path_missing',
+  /**
+   * A configured value that would delete nearly everything (`keep_free` of 90% or more, a
+   * `max_age` written as a bare number of seconds): a `config check` warning, never fatal.
+   */
+  configDestructive: 'config_destructive',
   /** the wall clock is behind murmur-gc's record of its last sweep: age-based deletion skipped */
   clockSkew: 'clock_skew',
   /** an item on the protection list (murmur-gc protect, or restored): no sweep acts on it */
@@ -83,7 +88,8 @@ export const ExitCodes = {
 export class GcError extends Error {
   readonly code: string;
   readonly exitCode: number;
-  readonly hint: string | undefined;
+  /** What to do about it; a loader may add one after the fact (how many more errors there are). */
+  hint: string | undefined;
   constructor(code: string, message: string, options: { exitCode?: number; hint?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GcError';

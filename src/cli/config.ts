@@ -6,16 +6,15 @@
 // warnings only. The effective policy is printed only for a configuration that loads: per sessions
 // root and per record store, its retain keys, its budget and where the policy came from (this
 // config, a manifest, or nowhere — nothing is deleted there). --json prints one document
-// (`schema_version` 1); no conversation content is ever read.
+// (the envelope of src/cli/json-contract.ts); no conversation content is ever read.
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
 import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
-
-export const CONFIG_CHECK_SCHEMA_VERSION = 1;
 
 export interface ConfigCheckFlags {
   config?: string;
@@ -29,8 +28,12 @@ export function durationText(secs: number): string {
   return `${secs}s`;
 }
 
-function retainText(r: SessionRetain | RecordRetain | undefined): string {
-  if (!r) return 'none (nothing deleted)';
+/**
+ * An entry's retain column. Without a retain block an entry still deletes when it has a
+ * `max_bytes` (its oldest removable items go to fit): only with neither is nothing deleted.
+ */
+function retainText(r: SessionRetain | RecordRetain | undefined, maxBytes?: number): string {
+  if (!r) return maxBytes !== undefined ? 'none (max_bytes removes the oldest to fit)' : 'none (nothing deleted)';
   const parts: string[] = [];
   if ('maxSessions' in r && r.maxSessions !== undefined) parts.push(`max_sessions ${r.maxSessions}`);
   if ('maxMessages' in r && r.maxMessages !== undefined) parts.push(`max_messages ${r.maxMessages}`);
@@ -93,16 +96,13 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
 }
 
 export function renderCheckJson(check: ConfigCheck): string {
-  return (
-    JSON.stringify({
-      schema_version: CONFIG_CHECK_SCHEMA_VERSION,
+  return jsonLine('config check', {
       config: check.source ?? null,
       ok: check.errors.length === 0,
       errors: check.errors.map((e) => problemJson(e, 'error')),
       warnings: check.warnings.map((w) => problemJson(w, 'warning')),
       policy: check.config ? policyJson(check.config, check.sources) : null,
-    }) + '\n'
-  );
+    });
 }
 
 function plural(n: number, one: string): string {
@@ -122,7 +122,7 @@ export function renderCheckText(check: ConfigCheck): string {
       out.push(
         ...formatTable([
           ['sessions root', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
+          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain, s.maxBytes), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
         ]),
       );
     }
@@ -132,7 +132,7 @@ export function renderCheckText(check: ConfigCheck): string {
       out.push(
         ...formatTable([
           ['record store', 'capsule', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.records.map((r) => [r.store, r.capsule, r.origin, retainText(r.retain), r.maxBytes !== undefined ? `max_bytes ${formatBytes(r.maxBytes)}` : '-', fromText(check.sources.get(r.origin), r.retain !== undefined)]),
+          ...c.records.map((r) => [r.store, r.capsule, r.origin, retainText(r.retain, r.maxBytes), r.maxBytes !== undefined ? `max_bytes ${formatBytes(r.maxBytes)}` : '-', fromText(check.sources.get(r.origin), r.retain !== undefined)]),
         ]),
       );
     }

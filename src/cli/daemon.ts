@@ -3,17 +3,19 @@
 // at start (nothing touched), 75 when another daemon already runs for the home; under systemd
 // (NOTIFY_SOCKET) it reports READY=1 once its signal handlers are installed, before reading the
 // configuration (src/daemon/sd-notify.ts); `status` and
-// `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
-// --target exits 1 when no sweep in the trail removed or truncated the target); with --json
+// `history` are read-only and exit 0 (2 on a bad --since; history --target exits 1 when no sweep
+// in the trail removed or truncated the target). On an invalid configuration they still show
+// what the home holds, say so on stderr and exit 2 (src/cli/context.ts loadForView); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
 // The daemon, the status/history readers (and through them `cron`) and the logger are imported
 // when their command runs, so other commands do not load them at start-up.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseDurationSecs } from '../config/retain.js';
-import { Codes, describeError } from '../errors.js';
+import { Codes, ExitCodes, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
-import { loadForCommand } from './context.js';
+import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith, type CommonFlags } from './types.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
@@ -68,15 +70,16 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
 }
 
 export async function runStatusCommand(opts: CommonFlags & { json: boolean }): Promise<number> {
-  const config = await loadForCommand(opts);
+  const { config, invalid } = await loadForView(opts);
   const { gatherStatus, renderStatus } = await import('../commands/status.js');
   const doc = await gatherStatus(config);
-  process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderStatus(doc));
-  return 0;
+  process.stdout.write(opts.json ? jsonLine('status', { ...doc, config_invalid: invalid ?? null }) : renderStatus(doc));
+  if (invalid) process.stderr.write(invalidConfigNotice(invalid, config.home));
+  return invalid ? ExitCodes.usage : ExitCodes.ok;
 }
 
 export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
-  const config = await loadForCommand(opts);
+  const { config, invalid } = await loadForView(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
   const { readAuditHistory } = await import('../commands/audit-read.js');
   const { buildHistory, renderHistory } = await import('../commands/history.js');
@@ -86,7 +89,11 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );
-  process.stdout.write(opts.json ? JSON.stringify(doc) + '\n' : renderHistory(doc));
+  process.stdout.write(opts.json ? jsonLine('history', { ...doc, config_invalid: invalid ?? null }) : renderHistory(doc));
+  if (invalid) {
+    process.stderr.write(invalidConfigNotice(invalid, config.home));
+    return ExitCodes.usage;
+  }
   // --target names something no sweep in the trail removed or truncated: say so with exit 1.
   return opts.target !== undefined && (doc.matches ?? []).length === 0 ? 1 : 0;
 }

@@ -6,7 +6,7 @@ import { ExitCodes } from '../errors.js';
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [ExitCodes.ok, 'done (a sweep without errors; status and history answered)'],
   [ExitCodes.failed, 'finished with errors, a refusal, or history --target found nothing'],
-  [ExitCodes.usage, 'usage error or invalid configuration (nothing touched)'],
+  [ExitCodes.usage, 'usage error or invalid configuration (nothing touched; status, history, quarantine ls still show the home)'],
   [ExitCodes.busy, 'another murmur-gc sweep or writer holds the lock (try again later)'],
 ];
 

@@ -16,6 +16,7 @@ import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
 import { boundEchoes } from './echo.js';
 import { EXAMPLES, EXIT_CODES } from './help-text.js';
+import { commandOf, envelope } from './json-contract.js';
 import { unknownCommand } from './suggest.js';
 import { ExitWith } from './types.js';
 
@@ -93,18 +94,22 @@ export function reportError(err: unknown, json: boolean, argv: readonly string[]
     return ExitCodes.usage;
   }
   const b = (s: string) => boundEchoes(s, argv);
+  // The error document: in the envelope of src/cli/json-contract.ts, except `conversation`'s,
+  // which keeps mur conversation's shape.
+  const command = commandOf(argv);
+  const errorDoc = (error: { code: string; message: string; hint?: string | null }) => JSON.stringify(command === 'conversation' ? { error } : envelope(command, { error })) + '\n';
   if (err instanceof RefusalError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) } }) + '\n');
+    if (json) process.stdout.write(errorDoc({ code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) }));
     process.stderr.write(b(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`));
     return err.exitCode;
   }
   if (err instanceof GcError) {
-    if (json) process.stdout.write(JSON.stringify({ error: { code: err.code, message: b(err.message) } }) + '\n');
+    if (json) process.stdout.write(errorDoc({ code: err.code, message: b(err.message), ...(err.hint !== undefined ? { hint: b(err.hint) } : {}) }));
     const prefix = err instanceof ConfigError ? 'invalid configuration' : 'error';
     process.stderr.write(b(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`));
     return err.exitCode;
   }
-  if (json) process.stdout.write(JSON.stringify({ error: { code: 'io_error', message: b(describeError(err)) } }) + '\n');
+  if (json) process.stdout.write(errorDoc({ code: 'io_error', message: b(describeError(err)) }));
   process.stderr.write(b(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`));
   return ExitCodes.failed;
 }

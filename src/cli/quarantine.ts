@@ -1,5 +1,6 @@
 // `murmur-gc quarantine ls` and `murmur-gc restore TARGET` — commander wiring and output.
-// Guarantees: `ls` exits 0 (1 when something held could not be read); `restore` exits 0 when it
+// Guarantees: `ls` exits 0 (1 when something held could not be read; 2 when the configuration is
+// invalid — it still lists what the home holds and says so on stderr); `restore` exits 0 when it
 // put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
 // codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
 // holds the lock. A real restore also protects what it put back and says whether the current
@@ -12,7 +13,8 @@ import type { HeldListing } from '../gchome/held-listing.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
-import { loadForCommand, oneShotLogger } from './context.js';
+import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
+import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
 
 interface CommonOpts {
@@ -28,10 +30,11 @@ function addCommon(cmd: Command): Command {
     .option('--json', 'print one JSON document on stdout', false);
 }
 
-export function heldJson(l: HeldListing, config: GcConfig): Record<string, unknown> {
+/** `config` undefined: the configuration is invalid, the window unknown. */
+export function heldJson(l: HeldListing, config: GcConfig | undefined): Record<string, unknown> {
   return {
     home: l.home,
-    window_secs: config.quarantine?.windowSecs ?? null,
+    window_secs: config?.quarantine?.windowSecs ?? null,
     items: l.items.map((i) => ({
       kind: i.kind,
       target: i.target,
@@ -49,8 +52,8 @@ export function heldJson(l: HeldListing, config: GcConfig): Record<string, unkno
   };
 }
 
-export function renderHeld(l: HeldListing, config: GcConfig, nowMs = Date.now()): string {
-  const window = config.quarantine ? `quarantine: ${formatWindow(config.quarantine.windowSecs)}` : 'quarantine is off in this configuration';
+export function renderHeld(l: HeldListing, config: GcConfig | undefined, nowMs = Date.now()): string {
+  const window = !config ? 'the configuration is invalid: its window is unknown' : config.quarantine ? `quarantine: ${formatWindow(config.quarantine.windowSecs)}` : 'quarantine is off in this configuration';
   const out: string[] = [];
   if (l.items.length === 0) {
     out.push(`Nothing is held (${window}).`);
@@ -87,11 +90,15 @@ function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('..
 
 async function runLs(opts: CommonOpts): Promise<number> {
   const { listHeld } = await import('../gchome/held-listing.js');
-  const config = await loadForCommand(opts);
+  const { config, invalid } = await loadForView(opts);
   const l = await listHeld(config);
   const log = await oneShotLogger(config, false, opts.json);
   for (const p of l.problems) log.warn({ code: p.code, target: p.target }, p.detail);
-  process.stdout.write(opts.json ? JSON.stringify(heldJson(l, config)) + '\n' : renderHeld(l, config));
+  process.stdout.write(opts.json ? jsonLine('quarantine ls', { ...heldJson(l, invalid ? undefined : config), config_invalid: invalid ?? null }) : renderHeld(l, invalid ? undefined : config));
+  if (invalid) {
+    process.stderr.write(invalidConfigNotice(invalid, config.home));
+    return ExitCodes.usage;
+  }
   return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
 }
 
@@ -101,7 +108,7 @@ async function runRestore(target: string, opts: CommonOpts & { record?: string; 
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
-  process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : renderRestore(r, renderProtectOutcome));
+  process.stdout.write(opts.json ? jsonLine('restore', r) : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
 }
 

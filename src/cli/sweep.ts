@@ -23,6 +23,7 @@ import { logConfigWarnings } from '../config/load.js';
 import { lastSuccessAfter, writeMetrics } from '../sweep/metrics.js';
 import { underJournal, type Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
+import { jsonLine } from './json-contract.js';
 import { ProgressLine } from './progress.js';
 
 export interface SweepFlags {
@@ -61,7 +62,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       const failed = await metrics(config, log, summary);
       if (failed) report.errors.push(failed);
     }
-    if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
+    if (opts.json) process.stdout.write(jsonLine('sweep', report));
     else process.stdout.write(renderHuman(report, verbosity));
     log.flush?.();
     return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;

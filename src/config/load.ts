@@ -7,14 +7,18 @@
 // - Validation is strict and fails closed: unknown keys are refused, and every error is a
 //   `ConfigError` (exit 2, code `config_invalid`) naming its file and key path
 //   (`sessions[1].retain.max_age`). Errors are collected, not thrown at the first: `checkConfig`
-//   returns every one (with line:column in the file that holds the key) plus warnings;
-//   `loadConfig` throws the first, in the order the keys are resolved.
+//   returns every one in line order (with line:column in the file that holds the key) plus
+//   warnings; `loadConfig` throws the first, its hint counting the rest.
 // - Warnings (code `config_path_missing`, never fatal): a sessions root, workdir or project that
 //   does not exist (or a root pattern that matches nothing), a workdir/project without its
 //   murmur.yaml (no policy), a `records[].manifest` that does not exist (that entry is left out:
 //   it deletes nothing until the file exists — the rest of the configuration works), a metrics
 //   directory or a home that does not exist. Sweeps log them too (`logConfigWarnings`: every
 //   one-shot sweep, the daemon at start and after each reload), except a missing home.
+// - One sessions root under two entries (a path twice, a glob and a `workdir:` that meet, a
+//   symlink to another entry's root) is an error naming both entries: one policy per root.
+// - Warnings (code `config_destructive`, `config check` only): `keep_free` of 90% or more, a
+//   `max_age` without a unit in this file (read as seconds).
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
@@ -36,6 +40,7 @@
 //   warning, so a shipped or copied configuration loads before every path in it exists.
 // - A manifest whose `context.record` is `off` or whose `inference.transport` is `process` never
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
@@ -47,7 +52,7 @@ import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './re
 import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
-import type { GcConfig, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
+import type { GcConfig, KeepFree, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
 
 export interface LoadConfigOptions {
   /** `--config FILE`: must exist. Relative to `cwd`. */
@@ -595,33 +600,110 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   return { capsule, store, retain, origin };
 }
 
+/** `keep_free` at or above this percentage of the filesystem is warned about (config_destructive). */
+export const KEEP_FREE_WARN_PERCENT = 90;
+
+/**
+ * Values that load but would delete nearly everything: `keep_free` of 90% or more, and a
+ * `max_age` without a unit — the runtime's grammar reads `max_age: 30` as thirty seconds, not
+ * days. Warnings (code config_destructive) for `config check`; a unit (`30s`) silences the second.
+ */
+function warnDestructive(raw: RawConfig, sessions: readonly [number, SessionEntry][], records: readonly [number, RecordEntry][], keepFree: KeepFree | undefined, ctx: PathContext): void {
+  const push = (keyPath: string, message: string) => ctx.sink.warnings.push({ code: Codes.configDestructive, file: ctx.file, keyPath, message });
+  if (keepFree?.kind === 'percent' && keepFree.percent >= KEEP_FREE_WARN_PERCENT) {
+    push('keep_free', `${keepFree.percent}% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than ${100 - keepFree.percent}% full, nearly all of them`);
+  }
+  const bareAge = (block: unknown, keyPath: string) => {
+    if (!isMapping(block)) return;
+    const v = block['max_age'];
+    const digits = typeof v === 'bigint' ? String(v) : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? v.trim() : undefined;
+    // A refused value (`max_age: 0`) is an error already.
+    if (digits === undefined || ctx.sink.errors.some((e) => e.keyPath === `${keyPath}.max_age`)) return;
+    push(`${keyPath}.max_age`, `${digits} has no unit and is read as ${digits} second${digits === '1' ? '' : 's'} (the runtime's grammar); write ${digits}s to mean seconds, or ${digits}d for days`);
+  };
+  for (const [i, e] of sessions) bareAge(e.retain, `sessions[${i}].retain`);
+  for (const [i, e] of records) bareAge(e.retain, `records[${i}].retain`);
+  bareAge(raw.audit?.retain, 'audit.retain');
+}
+
+/**
+ * One sessions root under two entries (the same path twice, a glob and a `workdir:` that meet, a
+ * symlink to another entry's root) is refused: the runtime keeps one policy per root, and no rule
+ * of precedence between two entries would be the operator's. Identity is the directory's device
+ * and inode where it exists (so symlinks and bind mounts meet), else its absolute path. Each later
+ * entry is reported once, naming the first entry and its line.
+ */
+async function refuseSharedRoots(sessions: readonly SessionsRootConfig[], ctx: PathContext): Promise<void> {
+  const first = new Map<string, SessionsRootConfig>();
+  const reported = new Set<string>();
+  for (const s of sessions) {
+    const st = await fsp.stat(s.root).catch(() => undefined);
+    const key = st ? `${st.dev}:${st.ino}` : `path:${s.root}`;
+    const prev = first.get(key);
+    if (!prev) {
+      first.set(key, s);
+      continue;
+    }
+    if (prev.origin === s.origin || reported.has(`${s.origin}<${prev.origin}`)) continue;
+    reported.add(`${s.origin}<${prev.origin}`);
+    const at = ctx.file === undefined ? undefined : ctx.sink.locators.get(ctx.file)?.(parseKeyPath(prev.origin));
+    const same = prev.root === s.root ? '' : ` ('${prev.root}')`;
+    ctx.sink.errors.push(
+      new ConfigError(
+        s.origin,
+        `'${s.root}' is the same sessions root as ${prev.origin}${at ? ` (line ${at.line})` : ''}${same}: a root has one policy; keep one entry for it (narrow the glob, or merge the two)`,
+        ctx.file,
+      ),
+    );
+  }
+}
+
 // ── entry point ─────────────────────────────────────────────────────────────────────────────
 
-/** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
-/** `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction <= 1. */
-function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined): { count?: number; fraction?: number } {
+/**
+ * `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction
+ * <= 1. Each key is checked on its own, so a block with two bad keys reports both.
+ */
+function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined, sink: Sink): { count?: number; fraction?: number } | undefined {
   const out: { count?: number; fraction?: number } = {};
+  const before = sink.errors.length;
+  const check = (fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      collect(sink.errors, err);
+    }
+  };
   if (raw.count !== undefined) {
-    const c = raw.count;
-    // serde_yaml's rule: a count is an integer (bigint here); 10.0 is a float and is refused.
-    const n = typeof c === 'bigint' ? c : undefined;
-    if (n === undefined) throw new ConfigError('max_delete.count', 'must be a whole number', file);
-    if (n < 1n) throw new ConfigError('max_delete.count', 'must be at least 1', file);
-    if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('max_delete.count', 'is too large', file);
-    out.count = Number(n);
+    check(() => {
+      const c = raw.count;
+      // serde_yaml's rule: a count is an integer (bigint here); 10.0 is a float and is refused.
+      const n = typeof c === 'bigint' ? c : undefined;
+      if (n === undefined) throw new ConfigError('max_delete.count', 'must be a whole number', file);
+      if (n < 1n) throw new ConfigError('max_delete.count', 'must be at least 1', file);
+      if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('max_delete.count', 'is too large', file);
+      out.count = Number(n);
+    });
   }
   if (raw.fraction !== undefined) {
-    const v = raw.fraction;
-    const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
-    if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
-    if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
-    if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
-    out.fraction = x;
+    check(() => {
+      const v = raw.fraction;
+      const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
+      if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
+      if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
+      if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
+      out.fraction = x;
+    });
   }
-  if (out.count === undefined && out.fraction === undefined) throw new ConfigError('max_delete', 'needs count and/or fraction', file);
+  if (sink.errors.length > before) return undefined;
+  if (out.count === undefined && out.fraction === undefined) {
+    collect(sink.errors, new ConfigError('max_delete', 'needs count and/or fraction', file));
+    return undefined;
+  }
   return out;
 }
 
+/** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
 export function defaultConfigPath(env: Record<string, string | undefined>): string {
   const xdg = env['XDG_CONFIG_HOME'];
   const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? path.resolve(xdg) : path.join(homeFromEnv(env, ''), '.config');
@@ -641,6 +723,10 @@ export interface ConfigCheck {
   config: GcConfig | undefined;
   /** Per entry origin (`sessions[0]`, `records[1]`): where its retain block came from. */
   sources: Map<string, PolicySource>;
+  /** The home, when it could be resolved — also when other keys are invalid (read-only views use it). */
+  home: string | undefined;
+  /** The sessions roots and record stores of the entries that resolved — also when others did not. */
+  resolved: { sessions: SessionsRootConfig[]; records: RecordPolicyConfig[] };
 }
 
 function located(sink: Sink): void {
@@ -660,6 +746,19 @@ function located(sink: Sink): void {
       w.column = at.column;
     }
   }
+}
+
+/**
+ * Errors as a reader meets them: grouped by file (in the order the files were first named), and
+ * within a file by line and column; an error about the file as a whole comes first.
+ */
+function inLineOrder<T extends { file: string | undefined; line?: number | undefined; column?: number | undefined }>(items: readonly T[]): T[] {
+  const fileRank = new Map<string | undefined, number>();
+  for (const i of items) if (!fileRank.has(i.file)) fileRank.set(i.file, fileRank.size);
+  return items
+    .map((item, n) => ({ item, n }))
+    .sort((a, b) => (fileRank.get(a.item.file) ?? 0) - (fileRank.get(b.item.file) ?? 0) || (a.item.line ?? 0) - (b.item.line ?? 0) || (a.item.column ?? 0) - (b.item.column ?? 0) || a.n - b.n)
+    .map(({ item }) => item);
 }
 
 /**
@@ -705,10 +804,14 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env;
   const sink = newSink();
+  const found: { home?: string } = {};
+  const resolved: ConfigCheck['resolved'] = { sessions: [], records: [] };
   const done = (file: string | undefined, config: GcConfig | undefined): ConfigCheck => {
     located(sink);
     const fatal = sink.errors.length;
-    return { source: file, errors: [...sink.errors, ...sink.problems], fatal, warnings: sink.warnings, config: fatal === 0 ? config : undefined, sources: sink.sources };
+    return {
+      home: found.home,
+      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
   };
 
   let file: string | undefined;
@@ -761,6 +864,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     return h;
   });
 
+  if (home !== undefined) found.home = home;
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
   await attempt(sink, async () => {
     // `cron` is loaded only to check a configured schedule (the default is known good, see
@@ -783,11 +887,15 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
+  resolved.sessions = sessions;
+  await refuseSharedRoots(sessions, ctx);
+  warnDestructive(raw, sessionEntries, recordEntries, keepFree, ctx);
   const records: RecordPolicyConfig[] = [];
   for (const [i, entry] of recordEntries) {
     const r = await resolveRecordEntry(entry, i, ctx);
     if (r) records.push(r);
   }
+  resolved.records = records;
 
   let metrics: GcConfig['metrics'];
   const textfileRaw = raw.metrics?.textfile;
@@ -816,7 +924,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     raw.audit?.retain === undefined
       ? { ...DEFAULT_AUDIT_RETAIN }
       : await attempt(sink, () => parseRetainBlock(raw.audit?.retain, 'audit.retain', 'trace', file));
-  const maxDelete = raw.max_delete ? await attempt(sink, () => parseMaxDelete(raw.max_delete ?? {}, file)) : undefined;
+  const maxDelete = raw.max_delete ? parseMaxDelete(raw.max_delete, file, sink) : undefined;
 
   if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
   return done(file, {
@@ -837,14 +945,42 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 }
 
+/**
+ * The configuration a read-only view (`status`, `history`, `quarantine ls`) falls back to when the
+ * real one is invalid: the home the check resolved (else `--home`, else `$HOME/.murmur`), the
+ * sessions roots and record stores of the entries that resolved, the built-in defaults otherwise.
+ * Nothing may act on it (no sweep, restore or protect loads it); it says where to look.
+ */
+export function viewFallbackConfig(check: ConfigCheck, opts: LoadConfigOptions): GcConfig {
+  const home = check.home ?? (opts.home !== undefined && opts.home !== '' ? path.resolve(opts.cwd ?? process.cwd(), opts.home) : path.join(homeFromEnv(opts.env, 'home', check.source), '.murmur'));
+  return {
+    home,
+    schedule: DEFAULT_SCHEDULE,
+    runOnStart: true,
+    randomDelaySecs: 0,
+    liveGraceSecs: DEFAULT_LIVE_GRACE_SECS,
+    sessions: check.resolved.sessions,
+    records: check.resolved.records,
+    audit: { retain: { ...DEFAULT_AUDIT_RETAIN } },
+    log: { level: 'info' },
+    source: check.source,
+  };
+}
+
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */
 const loadedWarnings = new WeakMap<GcConfig, readonly ConfigWarning[]>();
 
-/** Resolves the configuration; the first error (in resolution order) is thrown. */
+/**
+ * Resolves the configuration; the first error (in line order) is thrown, its hint saying how many
+ * more there are and that `murmur-gc config check` lists every one.
+ */
 export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   const check = await checkConfig(opts);
   const first = check.errors[0];
-  if (check.fatal > 0 && first) throw first;
+  if (check.fatal > 0 && first) {
+    if (check.fatal > 1) first.hint = `${check.fatal - 1} more error${check.fatal === 2 ? '' : 's'}: \`murmur-gc config check\` lists every one`;
+    throw first;
+  }
   if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
   loadedWarnings.set(check.config, check.warnings);
   return check.config;
@@ -857,7 +993,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
  * says so ("nothing to sweep"), and a fresh machine has none yet.
  */
 export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] {
-  return (loadedWarnings.get(config) ?? []).filter((w) => w.keyPath !== 'home' && w.keyPath !== '--home');
+  return (loadedWarnings.get(config) ?? []).filter((w) => w.code === Codes.configPathMissing && w.keyPath !== 'home' && w.keyPath !== '--home');
 }
 
 /** Logs `sweepConfigWarnings(config)`, one warning line each (code, file:line, key path). */

@@ -30,15 +30,29 @@ describe('murmur-gc config check', () => {
     expect(doc.schema_version).toBe(1);
     expect(doc.ok).toBe(false);
     expect(doc.policy).toBeNull();
+    // In line order, as a reader meets them.
     expect(doc.errors.map((e) => [e.key, e.line, e.column, e.code, e.file])).toEqual([
+      ['sessions[0].retain.max_age', 3, 15, 'config_invalid', file],
       ['sessions[1].roots', 4, 5, 'config_invalid', file],
       ['live_grace', 5, 1, 'config_invalid', file],
-      ['sessions[0].retain.max_age', 3, 15, 'config_invalid', file],
     ]);
+    const text = r.stdout.split('\n').filter((l) => l.startsWith('error['));
+    expect(text.map((l) => l.split(': ')[0])).toEqual([`error[config_invalid] ${file}:3:15`, `error[config_invalid] ${file}:4:5`, `error[config_invalid] ${file}:5:1`]);
 
+    // The sweep names the first by line and says how to see the rest.
     const sweep = f.runCli(['--dry-run', '--config', file], T);
     expect(sweep.status).toBe(2);
-    expect(sweep.stderr).toContain("sessions[1].roots: unknown key 'roots'");
+    expect(sweep.stderr).toContain('sessions[0].retain.max_age');
+    expect(sweep.stderr).toContain('hint: 2 more errors: `murmur-gc config check` lists every one');
+  });
+
+  it('reports every bad key of one block: max_delete with a bad count and a bad fraction gives both', () => {
+    const file = f.writeConfig(T, ['home: ./.murmur', 'max_delete: {count: 0, fraction: 1.5}', ''].join('\n'));
+    const j = f.json<{ errors: { key: string; message: string; line: number }[] }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.errors.map((e) => [e.key, e.message, e.line])).toEqual([
+      ['max_delete.count', 'must be at least 1', 2],
+      ['max_delete.fraction', 'must be at most 1', 2],
+    ]);
   });
 
   it('a valid configuration prints the effective policy per sessions root and record store, and where it came from', () => {
@@ -51,6 +65,92 @@ describe('murmur-gc config check', () => {
     expect(r.stdout).toMatch(new RegExp(`${T}/proj/workdir +sessions\\[0\\] +max_sessions 7 +- +manifest ${T}/proj/murmur.yaml\n`));
     expect(r.stdout).toMatch(new RegExp(`bot +bot +records\\[0\\] +max_messages 100 +max_bytes 1\\.0 GiB +manifest ${T}/proj/murmur.yaml\n`));
     expect(r.stdout).toMatch(/0 errors, 0 warnings: the configuration is valid\.\n$/);
+  });
+
+  it('refuses one sessions root under two entries (a glob and a workdir that meet, a symlink), naming both; the sweep refuses it too', () => {
+    fs.mkdirSync(path.join(T, 'w', 'bot', '.murmur'), { recursive: true });
+    fs.mkdirSync(path.join(T, 'w', 'app', '.murmur'), { recursive: true });
+    fs.symlinkSync(path.join(T, 'w', 'app', '.murmur'), path.join(T, 'link'));
+    const file = f.writeConfig(
+      T,
+      [
+        'home: ./.murmur', // 1
+        'sessions:', // 2
+        '  - root: ./w/*/.murmur', // 3
+        '    retain: { max_sessions: 50 }', // 4
+        '  - workdir: ./w/bot', // 5
+        '    retain: { max_age: 1d }', // 6
+        '  - root: ./link', // 7
+        '    retain: { max_sessions: 2 }', // 8
+        '',
+      ].join('\n'),
+    );
+    const j = f.runCli(['config', 'check', '--json', '--config', file], T);
+    expect(j.status).toBe(2);
+    const doc = f.json<{ errors: { key: string; line: number; message: string }[] }>(j);
+    expect(doc.errors.map((e) => [e.key, e.line])).toEqual([
+      ['sessions[1]', 5],
+      ['sessions[2]', 7],
+    ]);
+    expect(doc.errors[0]?.message).toBe(`'${T}/w/bot/.murmur' is the same sessions root as sessions[0] (line 3): a root has one policy; keep one entry for it (narrow the glob, or merge the two)`);
+    expect(doc.errors[1]?.message).toContain(`'${T}/link' is the same sessions root as sessions[0] (line 3) ('${T}/w/app/.murmur')`);
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status).toBe(2);
+    expect(sweep.stderr).toContain('sessions[1]: ');
+    expect(sweep.stderr).toContain('is the same sessions root as sessions[0]');
+    // The same root written twice, neither existing yet, is refused as well.
+    const twice = f.writeConfig(T, ['home: ./.murmur', 'sessions:', '  - root: ./later', '  - root: ./later/', '    retain: { max_sessions: 2 }', ''].join('\n'));
+    const t = f.json<{ errors: { key: string; line: number }[] }>(f.runCli(['config', 'check', '--json', '--config', twice], T));
+    expect(t.errors.map((e) => [e.key, e.line])).toEqual([['sessions[1]', 4]]);
+  });
+
+  it('warns about values that delete nearly everything: keep_free of 90% or more, a max_age without a unit; exit 0, sweeps do not repeat it', () => {
+    fs.mkdirSync(path.join(T, 'app'));
+    const file = f.writeConfig(
+      T,
+      [
+        'home: ./.murmur', // 1
+        'keep_free: 95%', // 2
+        'sessions:', // 3
+        '  - root: ./app', // 4
+        '    retain: { max_age: 30 }', // 5
+        'records:', // 6
+        '  - capsule: shey', // 7
+        '    retain: { max_age: "7", max_messages: 10 }', // 8
+        'audit:', // 9
+        '  retain: { max_age: 30d }', // 10
+        '',
+      ].join('\n'),
+    );
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status, r.stderr).toBe(0);
+    const warnings = r.stdout.split('\n').filter((l) => l.startsWith('warning['));
+    expect(warnings).toEqual([
+      `warning[config_destructive] ${file}:2:1: keep_free: 95% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than 5% full, nearly all of them`,
+      `warning[config_destructive] ${file}:5:15: sessions[0].retain.max_age: 30 has no unit and is read as 30 seconds (the runtime's grammar); write 30s to mean seconds, or 30d for days`,
+      `warning[config_destructive] ${file}:8:15: records[0].retain.max_age: 7 has no unit and is read as 7 seconds (the runtime's grammar); write 7s to mean seconds, or 7d for days`,
+    ]);
+    expect(r.stdout).toMatch(/0 errors, 3 warnings: the configuration is valid\.\n$/);
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status, sweep.stderr).toBe(0);
+    expect(sweep.stderr).not.toContain('config_destructive');
+    // Written with units, or under 90%, nothing is warned about.
+    const ok = f.writeConfig(T, ['home: ./.murmur', 'keep_free: 89%', 'sessions:', '  - root: ./app', '    retain: { max_age: 30s }', ''].join('\n'));
+    expect(f.runCli(['config', 'check', '--config', ok], T).stdout).toMatch(/0 errors, 0 warnings/);
+  });
+
+  it('a records entry with only max_bytes is described as deleting (the oldest go to fit), as the sweep then does', () => {
+    const home = path.join(T, '.murmur');
+    for (let i = 0; i < 3; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 40, mtimeMs: Date.now() - (10 - i) * f.DAY });
+    const file = f.writeConfig(T, ['home: ./.murmur', 'records:', '  - capsule: shey', '    max_bytes: 4K', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status, r.stderr).toBe(0);
+    const row = r.stdout.split('\n').find((l) => l.includes('records[0]')) ?? '';
+    expect(row).toContain('none (max_bytes removes the oldest to fit)');
+    expect(row).not.toContain('nothing deleted');
+    const dry = f.runCli(['--dry-run', '--config', file], T);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/would remove records +store shey +max_bytes +3 /);
   });
 
   it('shows the metrics file and, when set, the interval the alert rules assume', () => {
@@ -82,5 +182,48 @@ describe('murmur-gc config check', () => {
     const fresh = f.runCli(['--dry-run', '--config', homeOnly], T);
     expect(fresh.status).toBe(0);
     expect(fresh.stderr).not.toContain('config_path_missing');
+  });
+});
+
+describe('an invalid configuration does not blind the read-only views', () => {
+  it('status, history and quarantine ls show what the home holds, say the configuration is invalid and how to see why, exit 2', () => {
+    const app = path.join(T, 'app');
+    for (let i = 0; i < 3; i++) f.writeSession(app, { sessionId: f.idAt('ses_', Date.now() - (10 - i) * f.DAY), end: true });
+    const good = ['home: ./.murmur', 'quarantine: 1d', 'sessions:', '  - root: ./app', '    retain: { max_sessions: 1 }', ''];
+    const file = f.writeConfig(T, good.join('\n'));
+    const sweep = f.runCli(['--config', file], T);
+    expect(sweep.status, sweep.stderr).toBe(0);
+    f.writeConfig(T, [...good.slice(0, -1), 'live_grace: soon', 'max_delete: { count: 0 }', ''].join('\n'));
+
+    const st = f.runCli(['status', '--config', file], T);
+    expect(st.status).toBe(2);
+    expect(st.stdout).toContain(path.join(T, '.murmur'));
+    expect(st.stderr).toContain(`murmur-gc: invalid configuration [config_invalid]: ${file}:6:1: live_grace: `);
+    expect(st.stderr).toContain('(and 1 more)');
+    expect(st.stderr).toContain('`murmur-gc config check --config FILE` lists every error');
+
+    const h = f.runCli(['history', '--json', '--config', file], T);
+    expect(h.status).toBe(2);
+    const hd = f.json<{ sweeps: unknown[]; config_invalid: { file: string; errors: number; first: string } }>(h);
+    expect(hd.sweeps).toHaveLength(1);
+    expect(hd.config_invalid).toMatchObject({ file, errors: 2 });
+    expect(hd.config_invalid.first).toContain('live_grace');
+    expect(f.runCli(['history', '--config', file], T).stdout).toMatch(/removed/);
+
+    const q = f.runCli(['quarantine', 'ls', '--json', '--config', file], T);
+    expect(q.status).toBe(2);
+    const qd = f.json<{ items: { kind: string }[]; window_secs: number | null; config_invalid: unknown }>(q);
+    expect(qd.items.map((i) => i.kind)).toEqual(['session', 'session']);
+    expect(qd.window_secs).toBeNull();
+    expect(qd.config_invalid).not.toBeNull();
+    const qt = f.runCli(['quarantine', 'ls', '--config', file], T);
+    expect(qt.status).toBe(2);
+    expect(qt.stdout).toContain('the configuration is invalid: its window is unknown');
+
+    // A file that is not even YAML: the default home is shown.
+    fs.writeFileSync(file, 'sessions: [\n');
+    const y = f.runCli(['status', '--json', '--config', file], T);
+    expect(y.status).toBe(2);
+    expect(f.json<{ home: string }>(y).home).toBe(path.join(T, '.murmur'));
   });
 });

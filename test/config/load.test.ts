@@ -329,12 +329,14 @@ describe('sessions', () => {
         origin: 'sessions[0]',
       })),
     );
-    const q = await load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n');
+    const q = await load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!b]1/.murmur\n');
     expect(q.sessions.map((s) => [s.origin, path.relative(tmp, s.root)])).toEqual([
       ['sessions[0]', 'runs/a/.murmur'],
       ['sessions[0]', 'runs/b/.murmur'],
-      ['sessions[1]', 'runs/b/.murmur'],
+      ['sessions[1]', 'runs/a1/.murmur'],
     ]);
+    // Two globs that meet on a root give it two entries: refused (one policy per root).
+    await expect(load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n')).rejects.toThrow(/sessions\[1\]: '.*runs\/b\/\.murmur' is the same sessions root as sessions\[0\] \(line 2\)/);
     const dot = await load('sessions:\n  - root: ../runs/.*/.murmur\n');
     expect(dot.sessions.map((s) => path.relative(tmp, s.root))).toEqual(['runs/.hidden/.murmur']);
     const none = await load('sessions:\n  - root: ../nowhere/*/.murmur\n');
@@ -632,19 +634,23 @@ describe('checkConfig: every problem at once', () => {
     );
     const file = path.join(tmp, 'conf/config.yaml');
     const got = c.errors.map((e) => [e.keyPath, e.line, e.column, e.code, e.file]);
+    // In line order (not the order the keys are resolved in).
     expect(got).toEqual([
-      ['sessions[1].retian', 7, 5, 'config_invalid', file],
-      ['frobnicate', 11, 1, 'config_invalid', file],
       ['schedule', 1, 1, 'config_invalid', file],
       ['live_grace', 2, 1, 'config_invalid', file],
-      ['keep_free', 10, 1, 'config_invalid', file],
       ['sessions[0].retain.max_age', 5, 15, 'config_invalid', file],
+      ['sessions[1].retian', 7, 5, 'config_invalid', file],
       ['records[0].capsule', 9, 5, 'config_invalid', file],
+      ['keep_free', 10, 1, 'config_invalid', file],
+      ['frobnicate', 11, 1, 'config_invalid', file],
     ]);
     expect(c.fatal).toBe(7);
     expect(c.config).toBeUndefined();
-    // loadConfig still throws the first of them
-    await expect(loadConfig({ configPath: file, env: { HOME: home }, cwd: tmp })).rejects.toThrow(/sessions\[1\]\.retian: unknown key 'retian'/);
+    // loadConfig throws the first of them by line, counting the rest in its hint
+    const thrown = await loadConfig({ configPath: file, env: { HOME: home }, cwd: tmp }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).keyPath).toBe('schedule');
+    expect((thrown as ConfigError).hint).toBe('6 more errors: `murmur-gc config check` lists every one');
   });
 
   it('reports every YAML syntax error with its line and column', async () => {
