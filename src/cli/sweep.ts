@@ -11,17 +11,17 @@
 //   "stopped early" in status and history alike.
 // - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
-import { runSweep } from '../sweep/pipeline.js';
 import { renderHuman, type Verbosity } from '../sweep/report.js';
 import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings } from '../config/load.js';
-import { lastSuccessAfter, writeMetrics } from '../sweep/metrics.js';
 import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ProgressLine } from './progress.js';
+import { sweepIfNothing } from '../sweep/nothing.js';
+import type { SweepOptions } from '../sweep/steps/context.js';
 
 export interface SweepFlags {
   dryRun: boolean;
@@ -51,7 +51,9 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
+    const sweepOpts: SweepOptions = { config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) };
+    // Nothing to sweep is answered before the pipeline is loaded (docs/benchmarks.md, "Start-up").
+    const report = (await sweepIfNothing(sweepOpts)) ?? (await (await import('../sweep/pipeline.js')).runSweep(sweepOpts));
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, 'manual', started, Date.now());
@@ -98,6 +100,7 @@ async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean
 async function metrics(config: GcConfig, log: Logger, s: SweepSummary): Promise<{ target: string; code: string; detail: string } | undefined> {
   if (!config.metrics) return undefined;
   try {
+    const { lastSuccessAfter, writeMetrics } = await import('../sweep/metrics.js');
     await writeMetrics(config, s, await lastSuccessAfter(config.home, s));
     return undefined;
   } catch (err) {
