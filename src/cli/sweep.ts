@@ -16,12 +16,11 @@ import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
-import { logConfigWarnings } from '../config/load.js';
+import { logConfigWarnings, sweepConfigWarnings } from '../config/load.js';
 import type { Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { ProgressLine } from './progress.js';
-import { sweepIfNothing } from '../sweep/nothing.js';
-import type { SweepOptions } from '../sweep/steps/context.js';
+import { dryRunIfNothing } from '../sweep/nothing.js';
 
 export interface SweepFlags {
   dryRun: boolean;
@@ -39,9 +38,19 @@ export interface SweepFlags {
 export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const config = await loadForCommand(opts);
   const quiet = opts.quiet === true && !opts.verbose;
+  const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
+  // A dry run with nothing to sweep, no configuration warning and no debug lines asked for logs
+  // nothing: it is answered before the logger and the pipeline are loaded (docs/benchmarks.md,
+  // "Start-up"), with the report the pipeline would make.
+  if (opts.dryRun && sweepConfigWarnings(config).length === 0 && config.log.level !== 'debug' && config.log.level !== 'trace') {
+    const report = await dryRunIfNothing(config);
+    if (report) {
+      process.stdout.write(opts.json ? JSON.stringify(report) + '\n' : renderHuman(report, verbosity));
+      return ExitCodes.ok;
+    }
+  }
   const log = await oneShotLogger(config, opts.verbose, opts.json);
   logConfigWarnings(log, config);
-  const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();
   // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
@@ -51,9 +60,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const sweepOpts: SweepOptions = { config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) };
-    // Nothing to sweep is answered before the pipeline is loaded (docs/benchmarks.md, "Start-up").
-    const report = (await sweepIfNothing(sweepOpts)) ?? (await (await import('../sweep/pipeline.js')).runSweep(sweepOpts));
+    const { runSweep } = await import('../sweep/pipeline.js');
+    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, 'manual', started, Date.now());

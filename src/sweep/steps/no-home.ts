@@ -13,9 +13,14 @@ export async function nothingToSweep(config: GcConfig): Promise<boolean> {
   return !(await lstatPath(config.home)) && !(await anyExists(config.sessions.map((s) => s.root)));
 }
 
+/** What the report says when there is nothing to sweep. */
+export function nothingToSweepMessage(home: string): string {
+  return `No murmur home at ${home} and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)`;
+}
+
 /** Stop the sweep: nothing to sweep (the report's message says so). */
 export function stopNothingToSweep(ctx: SweepContext): StepTally {
-  ctx.report.message = `No murmur home at ${ctx.home} and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)`;
+  ctx.report.message = nothingToSweepMessage(ctx.home);
   ctx.stopped = true;
   return { items: 0, bytes: 0 };
 }
