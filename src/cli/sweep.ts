@@ -53,6 +53,10 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   logConfigWarnings(log, config);
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();
+  // Loaded before the signal handlers below: the pipeline's lock (proper-lockfile) loads signal-exit,
+  // which re-raises SIGTERM/SIGINT when its listener is the only one left, so ours (a `once`
+  // listener, gone once it has run) must be registered after it.
+  const { runSweep } = await import('../sweep/pipeline.js');
   // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
   // point, finish the audit with what was done, record the outcome ("stopped early").
   const stop = new AbortController();
@@ -60,7 +64,6 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const { runSweep } = await import('../sweep/pipeline.js');
     const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
     if (!opts.dryRun) {
