@@ -9,7 +9,8 @@
 //            --data DIR (generate there, reuse if present, keep)   --md FILE (write the table)
 //            --only sweeps|records|startup (run only the sweep scenarios, only the big-record ones on
 //            a minimal home, or only the start-up rows: what a change needs, without generating
-//            100 000 sessions)
+//            100 000 sessions); --only small: the start-up rows and the sweeps at 10 000 sessions
+//            (the issue's small-home goals) without the 100 000-session home
 //
 // Scenarios (murmur-gc run through its own bin, as a user runs it):
 //   start-up  `--dry-run` with no ~/.murmur, `status`, `--help`   vs node -e 0, alternating, CPU ratio
@@ -43,7 +44,7 @@ function args(argv) {
     else if (a === '--trunc-mb') o.truncMb = Number(argv[++i]);
     else if (a === '--data') o.data = path.resolve(argv[++i]);
     else if (a === '--md') o.md = path.resolve(argv[++i]);
-    else if (a === '--only' && ['sweeps', 'records', 'startup'].includes(argv[i + 1])) o.only = argv[++i];
+    else if (a === '--only' && ['sweeps', 'records', 'startup', 'small'].includes(argv[i + 1])) o.only = argv[++i];
     else {
       console.error(`unknown argument ${a}`);
       process.exit(2);
@@ -204,6 +205,8 @@ try {
   let small, large, mL;
   if (opt.only === 'startup') {
     // start-up rows only
+  } else if (opt.only === 'small') {
+    small = sweepScenario('small', home('small', S, 0));
   } else if (opt.only !== 'records') {
     const mS = home('small', S, 0);
     small = sweepScenario('small', mS);
@@ -217,7 +220,7 @@ try {
   let countS;
   let big;
   const count = [], countBase = [], gcStart = [];
-  if (opt.only !== 'sweeps' && opt.only !== 'startup') {
+  if (opt.only !== 'sweeps' && opt.only !== 'startup' && opt.only !== 'small') {
   // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
   big = (() => {
     const src = mL.big[0];

@@ -9,10 +9,10 @@
 //   with its syslog priority `<N>` (debug 7, info 6, warn 4, error 3, fatal 2), which journald
 //   reads and strips (SyslogLevelPrefix=, on by default), so `journalctl -p warning` filters.
 // - NO_COLOR (any non-empty value) turns colour off in the pretty output.
-// - Per-item lines are at debug; the per-sweep summary goes through summaryLogger(), which logs
-//   at info even when the configured level is warn or error (a summary is not noise). One-shot
-//   commands log at warn (src/cli/context.ts), and a one-shot sweep that ended ok logs its
-//   summary only to the journal (src/cli/sweep.ts): a clean run from cron writes nothing.
+// - Per-item lines are at debug; the per-sweep summary (src/sweep/summary.ts) logs at info even
+//   when the configured level is warn or error (a summary is not noise). One-shot commands log at
+//   warn (src/cli/context.ts), and a one-shot sweep that ended ok logs its summary only to the
+//   journal (src/cli/sweep.ts): a clean run from cron writes nothing.
 import { fstatSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
@@ -84,10 +84,4 @@ function loadPretty(): typeof PinoPretty | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The logger for per-sweep summaries: at least `info`, unless logging is off. */
-export function summaryLogger(log: Logger): Logger {
-  if (log.level === 'silent' || log.isLevelEnabled('info')) return log;
-  return log.child({}, { level: 'info' });
 }

@@ -81,7 +81,7 @@ async function runRelease(target: string, opts: RefOpts): Promise<number> {
 }
 
 async function runLs(opts: CommonOpts): Promise<number> {
-  const { listProtection } = await import('../commands/protect.js');
+  const { listProtection } = await import('../commands/protect-listing.js');
   const config = await loadForCommand(opts);
   const l = await listProtection(config);
   if (l.unreadable !== null) (await oneShotLogger(config, false, opts.json)).error({ code: 'protected_unreadable', target: l.file }, l.unreadable);

@@ -13,18 +13,17 @@
 //   "stopped early" in status and history alike.
 // - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
-import { runSweep } from '../sweep/pipeline.js';
 import { renderHuman, type Verbosity } from '../sweep/report.js';
 import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
-import { logConfigWarnings } from '../config/load.js';
-import { lastSuccessAfter, writeMetrics } from '../sweep/metrics.js';
+import { logConfigWarnings, sweepConfigWarnings } from '../config/load.js';
 import { underJournal, type Logger } from '../log.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { jsonLine } from './json-contract.js';
 import { ProgressLine } from './progress.js';
+import { dryRunIfNothing } from '../sweep/nothing.js';
 
 export interface SweepFlags {
   dryRun: boolean;
@@ -42,11 +41,25 @@ export interface SweepFlags {
 export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const config = await loadForCommand(opts);
   const quiet = opts.quiet === true && !opts.verbose;
+  const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
+  // A dry run with nothing to sweep, no configuration warning and no debug lines asked for logs
+  // nothing: it is answered before the logger and the pipeline are loaded (docs/benchmarks.md,
+  // "Start-up"), with the report the pipeline would make.
+  if (opts.dryRun && sweepConfigWarnings(config).length === 0 && config.log.level !== 'debug' && config.log.level !== 'trace') {
+    const report = await dryRunIfNothing(config);
+    if (report) {
+      process.stdout.write(opts.json ? JSON.stringify(report) + '\n' : renderHuman(report, verbosity));
+      return ExitCodes.ok;
+    }
+  }
   const log = await oneShotLogger(config, opts.verbose, opts.json);
   logConfigWarnings(log, config);
-  const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();
+  // Loaded before the signal handlers below: the pipeline's lock (proper-lockfile) loads signal-exit,
+  // which re-raises SIGTERM/SIGINT when its listener is the only one left, so ours (a `once`
+  // listener, gone once it has run) must be registered after it.
+  const { runSweep } = await import('../sweep/pipeline.js');
   // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
   // point, finish the audit with what was done, record the outcome ("stopped early").
   const stop = new AbortController();
@@ -102,6 +115,7 @@ async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean
 async function metrics(config: GcConfig, log: Logger, s: SweepSummary): Promise<{ target: string; code: string; detail: string } | undefined> {
   if (!config.metrics) return undefined;
   try {
+    const { lastSuccessAfter, writeMetrics } = await import('../sweep/metrics.js');
     await writeMetrics(config, s, await lastSuccessAfter(config.home, s));
     return undefined;
   } catch (err) {

@@ -21,12 +21,15 @@ import { BusyError, RefusalError, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages } from '../runtime/inventory.js';
 import { acquireLock, sweepLockPath } from '../gchome/lock.js';
 import { auditProtection, protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
-import { Dir, lstatPath } from '../fsx/safe-fs.js';
+import { Dir } from '../fsx/safe-fs.js';
 import type { Logger } from '../log.js';
 import { PROTECT_LIMIT, kindOf, protectedText, sameItem, type ProtectedItem, type ProtectedKind } from '../gchome/protect-list.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
 import { GC_DIR } from '../gchome/audit.js';
+import { exists, itemPath, openHome } from './protect-listing.js';
+
+export { listProtection, type ProtectionListing } from './protect-listing.js';
 import { formatWindow } from '../sweep/report.js';
 
 export const ProtectCodes = {
@@ -80,29 +83,8 @@ export interface ReleaseOutcome {
   audit: string;
 }
 
-export interface ProtectionListing {
-  home: string;
-  file: string;
-  /** why the list cannot be read (every item then counts as protected), else null */
-  unreadable: string | null;
-  items: (ProtectedItem & { present: boolean })[];
-}
-
 function refuse(code: string, message: string, hint: string): RefusalError {
   return new RefusalError(code, message, hint);
-}
-
-async function openHome(config: GcConfig): Promise<Dir | undefined> {
-  if (!(await lstatPath(config.home))) return undefined;
-  return Dir.open(config.home, { followFinal: true });
-}
-
-async function exists(path: string): Promise<boolean> {
-  return (await lstatPath(path).catch(() => undefined)) !== undefined;
-}
-
-function itemPath(config: GcConfig, i: Pick<ProtectedItem, 'kind' | 'target' | 'where'>): string {
-  return i.kind === 'session' ? `${i.where}/${i.target}` : `${config.home}/${CONVERSATIONS_DIR}/${i.where}/${i.target}`;
 }
 
 /** The runtime's launch-time pruning of this item, which murmur-gc cannot stop, in words. */
@@ -161,27 +143,6 @@ export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' 
     }
   } catch (err) {
     return { condemned: null, policy: null, unknown: describeError(err) };
-  }
-}
-
-/** Everything on the protection list, and whether each item is present now. Read-only. */
-export async function listProtection(config: GcConfig): Promise<ProtectionListing> {
-  const out: ProtectionListing = { home: config.home, file: protectionPath(config.home), unreadable: null, items: [] };
-  const home = await openHome(config).catch((err: unknown) => {
-    out.unreadable = `${config.home}: ${describeError(err)}`;
-    return undefined;
-  });
-  if (!home) return out;
-  try {
-    const read = await readProtection(home);
-    if (read.status === 'unreadable') {
-      out.unreadable = read.detail;
-      return out;
-    }
-    for (const i of read.items) out.items.push({ ...i, present: await exists(itemPath(config, i)) });
-    return out;
-  } finally {
-    await home.close();
   }
 }
 

@@ -7,7 +7,7 @@
 import type { GcConfig } from '../config/types.js';
 import { formatBytes, formatTable, formatWhen } from '../sweep/report.js';
 import { probeProcess } from '../runtime/running.js';
-import { listProtection } from './protect.js';
+import { listProtection } from './protect-listing.js';
 import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from '../gchome/state.js';
 import { measureStores, type StoreSizes } from '../sweep/stores.js';
 import { outcomeWords, summaryText } from '../sweep/summary.js';

@@ -25,18 +25,18 @@
 import { basename, dirname } from 'node:path';
 import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../runtime/ids.js';
-import { CONTEXT_PAYLOAD, ITEM_FILE, parseItemDirName, parseMeta } from './quarantine-layout.js';
+import { CONTEXT_PAYLOAD, parseItemDirName } from './quarantine-layout.js';
 import { peekEventType, quarantinePurgeLine, quarantineRestoreLine, retentionLine, sessionEndLine, sessionStartLine } from '../runtime/trace.js';
 import { RECORD_FILE, TRASH_PREFIX, readHeader } from '../runtime/inventory.js';
 import { finishTrash } from '../fsx/remove.js';
-import { openHeldLines, openQuarantineDir, purgeEntry } from './quarantine-store.js';
-import { firstLineEnd } from '../runtime/record-truncate.js';
+import { openQuarantineDir, purgeEntry } from './quarantine-store.js';
 import { probeProcess } from '../runtime/running.js';
-import { Dir, identityOf, lstatPath, readSmallFile, type FileHandle } from '../fsx/safe-fs.js';
+import { Dir, identityOf, lstatPath, readSmallFile } from '../fsx/safe-fs.js';
 import { parseTempName } from '../runtime/staged-rewrite.js';
 import { VERSION } from '../version.js';
 import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RestoredItem, type RetentionItem } from './audit.js';
 import { removeDeadAuditTemps } from './leftovers.js';
+import { restoreLanded } from './restore-landed.js';
 
 export interface Recovered {
   target: string;
@@ -63,68 +63,6 @@ export async function truncationLanded(intent: IntentLine): Promise<number | und
   } finally {
     await ctx?.close();
     await store?.close();
-  }
-}
-
-/** Are bytes [aFrom, aFrom+len) of `a` those of [bFrom, bFrom+len) of `b`? (streamed) */
-async function sameBytes(a: FileHandle, aFrom: number, b: FileHandle, bFrom: number, len: number): Promise<boolean> {
-  const x = Buffer.allocUnsafe(1 << 20);
-  const y = Buffer.allocUnsafe(1 << 20);
-  for (let off = 0; off < len; ) {
-    const n = Math.min(x.length, len - off);
-    const r1 = (await a.read(x, 0, n, aFrom + off)).bytesRead;
-    const r2 = (await b.read(y, 0, n, bFrom + off)).bytesRead;
-    if (r1 !== n || r2 !== n || !x.subarray(0, n).equals(y.subarray(0, n))) return false;
-    off += n;
-  }
-  return true;
-}
-
-type RestoreIntent = NonNullable<IntentLine['restore']>;
-
-/**
- * Did a logged restore of dropped lines land? The record's first line is the restored header the
- * intent names and the held lines of every item, in order, follow it byte for byte. (Before the
- * rewrite the header carries the newest held truncation's marker, which the restored one never
- * does.) Anything unreadable or missing: no.
- */
-async function restoreLanded(q: Dir, r: RestoreIntent): Promise<boolean> {
-  if (typeof r.header !== 'string' || !Array.isArray(r.entries)) return false;
-  let dir: Dir | undefined;
-  const open: FileHandle[] = [];
-  try {
-    dir = await Dir.open(dirname(r.to));
-    const { fh, stat } = await dir.openFile(basename(r.to));
-    open.push(fh);
-    const size = Number(stat.size);
-    const end = await firstLineEnd(fh, size);
-    const want = Buffer.from(r.header);
-    if (end !== want.length) return false;
-    const head = Buffer.alloc(end);
-    await fh.read(head, 0, end, 0);
-    if (!head.equals(want)) return false;
-    let pos = end;
-    for (const entry of r.entries) {
-      if (!parseItemDirName(entry)) return false;
-      const item = await q.openDir(entry);
-      try {
-        const meta = parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8'));
-        if (meta?.kind !== 'truncation') return false;
-        const held = await openHeldLines(item, meta);
-        open.push(held.fh);
-        const len = held.to - held.from;
-        if (pos + len > size || !(await sameBytes(held.fh, held.from, fh, pos, len))) return false;
-        pos += len;
-      } finally {
-        await item.close();
-      }
-    }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    for (const fh of open) await fh.close().catch(() => undefined);
-    await dir?.close();
   }
 }
 
@@ -184,45 +122,6 @@ async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Prom
   } finally {
     await q.close();
   }
-}
-
-/**
- * Held items (entry names in `<home>/gc/quarantine`) whose restore already happened but is not
- * completed yet (killed, or its item's removal failed): read-only, for `quarantine ls`. A restore
- * logged done, or one of dropped lines whose rewrite the record shows landed.
- */
-export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
-  const out = new Set<string>();
-  const gst = await home.lstat(GC_DIR);
-  if (!gst?.isDirectory()) return out;
-  const gc = await home.openDir(GC_DIR);
-  let q: Dir | undefined;
-  try {
-    for (const name of await gc.list()) {
-      if (!name.startsWith('ses_')) continue;
-      const sdir = await gc.openDir(name).catch(() => undefined);
-      if (!sdir) continue;
-      try {
-        if (!(await sdir.lstat(INTENT_FILE))?.isFile()) continue;
-        const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
-        for (const [seq, intent] of log.intents) {
-          const r = intent.restore;
-          if (!intent.kind?.startsWith('restore_') || intent.kind === 'restore_session' || !r || !Array.isArray(r.entries)) continue;
-          q ??= await openQuarantineDir(home, false);
-          if (!q) return out;
-          if (log.done.get(seq) !== undefined || (intent.kind === 'restore_truncation' && (await restoreLanded(q, r)))) for (const e of r.entries) out.add(e);
-        }
-      } catch {
-        // unreadable: nothing known about it
-      } finally {
-        await sdir.close();
-      }
-    }
-  } finally {
-    await q?.close();
-    await gc.close();
-  }
-  return out;
 }
 
 export async function recoverInterruptedAudits(home: Dir, homePath: string, nowMs: number): Promise<Recovered[]> {

@@ -12,7 +12,7 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
 import { Dir } from '../fsx/safe-fs.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory.js';
-import { restoredPendingEntries } from './audit-recovery.js';
+import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
 

@@ -2,7 +2,7 @@
 // Guarantees: counts, sizes, codes, ids and durations only — never record content; the outcome
 // is derived from stable codes, never from message text.
 import { Codes } from '../errors.js';
-import { summaryLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import { countByKind, formatBytes, formatDuration, type SweepReport } from './report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from '../gchome/state.js';
 
@@ -185,4 +185,10 @@ export function actionsByStore(report: SweepReport): Record<string, Record<strin
     byStore[store] = (byStore[store] ?? 0) + 1;
   }
   return out;
+}
+
+/** The logger for per-sweep summaries: at least `info`, unless logging is off. */
+export function summaryLogger(log: Logger): Logger {
+  if (log.level === 'silent' || log.isLevelEnabled('info')) return log;
+  return log.child({}, { level: 'info' });
 }

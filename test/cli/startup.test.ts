@@ -1,8 +1,11 @@
 // Start-up cost: one-shot commands do not load what only the daemon needs. `cron`
 // (and luxon under it) is imported by the daemon, and by the configuration loader only when a
 // configuration sets `schedule:`; a lone `--version` is answered before the CLI is loaded, with
-// the very text commander prints for it. Asserted on what a process loaded, never on time.
+// the very text commander prints for it; the installed bin (the bundle) runs the read-only
+// commands and a dry run with nothing to sweep without the writers (the lock, the sweep
+// pipeline) and without the logger. Asserted on what a process loaded, never on time.
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +20,34 @@ beforeAll(() => {
   fs.mkdirSync(path.join(dir, 'home'), { mode: 0o700 });
 });
 afterAll(() => rmrf(dir));
+
+/**
+ * Runs the bundled bin (as installed) with a module hook that records every file Node loads;
+ * returns the exit status, stdout and the sources those files were built from (each chunk's
+ * source map: `src/...` for ours, `node_modules/<package>` for a dependency).
+ */
+function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number | null; stdout: string; sources: Set<string> } {
+  const hooks = path.join(dir, 'hooks.mjs');
+  const register = path.join(dir, 'register.mjs');
+  const log = path.join(dir, 'loaded.txt');
+  fs.writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.MGC_LOADED, url + '\\n');\n  return next(url, context);\n}\n");
+  fs.writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  fs.rmSync(log, { force: true });
+  const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', timeout: T, cwd: dir, env: { ...env, MGC_LOADED: log } });
+  const sources = new Set<string>();
+  for (const url of fs.readFileSync(log, 'utf8').split('\n')) {
+    if (!url.startsWith('file:')) continue;
+    const file = fileURLToPath(url);
+    if (!fs.existsSync(`${file}.map`)) continue; // the bin's entry and the re-export facades hold no code of their own
+    const map = JSON.parse(fs.readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+    for (const s of map.sources) {
+      const abs = path.resolve(path.dirname(file), s);
+      const nm = abs.split('/node_modules/');
+      sources.add(nm.length > 1 ? `node_modules/${nm[1]!.split('/')[0]!}` : path.relative(REPO, abs));
+    }
+  }
+  return { status: r.status, stdout: r.stdout, sources };
+}
 
 /** Runs the CLI's main() in a child node; returns its stdout and the CJS packages it loaded. */
 function loaded(args: string[]): { status: number | null; packages: string[] } {
@@ -68,5 +99,41 @@ describe('start-up loads only what the command needs', () => {
     expect(fast.status).toBe(0);
     expect(fast.stdout).toBe(viaCommander.stdout);
     expect(short.stdout).toBe(viaCommander.stdout);
+  }, T);
+});
+
+describe('the installed bin loads no writer and no logger for what only reads', () => {
+  const WRITERS = ['src/gchome/lock.ts', 'node_modules/proper-lockfile', 'node_modules/graceful-fs', 'src/sweep/pipeline.ts', 'src/gchome/audit-recovery.ts', 'src/commands/protect.ts'];
+  const empty = (): NodeJS.ProcessEnv => {
+    const e = path.join(dir, 'empty-user');
+    fs.mkdirSync(e, { recursive: true, mode: 0o700 });
+    return { ...process.env, HOME: e, XDG_CONFIG_HOME: e };
+  };
+
+  it('a dry run with no home and no sessions root says so without loading the sweep or pino', () => {
+    const r = bundleLoads(['--dry-run'], empty());
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)');
+    expect(r.sources).toContain('src/cli/sweep.ts'); // the probe sees our modules at all
+    for (const w of WRITERS) expect(r.sources).not.toContain(w);
+    expect(r.sources).not.toContain('src/sweep/metrics.ts');
+    expect(r.sources).not.toContain('node_modules/pino');
+  }, T);
+
+  it('status loads neither the writers nor pino', () => {
+    const r = bundleLoads(['status'], empty());
+    expect(r.status).toBe(0);
+    expect(r.sources).toContain('src/commands/status.ts');
+    expect(r.sources).toContain('src/gchome/held-listing.ts');
+    for (const w of WRITERS) expect(r.sources).not.toContain(w);
+    expect(r.sources).not.toContain('node_modules/pino');
+  }, T);
+
+  it('history loads neither the writers nor pino', () => {
+    const r = bundleLoads(['history'], empty());
+    expect(r.status).toBe(0);
+    expect(r.sources).toContain('src/commands/audit-read.ts');
+    for (const w of WRITERS) expect(r.sources).not.toContain(w);
+    expect(r.sources).not.toContain('node_modules/pino');
   }, T);
 });

@@ -185,6 +185,26 @@ export interface Unwritable {
   notAttempted: Map<string, number>;
 }
 
+/** The report of a sweep that has not run a step yet. */
+export function newReport(config: GcConfig, dryRun: boolean, nowMs: number): SweepReport {
+  return {
+    dry_run: dryRun,
+    home: config.home,
+    home_exists: false,
+    started_ms: nowMs,
+    duration_ms: 0,
+    actions: [],
+    skipped: [],
+    errors: [],
+    audit: null,
+    bytes_freed: 0,
+    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
+    schema_version: REPORT_SCHEMA_VERSION,
+    config: config.source ?? null,
+    steps: [],
+  };
+}
+
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
   const now = opts.now ?? Date.now;
   const nowMs = now();
@@ -198,22 +218,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     now,
     nowMs,
     uid,
-    report: {
-      dry_run: opts.dryRun,
-      home,
-      home_exists: false,
-      started_ms: nowMs,
-      duration_ms: 0,
-      actions: [],
-      skipped: [],
-      errors: [],
-      audit: null,
-      bytes_freed: 0,
-      inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
-      schema_version: REPORT_SCHEMA_VERSION,
-      config: opts.config.source ?? null,
-      steps: [],
-    },
+    report: newReport(opts.config, opts.dryRun, nowMs),
     stopped: false,
     homeExists: false,
     homeDir: undefined,

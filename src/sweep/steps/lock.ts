@@ -15,6 +15,7 @@ import { statFs } from '../../fsx/statfs.js';
 import { formatBytes, formatDuration } from '../report.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists } from '../../fsx/dirs.js';
+import { stopNothingToSweep } from './no-home.js';
 
 export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const { home, config, report } = ctx;
@@ -22,9 +23,7 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const configuredRootsExist = await anyExists(config.sessions.map((s) => s.root));
   if (!homeSt) {
     if (!configuredRootsExist) {
-      report.message = `No murmur home at ${home} and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)`;
-      ctx.stopped = true;
-      return { items: 0, bytes: 0 };
+      return stopNothingToSweep(ctx);
     }
   } else if (!homeSt.isDirectory() && !homeSt.isSymbolicLink()) {
     throw new GcError(Codes.ioError, `${home} is not a directory`);
