@@ -9,9 +9,12 @@
 //   the sweep's own errors when the sweep itself finished.
 // - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
 //   "stopped early" in status and history alike.
-// - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
+// - Human output is grouped (-v lists every item, -q prints only errors) and fits the terminal's
+//   width (80 columns when stdout is not a terminal; src/layout.ts); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
+import { homedir } from 'node:os';
 import { runSweep } from '../sweep/pipeline.js';
+import { layoutFor } from '../layout.js';
 import { renderHuman, type Verbosity } from '../sweep/report.js';
 import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
@@ -60,7 +63,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       if (failed) report.errors.push(failed);
     }
     if (opts.json) process.stdout.write(JSON.stringify(report) + '\n');
-    else process.stdout.write(renderHuman(report, verbosity));
+    else process.stdout.write(renderHuman(report, verbosity, layoutFor(process.stdout, homedir())));
     log.flush?.();
     return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;
   } catch (err) {

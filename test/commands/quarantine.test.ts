@@ -306,7 +306,7 @@ describe('disk budgets under pressure purge the quarantine first', () => {
     for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
     expect(held(root)).toEqual([]);
     expect(r.budget?.stores[0]).toMatchObject({ removed: 1, held_purged: 1 });
-    expect(renderHuman(r)).toContain('held by the quarantine, purged first');
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain('held by the quarantine, purged first');
     expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_bytes', targets: [old] })]);
   });
 

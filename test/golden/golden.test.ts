@@ -6,16 +6,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderHuman } from '../../src/sweep/report.js';
+import type { Layout } from '../../src/layout.js';
 import { gatherStatus, renderStatus } from '../../src/commands/status.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory, renderHistory, type HistoryQuery } from '../../src/commands/history.js';
 import { recordOneShotSweep } from '../../src/gchome/state.js';
 import { loadConfig } from '../../src/config/load.js';
 import * as f from '../helpers/fixtures.js';
-import { HOME, NOW, cleanReport, dryReport, fixedId, lastSweep, realReport, statusDoc } from './inputs.js';
+import { FAR_ROOT, HOME, NOW, OPERATOR_HOME, cleanReport, dryReport, fixedId, lastSweep, realReport, statusDoc } from './inputs.js';
 
 const DIR = path.dirname(new URL(import.meta.url).pathname);
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
+/** Not a terminal: 80 columns; the operator's home is /home/op. */
+const TERM: Layout = { width: 80, homeDir: OPERATOR_HOME };
 
 /** Compare `text` with the golden file `name` (or rewrite it under UPDATE_GOLDEN=1). */
 function golden(name: string, text: string): void {
@@ -33,17 +36,34 @@ function normalize<T>(v: T, tmp: string, extra: (key: string, value: unknown) =>
   return JSON.parse(JSON.stringify(v, (k, x: unknown) => extra(k, typeof x === 'string' ? x.split(tmp).join('') : x))) as T;
 }
 
+/** Every line of `text` fits `width` columns. */
+function fits(text: string, width: number): void {
+  const over = text.split('\n').filter((l) => [...l].length > width);
+  expect(over, `lines wider than ${width} columns`).toEqual([]);
+}
+
 describe('golden: the sweep report', () => {
+  it('fits 80 columns (not a terminal) and the terminal\'s width on one', () => {
+    for (const v of ['normal', 'verbose'] as const) {
+      for (const r of [realReport(), dryReport(), cleanReport()]) {
+        fits(renderHuman(r, v, TERM, NOW), 80);
+      }
+    }
+    // A wider terminal shows the long sessions root whole.
+    expect(renderHuman(realReport(), 'normal', { ...TERM, width: 132 }, NOW)).toContain(`\n  ${FAR_ROOT}\n`);
+    expect(renderHuman(realReport(), 'normal', TERM, NOW)).not.toContain(`\n  ${FAR_ROOT}\n`);
+  });
+
   it('a real sweep, grouped and -v', () => {
-    golden('sweep.txt', renderHuman(realReport(), 'normal'));
-    golden('sweep-verbose.txt', renderHuman(realReport(), 'verbose'));
+    golden('sweep.txt', renderHuman(realReport(), 'normal', TERM, NOW));
+    golden('sweep-verbose.txt', renderHuman(realReport(), 'verbose', TERM, NOW));
   });
   it('a dry run, grouped and -v', () => {
-    golden('sweep-dry-run.txt', renderHuman(dryReport(), 'normal'));
-    golden('sweep-dry-run-verbose.txt', renderHuman(dryReport(), 'verbose'));
+    golden('sweep-dry-run.txt', renderHuman(dryReport(), 'normal', TERM, NOW));
+    golden('sweep-dry-run-verbose.txt', renderHuman(dryReport(), 'verbose', TERM, NOW));
   });
   it('a sweep with nothing to do', () => {
-    golden('sweep-clean.txt', renderHuman(cleanReport(), 'normal'));
+    golden('sweep-clean.txt', renderHuman(cleanReport(), 'normal', TERM, NOW));
   });
 });
 

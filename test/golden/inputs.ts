@@ -10,7 +10,7 @@ export const NOW = Date.UTC(2026, 10, 30, 20, 0, 0);
 export const OPERATOR_HOME = '/home/op';
 export const HOME = '/home/op/.murmur';
 export const ROOT = '/home/op/.murmur/sessions';
-export const FAR_ROOT = '/srv/agents/build-farm/workspaces/nightly-integration-suite/.murmur/sessions';
+export const FAR_ROOT = '/srv/agents/build-farm/workspaces/nightly-integration-suite/checkout/.murmur/sessions';
 
 /** A uuid-v7-shaped id minted at `ms`, its random part made of `n`. */
 export function fixedId(prefix: string, ms: number, n: number): string {

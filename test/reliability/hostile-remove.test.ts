@@ -129,7 +129,7 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
     const human = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
     expect(human.status).toBe(0);
-    expect(human.stdout).toMatch(/Kept aside: 1 directory murmur-gc could not remove whole \(\d+(\.\d)? (B|KiB), the oldest since .*\): .*\.murmur-gc-kept\./);
+    expect(human.stdout.replace(/\n\s+/g, " ")).toMatch(/Kept aside: 1 directory murmur-gc could not remove whole \(\d+(\.\d)? (B|KiB), the oldest since .*\): .*\.murmur-gc-kept\./);
     expect(human.stderr).toMatch(/kept_aside/);
     expect(human.stderr).toMatch(/1 kept aside \(\d+(\.\d)? (B|KiB)/);
 
