@@ -326,9 +326,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   prose(
     `${r.dry_run ? 'Would have: ' : 'Done: '}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${r.dry_run ? 'to free' : 'freed'}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
-  prose(
-    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
-  );
+  prose(`Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}${scanTime(r)}.`);
   if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
@@ -339,6 +337,17 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   if (r.kept) prose(tildeAll(keptLine(r.kept, r.dry_run ? nowMs : r.started_ms + r.duration_ms), L));
   if (r.audit) prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * ` in 3.1 s; the whole sweep took 5.0 s`: the time of the scan steps (`scan_*`), then the run's;
+ * only the run's, said as such, when the report has no step timings.
+ */
+function scanTime(r: SweepReport): string {
+  const scans = (r.steps ?? []).filter((s) => s.step.startsWith('scan_'));
+  const whole = `the whole ${r.dry_run ? 'dry run' : 'sweep'} took ${formatDuration(r.duration_ms)}`;
+  if (scans.length === 0) return `; ${whole}`;
+  return ` in ${formatDuration(scans.reduce((n, s) => n + s.ms, 0))}; ${whole}`;
 }
 
 /** Every mention of the operator's home directory in `text` shown as `~`. */

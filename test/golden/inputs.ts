@@ -86,7 +86,9 @@ export function realReport(): SweepReport {
     schema_version: 1,
     config: '/home/op/.config/murmur-gc/config.yaml',
     steps: [
-      { step: 'scan', items: 540, bytes: 0, ms: 3_100 },
+      { step: 'lock', items: 0, bytes: 0, ms: 2 },
+      { step: 'scan_sessions', items: 490, bytes: 0, ms: 2_900 },
+      { step: 'scan_records', items: 50, bytes: 0, ms: 200 },
       { step: 'remove', items: 4, bytes: 3_283_360, ms: 1_200 },
     ],
     budget: {
