@@ -79,10 +79,14 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
   const config = await loadForCommand(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
   const { readAuditHistory } = await import('../commands/audit-read.js');
-  const { buildHistory, renderHistory } = await import('../commands/history.js');
+  const { buildHistory, renderHistory, heldNowKey } = await import('../commands/history.js');
+  const { listHeld } = await import('../commands/quarantine.js');
   const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
+  // What the undo window holds now: a removal it holds is "held", not "removed".
+  const held = new Map<string, number>();
+  for (const i of (await listHeld(config, false)).items) held.set(heldNowKey(i.kind === 'session' ? 'sessions' : 'records', i.target), i.untilMs);
   const doc = buildHistory(
-    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },
+    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held },
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );

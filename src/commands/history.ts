@@ -8,6 +8,9 @@
 // killed one whose audit the next run completes). An operator's `conversation rm|truncate` has an
 // audit session of its own whose retention line carries `trigger: manual_cli`: it is shown as
 // done "by hand", never as a sweep.
+// Removed, held, purged and restored are told apart: what a sweep took is "held" while the undo
+// window holds it now (the caller passes what `quarantine ls` lists), "purged" or "restored" when
+// a later line of the trail says so, else "removed" (`fate` per line, `state` per --target match).
 import { formatDuration, formatWhen } from '../sweep/report.js';
 import { idTimestampMs } from '../runtime/ids.js';
 import { outcomeWords } from '../sweep/summary.js';
@@ -23,7 +26,26 @@ export interface RetentionEntry {
   messages_dropped?: number;
   /** `manual_cli`: an operator's `conversation rm|truncate`, not a sweep. */
   trigger?: string;
+  /**
+   * What became of its targets, as far as the trail and the undo window tell now: removed at
+   * once (or gone from the quarantine otherwise), still held (restorable), held and then deleted
+   * for good (purged), held and then put back (restored). The four add up to `targets`.
+   */
+  fate?: Fate;
 }
+
+/** Counts of what became of a retention line's targets (buildHistory fills it in). */
+export interface Fate {
+  removed: number;
+  held: number;
+  purged: number;
+  restored: number;
+}
+
+/** What is held in the undo window now: `<store>\0<target>` → until when (src/commands/quarantine.ts listHeld). */
+export type HeldNow = ReadonlyMap<string, number>;
+
+export const heldNowKey = (store: string, target: string): string => `${store}\0${target}`;
 
 export interface SweepHistory {
   /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
@@ -186,10 +208,33 @@ export interface TargetMatch {
   manual: boolean;
   /** max_messages only: messages dropped by that line, across all its records. */
   line_messages_dropped?: number;
+  /**
+   * removed / truncated matches only: what became of it — `removed` (at once, or no longer
+   * held), `held` (in the undo window now: `held_until_ms`), `purged` or `restored` later.
+   */
+  state?: keyof Fate;
+  held_until_ms?: number;
 }
 
-export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}): TargetMatch[] {
+/**
+ * What became of `target` (of `store`) after the sweep that took it: the first purge or restore of
+ * it in `after` (the sweeps that followed, oldest first), else held when the undo window holds it
+ * now, else removed.
+ */
+function fateOf(after: SweepHistory[], store: string, target: string, held: HeldNow): { state: keyof Fate; until?: number } {
+  for (const s of after) {
+    if (s.quarantine.purged.some((p) => p.store === store && p.targets.includes(target))) return { state: 'purged' };
+    if (s.quarantine.restored.some((r) => r.store === store && r.target === target)) return { state: 'restored' };
+    // taken again by a later sweep: that later line tells its fate
+    if (s.retention.some((r) => r.store === store && r.targets.includes(target))) return { state: 'removed' };
+  }
+  const until = held.get(heldNowKey(store, target));
+  return until !== undefined ? { state: 'held', until } : { state: 'removed' };
+}
+
+export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}, held: HeldNow = new Map(), all: SweepHistory[] = sweeps): TargetMatch[] {
   const out: TargetMatch[] = [];
+  const later = (s: SweepHistory) => all.slice(all.indexOf(s) + 1);
   for (const s of sweeps) {
     for (const r of s.retention) {
       if (!r.targets.includes(target)) continue;
@@ -206,6 +251,9 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
         manual: r.trigger === 'manual_cli',
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      const f = fateOf(later(s), r.store, target, held);
+      m.state = f.state;
+      if (f.until !== undefined) m.held_until_ms = f.until;
       out.push(m);
     }
     for (const p of s.quarantine.purged) {
@@ -240,7 +288,8 @@ export interface HistoryDoc {
   /** Oldest first. With --target: only the sweeps that removed or truncated it. */
   sweeps: SweepHistory[];
   matches?: TargetMatch[];
-  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number };
+  /** `*_removed` count every item taken (held or not); `held`: of those, still in the undo window now. */
+  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number; held: number };
   problems: { target: string; code: string; detail: string }[];
 }
 
@@ -249,23 +298,33 @@ function startKey(s: SweepHistory): number {
 }
 
 export function buildHistory(
-  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string> },
+  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string>; held?: HeldNow },
   all: SweepHistory[],
   q: HistoryQuery,
 ): HistoryDoc {
-  let sweeps = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  const held = base.held ?? new Map<string, number>();
+  const ordered = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  ordered.forEach((s, i) => {
+    for (const r of s.retention) {
+      const fate: Fate = { removed: 0, held: 0, purged: 0, restored: 0 };
+      for (const t of r.targets) fate[fateOf(ordered.slice(i + 1), r.store, t, held).state]++;
+      r.fate = fate;
+    }
+  });
+  let sweeps = ordered;
   if (q.sinceMs !== undefined) {
     const since = q.sinceMs;
     sweeps = sweeps.filter((s) => startKey(s) >= since);
   }
   let matches: TargetMatch[] | undefined;
   if (q.target !== undefined) {
-    matches = findTarget(sweeps, q.target, base.where);
+    matches = findTarget(sweeps, q.target, base.where, held, ordered);
     const hit = new Set(matches.map((m) => m.sweep));
     sweeps = sweeps.filter((s) => hit.has(s.session_id));
   }
-  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0 };
+  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0, held: 0 };
   for (const s of sweeps) {
+    for (const r of s.retention) totals.held += r.fate?.held ?? 0;
     totals.sessions_removed += s.totals.sessions_removed;
     totals.records_removed += s.totals.records_removed;
     totals.records_truncated += s.totals.records_truncated;
@@ -308,9 +367,46 @@ function retentionWords(r: RetentionEntry): string {
       : `by hand (conversation rm): ${r.removed} removed`;
   }
   if (r.reason === 'max_messages') {
-    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`;
+    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped${fateWords(r.fate, 'truncation')}`;
   }
+  const f = r.fate;
+  if (f && f.removed !== r.targets.length) return `${r.store}/${r.reason}: ${r.removed} taken${fateWords(f, 'item')}`;
   return `${r.store}/${r.reason}: ${r.removed} removed`;
+}
+
+/** ` — 1 removed, 1 held now (restorable), 1 held then deleted for good, 1 held then restored`; nothing when all were removed at once. */
+function fateWords(f: Fate | undefined, what: 'item' | 'truncation'): string {
+  if (!f || f.held + f.purged + f.restored === 0) return '';
+  if (what === 'truncation') {
+    const parts = [
+      ...(f.held > 0 ? [`${f.held} held now (restorable)`] : []),
+      ...(f.purged > 0 ? [`${f.purged} held then deleted for good`] : []),
+      ...(f.restored > 0 ? [`${f.restored} held then restored`] : []),
+    ];
+    return `; dropped lines: ${parts.join(', ')}`;
+  }
+  const parts = [
+    ...(f.removed > 0 ? [`${f.removed} removed`] : []),
+    ...(f.held > 0 ? [`${f.held} held now (restorable)`] : []),
+    ...(f.purged > 0 ? [`${f.purged} held then deleted for good`] : []),
+    ...(f.restored > 0 ? [`${f.restored} held then restored`] : []),
+  ];
+  return ` — ${parts.join(', ')}`;
+}
+
+/** The verb of a removed/truncated match: `removed`, or `held` when the undo window took it. */
+function matchVerb(m: TargetMatch): string {
+  if (m.state === undefined || m.state === 'removed' || m.action === 'truncated') return m.action;
+  return 'held';
+}
+
+/** Under a match the undo window holds now: until when, and how to put it back. */
+function heldNote(m: TargetMatch, target: string, iso: (ms: number | null) => string): string[] {
+  if (m.state !== 'held') return [];
+  const until = iso(m.held_until_ms ?? null);
+  return m.action === 'truncated'
+    ? [`    its dropped lines are held until ${until}: murmur-gc restore ${target} puts them back`]
+    : [`    held now, until ${until}: murmur-gc restore ${target} puts it back`];
 }
 
 export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
@@ -358,7 +454,8 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
           continue;
         }
-        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        out.push(`  ${matchVerb(m)} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        out.push(...heldNote(m, doc.target, iso));
       }
     }
     return out.join('\n') + '\n';
@@ -380,7 +477,7 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   }
   const t = doc.totals;
   out.push(
-    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
+    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';

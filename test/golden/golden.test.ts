@@ -9,7 +9,7 @@ import { renderHuman } from '../../src/sweep/report.js';
 import type { Layout } from '../../src/layout.js';
 import { gatherStatus, renderStatus } from '../../src/commands/status.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
-import { buildHistory, renderHistory, type HistoryQuery } from '../../src/commands/history.js';
+import { buildHistory, heldNowKey, renderHistory, type HistoryQuery } from '../../src/commands/history.js';
 import { recordOneShotSweep } from '../../src/gchome/state.js';
 import { loadConfig } from '../../src/config/load.js';
 import * as f from '../helpers/fixtures.js';
@@ -107,7 +107,12 @@ describe('golden: history', () => {
 
   const run = async (q: HistoryQuery) => {
     const read = await readAuditHistory(home, q);
-    const doc = buildHistory({ home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where }, read.sweeps, q);
+    // The undo window holds B1 now (and ctx_triage's dropped lines): they read as held, not removed.
+    const held = new Map([
+      [heldNowKey('sessions', B1), NOW + 12 * H],
+      [heldNowKey('records', 'ctx_triage'), NOW + 20 * H],
+    ]);
+    const doc = buildHistory({ home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held }, read.sweeps, q);
     return normalize(doc, tmp);
   };
 
@@ -121,11 +126,13 @@ describe('golden: history', () => {
     for (const [name, target] of [
       ['removed', A1],
       ['purged', B2],
+      ['held', B1],
+      ['restored', B3],
       ['truncated', 'ctx_triage'],
     ] as const) {
       const doc = await run({ target });
       golden(`history-target-${name}.txt`, renderHistory(doc, NOW));
-      if (name === 'purged') golden(`history-target-${name}.json`, JSON.stringify(doc, null, 2) + '\n');
+      if (name === 'purged' || name === 'held') golden(`history-target-${name}.json`, JSON.stringify(doc, null, 2) + '\n');
     }
   });
 });
