@@ -51,6 +51,8 @@ export const Codes = {
   sparseFile: 'sparse_file',
   /** A session name minted in the future outranks real sessions for `max_sessions` (a warning, once per root). */
   futureSessionId: 'future_session_id',
+  /** `history --target` given a prefix of more than one name in the audit trail (exit 2). */
+  targetAmbiguous: 'target_ambiguous',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

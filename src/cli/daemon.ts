@@ -4,7 +4,8 @@
 // (NOTIFY_SOCKET) it reports READY=1 once its signal handlers are installed, before reading the
 // configuration (src/daemon/sd-notify.ts); `status` and
 // `history` are read-only and exit 0 (2 on a bad configuration or a bad --since; history
-// --target exits 1 when no sweep in the trail removed or truncated the target); with --json
+// --target exits 1 when nothing in the trail names the target, 2 when it is a prefix of more
+// than one name); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
 // The daemon, the status/history readers (and through them `cron`) and the logger are imported
 // when their command runs, so other commands do not load them at start-up.
@@ -121,7 +122,7 @@ export function registerDaemonCommands(program: Command): void {
     .command('history')
     .description("past sweeps from murmur-gc's audit traces in <home>/gc: what each removed or truncated, and why")
     .option('--json', 'print one JSON document on stdout', false)
-    .option('--target <name>', 'which sweep(s) removed or truncated this session (ses_…) or conversation context')
+    .option('--target <name>', 'what happened to this session (ses_…) or conversation context: removed, held, truncated, purged, restored, reconciled; a unique prefix of the id will do')
     .option('--since <duration>', 'only sweeps started within this duration (90, 30m, 12h, 7d)', parseSince)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')

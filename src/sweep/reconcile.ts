@@ -84,6 +84,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView, dr
       contextId: mintId('ctx_'),
       trust: lowestTrust(summary, landed),
       messagePartsBytes: Buffer.byteLength(lostReportText(session, landed)),
+      session: { id: session, root: v.root, workIds: landed.map((w) => w.workId) },
     });
     for (const w of landed) {
       ctx.action(lostAction(w, taskId));

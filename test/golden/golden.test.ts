@@ -128,6 +128,8 @@ describe('golden: history', () => {
       ['purged', B2],
       ['held', B1],
       ['restored', B3],
+      ['reconciled', LOST],
+      ['prefix', A1.slice(0, 20)],
       ['truncated', 'ctx_triage'],
     ] as const) {
       const doc = await run({ target });
@@ -175,17 +177,20 @@ function writeAuditTrail(home: string): void {
     NOW - 72 * H,
     [
       { event_type: 'retention', store: 'sessions', reason: 'max_age', removed: 2, targets: [A1, A2] },
-      { event_type: 'retention', store: 'records', reason: 'max_messages', removed: 1, targets: ['ctx_triage'], messages_dropped: 1200 },
+      { event_type: 'retention', store: 'records', reason: 'max_messages', removed: 2, targets: ['ctx_triage', 'ctx_long'], messages_dropped: 1203 },
       { event_type: 'task_start', task_id: task, context_id: fixedId('ctx_', NOW - 72 * H, 1), source: 'detached_lost', origin: 'system', trust: 'trusted', lane: 'system', message_parts_bytes: 120 },
       { event_type: 'task_end', task_id: task, status: 'ok', turns: 0 },
     ],
     'ok',
-    { [A1]: root, [A2]: root, ctx_triage: store },
+    { [A1]: root, [A2]: root, ctx_triage: store, ctx_long: store },
+  );
+  fs.writeFileSync(
+    path.join(home, 'gc', SWEEP_A, 'details.json'),
+    JSON.stringify({ dropped: { ctx_triage: 1200, ctx_long: 3 }, reconciled: { [task]: { session: LOST, root, work_ids: ['wrk_01', 'wrk_02'] } } }) + '\n',
   );
   write(SWEEP_B, NOW - 48 * H, [{ event_type: 'retention', store: 'sessions', reason: 'max_sessions', removed: 3, targets: [B1, B2, B3] }], 'failed', { [B1]: root, [B2]: root, [B3]: root });
   write(SWEEP_C, NOW - 24 * H, [{ event_type: 'quarantine_purge', store: 'sessions', reason: 'expired', removed: 1, targets: [B2], kinds: ['session'] }], 'ok');
   write(RESTORE, NOW - 12 * H, [{ event_type: 'quarantine_restore', store: 'sessions', held: 'session', target: B3, origin: root }], 'ok');
   write(BY_HAND, NOW - 6 * H, [{ event_type: 'retention', store: 'records', reason: 'max_age', removed: 1, targets: ['ctx_old'], trigger: 'manual_cli' }], 'ok', { ctx_old: store });
   write(KILLED, NOW - 1 * H, [], null);
-  void LOST;
 }
