@@ -2,7 +2,8 @@
 // Guarantees: exit 0 when the sweep finished without errors, 1 with errors, 2 on invalid
 // configuration (nothing touched), 75 when another sweep holds the lock.
 // - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
-//   sweep, trigger "manual") and logs the same one-line `sweep_summary` as the daemon — so the
+//   sweep; trigger "manual", or "unattended" under --unattended: the timer's route) and logs the
+//   same one-line `sweep_summary` as the daemon — so the
 //   timer route (murmur-gc-sweep.service) is as visible as the daemon. A dry run records nothing.
 // - With metrics.textfile configured, a real run then writes the metrics file from that same
 //   summary (src/sweep/metrics.ts); a failed write is an error of the run (exit 1), reported with
@@ -16,7 +17,7 @@ import { homedir } from 'node:os';
 import { runSweep } from '../sweep/pipeline.js';
 import { layoutFor } from '../layout.js';
 import { renderHuman, type Verbosity } from '../sweep/report.js';
-import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
+import { recordOneShotSweep, type SweepSummary, type SweepTrigger } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
@@ -47,6 +48,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   const verbosity: Verbosity = quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal';
   const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
   const started = Date.now();
+  // The shipped timer (and any scheduler) passes --unattended: its sweeps are recorded as such.
+  const trigger: SweepTrigger = opts.unattended === true ? 'unattended' : 'manual';
   // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
   // point, finish the audit with what was done, record the outcome ("stopped early").
   const stop = new AbortController();
@@ -57,7 +60,7 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
     const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p) } : {}) });
     line?.end();
     if (!opts.dryRun) {
-      const summary = summarizeReport(report, 'manual', started, Date.now());
+      const summary = summarizeReport(report, trigger, started, Date.now());
       await record(config.home, log, summary, quiet);
       const failed = await metrics(config, log, summary);
       if (failed) report.errors.push(failed);
@@ -72,8 +75,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       const ended = Date.now();
       const s =
         err instanceof BusyError
-          ? busySummary('manual', started, ended, err.message)
-          : failedSummary('manual', started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
+          ? busySummary(trigger, started, ended, err.message)
+          : failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
       await record(config.home, log, s, quiet);
       await metrics(config, log, s);
     }
