@@ -182,5 +182,6 @@ export function statusDoc(): StatusDoc {
       interval_secs: 1800,
     },
     protection: { file: `${HOME}/gc/protected.json`, items: 1, unreadable: null },
+    config: null,
   };
 }
