@@ -73,6 +73,8 @@ export const Codes = {
    * or a `.conversation.jsonl.<pid>.<hex>.tmp` of a dead pid, a running record whose process is gone.
    */
   runtimeDebris: 'runtime_debris',
+  /** `history --target` given a prefix of more than one name in the audit trail (exit 2). */
+  targetAmbiguous: 'target_ambiguous',
 } as const;
 
 export type Code = (typeof Codes)[keyof typeof Codes];

@@ -3,9 +3,10 @@
 // at start (nothing touched), 75 when another daemon already runs for the home; under systemd
 // (NOTIFY_SOCKET) it reports READY=1 once its signal handlers are installed, before reading the
 // configuration (src/daemon/sd-notify.ts); `status` and
-// `history` are read-only and exit 0 (2 on a bad --since; history --target exits 1 when no sweep
-// in the trail removed or truncated the target). On an invalid configuration they still show
-// what the home holds, say so on stderr and exit 2 (src/cli/context.ts loadForView); with --json
+// `history` are read-only and exit 0 (2 on a bad --since; history --target exits 1 when nothing
+// in the trail names the target, 2 when it is a prefix of more than one name). On an invalid
+// configuration they still show what the home holds, say so on stderr and exit 2
+// (src/cli/context.ts loadForView); with --json
 // exactly one JSON document goes to stdout and logs go to stderr only.
 // The daemon, the status/history readers (and through them `cron`) and the logger are imported
 // when their command runs, so other commands do not load them at start-up.
@@ -82,10 +83,14 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
   const { config, invalid } = await loadForView(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
   const { readAuditHistory } = await import('../commands/audit-read.js');
-  const { buildHistory, renderHistory } = await import('../commands/history.js');
+  const { buildHistory, renderHistory, heldNowKey } = await import('../commands/history.js');
+  const { listHeld } = await import('../gchome/held-listing.js');
   const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
+  // What the undo window holds now: a removal it holds is "held", not "removed".
+  const held = new Map<string, number>();
+  for (const i of (await listHeld(config, false)).items) held.set(heldNowKey(i.kind === 'session' ? 'sessions' : 'records', i.target), i.untilMs);
   const doc = buildHistory(
-    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },
+    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held },
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );
@@ -124,7 +129,7 @@ export function registerDaemonCommands(program: Command): void {
     .command('history')
     .description("past sweeps from murmur-gc's audit traces in <home>/gc: what each removed or truncated, and why")
     .option('--json', 'print one JSON document on stdout', false)
-    .option('--target <name>', 'which sweep(s) removed or truncated this session (ses_…) or conversation context')
+    .option('--target <name>', 'what happened to this session (ses_…) or conversation context: removed, held, truncated, purged, restored, reconciled; a unique prefix of the id will do')
     .option('--since <duration>', 'only sweeps started within this duration (90, 30m, 12h, 7d)', parseSince)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')

@@ -2,19 +2,22 @@
 // Guarantees: exit 0 when the sweep finished without errors, 1 with errors, 2 on invalid
 // configuration (nothing touched), 75 when another sweep holds the lock.
 // - A real run records its outcome in <home>/gc/state.json (what `status` shows as the last
-//   sweep, trigger "manual"). A clean run writes nothing on stderr (cron mails every line); its
-//   one-line `sweep_summary` (the daemon's) is logged when stderr is the journal (the timer route,
-//   murmur-gc-sweep.service, is as visible as the daemon) or when the sweep did not end ok.
-//   A dry run records nothing.
+//   sweep; trigger "manual", or "unattended" under --unattended: the timer's route). A clean run
+//   writes nothing on stderr (cron mails every line); its one-line `sweep_summary` (the daemon's)
+//   is logged when stderr is the journal (the timer route, murmur-gc-sweep.service, is as visible
+//   as the daemon) or when the sweep did not end ok. A dry run records nothing.
 // - With metrics.textfile configured, a real run then writes the metrics file from that same
 //   summary (src/sweep/metrics.ts); a failed write is an error of the run (exit 1), reported with
 //   the sweep's own errors when the sweep itself finished.
 // - SIGTERM/SIGINT stop the sweep at its next safe point (as in the daemon): exit 1, outcome
 //   "stopped early" in status and history alike.
-// - Human output is grouped (-v lists every item, -q prints only errors); --json prints the one
+// - Human output is grouped (-v lists every item, -q prints only errors) and fits the terminal's
+//   width (80 columns when stdout is not a terminal; src/layout.ts); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
+import { homedir } from 'node:os';
+import { layoutFor } from '../layout.js';
 import { renderHuman, type Verbosity } from '../sweep/report.js';
-import { recordOneShotSweep, type SweepSummary } from '../gchome/state.js';
+import { recordOneShotSweep, type SweepSummary, type SweepTrigger } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
@@ -60,6 +63,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   // which re-raises SIGTERM/SIGINT when its listener is the only one left, so ours (a `once`
   // listener, gone once it has run) must be registered after it.
   const { runSweep } = await import('../sweep/pipeline.js');
+  // The shipped timer (and any scheduler) passes --unattended: its sweeps are recorded as such.
+  const trigger: SweepTrigger = opts.unattended === true ? 'unattended' : 'manual';
   // SIGTERM (systemctl stop of murmur-gc-sweep.service) / SIGINT (Ctrl-C): stop at the next safe
   // point, finish the audit with what was done, record the outcome ("stopped early").
   const stop = new AbortController();
@@ -70,13 +75,13 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
     const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) });
     line?.end();
     if (!opts.dryRun) {
-      const summary = summarizeReport(report, 'manual', started, Date.now());
+      const summary = summarizeReport(report, trigger, started, Date.now());
       await record(config.home, log, summary, quiet);
       const failed = await metrics(config, log, summary);
       if (failed) report.errors.push(failed);
     }
     if (opts.json) process.stdout.write(jsonLine('sweep', report));
-    else process.stdout.write(renderHuman(report, verbosity));
+    else process.stdout.write(renderHuman(report, verbosity, layoutFor(process.stdout, homedir())));
     log.flush?.();
     return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;
   } catch (err) {
@@ -85,8 +90,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       const ended = Date.now();
       const s =
         err instanceof BusyError
-          ? busySummary('manual', started, ended, err.message)
-          : failedSummary('manual', started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
+          ? busySummary(trigger, started, ended, err.message)
+          : failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
       await record(config.home, log, s, quiet);
       await metrics(config, log, s);
     }

@@ -8,9 +8,9 @@ import { Codes, describeError, errnoCode } from '../errors.js';
 import { forwardLines } from '../runtime/jsonl.js';
 import { GC_DIR_NAME } from '../gchome/paths.js';
 import { Dir, lstatPath, readSmallFile } from '../fsx/safe-fs.js';
-import { WHERE_FILE } from '../gchome/audit.js';
+import { DETAILS_FILE, WHERE_FILE, type AuditDetails } from '../gchome/audit.js';
 import { idTimestampMs, isSessionName } from '../runtime/ids.js';
-import { summarizeAuditTrace, type SweepHistory } from './history.js';
+import { applyDetails, summarizeAuditTrace, type SweepHistory } from './history.js';
 
 /** Bytes read per trace at most (a gc trace is a few lines; this bounds a damaged one). */
 export const READ_CAP = 64 << 20;
@@ -53,7 +53,7 @@ export async function readAuditHistory(home: string, opts: { sinceMs?: number; t
           const s = await readOne(gc, name);
           if (s) out.sweeps.push(s);
           const t = opts.target;
-          if (s && t !== undefined && s.retention.some((r) => r.targets.includes(t))) {
+          if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => x.startsWith(t)))) {
             const parent = await whereOf(gc, name, t);
             if (parent !== undefined) out.where[name] = parent;
           }
@@ -96,12 +96,25 @@ async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined>
           invalid++;
         }
       }
-      return summarizeAuditTrace(name, lines, { invalidLines: invalid, intentPending, truncatedRead: size > READ_CAP });
+      const h = summarizeAuditTrace(name, lines, { invalidLines: invalid, intentPending, truncatedRead: size > READ_CAP });
+      if (h) applyDetails(h, await readDetails(dir));
+      return h;
     } finally {
       await fh.close();
     }
   } finally {
     await dir.close();
+  }
+}
+
+/** The sweep's DETAILS_FILE (per-record messages dropped, reconciled sessions); undefined when absent or unreadable. */
+async function readDetails(dir: Dir): Promise<AuditDetails | undefined> {
+  try {
+    if (!(await dir.lstat(DETAILS_FILE))?.isFile()) return undefined;
+    const o = JSON.parse((await readSmallFile(dir, DETAILS_FILE, 64 << 20)).toString('utf8')) as unknown;
+    return typeof o === 'object' && o !== null ? (o) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -111,7 +124,11 @@ async function whereOf(gc: Dir, name: string, target: string): Promise<string | 
   try {
     if (!(await dir.lstat(WHERE_FILE))?.isFile()) return undefined;
     const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
-    const v = typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[target] : undefined;
+    if (typeof o !== 'object' || o === null) return undefined;
+    // `target` may be a unique prefix of the id (history --target): the one key it starts.
+    const m = o as Record<string, unknown>;
+    const key = target in m ? target : Object.keys(m).find((k) => k.startsWith(target));
+    const v = key === undefined ? undefined : m[key];
     return typeof v === 'string' ? v : undefined;
   } catch {
     return undefined;

@@ -8,9 +8,14 @@
 // killed one whose audit the next run completes). An operator's `conversation rm|truncate` has an
 // audit session of its own whose retention line carries `trigger: manual_cli`: it is shown as
 // done "by hand", never as a sweep.
+// Removed, held, purged and restored are told apart: what a sweep took is "held" while the undo
+// window holds it now (the caller passes what `quarantine ls` lists), "purged" or "restored" when
+// a later line of the trail says so, else "removed" (`fate` per line, `state` per --target match).
 import { formatDuration, formatWhen } from '../sweep/report.js';
 import { idTimestampMs } from '../runtime/ids.js';
 import { outcomeWords } from '../sweep/summary.js';
+import { Codes, GcError, ExitCodes } from '../errors.js';
+import type { AuditDetails } from '../gchome/audit.js';
 
 export const GC_CAPSULE = 'murmur-gc';
 
@@ -23,7 +28,28 @@ export interface RetentionEntry {
   messages_dropped?: number;
   /** `manual_cli`: an operator's `conversation rm|truncate`, not a sweep. */
   trigger?: string;
+  /** max_messages lines of sweeps that recorded it: messages dropped per record. */
+  dropped_by_target?: Record<string, number>;
+  /**
+   * What became of its targets, as far as the trail and the undo window tell now: removed at
+   * once (or gone from the quarantine otherwise), still held (restorable), held and then deleted
+   * for good (purged), held and then put back (restored). The four add up to `targets`.
+   */
+  fate?: Fate;
 }
+
+/** Counts of what became of a retention line's targets (buildHistory fills it in). */
+export interface Fate {
+  removed: number;
+  held: number;
+  purged: number;
+  restored: number;
+}
+
+/** What is held in the undo window now: `<store>\0<target>` → until when (src/commands/quarantine.ts listHeld). */
+export type HeldNow = ReadonlyMap<string, number>;
+
+export const heldNowKey = (store: string, target: string): string => `${store}\0${target}`;
 
 export interface SweepHistory {
   /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
@@ -46,7 +72,7 @@ export interface SweepHistory {
   manual: boolean;
   retention: RetentionEntry[];
   /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
-  reconciled: { tasks: number; task_ids: string[] };
+  reconciled: { tasks: number; task_ids: string[]; sessions?: ReconciledSession[] };
   /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
   quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
   /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
@@ -55,6 +81,42 @@ export interface SweepHistory {
   invalid_lines: number;
   /** The trace was larger than the read cap; only its head was read. */
   truncated_read: boolean;
+}
+
+/** A session whose lost background work a sweep marked `shell_lost` (from the sweep's details file). */
+export interface ReconciledSession {
+  task_id: string;
+  session: string;
+  root: string;
+  work_ids: string[];
+}
+
+/** Fill in what the sweep's details file adds to its trace lines (src/gchome/audit.ts DETAILS_FILE). */
+export function applyDetails(h: SweepHistory, d: AuditDetails | undefined): void {
+  if (!d) return;
+  const dropped = isObj(d.dropped) ? d.dropped : undefined;
+  if (dropped) {
+    for (const r of h.retention) {
+      if (r.reason !== 'max_messages') continue;
+      const per: Record<string, number> = {};
+      for (const t of r.targets) {
+        const n = num(dropped[t]);
+        if (n !== undefined) per[t] = n;
+      }
+      if (Object.keys(per).length > 0) r.dropped_by_target = per;
+    }
+  }
+  const rec = isObj(d.reconciled) ? d.reconciled : undefined;
+  if (rec) {
+    const sessions: ReconciledSession[] = [];
+    for (const task of h.reconciled.task_ids) {
+      const e: unknown = rec[task];
+      if (!isObj(e) || typeof e['session'] !== 'string' || typeof e['root'] !== 'string') continue;
+      const works = Array.isArray(e['work_ids']) ? e['work_ids'].filter((w): w is string => typeof w === 'string') : [];
+      sessions.push({ task_id: task, session: e['session'], root: e['root'], work_ids: works });
+    }
+    if (sessions.length > 0) h.reconciled.sessions = sessions;
+  }
 }
 
 export interface TraceLinesMeta {
@@ -174,7 +236,7 @@ export interface TargetMatch {
   started_ms: number | null;
   store: string;
   reason: string;
-  action: 'removed' | 'truncated' | 'purged' | 'restored' | 'protected' | 'released';
+  action: 'removed' | 'truncated' | 'purged' | 'restored' | 'protected' | 'released' | 'reconciled';
   exit_status: string | null;
   /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
   outcome: string;
@@ -186,10 +248,37 @@ export interface TargetMatch {
   manual: boolean;
   /** max_messages only: messages dropped by that line, across all its records. */
   line_messages_dropped?: number;
+  /** max_messages, when the sweep recorded it: messages dropped from this record. */
+  messages_dropped?: number;
+  /** reconciled only: the background commands marked lost in it. */
+  work_ids?: string[];
+  /**
+   * removed / truncated matches only: what became of it — `removed` (at once, or no longer
+   * held), `held` (in the undo window now: `held_until_ms`), `purged` or `restored` later.
+   */
+  state?: keyof Fate;
+  held_until_ms?: number;
 }
 
-export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}): TargetMatch[] {
+/**
+ * What became of `target` (of `store`) after the sweep that took it: the first purge or restore of
+ * it in `after` (the sweeps that followed, oldest first), else held when the undo window holds it
+ * now, else removed.
+ */
+function fateOf(after: SweepHistory[], store: string, target: string, held: HeldNow): { state: keyof Fate; until?: number } {
+  for (const s of after) {
+    if (s.quarantine.purged.some((p) => p.store === store && p.targets.includes(target))) return { state: 'purged' };
+    if (s.quarantine.restored.some((r) => r.store === store && r.target === target)) return { state: 'restored' };
+    // taken again by a later sweep: that later line tells its fate
+    if (s.retention.some((r) => r.store === store && r.targets.includes(target))) return { state: 'removed' };
+  }
+  const until = held.get(heldNowKey(store, target));
+  return until !== undefined ? { state: 'held', until } : { state: 'removed' };
+}
+
+export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}, held: HeldNow = new Map(), all: SweepHistory[] = sweeps): TargetMatch[] {
   const out: TargetMatch[] = [];
+  const later = (s: SweepHistory) => all.slice(all.indexOf(s) + 1);
   for (const s of sweeps) {
     for (const r of s.retention) {
       if (!r.targets.includes(target)) continue;
@@ -206,6 +295,11 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
         manual: r.trigger === 'manual_cli',
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      const own = r.dropped_by_target?.[target];
+      if (own !== undefined) m.messages_dropped = own;
+      const f = fateOf(later(s), r.store, target, held);
+      m.state = f.state;
+      if (f.until !== undefined) m.held_until_ms = f.until;
       out.push(m);
     }
     for (const p of s.quarantine.purged) {
@@ -217,6 +311,10 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
       const m: TargetMatch = { sweep: s.session_id, started_ms: s.started_ms, store: r.store, reason: r.held, action: 'restored', exit_status: s.exit_status, outcome: statusWord(s), where: r.origin, line_removed: 1, manual: true };
       if (r.messages_restored !== undefined) m.line_messages_dropped = r.messages_restored;
       out.push(m);
+    }
+    for (const r of s.reconciled.sessions ?? []) {
+      if (r.session !== target) continue;
+      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: 'sessions', reason: 'shell_lost', action: 'reconciled', exit_status: s.exit_status, outcome: statusWord(s), where: r.root, line_removed: r.work_ids.length, manual: false, work_ids: r.work_ids });
     }
     for (const p of s.protection ?? []) {
       if (p.target !== target) continue;
@@ -237,10 +335,13 @@ export interface HistoryDoc {
   audit_root_exists: boolean;
   since_ms: number | null;
   target: string | null;
+  /** Set when --target was a unique prefix of `target`: what was given. */
+  target_prefix?: string | null;
   /** Oldest first. With --target: only the sweeps that removed or truncated it. */
   sweeps: SweepHistory[];
   matches?: TargetMatch[];
-  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number };
+  /** `*_removed` count every item taken (held or not); `held`: of those, still in the undo window now. */
+  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number; held: number };
   problems: { target: string; code: string; detail: string }[];
 }
 
@@ -249,23 +350,34 @@ function startKey(s: SweepHistory): number {
 }
 
 export function buildHistory(
-  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string> },
+  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string>; held?: HeldNow },
   all: SweepHistory[],
   q: HistoryQuery,
 ): HistoryDoc {
-  let sweeps = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  const held = base.held ?? new Map<string, number>();
+  const ordered = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
+  ordered.forEach((s, i) => {
+    for (const r of s.retention) {
+      const fate: Fate = { removed: 0, held: 0, purged: 0, restored: 0 };
+      for (const t of r.targets) fate[fateOf(ordered.slice(i + 1), r.store, t, held).state]++;
+      r.fate = fate;
+    }
+  });
+  let sweeps = ordered;
   if (q.sinceMs !== undefined) {
     const since = q.sinceMs;
     sweeps = sweeps.filter((s) => startKey(s) >= since);
   }
   let matches: TargetMatch[] | undefined;
-  if (q.target !== undefined) {
-    matches = findTarget(sweeps, q.target, base.where);
+  const target = q.target === undefined ? undefined : resolveTarget(ordered, q.target);
+  if (target !== undefined) {
+    matches = findTarget(sweeps, target, base.where, held, ordered);
     const hit = new Set(matches.map((m) => m.sweep));
     sweeps = sweeps.filter((s) => hit.has(s.session_id));
   }
-  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0 };
+  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0, held: 0 };
   for (const s of sweeps) {
+    for (const r of s.retention) totals.held += r.fate?.held ?? 0;
     totals.sessions_removed += s.totals.sessions_removed;
     totals.records_removed += s.totals.records_removed;
     totals.records_truncated += s.totals.records_truncated;
@@ -277,13 +389,48 @@ export function buildHistory(
     audit_root: base.auditRoot,
     audit_root_exists: base.exists,
     since_ms: q.sinceMs ?? null,
-    target: q.target ?? null,
+    target: target ?? null,
     sweeps,
     totals,
     problems: base.problems,
   };
   if (matches) doc.matches = matches;
+  if (target !== undefined && target !== q.target) doc.target_prefix = q.target ?? null;
   return doc;
+}
+
+/** Every name the trail mentions: targets taken, purged, restored, protected, sessions reconciled. */
+function namesIn(sweeps: SweepHistory[]): Set<string> {
+  const out = new Set<string>();
+  for (const s of sweeps) {
+    for (const r of s.retention) for (const t of r.targets) out.add(t);
+    for (const p of s.quarantine.purged) for (const t of p.targets) out.add(t);
+    for (const r of s.quarantine.restored) out.add(r.target);
+    for (const p of s.protection ?? []) out.add(p.target);
+    for (const r of s.reconciled.sessions ?? []) out.add(r.session);
+  }
+  return out;
+}
+
+/** At most this many candidates named by an ambiguous prefix. */
+const CANDIDATES_SHOWN = 10;
+
+/**
+ * `--target`: the name itself when the trail mentions it, else the one name it is a prefix of
+ * (as git and docker take a unique id prefix); several → `target_ambiguous` (exit 2) naming them;
+ * none → the name as given (no match: exit 1).
+ */
+export function resolveTarget(sweeps: SweepHistory[], given: string): string {
+  const names = namesIn(sweeps);
+  if (names.has(given) || given === '') return given;
+  const hits = [...names].filter((n) => n.startsWith(given)).sort();
+  if (hits.length <= 1) return hits[0] ?? given;
+  const shown = hits.slice(0, CANDIDATES_SHOWN).join(', ');
+  const more = hits.length > CANDIDATES_SHOWN ? ` and ${hits.length - CANDIDATES_SHOWN} more` : '';
+  throw new GcError(Codes.targetAmbiguous, `--target ${given} is a prefix of ${hits.length} names in the audit trail: ${shown}${more}`, {
+    exitCode: ExitCodes.usage,
+    hint: 'give more of the id',
+  });
 }
 
 // ---- rendering ---------------------------------------------------------------------------------
@@ -308,10 +455,61 @@ function retentionWords(r: RetentionEntry): string {
       : `by hand (conversation rm): ${r.removed} removed`;
   }
   if (r.reason === 'max_messages') {
-    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped`;
+    return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped${perRecord(r.dropped_by_target)}${fateWords(r.fate, 'truncation')}`;
   }
+  const f = r.fate;
+  if (f && f.removed !== r.targets.length) return `${r.store}/${r.reason}: ${r.removed} taken${fateWords(f, 'item')}`;
   return `${r.store}/${r.reason}: ${r.removed} removed`;
 }
+
+/** Records named with their count at most (--json and --target have them all). */
+const PER_RECORD_SHOWN = 5;
+
+/** ` (ctx_a 1200, ctx_b 3)`: messages dropped per record, the largest first. */
+function perRecord(d: Record<string, number> | undefined): string {
+  if (!d) return '';
+  const all = Object.entries(d).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const more = all.length > PER_RECORD_SHOWN ? `, and ${all.length - PER_RECORD_SHOWN} more` : '';
+  return ` (${all.slice(0, PER_RECORD_SHOWN).map(([t, n]) => `${t} ${n}`).join(', ')}${more})`;
+}
+
+/** ` — 1 removed, 1 held now (restorable), 1 held then deleted for good, 1 held then restored`; nothing when all were removed at once. */
+function fateWords(f: Fate | undefined, what: 'item' | 'truncation'): string {
+  if (!f || f.held + f.purged + f.restored === 0) return '';
+  if (what === 'truncation') {
+    const parts = [
+      ...(f.held > 0 ? [`${f.held} held now (restorable)`] : []),
+      ...(f.purged > 0 ? [`${f.purged} held then deleted for good`] : []),
+      ...(f.restored > 0 ? [`${f.restored} held then restored`] : []),
+    ];
+    return `; dropped lines: ${parts.join(', ')}`;
+  }
+  const parts = [
+    ...(f.removed > 0 ? [`${f.removed} removed`] : []),
+    ...(f.held > 0 ? [`${f.held} held now (restorable)`] : []),
+    ...(f.purged > 0 ? [`${f.purged} held then deleted for good`] : []),
+    ...(f.restored > 0 ? [`${f.restored} held then restored`] : []),
+  ];
+  return ` — ${parts.join(', ')}`;
+}
+
+/** The verb of a removed/truncated match: `removed`, or `held` when the undo window took it. */
+function matchVerb(m: TargetMatch): string {
+  if (m.state === undefined || m.state === 'removed' || m.action === 'truncated') return m.action;
+  return 'held';
+}
+
+/** Under a match the undo window holds now: until when, and how to put it back. */
+function heldNote(m: TargetMatch, target: string, iso: (ms: number | null) => string): string[] {
+  if (m.state !== 'held') return [];
+  const until = iso(m.held_until_ms ?? null);
+  return m.action === 'truncated'
+    ? [`    its dropped lines are held until ${until}: murmur-gc restore ${target} puts them back`]
+    : [`    held now, until ${until}: murmur-gc restore ${target} puts it back`];
+}
+
+/** Reconciled sessions listed per sweep at most. */
+const RECONCILED_SHOWN = 5;
 
 export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   const iso = (ms: number | null) => when(ms, nowMs);
@@ -324,9 +522,9 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   if (doc.target !== null) {
     const matches = doc.matches ?? [];
     if (matches.length === 0) {
-      out.push(`${doc.target}: no sweep in the audit trail${since} removed, truncated, purged or restored it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+      out.push(`${doc.target}: no sweep in the audit trail${since} removed, held, truncated, purged, restored or reconciled it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
     } else {
-      out.push(`${doc.target}:`);
+      out.push(`${doc.target}:${doc.target_prefix ? ` (the one name in the trail starting ${doc.target_prefix})` : ''}`);
       for (const m of matches) {
         if (m.action === 'purged') {
           out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason} (the quarantine goes first)`}; that sweep: ${m.outcome}`);
@@ -341,6 +539,11 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           );
           continue;
         }
+        if (m.action === 'reconciled') {
+          out.push(`  reconciled by sweep ${m.sweep} at ${iso(m.started_ms)} in sessions root ${m.where ?? '?'}: ${plural(m.line_removed, 'background command')} marked lost (shell_lost); that sweep: ${m.outcome}`);
+          for (const w of m.work_ids ?? []) out.push(`    ${w}`);
+          continue;
+        }
         if (m.action === 'restored') {
           const what = m.reason === 'truncation' ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back` : `the held ${m.reason} put back`;
           out.push(`  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`);
@@ -348,7 +551,9 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
         }
         const extra =
           m.action === 'truncated'
-            ? ` (that sweep truncated ${plural(m.line_removed, 'record')} by ${m.reason}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)`
+            ? m.messages_dropped !== undefined
+              ? `, ${plural(m.messages_dropped, 'message')} dropped${m.line_removed > 1 ? ` (that sweep truncated ${plural(m.line_removed, 'record')}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)` : ''}`
+              : ` (that sweep truncated ${plural(m.line_removed, 'record')} by ${m.reason}, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped in all)`
             : m.line_removed > 1
               ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
               : '';
@@ -358,7 +563,8 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
           continue;
         }
-        out.push(`  ${m.action} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        out.push(`  ${matchVerb(m)} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        out.push(...heldNote(m, doc.target, iso));
       }
     }
     return out.join('\n') + '\n';
@@ -373,14 +579,23 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     for (const p of s.quarantine.purged) out.push(`    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`);
     for (const r of s.quarantine.restored) out.push(`    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`);
     for (const p of s.protection ?? []) out.push(`    ${p.change === 'release' ? 'released from' : 'put on'} the protection list: ${p.store === 'sessions' ? 'session' : 'context'} ${p.target} in ${p.origin}${p.by === 'restore' ? ' (restored)' : ''}`);
-    if (s.reconciled.tasks > 0) out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')} (detached_lost tasks ${s.reconciled.task_ids.join(', ')})`);
+    if (s.reconciled.tasks > 0) {
+      // One line per session reconciled (its work ids below it with --target), never every id on one line.
+      const known = s.reconciled.sessions ?? [];
+      out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')}`);
+      for (const r of known.slice(0, RECONCILED_SHOWN)) out.push(`      ${r.session}: ${plural(r.work_ids.length, 'command')} marked lost (task ${r.task_id})`);
+      if (known.length > RECONCILED_SHOWN) out.push(`      … and ${known.length - RECONCILED_SHOWN} more (--json has them all)`);
+      const unnamed = s.reconciled.task_ids.filter((t) => !known.some((r) => r.task_id === t));
+      for (const t of unnamed.slice(0, RECONCILED_SHOWN)) out.push(`      detached_lost task ${t}`);
+      if (unnamed.length > RECONCILED_SHOWN) out.push(`      … and ${unnamed.length - RECONCILED_SHOWN} more tasks (--json has them all)`);
+    }
     if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0 && !s.protection?.length) out.push('    no removals recorded');
     if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }
   const t = doc.totals;
   out.push(
-    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}.`,
+    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';

@@ -45,11 +45,13 @@ export interface StatusDoc {
   metrics: FleetView;
   /** The protection list (murmur-gc protection ls): how many items no sweep acts on. */
   protection: { file: string; items: number; unreadable: string | null };
+  /** The configuration file this status was read with; null = built-in defaults (no file). */
+  config: string | null;
 }
 
-export async function judgeDaemon(d: DaemonInfo | null): Promise<{ running: boolean; why: string }> {
+export async function judgeDaemon(d: DaemonInfo | null, nowMs = Date.now()): Promise<{ running: boolean; why: string }> {
   if (!d) return { running: false, why: 'no daemon has recorded itself in the state file' };
-  if (d.stopped_ms !== null) return { running: false, why: `the daemon (pid ${d.pid}) stopped at ${new Date(d.stopped_ms).toISOString()}` };
+  if (d.stopped_ms !== null) return { running: false, why: `the daemon (pid ${d.pid}) stopped at ${formatWhen(d.stopped_ms, nowMs)}` };
   if (d.start_time === null) {
     const alive = (await probeProcess(d.pid, undefined)) === 'alive';
     return alive
@@ -91,6 +93,7 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
     stores,
     metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, Date.now()) }),
     protection: await protectionSummary(config),
+    config: config.source ?? null,
   };
   if (read.status === 'corrupt') doc.state_detail = read.detail;
   return doc;
@@ -108,7 +111,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 function nextRun(s: StatusDoc, nowMs: number): string {
   if (s.daemon.running) return s.next_run_ms === null ? 'unknown' : `${formatWhen(s.next_run_ms, nowMs)} (daemon)`;
   const t = s.timer;
-  if (!t || t.state === 'unknown') return `unknown (the daemon is not running; ${TIMER_UNIT}: ${t?.state === 'unknown' ? t.why : 'not asked'})`;
+  if (!t || t.state === 'unknown') return `unknown: the daemon is not running, and ${t?.state === 'unknown' ? t.why : `${TIMER_UNIT} was not asked`}`;
   if (t.state === 'not_installed') return `none (the daemon is not running and ${TIMER_UNIT} is not installed)`;
   if (t.state === 'inactive') return `none (the daemon is not running and ${TIMER_UNIT} is not active)`;
   const next = t.state === "active" ? t.next_run_ms : null;
@@ -119,6 +122,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : formatWhen(ms, nowMs));
   const out: string[] = [];
   out.push(`murmur-gc status — home ${s.home}${s.home_exists ? '' : ' (does not exist)'}`);
+  out.push(`config:     ${s.config ?? 'built-in defaults (no configuration file; --config FILE names one)'}`);
   const d = s.daemon;
   if (d.running) {
     out.push(`daemon:     running, pid ${d.pid}, since ${when(d.started_ms)}; schedule "${d.schedule ?? ''}"${d.config ? `, config ${d.config}` : ', built-in config'}`);
@@ -137,6 +141,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
     const errors = Object.entries(l.errors_by_code).map(([c, n]) => `${c} ${n}`);
     if (errors.length) out.push(`            errors by code: ${errors.join(', ')}`);
     if (l.message) out.push(`            ${l.message}`);
+    if (d.config !== null && d.config !== s.config) out.push(`            (the daemon sweeps with ${d.config}; the store sizes below follow ${s.config ?? 'the built-in defaults'})`);
   } else {
     out.push('last sweep: none recorded');
   }

@@ -109,6 +109,28 @@ export interface LostTask {
   contextId: string;
   trust: Trust;
   messagePartsBytes: number;
+  /** The session reconciled, its sessions root and the work ids marked lost (kept in DETAILS_FILE, not the trace). */
+  session?: { id: string; root: string; workIds: string[] };
+}
+
+/**
+ * Beside the trace: what its lines, in the runtime's schema, cannot say — the messages each
+ * truncated record lost (`dropped`: target → count) and the session each `detached_lost` task
+ * reconciled (`reconciled`: task id → session, root, work ids). For `history`; written with
+ * WHERE_FILE, absent for older sweeps and for audits completed by recovery.
+ */
+export const DETAILS_FILE = 'details.json';
+
+export interface AuditDetails {
+  dropped?: Record<string, number>;
+  reconciled?: Record<string, { session: string; root: string; work_ids: string[] }>;
+}
+
+export function detailsText(items: RetentionItem[], tasks: LostTask[]): string | undefined {
+  const d: AuditDetails = {};
+  for (const i of items) if (i.reason === 'max_messages' && i.messagesDropped !== undefined) (d.dropped ??= {})[i.target] = i.messagesDropped;
+  for (const t of tasks) if (t.session) (d.reconciled ??= {})[t.taskId] = { session: t.session.id, root: t.session.root, work_ids: t.session.workIds };
+  return d.dropped || d.reconciled ? JSON.stringify(d) + '\n' : undefined;
 }
 
 export interface IntentLine {
@@ -296,6 +318,8 @@ export class AuditSession {
     text += sessionEndLine(common(this.sessionEventId), Math.max(0, nowMs - this.startedMs), exitStatus);
     const where = whereText(items);
     if (where !== undefined) await this.dir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
+    const details = detailsText(items, tasks);
+    if (details !== undefined) await this.dir.writeFileAtomic(DETAILS_FILE, details, 0o600, { durable: false }).catch(() => undefined);
     await this.trace.write(text);
     await this.trace.sync();
     await this.trace.close();

@@ -28,10 +28,11 @@ const STATE_LIMIT = 1 << 20;
 
 export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
 /**
- * start/schedule: the daemon; manual: a one-shot `murmur-gc sweep` (the timer's route too);
+ * start/schedule: the daemon; manual: a one-shot `murmur-gc sweep`; unattended: `murmur-gc sweep
+ * --unattended` (the shipped timer's route);
  * keep_free: the daemon, early, because free space under the home fell below `keep_free`.
  */
-export type SweepTrigger = 'start' | 'schedule' | 'manual' | 'keep_free';
+export type SweepTrigger = 'start' | 'schedule' | 'manual' | 'unattended' | 'keep_free';
 
 /** One sweep, as the daemon logged it and as `status` shows it. */
 export interface SweepSummary {
@@ -135,7 +136,7 @@ function countMap(v: unknown): Record<string, number> {
 }
 
 const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
-const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual', 'keep_free'];
+const TRIGGERS: readonly SweepTrigger[] = ['start', 'schedule', 'manual', 'unattended', 'keep_free'];
 
 function parseTotals(v: unknown): SweepTotals | undefined {
   if (!isObj(v)) return undefined;

@@ -83,6 +83,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
         contextId: mintId('ctx_'),
         trust: lowestTrust(summary, landed),
         messagePartsBytes: Buffer.byteLength(lostReportText(session, landed)),
+        session: { id: session, root: v.root, workIds: landed.map((w) => w.workId) },
       });
       return { landed, taskId };
     });

@@ -3,11 +3,14 @@
 // key names and reason words are the runtime's; the document is a plain JSON value.
 // The human rendering is grouped (per sessions root / record store and reason, skips and errors
 // by code), so it fits one screen whatever the number of actions; `verbose` adds every item,
-// `quiet` keeps only the errors. Real runs speak in the past tense, dry runs in the conditional;
-// every action is told in its own words (src/sweep/voice.ts), the same the logs use.
+// `quiet` keeps only the errors, one whole line each. Other lines fit the layout's width
+// (src/layout.ts: 80 columns unless a terminal says otherwise). Real runs speak in the past
+// tense, dry runs in the conditional; every action is told in its own words (src/sweep/voice.ts),
+// the same the logs use.
 
 import { fmtBytes, fmtTimestamp } from '../runtime/conversation-format.js';
 import type { BudgetReport } from '../plan/budget.js';
+import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.js';
 import { say, sayItem, wordsOf } from './voice.js';
 import type { Action, HeldAt } from './actions.js';
 
@@ -138,40 +141,63 @@ function byCode(items: { code: string }[]): string {
     .join(', ');
 }
 
-function itemLine(a: Action, dry: boolean): string {
-  const verb = sayItem(dry, wordsOf(a));
+/** One action of `-v`: the verb and the item, its details after it (or wrapped below it when the line would pass the width). */
+function itemLines(a: Action, dry: boolean, L: Layout): string[] {
+  const v = sayItem(dry, wordsOf(a));
   switch (a.kind) {
     case 'remove_session':
-      return `  ${verb} ${a.root}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return fitLine(`  ${v} `, `${a.root}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
     case 'remove_record':
-      return `  ${verb} ${a.record}/${a.target}  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
     case 'remove_orphan_workdir':
-      return `  ${verb} ${a.path}  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`;
+      return fitLine(`  ${v} `, a.path, `  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`, L);
     case 'remove_child_workdir':
     case 'remove_work_log':
-      return `  ${verb} ${a.path}  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`;
+      return fitLine(`  ${v} `, a.path, `  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
     case 'truncate_record':
-      return `  ${verb} ${a.record}/${a.target}  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`;
+      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L);
     case 'purge_quarantine':
-      if (a.held === 'unreadable') return `  ${verb} held item ${a.path}  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`;
-      return `  ${verb} held ${a.held} ${a.origin}/${a.target}  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`;
+      if (a.held === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L);
+      return fitLine(`  ${v} held ${a.held} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`, L);
     case 'shell_lost':
-      return `  ${verb} background command ${a.work_id} of session ${a.session_id} (binary ${a.binary}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`;
+      return wrap(
+        `${v} background command ${a.work_id} of session ${a.session_id} (binary ${tilde(a.binary, L.homeDir)}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`,
+        L.width,
+        '  ',
+      );
     case 'repair_torn_tail':
-      return `  ${verb} record ${a.record}/${a.target}`;
+      return fitLine(`  ${v} record `, `${a.record}/${a.target}`, '', L);
     case 'chmod':
-      return `  ${verb} ${a.path}  ${a.from} -> ${a.to}`;
+      return fitLine(`  ${v} `, a.path, `  ${a.from} -> ${a.to}`, L);
     case 'remove_debris':
-      return `  ${verb} ${a.path}  (${a.code}: ${a.detail})`;
+      return fitLine(`  ${v} `, a.path, `  (${a.code}: ${a.detail})`, L);
   }
 }
 
-/** One row per (kind, sessions root or record store, reason): count, bytes, messages dropped. */
-function groupRows(r: SweepReport): string[][] {
+/** A skipped item or an error: the target, then `[code] detail` (wrapped below it when long). */
+function problemLines(word: string, p: { target: string; code: string; detail: string }, L: Layout): string[] {
+  return fitLine(`  ${word} `, p.target, `  [${p.code}] ${p.detail}`, L);
+}
+
+interface Group {
+  what: string;
+  place: string;
+  reason: string;
+  n: number;
+  bytes: number;
+  dropped: number;
+  hasBytes: boolean;
+}
+
+/**
+ * The grouped table: one heading per sessions root or record store (the path fitted to the width),
+ * under it one row per (what, reason): items, size, messages dropped.
+ */
+function groupedLines(r: SweepReport, L: Layout): string[] {
   const dry = r.dry_run;
-  const groups = new Map<string, { what: string; where: string; reason: string; n: number; bytes: number; dropped: number; hasBytes: boolean }>();
-  const add = (key: string, what: string, where: string, reason: string, bytes: number | undefined, dropped = 0) => {
-    const g = groups.get(key) ?? { what, where, reason, n: 0, bytes: 0, dropped: 0, hasBytes: bytes !== undefined };
+  const groups = new Map<string, Group>();
+  const add = (key: string, what: string, place: string, reason: string, bytes: number | undefined, dropped = 0) => {
+    const g = groups.get(key) ?? { what, place, reason, n: 0, bytes: 0, dropped: 0, hasBytes: bytes !== undefined };
     g.n++;
     g.bytes += bytes ?? 0;
     g.dropped += dropped;
@@ -184,70 +210,81 @@ function groupRows(r: SweepReport): string[][] {
         add(`${a.held ? 'sh' : 's'}\0${a.root}\0${a.reason}`, what, a.root, a.reason, a.bytes);
         break;
       case 'remove_record':
-        add(`${a.held ? 'rh' : 'r'}\0${a.record}\0${a.reason}`, what, `store ${a.record}`, a.reason, a.bytes);
+        add(`${a.held ? 'rh' : 'r'}\0${a.record}\0${a.reason}`, what, `record store ${a.record}`, a.reason, a.bytes);
         break;
       case 'remove_orphan_workdir':
-        add(`o\0${a.root}`, dry ? 'would remove orphaned child workdirs' : 'removed orphaned child workdirs', a.root, a.reason, a.bytes);
+        add(`o\0${a.root}`, what, a.root, a.reason, a.bytes);
         break;
       case 'remove_child_workdir':
-      case 'remove_work_log': {
-        const what = a.kind === 'remove_child_workdir' ? 'child workdirs' : 'work logs';
-        if (a.held) add(`bh\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would hold ${what}` : `held ${what}`, a.root, a.reason, a.bytes);
-        else add(`b\0${a.kind}\0${a.root}\0${a.reason}`, dry ? `would remove ${what}` : `removed ${what}`, a.root, a.reason, a.bytes);
+      case 'remove_work_log':
+        add(`${a.held ? 'bh' : 'b'}\0${a.kind}\0${a.root}\0${a.reason}`, what, a.root, a.reason, a.bytes);
         break;
-      }
       case 'truncate_record':
-        add(`t\0${a.record}\0${a.reason}`, what, `store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
+        add(`t\0${a.record}\0${a.reason}`, what, `record store ${a.record}`, a.reason, a.bytes, a.messages_dropped);
         break;
       case 'shell_lost':
         add(`l\0${a.root}`, what, a.root, 'shell_lost', undefined);
         break;
       case 'repair_torn_tail':
-        add(`x\0${a.record}`, what, `store ${a.record}`, 'torn_tail', undefined);
+        add(`x\0${a.record}`, what, `record store ${a.record}`, 'torn_tail', undefined);
         break;
       case 'chmod':
-        add('c', what, '', '0700/0600', undefined);
+        add('c', what, 'modes and leftovers', '0700/0600', undefined);
         break;
       case 'purge_quarantine':
-        add(`q\0${a.reason}`, what, 'quarantine', a.reason, a.bytes);
+        add(`q\0${a.reason}`, what, 'the quarantine', a.reason, a.bytes);
         break;
       case 'remove_debris':
-        add(`d\0${a.code}`, what, '', a.code, a.bytes);
+        add(`d\0${a.code}`, what, 'modes and leftovers', a.code, a.bytes);
         break;
     }
   }
-  const rows = [...groups.values()].map((g) => [
-    g.what,
-    g.where,
-    g.reason,
-    String(g.n),
-    g.hasBytes ? formatBytes(g.bytes) : '',
-    g.dropped > 0 ? `${plural(g.dropped, 'message')} dropped` : '',
-  ]);
-  return rows.length === 0 ? [] : [['', 'where', 'reason', 'items', 'size', ''], ...rows];
+  if (groups.size === 0) return [];
+  const places = new Map<string, Group[]>();
+  for (const g of groups.values()) places.set(g.place, [...(places.get(g.place) ?? []), g]);
+  // One table for every row, so the columns line up across headings; headings are lines of their own.
+  const rows: string[][] = [['', 'reason', 'items', 'size', '']];
+  const marks: (string | undefined)[] = [undefined];
+  for (const [place, gs] of places) {
+    rows.push([]);
+    marks.push(place);
+    for (const g of gs) {
+      rows.push([g.what, g.reason, String(g.n), g.hasBytes ? formatBytes(g.bytes) : '', g.dropped > 0 ? `${g.dropped} dropped` : '']);
+      marks.push(undefined);
+    }
+  }
+  const table = formatTable(rows, new Set([2, 3]), '    ');
+  return table.map((line, i) => {
+    const place = marks[i];
+    return place === undefined ? line : `  ${elidePath(tilde(place, L.homeDir), L.width - 2)}`;
+  });
 }
 
-/** Human report for the terminal (stdout). */
-export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): string {
-  const errorLines = r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}`);
-  if (verbosity === 'quiet') return errorLines.length ? errorLines.join('\n') + '\n' : '';
+/** Human report for the terminal (stdout), fitted to `layout` (80 columns when not a terminal). */
+export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', layout: Layout = PLAIN, nowMs = Date.now()): string {
+  const L = layout;
+  // -q: one whole line per error (what a script greps), whatever the width.
+  if (verbosity === 'quiet') return r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}\n`).join('');
+  const errorLines = r.errors.flatMap((e) => problemLines('error', e, L));
   const lines: string[] = [];
-  lines.push(`murmur-gc ${say(r.dry_run, ['dry run (nothing is changed)', 'sweep'])} — home ${r.home}`);
-  if (r.message) lines.push(r.message);
+  const prose = (text: string) => lines.push(...wrap(text, L.width, '', '  '));
+    prose(`murmur-gc ${say(r.dry_run, ['dry run (nothing is changed)', 'sweep'])} — home ${tilde(r.home, L.homeDir)}`);
+  if (r.message) prose(r.message);
   if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
     return lines.join('\n') + '\n';
   }
   if (verbosity === 'verbose') {
-    for (const a of r.actions) lines.push(itemLine(a, r.dry_run));
-    for (const s of r.skipped) lines.push(`  skipped ${s.target}  [${s.code}] ${s.detail}`);
+    for (const a of r.actions) lines.push(...itemLines(a, r.dry_run, L));
+    for (const s of r.skipped) lines.push(...problemLines('skipped', s, L));
     lines.push(...errorLines);
   } else {
-    lines.push(...formatTable(groupRows(r), new Set([3, 4])));
-    if (r.skipped.length) lines.push(`  skipped: ${byCode(r.skipped)}${r.skipped.length > 0 ? ' (-v lists them)' : ''}`);
+    lines.push(...groupedLines(r, L));
+    if (r.skipped.length) lines.push(...wrap(`skipped: ${byCode(r.skipped)}${r.skipped.length > 0 ? ' (-v lists them)' : ''}`, L.width, '  ', '    '));
     if (r.errors.length) {
-      lines.push(`  errors: ${byCode(r.errors)}`);
-      lines.push(...errorLines.slice(0, ERRORS_SHOWN));
-      if (errorLines.length > ERRORS_SHOWN) lines.push(`  … and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`);
+      lines.push(...wrap(`errors: ${byCode(r.errors)}`, L.width, '  ', '    '));
+      const shown = r.errors.slice(0, ERRORS_SHOWN).flatMap((e) => problemLines('error', e, L));
+      lines.push(...shown);
+      if (r.errors.length > ERRORS_SHOWN) lines.push(...wrap(`… and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`, L.width, '  ', '    '));
     }
   }
   const c = countByKind(r.actions);
@@ -268,25 +305,41 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal'): st
   if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
-  lines.push(
+  prose(
     `${say(r.dry_run, ['Would have: ', 'Done: '])}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${say(r.dry_run, ['to free', 'freed'])}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
-  lines.push(
-    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')} in ${formatDuration(r.duration_ms)}.`,
-  );
-  if (r.budget) lines.push(...budgetLines(r.budget, r.dry_run));
+  prose(`Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}${scanTime(r)}.`);
+  if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
     const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
-    lines.push(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
+    prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
   for (const o of r.orphans ?? []) {
-    lines.push(`Orphaned child workdirs in ${o.root}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${new Date(o.oldest_ms).toISOString()}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${r.dry_run ? 'would be ' : ''}removed under children.max_age`}.`);
+    prose(`Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${fmtTimestamp(Math.max(0, Math.floor(o.oldest_ms)))} UTC); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`);
   }
-  if (r.kept) lines.push(keptLine(r.kept, r.dry_run ? Date.now() : r.started_ms + r.duration_ms));
-  if (r.audit) lines.push(`Audit trace: ${r.home}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
+  if (r.kept) prose(tildeAll(keptLine(r.kept, r.dry_run ? nowMs : r.started_ms + r.duration_ms), L));
+  if (r.audit) prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * ` in 3.1 s; the whole sweep took 5.0 s`: the time of the scan steps (`scan_*`), then the run's;
+ * only the run's, said as such, when the report has no step timings.
+ */
+function scanTime(r: SweepReport): string {
+  const scans = (r.steps ?? []).filter((s) => s.step.startsWith('scan_'));
+  const whole = `the whole ${r.dry_run ? 'dry run' : 'sweep'} took ${formatDuration(r.duration_ms)}`;
+  if (scans.length === 0) return `; ${whole}`;
+  return ` in ${formatDuration(scans.reduce((n, s) => n + s.ms, 0))}; ${whole}`;
+}
+
+/** Every mention of the operator's home directory in `text` shown as `~`. */
+function tildeAll(text: string, L: Layout): string {
+  const h = L.homeDir;
+  if (h === undefined || h === '' || h === '/') return text;
+  return text.split(' ').map((w) => tilde(w, h)).join(' ');
 }
 
 /** Paths a one-line mention of what is kept aside names at most (--json and status have them all). */

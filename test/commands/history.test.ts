@@ -92,7 +92,7 @@ describe('buildHistory / findTarget', () => {
   it('orders sweeps oldest first and totals them', () => {
     const doc = buildHistory(base, [c, a, b], {});
     expect(doc.sweeps.map((s) => s.session_id)).toEqual([a, b, c].map((s) => s.session_id));
-    expect(doc.totals).toEqual({ sweeps: 3, sessions_removed: 2, records_removed: 0, records_truncated: 3, messages_dropped: 50, reconciled_tasks: 0 });
+    expect(doc.totals).toEqual({ sweeps: 3, sessions_removed: 2, records_removed: 0, records_truncated: 3, messages_dropped: 50, reconciled_tasks: 0, held: 0 });
     expect(doc.matches).toBeUndefined();
   });
 
@@ -105,8 +105,8 @@ describe('buildHistory / findTarget', () => {
   it('--target names every sweep that removed or truncated it, and why', () => {
     const m = findTarget([a, b, c], 'ctx_9');
     expect(m).toEqual([
-      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', outcome: 'finished with errors', where: null, line_removed: 1, manual: false, line_messages_dropped: 40 },
-      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', outcome: 'ok', where: null, line_removed: 2, manual: false, line_messages_dropped: 10 },
+      { sweep: b.session_id, started_ms: T0 + 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'failed', outcome: 'finished with errors', where: null, line_removed: 1, manual: false, line_messages_dropped: 40, state: 'removed' },
+      { sweep: c.session_id, started_ms: T0 + 2 * 86_400_000, store: 'records', reason: 'max_messages', action: 'truncated', exit_status: 'ok', outcome: 'ok', where: null, line_removed: 2, manual: false, line_messages_dropped: 10, state: 'removed' },
     ]);
     const doc = buildHistory(base, [a, b, c], { target: 'ses_old2' });
     expect(doc.sweeps).toEqual([a]);

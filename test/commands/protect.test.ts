@@ -79,8 +79,8 @@ describe('a restore is not undone by the next sweep', () => {
     expect(next.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
     expect(protectedSkips(next)).toEqual([`${root}/${old}`]);
     expect(protectedSkips(dry)).toEqual(protectedSkips(next));
-    expect(renderHuman(next)).toContain('protected 1');
-    expect(renderHuman(next, 'verbose')).toContain(`${root}/${old}`);
+    expect(renderHuman(next, 'normal', { width: 10_000 })).toContain('protected 1');
+    expect(renderHuman(next, 'verbose', { width: 10_000 })).toContain(`${root}/${old}`);
   });
 
   it('restored dropped lines are not truncated again, and a restored context is not removed again', async () => {

@@ -330,7 +330,7 @@ describe('disk budgets under pressure purge the quarantine first', () => {
     for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
     expect(held(root)).toEqual([]);
     expect(r.budget?.stores[0]).toMatchObject({ removed: 1, held_purged: 1 });
-    expect(renderHuman(r)).toContain('held by the quarantine, purged first');
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain('held by the quarantine, purged first');
     expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_bytes', targets: [old] })]);
   });
 
@@ -407,6 +407,28 @@ describe('history --target', () => {
     const docB = buildHistory({ home, auditRoot: readB.auditRoot, exists: readB.exists, problems: readB.problems, where: readB.where }, readB.sweeps, { target: b });
     expect(docB.matches?.map((m) => [m.action, m.reason])).toEqual([['removed', 'max_age'], ['purged', 'expired']]);
     expect(renderHistory(docB)).toContain('deleted for good from the quarantine');
+  });
+});
+
+describe('history tells held from removed', () => {
+  it('a session the undo window holds is "held" (human and --json) until it is purged; one removed at once stays "removed"', async () => {
+    const a = session(40);
+    await sweep(`quarantine: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    const cfg = path.join(tmp, 'config.yaml');
+    const human = f.runCli(['history', '--config', cfg, '--target', a], tmp);
+    expect(human.status, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^  held by sweep ses_\\w+ .*\\n    held now, until .*: murmur-gc restore ${a} puts it back`, 'm'));
+    const doc = f.json<{ matches: { action: string; state: string; held_until_ms: number }[]; totals: { held: number } }>(f.runCli(['history', '--json', '--config', cfg, '--target', a], tmp));
+    expect(doc.matches[0]).toMatchObject({ action: 'removed', state: 'held' });
+    expect(doc.matches[0]!.held_until_ms).toBeGreaterThan(Date.now());
+    expect(doc.totals.held).toBe(1);
+    const list = f.runCli(['history', '--config', cfg], tmp).stdout;
+    expect(list).toContain('sessions/max_age: 1 taken — 1 held now (restorable)');
+
+    const b = session(41);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    const docB = f.json<{ matches: { state: string }[] }>(f.runCli(['history', '--json', '--config', cfg, '--target', b], tmp));
+    expect(docB.matches.map((m) => m.state)).toEqual(['removed']);
   });
 });
 

@@ -240,9 +240,9 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const mine = h['sweeps'][1];
     expect(mine['exit_status']).toBe('ok');
     expect(mine['retention']).toEqual([
-      { store: 'sessions', reason: 'max_sessions', removed: 3, targets: [...removed].sort().reverse() },
-      { store: 'records', reason: 'max_age', removed: 1, targets: [ctxOld] },
-      { store: 'records', reason: 'max_messages', removed: 1, targets: [ctxBig], messages_dropped: 7 },
+      { store: 'sessions', reason: 'max_sessions', removed: 3, targets: [...removed].sort().reverse(), fate: { removed: 3, held: 0, purged: 0, restored: 0 } },
+      { store: 'records', reason: 'max_age', removed: 1, targets: [ctxOld], fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
+      { store: 'records', reason: 'max_messages', removed: 1, targets: [ctxBig], messages_dropped: 7, dropped_by_target: { [ctxBig]: 7 }, fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
     ]);
     expect(mine['reconciled']['tasks']).toBe(1);
     expect(h['sweeps'][0]['invalid_lines']).toBe(1); // the torn line, skipped

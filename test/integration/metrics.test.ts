@@ -129,6 +129,18 @@ describe('one-shot sweep', () => {
     expect(fromFile).toEqual({ ...status.metrics, last_sweep: sweep });
   });
 
+  it('the timer\'s route, sweep --unattended, is recorded as trigger "unattended" (status, its metrics, the summary log line)', async () => {
+    const cfg = f.writeConfig(tmp, yaml());
+    const r = f.runCli(['sweep', '--unattended', '--config', cfg], home);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('"trigger":"unattended"');
+    const config = await loadConfig({ configPath: cfg, env: { HOME: tmp }, cwd: tmp });
+    const status = await gatherStatus(config, () => Promise.resolve({ state: 'not_installed' } as TimerInfo));
+    expect(status.last_sweep?.trigger).toBe('unattended');
+    expect(status.metrics.last_sweep?.trigger).toBe('unattended');
+    expect(f.runCli(['status', '--config', cfg], home).stdout).toMatch(/^last sweep: .*, ok \(unattended\)/m);
+  });
+
   it('the quarantine gauge: what the undo window holds after a sweep, the same in status --json', async () => {
     const cfg = f.writeConfig(tmp, yaml() + 'quarantine: 24h\n');
     expect(f.runCli(['--config', cfg], home).status).toBe(0);

@@ -214,15 +214,26 @@ describe('a report readable at a glance', () => {
     expect(dry.status, dry.stderr).toBe(0);
     const lines = dry.stdout.trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(24);
-    const row = (re: RegExp) => lines.find((l) => re.test(l));
-    expect(row(new RegExp(`would remove sessions\\s+${root.replace(/[.]/g, '\\.')}\\s+max_sessions\\s+${a.length - 10}\\b`))).toBeDefined();
-    expect(row(new RegExp(`would remove sessions\\s+${root2.replace(/[.]/g, '\\.')}\\s+max_age\\s+${b.length}\\b`))).toBeDefined();
-    expect(row(/would remove records\s+store shey\s+max_age\s+1\b/)).toBeDefined();
-    expect(row(/would truncate records\s+store shey\s+max_messages\s+1\b.*20 messages dropped/)).toBeDefined();
+    // one heading per sessions root or record store (the home shown as ~), its rows below it
+    const under = (place: string, re: RegExp) => {
+      const at = lines.indexOf(`  ${place}`);
+      expect(at, place).toBeGreaterThan(0);
+      const rows: string[] = [];
+      for (const l of lines.slice(at + 1)) {
+        if (!l.startsWith('    ')) break;
+        rows.push(l);
+      }
+      return rows.find((l) => re.test(l));
+    };
+    expect(under('~/app/.murmur', new RegExp(`would remove sessions\\s+max_sessions\\s+${a.length - 10}\\b`))).toBeDefined();
+    expect(under('~/other/.murmur', new RegExp(`would remove sessions\\s+max_age\\s+${b.length}\\b`))).toBeDefined();
+    expect(under('record store shey', /would remove records\s+max_age\s+1\b/)).toBeDefined();
+    expect(under('record store shey', /would truncate records\s+max_messages\s+1\b.*20 dropped/)).toBeDefined();
     // the columns line up: every row's reason starts where the header's does
-    const header = lines.find((l) => /\bwhere\b.*\breason\b/.test(l))!;
+    const header = lines.find((l) => /^\s+reason\s+items\s+size$/.test(l))!;
     const col = header.indexOf('reason');
     for (const l of lines.filter((x) => /^\s+would /.test(x))) expect(l.slice(col, col + 3)).toMatch(/^(max|0700|shell|proc)/);
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(80);
 
     const verbose = f.runCli(['--dry-run', '-v', '--config', cfg], T).stdout;
     expect(verbose.split('\n').filter((l) => l.startsWith('  would remove session ')).length).toBe(a.length - 10 + b.length);
@@ -317,7 +328,11 @@ describe('status and history agree, and say when', () => {
     expect(st.stdout).toContain(`next run:   ${stamp} UTC (in 12 min) (murmur-gc.timer)`);
     expect(f.json<Rec>(f.runCli(['status', '--json'], T, { PATH: active }))['timer']).toEqual({ state: 'active', next_run_ms: next * 1000 });
     const broken = fakeSystemctl('echo "Failed to connect to bus" >&2; exit 1');
-    expect(f.runCli(['status'], T, { PATH: broken }).stdout).toMatch(/next run: {3}unknown \(the daemon is not running; /);
+    const noBus = f.runCli(['status'], T, { PATH: broken }).stdout;
+    expect(noBus).toContain('next run:   unknown: the daemon is not running, and no systemd user manager answered about murmur-gc.timer');
+    expect(noBus).not.toContain('failed)');
+    // without --config: says the built-in defaults are in use
+    expect(noBus).toMatch(/^config: {5}built-in defaults \(no configuration file/m);
     const absent = fakeSystemctl(`printf 'LoadState=not-found\\nActiveState=inactive\\nNextElapseUSecRealtime=\\n'`);
     expect(f.runCli(['status'], T, { PATH: absent }).stdout).toContain('murmur-gc.timer is not installed');
   });

@@ -208,3 +208,27 @@ describe('shell_lost reconciliation', () => {
     expect(third.inventory).toMatchObject({ traces_read: 1, traces_cached: 4 });
   });
 });
+
+describe('history --target for a reconciled session', () => {
+  it('finds the sweep that reconciled it (exit 0), by its id or a unique prefix; a prefix of two names is exit 2 naming both', () => {
+    const a = f.idAt('ses_', now - 2 * f.DAY);
+    const b = a.slice(0, 20) + 'f'.repeat(a.length - 20);
+    const w = f.idAt('wrk_', now - 2 * f.DAY + 1000);
+    for (const s of [a, b]) f.writeSession(root, { sessionId: s, end: false, tasks: [{ taskId: 'tsk_a', contextId: 'ctx_a' }], detached: [{ workId: w }] });
+    expect(f.runCli(['--config', cfg], T).status).toBe(0);
+
+    const h = f.runCli(['history', '--config', cfg, '--target', a], T);
+    expect(h.status, h.stdout + h.stderr).toBe(0);
+    expect(h.stdout).toMatch(new RegExp(`^  reconciled by sweep ses_\\w+ at .* in sessions root ${root.replace(/[.]/g, '\\.')}: 1 background command marked lost \\(shell_lost\\); that sweep: ok\\n    ${w}$`, 'm'));
+    const j = f.json<{ target: string; matches: { action: string; work_ids: string[] }[] }>(f.runCli(['history', '--json', '--config', cfg, '--target', a.slice(0, 30)], T));
+    expect(j.target).toBe(a);
+    expect(j.matches.map((m) => [m.action, m.work_ids])).toEqual([['reconciled', [w]]]);
+
+    const amb = f.runCli(['history', '--config', cfg, '--target', a.slice(0, 20)], T);
+    expect(amb.status).toBe(2);
+    expect(amb.stderr).toContain('[target_ambiguous]');
+    expect(amb.stderr).toContain(a);
+    expect(amb.stderr).toContain(b);
+    expect(f.runCli(['history', '--config', cfg, '--target', 'ses_nope'], T).status).toBe(1);
+  });
+});

@@ -276,8 +276,8 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     for (const r of [dry, real]) expect(r.budget?.keep_free).toMatchObject({ free_bytes: MiB, short_bytes: sizes.get(ids[0]!)! + 1, short_bytes_after: 0, reserve: { released_bytes: MiB, put_back: false } });
     expect(removed(real)).toEqual([[ids[0], 'keep_free'], [ids[1], 'keep_free']]);
     expect(removed(dry)).toEqual(removed(real));
-    expect(renderHuman(real)).toContain(`of it from releasing the reserve ${reserve()}`);
-    expect(renderHuman(dry)).toContain(`of it from the reserve a real run releases ${reserve()}`);
+    expect(renderHuman(real, 'normal', { width: 10_000 })).toContain(`of it from releasing the reserve ${reserve()}`);
+    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`of it from the reserve a real run releases ${reserve()}`);
   });
 
   it('while it is missing, keep_free also wants room for it when the removable items can give that, else keep_free alone', async () => {
