@@ -49,7 +49,7 @@ const NODE_GLOBALS = Object.fromEntries(
 );
 
 export default defineConfig(
-  globalIgnores(['dist/', 'node_modules/', 'coverage/', '.bench-tmp/']),
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', '.bench-tmp/', '.stryker-tmp/', 'reports/']),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

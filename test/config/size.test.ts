@@ -52,6 +52,8 @@ describe('size grammar', () => {
     expect(() => parseSizeValue('0G', 'k', undefined)).toThrow(SIZE_ZERO);
     expect(() => parseSizeValue(0n, 'k', undefined)).toThrow(SIZE_ZERO);
     expect(() => parseSizeValue('99999999T', 'k', undefined)).toThrow(/too large/);
+    expect(parseSizeValue('9007199254740991', 'k', undefined)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => parseSizeValue('9007199254740992', 'k', undefined)).toThrow(`'9007199254740992' is too large (more than 2^53 - 1 bytes)`);
   });
 
   it('keep_free: a size or a whole percentage 1..99', () => {
@@ -60,6 +62,8 @@ describe('size grammar', () => {
     for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five']) {
       expect(() => parseKeepFree(bad, 'keep_free', undefined)).toThrow(`keep_free: '${bad}' ${KEEP_FREE_ACCEPTED_FORM}`);
     }
+    expect(parseKeepFree('1%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 1 });
+    expect(parseKeepFree('99%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 99 });
     expect(keepFreeBytes({ kind: 'percent', percent: 10 }, 1001), 'rounded up').toBe(101);
     expect(keepFreeBytes({ kind: 'bytes', bytes: 7 }, 1001)).toBe(7);
   });

@@ -93,6 +93,21 @@ describe('keep_free', () => {
     expect(unmet).toEqual([]);
   });
 
+  it('bytes freed on another filesystem do not count towards keep_free', () => {
+    const T: BudgetStore = { key: 'sessions:/other-fs', label: '/other-fs', maxBytes: 50, keepFree: false };
+    const items = [item(T.key, 't-old', 1, 100), item(R.key, 'r1', 2, 30), item(R.key, 'r2', 3, 40)];
+    // t-old goes for T's max_bytes (frees 100, elsewhere); keep_free is still 60 short: r1 and r2 go.
+    const ledger = new BudgetLedger([T, R], items, 60);
+    const seen: [string, string][] = [];
+    for (let c = ledger.next(); c; c = ledger.next()) {
+      seen.push([c.item.target, c.reason]);
+      ledger.settle(c, c.item.bytes);
+      if (c.item.target === 't-old') expect(ledger.keepFreeShortBytes).toBe(60);
+    }
+    expect(seen).toEqual([['t-old', 'max_bytes'], ['r1', 'keep_free'], ['r2', 'keep_free']]);
+    expect(ledger.keepFreeShortBytes).toBe(0);
+  });
+
   it('max_bytes acts first and what it frees counts towards keep_free', () => {
     const items = [item(S.key, 's-old', 5, 80), item(R.key, 'r-older', 1, 50), item(S.key, 's-new', 9, 80)];
     const { remove } = planBudgets([S, R], items, 60);
@@ -207,6 +222,18 @@ describe('the undo window under pressure', () => {
     const ledger = new BudgetLedger([S], items, 0);
     for (let c = ledger.next(); c; c = ledger.next()) ledger.settle(c, c.item.bytes);
     expect(ledger.outcomes()[0]).toMatchObject({ removed: 2, held_purged: 2 });
+  });
+
+  it('holds go first, oldest hold first, then the oldest in place, whatever the input order', () => {
+    const items = [item(S.key, 'old', 1, 40), item(S.key, 'new', 2, 40), heldItem(S.key, 'held-late', 9_000, 30), heldItem(S.key, 'held-early', 5_000, 30)];
+    const perms = (xs: BudgetItem[]): BudgetItem[][] =>
+      xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
+    for (const order of perms(items)) {
+      // 140 bytes, budget 10: everything goes, in that order
+      expect(planBudgets([{ ...S, maxBytes: 10 }], order, 0).remove.map((c) => c.item.target)).toEqual(['held-early', 'held-late', 'old', 'new']);
+      // keep_free (no max_bytes) draws in the same order
+      expect(planBudgets([{ ...S, maxBytes: undefined }], order, 100).remove.map((c) => c.item.target)).toEqual(['held-early', 'held-late', 'old']);
+    }
   });
 
   it('keep_free purges every hold (a store with no part in it too, through the quarantine pseudo-store) before anything in place', () => {

@@ -18,6 +18,25 @@ describe('judgeLiveness', () => {
     expect(judgeLiveness({ running: 'dead', lastWriteMs: NOW - GRACE + 1000, hasSessionEnd: false }, NOW, GRACE).state).toBe('live');
     expect(judgeLiveness({ running: 'dead', lastWriteMs: NOW - GRACE - 1000, hasSessionEnd: false }, NOW, GRACE).state).toBe('dead');
   });
+  it('the 60 s teardown window and live_grace are exact: at the boundary the write no longer counts', () => {
+    const at = (sinceWriteMs: number, hasSessionEnd: boolean) =>
+      judgeLiveness({ running: 'none', lastWriteMs: NOW - sinceWriteMs, hasSessionEnd }, NOW, GRACE).state;
+    expect(at(59_999, true)).toBe('live');
+    expect(at(60_000, true)).toBe('finished');
+    expect(at(GRACE - 1, false)).toBe('live');
+    expect(at(GRACE, false)).toBe('dead');
+    // a live_grace shorter than the teardown window: the 60 s window still holds
+    expect(judgeLiveness({ running: 'dead', lastWriteMs: NOW - 30_000, hasSessionEnd: false }, NOW, 10_000).state).toBe('live');
+  });
+  it('each verdict says why, in its own words', () => {
+    const v = (running: 'alive' | 'none', sinceWriteMs: number, hasSessionEnd: boolean | undefined) =>
+      judgeLiveness({ running, lastWriteMs: NOW - sinceWriteMs, hasSessionEnd }, NOW, GRACE);
+    expect(v('alive', GRACE * 2, true)).toEqual({ state: 'live', why: 'its running record names a live process' });
+    expect(v('none', 1_000, true)).toEqual({ state: 'live', why: 'its trace was written in the last 60 s' });
+    expect(v('none', GRACE * 2, true)).toEqual({ state: 'finished', why: 'its trace has session_end' });
+    expect(v('none', GRACE / 2, false)).toEqual({ state: 'live', why: 'its trace has no session_end and was written within live_grace' });
+    expect(v('none', GRACE * 2, undefined)).toEqual({ state: 'dead', why: 'no session_end and no write within live_grace' });
+  });
   it('an unreadable trace is never "finished"; a write from the future counts as just written', () => {
     expect(judgeLiveness({ running: 'none', lastWriteMs: NOW - 2 * GRACE, hasSessionEnd: undefined }, NOW, GRACE).state).toBe('dead');
     expect(judgeLiveness({ running: 'none', lastWriteMs: NOW + 10 * GRACE, hasSessionEnd: true }, NOW, GRACE).state).toBe('live');
@@ -39,5 +58,9 @@ describe('planMode', () => {
     expect(planMode({ ...base, role: 'private_dir', kind: 'dir', mode: 0o755, uid: 0 }, 1000)).toMatchObject({ code: 'foreign_owner' });
     expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o644, nlink: 2 }, 1000)).toMatchObject({ code: 'hard_link' });
     expect(planMode({ ...base, role: 'private_file', kind: 'other', mode: 0o644 }, 1000)).toMatchObject({ code: 'not_regular' });
+  });
+  it('a directory has more than one link (its subdirectories\' `..`): its mode is still reasserted', () => {
+    expect(planMode({ ...base, role: 'private_dir', kind: 'dir', mode: 0o755, nlink: 5 }, 1000)).toEqual({ path: '/h', from: 0o755, to: 0o700 });
+    expect(planMode({ ...base, role: 'home', kind: 'dir', mode: 0o775, nlink: 3 }, 1000)).toEqual({ path: '/h', from: 0o775, to: 0o700 });
   });
 });

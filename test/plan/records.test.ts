@@ -26,6 +26,12 @@ describe('planRecords', () => {
     expect(p.truncate).toEqual([]);
   });
 
+  it('the age floor is exact: a record whose mtime is exactly now - max_age is kept, a millisecond older goes', () => {
+    const at = (mtimeMs: number): ContextInput => ({ context: 'c', header: header('shey'), mtimeMs, messages: undefined });
+    expect(planRecords([at(NOW - 90 * DAY)], 'shey', { maxAgeSecs: 90 * 86400 }, new Set(), NOW).remove).toEqual([]);
+    expect(planRecords([at(NOW - 90 * DAY - 1)], 'shey', { maxAgeSecs: 90 * 86400 }, new Set(), NOW).remove).toEqual([{ context: 'c', reason: 'max_age' }]);
+  });
+
   it('max_messages truncates owned records over the limit and never removes one', () => {
     const p = planRecords([ctx('c1', 'shey', 1, 10), ctx('c2', 'shey', 1, 3), ctx('c3', undefined, 1, 50)], 'shey', { maxMessages: 3 }, new Set(), NOW);
     expect(p.remove).toEqual([]);

@@ -39,6 +39,19 @@ describe('planSessions', () => {
     ]);
   });
 
+  it('max_age alone removes what is over age and nothing else', () => {
+    const p = planSessions(ids.map(dead), { maxAgeSecs: 4 * 86400 }, NOW);
+    expect(p).toEqual({
+      remove: [
+        { name: ids[1], reason: 'max_age' },
+        { name: ids[0], reason: 'max_age' },
+      ],
+      skip: [],
+    });
+    // a max_age longer than the epoch is old: nothing is over it
+    expect(planSessions(ids.map(dead), { maxAgeSecs: NOW / 1000 + 1 }, NOW).remove).toEqual([]);
+  });
+
   it('both keys AND: only sessions inside both survive', () => {
     const p = planSessions(ids.map(dead), { maxSessions: 4, maxAgeSecs: 5.5 * 86400 }, NOW);
     expect(p.remove.map((r) => [r.name, r.reason])).toEqual([

@@ -135,6 +135,17 @@ describe('parseHeaderLine', () => {
     expect(parseHeaderLine('["murmur.record","c",3,null,5]')).toBeUndefined();
   });
 
+  it('a header read right after a longer one is read on its own (no field of the previous scan leaks in)', () => {
+    const long = '["murmur.record","c",3,[1,"a","b",2]]';
+    const longObject = '{"type":"murmur.record","capsule":"c","created_ms":3,"truncated":{"dropped":1,"oldest_surviving_id":"a","last_dropped_id":"b","at_ms":2}}';
+    for (const first of [long, longObject]) {
+      expect(parseHeaderLine(first)?.truncated?.dropped).toBe(1n);
+      expect(parseHeaderLine('["murmur.record","d",4]')).toEqual({ type: 'murmur.record', capsule: 'd', created_ms: 4n });
+      expect(parseHeaderLine(first)?.truncated?.dropped).toBe(1n);
+      expect(parseHeaderLine('{"type":"murmur.record","capsule":"d","created_ms":4}')).toEqual({ type: 'murmur.record', capsule: 'd', created_ms: 4n });
+    }
+  });
+
   it('accepts the whole u64 range and nothing outside it', () => {
     expect(parseHeaderLine('{"type":"murmur.record","capsule":"c","created_ms":18446744073709551615}')?.created_ms).toBe(
       18446744073709551615n,
