@@ -36,7 +36,7 @@ const WORDS = {
   truncate: { log: ['would truncate record', 'record truncated'], item: 'truncate record', row: ['would truncate records', 'truncated records'] },
   purge: { log: ['would delete a held item for good', 'held item deleted for good'], item: 'delete for good', row: ['would purge held items', 'purged held items'] },
   lost: { log: ['would mark background command lost', 'background command marked lost'], item: 'mark lost:', row: ['would mark lost', 'marked lost'] },
-  tornTail: { log: ['would terminate the torn last line', 'torn last line terminated'], item: 'terminate the torn last line of', row: ['would terminate torn lines', 'terminated torn lines'] },
+  tornTail: { log: ['would terminate the torn last line', 'torn last line terminated'], item: 'terminate the torn last line of', row: ['would fix torn lines', 'fixed torn lines'] },
   chmod: { log: ['would reassert mode', 'mode reasserted'], item: 'chmod', row: ['would fix modes', 'fixed modes'] },
   debris: { log: ['would remove a leftover', 'leftover removed'], item: 'remove leftover', row: ['would clean leftovers', 'cleaned leftovers'] },
   removeChild: { log: ['would remove beside its session', 'removed beside its session'], item: 'remove child workdir', row: ['would remove child workdirs', 'removed child workdirs'] },
