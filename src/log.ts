@@ -13,10 +13,11 @@
 //   when the configured level is warn or error (a summary is not noise). One-shot commands log at
 //   warn (src/cli/context.ts), and a one-shot sweep that ended ok logs its summary only to the
 //   journal (src/cli/sweep.ts): a clean run from cron writes nothing.
-import { fstatSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { underJournal } from './journal.js';
 
 export type { Logger } from 'pino';
 
@@ -34,21 +35,6 @@ export function syslogPriority(level: number): number {
   if (level >= 40) return 4;
   if (level >= 30) return 6;
   return 7;
-}
-
-/**
- * True when stderr is the journal's stream: systemd sets JOURNAL_STREAM=<dev>:<ino> of the
- * stream it connected, and a child whose stderr was redirected elsewhere must not match.
- */
-export function underJournal(env: NodeJS.ProcessEnv = process.env): boolean {
-  const m = /^(\d+):(\d+)$/.exec(env['JOURNAL_STREAM'] ?? '');
-  if (!m) return false;
-  try {
-    const st = fstatSync(2, { bigint: true });
-    return st.dev === BigInt(m[1] ?? '') && st.ino === BigInt(m[2] ?? '');
-  } catch {
-    return false;
-  }
 }
 
 export function colorWanted(env: NodeJS.ProcessEnv = process.env): boolean {

@@ -60,6 +60,8 @@ export const StatusSchema = z.strictObject({
   state_file: z.string(),
   state: z.enum(['ok', 'missing', 'corrupt', 'no_home']),
   state_detail: z.string().optional(),
+  /** the configuration file in force; null: built-in defaults */
+  config: nullableString,
   daemon: z.looseObject({ running: z.boolean(), why: z.string(), pid: z.number().nullable() }),
   current_sweep: z.looseObject({ started_ms: z.number(), trigger: z.string() }).nullable(),
   last_sweep: z.looseObject({ outcome: z.string() }).nullable(),

@@ -22,7 +22,8 @@ import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '..
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings, sweepConfigWarnings } from '../config/load.js';
-import { underJournal, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
+import { underJournal } from '../journal.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { jsonLine } from './json-contract.js';
 import { ProgressLine } from './progress.js';

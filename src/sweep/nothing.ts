@@ -6,8 +6,7 @@
 // nothing. When there is something to sweep it returns undefined and the caller runs the pipeline,
 // which checks again.
 import type { GcConfig } from '../config/types.js';
-import type { SweepReport } from './report.js';
-import { newReport } from './steps/context.js';
+import { newReport, type SweepReport } from './report.js';
 import { nothingToSweep, nothingToSweepMessage } from './steps/no-home.js';
 
 export async function dryRunIfNothing(config: GcConfig, now: () => number = Date.now): Promise<SweepReport | undefined> {

@@ -10,6 +10,7 @@
 
 import { fmtBytes, fmtTimestamp } from '../runtime/conversation-format.js';
 import type { BudgetReport } from '../plan/budget.js';
+import type { GcConfig } from '../config/types.js';
 import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.js';
 import { say, sayItem, wordsOf } from './voice.js';
 import type { Action, HeldAt } from './actions.js';
@@ -392,4 +393,24 @@ export function budgetLines(b: BudgetReport, dry = false): string[] {
     out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${say(dry, ['would be', 'is'])} put back` : ''}`);
   }
   return out;
+}
+
+/** The report of a sweep that has done nothing yet (the pipeline fills it; an empty dry run returns it as is). */
+export function newReport(config: GcConfig, dryRun: boolean, nowMs: number): SweepReport {
+  return {
+    dry_run: dryRun,
+    home: config.home,
+    home_exists: false,
+    started_ms: nowMs,
+    duration_ms: 0,
+    actions: [],
+    skipped: [],
+    errors: [],
+    audit: null,
+    bytes_freed: 0,
+    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
+    schema_version: REPORT_SCHEMA_VERSION,
+    config: config.source ?? null,
+    steps: [],
+  };
 }

@@ -113,7 +113,7 @@ describe('the installed bin loads no writer and no logger for what only reads', 
   it('a dry run with no home and no sessions root says so without loading the sweep or pino', () => {
     const r = bundleLoads(['--dry-run'], empty());
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)');
+    expect(r.stdout.replace(/\n\s+/g, ' ')).toContain('and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)');
     expect(r.sources).toContain('src/cli/sweep.ts'); // the probe sees our modules at all
     for (const w of WRITERS) expect(r.sources).not.toContain(w);
     expect(r.sources).not.toContain('src/sweep/metrics.ts');

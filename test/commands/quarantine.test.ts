@@ -136,13 +136,13 @@ describe('one voice for a held item', () => {
       const logger = pino({ level: 'debug' }, { write: (line: string) => void msgs.push(String((JSON.parse(line) as { msg: unknown }).msg)) });
       const r = await runSweep({ config: await config(yaml), dryRun, log: logger });
       const would = dryRun ? 'would ' : '';
-      const verbose = renderHuman(r, 'verbose');
+      const verbose = renderHuman(r, 'verbose', { width: 10_000 });
       expect(verbose).toContain(`\n  ${would}hold session ${root}/${old}  (max_age, `);
       expect(verbose).toContain(`\n  ${would}hold record shey/ctx_old  (max_age, `);
       expect(verbose).not.toMatch(/remove (session|record) /);
-      const table = renderHuman(r);
-      expect(table).toMatch(dryRun ? /\n {2}would hold sessions +\S/ : /\n {2}held sessions +\S/);
-      expect(table).toMatch(dryRun ? /\n {2}would hold records +\S/ : /\n {2}held records +\S/);
+      const table = renderHuman(r, 'normal', { width: 10_000 });
+      expect(table).toMatch(dryRun ? /\n +would hold sessions +\S/ : /\n +held sessions +\S/);
+      expect(table).toMatch(dryRun ? /\n +would hold records +\S/ : /\n +held records +\S/);
       expect(msgs).toEqual(expect.arrayContaining(dryRun ? ['would hold session', 'would hold record'] : ['session held', 'record held']));
       expect(msgs.filter((m) => /^(would remove (session|record)|(session|record) removed)$/.test(m))).toEqual([]);
     }

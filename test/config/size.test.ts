@@ -102,7 +102,7 @@ records:
     expect((await loadError('records:\n  - capsule: a\n  - capsule: b\n    max_bytes: 0\n')).message).toBe(`${file}: records[1].max_bytes: ${SIZE_ZERO}`);
     expect((await loadError('keep_free: 150%\n')).message).toBe(`${file}: keep_free: '150%' ${KEEP_FREE_ACCEPTED_FORM}`);
     expect((await loadError('sessions:\n  - root: ./s\n    max_byte: 1G\n')).message).toBe(
-      `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes`,
+      `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes, children`,
     );
   });
 });

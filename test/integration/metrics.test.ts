@@ -1,5 +1,6 @@
 // metrics.textfile: written after every real sweep (one-shot through the built CLI, and the
 // daemon in process), atomically, valid Prometheus text; `status --json` carries the same numbers.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pino } from 'pino';
@@ -131,9 +132,19 @@ describe('one-shot sweep', () => {
 
   it('the timer\'s route, sweep --unattended, is recorded as trigger "unattended" (status, its metrics, the summary log line)', async () => {
     const cfg = f.writeConfig(tmp, yaml());
-    const r = f.runCli(['sweep', '--unattended', '--config', cfg], home);
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toContain('"trigger":"unattended"');
+    // Under the timer stderr is the journal (JOURNAL_STREAM names it), where the summary line goes.
+    const errFile = path.join(tmp, 'journal.log');
+    const fd = fs.openSync(errFile, 'w');
+    let r: ReturnType<typeof spawnSync>;
+    try {
+      const st = fs.fstatSync(fd, { bigint: true });
+      r = spawnSync(process.execPath, [f.BIN, 'sweep', '--unattended', '--config', cfg], { env: f.cliEnv(home, { JOURNAL_STREAM: `${st.dev}:${st.ino}` }), stdio: ['ignore', 'pipe', fd], encoding: 'utf8' });
+    } finally {
+      fs.closeSync(fd);
+    }
+    const journal = fs.readFileSync(errFile, 'utf8');
+    expect(r.status, journal).toBe(0);
+    expect(journal).toContain('"trigger":"unattended"');
     const config = await loadConfig({ configPath: cfg, env: { HOME: tmp }, cwd: tmp });
     const status = await gatherStatus(config, () => Promise.resolve({ state: 'not_installed' } as TimerInfo));
     expect(status.last_sweep?.trigger).toBe('unattended');

@@ -151,7 +151,7 @@ describe('a session removed by max_sessions takes what its trace proves is its o
       expect(x).toMatchObject({ parent_session: a, reason: 'max_sessions' });
       expect('bytes' in x && x.bytes).toBeGreaterThan(0);
     }
-    expect(renderHuman(dry, 'verbose')).toContain(`child workdir ${ended.dir}  (with session ${a}`);
+    expect(renderHuman(dry, 'verbose', { width: 10_000 })).toContain(`child workdir ${ended.dir}  (with session ${a}`);
     expect(exists(ended.dir) && exists(logA)).toBe(true);
 
     const r = await sweep(YAML());
@@ -259,7 +259,7 @@ describe('orphaned child workdirs (no trace of the root names them)', () => {
     expect(noPolicy.orphans?.[0]?.bytes).toBeGreaterThan(0);
     expect(noPolicy.orphans?.[0]?.oldest_ms).toBeLessThan(now - 3 * f.DAY);
     for (const c of [tied, old, young, dead]) expect(exists(c.dir)).toBe(true);
-    expect(renderHuman(noPolicy)).toContain(`Orphaned child workdirs in ${root}/children: 3`);
+    expect(renderHuman(noPolicy, 'normal', { width: 10_000 })).toContain(`Orphaned child workdirs in ${root}/children: 3`);
 
     const policy = `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`;
     const dry = await sweep(policy, true);

@@ -21,7 +21,7 @@ import type { StatFs } from '../../fsx/statfs.js';
 import { mintId } from '../../runtime/ids.js';
 import type { HeldItem } from '../../gchome/quarantine-layout.js';
 import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../../gchome/audit.js';
-import { REPORT_SCHEMA_VERSION, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
+import { newReport, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { BesideScan } from '../../runtime/workdir-scan.js';
@@ -186,25 +186,6 @@ export interface Unwritable {
 }
 
 /** The report of a sweep that has not run a step yet. */
-export function newReport(config: GcConfig, dryRun: boolean, nowMs: number): SweepReport {
-  return {
-    dry_run: dryRun,
-    home: config.home,
-    home_exists: false,
-    started_ms: nowMs,
-    duration_ms: 0,
-    actions: [],
-    skipped: [],
-    errors: [],
-    audit: null,
-    bytes_freed: 0,
-    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
-    schema_version: REPORT_SCHEMA_VERSION,
-    config: config.source ?? null,
-    steps: [],
-  };
-}
-
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
   const now = opts.now ?? Date.now;
   const nowMs = now();
