@@ -12,6 +12,7 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
 import { Dir } from '../fsx/safe-fs.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory.js';
+import { humanTime } from '../runtime/conversation-format.js';
 import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
@@ -54,7 +55,7 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
             if (back.has(i.entry)) continue;
             if (i.unreadable !== undefined) {
               // No sidecar: nothing to restore; the sweep purges it by the window in its name.
-              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
+              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}` });
               continue;
             }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });

@@ -7,7 +7,8 @@
 //   units); a longer value is never cut.
 // - `fmtBytes` rounds an exact tie to even, as Rust's `{:.1}` does (1280 B is `1.2 KiB`, where
 //   JS `toFixed` says `1.3`); the quotient is computed exactly in integers.
-// - `fmtTimestamp` is the runtime's hand-rolled civil-from-days over UTC (no Date, no locale).
+// - `fmtTimestamp` is the runtime's hand-rolled civil-from-days over UTC (no Date, no locale);
+//   `humanTime` is the one way murmur-gc's own texts print a time (the same clock, marked UTC).
 // - JSON key order: the runtime's serde_json maps serialize keys alphabetically and the reference
 //   says not to rely on order; murmur-gc writes them in the documented (declaration) order —
 //   `record, context_id, path, …` and the header's marker order — and that order is its contract.
@@ -63,6 +64,17 @@ export function fmtTimestamp(ms: number): string {
   const sod = secs - days * 86_400;
   const [y, mo, d] = civilFromDays(days);
   return `${String(y).padStart(4, '0')}-${two(mo)}-${two(d)} ${two(Math.floor(sod / 3600))}:${two(Math.floor((sod % 3600) / 60))}:${two(sod % 60)}`;
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS UTC`: a point in time as every human-facing text of murmur-gc prints it
+ * (sub-second part dropped; `formatWhen` in src/sweep/report.ts adds how far it is from now).
+ * A value no wall clock reads — not finite, before the epoch, beyond 2^53 ms (a u64 from a
+ * trace) — prints as its raw `<n> ms`, never throws. JSON output keeps its ISO / `*_ms` fields.
+ */
+export function humanTime(ms: number): string {
+  const t = Math.floor(ms);
+  return Number.isSafeInteger(t) && t >= 0 ? `${fmtTimestamp(t)} UTC` : `${ms} ms`;
 }
 
 /** ms since the epoch, or null when unknown or before the epoch (the runtime's `None`). */
@@ -284,7 +296,7 @@ export interface TruncateResult {
 }
 
 function heldText(h: { until_ms: number; path: string } | undefined, target: string, dry: boolean): string {
-  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${fmtTimestamp(h.until_ms)} UTC (murmur-gc restore ${target} puts it back)\n` : '';
+  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${humanTime(h.until_ms)} (murmur-gc restore ${target} puts it back)\n` : '';
 }
 
 export function renderRemoveText(r: RemoveResult): string {

@@ -6,6 +6,7 @@ import {
   badKeepRefusal,
   fmtBytes,
   fmtTimestamp,
+  humanTime,
   lastTouchedMs,
   listingOf,
   liveContextRefusal,
@@ -54,6 +55,23 @@ describe('fmtTimestamp (fmt_timestamp_reads_as_utc_wall_clock)', () => {
   it('refuses what is not a non-negative integer', () => {
     expect(() => fmtTimestamp(-1)).toThrow(RangeError);
     expect(() => fmtTimestamp(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('humanTime: the one way a time reads in human output', () => {
+  it('is the UTC wall clock marked UTC, the sub-second part dropped', () => {
+    expect(humanTime(0)).toBe('1970-01-01 00:00:00 UTC');
+    expect(humanTime(Date.UTC(2026, 10, 30, 20, 16, 44, 999))).toBe('2026-11-30 20:16:44 UTC');
+    expect(humanTime(Date.UTC(2026, 10, 30, 20, 16, 44) + 0.5)).toBe('2026-11-30 20:16:44 UTC');
+    expect(humanTime(0xffffffffffff)).toBe('10889-08-02 05:31:50 UTC');
+  });
+
+  it('prints what no wall clock reads as its raw ms, and never throws', () => {
+    expect(humanTime(-1)).toBe('-1 ms');
+    expect(humanTime(Number.NaN)).toBe('NaN ms');
+    expect(humanTime(Number.POSITIVE_INFINITY)).toBe('Infinity ms');
+    expect(humanTime(2 ** 64)).toBe('18446744073709552000 ms');
+    expect(humanTime(Number.MAX_SAFE_INTEGER)).toMatch(/^\d{6}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
   });
 });
 

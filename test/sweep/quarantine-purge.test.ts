@@ -122,4 +122,12 @@ describe('a held item whose item.json cannot be read', () => {
     expect(l.items).toEqual([]);
     expect(l.problems).toEqual([expect.objectContaining({ code: 'quarantine_item_unreadable', target: path.join(qdir(), entry) })]);
   });
+
+  it('the sweep and quarantine ls say until when it is kept in the one human time format (UTC wall clock)', async () => {
+    const entry = item(Date.UTC(2099, 0, 2, 3, 4, 5, 600), 'garbage');
+    const r = await sweep(Date.now());
+    expect(r.skipped.map((s) => s.detail)).toEqual([expect.stringContaining('; it cannot be restored, and is kept until 2099-01-02 03:04:05 UTC (the window in its name)')]);
+    const l = await listHeld(await config());
+    expect(l.problems).toEqual([expect.objectContaining({ target: path.join(qdir(), entry), detail: expect.stringMatching(/; a sweep deletes it for good after 2099-01-02 03:04:05 UTC$/) as unknown })]);
+  });
 });
