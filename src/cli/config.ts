@@ -15,6 +15,7 @@ import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
 import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export interface ConfigCheckFlags {
   config?: string;
@@ -154,8 +155,7 @@ export function renderCheckText(check: ConfigCheck): string {
 export async function runConfigCheck(flags: ConfigCheckFlags): Promise<number> {
   const { checkConfig } = await import('../config/load.js');
   const check = await checkConfig({
-    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
-    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    ...definedOnly({ configPath: flags.config, home: flags.home }),
     env: process.env,
     cwd: process.cwd(),
   });

@@ -32,6 +32,7 @@ import { exists, itemPath, openHome } from './protect-listing.js';
 
 export { listProtection, type ProtectionListing } from './protect-listing.js';
 import { formatWindow } from '../sweep/report.js';
+import { definedOnly } from '../defined.js';
 
 export const ProtectCodes = {
   /** nothing of that id in any configured sessions root / record store (and no --root/--record) */
@@ -221,7 +222,7 @@ export async function protectTarget(config: GcConfig, log: Logger, ref: ItemRef 
     await gc.close();
     return await withSweepLock(config, async () => {
       const { kind, where } = await locate(config, ref);
-      const item: ProtectedItem = { kind, target: ref.target, where, since_ms: now(), by: 'protect', ...(ref.note !== undefined ? { note: ref.note } : {}) };
+      const item: ProtectedItem = { kind, target: ref.target, where, since_ms: now(), by: 'protect', ...definedOnly({ note: ref.note }) };
       return addItem(config, home, log, item, now);
     });
   } finally {

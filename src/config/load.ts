@@ -53,6 +53,7 @@ import { MAX_NESTING, nestingBeyond } from './nesting.js';
 import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, KeepFree, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export interface LoadConfigOptions {
   /** `--config FILE`: must exist. Relative to `cwd`. */
@@ -451,7 +452,7 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
   const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
   if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined) || (entry.children !== undefined && childrenAge === undefined)) return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
-  return roots.map((r) => (r.problem ? r : { ...r, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(childrenAge !== undefined ? { childrenMaxAgeSecs: childrenAge } : {}) }));
+  return roots.map((r) => (r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }) }));
 }
 
 async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
@@ -936,7 +937,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     ...(maxDelete ? { maxDelete } : {}),
     sessions,
     records,
-    ...(keepFree !== undefined ? { keepFree } : {}),
+    ...definedOnly({ keepFree }),
     ...(quarantineSecs !== undefined ? { quarantine: { windowSecs: quarantineSecs } } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
@@ -1000,6 +1001,6 @@ export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] 
 export function logConfigWarnings(log: Pick<Logger, 'warn'>, config: GcConfig): void {
   for (const w of sweepConfigWarnings(config)) {
     const at = w.file === undefined ? undefined : `${w.file}${w.line !== undefined ? `:${w.line}${w.column !== undefined ? `:${w.column}` : ''}` : ''}`;
-    log.warn({ code: w.code, key: w.keyPath, ...(at !== undefined ? { config: at } : {}) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
+    log.warn({ code: w.code, key: w.keyPath, ...definedOnly({ config: at }) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
   }
 }

@@ -16,6 +16,7 @@ import { humanTime } from '../runtime/conversation-format.js';
 import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
+import { definedOnly } from '../defined.js';
 
 export interface HeldListing {
   home: string;
@@ -103,5 +104,5 @@ export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<s
 
 function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
   const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
-  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...(i.messages !== undefined ? { messages: i.messages } : {}) };
+  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...definedOnly({ messages: i.messages }) };
 }

@@ -43,6 +43,7 @@ import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import { definedOnly } from '../defined.js';
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -431,7 +432,7 @@ export async function listQuarantineDir(
         parent: q.path,
         entry,
         ...(meta?.reason ? { reason: meta.reason } : {}),
-        ...(meta?.messages !== undefined ? { messages: meta.messages } : {}),
+        ...definedOnly({ messages: meta?.messages }),
         identity,
         meta,
         incomplete: !ok,

@@ -12,6 +12,7 @@ import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
 import { GC_DIR } from '../gchome/audit.js';
 import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
+import { definedOnly } from '../defined.js';
 
 export interface RootPlanInput {
   root: string;
@@ -86,7 +87,7 @@ export async function scanSessionsWorld(
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), ...(s.childrenMaxAgeSecs !== undefined ? { childrenMaxAgeSecs: s.childrenMaxAgeSecs } : {}), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs }), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
