@@ -129,6 +129,27 @@ describe('the installed bin loads no writer and no logger for what only reads', 
     expect(r.sources).not.toContain('node_modules/pino');
   }, T);
 
+  it('with no configuration file, status and a dry run load neither yaml nor zod', () => {
+    for (const args of [['status'], ['--dry-run']]) {
+      const r = bundleLoads(args, empty());
+      expect(r.status).toBe(0);
+      expect(r.sources).toContain('src/config/load.ts');
+      expect(r.sources).not.toContain('src/config/parse.ts');
+      expect(r.sources).not.toContain('node_modules/yaml');
+      expect(r.sources).not.toContain('node_modules/zod');
+    }
+  }, T);
+
+  it('a configuration file is read with yaml and checked with zod', () => {
+    const e = empty();
+    const cfg = path.join(dir, 'status.yaml');
+    fs.writeFileSync(cfg, `home: ${JSON.stringify(path.join(dir, 'home'))}\n`);
+    const r = bundleLoads(['status', '--config', cfg], e);
+    expect(r.status).toBe(0);
+    expect(r.sources).toContain('node_modules/yaml');
+    expect(r.sources).toContain('node_modules/zod');
+  }, T);
+
   it('history loads neither the writers nor pino', () => {
     const r = bundleLoads(['history'], empty());
     expect(r.status).toBe(0);
