@@ -12,7 +12,7 @@
 //   `{:?}` (a serde_yaml `Value`), `rustDebug` renders the same text (`Number(5)`, `Bool(true)`,
 //   `Sequence [..]`, `String("..")`, `Null`, `Mapping {..}`).
 //
-// Values come from YAML parsed by `parseConfigYaml` (src/config/load.ts), which keeps the
+// Values come from YAML parsed by `parseConfigYaml` (src/config/parse.ts), which keeps the
 // integer/float distinction serde_yaml keeps: a YAML integer is a `bigint`, a YAML float is a
 // `YamlFloat`. A plain JS `number` (a programmatic caller) counts as an integer when it is one.
 //

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseConfigYaml } from '../../src/config/load.js';
+import { parseConfigYaml } from '../../src/config/parse.js';
 import {
   DurationError,
   YamlFloat,
