@@ -530,6 +530,8 @@ export interface ConfigCheck {
   home: string | undefined;
   /** The sessions roots and record stores of the entries that resolved — also when others did not. */
   resolved: { sessions: SessionsRootConfig[]; records: RecordPolicyConfig[] };
+  /** Where a key path of a configuration file read by this check is (line, column). */
+  locate?: (file: string | undefined, keyPath: string) => { line: number; column: number } | undefined;
 }
 
 function located(sink: Sink): void {
@@ -580,7 +582,8 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     const fatal = sink.errors.length;
     return {
       home: found.home,
-      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
+      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources,
+      locate: (f, keyPath) => (f === undefined ? undefined : sink.locators.get(f)?.(parseKeyPath(keyPath))) };
   };
 
   let file: string | undefined;

@@ -23,6 +23,7 @@ import type { HeldItem } from '../../gchome/quarantine-layout.js';
 import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../../gchome/audit.js';
 import { newReport, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
+import { TraceAppends } from '../../gchome/trace-appends.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { BesideScan } from '../../runtime/workdir-scan.js';
 import type { ClockSkew } from '../../plan/clock.js';
@@ -212,7 +213,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     retentionItems: [],
     lostTasks: [],
     cache: undefined,
-    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), appends: new TraceAppends(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
     records: undefined,
     debris: [],
     modes: [],
