@@ -16,7 +16,7 @@ import { Codes, describeError, errnoCode } from '../errors.js';
 import { Dir, identityOf, sameIdentity, type BigIntStats, type Identity } from '../fsx/safe-fs.js';
 import { allocatedBytes } from '../fsx/remove.js';
 import { idTimestampMs } from './ids.js';
-import type { Problem } from './inventory.js';
+import { TRASH_PREFIX, type Debris, type Problem } from './inventory.js';
 import { isWorkId } from './trace.js';
 import { readTraceSummary, type TraceCache } from './trace-scan.js';
 
@@ -74,6 +74,8 @@ export interface BesideScan {
   /** `W/logs` exists as a directory */
   logs: { identity: Identity; wrk: LogEntry[]; other: { count: number; bytes: number } } | undefined;
   problems: Problem[];
+  /** what a killed murmur-gc left in `children/` (trash directories of removals it had started) */
+  debris: Debris[];
 }
 
 function problemOf(target: string, err: unknown): Problem {
@@ -224,7 +226,7 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
   const base = rootPath.replace(/\/+$/, '').slice(slash + 1);
   if (base !== WORKDIR_ROOT_NAME || slash < 0) return undefined;
   const workdir = slash === 0 ? '/' : rootPath.slice(0, slash);
-  const out: BesideScan = { workdir, children: undefined, logs: undefined, problems: [] };
+  const out: BesideScan = { workdir, children: undefined, logs: undefined, problems: [], debris: [] };
   let w: Dir;
   try {
     w = await Dir.open(workdir, { followFinal: true });
@@ -248,6 +250,11 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
             const entries: ChildEntry[] = [];
             for (const name of await children.list()) {
               signal?.throwIfAborted();
+              if (name.startsWith(TRASH_PREFIX)) {
+                // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
+                const st = await children.lstat(name);
+                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
+              }
               if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
               const e = await scanChild(children, name, cache, signal);
               if (e) entries.push(e);

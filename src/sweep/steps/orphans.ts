@@ -19,11 +19,11 @@ import { childEntryName, planOrphans, type OrphanVerdict } from '../../plan/work
 import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
-import { tooLarge } from './remove.js';
+import { tooLarge } from './guard.js';
 
 /** The orphans of one root, judged (pure inputs gathered from the scan). */
-export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined): OrphanVerdict[] {
-  const tied = new Set<string>();
+export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set()): OrphanVerdict[] {
+  const tied = new Set<string>(heldTied);
   let uncertain = false;
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
@@ -48,7 +48,7 @@ export async function orphansStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   for (const p of ctx.sessionPlans) {
     if (p.input.isAuditRoot || !p.beside?.children || !p.scan.identity) continue;
-    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs);
+    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs, p.heldTied);
     if (verdicts.length === 0) continue;
     await rootOrphans(ctx, p, p.beside, verdicts, tally);
   }
