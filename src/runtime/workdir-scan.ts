@@ -12,7 +12,7 @@
 //   the trace cache (the same one-pass summary as any session). A tree deeper than that, or one
 //   that cannot be read, is marked `unjudged`: nothing can prove it finished.
 // - `completion.json` is read only when lstat calls it a regular file, never past 64 KiB.
-import { Codes, describeError, errnoCode } from '../errors.js';
+import { Codes, GcError, describeError, errnoCode } from '../errors.js';
 import { Dir, identityOf, sameIdentity, type BigIntStats, type Identity } from '../fsx/safe-fs.js';
 import { allocatedBytes } from '../fsx/remove.js';
 import { idTimestampMs } from './ids.js';
@@ -214,6 +214,18 @@ async function scanChild(children: Dir, name: string, cache: TraceCache | undefi
   const why = await walkChild(children, name, 1, cache, entry.sessions, signal);
   if (why) entry.unjudged = why;
   return entry;
+}
+
+/**
+ * The child `children/name` read again now (no cache), only while it is still the entry scanned
+ * (`expect`): for the re-check of its liveness at the moment it would be removed or held.
+ */
+export async function rescanChild(children: Dir, name: string, expect: Identity, signal?: AbortSignal): Promise<ChildEntry> {
+  const st = await children.lstat(name);
+  if (!st || !sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  const e = await scanChild(children, name, undefined, signal);
+  if (!e || !sameIdentity(e.identity, expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  return e;
 }
 
 /**

@@ -290,3 +290,60 @@ describe('disk budgets', () => {
     expect(exists(path.join(root, b))).toBe(true);
   });
 });
+
+describe('liveness is judged again at the moment of removal', () => {
+  /** Between the plan and the removal, the child's session starts running again (a live running record). */
+  async function sweepReviving(yaml: string, dir: string): Promise<SweepReport> {
+    const sid = fs.readdirSync(path.join(dir, '.murmur')).find((n) => n.startsWith('ses_'))!;
+    let done = false;
+    return runSweep({
+      config: await config(yaml),
+      dryRun: false,
+      log,
+      progress: (p) => {
+        if (done || p.step !== 'remove') return;
+        done = true;
+        fs.mkdirSync(path.join(home, 'running'), { recursive: true });
+        fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: dir }));
+      },
+    });
+  }
+
+  it('a child whose session comes alive after the plan is kept (child_kept), its parent still goes', async () => {
+    const c = child();
+    const a = parent(9, [{ child: c.rel, ended: true }]);
+    parent(1, []);
+    const r = await sweepReviving(YAML(), c.dir);
+    expect(exists(path.join(root, a))).toBe(false);
+    expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
+    expect(r.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([]);
+    const kept = r.skipped.find((s) => s.target === c.dir);
+    expect(kept).toMatchObject({ code: 'child_kept' });
+    expect(kept?.detail).toContain('running record names a live process');
+    expect(r.errors).toEqual([]);
+    // the audit names the parent alone
+    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; targets?: string[] }).filter((l) => l.event_type === 'retention');
+    expect(ret.flatMap((l) => l.targets)).toEqual([a]);
+    expect(exists(path.join(home, 'gc', r.audit ?? 'none', 'intent.jsonl'))).toBe(false);
+  });
+
+  it('held too: the child stays in place, not in the hold', async () => {
+    const c = child();
+    parent(9, [{ child: c.rel, ended: true }]);
+    parent(1, []);
+    const r = await sweepReviving(YAML('quarantine: 24h\n'), c.dir);
+    expect(exists(path.join(c.dir, 'task.md'))).toBe(true);
+    expect(r.skipped.find((s) => s.target === c.dir)).toMatchObject({ code: 'child_kept' });
+    expect(r.errors).toEqual([]);
+  });
+
+  it('an orphan whose session comes alive after the plan is kept', async () => {
+    const o = child({ dirAgeMs: 10 * f.DAY });
+    parent(1, []);
+    const r = await sweepReviving(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`, o.dir);
+    expect(exists(path.join(o.dir, 'task.md'))).toBe(true);
+    expect(r.actions.filter((x) => x.kind === 'remove_orphan_workdir')).toEqual([]);
+    expect(r.skipped.find((s) => s.target === o.dir)).toMatchObject({ code: 'child_kept' });
+    expect(r.errors).toEqual([]);
+  });
+});

@@ -6,6 +6,8 @@
 // - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
 //   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
 //   parent's `retention` line (same store and reason).
+// - A child's liveness is judged again at the moment of action (recheckChild: read afresh through
+//   the open `children/` descriptor, running records read now); live → kept, `child_kept`.
 // - A removal re-checks the entry's identity at the moment of action (a child goes through
 //   fsx/remove.ts: rename to trash, descriptor-relative delete, never a link followed or a mount
 //   crossed; a log is unlinked only while lstat still sees the file scanned). A hold moves the
@@ -19,12 +21,14 @@
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
-import { childEntryName, planBeside, type BesideItem, type BesideParent, type BesidePlan } from '../../plan/workdir.js';
+import { childEntryName, childLiveWhy, planBeside, type BesideItem, type BesideParent, type BesidePlan } from '../../plan/workdir.js';
 import { isExpired } from '../../gchome/quarantine-layout.js';
 import { listRootHeld } from '../../gchome/quarantine-store.js';
 import { idTimestampMs } from '../../runtime/ids.js';
 import { readTraceSummary } from '../../runtime/trace-scan.js';
-import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
+import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, rescanChild, type BesideScan } from '../../runtime/workdir-scan.js';
+import { probeProcess, readRunningRecords } from '../../runtime/running.js';
+import type { RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
@@ -57,6 +61,37 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
     { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds },
     { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
   );
+}
+
+/**
+ * The child `from/name` judged again at the moment of action, through the open `children/`
+ * descriptor: read afresh (its sessions, grandchildren's too) with the running records as they are
+ * now. Throws `child_kept` (saying why) when anything inside is live or cannot be judged — or, for
+ * an orphan, when a session inside has no `session_end` — and `changed_since_scan` when the entry
+ * is no longer the one scanned.
+ */
+export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<void> {
+  const fresh = await rescanChild(from, name, identity, ctx.signal);
+  const running = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)));
+  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' });
+  const unfinished = orphan ? fresh.sessions.find((s) => s.hasSessionEnd !== true) : undefined;
+  const why = live ?? (unfinished ? `its session ${unfinished.name} has not finished (no session_end)` : undefined);
+  if (why !== undefined) throw new GcError(Codes.childKept, `${why} (judged again at the moment of removal); kept`);
+}
+
+/** Running-record probes, read now, for the sessions `ids` (the scan's when there is no home). */
+async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>): Promise<Map<string, RunningProbe>> {
+  const out = new Map<string, RunningProbe>();
+  if (!ctx.homeDir) {
+    for (const id of ids) out.set(id, ctx.world.running.get(id) ?? 'none');
+    return out;
+  }
+  const rs = await readRunningRecords(ctx.homeDir);
+  for (const r of rs.records) {
+    if (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive') continue;
+    out.set(r.sessionId, r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime));
+  }
+  return out;
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
@@ -132,7 +167,7 @@ export async function removeBeside(
     } catch (err) {
       if (isAbort(err)) throw err;
       const code = codeOf(err);
-      (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path} (of ${it.session}): ${describeError(err)}` });
+      (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, { target: path, code, detail: `${path} (child of ${it.session}): ${describeError(err)}` });
     }
   }
   return total;
@@ -146,6 +181,7 @@ export async function removeBeside(
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
+        if (child) await recheckChild(c, from, it.name, identity, false);
         if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes));
         if (child) return c.fx.remove(from, it.name, identity, c.signal ? { signal: c.signal } : {});
         const st = await from.lstat(it.name);
