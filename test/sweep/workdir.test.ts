@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { restoreTarget } from '../../src/commands/quarantine.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
-import { buildHistory } from '../../src/commands/history.js';
+import { buildHistory, renderHistory } from '../../src/commands/history.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -345,5 +345,41 @@ describe('liveness is judged again at the moment of removal', () => {
     expect(r.actions.filter((x) => x.kind === 'remove_orphan_workdir')).toEqual([]);
     expect(r.skipped.find((s) => s.target === o.dir)).toMatchObject({ code: 'child_kept' });
     expect(r.errors).toEqual([]);
+  });
+});
+
+describe('history --target finds a child workdir or a work log by what an operator types', () => {
+  it('its directory name, the work id, the log file name, an absolute path, a unique prefix; shown with its parent session', async () => {
+    const c1 = child();
+    const c2 = child();
+    const id = wrk();
+    const logPath = workLog(id);
+    const a = parent(9, [{ child: c1.rel, ended: true }, { child: c2.rel, ended: true }], [id]);
+    parent(1, []);
+    const r = await sweep(YAML());
+    expect(r.errors).toEqual([]);
+    expect(exists(c1.dir) || exists(c2.dir) || exists(logPath)).toBe(false);
+    const ask = async (target: string) => {
+      const h = await readAuditHistory(home, { target });
+      return buildHistory({ home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where }, h.sweeps, { target });
+    };
+    const forms: [string, string][] = [
+      [c1.name, c1.rel],
+      [c1.name.slice(0, -4), c1.rel],
+      [c1.dir, c1.rel],
+      [`${c1.dir}/`, c1.rel],
+      [id, `logs/${id}.log`],
+      [`${id}.log`, `logs/${id}.log`],
+      [logPath, `logs/${id}.log`],
+      [c2.rel, c2.rel],
+    ];
+    for (const [given, target] of forms) {
+      const doc = await ask(given);
+      expect(doc.target, given).toBe(target);
+      expect(doc.matches?.map((m) => [m.action, m.parent_session, m.where]), given).toEqual([['removed', a, W]]);
+    }
+    expect(renderHistory(await ask(c1.name))).toContain(`removed with session ${a} by sweep ${r.audit}`);
+    // ambiguous: both children start with "worker-"
+    await expect(ask('worker-')).rejects.toMatchObject({ code: 'target_ambiguous' });
   });
 });

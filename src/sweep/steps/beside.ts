@@ -177,7 +177,7 @@ export async function removeBeside(
     const child = it.kind === 'child_workdir';
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir } as const;
+    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir, session: it.session } as const;
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
