@@ -246,6 +246,26 @@ describe('quarantine and restore', () => {
   });
 });
 
+describe('a held session takes its child once the child has finished', () => {
+  it('kept while running when its parent was held, it joins the hold on a later sweep; never an orphan meanwhile', async () => {
+    const c = child();
+    const a = parent(9, [{ child: c.rel }]);
+    parent(1, []);
+    const first = await sweep(YAML('quarantine: 24h\n'));
+    expect(first.errors).toEqual([]);
+    expect(first.skipped.find((s) => s.target === c.dir)).toMatchObject({ code: 'child_kept' });
+    expect(exists(c.dir)).toBe(true);
+    fs.writeFileSync(path.join(c.dir, 'completion.json'), JSON.stringify({ status: 'ok' }));
+    const second = await sweep(YAML('quarantine: 24h\n'));
+    expect(second.errors).toEqual([]);
+    expect(second.orphans ?? []).toEqual([]);
+    const heldEntry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.') && n.endsWith(a))!;
+    expect(exists(c.dir)).toBe(false);
+    expect(fs.readFileSync(path.join(root, heldEntry, '.murmur-gc-beside', 'children', c.name, 'task.md'), 'utf8')).toBe('do it');
+    expect(second.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ parent_session: a, reason: 'max_sessions', held: { path: path.join(root, heldEntry) } });
+  });
+});
+
 describe('orphaned child workdirs (no trace of the root names them)', () => {
   it('are reported (count, size, oldest) and removed only under children.max_age, only when finished', async () => {
     const tied = child({ dirAgeMs: 10 * f.DAY });

@@ -203,7 +203,9 @@ export async function removeBeside(
  */
 export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
   const beside = p.beside;
-  if (p.input.isAuditRoot || !beside || (!beside.children && !beside.logs) || !p.scan.identity) return;
+  if (p.input.isAuditRoot || !beside || !p.scan.identity) return;
+  // nothing beside the root that a hold could still take: no held trace is read
+  if ((beside.children?.entries.length ?? 0) + (beside.logs?.wrk.length ?? 0) === 0) return;
   let root: Dir | undefined;
   let dirs: BesideDirs | undefined;
   try {
