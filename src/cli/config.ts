@@ -49,6 +49,14 @@ function retainText(r: SessionRetain | RecordRetain | undefined, maxBytes?: numb
   return parts.join(', ');
 }
 
+/** A sessions entry's retain column: its retain keys and its `children: { max_age }` policy. */
+function sessionRetainText(s: { retain?: SessionRetain | undefined; maxBytes?: number | undefined; childrenMaxAgeSecs?: number | undefined }): string {
+  if (s.childrenMaxAgeSecs === undefined) return retainText(s.retain, s.maxBytes);
+  const children = `children max_age ${durationText(s.childrenMaxAgeSecs)}`;
+  if (!s.retain && s.maxBytes === undefined) return `${children} (orphaned child workdirs only)`;
+  return `${retainText(s.retain, s.maxBytes)}; ${children}`;
+}
+
 function retainJson(r: SessionRetain | RecordRetain | undefined): Record<string, number> | null {
   if (!r) return null;
   const o: Record<string, number> = {};
@@ -94,7 +102,7 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     max_delete: c.maxDelete ?? null,
     keep_free: c.keepFree ?? null,
     quarantine_secs: c.quarantine?.windowSecs ?? null,
-    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, problem: s.problem ?? null })),
+    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, children: s.childrenMaxAgeSecs !== undefined ? { max_age_secs: s.childrenMaxAgeSecs } : null, problem: s.problem ?? null })),
     records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null })),
     audit: { retain: retainJson(c.audit.retain) },
     log_level: c.log.level,
@@ -151,7 +159,7 @@ export function renderCheckText(check: ConfigCheck, plan?: ConfigPlan): string {
       out.push(
         ...formatTable([
           ['sessions root', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain, s.maxBytes), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
+          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : sessionRetainText(s), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
         ]),
       );
     }

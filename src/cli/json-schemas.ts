@@ -50,7 +50,7 @@ export const ConfigCheckSchema = z.strictObject({
   ok: z.boolean(),
   errors: z.array(configProblem),
   warnings: z.array(configProblem),
-  policy: z.looseObject({ home: z.string(), sessions: z.array(z.looseObject({ root: z.string(), origin: z.string() })), records: z.array(z.looseObject({ store: z.string(), capsule: z.string(), origin: z.string() })) }).nullable(),
+  policy: z.looseObject({ home: z.string(), sessions: z.array(z.looseObject({ root: z.string(), origin: z.string(), children: z.strictObject({ max_age_secs: z.number().int() }).nullable() })), records: z.array(z.looseObject({ store: z.string(), capsule: z.string(), origin: z.string() })) }).nullable(),
   /** `--plan` only (else null): what the values would remove now, per entry (the dry run's planning). */
   plan: z
     .strictObject({

@@ -307,3 +307,20 @@ describe('an invalid configuration does not blind the read-only views', () => {
     });
   });
 });
+
+describe('config check shows a sessions entry\'s children policy', () => {
+  it('in the retain column and in --json, with and without a retain block', () => {
+    fs.mkdirSync(path.join(T, 'a', '.murmur'), { recursive: true });
+    fs.mkdirSync(path.join(T, 'b', '.murmur'), { recursive: true });
+    const file = f.writeConfig(
+      T,
+      ['home: ./.murmur', 'sessions:', '  - root: ./a/.murmur', '    retain: { max_sessions: 5 }', '    children: { max_age: 30d }', '  - root: ./b/.murmur', '    children: { max_age: 12h }', ''].join('\n'),
+    );
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`${T}/a/\\.murmur +sessions\\[0\\] +max_sessions 5; children max_age 30d +- `));
+    expect(r.stdout).toMatch(new RegExp(`${T}/b/\\.murmur +sessions\\[1\\] +children max_age 12h \\(orphaned child workdirs only\\) +- `));
+    const j = f.json<{ policy: { sessions: { root: string; children: unknown }[] } }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.policy.sessions.map((s) => s.children)).toEqual([{ max_age_secs: 30 * 86400 }, { max_age_secs: 12 * 3600 }]);
+  });
+});

@@ -91,6 +91,8 @@ export interface SessionsRootPlan {
   /** the sessions of this root, with their liveness */
   views: SessionView[];
   plan: SessionsPlan;
+  /** children named by the traces of this root's held sessions (never orphans; set by the remove step) */
+  heldTied?: Set<string>;
 }
 
 export interface RecordsPolicyPlan {

@@ -55,7 +55,7 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   report.inventory.records = ctx.records?.contexts.length ?? 0;
   report.inventory.records_counted = ctx.records?.counted ?? 0;
   report.inventory.records_count_cached = ctx.records?.countsCached ?? 0;
-  ctx.debris = [...ctx.world.rootScans.flatMap((r) => r.scan.debris), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
+  ctx.debris = [...ctx.world.rootScans.flatMap((r) => [...r.scan.debris, ...(r.beside?.debris ?? [])]), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
 
   if (homeDir) {
     const hm = await scanHomeModes(homeDir, ctx.home);
