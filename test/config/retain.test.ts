@@ -8,6 +8,7 @@ import {
   parseDurationValue,
   parseRetainBlock,
   rustDebug,
+  rustDebugString,
   rustFloat,
 } from '../../src/config/retain.js';
 
@@ -135,6 +136,7 @@ describe('parseRetainBlock: block shape', () => {
     ['"50"', 'trace', 'String("50")'],
     ['keep', 'context', 'String("keep")'],
     ['true', 'trace', 'Bool(true)'],
+    ['"no\\u00a0break"', 'context', 'String("no\\u{a0}break")'],
   ] as const)('a non-mapping %s is refused quoting its value', (yaml, kind, debug) => {
     const keys = kind === 'trace' ? 'max_sessions, max_age' : 'max_messages, max_age';
     const err = configError(() => parseRetainBlock(block(yaml), 'sessions[0].retain', kind, FILE));
@@ -348,5 +350,28 @@ describe('Rust renderings', () => {
   it('rustDebug escapes strings as Rust does', () => {
     expect(rustDebug('a"b\\c\nd\te\u0001')).toBe('String("a\\"b\\\\c\\nd\\te\\u{1}")');
     expect(rustDebug("it's")).toBe(`String("it's")`);
+  });
+
+  // Each expectation is what rustc 1.x prints for `format!("{:?}", s)`: the named escapes, then
+  // `\u{..}` for a grapheme extender or a character Rust does not print (categories C*, Z* but
+  // the space), everything else as is.
+  it.each([
+    ['\r', '"\\r"'],
+    ['\0', '"\\0"'],
+    [' ~é', '" ~é"'],
+    ['\u001f', '"\\u{1f}"'],
+    ['\u007f', '"\\u{7f}"'],
+    ['\u009f', '"\\u{9f}"'],
+    ['\u00a0', '"\\u{a0}"'],
+    ['\u00a1', '"\u00a1"'],
+    ['\u00ad', '"\\u{ad}"'],
+    ['\u200b', '"\\u{200b}"'],
+    ['\u2028', '"\\u{2028}"'],
+    ['\u3000', '"\\u{3000}"'],
+    ['\ue000', '"\\u{e000}"'],
+    ['e\u0301', '"e\\u{301}"'],
+    ['日本', '"日本"'],
+  ])('rustDebugString(%j) = %s', (s, debug) => {
+    expect(rustDebugString(s)).toBe(debug);
   });
 });
