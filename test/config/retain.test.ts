@@ -4,6 +4,8 @@ import { parseConfigYaml } from '../../src/config/load.js';
 import {
   DurationError,
   YamlFloat,
+  YamlTagged,
+  isMapping,
   parseDurationSecs,
   parseDurationValue,
   parseRetainBlock,
@@ -80,6 +82,7 @@ describe('parseDurationSecs', () => {
     '\ufeff5', // BOM is not whitespace to Rust's trim
   ])('%j is refused with the accepted form, quoting the input untrimmed', (input) => {
     expect(() => parseDurationSecs(input)).toThrow(DurationError);
+    expect(() => parseDurationSecs(input)).toThrow(expect.objectContaining({ name: 'DurationError' }));
     expect(() => parseDurationSecs(input)).toThrow(`'${input}' ${FORM}`);
   });
 
@@ -217,6 +220,11 @@ describe('parseRetainBlock: counts', () => {
     expect(err.message).toBe(`${FILE}: trace.retain.max_sessions: ${ZERO}`);
   });
 
+  it('accepts a block built without a prototype (Object.create(null)) as a mapping', () => {
+    const value = Object.assign(Object.create(null) as Record<string, unknown>, { max_sessions: 3n });
+    expect(parseRetainBlock(value, 'trace.retain', 'trace')).toEqual({ maxSessions: 3 });
+  });
+
   it('accepts a plain JS integer from a programmatic caller, refuses a fractional one', () => {
     expect(parseRetainBlock({ max_sessions: 50 }, 'trace.retain', 'trace')).toEqual({ maxSessions: 50 });
     expect(() => parseRetainBlock({ max_sessions: 1.5 }, 'trace.retain', 'trace')).toThrow(WHOLE);
@@ -317,7 +325,21 @@ describe('parseRetainBlock: both keys', () => {
   });
 });
 
+describe('isMapping', () => {
+  it('is true for plain objects only', () => {
+    expect(isMapping({})).toBe(true);
+    expect(isMapping(Object.create(null))).toBe(true);
+    for (const v of [null, undefined, [], [1], 5, 5n, 'x', true, new YamlFloat(1), new Date(0), Buffer.from('x')]) {
+      expect(isMapping(v)).toBe(false);
+    }
+  });
+});
+
 describe('parseDurationValue', () => {
+  it('quotes an absent value as Null', () => {
+    expect(() => parseDurationValue(undefined, 'live_grace', FILE)).toThrow(`${FILE}: live_grace: 'Null' ${FORM}`);
+  });
+
   it('allows zero only when asked', () => {
     expect(parseDurationValue('0', 'random_delay', undefined, { allowZero: true })).toBe(0);
     expect(() => parseDurationValue('0', 'live_grace', undefined)).toThrow(`live_grace: ${AGE_ZERO}`);
@@ -337,7 +359,10 @@ describe('Rust renderings', () => {
     [0.00001, '0.00001'],
     [0.000001, '1e-6'],
     [1.5e-7, '1.5e-7'],
+    [0.5, '0.5'],
+    [0.25, '0.25'],
     [1e15, '1000000000000000.0'],
+    [1000000000000000.5, '1000000000000000.5'],
     [1e16, '1e16'],
     [1.8446744073709552e19, '1.8446744073709552e19'],
     [Infinity, '.inf'],
@@ -373,5 +398,21 @@ describe('Rust renderings', () => {
     ['日本', '"日本"'],
   ])('rustDebugString(%j) = %s', (s, debug) => {
     expect(rustDebugString(s)).toBe(debug);
+  });
+
+  it('rustDebug renders numbers, null, tags and mappings as serde_yaml’s Debug does', () => {
+    expect(rustDebug(5)).toBe('Number(5)');
+    expect(rustDebug(1.5)).toBe('Number(1.5)');
+    expect(rustDebug(5n)).toBe('Number(5)');
+    expect(rustDebug(undefined)).toBe('Null');
+    expect(rustDebug(new YamlTagged('custom', 5n))).toBe('TaggedValue { tag: !custom, value: Number(5) }');
+    expect(rustDebug(new YamlTagged('!custom', null))).toBe('TaggedValue { tag: !custom, value: Null }');
+    expect(rustDebug(new YamlTagged('a!b', 'x'))).toBe('TaggedValue { tag: !a!b, value: String("x") }');
+    expect(rustDebug(block('[{a: 1, b: [x, 2]}]'))).toBe('Sequence [Mapping {"a": Number(1), "b": Sequence [String("x"), Number(2)]}]');
+  });
+
+  it('rustDebug prints only a type tag for a value YAML does not produce, never its content', () => {
+    expect(rustDebug(Buffer.from('secret'))).toBe('[object Uint8Array]');
+    expect(rustDebug(new Date(0))).toBe('[object Date]');
   });
 });
