@@ -135,7 +135,7 @@ describe('a held item whose item.json cannot be read', () => {
 });
 
 describe('an item held and then purged by a disk budget in the same sweep', () => {
-  it('is counted as removed, not as held: the report says what the undo window holds afterwards', async () => {
+  it.each([false, true])('is counted as removed, not as held (dry run: %s): the report says what the undo window holds afterwards', async (dryRun) => {
     const root = path.join(tmp, 'root', '.murmur');
     fs.mkdirSync(root, { recursive: true });
     const DAY = 24 * HOUR;
@@ -147,16 +147,16 @@ describe('an item held and then purged by a disk budget in the same sweep', () =
       f.writeSession(root, { sessionId: f.idAt('ses_', start), startMs: start, end: true, files: { 'blobs/b': 'x'.repeat(40_000) } });
     }
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 180K\n`;
-    const r = await sweep(now, yaml);
+    const r = await runSweep({ config: await config(yaml), dryRun, log, now: () => now });
     expect(r.errors).toEqual([]);
     const purged = r.actions.filter((a) => a.kind === 'purge_quarantine').length;
     expect(purged).toBeGreaterThan(0);
-    const heldAfter = (await listHeld(await config(yaml), false)).items.length;
-    expect(heldAfter).toBe(6 - purged);
+    const heldAfter = 6 - purged;
+    if (!dryRun) expect((await listHeld(await config(yaml), false)).items.length).toBe(heldAfter);
     expect(r.quarantine?.held).toBe(heldAfter);
     const text = renderHuman(r, 'normal', PLAIN);
     const n = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
-    expect(text).toContain(`Done: ${n(purged, 'session')} removed, ${n(heldAfter, 'session')} held,`);
-    expect(text.replace(/\s+/g, ' ')).toContain(`Quarantine: ${n(heldAfter, 'item')} held for 24h`);
+    expect(text).toContain(`${dryRun ? 'Would have' : 'Done'}: ${n(purged, 'session')} removed, ${n(heldAfter, 'session')} held,`);
+    expect(text.replace(/\s+/g, ' ')).toContain(`Quarantine: ${n(heldAfter, 'item')} ${dryRun ? 'would be held' : 'held'} for 24h`);
   });
 });
