@@ -289,8 +289,12 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     }
   }
   const c = countByKind(r.actions);
-  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && a.held).length;
-  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && a.held).length;
+  // Held means still held when the sweep ended: an item a disk budget purged in this same sweep
+  // counts as removed.
+  const purgedPaths = new Set(r.actions.flatMap((a) => (a.kind === 'purge_quarantine' ? [a.path] : [])));
+  const stillHeld = (a: Action): boolean => (a.kind === 'remove_session' || a.kind === 'remove_record') && a.held !== undefined && !purgedPaths.has(a.held.path);
+  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && stillHeld(a)).length;
+  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && stillHeld(a)).length;
   const parts = [
     plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
     ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),

@@ -304,6 +304,7 @@ async function removeOne(ctx: SweepContext, home: Dir, item: BudgetItem, reason:
       // A dry run: this sweep would have held it, and would now purge it for the budget.
       const h = how.h;
       const path = `${h.kind === 'session' ? h.parent : `${ctx.home}/gc/quarantine`}/${h.entry}`;
+      ctx.purgedNow.add(`${h.parent}/${h.entry}`);
       acted(ctx, { kind: 'purge_quarantine', store: h.kind === 'session' ? 'sessions' : 'records', origin: h.origin, target: h.target, held: h.kind, reason, path, bytes: h.bytes }, 'debug', { path, target: h.target, reason, bytes: h.bytes });
       return h.bytes;
     }

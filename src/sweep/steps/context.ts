@@ -329,10 +329,13 @@ export function finishReport(ctx: SweepContext): SweepReport {
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
   const purges = ctx.report.actions.filter((a) => a.kind === 'purge_quarantine');
   if (ctx.quarantineMs !== undefined || purges.length > 0) {
+    // What the window holds once the sweep is over: an item a disk budget purged in this same
+    // sweep was removed, not held.
+    const held = ctx.heldNow.filter((h) => !ctx.purgedNow.has(`${h.parent}/${h.entry}`));
     ctx.report.quarantine = {
       window_secs: Math.round((ctx.quarantineMs ?? 0) / 1000),
-      held: ctx.heldNow.length,
-      held_bytes: ctx.heldNow.reduce((n, h) => n + h.bytes, 0),
+      held: held.length,
+      held_bytes: held.reduce((n, h) => n + h.bytes, 0),
       purged: purges.length,
       purged_bytes: purges.reduce((n, a) => n + a.bytes, 0),
     };
