@@ -637,8 +637,10 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }
   const t = doc.totals;
+  // `*_removed` count every item taken; while some are still held, "removed" would be false.
+  const took = t.held > 0 ? 'taken' : 'removed';
   out.push(
-    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
+    `Total: ${plural(t.sessions_removed, 'session')} ${took}, ${plural(t.records_removed, 'record')} ${took}, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';
