@@ -16,7 +16,7 @@ import { Codes, ExitCodes, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
-import { jsonLine } from './json-contract.js';
+import { historyJson, jsonLine } from './json-contract.js';
 import { ExitWith, type CommonFlags } from './types.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
@@ -94,7 +94,7 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
     read.sweeps,
     { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
   );
-  process.stdout.write(opts.json ? jsonLine('history', { ...doc, config_invalid: invalid ?? null }) : renderHistory(doc));
+  process.stdout.write(opts.json ? jsonLine('history', { ...historyJson(doc), config_invalid: invalid ?? null }) : renderHistory(doc));
   if (invalid) {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;

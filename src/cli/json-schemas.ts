@@ -80,7 +80,7 @@ export const HistorySchema = z.strictObject({
   audit_root_exists: z.boolean(),
   since_ms: z.number().nullable(),
   target: nullableString,
-  sweeps: z.array(z.looseObject({ session_id: z.string() })),
+  sweeps: z.array(z.looseObject({ audit: z.string() })),
   matches: z.array(z.looseObject({})).optional(),
   totals: z.looseObject({ sweeps: z.number(), sessions_removed: z.number(), records_removed: z.number(), records_truncated: z.number(), messages_dropped: z.number() }),
   problems: z.array(problem),
@@ -91,20 +91,20 @@ export const QuarantineLsSchema = z.strictObject({
   ...head('quarantine ls'),
   home: z.string(),
   window_secs: z.number().nullable(),
-  items: z.array(z.looseObject({ kind: z.string(), target: z.string(), origin: z.string(), until_ms: z.number(), bytes: z.number(), path: z.string() })),
+  items: z.array(z.looseObject({ held_kind: z.string(), target: z.string(), origin: z.string(), until_ms: z.number(), bytes: z.number(), path: z.string() })),
   totals: z.looseObject({ items: z.number(), bytes: z.number() }),
   problems: z.array(problem),
   config_invalid: configInvalid,
 });
 
-const protectedItem = z.looseObject({ kind: z.string(), target: z.string(), where: z.string(), since_ms: z.number(), by: z.string() });
+const protectedItem = z.looseObject({ kind: z.string(), target: z.string(), origin: z.string(), since_ms: z.number(), by: z.string() });
 const judgement = z.looseObject({ condemned: nullableString, policy: nullableString });
 
 export const RestoreSchema = z.strictObject({
   ...head('restore'),
   target: z.string(),
   dry_run: z.boolean(),
-  restored: z.array(z.looseObject({ held: z.enum(['session', 'context', 'truncation']), from: z.string(), to: z.string(), messages: z.number().optional() })),
+  restored: z.array(z.looseObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: z.string(), to: z.string(), messages_restored: z.number().optional() })),
   audit: nullableString,
   protection: z.looseObject({}).optional(),
   protection_error: z.looseObject({ code: z.string(), message: z.string() }).optional(),

@@ -261,7 +261,7 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
       // A dry run: this sweep would have held it, and would now purge it for the budget.
       const target = hv.kind === 'session' ? hv.parent : `${ctx.home}/gc/quarantine`;
       const path = `${target}/${hv.entry}`;
-      acted(ctx, { kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path, bytes: hv.bytes }, 'debug', { path, target: hv.target, reason, bytes: hv.bytes });
+      acted(ctx, { kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held_kind: hv.kind, reason, path, bytes: hv.bytes }, 'debug', { path, target: hv.target, reason, bytes: hv.bytes });
       freed = hv.bytes;
     } else if (s) {
       const before = { ...tally };
@@ -439,8 +439,8 @@ function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; ro
   const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
   const what =
     u.reason === 'keep_free'
-      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
-      : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytes_short)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
+      : `${u.label} is ${formatBytes(u.bytes_short)} over max_bytes`;
   const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
   const n = u.removable.items;
   const items = `${n} removable item${n === 1 ? '' : 's'} (${formatBytes(u.removable.bytes)})`;
