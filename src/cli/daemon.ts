@@ -16,7 +16,7 @@ import { Codes, ExitCodes, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
-import { jsonLine } from './json-contract.js';
+import { historyJson, jsonLine } from './json-contract.js';
 import { ExitWith, type CommonFlags } from './types.js';
 import { definedOnly } from '../defined.js';
 
@@ -95,7 +95,7 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
     read.sweeps,
     definedOnly({ sinceMs, target: opts.target }),
   );
-  process.stdout.write(opts.json ? jsonLine('history', { ...doc, config_invalid: invalid ?? null }) : renderHistory(doc));
+  process.stdout.write(opts.json ? jsonLine('history', { ...historyJson(doc), config_invalid: invalid ?? null }) : renderHistory(doc));
   if (invalid) {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;

@@ -4,10 +4,11 @@
 // instead — opens with the same envelope, `schema_version` then `command`; each matches its
 // schema in src/cli/json-schemas.ts. Within one `schema_version` members are only ever added.
 // `conversation` is not covered: it keeps `mur conversation`'s shapes (that is its contract).
-// Imports nothing (the zod schemas are loaded only by `npm run schemas` and the tests).
+// Imports types only (the zod schemas are loaded only by `npm run schemas` and the tests).
+import type { HistoryDoc, SweepHistory, TargetMatch } from '../commands/history.js';
 
 /** The contract's version: every enveloped document carries it. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export const COMMANDS = ['sweep', 'config check', 'status', 'history', 'quarantine ls', 'restore', 'protect', 'release', 'protection ls'] as const;
 export type JsonCommand = (typeof COMMANDS)[number];
@@ -21,6 +22,40 @@ export function envelope<T extends object>(command: JsonCommand, body: T): { sch
 /** The envelope as one JSON line. */
 export function jsonLine<T extends object>(command: JsonCommand, body: T): string {
   return JSON.stringify(envelope(command, body)) + '\n';
+}
+
+/** `o` with its members renamed by `names` (old → new), each in its place. */
+function renamed(o: object, names: Readonly<Record<string, string>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [names[k] ?? k, v as unknown]));
+}
+
+/**
+ * A protected item as the contract names it: the protection list's `where` (its file's key) is
+ * `origin`, the word every document uses for the sessions root or record store of an item.
+ */
+export function protectedItemJson(item: { where: string }): Record<string, unknown> {
+  return renamed(item, { where: 'origin' });
+}
+
+/**
+ * `history --json`'s members in the contract's words (docs/json.md "Changes"): a sweep is named by
+ * its `audit` session id (as the sweep's report and `status` name it), an item by `target`, where
+ * it lives by `origin`, a count of messages by `messages_<what>`, what kind of item a hold is by
+ * `held_kind`. Every other member is passed through as it is, in its place.
+ */
+export function historyJson(doc: HistoryDoc): Record<string, unknown> {
+  const sweep = (s: SweepHistory) =>
+    renamed(
+      {
+        ...s,
+        retention: s.retention.map((r) => renamed(r, { dropped_by_target: 'messages_dropped_by_target' })),
+        reconciled: { ...s.reconciled, ...(s.reconciled.sessions ? { sessions: s.reconciled.sessions.map((r) => renamed(r, { session: 'target' })) } : {}) },
+        quarantine: { ...s.quarantine, restored: s.quarantine.restored.map((r) => renamed(r, { held: 'held_kind' })) },
+      },
+      { session_id: 'audit' },
+    );
+  const match = (m: TargetMatch) => renamed(m, { sweep: 'audit', where: 'origin' });
+  return { ...doc, sweeps: doc.sweeps.map(sweep), ...(doc.matches ? { matches: doc.matches.map(match) } : {}) };
 }
 
 /** The command a failing `--json` invocation was (for the error document), from its arguments. */

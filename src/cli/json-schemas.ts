@@ -1,48 +1,113 @@
 // The schemas of murmur-gc's --json documents (docs/json.md), in zod; docs/schemas/*.json are
 // generated from them (`npm run schemas`, scripts/schemas.mjs) and a test keeps the committed
 // files equal to them and validates real outputs against them.
-// Guarantees: each schema fixes its document's top-level members (a document with another, or
-// without a required one, fails); nested members are typed where they are stable and open (more
-// keys allowed) elsewhere. Loaded by no command (start-up stays free of it).
+// Guarantees: every object of every document is closed — a document with a member its schema does
+// not list, at any depth, or without a required one, fails; only maps keyed by data (counts by
+// code, kind or store; budgets' held items by code) take any key, and their values are typed.
+// Loaded by no command (start-up stays free of it).
 import { z } from 'zod';
 import { COMMANDS, SCHEMA_VERSION, type JsonCommand } from './json-contract.js';
 
 const head = <C extends JsonCommand>(command: C) => ({ schema_version: z.literal(SCHEMA_VERSION), command: z.literal(command) });
-const problem = z.looseObject({ target: z.string(), code: z.string(), detail: z.string() });
+const num = z.number();
+const int = z.number().int();
+const str = z.string();
 const nullableString = z.string().nullable();
+/** A count per key (a code, an action kind, a store): the keys are open, each value a count. */
+const counts = z.record(z.string(), int);
+const problem = z.strictObject({ target: str, code: str, detail: str });
 /** Why a read-only view ran on a fallback configuration (src/cli/context.ts); null when valid. */
-const configInvalid = z.object({ file: nullableString, errors: z.number().int(), first: z.string(), hint: z.string() }).nullable();
+const configInvalid = z.strictObject({ file: nullableString, errors: int, first: str, hint: str }).nullable();
+const kept = z.strictObject({ items: int, bytes: num, oldest_ms: num.nullable(), paths: z.array(str) });
+
+// ---- sweep ------------------------------------------------------------------------------------
+const sessionReason = z.enum(['max_age', 'max_sessions', 'max_bytes', 'keep_free']);
+const budgetReason = z.enum(['max_bytes', 'keep_free']);
+const heldAt = z.strictObject({ until_ms: num, path: str });
+/** Every action kind of src/sweep/actions.ts, each with exactly its members. */
+const action = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('remove_session'), root: str, target: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
+  z.strictObject({ kind: z.literal('remove_record'), record: str, target: str, reason: z.enum(['max_age', 'max_bytes', 'keep_free']), path: str, bytes: num, held: heldAt.optional() }),
+  z.strictObject({ kind: z.literal('remove_orphan_workdir'), root: str, target: str, path: str, reason: z.literal('children_max_age'), bytes: num, age_ms: num }),
+  z.strictObject({ kind: z.literal('remove_child_workdir'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
+  z.strictObject({ kind: z.literal('remove_work_log'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
+  z.strictObject({
+    kind: z.literal('truncate_record'),
+    record: str,
+    target: str,
+    reason: z.literal('max_messages'),
+    messages_dropped: int,
+    kept: int,
+    path: str,
+    bytes: num,
+    concurrent_append: z.strictObject({ lines_out_of_order: int }).optional(),
+    held: heldAt.optional(),
+  }),
+  z.strictObject({ kind: z.literal('purge_quarantine'), store: z.enum(['sessions', 'records']), origin: str, target: str, held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']), reason: z.enum(['expired', 'max_bytes', 'keep_free']), path: str, bytes: num }),
+  z.strictObject({ kind: z.literal('shell_lost'), target: str, root: str, work_id: str, binary: str, command: str, detached_at_ms: num, task_id: nullableString }),
+  z.strictObject({ kind: z.literal('repair_torn_tail'), record: str, target: str, path: str }),
+  z.strictObject({ kind: z.literal('chmod'), path: str, from: str, to: str }),
+  z.strictObject({ kind: z.literal('remove_debris'), path: str, code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']), detail: str, bytes: num }),
+]);
+const budget = z.strictObject({
+  stores: z.array(z.strictObject({ store: str, label: str, max_bytes: num.nullable(), bytes_before: num, bytes_after: num, removed: int, bytes_freed: num, held_purged: int })),
+  keep_free: z
+    .strictObject({
+      required_bytes: num,
+      free_bytes: num,
+      short_bytes: num,
+      short_bytes_after: num,
+      reserve: z.strictObject({ path: str, released_bytes: num, room_bytes: num, put_back: z.boolean() }),
+    })
+    .nullable(),
+  unmet: z.array(
+    z.strictObject({
+      store: str.optional(),
+      label: str,
+      reason: budgetReason,
+      bytes_short: num,
+      held: z.record(z.string(), z.strictObject({ items: int, bytes: num })),
+      removable: z.strictObject({ items: int, bytes: num }),
+      removed: int,
+      largest: z.array(z.strictObject({ target: str, code: str, bytes: num })),
+    }),
+  ),
+});
 
 export const SweepSchema = z.strictObject({
   ...head('sweep'),
   dry_run: z.boolean(),
-  home: z.string(),
+  home: str,
   home_exists: z.boolean(),
-  started_ms: z.number(),
-  duration_ms: z.number(),
-  actions: z.array(z.looseObject({ kind: z.enum(['remove_session', 'remove_record', 'truncate_record', 'shell_lost', 'chmod', 'remove_debris', 'purge_quarantine']), target: z.string() })),
+  started_ms: num,
+  duration_ms: num,
+  actions: z.array(action),
   skipped: z.array(problem),
   errors: z.array(problem),
   audit: nullableString,
-  bytes_freed: z.number(),
-  inventory: z.looseObject({ sessions_roots: z.number(), sessions: z.number(), records: z.number() }),
-  message: z.string().optional(),
+  bytes_freed: num,
+  inventory: z.strictObject({ sessions_roots: int, sessions: int, records: int, traces_read: int, traces_cached: int, records_counted: int, records_count_cached: int }),
+  message: str.optional(),
   config: nullableString.optional(),
-  steps: z.array(z.looseObject({ step: z.string(), items: z.number(), bytes: z.number(), ms: z.number() })).optional(),
-  budget: z.looseObject({}).optional(),
-  quarantine: z.looseObject({ window_secs: z.number(), held: z.number(), held_bytes: z.number(), purged: z.number(), purged_bytes: z.number() }).optional(),
-  kept: z.looseObject({ items: z.number(), bytes: z.number(), oldest_ms: z.number().nullable(), paths: z.array(z.string()) }).optional(),
+  steps: z.array(z.strictObject({ step: str, items: int, bytes: num, ms: num })).optional(),
+  budget: budget.optional(),
+  quarantine: z.strictObject({ window_secs: num, held: int, held_bytes: num, purged: int, purged_bytes: num }).optional(),
+  orphans: z.array(z.strictObject({ root: str, count: int, bytes: num, oldest_ms: num, removed: int, policy_secs: num.nullable() })).optional(),
+  kept: kept.optional(),
 });
 
+// ---- config check -----------------------------------------------------------------------------
 const configProblem = z.strictObject({
   severity: z.enum(['error', 'warning']),
-  code: z.string(),
+  code: str,
   file: nullableString,
-  line: z.number().int().nullable(),
-  column: z.number().int().nullable(),
-  key: z.string(),
-  message: z.string(),
+  line: int.nullable(),
+  column: int.nullable(),
+  key: str,
+  message: str,
 });
+const retain = z.strictObject({ max_sessions: int.optional(), max_messages: int.optional(), max_age_secs: num.optional() }).nullable();
+const policySource = z.strictObject({ from: z.enum(['config', 'manifest', 'none']), manifest: nullableString, note: nullableString });
 
 export const ConfigCheckSchema = z.strictObject({
   ...head('config check'),
@@ -50,7 +115,24 @@ export const ConfigCheckSchema = z.strictObject({
   ok: z.boolean(),
   errors: z.array(configProblem),
   warnings: z.array(configProblem),
-  policy: z.looseObject({ home: z.string(), sessions: z.array(z.looseObject({ root: z.string(), origin: z.string(), children: z.strictObject({ max_age_secs: z.number().int() }).nullable() })), records: z.array(z.looseObject({ store: z.string(), capsule: z.string(), origin: z.string() })) }).nullable(),
+  policy: z
+    .strictObject({
+      home: str,
+      schedule: str,
+      run_on_start: z.boolean(),
+      random_delay_secs: num,
+      live_grace_secs: num,
+      max_delete: z.strictObject({ count: int.optional(), fraction: num.optional() }).nullable(),
+      keep_free: z.union([z.strictObject({ kind: z.literal('bytes'), bytes: num }), z.strictObject({ kind: z.literal('percent'), percent: num })]).nullable(),
+      quarantine_secs: num.nullable(),
+      sessions: z.array(z.strictObject({ root: str, origin: str, retain, source: policySource, max_bytes: num.nullable(), children: z.strictObject({ max_age_secs: int }).nullable(), problem: z.strictObject({ code: str, detail: str }).nullable() })),
+      records: z.array(z.strictObject({ store: str, capsule: str, origin: str, retain, source: policySource, max_bytes: num.nullable() })),
+      audit: z.strictObject({ retain }),
+      log_level: str,
+      metrics_textfile: nullableString,
+      metrics_interval_secs: num.nullable(),
+    })
+    .nullable(),
   /** `--plan` only (else null): what the values would remove now, per entry (the dry run's planning). */
   plan: z
     .strictObject({
@@ -68,71 +150,231 @@ export const ConfigCheckSchema = z.strictObject({
     .nullable(),
 });
 
+// ---- status -----------------------------------------------------------------------------------
+const outcome = z.enum(['ok', 'errors', 'busy', 'failed', 'aborted']);
+const trigger = z.enum(['start', 'schedule', 'manual', 'unattended', 'keep_free']);
+/** Actions per kind, then per store (a sessions root, a record store, `home`). */
+const byKindAndStore = z.record(z.string(), counts);
+const sized = z.strictObject({ count: int, bytes: num });
+const rootSize = z.strictObject({
+  root: str,
+  exists: z.boolean(),
+  sessions: int,
+  bytes: num,
+  unreadable: int,
+  beside: z
+    .strictObject({
+      workdir: str,
+      tied: sized,
+      orphaned: z.strictObject({ count: int, bytes: num, oldest_ms: num.nullable() }),
+      work_logs: sized,
+      other_logs: sized,
+      capsule: z.array(z.strictObject({ name: str, bytes: num })),
+      unreadable: int,
+    })
+    .optional(),
+});
+const items = z.strictObject({ items: int, bytes: num });
+
 export const StatusSchema = z.strictObject({
   ...head('status'),
-  home: z.string(),
+  home: str,
   home_exists: z.boolean(),
-  state_file: z.string(),
+  state_file: str,
   state: z.enum(['ok', 'missing', 'corrupt', 'no_home']),
-  state_detail: z.string().optional(),
+  state_detail: str.optional(),
+  daemon: z.strictObject({ running: z.boolean(), why: str, pid: int.nullable(), start_time: nullableString, started_ms: num.nullable(), stopped_ms: num.nullable(), config: nullableString, schedule: nullableString }),
+  current_sweep: z.strictObject({ started_ms: num, trigger }).nullable(),
+  last_sweep: z
+    .strictObject({
+      trigger,
+      started_ms: num,
+      ended_ms: num,
+      duration_ms: num,
+      outcome,
+      counts,
+      bytes_freed: num,
+      skipped: int,
+      skipped_by_code: counts,
+      errors: int,
+      errors_by_code: counts,
+      audit: nullableString,
+      message: str.optional(),
+      actions_by_store: byKindAndStore.optional(),
+      messages_dropped: int.optional(),
+      kept: z.strictObject({ items: int, bytes: num, oldest_ms: num.nullable() }).optional(),
+    })
+    .nullable(),
+  next_run_ms: num.nullable(),
+  timer: z
+    .discriminatedUnion('state', [
+      z.strictObject({ state: z.literal('active'), next_run_ms: num.nullable() }),
+      z.strictObject({ state: z.literal('inactive') }),
+      z.strictObject({ state: z.literal('not_installed') }),
+      z.strictObject({ state: z.literal('unknown'), why: str }),
+    ])
+    .nullable(),
+  stores: z.strictObject({
+    sessions: z.strictObject({ roots: z.array(rootSize), sessions: int, bytes: num }),
+    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int }),
+    audit: z.strictObject({ sessions: int, bytes: num, unreadable: int }),
+    quarantine: z.strictObject({ items: int, bytes: num, unreadable: int }).optional(),
+    kept: kept.optional(),
+  }),
+  metrics: z.strictObject({
+    version: str,
+    last_sweep: z
+      .strictObject({
+        trigger,
+        outcome,
+        started_ms: num,
+        ended_ms: num,
+        duration_ms: num,
+        bytes_freed: num,
+        messages_dropped: int,
+        actions: byKindAndStore,
+        skipped_by_code: counts,
+        errors_by_code: counts,
+      })
+      .nullable(),
+    last_success_ms: num.nullable(),
+    stores: z.strictObject({ sessions: items, records: items, audit: items }),
+    quarantine: items.nullable(),
+    totals: z.strictObject({ sweeps: z.strictObject({ ok: int, errors: int, busy: int, failed: int, aborted: int }), bytes_freed: num }).nullable(),
+    interval_secs: num.nullable(),
+  }),
+  protection: z.strictObject({ file: str, items: int, unreadable: nullableString }),
   /** the configuration file in force; null: built-in defaults */
   config: nullableString,
-  daemon: z.looseObject({ running: z.boolean(), why: z.string(), pid: z.number().nullable() }),
-  current_sweep: z.looseObject({ started_ms: z.number(), trigger: z.string() }).nullable(),
-  last_sweep: z.looseObject({ outcome: z.string() }).nullable(),
-  next_run_ms: z.number().nullable(),
-  timer: z.looseObject({}).nullable(),
-  stores: z.looseObject({}),
-  metrics: z.looseObject({}),
-  protection: z.looseObject({ file: z.string(), items: z.number(), unreadable: nullableString }),
   config_invalid: configInvalid,
+});
+
+// ---- history ----------------------------------------------------------------------------------
+const fate = z.strictObject({ removed: int, held: int, purged: int, restored: int });
+const historySweep = z.strictObject({
+  audit: str,
+  started_ms: num.nullable(),
+  ended_ms: num.nullable(),
+  duration_ms: num.nullable(),
+  exit_status: nullableString,
+  outcome: z.enum(['ok', 'errors', 'aborted', 'unfinished']),
+  complete: z.boolean(),
+  intent_pending: z.boolean(),
+  capsule_version: nullableString,
+  manual: z.boolean(),
+  retention: z.array(
+    z.strictObject({
+      store: str,
+      reason: str,
+      removed: int,
+      targets: z.array(str),
+      messages_dropped: int.optional(),
+      trigger: str.optional(),
+      messages_dropped_by_target: counts.optional(),
+      /** a child workdir or work log taken with its session: target → the session */
+      parent_session_by_target: z.record(z.string(), str).optional(),
+      fate: fate.optional(),
+    }),
+  ),
+  reconciled: z.strictObject({
+    tasks: int,
+    task_ids: z.array(str),
+    sessions: z.array(z.strictObject({ task_id: str, target: str, root: str, work_ids: z.array(str) })).optional(),
+  }),
+  quarantine: z.strictObject({
+    purged: z.array(z.strictObject({ store: str, reason: str, targets: z.array(str) })),
+    restored: z.array(z.strictObject({ store: str, held_kind: str, target: str, origin: str, messages_restored: int.optional() })),
+  }),
+  protection: z.array(z.strictObject({ change: str, store: str, target: str, origin: str, by: str })).optional(),
+  totals: z.strictObject({ sessions_removed: int, records_removed: int, records_truncated: int, messages_dropped: int }),
+  invalid_lines: int,
+  truncated_read: z.boolean(),
+});
+const historyMatch = z.strictObject({
+  audit: str,
+  started_ms: num.nullable(),
+  store: str,
+  reason: str,
+  action: z.enum(['removed', 'truncated', 'purged', 'restored', 'protected', 'released', 'reconciled']),
+  exit_status: nullableString,
+  outcome: str,
+  origin: nullableString,
+  line_removed: int,
+  manual: z.boolean(),
+  line_messages_dropped: int.optional(),
+  messages_dropped: int.optional(),
+  work_ids: z.array(str).optional(),
+  state: z.enum(['removed', 'held', 'purged', 'restored']).optional(),
+  held_until_ms: num.optional(),
+  /** a child workdir or work log: the session it was taken with */
+  parent_session: str.optional(),
 });
 
 export const HistorySchema = z.strictObject({
   ...head('history'),
-  home: z.string(),
-  audit_root: z.string(),
+  home: str,
+  audit_root: str,
   audit_root_exists: z.boolean(),
-  since_ms: z.number().nullable(),
+  since_ms: num.nullable(),
   target: nullableString,
-  sweeps: z.array(z.looseObject({ session_id: z.string() })),
-  matches: z.array(z.looseObject({})).optional(),
-  totals: z.looseObject({ sweeps: z.number(), sessions_removed: z.number(), records_removed: z.number(), records_truncated: z.number(), messages_dropped: z.number() }),
+  /** when --target was a unique prefix of `target`: what was given */
+  target_prefix: nullableString.optional(),
+  sweeps: z.array(historySweep),
+  matches: z.array(historyMatch).optional(),
+  totals: z.strictObject({ sweeps: int, sessions_removed: int, records_removed: int, records_truncated: int, messages_dropped: int, reconciled_tasks: int, held: int }),
   problems: z.array(problem),
   config_invalid: configInvalid,
 });
 
+// ---- quarantine ls, restore -------------------------------------------------------------------
 export const QuarantineLsSchema = z.strictObject({
   ...head('quarantine ls'),
-  home: z.string(),
-  window_secs: z.number().nullable(),
-  items: z.array(z.looseObject({ kind: z.string(), target: z.string(), origin: z.string(), until_ms: z.number(), bytes: z.number(), path: z.string() })),
-  totals: z.looseObject({ items: z.number(), bytes: z.number() }),
+  home: str,
+  window_secs: num.nullable(),
+  items: z.array(
+    z.strictObject({
+      held_kind: z.enum(['session', 'context', 'truncation']),
+      target: str,
+      origin: str,
+      until_ms: num,
+      removed_ms: num.nullable(),
+      bytes: num,
+      path: str,
+      reason: nullableString,
+      messages_dropped: int.nullable(),
+      incomplete: z.literal(true).optional(),
+    }),
+  ),
+  totals: items,
   problems: z.array(problem),
   config_invalid: configInvalid,
 });
 
-const protectedItem = z.looseObject({ kind: z.string(), target: z.string(), where: z.string(), since_ms: z.number(), by: z.string() });
-const judgement = z.looseObject({ condemned: nullableString, policy: nullableString });
-
-export const RestoreSchema = z.strictObject({
-  ...head('restore'),
-  target: z.string(),
-  dry_run: z.boolean(),
-  restored: z.array(z.looseObject({ held: z.enum(['session', 'context', 'truncation']), from: z.string(), to: z.string(), messages: z.number().optional() })),
-  audit: nullableString,
-  protection: z.looseObject({}).optional(),
-  protection_error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
-});
-
-export const ProtectSchema = z.strictObject({
-  ...head('protect'),
+const protectedItem = z.strictObject({ kind: z.enum(['session', 'context']), target: str, origin: str, since_ms: num, by: z.enum(['restore', 'protect']), note: str.optional() });
+const judgement = z.strictObject({ condemned: z.enum(['max_age', 'max_sessions', 'max_messages']).nullable(), policy: nullableString, unknown: nullableString });
+const protectOutcome = {
   item: protectedItem,
   added: z.boolean(),
   present: z.boolean(),
   judgement,
-  runtime: z.string().optional(),
+  runtime: str,
   audit: nullableString,
+};
+
+export const RestoreSchema = z.strictObject({
+  ...head('restore'),
+  target: str,
+  dry_run: z.boolean(),
+  restored: z.array(z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() })),
+  audit: nullableString,
+  protection: z.strictObject(protectOutcome).optional(),
+  protection_error: z.strictObject({ code: str, message: str }).optional(),
+});
+
+// ---- protect, release, protection ls ----------------------------------------------------------
+export const ProtectSchema = z.strictObject({
+  ...head('protect'),
+  ...protectOutcome,
 });
 
 export const ReleaseSchema = z.strictObject({
@@ -145,8 +387,8 @@ export const ReleaseSchema = z.strictObject({
 
 export const ProtectionLsSchema = z.strictObject({
   ...head('protection ls'),
-  home: z.string(),
-  file: z.string(),
+  home: str,
+  file: str,
   unreadable: nullableString,
   items: z.array(protectedItem.extend({ present: z.boolean() })),
 });
@@ -155,7 +397,7 @@ export const ProtectionLsSchema = z.strictObject({
 export const ErrorSchema = z.strictObject({
   schema_version: z.literal(SCHEMA_VERSION),
   command: z.enum(COMMANDS),
-  error: z.strictObject({ code: z.string(), message: z.string(), hint: z.string().nullable().optional() }),
+  error: z.strictObject({ code: str, message: str, hint: z.string().nullable().optional() }),
 });
 
 /** Each schema by the file docs/schemas/<name>.json it is generated into. */

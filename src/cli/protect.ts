@@ -10,7 +10,7 @@ import { formatTable, formatWhen } from '../sweep/report.js';
 import type { ProtectionListing, ReleaseOutcome } from '../commands/protect.js';
 import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
-import { jsonLine } from './json-contract.js';
+import { jsonLine, protectedItemJson } from './json-contract.js';
 import { ExitWith } from './types.js';
 import { definedOnly } from '../defined.js';
 
@@ -68,7 +68,7 @@ async function runProtect(target: string, opts: RefOpts & { note?: string }): Pr
   const log = await oneShotLogger(config, false, opts.json);
   const p = await protectTarget(config, log, { ...refOf(target, opts), ...definedOnly({ note: opts.note }) });
   const text = [...renderProtectOutcome(p), ...(p.audit ? [`audit trace: ${p.audit} (murmur-gc history --target ${target})`] : [])];
-  process.stdout.write(opts.json ? jsonLine('protect', p) : text.join('\n') + '\n');
+  process.stdout.write(opts.json ? jsonLine('protect', { ...p, item: protectedItemJson(p.item) }) : text.join('\n') + '\n');
   return ExitCodes.ok;
 }
 
@@ -77,7 +77,7 @@ async function runRelease(target: string, opts: RefOpts): Promise<number> {
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await releaseTarget(config, log, refOf(target, opts));
-  process.stdout.write(opts.json ? jsonLine('release', r) : renderRelease(r, judgementWords));
+  process.stdout.write(opts.json ? jsonLine('release', { ...r, item: protectedItemJson(r.item) }) : renderRelease(r, judgementWords));
   return ExitCodes.ok;
 }
 
@@ -86,7 +86,7 @@ async function runLs(opts: CommonOpts): Promise<number> {
   const config = await loadForCommand(opts);
   const l = await listProtection(config);
   if (l.unreadable !== null) (await oneShotLogger(config, false, opts.json)).error({ code: 'protected_unreadable', target: l.file }, l.unreadable);
-  process.stdout.write(opts.json ? jsonLine('protection ls', l) : renderProtection(l));
+  process.stdout.write(opts.json ? jsonLine('protection ls', { ...l, items: l.items.map(protectedItemJson) }) : renderProtection(l));
   return l.unreadable !== null ? ExitCodes.failed : ExitCodes.ok;
 }
 

@@ -14,7 +14,7 @@ import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
-import { jsonLine } from './json-contract.js';
+import { jsonLine, protectedItemJson } from './json-contract.js';
 import { ExitWith } from './types.js';
 import { definedOnly } from '../defined.js';
 
@@ -37,7 +37,7 @@ export function heldJson(l: HeldListing, config: GcConfig | undefined): Record<s
     home: l.home,
     window_secs: config?.quarantine?.windowSecs ?? null,
     items: l.items.map((i) => ({
-      kind: i.kind,
+      held_kind: i.kind,
       target: i.target,
       origin: i.origin,
       until_ms: i.untilMs,
@@ -45,7 +45,7 @@ export function heldJson(l: HeldListing, config: GcConfig | undefined): Record<s
       bytes: i.bytes,
       path: i.path,
       reason: i.reason ?? null,
-      messages: i.messages ?? null,
+      messages_dropped: i.messages ?? null,
       ...(i.incomplete ? { incomplete: true } : {}),
     })),
     totals: l.totals,
@@ -75,11 +75,11 @@ function renderRestore(r: RestoreResult, renderProtectOutcome: typeof import('..
   const out: string[] = [];
   for (const s of r.restored) {
     const what =
-      s.held === 'truncation'
-        ? `${s.messages ?? 0} dropped messages of ${r.target}`
-        : s.held === 'child_workdir' || s.held === 'work_log'
-          ? `${s.held === 'child_workdir' ? 'child workdir' : 'work log'} of ${r.target}`
-          : `${s.held} ${r.target}`;
+      s.held_kind === 'truncation'
+        ? `${s.messages_restored ?? 0} dropped messages of ${r.target}`
+        : s.held_kind === 'child_workdir' || s.held_kind === 'work_log'
+          ? `${s.held_kind === 'child_workdir' ? 'child workdir' : 'work log'} of ${r.target}`
+          : `${s.held_kind} ${r.target}`;
     out.push(`${r.dry_run ? 'would restore' : 'restored'} ${what}: ${s.from} -> ${s.to}`);
   }
   if (r.audit) out.push(`audit trace: ${r.audit} (murmur-gc history --target ${r.target})`);
@@ -109,7 +109,7 @@ async function runRestore(target: string, opts: CommonOpts & { record?: string; 
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
   const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...definedOnly({ record: opts.record, root: opts.root }) });
-  process.stdout.write(opts.json ? jsonLine('restore', r) : renderRestore(r, renderProtectOutcome));
+  process.stdout.write(opts.json ? jsonLine('restore', r.protection ? { ...r, protection: { ...r.protection, item: protectedItemJson(r.protection.item) } } : r) : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
 }
 

@@ -206,7 +206,7 @@ async function addItem(config: GcConfig, home: Dir, log: Logger, item: Protected
     }
     // Written before anything slower (the judgement may count a large record's messages).
     await writeProtection(home, next);
-    log.info({ target: item.target, where: item.where, by: item.by }, 'protected');
+    log.info({ target: item.target, origin: item.where, by: item.by }, 'protected');
     audit = await auditProtection(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
   }
   const present = await exists(itemPath(config, item));
@@ -244,7 +244,7 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
       if (mine.length > 1) throw refuse(ProtectCodes.ambiguous, `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`, `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`);
       const item = mine[0]!;
       await writeProtection(home, items.filter((i) => !sameItem(i, item)));
-      log.info({ target: item.target, where: item.where }, 'released');
+      log.info({ target: item.target, origin: item.where }, 'released');
       const audit = await auditProtection(home, now, { change: 'release', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: 'release' });
       return { item, present: await exists(itemPath(config, item)), judgement: await judgeItem(config, item, now()), audit };
     });
@@ -257,7 +257,7 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
  * Protects what `restore` just put back (the caller holds the sweep lock, so no sweep runs between
  * the restore and this). `to` is the path the restore put it at.
  */
-export async function protectRestored(config: GcConfig, home: Dir, log: Logger, r: { target: string; restored: { held: string; to: string }[] }, now: () => number): Promise<ProtectOutcome | undefined> {
+export async function protectRestored(config: GcConfig, home: Dir, log: Logger, r: { target: string; restored: { held_kind: string; to: string }[] }, now: () => number): Promise<ProtectOutcome | undefined> {
   const first = r.restored[0];
   if (!first) return undefined;
   const kind = kindOf(r.target);

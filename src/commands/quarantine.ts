@@ -76,7 +76,7 @@ export interface RestoreResult {
   target: string;
   dry_run: boolean;
   /** what was (or would be) put back, in order */
-  restored: { held: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log'; from: string; to: string; messages?: number }[];
+  restored: { held_kind: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log'; from: string; to: string; messages_restored?: number }[];
   /** the audit trace of this restore, null in a dry run */
   audit: string | null;
   /** what was put back is protected from every sweep (src/commands/protect.ts); absent in a dry run */
@@ -231,9 +231,9 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
     if (await d.lstat(opts.target)) {
       throw refuse(RestoreCodes.exists, `${d.display(opts.target)} exists now; the held session was not put back`, `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`);
     }
-    const step = { held: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
+    const step = { held_kind: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
     // What went with it from beside the root comes back with it, first (docs/design.md §9a).
-    const besideStep = (b: BesideHeld) => ({ held: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const), from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`, to: b.to });
+    const besideStep = (b: BesideHeld) => ({ held_kind: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const), from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`, to: b.to });
     if (opts.dryRun) {
       const hd = await d.openDir(h.entry, h.identity);
       const beside = await listBeside(hd, root).finally(() => hd.close());
@@ -307,7 +307,7 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
           throw refuse(RestoreCodes.exists, `${storeDir.display(opts.target)} exists now; the held context was not put back`, `move it away (murmur-gc conversation rm ${opts.target} --record ${store}) if the held one should take its place`);
         }
         const to = `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}`;
-        result.restored.push({ held: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
+        result.restored.push({ held_kind: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
         if (!opts.dryRun && storeDir) {
           const item = await q.openDir(ctxItem.entry, ctxItem.identity);
           const restored: RestoredItem = { store: 'records', held: 'context', target: opts.target, origin: store };
@@ -329,7 +329,7 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
       const pending = cutoff !== undefined ? truncations.filter((t) => t.meta!.removed_ms <= cutoff) : truncations;
       if (pending.length > 0) {
         const done = await restoreTruncations(config, home, q, storeDir, store, opts, pending, cutoff, log, ctxItem !== undefined, audit);
-        result.restored.push({ held: 'truncation', from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '), to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`, messages: done.messages });
+        result.restored.push({ held_kind: 'truncation', from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '), to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`, messages_restored: done.messages });
       }
     } finally {
       await storeDir?.close();

@@ -93,7 +93,7 @@ export async function protectRecovered(home: Dir, log: Logger, restored: readonl
     if (add.length === 0) return 0;
     await writeProtection(home, [...items, ...add]);
     for (const i of add) {
-      log.info({ target: i.target, where: i.where, by: i.by }, 'protected (a restore completed by recovery)');
+      log.info({ target: i.target, origin: i.where, by: i.by }, 'protected (a restore completed by recovery)');
       await auditProtection(home, now, { change: 'protect', store: i.kind === 'session' ? 'sessions' : 'records', target: i.target, origin: i.where, by: i.by });
     }
     return add.length;

@@ -72,7 +72,7 @@ export interface BudgetUnmet {
   label: string;
   reason: BudgetReason;
   /** bytes still over the budget / still missing from keep_free */
-  bytesShort: number;
+  bytes_short: number;
   /** what stayed, by code, with bytes (`failed` counts removals that did not happen) */
   held: Record<string, { items: number; bytes: number }>;
   /** removable items left in place because all of them together would not meet the budget */
@@ -255,12 +255,12 @@ export class BudgetLedger {
     return out.slice(0, UNMET_LARGEST);
   }
 
-  private unmetOf(store: string | undefined, label: string, reason: BudgetReason, bytesShort: number, filter: (i: BudgetItem) => boolean): BudgetUnmet {
+  private unmetOf(store: string | undefined, label: string, reason: BudgetReason, bytes_short: number, filter: (i: BudgetItem) => boolean): BudgetUnmet {
     return {
       store,
       label,
       reason,
-      bytesShort,
+      bytes_short,
       held: this.heldIn(filter),
       removable: this.removableIn(filter),
       removed: this.removedFor.get(store ?? '') ?? 0,

@@ -30,13 +30,14 @@ export type Action =
     }
   /**
    * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
-   * `held: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
+   * `held_kind: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
    * target is then the item's entry name, its origin `?`).
    */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held_kind: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
   | {
       kind: 'shell_lost';
-      session_id: string;
+      /** the session whose trace gets the `shell_lost` line */
+      target: string;
       root: string;
       work_id: string;
       binary: string;

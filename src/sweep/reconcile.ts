@@ -46,7 +46,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
   const target = `${v.root}/${session}`;
   const lostAction = (w: (typeof works)[number], taskId: string | null): Action => ({
     kind: 'shell_lost',
-    session_id: session,
+    target: session,
     root: v.root,
     work_id: w.workId,
     binary: w.binary,
@@ -93,7 +93,7 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
       });
       return { landed, taskId };
     });
-    for (const w of marks?.landed ?? []) ctx.action(lostAction(w, marks?.taskId ?? null), { session_id: session, work_id: w.workId, task_id: marks?.taskId ?? null });
+    for (const w of marks?.landed ?? []) ctx.action(lostAction(w, marks?.taskId ?? null), { target: session, work_id: w.workId, task_id: marks?.taskId ?? null });
   } catch (err) {
     if (isAbort(err)) throw err;
     const code = codeOf(err);

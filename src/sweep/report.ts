@@ -63,8 +63,6 @@ export interface SweepReport {
     records_count_cached: number;
   };
   message?: string;
-  /** Version of this document's shape (fields are only ever added within a version). */
-  schema_version?: number;
   /** The configuration file in force; null = built-in defaults. */
   config?: string | null;
   /** Each step of the sweep in order: items, bytes, milliseconds. */
@@ -82,8 +80,6 @@ export interface SweepReport {
   orphans?: { root: string; count: number; bytes: number; oldest_ms: number; removed: number; policy_secs: number | null }[];
   kept?: KeptAside;
 }
-
-export const REPORT_SCHEMA_VERSION = 1;
 
 export function countByKind(actions: Action[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -158,11 +154,11 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
     case 'truncate_record':
       return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L);
     case 'purge_quarantine':
-      if (a.held === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L);
-      return fitLine(`  ${v} held ${a.held} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`, L);
+      if (a.held_kind === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L);
+      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`, L);
     case 'shell_lost':
       return wrap(
-        `${v} background command ${a.work_id} of session ${a.session_id} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,
+        `${v} background command ${a.work_id} of session ${a.target} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,
         L.width,
         '  ',
       );
@@ -407,7 +403,6 @@ export function newReport(config: GcConfig, dryRun: boolean, nowMs: number): Swe
     audit: null,
     bytes_freed: 0,
     inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
-    schema_version: REPORT_SCHEMA_VERSION,
     config: config.source ?? null,
     steps: [],
   };

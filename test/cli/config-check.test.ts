@@ -27,7 +27,7 @@ describe('murmur-gc config check', () => {
     const j = f.runCli(['config', 'check', '--json', '--config', file], T);
     expect(j.status).toBe(2);
     const doc = f.json<{ schema_version: number; ok: boolean; errors: { key: string; line: number; column: number; code: string; file: string }[]; policy: unknown }>(j);
-    expect(doc.schema_version).toBe(1);
+    expect(doc.schema_version).toBe(2);
     expect(doc.ok).toBe(false);
     expect(doc.policy).toBeNull();
     // In line order, as a reader meets them.
@@ -212,8 +212,8 @@ describe('an invalid configuration does not blind the read-only views', () => {
 
     const q = f.runCli(['quarantine', 'ls', '--json', '--config', file], T);
     expect(q.status).toBe(2);
-    const qd = f.json<{ items: { kind: string }[]; window_secs: number | null; config_invalid: unknown }>(q);
-    expect(qd.items.map((i) => i.kind)).toEqual(['session', 'session']);
+    const qd = f.json<{ items: { held_kind: string }[]; window_secs: number | null; config_invalid: unknown }>(q);
+    expect(qd.items.map((i) => i.held_kind)).toEqual(['session', 'session']);
     expect(qd.window_secs).toBeNull();
     expect(qd.config_invalid).not.toBeNull();
     const qt = f.runCli(['quarantine', 'ls', '--config', file], T);

@@ -163,7 +163,7 @@ describe('the window passes', () => {
     const r = await sweep(yaml, { nowMs: Date.now() + 25 * HOUR });
     expect(r.errors).toEqual([]);
     const purges = r.actions.filter((a) => a.kind === 'purge_quarantine');
-    expect(purges.map((a) => [a.target, a.held, a.reason])).toEqual(expect.arrayContaining([[old, 'session', 'expired'], ['ctx_old', 'context', 'expired']]));
+    expect(purges.map((a) => [a.target, a.held_kind, a.reason])).toEqual(expect.arrayContaining([[old, 'session', 'expired'], ['ctx_old', 'context', 'expired']]));
     expect(held(root)).toEqual([]);
     expect(qitems()).toEqual([]);
     expect(r.bytes_freed).toBeGreaterThan(1000);
@@ -225,7 +225,7 @@ describe('murmur-gc restore', () => {
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     expect(fs.existsSync(path.join(root, old))).toBe(false);
     const r = await restore(old);
-    expect(r.restored).toEqual([{ held: 'session', from: expect.stringContaining('.murmur-gc-quarantine.'), to: path.join(root, old) }]);
+    expect(r.restored).toEqual([{ held_kind: 'session', from: expect.stringContaining('.murmur-gc-quarantine.'), to: path.join(root, old) }]);
     expect(fs.readFileSync(path.join(root, old, 'trace.jsonl'), 'utf8')).toBe(before);
     expect(fs.readFileSync(path.join(root, old, 'blob'), 'utf8')).toBe('x'.repeat(1000));
     expect(held(root)).toEqual([]);
@@ -240,7 +240,7 @@ describe('murmur-gc restore', () => {
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     expect(fs.existsSync(file)).toBe(false);
     const r = await restore('ctx_old');
-    expect(r.restored.map((x) => x.held)).toEqual(['context']);
+    expect(r.restored.map((x) => x.held_kind)).toEqual(['context']);
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
     expect(qitems()).toEqual([]);
   });
@@ -253,7 +253,7 @@ describe('murmur-gc restore', () => {
     const appended = [f.messageLine('msg_later1'), f.messageLine('msg_later2')];
     fs.appendFileSync(file, appended.join('\n') + '\n');
     const r = await restore('ctx_a');
-    expect(r.restored).toEqual([expect.objectContaining({ held: 'truncation', messages: 6 })]);
+    expect(r.restored).toEqual([expect.objectContaining({ held_kind: 'truncation', messages_restored: 6 })]);
     const lines = f.readLines(file);
     expect(lines[0]).toBe(original.split('\n')[0]); // the header as first written: no truncated marker
     expect(lines.slice(1)).toEqual([...original.trimEnd().split('\n').slice(1), ...appended]);
@@ -304,7 +304,7 @@ describe('murmur-gc restore', () => {
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     const before = snap();
     const r = await restore(old, { dryRun: true });
-    expect(r).toMatchObject({ dry_run: true, audit: null, restored: [{ held: 'session' }] });
+    expect(r).toMatchObject({ dry_run: true, audit: null, restored: [{ held_kind: 'session' }] });
     expect(snap()).toEqual(before);
     expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
   });

@@ -62,7 +62,7 @@ describe('config.example.yaml', () => {
     const r2 = spawnSync(process.execPath, [BIN, '--check-config', '--json', '--config', EXAMPLE], { env: cliEnv(home), encoding: 'utf8', cwd: home });
     expect(r2.status).toBe(0);
     const doc = JSON.parse(r2.stdout) as { schema_version: number; config: string; ok: boolean; errors: unknown[]; warnings: { key: string }[]; policy: { records: { store: string; source: { from: string } }[] } };
-    expect(doc).toMatchObject({ schema_version: 1, config: EXAMPLE, ok: true, errors: [] });
+    expect(doc).toMatchObject({ schema_version: 2, config: EXAMPLE, ok: true, errors: [] });
     expect((doc.policy as unknown as { quarantine_secs: number }).quarantine_secs).toBe(86_400);
     expect(doc.warnings).toHaveLength(5);
     expect(doc.policy.records).toEqual([expect.objectContaining({ store: 'shey', source: { from: 'config', manifest: null, note: null } })]);

@@ -10,6 +10,7 @@ import type { Layout } from '../../src/layout.js';
 import { gatherStatus, renderStatus } from '../../src/commands/status.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory, heldNowKey, renderHistory, type HistoryQuery } from '../../src/commands/history.js';
+import { historyJson } from '../../src/cli/json-contract.js';
 import { recordOneShotSweep } from '../../src/gchome/state.js';
 import { loadConfig } from '../../src/config/load.js';
 import * as f from '../helpers/fixtures.js';
@@ -119,7 +120,7 @@ describe('golden: history', () => {
   it('every sweep, human and --json', async () => {
     const doc = await run({});
     golden('history.txt', renderHistory(doc, NOW));
-    golden('history.json', JSON.stringify(doc, null, 2) + '\n');
+    golden('history.json', JSON.stringify(historyJson(doc), null, 2) + '\n');
   });
 
   it('--target, human and --json', async () => {
@@ -134,7 +135,7 @@ describe('golden: history', () => {
     ] as const) {
       const doc = await run({ target });
       golden(`history-target-${name}.txt`, renderHistory(doc, NOW));
-      if (name === 'purged' || name === 'held') golden(`history-target-${name}.json`, JSON.stringify(doc, null, 2) + '\n');
+      if (name === 'purged' || name === 'held') golden(`history-target-${name}.json`, JSON.stringify(historyJson(doc), null, 2) + '\n');
     }
   });
 });

@@ -51,7 +51,7 @@ export function realReport(): SweepReport {
       { kind: 'truncate_record', record: 'shey', target: 'ctx_long', reason: 'max_messages', messages_dropped: 3, kept: 500, path: `${HOME}/conversations/shey/ctx_long/conversation.jsonl`, bytes: 900 },
       {
         kind: 'shell_lost',
-        session_id: ses(9, 2 * DAY),
+        target: ses(9, 2 * DAY),
         root: FAR_ROOT,
         work_id: 'wrk_01',
         binary: '/usr/bin/make',
@@ -61,7 +61,7 @@ export function realReport(): SweepReport {
       },
       {
         kind: 'shell_lost',
-        session_id: ses(9, 2 * DAY),
+        target: ses(9, 2 * DAY),
         root: FAR_ROOT,
         work_id: 'wrk_02',
         binary: '/usr/bin/sleep',
@@ -69,7 +69,7 @@ export function realReport(): SweepReport {
         detached_at_ms: NOW - 2 * DAY + 5000,
         task_id: fixedId('tsk_', NOW - 2 * MIN, 7),
       },
-      { kind: 'purge_quarantine', store: 'sessions', origin: ROOT, target: ses(20, 60 * DAY), held: 'session', reason: 'expired', path: `${ROOT}/.murmur-gc-held.x`, bytes: 64_000 },
+      { kind: 'purge_quarantine', store: 'sessions', origin: ROOT, target: ses(20, 60 * DAY), held_kind: 'session', reason: 'expired', path: `${ROOT}/.murmur-gc-held.x`, bytes: 64_000 },
       { kind: 'chmod', path: `${HOME}/conversations/shey/ctx_triage/conversation.jsonl`, from: '0644', to: '0600' },
       { kind: 'repair_torn_tail', record: 'shey', target: 'ctx_torn', path: `${HOME}/conversations/shey/ctx_torn/conversation.jsonl` },
       { kind: 'remove_debris', path: `${HOME}/conversations/shey/.murmur-gc-tmp.ctx_triage`, code: 'process_interrupted', detail: 'a temporary file of a killed truncation', bytes: 4096 },
@@ -83,7 +83,6 @@ export function realReport(): SweepReport {
     audit: fixedId('ses_', NOW - 2 * MIN + 800, 99),
     bytes_freed: 812_000 + 40_960 + 2_310_000 + 120_400 + 3_400_000 + 900 + 64_000 + 4096,
     inventory: { sessions_roots: 2, sessions: 490, records: 50, traces_read: 490, traces_cached: 0, records_counted: 50, records_count_cached: 0 },
-    schema_version: 1,
     config: '/home/op/.config/murmur-gc/config.yaml',
     steps: [
       { step: 'lock', items: 0, bytes: 0, ms: 2 },
@@ -120,7 +119,6 @@ export function cleanReport(): SweepReport {
     audit: null,
     bytes_freed: 0,
     inventory: { sessions_roots: 1, sessions: 12, records: 3, traces_read: 0, traces_cached: 12, records_counted: 0, records_count_cached: 3 },
-    schema_version: 1,
     config: null,
   };
 }

@@ -572,7 +572,7 @@ describe('manual actions are in the audit trail', () => {
     expect(h1.stdout).toContain(`from record store ${store}; ok`);
     const h2 = f.runCli(['history', '--target', 'ctx_cut', '--json'], T);
     expect(h2.status).toBe(0);
-    expect(f.json<{ matches: unknown[] }>(h2).matches).toEqual([expect.objectContaining({ sweep: a[1]!.id, action: 'truncated', manual: true, reason: 'max_messages', where: store })]);
+    expect(f.json<{ matches: unknown[] }>(h2).matches).toEqual([expect.objectContaining({ audit: a[1]!.id, action: 'truncated', manual: true, reason: 'max_messages', origin: store })]);
     const list = f.runCli(['history'], T);
     expect(list.stdout).toContain('by hand (conversation rm): 1 removed');
     expect(list.stdout).toContain('by hand (conversation truncate): 1 record truncated, 6 messages dropped');

@@ -236,13 +236,13 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
     // history: both sweeps, per (store, reason), truncations with messages dropped, reconciled work
     const h = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(h['sweeps'].map((s: Rec) => s['session_id'])).toEqual([oldSweep, audit]);
+    expect(h['sweeps'].map((s: Rec) => s['audit'])).toEqual([oldSweep, audit]);
     const mine = h['sweeps'][1];
     expect(mine['exit_status']).toBe('ok');
     expect(mine['retention']).toEqual([
       { store: 'sessions', reason: 'max_sessions', removed: 3, targets: [...removed].sort().reverse(), fate: { removed: 3, held: 0, purged: 0, restored: 0 } },
       { store: 'records', reason: 'max_age', removed: 1, targets: [ctxOld], fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
-      { store: 'records', reason: 'max_messages', removed: 1, targets: [ctxBig], messages_dropped: 7, dropped_by_target: { [ctxBig]: 7 }, fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
+      { store: 'records', reason: 'max_messages', removed: 1, targets: [ctxBig], messages_dropped: 7, messages_dropped_by_target: { [ctxBig]: 7 }, fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
     ]);
     expect(mine['reconciled']['tasks']).toBe(1);
     expect(h['sweeps'][0]['invalid_lines']).toBe(1); // the torn line, skipped
@@ -253,21 +253,21 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(hText).toContain('reconciled lost background work: 1 session');
 
     const recent = f.json<Rec>(cli(['history', '--json', '--since', '7d', '--config', cfg]));
-    expect(recent['sweeps'].map((s: Rec) => s['session_id'])).toEqual([audit]);
+    expect(recent['sweeps'].map((s: Rec) => s['audit'])).toEqual([audit]);
     expect(cli(['history', '--since', '7x', '--config', cfg]).status).toBe(2);
 
     // --target: which sweep removed this, and why
     const t = f.json<Rec>(cli(['history', '--json', '--target', removed[0]!, '--config', cfg]));
     expect(t['matches']).toEqual([
-      expect.objectContaining({ sweep: audit, store: 'sessions', reason: 'max_sessions', action: 'removed', exit_status: 'ok', line_removed: 3 }),
+      expect.objectContaining({ audit: audit, store: 'sessions', reason: 'max_sessions', action: 'removed', exit_status: 'ok', line_removed: 3 }),
     ]);
-    expect(t['sweeps'].map((s: Rec) => s['session_id'])).toEqual([audit]);
+    expect(t['sweeps'].map((s: Rec) => s['audit'])).toEqual([audit]);
     const tText = cli(['history', '--target', removed[0]!, '--config', cfg]).stdout;
     expect(tText).toContain(`removed by sweep ${audit}`);
     expect(tText).toContain('sessions/max_sessions');
     const tc = f.json<Rec>(cli(['history', '--json', '--target', ctxBig, '--config', cfg]));
-    expect(tc['matches']).toEqual([expect.objectContaining({ sweep: audit, action: 'truncated', reason: 'max_messages', line_messages_dropped: 7 })]);
-    expect(f.json<Rec>(cli(['history', '--json', '--target', oldTarget, '--config', cfg]))['matches'][0]['sweep']).toBe(oldSweep);
+    expect(tc['matches']).toEqual([expect.objectContaining({ audit: audit, action: 'truncated', reason: 'max_messages', line_messages_dropped: 7 })]);
+    expect(f.json<Rec>(cli(['history', '--json', '--target', oldTarget, '--config', cfg]))['matches'][0]['audit']).toBe(oldSweep);
     expect(cli(['history', '--target', 'ses_0000', '--config', cfg]).stdout).toContain('no sweep in the audit trail');
 
     // SIGTERM when idle: exit 0, state says stopped, status says not running
@@ -409,7 +409,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(st['current_sweep']).toBeNull();
     expect(cli(['status', '--config', cfg]).stdout).toContain('daemon:     not running');
     const h = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(h['sweeps'][0]).toMatchObject({ session_id: killedAudit, complete: false, intent_pending: true });
+    expect(h['sweeps'][0]).toMatchObject({ audit: killedAudit, complete: false, intent_pending: true });
 
     const b = start(cfg);
     const [first] = await b.waitForSummaries(1, 30_000);
@@ -435,7 +435,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect((await b.exited).code).toBe(0);
     expect(leftovers(home)).toEqual([]); // (checked once b is gone: it writes its state every second)
     const hist = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(hist['sweeps'].find((s: Rec) => s['session_id'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'canceled', outcome: 'aborted', intent_pending: false });
+    expect(hist['sweeps'].find((s: Rec) => s['audit'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'canceled', outcome: 'aborted', intent_pending: false });
     expect(hist['totals']['sessions_removed']).toBe(ids.length - 1);
   });
 

@@ -244,7 +244,7 @@ describe('a report readable at a glance', () => {
 
     manySessions(root, 12, 100_000);
     const j = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
-    expect(j['schema_version']).toBe(1);
+    expect(j['schema_version']).toBe(2);
     expect(j['config']).toBe(cfg);
     const sweepMod = (await import(path.join(f.REPO, 'dist', 'sweep', 'pipeline.js'))) as typeof import('../../src/sweep/pipeline.js');
     const names = (j['steps'] as Rec[]).map((s) => s['step']);
@@ -363,7 +363,7 @@ describe('status and history agree, and say when', () => {
     expect(t.status).toBe(0);
     expect(t.stdout).toMatch(/removed by sweep ses_\w+ at .* UTC \(.*\) from sessions root \S+: sessions\/max_sessions .*that sweep: stopped early/);
     expect(t.stdout).toContain(`from sessions root ${root}:`);
-    expect(f.json<Rec>(f.runCli(['history', '--json', '--target', gone, '--config', cfg], T))['matches'][0]).toMatchObject({ where: root, store: 'sessions' });
+    expect(f.json<Rec>(f.runCli(['history', '--json', '--target', gone, '--config', cfg], T))['matches'][0]).toMatchObject({ origin: root, store: 'sessions' });
     const unknown = f.runCli(['history', '--target', 'ses_nope', '--config', cfg], T);
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toContain('ses_nope: no sweep in the audit trail');

@@ -60,7 +60,7 @@ describe('restore, then the next sweep', () => {
     expect(cli().status).toBe(0);
     const r = cli('restore', 'ctx_a', '--json');
     expect(r.status).toBe(0);
-    expect(f.json<Rec>(r)['protection']).toMatchObject({ added: true, item: { kind: 'context', target: 'ctx_a', where: 'shey', by: 'restore' }, judgement: { condemned: 'max_messages' } });
+    expect(f.json<Rec>(r)['protection']).toMatchObject({ added: true, item: { kind: 'context', target: 'ctx_a', origin: 'shey', by: 'restore' }, judgement: { condemned: 'max_messages' } });
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
     expect(cli().status).toBe(0);
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
@@ -72,7 +72,7 @@ describe('protect, release, protection ls', () => {
     const old = session(40);
     const p = cli('protect', old, '--note', 'keep', '--json');
     expect(p.status).toBe(0);
-    expect(f.json<Rec>(p)).toMatchObject({ added: true, present: true, item: { kind: 'session', target: old, where: root, note: 'keep' }, judgement: { condemned: 'max_age' } });
+    expect(f.json<Rec>(p)).toMatchObject({ added: true, present: true, item: { kind: 'session', target: old, origin: root, note: 'keep' }, judgement: { condemned: 'max_age' } });
     const ls = cli('protection', 'ls', '--json');
     expect(ls.status).toBe(0);
     expect(f.json<Rec>(ls)).toMatchObject({ unreadable: null, items: [{ target: old, present: true, by: 'protect' }] });

@@ -103,7 +103,7 @@ describe('shell_lost reconciliation', () => {
     // Reported as actions, accounted commands are not.
     const lost = rep.actions.filter((a) => a['kind'] === 'shell_lost');
     expect(lost.map((a) => a['work_id'])).toEqual([w1, w2]);
-    expect(lost[0]).toMatchObject({ session_id: ses, binary: '/usr/bin/sleep', command: '600' });
+    expect(lost[0]).toMatchObject({ target: ses, binary: '/usr/bin/sleep', command: '600' });
     // Idempotent: a second sweep reports nothing new and writes nothing.
     const again = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(again.actions.filter((a) => a['kind'] === 'shell_lost')).toEqual([]);
@@ -147,7 +147,7 @@ describe('shell_lost reconciliation', () => {
     const tasks = audit.filter((e) => e['event_type'] === 'task_start');
     expect(tasks).toHaveLength(3);
     const bySession = new Map<string, string>();
-    for (const a of rep.actions) if (a['kind'] === 'shell_lost') bySession.set(String(a['task_id']), String(a['session_id']));
+    for (const a of rep.actions) if (a['kind'] === 'shell_lost') bySession.set(String(a['task_id']), String(a['target']));
     const trust = Object.fromEntries(tasks.map((t) => [bySession.get(String(t['task_id'])), t['trust']]));
     expect(trust).toEqual({ [s1]: 'untrusted', [s2]: 'untrusted', [s3]: 'trusted' });
   });

@@ -36,7 +36,7 @@ describe('max_bytes', () => {
         store: S.key,
         label: '/r',
         reason: 'max_bytes',
-        bytesShort: 70,
+        bytes_short: 70,
         held: { live_session: { items: 1, bytes: 90 }, foreign_owner: { items: 1, bytes: 50 } },
         removable: { items: 1, bytes: 30 },
         removed: 0,
@@ -53,7 +53,7 @@ describe('max_bytes', () => {
     const items = [item(S.key, 'live', 0, 5 * M, 'live_session'), ...Array.from({ length: 15 }, (_, i) => item(S.key, `done-${i}`, i + 1, 20_000))];
     const { remove, unmet } = planBudgets([{ ...S, maxBytes: M }], items, 0);
     expect(remove).toEqual([]);
-    expect(unmet[0]).toMatchObject({ bytesShort: 4 * M + 15 * 20_000, removable: { items: 15, bytes: 300_000 }, largest: [{ target: 'live', code: 'live_session', bytes: 5 * M }] });
+    expect(unmet[0]).toMatchObject({ bytes_short: 4 * M + 15 * 20_000, removable: { items: 15, bytes: 300_000 }, largest: [{ target: 'live', code: 'live_session', bytes: 5 * M }] });
   });
 
   it('at most three of the largest untouchable items are named, largest first', () => {
@@ -124,7 +124,7 @@ describe('keep_free', () => {
         store: undefined,
         label: 'keep_free',
         reason: 'keep_free',
-        bytesShort: 100,
+        bytes_short: 100,
         held: { live_context: { items: 1, bytes: 10 }, not_owned: { items: 1, bytes: 10 } },
         removable: { items: 1, bytes: 10 },
         removed: 0,
@@ -141,7 +141,7 @@ describe('keep_free', () => {
     const { remove, unmet } = planBudgets([S, R], items, 30);
     expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['s-old', 'keep_free']]);
     // (s-old went for keep_free: the store is 400 over after it)
-    expect(unmet.map((u) => [u.reason, u.bytesShort, u.removed])).toEqual([['max_bytes', 400, 0]]);
+    expect(unmet.map((u) => [u.reason, u.bytes_short, u.removed])).toEqual([['max_bytes', 400, 0]]);
   });
 });
 
@@ -173,7 +173,7 @@ describe('ledger', () => {
         store: S.key,
         label: '/r',
         reason: 'max_bytes',
-        bytesShort: 130,
+        bytes_short: 130,
         held: { failed: { items: 1, bytes: 60 } },
         removable: { items: 2, bytes: 120 },
         removed: 0,
@@ -199,7 +199,7 @@ describe('ledger', () => {
     const l3 = new BudgetLedger([{ ...S, maxBytes: 30 }], [item(S.key, 'a', 1, 60), item(S.key, 'b', 2, 60), item(S.key, 'c', 3, 60)], 0);
     for (let c = l3.next(); c; c = l3.next()) l3.settle(c, c.item.target === 'b' ? undefined : c.item.bytes);
     // 150 over: a goes (90 over), b fails, c (60) cannot reach: stays.
-    expect(l3.unmet()).toEqual([expect.objectContaining({ bytesShort: 90, removed: 1, removable: { items: 1, bytes: 60 } })]);
+    expect(l3.unmet()).toEqual([expect.objectContaining({ bytes_short: 90, removed: 1, removable: { items: 1, bytes: 60 } })]);
   });
 
   it('settle() must answer the choice next() made', () => {

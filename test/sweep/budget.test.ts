@@ -105,7 +105,7 @@ describe('max_bytes on a sessions root', () => {
     expect(unmet[0]?.detail).toMatch(/over max_bytes: removing all 2 removable items \(.*\) would not bring it under, so none was removed for it; held by live_session 1 .*; largest it may not touch: ses_\w+ \(live_session, /);
     expect(unmet[0]?.detail).toContain(live);
     const total = [live, ...ids].reduce((n, id) => n + sessionBytes(id), 0);
-    expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytesShort: total - 1000, removed: 0, largest: [{ target: live, code: 'live_session', bytes: sessionBytes(live) }] });
+    expect(r.budget?.unmet[0]).toMatchObject({ reason: 'max_bytes', bytes_short: total - 1000, removed: 0, largest: [{ target: live, code: 'live_session', bytes: sessionBytes(live) }] });
   });
 
   it('a live session grown to 5 MB under max_bytes 1M: none of the 15 finished sessions is removed, the live one is named', async () => {

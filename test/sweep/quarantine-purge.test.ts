@@ -75,7 +75,7 @@ describe('a held item whose item.json cannot be read', () => {
     expect(r.errors).toEqual([]);
     expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
     expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([
-      expect.objectContaining({ kind: 'purge_quarantine', store: 'records', target: entry, held: 'unreadable', reason: 'expired', path: path.join(qdir(), entry) }),
+      expect.objectContaining({ kind: 'purge_quarantine', store: 'records', target: entry, held_kind: 'unreadable', reason: 'expired', path: path.join(qdir(), entry) }),
     ]);
     expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'records', reason: 'expired', targets: [entry], kinds: ['unreadable'] })]);
     const again = await sweep(Date.now());
@@ -107,7 +107,7 @@ describe('a held item whose item.json cannot be read', () => {
     const later = await sweep(until + 1);
     expect(later.errors).toEqual([]);
     expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
-    expect(later.actions).toEqual([expect.objectContaining({ kind: 'purge_quarantine', held: 'unreadable', target: entry })]);
+    expect(later.actions).toEqual([expect.objectContaining({ kind: 'purge_quarantine', held_kind: 'unreadable', target: entry })]);
   });
 
   it('a young item without its sidecar (a hold may be writing it) is neither reported nor touched', async () => {

@@ -239,7 +239,7 @@ describe('quarantine and restore', () => {
     expect(r.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ held: { path: path.join(root, heldEntry!) } });
 
     const back = await restoreTarget(await config('quarantine: 24h\n' + YAML()), log, { target: a, dryRun: false });
-    expect(back.restored.map((x) => x.held)).toEqual(['child_workdir', 'work_log', 'session']);
+    expect(back.restored.map((x) => x.held_kind)).toEqual(['child_workdir', 'work_log', 'session']);
     expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
     expect(fs.readFileSync(logPath, 'utf8')).toBe('y'.repeat(3000));
     expect(exists(path.join(root, a, 'trace.jsonl'))).toBe(true);

@@ -305,7 +305,7 @@ async function removeOne(ctx: SweepContext, home: Dir, item: BudgetItem, reason:
       const h = how.h;
       const path = `${h.kind === 'session' ? h.parent : `${ctx.home}/gc/quarantine`}/${h.entry}`;
       ctx.purgedNow.add(`${h.parent}/${h.entry}`);
-      acted(ctx, { kind: 'purge_quarantine', store: h.kind === 'session' ? 'sessions' : 'records', origin: h.origin, target: h.target, held: h.kind, reason, path, bytes: h.bytes }, 'debug', { path, target: h.target, reason, bytes: h.bytes });
+      acted(ctx, { kind: 'purge_quarantine', store: h.kind === 'session' ? 'sessions' : 'records', origin: h.origin, target: h.target, held_kind: h.kind, reason, path, bytes: h.bytes }, 'debug', { path, target: h.target, reason, bytes: h.bytes });
       return h.bytes;
     }
     case 'session': {
@@ -482,8 +482,8 @@ function unmetText(u: BudgetUnmet, ctx: SweepContext, kf: { required: number; ro
   const largest = u.largest.map((l) => `${l.target} (${l.code}, ${formatBytes(l.bytes)})`);
   const what =
     u.reason === 'keep_free'
-      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytesShort)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
-      : `${u.label} is ${formatBytes(u.bytesShort)} over max_bytes`;
+      ? `the filesystem under ${ctx.home} is ${formatBytes(u.bytes_short)} short of keep_free (${formatBytes(kf?.required ?? 0)} free wanted${kf && kf.room > 0 ? `, plus ${formatBytes(kf.room)} of room for the reserve` : ''})`
+      : `${u.label} is ${formatBytes(u.bytes_short)} over max_bytes`;
   const reach = u.reason === 'keep_free' ? 'free enough' : 'bring it under';
   const n = u.removable.items;
   const items = `${n} removable item${n === 1 ? '' : 's'} (${formatBytes(u.removable.bytes)})`;

@@ -48,7 +48,7 @@ export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, 
     const purged = { store: t.store, reason, target: t.target, held: t.held };
     const bytes = await ctx.fx.audited({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged }, () => ctx.fx.purge(parent, t.entry, t.identity), () => ({ purged }));
     ctx.purgedNow.add(`${parent.path}/${t.entry}`);
-    acted(ctx, { kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held: t.held, reason, path, bytes }, 'debug', { path, target: t.target, reason, bytes });
+    acted(ctx, { kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held_kind: t.held, reason, path, bytes }, 'debug', { path, target: t.target, reason, bytes });
     return bytes;
   } catch (err) {
     if (isAbort(err)) throw err;

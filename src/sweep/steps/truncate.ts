@@ -98,7 +98,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       path: c.path,
       bytes: freed,
       ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
-    }, 'debug', { record: c.store, target: c.context, dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
+    }, 'debug', { record: c.store, target: c.context, messages_dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
     if (out.outOfOrder) {
       warnItem(ctx, Codes.concurrentAppend, c.path, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)', { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
     } else if (out.reordered) {
