@@ -258,9 +258,10 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
  * the restore and this). `to` is the path the restore put it at.
  */
 export async function protectRestored(config: GcConfig, home: Dir, log: Logger, r: { target: string; restored: { held_kind: string; to: string }[] }, now: () => number): Promise<ProtectOutcome | undefined> {
-  const first = r.restored[0];
-  if (!first) return undefined;
   const kind = kindOf(r.target);
+  // The target itself, not what came back with it (a session's child workdirs and work logs come first).
+  const first = r.restored.find((x) => (kind === 'session' ? x.held_kind === 'session' : x.held_kind === 'context' || x.held_kind === 'truncation'));
+  if (!first) return undefined;
   // session: <root>/<id>; context: <home>/conversations/<store>/<ctx>[/conversation.jsonl]
   const rel = first.to.slice(`${config.home}/${CONVERSATIONS_DIR}/`.length).split('/');
   const where = kind === 'session' ? resolve(first.to, '..') : rel[0]!;

@@ -240,6 +240,8 @@ describe('quarantine and restore', () => {
 
     const back = await restoreTarget(await config('quarantine: 24h\n' + YAML()), log, { target: a, dryRun: false });
     expect(back.restored.map((x) => x.held_kind)).toEqual(['child_workdir', 'work_log', 'session']);
+    // what came back is protected as the session of its sessions root, not as anything beside it
+    expect(back.protection?.item).toMatchObject({ kind: 'session', target: a, where: root });
     expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
     expect(fs.readFileSync(logPath, 'utf8')).toBe('y'.repeat(3000));
     expect(exists(path.join(root, a, 'trace.jsonl'))).toBe(true);
