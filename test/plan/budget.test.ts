@@ -242,3 +242,42 @@ describe('the undo window under pressure', () => {
     expect(remove.map((c) => [c.item.target, c.reason])).toEqual([['held', 'keep_free'], ['held-other-store', 'keep_free'], ['ctx-old', 'keep_free']]);
   });
 });
+
+describe('ties and bounds', () => {
+  it('equal ages go by name in either input order, in place and among holds', () => {
+    const q = (target: string, untilMs: number): BudgetItem => ({ ...item(S.key, target, untilMs, 100), quarantined: true });
+    for (const items of [
+      [item(S.key, 'b', 5, 100), item(S.key, 'a', 5, 100), item(S.key, 'c', 5, 100)],
+      [item(S.key, 'a', 5, 100), item(S.key, 'c', 5, 100), item(S.key, 'b', 5, 100)],
+      [item(S.key, 'c', 5, 100), item(S.key, 'b', 5, 100), item(S.key, 'a', 5, 100)],
+    ]) {
+      expect(planBudgets([{ ...S, maxBytes: 100 }], items, 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+      const held = items.map((i) => q(i.target, i.ageMs));
+      expect(planBudgets([{ ...S, maxBytes: 100 }], held, 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+    }
+  });
+
+  it('the largest untouchable items of equal size are named in name order, whatever the input order', () => {
+    const names = ['held-c', 'held-a', 'held-d', 'held-b'];
+    for (const order of [names, [...names].reverse(), ['held-b', 'held-d', 'held-a', 'held-c']]) {
+      const items = order.map((n, k) => item(S.key, n, k, 100, 'live_session'));
+      expect(planBudgets([S], items, 0).unmet[0]?.largest).toEqual([
+        { target: 'held-a', code: 'live_session', bytes: 100 },
+        { target: 'held-b', code: 'live_session', bytes: 100 },
+        { target: 'held-c', code: 'live_session', bytes: 100 },
+      ]);
+    }
+  });
+
+  it('a negative shortfall is no shortfall; freeing more than is short leaves it at 0, not below', () => {
+    const ledger = new BudgetLedger([R], [item(R.key, 'a', 1, 50)], -10);
+    expect(ledger.keepFreeShortBytes).toBe(0);
+    expect(ledger.next()).toBeUndefined();
+    const l2 = new BudgetLedger([R], [item(R.key, 'a', 1, 50), item(R.key, 'b', 2, 50)], 20);
+    const c = l2.next()!;
+    l2.settle(c, 50);
+    expect(l2.keepFreeShortBytes).toBe(0);
+    expect(l2.next()).toBeUndefined();
+    expect(l2.unmet()).toEqual([]);
+  });
+});
