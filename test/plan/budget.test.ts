@@ -281,3 +281,72 @@ describe('ties and bounds', () => {
     expect(l2.unmet()).toEqual([]);
   });
 });
+
+describe('each budget reports only what is its own', () => {
+  it('a store over max_bytes names only its own held items, not another store\'s', () => {
+    const T: BudgetStore = { key: 'sessions:/t', label: '/t', maxBytes: undefined, keepFree: false };
+    const items = [item(S.key, 's-live', 1, 200, 'live_session'), item(S.key, 's-done', 2, 10), item(T.key, 't-live', 3, 900, 'live_session'), item(T.key, 't-done', 4, 5)];
+    expect(planBudgets([S, T], items, 0)).toEqual({
+      remove: [],
+      unmet: [
+        {
+          store: S.key,
+          label: '/r',
+          reason: 'max_bytes',
+          bytesShort: 110,
+          held: { live_session: { items: 1, bytes: 200 } },
+          removable: { items: 1, bytes: 10 },
+          removed: 0,
+          largest: [{ target: 's-live', code: 'live_session', bytes: 200 }],
+        },
+      ],
+    });
+  });
+
+  it('keep_free counts only the stores taking part: removable bytes on another filesystem do not make it reachable', () => {
+    const T: BudgetStore = { key: 'sessions:/other-fs', label: '/other-fs', maxBytes: undefined, keepFree: false };
+    const items = [item(R.key, 'r1', 1, 30), item(T.key, 't1', 2, 1000)];
+    const { remove, unmet } = planBudgets([R, T], items, 50);
+    expect(remove).toEqual([]);
+    expect(unmet).toEqual([{ store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: 50, held: {}, removable: { items: 1, bytes: 30 }, removed: 0, largest: [] }]);
+  });
+
+  it('keep_free is acted on when what can go is exactly what is short', () => {
+    const items = [item(R.key, 'r1', 1, 30), item(R.key, 'r2', 2, 20)];
+    expect(planBudgets([R], items, 50).remove.map((c) => c.item.target)).toEqual(['r1', 'r2']);
+    expect(planBudgets([{ ...S, maxBytes: 50 }], [item(S.key, 'a', 1, 30), item(S.key, 'b', 2, 20), item(S.key, 'c', 3, 50, 'live_session')], 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+  });
+
+  it('keep_free found out of reach after removals (one failed) counts what it removed', () => {
+    const ledger = new BudgetLedger([R], [item(R.key, 'a', 1, 30), item(R.key, 'b', 2, 30), item(R.key, 'c', 3, 30)], 70);
+    const seen: string[] = [];
+    for (let c = ledger.next(); c; c = ledger.next()) {
+      seen.push(c.item.target);
+      ledger.settle(c, c.item.target === 'b' ? undefined : c.item.bytes);
+    }
+    // 70 short: a goes (40 short), b fails, c (30) cannot cover 40: stays.
+    expect(seen).toEqual(['a', 'b']);
+    expect(ledger.unmet()).toEqual([
+      {
+        store: undefined,
+        label: 'keep_free',
+        reason: 'keep_free',
+        bytesShort: 40,
+        held: { failed: { items: 1, bytes: 30 } },
+        removable: { items: 1, bytes: 30 },
+        removed: 1,
+        largest: [{ target: 'b', code: 'failed', bytes: 30 }],
+      },
+    ]);
+  });
+
+  it('items of the same name and age in two stores go in store order, and are named in that order', () => {
+    const T: BudgetStore = { key: 'records:t', label: 't', maxBytes: undefined, keepFree: true };
+    for (const [first, second] of [[R, T], [T, R]] as const) {
+      const items = [item(first.key, 'same', 5, 40), item(second.key, 'same', 5, 40)];
+      expect(planBudgets([R, T], items, 30).remove.map((c) => c.item.store)).toEqual([first.key]);
+      const held = [item(first.key, 'same', 5, 40, 'live_context'), item(second.key, 'same', 5, 40, 'not_owned')];
+      expect(planBudgets([R, T], held, 30).unmet[0]?.largest.map((l) => l.code)).toEqual(held.map((h) => h.held));
+    }
+  });
+});
