@@ -2,6 +2,7 @@
 // Guarantees: every warning/error murmur-gc reports carries one of these codes (docs/design.md §R10
 // convention: alert on codes, never parse message text); messages carry ids, counts and paths,
 // never conversation content. Only src/cli/main.ts maps errors to process exit codes.
+import { definedOnly } from './defined.js';
 
 export const Codes = {
   configInvalid: 'config_invalid',
@@ -126,7 +127,7 @@ export class ConfigError extends GcError {
 /** Another murmur-gc holds the lock: exit 75. */
 export class BusyError extends GcError {
   constructor(message: string, hint?: string) {
-    super(Codes.storageBusy, message, { exitCode: ExitCodes.busy, ...(hint !== undefined ? { hint } : {}) });
+    super(Codes.storageBusy, message, { exitCode: ExitCodes.busy, ...definedOnly({ hint }) });
     this.name = 'BusyError';
   }
 }

@@ -7,19 +7,27 @@
 // root and per record store, its retain keys, its budget and where the policy came from (this
 // config, a manifest, or nowhere — nothing is deleted there). --json prints one document
 // (the envelope of src/cli/json-contract.ts); no conversation content is ever read.
+// `--plan` (opt-in: it reads the whole home) adds, for a configuration that loads, what the values
+// would remove now per entry — the dry run's planning (src/commands/config-plan.ts), which writes
+// nothing — and a `config_destructive` warning for a `max_bytes` that cannot be met; it changes
+// neither the exit code's meaning nor the envelope (`plan` is null without it).
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
+import type { ConfigPlan } from '../commands/config-plan.js';
 import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
 import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export interface ConfigCheckFlags {
   config?: string;
   home?: string;
   json: boolean;
+  /** also say what the values would remove now (the dry run's planning) */
+  plan?: boolean;
 }
 
 /** `30d`, `12h`, `90m`, `45s`: the largest whole unit, as a config would write it. */
@@ -39,6 +47,14 @@ function retainText(r: SessionRetain | RecordRetain | undefined, maxBytes?: numb
   if ('maxMessages' in r && r.maxMessages !== undefined) parts.push(`max_messages ${r.maxMessages}`);
   if (r.maxAgeSecs !== undefined) parts.push(`max_age ${durationText(r.maxAgeSecs)}`);
   return parts.join(', ');
+}
+
+/** A sessions entry's retain column: its retain keys and its `children: { max_age }` policy. */
+function sessionRetainText(s: { retain?: SessionRetain | undefined; maxBytes?: number | undefined; childrenMaxAgeSecs?: number | undefined }): string {
+  if (s.childrenMaxAgeSecs === undefined) return retainText(s.retain, s.maxBytes);
+  const children = `children max_age ${durationText(s.childrenMaxAgeSecs)}`;
+  if (!s.retain && s.maxBytes === undefined) return `${children} (orphaned child workdirs only)`;
+  return `${retainText(s.retain, s.maxBytes)}; ${children}`;
 }
 
 function retainJson(r: SessionRetain | RecordRetain | undefined): Record<string, number> | null {
@@ -86,7 +102,7 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     max_delete: c.maxDelete ?? null,
     keep_free: c.keepFree ?? null,
     quarantine_secs: c.quarantine?.windowSecs ?? null,
-    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, problem: s.problem ?? null })),
+    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, children: s.childrenMaxAgeSecs !== undefined ? { max_age_secs: s.childrenMaxAgeSecs } : null, problem: s.problem ?? null })),
     records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null })),
     audit: { retain: retainJson(c.audit.retain) },
     log_level: c.log.level,
@@ -95,21 +111,42 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
   };
 }
 
-export function renderCheckJson(check: ConfigCheck): string {
+export function renderCheckJson(check: ConfigCheck, plan?: ConfigPlan): string {
   return jsonLine('config check', {
       config: check.source ?? null,
       ok: check.errors.length === 0,
       errors: check.errors.map((e) => problemJson(e, 'error')),
       warnings: check.warnings.map((w) => problemJson(w, 'warning')),
       policy: check.config ? policyJson(check.config, check.sources) : null,
+      plan: plan ?? null,
     });
+}
+
+/** `would remove now: …` of one entry. */
+function planEntryText(e: ConfigPlan['entries'][number]): string {
+  if (e.kind === 'sessions') {
+    if (e.sessions === 0) return `${e.origin} ${e.root}: would remove now: nothing${e.root_exists ? '' : ' (the root does not exist)'}`;
+    return `${e.origin} ${e.root}: would remove now: ${plural(e.sessions, 'session')} (${formatBytes(e.bytes)})`;
+  }
+  if (e.records + e.truncated === 0) return `${e.origin} ${e.store}: would remove now: nothing`;
+  const parts = [...(e.records > 0 ? [plural(e.records, 'record')] : []), ...(e.truncated > 0 ? [`${plural(e.messages_dropped, 'message')} from ${plural(e.truncated, 'truncated record')}`] : [])];
+  return `${e.origin} ${e.store}: would remove now: ${parts.join(' and ')} (${formatBytes(e.bytes)})`;
+}
+
+function planText(plan: ConfigPlan): string[] {
+  const out = ['', 'What these values would remove now (the dry run\'s planning; murmur-gc --dry-run -v lists each item):'];
+  if (plan.not_planned !== null) return [...out, `  not planned: ${plan.not_planned}`];
+  if (!plan.home_exists) out.push(`  no murmur home at ${plan.home}: no record store or audit trail to plan`);
+  if (plan.entries.length === 0) out.push('  no entry with a policy: nothing');
+  for (const e of plan.entries) out.push(`  ${planEntryText(e)}`);
+  return out;
 }
 
 function plural(n: number, one: string): string {
   return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
-export function renderCheckText(check: ConfigCheck): string {
+export function renderCheckText(check: ConfigCheck, plan?: ConfigPlan): string {
   const out: string[] = [`murmur-gc config check: ${check.source ?? 'no configuration file (built-in defaults: nothing is deleted)'}`];
   if (check.errors.length + check.warnings.length > 0) out.push('');
   for (const e of check.errors) out.push(`error[${e.code}] ${where(e.file, e.line, e.column, e.keyPath)}: ${e.keyPath ? `${e.keyPath}: ` : ''}${e.detail}`);
@@ -122,7 +159,7 @@ export function renderCheckText(check: ConfigCheck): string {
       out.push(
         ...formatTable([
           ['sessions root', 'entry', 'retain', 'budget', 'policy from'],
-          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : retainText(s.retain, s.maxBytes), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
+          ...c.sessions.map((s) => [s.root, s.origin, s.problem ? 'none (invalid manifest)' : sessionRetainText(s), s.maxBytes !== undefined ? `max_bytes ${formatBytes(s.maxBytes)}` : '-', fromText(check.sources.get(s.origin), s.retain !== undefined)]),
         ]),
       );
     }
@@ -141,6 +178,7 @@ export function renderCheckText(check: ConfigCheck): string {
     const md = c.maxDelete ? [c.maxDelete.count !== undefined ? `count ${c.maxDelete.count}` : '', c.maxDelete.fraction !== undefined ? `fraction ${c.maxDelete.fraction}` : ''].filter(Boolean).join(', ') : 'default (unattended: half and more than 20)';
     out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}; quarantine: ${c.quarantine ? `${durationText(c.quarantine.windowSecs)} (removals held, murmur-gc restore undoes them)` : 'off (removals are final)'}`);
     out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics ? `${c.metrics.textfile}${c.metrics.intervalSecs !== undefined ? ` (interval ${durationText(c.metrics.intervalSecs)})` : ''}` : 'none'}`);
+    if (plan) out.push(...planText(plan));
   }
   out.push('');
   out.push(
@@ -151,15 +189,31 @@ export function renderCheckText(check: ConfigCheck): string {
   return out.join('\n') + '\n';
 }
 
+/** Warnings as a reader meets them: by file (in the order first named), then line and column. */
+function inLineOrder(ws: ConfigWarning[]): ConfigWarning[] {
+  const rank = new Map<string | undefined, number>();
+  for (const w of ws) if (!rank.has(w.file)) rank.set(w.file, rank.size);
+  return ws
+    .map((w, n) => ({ w, n }))
+    .sort((a, b) => (rank.get(a.w.file) ?? 0) - (rank.get(b.w.file) ?? 0) || (a.w.line ?? 0) - (b.w.line ?? 0) || (a.w.column ?? 0) - (b.w.column ?? 0) || a.n - b.n)
+    .map(({ w }) => w);
+}
+
 export async function runConfigCheck(flags: ConfigCheckFlags): Promise<number> {
   const { checkConfig } = await import('../config/load.js');
   const check = await checkConfig({
-    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
-    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    ...definedOnly({ configPath: flags.config, home: flags.home }),
     env: process.env,
     cwd: process.cwd(),
   });
-  process.stdout.write(flags.json ? renderCheckJson(check) : renderCheckText(check));
+  let plan: ConfigPlan | undefined;
+  if (flags.plan === true && check.config) {
+    const { planConfig } = await import('../commands/config-plan.js');
+    const planned = await planConfig(check.config, check.source, check.locate ?? (() => undefined));
+    plan = planned.plan;
+    check.warnings = inLineOrder([...check.warnings, ...planned.warnings]);
+  }
+  process.stdout.write(flags.json ? renderCheckJson(check, plan) : renderCheckText(check, plan));
   return check.errors.length > 0 ? ExitCodes.usage : ExitCodes.ok;
 }
 
@@ -171,6 +225,7 @@ export function registerConfigCommands(program: Command): void {
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
     .option('--json', 'print one JSON document on stdout', false)
+    .option('--plan', 'also say, per entry, what the values would remove now (the dry run\'s planning over the whole home: writes nothing), and warn about a max_bytes that cannot be met')
     .action(async (opts: ConfigCheckFlags) => {
       const code = await runConfigCheck(opts);
       if (code !== ExitCodes.ok) throw new ExitWith(code);

@@ -6,12 +6,12 @@ import type { GcConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { boundEchoes } from './echo.js';
 import type { CommonFlags } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   const { loadConfig } = await import('../config/load.js');
   return loadConfig({
-    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
-    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    ...definedOnly({ configPath: flags.config, home: flags.home }),
     env: process.env,
     cwd: process.cwd(),
   });
@@ -37,8 +37,7 @@ export interface InvalidConfig {
 export async function loadForView(flags: CommonFlags): Promise<{ config: GcConfig; invalid: InvalidConfig | undefined }> {
   const { checkConfig, viewFallbackConfig } = await import('../config/load.js');
   const opts = {
-    ...(flags.config !== undefined ? { configPath: flags.config } : {}),
-    ...(flags.home !== undefined ? { home: flags.home } : {}),
+    ...definedOnly({ configPath: flags.config, home: flags.home }),
     env: process.env,
     cwd: process.cwd(),
   };

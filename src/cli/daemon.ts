@@ -18,6 +18,7 @@ import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
 import { jsonLine } from './json-contract.js';
 import { ExitWith, type CommonFlags } from './types.js';
+import { definedOnly } from '../defined.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
 const EXIT_GRACE_MS = 1_000;
@@ -85,14 +86,14 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
   const { readAuditHistory } = await import('../commands/audit-read.js');
   const { buildHistory, renderHistory, heldNowKey } = await import('../commands/history.js');
   const { listHeld } = await import('../gchome/held-listing.js');
-  const read = await readAuditHistory(config.home, { ...(sinceMs === undefined ? {} : { sinceMs }), ...(opts.target !== undefined ? { target: opts.target } : {}) });
+  const read = await readAuditHistory(config.home, definedOnly({ sinceMs, target: opts.target }));
   // What the undo window holds now: a removal it holds is "held", not "removed".
   const held = new Map<string, number>();
   for (const i of (await listHeld(config, false)).items) held.set(heldNowKey(i.kind === 'session' ? 'sessions' : 'records', i.target), i.untilMs);
   const doc = buildHistory(
     { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held },
     read.sweeps,
-    { ...(sinceMs !== undefined ? { sinceMs } : {}), ...(opts.target !== undefined ? { target: opts.target } : {}) },
+    definedOnly({ sinceMs, target: opts.target }),
   );
   process.stdout.write(opts.json ? jsonLine('history', { ...doc, config_invalid: invalid ?? null }) : renderHistory(doc));
   if (invalid) {

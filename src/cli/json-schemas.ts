@@ -50,7 +50,22 @@ export const ConfigCheckSchema = z.strictObject({
   ok: z.boolean(),
   errors: z.array(configProblem),
   warnings: z.array(configProblem),
-  policy: z.looseObject({ home: z.string(), sessions: z.array(z.looseObject({ root: z.string(), origin: z.string() })), records: z.array(z.looseObject({ store: z.string(), capsule: z.string(), origin: z.string() })) }).nullable(),
+  policy: z.looseObject({ home: z.string(), sessions: z.array(z.looseObject({ root: z.string(), origin: z.string(), children: z.strictObject({ max_age_secs: z.number().int() }).nullable() })), records: z.array(z.looseObject({ store: z.string(), capsule: z.string(), origin: z.string() })) }).nullable(),
+  /** `--plan` only (else null): what the values would remove now, per entry (the dry run's planning). */
+  plan: z
+    .strictObject({
+      home: z.string(),
+      home_exists: z.boolean(),
+      /** why nothing was planned (a sweep at work, an error); null when it was */
+      not_planned: nullableString,
+      entries: z.array(
+        z.discriminatedUnion('kind', [
+          z.strictObject({ kind: z.literal('sessions'), origin: z.string(), root: z.string(), root_exists: z.boolean(), sessions: z.number().int(), bytes: z.number() }),
+          z.strictObject({ kind: z.literal('records'), origin: z.string(), store: z.string(), records: z.number().int(), truncated: z.number().int(), messages_dropped: z.number().int(), bytes: z.number() }),
+        ]),
+      ),
+    })
+    .nullable(),
 });
 
 export const StatusSchema = z.strictObject({

@@ -19,6 +19,7 @@ import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { commandOf, envelope } from './json-contract.js';
 import { unknownCommand } from './suggest.js';
 import { ExitWith } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -47,7 +48,7 @@ export function buildProgram(): Command {
     .option('--check-config', 'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)', false)
     .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
       const code = opts.checkConfig
-        ? await runConfigCheck({ json: opts.json, ...(opts.config !== undefined ? { config: opts.config } : {}), ...(opts.home !== undefined ? { home: opts.home } : {}) })
+        ? await runConfigCheck({ json: opts.json, ...definedOnly({ config: opts.config, home: opts.home }) })
         : await (await import('./sweep.js')).runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });

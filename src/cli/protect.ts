@@ -12,6 +12,7 @@ import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
+import { definedOnly } from '../defined.js';
 
 interface CommonOpts {
   config?: string;
@@ -58,14 +59,14 @@ function renderRelease(r: ReleaseOutcome, judgementWords: typeof import('../comm
 }
 
 function refOf(target: string, opts: RefOpts) {
-  return { target, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) };
+  return { target, ...definedOnly({ record: opts.record, root: opts.root }) };
 }
 
 async function runProtect(target: string, opts: RefOpts & { note?: string }): Promise<number> {
   const { protectTarget, renderProtectOutcome } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
-  const p = await protectTarget(config, log, { ...refOf(target, opts), ...(opts.note !== undefined ? { note: opts.note } : {}) });
+  const p = await protectTarget(config, log, { ...refOf(target, opts), ...definedOnly({ note: opts.note }) });
   const text = [...renderProtectOutcome(p), ...(p.audit ? [`audit trace: ${p.audit} (murmur-gc history --target ${target})`] : [])];
   process.stdout.write(opts.json ? jsonLine('protect', p) : text.join('\n') + '\n');
   return ExitCodes.ok;

@@ -16,6 +16,7 @@ import { isSessionName } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
 import { jsonLine } from './json-contract.js';
 import { ExitWith } from './types.js';
+import { definedOnly } from '../defined.js';
 
 interface CommonOpts {
   config?: string;
@@ -107,7 +108,7 @@ async function runRestore(target: string, opts: CommonOpts & { record?: string; 
   const { renderProtectOutcome } = await import('../commands/protect.js');
   const config = await loadForCommand(opts);
   const log = await oneShotLogger(config, false, opts.json);
-  const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...(opts.record !== undefined ? { record: opts.record } : {}), ...(opts.root !== undefined ? { root: opts.root } : {}) });
+  const r = await restoreTarget(config, log, { target, dryRun: opts.dryRun, ...definedOnly({ record: opts.record, root: opts.root }) });
   process.stdout.write(opts.json ? jsonLine('restore', r) : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
 }

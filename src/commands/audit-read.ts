@@ -10,7 +10,7 @@ import { GC_DIR_NAME } from '../gchome/paths.js';
 import { Dir, lstatPath, readSmallFile } from '../fsx/safe-fs.js';
 import { DETAILS_FILE, WHERE_FILE, type AuditDetails } from '../gchome/audit.js';
 import { idTimestampMs, isSessionName } from '../runtime/ids.js';
-import { applyDetails, summarizeAuditTrace, type SweepHistory } from './history.js';
+import { applyDetails, summarizeAuditTrace, targetMatches, type SweepHistory } from './history.js';
 
 /** Bytes read per trace at most (a gc trace is a few lines; this bounds a damaged one). */
 export const READ_CAP = 64 << 20;
@@ -53,7 +53,7 @@ export async function readAuditHistory(home: string, opts: { sinceMs?: number; t
           const s = await readOne(gc, name);
           if (s) out.sweeps.push(s);
           const t = opts.target;
-          if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => x.startsWith(t)))) {
+          if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => targetMatches(x, t)))) {
             const parent = await whereOf(gc, name, t);
             if (parent !== undefined) out.where[name] = parent;
           }
@@ -127,7 +127,7 @@ async function whereOf(gc: Dir, name: string, target: string): Promise<string | 
     if (typeof o !== 'object' || o === null) return undefined;
     // `target` may be a unique prefix of the id (history --target): the one key it starts.
     const m = o as Record<string, unknown>;
-    const key = target in m ? target : Object.keys(m).find((k) => k.startsWith(target));
+    const key = target in m ? target : Object.keys(m).find((k) => targetMatches(k, target));
     const v = key === undefined ? undefined : m[key];
     return typeof v === 'string' ? v : undefined;
   } catch {

@@ -30,6 +30,8 @@ export interface RetentionEntry {
   trigger?: string;
   /** max_messages lines of sweeps that recorded it: messages dropped per record. */
   dropped_by_target?: Record<string, number>;
+  /** child workdirs and work logs of the line, by target: the session each went with */
+  parent_session_by_target?: Record<string, string>;
   /**
    * What became of its targets, as far as the trail and the undo window tell now: removed at
    * once (or gone from the quarantine otherwise), still held (restorable), held and then deleted
@@ -104,6 +106,14 @@ export function applyDetails(h: SweepHistory, d: AuditDetails | undefined): void
         if (n !== undefined) per[t] = n;
       }
       if (Object.keys(per).length > 0) r.dropped_by_target = per;
+    }
+  }
+  const beside = isObj(d.beside) ? d.beside : undefined;
+  if (beside) {
+    for (const r of h.retention) {
+      const per: Record<string, string> = {};
+      for (const t of r.targets) if (typeof beside[t] === 'string') per[t] = beside[t];
+      if (Object.keys(per).length > 0) r.parent_session_by_target = per;
     }
   }
   const rec = isObj(d.reconciled) ? d.reconciled : undefined;
@@ -258,6 +268,8 @@ export interface TargetMatch {
    */
   state?: keyof Fate;
   held_until_ms?: number;
+  /** a child workdir or work log: the session it went with (sweeps that recorded it) */
+  parent_session?: string;
 }
 
 /**
@@ -295,6 +307,8 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
         manual: r.trigger === 'manual_cli',
       };
       if (r.messages_dropped !== undefined) m.line_messages_dropped = r.messages_dropped;
+      const parentSession = r.parent_session_by_target?.[target];
+      if (parentSession !== undefined) m.parent_session = parentSession;
       const own = r.dropped_by_target?.[target];
       if (own !== undefined) m.messages_dropped = own;
       const f = fateOf(later(s), r.store, target, held);
@@ -412,6 +426,33 @@ function namesIn(sweeps: SweepHistory[]): Set<string> {
   return out;
 }
 
+/**
+ * The other names an operator types for a child workdir or work log of the trail (its target is
+ * relative to W): the child's directory name, the work id, the log's file name.
+ */
+function besideAliases(name: string): string[] {
+  const child = /^\.murmur\/children\/([^/]+)$/.exec(name);
+  if (child) return [child[1]!];
+  const log = /^logs\/(wrk_[^/]+)\.log$/.exec(name);
+  return log ? [log[1]!, `${log[1]!}.log`] : [];
+}
+
+/** `given` is an absolute path ending in the child workdir or work log `name` (a trailing slash allowed). */
+function isPathOf(given: string, name: string): boolean {
+  if (!given.startsWith('/') || besideAliases(name).length === 0) return false;
+  const g = given.replace(/\/+$/, '');
+  return g.endsWith(`/${name}`);
+}
+
+/**
+ * Whether `name` of the trail is what `given` (a --target) may stand for: the name or a prefix of
+ * it, a child workdir's directory name or work id (or their prefix), a log's file name, or an
+ * absolute path ending in it.
+ */
+export function targetMatches(name: string, given: string): boolean {
+  return name.startsWith(given) || besideAliases(name).some((a) => a.startsWith(given)) || isPathOf(given, name);
+}
+
 /** At most this many candidates named by an ambiguous prefix. */
 const CANDIDATES_SHOWN = 10;
 
@@ -423,7 +464,8 @@ const CANDIDATES_SHOWN = 10;
 export function resolveTarget(sweeps: SweepHistory[], given: string): string {
   const names = namesIn(sweeps);
   if (names.has(given) || given === '') return given;
-  const hits = [...names].filter((n) => n.startsWith(given)).sort();
+  const exact = [...names].filter((n) => besideAliases(n).includes(given) || isPathOf(given, n));
+  const hits = exact.length > 0 ? exact.sort() : [...names].filter((n) => targetMatches(n, given)).sort();
   if (hits.length <= 1) return hits[0] ?? given;
   const shown = hits.slice(0, CANDIDATES_SHOWN).join(', ');
   const more = hits.length > CANDIDATES_SHOWN ? ` and ${hits.length - CANDIDATES_SHOWN} more` : '';
@@ -563,7 +605,8 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
           continue;
         }
-        out.push(`  ${matchVerb(m)} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        const withSession = m.parent_session !== undefined ? ` with session ${m.parent_session}` : '';
+        out.push(`  ${matchVerb(m)}${withSession} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
         out.push(...heldNote(m, doc.target, iso));
       }
     }
@@ -594,8 +637,10 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }
   const t = doc.totals;
+  // `*_removed` count every item taken; while some are still held, "removed" would be false.
+  const took = t.held > 0 ? 'taken' : 'removed';
   out.push(
-    `Total: ${plural(t.sessions_removed, 'session')} removed, ${plural(t.records_removed, 'record')} removed, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
+    `Total: ${plural(t.sessions_removed, 'session')} ${took}, ${plural(t.records_removed, 'record')} ${took}, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';

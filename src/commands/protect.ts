@@ -19,6 +19,7 @@ import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { BusyError, RefusalError, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages } from '../runtime/inventory.js';
+import { humanTime } from '../runtime/conversation-format.js';
 import { acquireLock, sweepLockPath } from '../gchome/lock.js';
 import { auditProtection, protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
 import { Dir } from '../fsx/safe-fs.js';
@@ -31,6 +32,7 @@ import { exists, itemPath, openHome } from './protect-listing.js';
 
 export { listProtection, type ProtectionListing } from './protect-listing.js';
 import { formatWindow } from '../sweep/report.js';
+import { definedOnly } from '../defined.js';
 
 export const ProtectCodes = {
   /** nothing of that id in any configured sessions root / record store (and no --root/--record) */
@@ -220,7 +222,7 @@ export async function protectTarget(config: GcConfig, log: Logger, ref: ItemRef 
     await gc.close();
     return await withSweepLock(config, async () => {
       const { kind, where } = await locate(config, ref);
-      const item: ProtectedItem = { kind, target: ref.target, where, since_ms: now(), by: 'protect', ...(ref.note !== undefined ? { note: ref.note } : {}) };
+      const item: ProtectedItem = { kind, target: ref.target, where, since_ms: now(), by: 'protect', ...definedOnly({ note: ref.note }) };
       return addItem(config, home, log, item, now);
     });
   } finally {
@@ -281,7 +283,7 @@ export function renderProtectOutcome(p: ProtectOutcome): string[] {
   out.push(
     p.added
       ? `protected ${p.item.kind} ${t} (${p.item.kind === 'session' ? 'sessions root' : 'record store'} ${p.item.where}): no sweep removes or truncates it, for any reason, until murmur-gc release ${t}`
-      : `${p.item.kind} ${t} was already protected (since ${new Date(p.item.since_ms).toISOString()}, by ${p.item.by}); nothing changed`,
+      : `${p.item.kind} ${t} was already protected (since ${humanTime(p.item.since_ms)}, by ${p.item.by}); nothing changed`,
   );
   if (!p.present) out.push(`note: ${t} is not in ${p.item.where} now; the protection applies once it is`);
   const j = judgementWords(p.judgement, p.item);

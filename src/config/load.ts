@@ -21,6 +21,8 @@
 //   `max_age` without a unit in this file (read as seconds).
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
+//   The reader and the schema (src/config/parse.ts, with yaml and zod) are imported only when a
+//   file is read: with no configuration file nothing here loads them.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
 //   rules and wording exactly (src/config/retain.ts). An explicit `retain:` replaces the
 //   manifest's block entirely (the manifest's block is then not read). An entry with no policy
@@ -42,17 +44,16 @@
 //   records, and the runtime treats its `context.retain` as inert: so do we (unless overridden).
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
-import { z } from 'zod';
 import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from './files.js';
 import type { ReadTextOptions } from './files.js';
 import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './retain.js';
-import { MAX_NESTING, nestingBeyond } from './nesting.js';
-import { documentToData, libyamlQuotedContinuations } from './yaml-serde.js';
+import { YamlSyntaxError, type Locator } from './yaml-error.js';
+import type { RawConfig, RecordEntry, SessionEntry } from './parse.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
 import type { GcConfig, KeepFree, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
+import { definedOnly } from '../defined.js';
 
 export interface LoadConfigOptions {
   /** `--config FILE`: must exist. Relative to `cwd`. */
@@ -67,9 +68,10 @@ export interface LoadConfigOptions {
 export const DEFAULT_SCHEDULE = '*/30 * * * *';
 export const DEFAULT_LIVE_GRACE_SECS = 3600;
 export const DEFAULT_AUDIT_RETAIN: Readonly<SessionRetain> = Object.freeze({ maxAgeSecs: 90 * 86_400 });
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export const CONFIG_FILE_NAME = 'murmur-gc/config.yaml';
 export const MANIFEST_FILE_NAME = 'murmur.yaml';
+/** The keys of a `sessions[].children` block. */
+const CHILDREN_KEYS = ['max_age'];
 
 /** The runtime's `validate_store_name` sentence. */
 export const SEGMENT_RULE =
@@ -77,209 +79,11 @@ export const SEGMENT_RULE =
 export const HOME_NOT_SET = 'the home directory could not be resolved: HOME is not set in the environment';
 export const HOME_NOT_ABSOLUTE = 'the home directory could not be resolved: HOME is not an absolute path';
 
-// ── YAML ────────────────────────────────────────────────────────────────────────────────────
-
-/** 1-based line and column of the key (or item) a key path names, in one parsed file. */
-export type Locator = (segments: readonly (string | number)[]) => { line: number; column: number } | undefined;
-
-/** Several YAML syntax errors in one file: the first is this error, `all` holds every one. */
-export class YamlSyntaxError extends ConfigError {
-  constructor(readonly all: ConfigError[]) {
-    const first = all[0] ?? new ConfigError('', 'invalid YAML');
-    super(first.keyPath, first.detail, first.file, first.line !== undefined && first.column !== undefined ? { line: first.line, column: first.column } : undefined);
-  }
-}
-
-function locatorOf(doc: Document, lc: LineCounter): Locator {
-  return (segments) => {
-    let node: unknown = doc.contents;
-    let at: number | undefined;
-    for (const seg of segments) {
-      if (isMap(node)) {
-        const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
-        if (!pair) break;
-        at = (pair.key as { range?: [number, number, number] }).range?.[0] ?? at;
-        node = pair.value;
-      } else if (isSeq(node) && typeof seg === 'number') {
-        const item = node.items[seg] as { range?: [number, number, number] } | undefined;
-        if (!item) break;
-        at = item.range?.[0] ?? at;
-        node = item;
-      } else break;
-    }
-    if (at === undefined) return undefined;
-    const { line, col } = lc.linePos(at);
-    return { line, column: col };
-  };
-}
-
 /** `sessions[1].retain.max_age` → ['sessions', 1, 'retain', 'max_age'] */
 export function parseKeyPath(keyPath: string): (string | number)[] {
   const out: (string | number)[] = [];
   for (const m of keyPath.matchAll(/\[(\d+)\]|([^.[\]]+)/g)) out.push(m[1] !== undefined ? Number(m[1]) : (m[2] ?? ''));
   return out;
-}
-
-function parseYaml(text: string, file: string | undefined): { data: unknown; locate: Locator } {
-  const deep = nestingBeyond(text);
-  if (deep) throw new ConfigError('', `invalid YAML at line ${deep.line}, column ${deep.column}: nesting too deep (more than ${MAX_NESTING} levels)`, file, deep);
-  let lineCounter = new LineCounter();
-  const options = { intAsBigInt: true, prettyErrors: false, uniqueKeys: true } as const;
-  let doc = parseDocument(text, { ...options, lineCounter });
-  if (doc.errors.length > 0) {
-    // A quoted scalar continued at any indentation, as the runtime's libyaml reads it, is cut
-    // short by the yaml package (always an error): read again with its continuation indented.
-    const repaired = libyamlQuotedContinuations(text);
-    if (repaired !== text) {
-      lineCounter = new LineCounter();
-      doc = parseDocument(repaired, { ...options, lineCounter });
-    }
-  }
-  if (doc.errors.length > 0) {
-    throw new YamlSyntaxError(
-      doc.errors.map((e) => {
-        const { line, col } = lineCounter.linePos(e.pos[0]);
-        return new ConfigError('', `invalid YAML at line ${line}, column ${col}: ${e.message}`, file, { line, column: col });
-      }),
-    );
-  }
-  let js: unknown;
-  try {
-    // Scalars as the runtime's serde_yaml 0.9 reads them (not the yaml package's core schema).
-    js = documentToData(doc, 100);
-  } catch (err) {
-    throw new ConfigError('', `invalid YAML: ${describeError(err)}`, file);
-  }
-  return { data: js, locate: locatorOf(doc, lineCounter) };
-}
-
-/**
- * Parses one YAML document the way the loader does: YAML 1.2 core schema, integers as bigint,
- * floats as `YamlFloat`, duplicate keys refused, aliases bounded. An empty document is `null`.
- * @throws ConfigError naming `file`, line and column (a `YamlSyntaxError` holding every one).
- */
-export function parseConfigYaml(text: string, file?: string): unknown {
-  return parseYaml(text, file).data;
-}
-
-// ── schema ──────────────────────────────────────────────────────────────────────────────────
-
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
-const MAX_DELETE_KEYS = ['count', 'fraction'];
-const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children'];
-const CHILDREN_KEYS = ['max_age'];
-const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
-const AUDIT_KEYS = ['retain'];
-const LOG_KEYS = ['level'];
-const METRICS_KEYS = ['textfile', 'interval'];
-
-const blockOf = (keys: readonly string[]) => ({ error: `must be a block of keys (${keys.join(', ')})` });
-/** A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. */
-const text = () =>
-  z
-    .string({
-      error: (iss) =>
-        iss.input === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string',
-    })
-    .min(1, { error: 'must not be empty' });
-
-const SessionEntrySchema = z.strictObject(
-  {
-    root: text().optional(),
-    workdir: text().optional(),
-    project: text().optional(),
-    retain: z.unknown().optional(),
-    max_bytes: z.unknown().optional(),
-    children: z.unknown().optional(),
-  },
-  blockOf(SESSION_KEYS),
-);
-
-const RecordEntrySchema = z.strictObject(
-  {
-    capsule: z.string({ error: 'must be a string' }).optional(),
-    store: z.string({ error: 'must be a string' }).optional(),
-    manifest: text().optional(),
-    retain: z.unknown().optional(),
-    max_bytes: z.unknown().optional(),
-  },
-  blockOf(RECORD_KEYS),
-);
-
-const ConfigSchema = z.strictObject(
-  {
-    home: text().optional(),
-    schedule: z.string({ error: 'must be a string' }).optional(),
-    run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
-    random_delay: z.unknown().optional(),
-    live_grace: z.unknown().optional(),
-    max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
-    keep_free: z.unknown().optional(),
-    quarantine: z.unknown().optional(),
-    // A section with every entry commented out reads as null: the same as absent.
-    sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
-    records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
-    audit: z.strictObject({ retain: z.unknown().optional() }, blockOf(AUDIT_KEYS)).nullable().optional(),
-    log: z
-      .strictObject(
-        { level: z.enum(LOG_LEVELS, { error: `must be one of: ${LOG_LEVELS.join(', ')}` }).optional() },
-        blockOf(LOG_KEYS),
-      )
-      .nullable()
-      .optional(),
-    metrics: z.strictObject({ textfile: text().optional(), interval: z.unknown().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
-  },
-  blockOf(TOP_KEYS),
-);
-
-type RawConfig = z.infer<typeof ConfigSchema>;
-
-/** `a.b[2].c` */
-export function formatKeyPath(segments: readonly PropertyKey[]): string {
-  let out = '';
-  for (const s of segments) {
-    if (typeof s === 'number') out += `[${s}]`;
-    else out += out === '' ? String(s) : `.${String(s)}`;
-  }
-  return out;
-}
-
-function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
-  const shape = segments.map((s) => (typeof s === 'number' ? '[]' : String(s))).join('.');
-  switch (shape) {
-    case '':
-      return TOP_KEYS;
-    case 'sessions.[]':
-      return SESSION_KEYS;
-    case 'records.[]':
-      return RECORD_KEYS;
-    case 'audit':
-      return AUDIT_KEYS;
-    case 'log':
-      return LOG_KEYS;
-    case 'metrics':
-      return METRICS_KEYS;
-    default:
-      return [];
-  }
-}
-
-/** Every schema issue as an error; unknown keys (the likeliest root cause, a typo) first. */
-function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | undefined): ConfigError[] {
-  const unknown: ConfigError[] = [];
-  const other: ConfigError[] = [];
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      const expected = expectedKeysAt(issue.path);
-      for (const key of issue.keys) {
-        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`, file));
-      }
-    } else {
-      other.push(new ConfigError(formatKeyPath(issue.path), issue.message, file));
-    }
-  }
-  const all = [...unknown, ...other];
-  return all.length > 0 ? all : [new ConfigError('', 'invalid configuration', file)];
 }
 
 // ── paths ───────────────────────────────────────────────────────────────────────────────────
@@ -391,6 +195,7 @@ type Mapping = Record<string, unknown>;
 async function readManifest(file: string, options: ReadTextOptions, sink: Sink): Promise<Mapping | undefined> {
   const source = await readFileOrFail(file, options);
   if (source === undefined) return undefined;
+  const { parseYaml } = await import('./parse.js');
   const { data: doc, locate } = parseYaml(source, file);
   sink.locators.set(file, locate);
   if (doc === null) return {};
@@ -432,8 +237,6 @@ function optionalTrimmedString(block: Mapping | undefined, key: string, keyPath:
 
 // ── entries ─────────────────────────────────────────────────────────────────────────────────
 
-type SessionEntry = NonNullable<RawConfig['sessions']>[number];
-type RecordEntry = NonNullable<RawConfig['records']>[number];
 
 /** `children: { max_age: <duration> }` of a sessions entry: the age in seconds. */
 function parseChildrenBlock(value: unknown, keyPath: string, file: string | undefined): number {
@@ -451,7 +254,7 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
   const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
   if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined) || (entry.children !== undefined && childrenAge === undefined)) return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
-  return roots.map((r) => (r.problem ? r : { ...r, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(childrenAge !== undefined ? { childrenMaxAgeSecs: childrenAge } : {}) }));
+  return roots.map((r) => (r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }) }));
 }
 
 async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
@@ -727,6 +530,8 @@ export interface ConfigCheck {
   home: string | undefined;
   /** The sessions roots and record stores of the entries that resolved — also when others did not. */
   resolved: { sessions: SessionsRootConfig[]; records: RecordPolicyConfig[] };
+  /** Where a key path of a configuration file read by this check is (line, column). */
+  locate?: (file: string | undefined, keyPath: string) => { line: number; column: number } | undefined;
 }
 
 function located(sink: Sink): void {
@@ -761,40 +566,6 @@ function inLineOrder<T extends { file: string | undefined; line?: number | undef
     .map(({ item }) => item);
 }
 
-/**
- * Validates the top-level block: every schema issue is collected; the keys without issues (and,
- * inside `sessions`/`records`, the entries without issues) are kept so they are checked too.
- */
-function validateSchema(doc: unknown, file: string | undefined, sink: Sink): { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } {
-  const parsed = ConfigSchema.safeParse(doc);
-  if (parsed.success) {
-    const raw = parsed.data;
-    return { raw, sessions: [...(raw.sessions ?? []).entries()], records: [...(raw.records ?? []).entries()] };
-  }
-  sink.errors.push(...issuesToErrors(parsed.error.issues, file));
-  if (!isMapping(doc)) return { raw: {}, sessions: [], records: [] };
-  const badTop = new Set<string>();
-  for (const issue of parsed.error.issues) {
-    if (issue.path.length > 0) badTop.add(String(issue.path[0]));
-    else if (issue.code === 'unrecognized_keys') issue.keys.forEach((k) => badTop.add(k));
-  }
-  const good: Mapping = {};
-  for (const [k, v] of Object.entries(doc)) if (!badTop.has(k)) good[k] = v;
-  const second = ConfigSchema.safeParse(good);
-  const raw: RawConfig = second.success ? second.data : {};
-  const entries = <T>(key: 'sessions' | 'records', schema: z.ZodType<T>, ok: T[] | null | undefined): [number, T][] => {
-    if (ok) return [...ok.entries()];
-    const list = doc[key];
-    if (!Array.isArray(list)) return [];
-    const out: [number, T][] = [];
-    list.forEach((item: unknown, i) => {
-      const r = schema.safeParse(item);
-      if (r.success) out.push([i, r.data]);
-    });
-    return out;
-  };
-  return { raw, sessions: entries('sessions', SessionEntrySchema, raw.sessions), records: entries('records', RecordEntrySchema, raw.records) };
-}
 
 /**
  * Resolves the configuration, collecting every error and warning (never throwing a ConfigError).
@@ -811,7 +582,8 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     const fatal = sink.errors.length;
     return {
       home: found.home,
-      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources };
+      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources,
+      locate: (f, keyPath) => (f === undefined ? undefined : sink.locators.get(f)?.(parseKeyPath(keyPath))) };
   };
 
   let file: string | undefined;
@@ -832,8 +604,12 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     return done(file, undefined);
   }
 
-  let doc: unknown = null;
+  // No file: the built-in defaults, which are what an empty file gives. The YAML parser and the
+  // schema (src/config/parse.ts) are loaded only when there is a file to read.
+  let shape: { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } = { raw: {}, sessions: [], records: [] };
   if (source !== undefined) {
+    const { parseYaml, validateSchema } = await import('./parse.js');
+    let doc: unknown;
     try {
       const parsed = parseYaml(source, file);
       doc = parsed.data;
@@ -842,9 +618,9 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
       collect(sink.errors, err);
       return done(file, undefined);
     }
+    shape = validateSchema(doc === null ? {} : doc, file, sink.errors);
   }
-  if (doc === null) doc = {};
-  const { raw, sessions: sessionEntries, records: recordEntries } = validateSchema(doc, file, sink);
+  const { raw, sessions: sessionEntries, records: recordEntries } = shape;
   const ctx: PathContext = { env, base: file === undefined ? cwd : path.dirname(file), file, sink };
 
   const home = await attempt(sink, async () => {
@@ -936,7 +712,7 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     ...(maxDelete ? { maxDelete } : {}),
     sessions,
     records,
-    ...(keepFree !== undefined ? { keepFree } : {}),
+    ...definedOnly({ keepFree }),
     ...(quarantineSecs !== undefined ? { quarantine: { windowSecs: quarantineSecs } } : {}),
     audit: { retain: auditRetain },
     log: { level: raw.log?.level ?? 'info' },
@@ -1000,6 +776,6 @@ export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] 
 export function logConfigWarnings(log: Pick<Logger, 'warn'>, config: GcConfig): void {
   for (const w of sweepConfigWarnings(config)) {
     const at = w.file === undefined ? undefined : `${w.file}${w.line !== undefined ? `:${w.line}${w.column !== undefined ? `:${w.column}` : ''}` : ''}`;
-    log.warn({ code: w.code, key: w.keyPath, ...(at !== undefined ? { config: at } : {}) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
+    log.warn({ code: w.code, key: w.keyPath, ...definedOnly({ config: at }) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
   }
 }

@@ -12,7 +12,7 @@
 //   `{:?}` (a serde_yaml `Value`), `rustDebug` renders the same text (`Number(5)`, `Bool(true)`,
 //   `Sequence [..]`, `String("..")`, `Null`, `Mapping {..}`).
 //
-// Values come from YAML parsed by `parseConfigYaml` (src/config/load.ts), which keeps the
+// Values come from YAML parsed by `parseConfigYaml` (src/config/parse.ts), which keeps the
 // integer/float distinction serde_yaml keeps: a YAML integer is a `bigint`, a YAML float is a
 // `YamlFloat`. A plain JS `number` (a programmatic caller) counts as an integer when it is one.
 //
@@ -228,7 +228,14 @@ export function rustFloat(f: number): string {
   return sign + body;
 }
 
-/** Rust's `{:?}` of a str: quoted, with `\"`, `\\`, `\n`, `\r`, `\t`, `\0` and `\u{..}` escapes. */
+// What Rust's `{:?}` of a str writes as `\u{..}`: a grapheme extender, or a character its
+// `is_printable` refuses (general categories C* and Z*, the space excepted).
+const RUST_UNPRINTED = /[\p{C}\p{Z}\p{Grapheme_Extend}]/u;
+
+/**
+ * Rust's `{:?}` of a str: quoted, with `\"`, `\\`, `\n`, `\r`, `\t`, `\0` escapes, and `\u{..}`
+ * for every other character Rust does not print as is (`RUST_UNPRINTED`).
+ */
 export function rustDebugString(s: string): string {
   let out = '"';
   for (const ch of s) {
@@ -239,7 +246,7 @@ export function rustDebugString(s: string): string {
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
     else if (cp === 0) out += '\\0';
-    else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) out += `\\u{${cp.toString(16)}}`;
+    else if (ch !== ' ' && RUST_UNPRINTED.test(ch)) out += `\\u{${cp.toString(16)}}`;
     else out += ch;
   }
   return `${out}"`;

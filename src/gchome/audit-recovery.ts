@@ -37,6 +37,7 @@ import { VERSION } from '../version.js';
 import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RestoredItem, type RetentionItem } from './audit.js';
 import { removeDeadAuditTemps } from './leftovers.js';
 import { restoreLanded } from './restore-landed.js';
+import { definedOnly } from '../defined.js';
 
 export interface Recovered {
   target: string;
@@ -92,7 +93,7 @@ async function removeDeadRecordTemps(recordPath: string): Promise<void> {
 async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Promise<RestoredItem | undefined> {
   const r = intent.restore;
   if (!r || !intent.parent || !intent.target || typeof r.to !== 'string' || !Array.isArray(r.entries)) return undefined;
-  const item: RestoredItem = { store: r.store, held: r.held, target: r.target, origin: r.origin, ...(r.messagesRestored !== undefined ? { messagesRestored: r.messagesRestored } : {}) };
+  const item: RestoredItem = { store: r.store, held: r.held, target: r.target, origin: r.origin, ...definedOnly({ messagesRestored: r.messagesRestored }) };
   if (intent.kind === 'restore_session') {
     const happened = done || ((await lstatPath(`${intent.parent}/${intent.target}`)) === undefined && (await lstatPath(r.to)) !== undefined);
     return happened ? item : undefined;

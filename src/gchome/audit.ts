@@ -49,6 +49,8 @@ export interface RetentionItem {
   parent?: string;
   /** Set for an action run by hand (`conversation rm|truncate`): the line's `trigger` field. */
   trigger?: RetentionTrigger;
+  /** A child workdir or work log that went with a session: that session (kept in DETAILS_FILE). */
+  session?: string;
 }
 
 /**
@@ -115,8 +117,9 @@ export interface LostTask {
 
 /**
  * Beside the trace: what its lines, in the runtime's schema, cannot say — the messages each
- * truncated record lost (`dropped`: target → count) and the session each `detached_lost` task
- * reconciled (`reconciled`: task id → session, root, work ids). For `history`; written with
+ * truncated record lost (`dropped`: target → count), the session each `detached_lost` task
+ * reconciled (`reconciled`: task id → session, root, work ids) and the session each child workdir
+ * or work log went with (`beside`: target → session). For `history`; written with
  * WHERE_FILE, absent for older sweeps and for audits completed by recovery.
  */
 export const DETAILS_FILE = 'details.json';
@@ -124,13 +127,16 @@ export const DETAILS_FILE = 'details.json';
 export interface AuditDetails {
   dropped?: Record<string, number>;
   reconciled?: Record<string, { session: string; root: string; work_ids: string[] }>;
+  /** a child workdir or work log (its target) → the session it went with */
+  beside?: Record<string, string>;
 }
 
 export function detailsText(items: RetentionItem[], tasks: LostTask[]): string | undefined {
   const d: AuditDetails = {};
   for (const i of items) if (i.reason === 'max_messages' && i.messagesDropped !== undefined) (d.dropped ??= {})[i.target] = i.messagesDropped;
   for (const t of tasks) if (t.session) (d.reconciled ??= {})[t.taskId] = { session: t.session.id, root: t.session.root, work_ids: t.session.workIds };
-  return d.dropped || d.reconciled ? JSON.stringify(d) + '\n' : undefined;
+  for (const i of items) if (i.session !== undefined) (d.beside ??= {})[i.target] = i.session;
+  return d.dropped || d.reconciled || d.beside ? JSON.stringify(d) + '\n' : undefined;
 }
 
 export interface IntentLine {

@@ -12,9 +12,11 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
 import { Dir } from '../fsx/safe-fs.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory.js';
+import { humanTime } from '../runtime/conversation-format.js';
 import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
+import { definedOnly } from '../defined.js';
 
 export interface HeldListing {
   home: string;
@@ -54,7 +56,7 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
             if (back.has(i.entry)) continue;
             if (i.unreadable !== undefined) {
               // No sidecar: nothing to restore; the sweep purges it by the window in its name.
-              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${new Date(i.untilMs).toISOString()}` });
+              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}` });
               continue;
             }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
@@ -102,5 +104,5 @@ export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<s
 
 function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
   const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
-  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...(i.messages !== undefined ? { messages: i.messages } : {}) };
+  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...definedOnly({ messages: i.messages }) };
 }

@@ -14,6 +14,7 @@
 //   never chmod'ed (it is the runtime's).
 import { dirname } from 'node:path';
 import { Codes, GcError, errnoCode } from '../errors.js';
+import { failpoint } from '../failpoint.js';
 import { allocatedBytes, measureDir } from '../fsx/remove.js';
 import { Dir, identityOf, sameIdentity, type Identity } from '../fsx/safe-fs.js';
 import { isWorkId } from '../runtime/trace.js';
@@ -54,6 +55,7 @@ export async function holdBeside(root: Dir, heldEntry: string, held: Identity, f
           if (errnoCode(err) === 'EXDEV') throw new GcError(Codes.crossDevice, `${from.display(name)} is on another filesystem than ${root.path}; it cannot be held`, { cause: err });
           throw err;
         }
+        failpoint('beside:after_hold');
         const post = await s.lstat(name);
         if (!post || !sameIdentity(identityOf(post), expect)) {
           if (post && !(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);

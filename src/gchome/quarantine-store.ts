@@ -20,7 +20,6 @@
 // - Putting back never replaces anything: the name must be free (checked through the parent's
 //   descriptor just before the rename; a directory that appears in between and is not empty makes
 //   the rename fail, so nothing is overwritten).
-import { randomBytes } from 'node:crypto';
 import { Codes, GcError, describeError, errnoCode, withPath } from '../errors.js';
 import {
   CONTEXT_PAYLOAD,
@@ -43,12 +42,14 @@ import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import { definedOnly } from '../defined.js';
 
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
+/** 8 random bytes as hex. node:crypto is loaded on first use: the read-only views never pay for it. */
 function nonce(): string {
-  return randomBytes(8).toString('hex');
+  return process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');
 }
 
 function asSymlinkError(path: string, err: unknown): unknown {
@@ -431,7 +432,7 @@ export async function listQuarantineDir(
         parent: q.path,
         entry,
         ...(meta?.reason ? { reason: meta.reason } : {}),
-        ...(meta?.messages !== undefined ? { messages: meta.messages } : {}),
+        ...definedOnly({ messages: meta?.messages }),
         identity,
         meta,
         incomplete: !ok,

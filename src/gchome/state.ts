@@ -22,6 +22,7 @@
 import { GC_DIR_NAME, STATE_FILE } from './paths.js';
 import { Dir, lstatPath, processUid, readSmallFile } from '../fsx/safe-fs.js';
 import { describeError, errnoCode } from '../errors.js';
+import { definedOnly } from '../defined.js';
 
 export const STATE_VERSION = 1;
 const STATE_LIMIT = 1 << 20;
@@ -243,9 +244,7 @@ export function parseState(text: string): DaemonState | undefined {
         ? { started_ms: curStart, trigger: TRIGGERS.find((t) => t === cur['trigger']) ?? 'schedule' }
         : null,
     last_sweep: parseSweepSummary(o['last_sweep']),
-    ...(lastSuccess !== undefined ? { last_success_ms: lastSuccess } : {}),
-    ...(clockRef !== undefined ? { clock_reference_ms: clockRef } : {}),
-    ...(totals !== undefined ? { totals } : {}),
+    ...definedOnly({ last_success_ms: lastSuccess, clock_reference_ms: clockRef, totals }),
   };
 }
 

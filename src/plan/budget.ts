@@ -1,5 +1,6 @@
-// Disk budgets, pure: which items go, in which order, when a store is over its `max_bytes` or the
-// home's filesystem is short of `keep_free` — and what could not be freed.
+// Disk budgets, pure: which stores take part, which items go, in which order, when a store is
+// over its `max_bytes` or the home's filesystem is short of `keep_free` — and what could not be
+// freed.
 //
 // Ordering between keys (written down here and tested in test/plan/budget.test.ts):
 // 1. Age and count first: `max_age`/`max_sessions`/`max_messages` act before any budget is
@@ -28,6 +29,7 @@
 // rest can still meet the budget); every store left over its budget, and a keep_free still short,
 // is reported with what held it, the largest items it could not touch and what it left in place.
 // No fs, no clock.
+import type { RecordPolicyConfig } from '../config/types.js';
 
 export type BudgetReason = 'max_bytes' | 'keep_free';
 /** Why a sweep removes (or holds) a session: its root's policy, or a disk budget. */
@@ -308,4 +310,75 @@ export function planBudgets(stores: BudgetStore[], items: BudgetItem[], keepFree
     ledger.settle(c, c.item.bytes);
   }
   return { remove, unmet: ledger.unmet() };
+}
+
+// ---- which stores take part ---------------------------------------------------------------------
+
+/**
+ * The budget store of a sessions root, or undefined when no budget reaches it: its own
+ * `max_bytes`, and keep_free when it has a policy (retain or max_bytes) and sits on the home's
+ * filesystem.
+ */
+export function sessionsRootBudget(e: { root: string; retain: unknown; maxBytes?: number | undefined }, keepFree: boolean, onHomeFs: boolean): BudgetStore | undefined {
+  const takesKeepFree = keepFree && (e.retain !== undefined || e.maxBytes !== undefined) && onHomeFs;
+  if (e.maxBytes === undefined && !takesKeepFree) return undefined;
+  return { key: `sessions:${e.root}`, label: `sessions root ${e.root}`, maxBytes: e.maxBytes, keepFree: takesKeepFree };
+}
+
+export interface RecordStoreBudget {
+  name: string;
+  store: BudgetStore;
+  /** the capsules whose policies name this store: a record whose header names another is not its to remove */
+  capsules: Set<string>;
+}
+
+/**
+ * The record stores a budget reaches, in the order the configuration first names them. The
+ * policies of one store act as one: its `max_bytes` is the smallest of theirs, and it takes part
+ * in keep_free when any of them has a policy (retain or max_bytes).
+ */
+export function recordStoreBudgets(policies: readonly Pick<RecordPolicyConfig, 'store' | 'capsule' | 'retain' | 'maxBytes'>[], keepFree: boolean): RecordStoreBudget[] {
+  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean }>();
+  for (const r of policies) {
+    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false };
+    e.capsules.add(r.capsule);
+    if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
+    e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
+    byStore.set(r.store, e);
+  }
+  const out: RecordStoreBudget[] = [];
+  for (const [name, e] of byStore) {
+    if (e.maxBytes === undefined && !(keepFree && e.hasPolicy)) continue;
+    out.push({ name, capsules: e.capsules, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: keepFree && e.hasPolicy } });
+  }
+  return out;
+}
+
+// ---- keep_free and the reserve's room ---------------------------------------------------------
+
+/** What keep_free asks of this sweep, in bytes. */
+export interface KeepFreeNeed {
+  required: number;
+  /** free before the budgets act */
+  free: number;
+  /** what the budgets are to free: required − free, plus `room` */
+  short: number;
+  /** room wanted for the missing reserve on top of keep_free (0 or the reserve's size) */
+  room: number;
+}
+
+/** Whether removing what may go for space would meet keep_free `short` bytes short. */
+function reachesKeepFree(stores: BudgetStore[], items: BudgetItem[], short: number): boolean {
+  return planBudgets(stores, items, short).unmet.every((u) => u.reason !== 'keep_free');
+}
+
+/** keep_free with `roomBytes` more for a missing reserve, when the items can provide that; else unchanged. */
+export function withReserveRoom(kf: KeepFreeNeed, stores: BudgetStore[], items: BudgetItem[], roomBytes: number): KeepFreeNeed {
+  const withRoom = Math.max(0, kf.required + roomBytes - kf.free);
+  return withRoom > kf.short && reachesKeepFree(stores, items, withRoom) ? { ...kf, short: withRoom, room: roomBytes } : kf;
+}
+
+/** keep_free without the reserve's room once the room is out of reach (items held since it was added); else unchanged. */
+export function dropUnreachableRoom(kf: KeepFreeNeed, stores: BudgetStore[], items: BudgetItem[]): KeepFreeNeed {
+  return kf.room > 0 && !reachesKeepFree(stores, items, kf.short) ? { ...kf, short: Math.max(0, kf.required - kf.free), room: 0 } : kf;
 }

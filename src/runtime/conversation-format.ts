@@ -7,7 +7,8 @@
 //   units); a longer value is never cut.
 // - `fmtBytes` rounds an exact tie to even, as Rust's `{:.1}` does (1280 B is `1.2 KiB`, where
 //   JS `toFixed` says `1.3`); the quotient is computed exactly in integers.
-// - `fmtTimestamp` is the runtime's hand-rolled civil-from-days over UTC (no Date, no locale).
+// - `fmtTimestamp` is the runtime's hand-rolled civil-from-days over UTC (no Date, no locale);
+//   `humanTime` is the one way murmur-gc's own texts print a time (the same clock, marked UTC).
 // - JSON key order: the runtime's serde_json maps serialize keys alphabetically and the reference
 //   says not to rely on order; murmur-gc writes them in the documented (declaration) order —
 //   `record, context_id, path, …` and the header's marker order — and that order is its contract.
@@ -63,6 +64,17 @@ export function fmtTimestamp(ms: number): string {
   const sod = secs - days * 86_400;
   const [y, mo, d] = civilFromDays(days);
   return `${String(y).padStart(4, '0')}-${two(mo)}-${two(d)} ${two(Math.floor(sod / 3600))}:${two(Math.floor((sod % 3600) / 60))}:${two(sod % 60)}`;
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS UTC`: a point in time as every human-facing text of murmur-gc prints it
+ * (sub-second part dropped; `formatWhen` in src/sweep/report.ts adds how far it is from now).
+ * A value no wall clock reads — not finite, before the epoch, beyond 2^53 ms (a u64 from a
+ * trace) — prints as its raw `<n> ms`, never throws. JSON output keeps its ISO / `*_ms` fields.
+ */
+export function humanTime(ms: number): string {
+  const t = Math.floor(ms);
+  return Number.isSafeInteger(t) && t >= 0 ? `${fmtTimestamp(t)} UTC` : `${ms} ms`;
 }
 
 /** ms since the epoch, or null when unknown or before the epoch (the runtime's `None`). */
@@ -201,18 +213,18 @@ export { stringifyExact };
 
 export type MessageLocation =
   | { record: string; context_id: string; path: string; status: 'present'; position: number; total: number }
-  | { record: string; context_id: string; path: string; status: 'truncated'; dropped: bigint; oldest_surviving_id: string };
+  | { record: string; context_id: string; path: string; status: 'truncated'; dropped: bigint; oldest_surviving_id: string; last_dropped_id: string };
 
 export type LocateAnswer =
   | { status: 'present'; position: number; total: number }
-  | { status: 'truncated'; dropped: bigint; oldest_surviving_id: string }
+  | { status: 'truncated'; dropped: bigint; oldest_surviving_id: string; last_dropped_id: string }
   | { status: 'unknown' };
 
 /**
  * Reference §5.4 for one record: present (1-based position of the last line carrying the id,
  * total = max(position, messages)); else truncated when the header's marker exists and the id's
  * uuid-v7 time is at or before that of `last_dropped_id`; else unknown (also when either id's
- * time cannot be read).
+ * time cannot be read). `last_dropped_id` is kept for the text (not part of the JSON shape).
  */
 export function locateAnswer(msgId: string, scan: { position: number | undefined; messages: number; header: RecordHeader | undefined }): LocateAnswer {
   if (scan.position !== undefined) return { status: 'present', position: scan.position, total: Math.max(scan.position, scan.messages) };
@@ -221,31 +233,50 @@ export function locateAnswer(msgId: string, scan: { position: number | undefined
   const minted = idTimestampMs(msgId, 'msg_');
   const last = idTimestampMs(marker.last_dropped_id, 'msg_');
   if (minted === undefined || last === undefined || minted > last) return { status: 'unknown' };
-  return { status: 'truncated', dropped: marker.dropped, oldest_surviving_id: marker.oldest_surviving_id };
+  return { status: 'truncated', dropped: marker.dropped, oldest_surviving_id: marker.oldest_surviving_id, last_dropped_id: marker.last_dropped_id };
 }
 
 export function locationOf(where: { record: string; context_id: string; path: string }, a: LocateAnswer): MessageLocation | undefined {
   const base = { record: where.record, context_id: where.context_id, path: where.path };
   if (a.status === 'present') return { ...base, status: 'present', position: a.position, total: a.total };
-  if (a.status === 'truncated') return { ...base, status: 'truncated', dropped: a.dropped, oldest_surviving_id: a.oldest_surviving_id };
+  if (a.status === 'truncated') return { ...base, status: 'truncated', dropped: a.dropped, oldest_surviving_id: a.oldest_surviving_id, last_dropped_id: a.last_dropped_id };
   return undefined;
 }
 
+/** The header names this id as the last message its truncations dropped: a fact, not an inference. */
+function droppedExactly(msgId: string, l: MessageLocation): boolean {
+  return l.status === 'truncated' && l.last_dropped_id === msgId;
+}
+
+/**
+ * The text answer says only what is true. `present` and a record whose header names the id as
+ * its `last_dropped_id` are facts, in mur's words ("was dropped from"). Any other `truncated`
+ * answer is an inference from mint order alone (the id is older than the last message dropped; a
+ * record does not list the ids it dropped): said so, once per record, and left out when a fact
+ * already says where the id is. Records that cannot hold it (no truncation, or it is newer than
+ * everything dropped) say nothing. The JSON keeps mur's answer (renderLocateJson).
+ */
 export function renderLocateText(msgId: string, locations: MessageLocation[]): string {
   if (locations.length === 0) return `unknown: ${msgId} is in no record on this host\n`;
-  return (
-    locations
-      .map((l) =>
-        l.status === 'present'
-          ? `present:   ${msgId} is message ${l.position} of ${l.total} in ${l.record}/${l.context_id}`
-          : `truncated: ${msgId} may have been dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`,
-      )
-      .join('\n') + '\n'
-  );
+  const known = locations.some((l) => l.status === 'present' || droppedExactly(msgId, l));
+  const lines: string[] = [];
+  for (const l of locations) {
+    if (l.status === 'present') lines.push(`present:   ${msgId} is message ${l.position} of ${l.total} in ${l.record}/${l.context_id}`);
+    else if (droppedExactly(msgId, l)) lines.push(`truncated: ${msgId} was dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`);
+    else if (!known) {
+      lines.push(
+        `truncated: ${msgId} is not in ${l.record}/${l.context_id}; if it ever was, it is among the ${l.dropped} messages dropped (by mint order: it is no newer than the last one dropped, ${l.last_dropped_id}; oldest surviving is ${l.oldest_surviving_id})`,
+      );
+    }
+  }
+  return lines.join('\n') + '\n';
 }
 
 export function renderLocateJson(msgId: string, locations: MessageLocation[]): string {
-  return stringifyExact({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations }) + '\n';
+  const shaped = locations.map((l) =>
+    l.status === 'present' ? l : { record: l.record, context_id: l.context_id, path: l.path, status: l.status, dropped: l.dropped, oldest_surviving_id: l.oldest_surviving_id },
+  );
+  return stringifyExact({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations: shaped }) + '\n';
 }
 
 // ---- rm / truncate ----------------------------------------------------------------------------
@@ -284,7 +315,7 @@ export interface TruncateResult {
 }
 
 function heldText(h: { until_ms: number; path: string } | undefined, target: string, dry: boolean): string {
-  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${fmtTimestamp(h.until_ms)} UTC (murmur-gc restore ${target} puts it back)\n` : '';
+  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${humanTime(h.until_ms)} (murmur-gc restore ${target} puts it back)\n` : '';
 }
 
 export function renderRemoveText(r: RemoveResult): string {

@@ -22,6 +22,7 @@ import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yield
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
 import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
+import { definedOnly } from '../defined.js';
 
 /** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */
 export type ModeRole = 'home' | 'private_dir' | 'private_file';
@@ -403,7 +404,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
           messages = 0;
           out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
         }
-        opts.countCache?.setRecord(sdir.path, context, state, { header: header ?? null, unreadable, ...(messages !== undefined ? { messages } : {}), ...(terminated !== undefined ? { terminated } : {}) });
+        opts.countCache?.setRecord(sdir.path, context, state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -418,7 +419,7 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         header,
         messages,
         ...(unreadable ? { unreadable } : {}),
-        ...(terminated !== undefined ? { terminated } : {}),
+        ...definedOnly({ terminated }),
       });
     } finally {
       await cdir.close();

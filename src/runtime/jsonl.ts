@@ -43,6 +43,7 @@ import { classifyLine, parseHeaderLine, type RecordHeader } from './record.js';
 import { chunkRegion } from '../json/doc-wasm.js';
 import { yieldIfBusy } from '../fsx/safe-fs.js';
 import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessageIdSpan, messageCount } from '../json/scan.js';
+import { definedOnly } from '../defined.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
 
@@ -975,7 +976,7 @@ export async function planKeepNewest(
   // That is scanRecord's count of the prefix (its header is the same first line).
   let before = 0;
   if (lastDroppedStart > 0) {
-    const prefix = await scanRecord(fh, lastDroppedStart, { ...(opts.bufferSize !== undefined ? { bufferSize: opts.bufferSize } : {}), ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}) });
+    const prefix = await scanRecord(fh, lastDroppedStart, { ...definedOnly({ bufferSize: opts.bufferSize, maxLineBytes: opts.maxLineBytes }), ...(opts.signal ? { signal: opts.signal } : {}) });
     if (!prefix.utf8) throw unreadable();
     header = prefix.header;
     before = prefix.messages;

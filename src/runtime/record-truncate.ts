@@ -19,6 +19,7 @@ import { planKeepNewest } from './jsonl.js';
 import { processesHolding } from './running.js';
 import { identityOf, sameIdentity, syncIo, type BigIntStats, type Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
+import { definedOnly } from '../defined.js';
 
 export const RECORD_FILE_MODE = 0o600;
 
@@ -96,7 +97,7 @@ function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undef
 
 function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSignal; knownTotal?: number } {
   const knownTotal = knownTotalFor(opts, stat);
-  return { ...(opts.signal ? { signal: opts.signal } : {}), ...(knownTotal !== undefined ? { knownTotal } : {}) };
+  return { ...(opts.signal ? { signal: opts.signal } : {}), ...definedOnly({ knownTotal }) };
 }
 
 /** The staged-rewrite options both rewrites here share: the record, its 0600 mode, the checks. */

@@ -3,12 +3,18 @@
 // and must still be the file that was scanned (dev/ino) and unchanged in size since the scan;
 // when the file ends mid-line the first line written is prefixed with '\n'; each line is one
 // write call; a line that failed to land is reported as not landed (so a later sweep retries it).
+// The file's state right after is returned only when every line landed and the file grew by
+// exactly what was written (no other writer came between), so the caller may remember it as its own.
 import { Codes, GcError, describeError } from '../errors.js';
 import { sameIdentity, identityOf, type Dir, type Identity } from '../fsx/safe-fs.js';
 
 export interface AppendResult {
   /** Per line: undefined when it landed, else why it did not. */
   failures: (string | undefined)[];
+  /** mtime (ms) of the trace when it was opened, before anything was written */
+  beforeMtimeMs: number;
+  /** The trace right after: only when every line landed and nothing else wrote meanwhile. */
+  after?: { identity: Identity; size: number; mtimeMs: number };
 }
 
 /**
@@ -34,7 +40,8 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
         await r.fh.close();
       }
     }
-    const result: AppendResult = { failures: [] };
+    const result: AppendResult = { failures: [], beforeMtimeMs: Number(stat.mtimeMs) };
+    let written = 0;
     for (const l of lines) {
       const text = needsNewline ? '\n' + l : l;
       const buf = Buffer.from(text);
@@ -42,6 +49,7 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
         const { bytesWritten } = await fh.write(buf, 0, buf.length);
         if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
         result.failures.push(undefined);
+        written += buf.length;
         needsNewline = false;
       } catch (err) {
         result.failures.push(describeError(err));
@@ -50,6 +58,10 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
       }
     }
     await fh.sync().catch(() => undefined);
+    const end = await fh.stat({ bigint: true }).catch(() => undefined);
+    if (end && result.failures.every((f) => f === undefined) && sameIdentity(identityOf(end), expect) && Number(end.size) === expectSize + written) {
+      result.after = { identity: identityOf(end), size: Number(end.size), mtimeMs: Number(end.mtimeMs) };
+    }
     return result;
   } finally {
     await fh.close();

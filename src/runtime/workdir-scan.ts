@@ -12,11 +12,11 @@
 //   the trace cache (the same one-pass summary as any session). A tree deeper than that, or one
 //   that cannot be read, is marked `unjudged`: nothing can prove it finished.
 // - `completion.json` is read only when lstat calls it a regular file, never past 64 KiB.
-import { Codes, describeError, errnoCode } from '../errors.js';
+import { Codes, GcError, describeError, errnoCode } from '../errors.js';
 import { Dir, identityOf, sameIdentity, type BigIntStats, type Identity } from '../fsx/safe-fs.js';
 import { allocatedBytes } from '../fsx/remove.js';
 import { idTimestampMs } from './ids.js';
-import type { Problem } from './inventory.js';
+import { TRASH_PREFIX, type Debris, type Problem } from './inventory.js';
 import { isWorkId } from './trace.js';
 import { readTraceSummary, type TraceCache } from './trace-scan.js';
 
@@ -74,6 +74,8 @@ export interface BesideScan {
   /** `W/logs` exists as a directory */
   logs: { identity: Identity; wrk: LogEntry[]; other: { count: number; bytes: number } } | undefined;
   problems: Problem[];
+  /** what a killed murmur-gc left in `children/` (trash directories of removals it had started) */
+  debris: Debris[];
 }
 
 function problemOf(target: string, err: unknown): Problem {
@@ -215,6 +217,18 @@ async function scanChild(children: Dir, name: string, cache: TraceCache | undefi
 }
 
 /**
+ * The child `children/name` read again now (no cache), only while it is still the entry scanned
+ * (`expect`): for the re-check of its liveness at the moment it would be removed or held.
+ */
+export async function rescanChild(children: Dir, name: string, expect: Identity, signal?: AbortSignal): Promise<ChildEntry> {
+  const st = await children.lstat(name);
+  if (!st || !sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  const e = await scanChild(children, name, undefined, signal);
+  if (!e || !sameIdentity(e.identity, expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  return e;
+}
+
+/**
  * What lies beside the sessions root `rootPath` (whose name is `.murmur`) in its workdir W. The
  * root's parent is opened as given (it is the configured or discovered workdir); everything below
  * it descriptor-relatively.
@@ -224,7 +238,7 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
   const base = rootPath.replace(/\/+$/, '').slice(slash + 1);
   if (base !== WORKDIR_ROOT_NAME || slash < 0) return undefined;
   const workdir = slash === 0 ? '/' : rootPath.slice(0, slash);
-  const out: BesideScan = { workdir, children: undefined, logs: undefined, problems: [] };
+  const out: BesideScan = { workdir, children: undefined, logs: undefined, problems: [], debris: [] };
   let w: Dir;
   try {
     w = await Dir.open(workdir, { followFinal: true });
@@ -248,6 +262,11 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
             const entries: ChildEntry[] = [];
             for (const name of await children.list()) {
               signal?.throwIfAborted();
+              if (name.startsWith(TRASH_PREFIX)) {
+                // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
+                const st = await children.lstat(name);
+                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
+              }
               if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
               const e = await scanChild(children, name, cache, signal);
               if (e) entries.push(e);

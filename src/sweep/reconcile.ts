@@ -4,12 +4,14 @@
 // Guarantees: append-only, under the trace's lock, only if the trace is still the file that was
 // scanned (same dev/ino and size); a work id whose line did not land is neither reported nor
 // joined to the task (a later sweep tries again); the writing is the run's effect (markLost), so
-// a dry run reports every work id (task_id null) and writes nothing.
+// a dry run reports every work id (task_id null) and writes nothing. An append that landed whole
+// with no other writer between is remembered (`ownAppend`, src/gchome/trace-appends.ts) with the
+// runtime's last write, so that murmur-gc's own write never makes the session look live.
 import { Codes, codeOf, describeError, isAbort } from '../errors.js';
 import { mintId } from '../runtime/ids.js';
 import { lowestTrust, lostReportText, shellLostLine } from '../runtime/trace.js';
 import { acquireLock, ensureLockDir, traceLockPath, type HeldLock } from '../gchome/lock.js';
-import { Dir } from '../fsx/safe-fs.js';
+import { Dir, type Identity } from '../fsx/safe-fs.js';
 import { appendTraceLines } from '../runtime/trace-append.js';
 import type { Logger } from '../log.js';
 import type { LostTask } from '../gchome/audit.js';
@@ -31,11 +33,13 @@ export interface ReconcileContext {
   skip: (s: Skipped) => void;
   fail: (e: ErrorEntry) => void;
   task: (t: LostTask) => void;
+  /** The trace after murmur-gc's append, and the runtime's last write before it. */
+  ownAppend: (root: string, session: string, after: { identity: Identity; size: number; mtimeMs: number }, runtimeWriteMs: number) => void;
 }
 
 export async function reconcileSession(ctx: ReconcileContext, v: SessionView): Promise<void> {
   if (!v.scan.trace?.ok) return;
-  const { summary, identity: traceIdentity, size: traceSize } = v.scan.trace;
+  const { summary, identity: traceIdentity, size: traceSize, mtimeMs: traceMtimeMs } = v.scan.trace;
   const works = summary.unaccounted;
   if (works.length === 0) return;
   const session = v.scan.name;
@@ -70,6 +74,8 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
         shellLostLine({ eventId: mintId('evt_'), parentId: summary.sessionStartEventId, sessionId: session, timestamp: ts }, w, ctx.auditId, taskId),
       );
       const res = await appendTraceLines(sdir, traceIdentity, traceSize, lines);
+      // Remembered only when the trace was as scanned (its mtime too): else the runtime's last write is not known.
+      if (res.after && res.beforeMtimeMs === traceMtimeMs) ctx.ownAppend(v.root, session, res.after, v.lastWriteMs);
       const landed = works.filter((w, i) => {
         const why = res.failures[i];
         if (why !== undefined) {

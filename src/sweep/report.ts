@@ -8,7 +8,7 @@
 // tense, dry runs in the conditional; every action is told in its own words (src/sweep/voice.ts),
 // the same the logs use.
 
-import { fmtBytes, fmtTimestamp } from '../runtime/conversation-format.js';
+import { fmtBytes, humanTime } from '../runtime/conversation-format.js';
 import type { BudgetReport } from '../plan/budget.js';
 import type { GcConfig } from '../config/types.js';
 import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.js';
@@ -114,7 +114,7 @@ export function relativeTime(ms: number, nowMs: number): string {
 
 /** `2026-11-30 20:16:44 UTC (3 min ago)`: an absolute time marked as UTC, and how far it is. */
 export function formatWhen(ms: number, nowMs: number): string {
-  return `${fmtTimestamp(Math.max(0, Math.floor(ms)))} UTC (${relativeTime(ms, nowMs)})`;
+  return `${humanTime(Math.max(0, ms))} (${relativeTime(ms, nowMs)})`;
 }
 
 function plural(n: number, one: string, many = one + 's'): string {
@@ -162,7 +162,7 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
       return fitLine(`  ${v} held ${a.held} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`, L);
     case 'shell_lost':
       return wrap(
-        `${v} background command ${a.work_id} of session ${a.session_id} (binary ${tilde(a.binary, L.homeDir)}, detached at ${isoOrMs(a.detached_at_ms)}) — no exit code, output or log exists for it`,
+        `${v} background command ${a.work_id} of session ${a.session_id} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,
         L.width,
         '  ',
       );
@@ -289,8 +289,12 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     }
   }
   const c = countByKind(r.actions);
-  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && a.held).length;
-  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && a.held).length;
+  // Held means still held when the sweep ended: an item a disk budget purged in this same sweep
+  // counts as removed.
+  const purgedPaths = new Set(r.actions.flatMap((a) => (a.kind === 'purge_quarantine' ? [a.path] : [])));
+  const stillHeld = (a: Action): boolean => (a.kind === 'remove_session' || a.kind === 'remove_record') && a.held !== undefined && !purgedPaths.has(a.held.path);
+  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && stillHeld(a)).length;
+  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && stillHeld(a)).length;
   const parts = [
     plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
     ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),
@@ -318,7 +322,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
   for (const o of r.orphans ?? []) {
-    prose(`Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${fmtTimestamp(Math.max(0, Math.floor(o.oldest_ms)))} UTC); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`);
+    prose(`Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${humanTime(Math.max(0, o.oldest_ms))}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`);
   }
   if (r.kept) prose(tildeAll(keptLine(r.kept, r.dry_run ? nowMs : r.started_ms + r.duration_ms), L));
   if (r.audit) prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
@@ -355,7 +359,7 @@ export function keptLine(k: KeptAside, nowMs: number): string {
 }
 
 function heldWords(h: HeldAt | undefined): string {
-  return h ? `; held until ${fmtTimestamp(h.until_ms)} UTC` : '';
+  return h ? `; held until ${humanTime(h.until_ms)}` : '';
 }
 
 /** `24h`, `90m`, `7d`, `45s`: a window as the config spells it. */
@@ -364,12 +368,6 @@ export function formatWindow(secs: number): string {
   if (secs % 3600 === 0) return `${secs / 3600}h`;
   if (secs % 60 === 0) return `${secs / 60}m`;
   return `${secs}s`;
-}
-
-/** An ms timestamp as ISO 8601, or the raw number when it is outside Date's range (a u64 from a trace). */
-function isoOrMs(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString();
 }
 
 /** `812 ms`, `4.2 s`, `3 min 12 s`. */

@@ -12,6 +12,8 @@
 // lives in W is sized too: child workdirs (tied to a session by its trace, or orphaned), `wrk_`
 // logs, other logs, and the capsule's own entries murmur-gc never manages.
 import { listHeld } from '../gchome/held-listing.js';
+import { listRootHeld } from '../gchome/quarantine-store.js';
+import { readTraceSummary } from '../runtime/trace-scan.js';
 import { CONVERSATIONS_DIR, scanRecords, scanSessionsRoot } from '../runtime/inventory.js';
 import { GC_DIR_NAME } from '../gchome/paths.js';
 import { KEPT_PREFIX, allocatedBytes, measureDir } from '../fsx/remove.js';
@@ -70,6 +72,26 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
     for (const del of sc.trace?.ok ? (sc.trace.summary.delegations ?? []) : []) {
       const n = childEntryName(del.childWorkdir, b.workdir);
       if (n !== undefined) tied.add(n);
+    }
+  }
+  // a held session still takes what its trace names (src/sweep/steps/beside.ts completeHeldBeside)
+  if (b.children?.entries.length) {
+    for (const h of await listRootHeld(d, false).catch(() => [])) {
+      const hd = await d.openDir(h.entry, h.identity).catch(() => undefined);
+      if (!hd) continue;
+      try {
+        const st = await hd.lstat('trace.jsonl');
+        if (!st?.isFile()) continue;
+        const t = (await readTraceSummary(hd, { dir: d.path, name: h.entry }, undefined, undefined, st)).summary;
+        for (const del of t.delegations ?? []) {
+          const n = childEntryName(del.childWorkdir, b.workdir);
+          if (n !== undefined) tied.add(n);
+        }
+      } catch {
+        out.unreadable++;
+      } finally {
+        await hd.close();
+      }
     }
   }
   if (b.children) {

@@ -5,6 +5,7 @@ import { Codes } from '../errors.js';
 import type { Logger } from '../log.js';
 import { countByKind, formatBytes, formatDuration, type SweepReport } from './report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from '../gchome/state.js';
+import { definedOnly } from '../defined.js';
 
 function countCodes(items: { code: string }[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -136,7 +137,7 @@ export function logSweepSummary(log: Logger, s: SweepSummary): void {
   const code = summaryCode(s);
   const fields = {
     event: 'sweep_summary',
-    ...(code !== undefined ? { code } : {}),
+    ...definedOnly({ code }),
     trigger: s.trigger,
     outcome: s.outcome,
     counts: s.counts,
@@ -149,7 +150,7 @@ export function logSweepSummary(log: Logger, s: SweepSummary): void {
     ended_ms: s.ended_ms,
     duration_ms: s.duration_ms,
     audit: s.audit,
-    ...(s.message !== undefined ? { message: s.message } : {}),
+    ...definedOnly({ message: s.message }),
     ...(s.kept ? { kept: s.kept } : {}),
   };
   const text = summaryText(s);

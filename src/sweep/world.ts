@@ -12,6 +12,8 @@ import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
 import { GC_DIR } from '../gchome/audit.js';
 import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
+import { definedOnly } from '../defined.js';
+import { loadTraceAppends, type TraceAppends } from '../gchome/trace-appends.js';
 
 export interface RootPlanInput {
   root: string;
@@ -40,6 +42,11 @@ export interface SessionView {
   scan: SessionScan;
   liveness: Liveness;
   why: string;
+  /**
+   * The write liveness was judged by: the trace's mtime, or, when the only change since the
+   * runtime's last write is murmur-gc's own append (src/gchome/trace-appends.ts), the runtime's.
+   */
+  lastWriteMs: number;
 }
 
 export interface SessionsWorld {
@@ -55,6 +62,8 @@ export interface SessionsWorld {
   runningDebris: RunningDebris[];
   views: SessionView[];
   liveContexts: Set<string>;
+  /** What murmur-gc appended to traces (reconciliation records into it; a real sweep saves it). */
+  appends: TraceAppends;
   problems: Problem[];
   counts: { sessions_roots: number; sessions: number; traces_read: number; traces_cached: number };
 }
@@ -86,7 +95,7 @@ export async function scanSessionsWorld(
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...(s.maxBytes !== undefined ? { maxBytes: s.maxBytes } : {}), ...(s.childrenMaxAgeSecs !== undefined ? { childrenMaxAgeSecs: s.childrenMaxAgeSecs } : {}), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs }), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);
@@ -110,18 +119,21 @@ export async function scanSessionsWorld(
   }
   const views: SessionView[] = [];
   const liveContexts = new Set<string>();
+  const appends = await loadTraceAppends(homeDir);
   for (const { input, scan } of rootScans) {
     for (const s of scan.sessions) {
+      // murmur-gc's own appends are no evidence of life: such a trace is judged by the runtime's last write.
+      const lastWriteMs = s.trace?.ok ? (appends.runtimeWriteMs(input.root, s.name, s.trace) ?? s.trace.mtimeMs) : (s.trace?.mtimeMs ?? s.dirMtimeMs);
       const v = judgeLiveness(
         {
           running: running.get(s.name) ?? 'none',
-          lastWriteMs: s.trace?.ok ? s.trace.mtimeMs : (s.trace?.mtimeMs ?? s.dirMtimeMs),
+          lastWriteMs,
           hasSessionEnd: s.trace?.ok ? s.trace.summary.hasSessionEnd : undefined,
         },
         nowMs,
         config.liveGraceSecs * 1000,
       );
-      views.push({ root: input.root, scan: s, liveness: v.state, why: v.why });
+      views.push({ root: input.root, scan: s, liveness: v.state, why: v.why, lastWriteMs });
       if (v.state === 'live' && s.trace?.ok) s.trace.summary.contextIds.forEach((c) => liveContexts.add(c));
     }
   }
@@ -132,7 +144,7 @@ export async function scanSessionsWorld(
     if (v?.scan.trace?.ok && v.scan.trace.summary.unaccounted.length > 0) continue;
     runningDebris.push({ kind: 'running_record', name: r.file, identity: file.identity, mtimeMs: file.mtimeMs, pid: r.pid, startTime: r.startTime });
   }
-  return { roots, rootScans, running, runningDebris, views, liveContexts, problems, counts };
+  return { roots, rootScans, running, runningDebris, views, liveContexts, appends, problems, counts };
 }
 
 async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {

@@ -226,4 +226,101 @@ describe('an invalid configuration does not blind the read-only views', () => {
     expect(y.status).toBe(2);
     expect(f.json<{ home: string }>(y).home).toBe(path.join(T, '.murmur'));
   });
+
+  describe('--plan: what the values would remove now', () => {
+    const now = Date.now();
+    /** finished sessions, oldest first; `live`: one more written just now, without session_end */
+    function sessions(root: string, n: number, live = 0): string[] {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const ses = f.idAt('ses_', now - (n - i + 1) * f.DAY);
+        f.writeSession(root, { sessionId: ses, end: true, mtimeMs: now - (n - i + 1) * f.DAY, files: { 'big.bin': 'x'.repeat(64 << 10) } });
+        out.push(ses);
+      }
+      for (let i = 0; i < live; i++) {
+        const ses = f.idAt('ses_', now - 60_000 + i);
+        f.writeSession(root, { sessionId: ses, end: false, mtimeMs: now, files: { 'big.bin': 'x'.repeat(256 << 10) } });
+      }
+      return out;
+    }
+
+    it('per entry, as the dry run plans it; nothing on disk changes; without --plan nothing is planned', () => {
+      const home = path.join(T, '.murmur');
+      const root = path.join(T, 'a', '.murmur');
+      sessions(root, 5);
+      const rec = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 10, startMs: now - 20 * f.DAY, mtimeMs: now - 20 * f.DAY });
+      f.writeRecord(home, 'shey', 'ctx_2', { capsule: 'shey', messages: 3, startMs: now - 2 * f.DAY, mtimeMs: now - 2 * f.DAY });
+      const file = f.writeConfig(
+        T,
+        [`home: ${home}`, 'sessions:', `  - root: ${root}`, '    retain: { max_sessions: 2 }', 'records:', '  - capsule: shey', '    retain: { max_messages: 4 }', ''].join('\n'),
+      );
+      const before = f.snapshotTree(T);
+      const r = f.runCli(['config', 'check', '--config', file, '--plan'], T);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain("What these values would remove now (the dry run's planning; murmur-gc --dry-run -v lists each item):\n");
+      expect(r.stdout).toMatch(new RegExp(`  sessions\\[0\\] ${root}: would remove now: 3 sessions \\(\\d+(\\.\\d)? KiB\\)\\n`));
+      expect(r.stdout).toMatch(/ {2}records\[0\] shey: would remove now: 6 messages from 1 truncated record \(\d/);
+      expect(f.snapshotTree(T)).toEqual(before);
+      // the same numbers as the dry run itself
+      const dry = f.json<{ actions: { kind: string }[] }>(f.runCli(['--dry-run', '--json', '--config', file], T));
+      expect(dry.actions.filter((a) => a.kind === 'remove_session')).toHaveLength(3);
+      const j = f.json<{ plan: { entries: Record<string, unknown>[] } }>(f.runCli(['config', 'check', '--json', '--config', file, '--plan'], T));
+      expect(j.plan.entries).toEqual([
+        { kind: 'sessions', origin: 'sessions[0]', root, root_exists: true, sessions: 3, bytes: expect.any(Number) as number },
+        { kind: 'records', origin: 'records[0]', store: 'shey', records: 0, truncated: 1, messages_dropped: 6, bytes: expect.any(Number) as number },
+      ]);
+      expect(fs.readFileSync(rec.file, 'utf8').split('\n').filter(Boolean)).toHaveLength(11);
+      // opt-in: the plain check plans nothing
+      const plain = f.runCli(['config', 'check', '--config', file], T);
+      expect(plain.stdout).not.toContain('would remove now');
+      expect(f.json<{ plan: unknown }>(f.runCli(['config', 'check', '--json', '--config', file], T)).plan).toBeNull();
+    });
+
+    it('a max_bytes below what the live data holds now is a config_destructive warning at its line; exit stays 0', () => {
+      const root = path.join(T, 'a', '.murmur');
+      sessions(root, 2, 2);
+      const file = f.writeConfig(T, [`home: ${path.join(T, '.murmur')}`, 'sessions:', `  - root: ${root}`, '    max_bytes: 100K', ''].join('\n'));
+      const r = f.runCli(['config', 'check', '--config', file, '--plan'], T);
+      expect(r.status, r.stderr).toBe(0);
+      const w = r.stdout.split('\n').find((l) => l.startsWith('warning[config_destructive]'));
+      expect(w).toMatch(new RegExp(`^warning\\[config_destructive\\] ${file}:4:5: sessions\\[0\\]\\.max_bytes: 100\\.0 KiB is below what sessions root ${root} holds now in items its budget may not remove \\(.+: live_session 2 \\(.+\\)\\): it cannot be met while they stay \\(every sweep reports budget_unmet\\)$`));
+      expect(r.stdout).toContain(`sessions[0] ${root}: would remove now: nothing`);
+      expect(r.stdout).toMatch(/0 errors, 1 warning: the configuration is valid\./);
+      const j = f.json<{ ok: boolean; warnings: { code: string; key: string; line: number }[] }>(f.runCli(['config', 'check', '--json', '--config', file, '--plan'], T));
+      expect(j.ok).toBe(true);
+      expect(j.warnings.map((x) => [x.code, x.key, x.line])).toEqual([['config_destructive', 'sessions[0].max_bytes', 4]]);
+      // a budget the removable sessions can meet is no warning, and the plan says what goes for it
+      const ok = f.writeConfig(T, [`home: ${path.join(T, '.murmur')}`, 'sessions:', `  - root: ${root}`, '    max_bytes: 550K', ''].join('\n'));
+      const r2 = f.runCli(['config', 'check', '--config', ok, '--plan'], T);
+      expect(r2.stdout).not.toContain('config_destructive');
+      expect(r2.stdout).toMatch(/would remove now: [12] sessions? \(/);
+    });
+
+    it('no home and no root: says so and still checks the file', () => {
+      const file = f.writeConfig(T, [`home: ${path.join(T, 'nohome')}`, 'sessions:', `  - root: ${path.join(T, 'none')}`, '    retain: { max_age: 7d }', ''].join('\n'));
+      const r = f.runCli(['config', 'check', '--config', file, '--plan'], T);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`warning[config_path_missing] ${file}:3:5: sessions[0].root:`);
+      expect(r.stdout).toContain(`  no murmur home at ${path.join(T, 'nohome')}: no record store or audit trail to plan\n`);
+      expect(r.stdout).toContain(`  sessions[0] ${path.join(T, 'none')}: would remove now: nothing (the root does not exist)\n`);
+      expect(fs.existsSync(path.join(T, 'nohome'))).toBe(false);
+    });
+  });
+});
+
+describe('config check shows a sessions entry\'s children policy', () => {
+  it('in the retain column and in --json, with and without a retain block', () => {
+    fs.mkdirSync(path.join(T, 'a', '.murmur'), { recursive: true });
+    fs.mkdirSync(path.join(T, 'b', '.murmur'), { recursive: true });
+    const file = f.writeConfig(
+      T,
+      ['home: ./.murmur', 'sessions:', '  - root: ./a/.murmur', '    retain: { max_sessions: 5 }', '    children: { max_age: 30d }', '  - root: ./b/.murmur', '    children: { max_age: 12h }', ''].join('\n'),
+    );
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`${T}/a/\\.murmur +sessions\\[0\\] +max_sessions 5; children max_age 30d +- `));
+    expect(r.stdout).toMatch(new RegExp(`${T}/b/\\.murmur +sessions\\[1\\] +children max_age 12h \\(orphaned child workdirs only\\) +- `));
+    const j = f.json<{ policy: { sessions: { root: string; children: unknown }[] } }>(f.runCli(['config', 'check', '--json', '--config', file], T));
+    expect(j.policy.sessions.map((s) => s.children)).toEqual([{ max_age_secs: 30 * 86400 }, { max_age_secs: 12 * 3600 }]);
+  });
 });

@@ -51,6 +51,7 @@ describe('the JSON contract', () => {
     const real = check('sweep', [], 0);
     expect((real['actions'] as unknown[]).length).toBe(2);
     expect(check('config-check', ['config', 'check'], 0)['command']).toBe('config check');
+    expect(check('config-check', ['config', 'check', '--plan'], 0)['plan']).toMatchObject({ home_exists: true, not_planned: null });
     check('status', ['status'], 0);
     check('history', ['history'], 0);
     const q = check('quarantine-ls', ['quarantine', 'ls'], 0);

@@ -26,7 +26,7 @@ afterAll(() => rmrf(dir));
  * returns the exit status, stdout and the sources those files were built from (each chunk's
  * source map: `src/...` for ours, `node_modules/<package>` for a dependency).
  */
-function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number | null; stdout: string; sources: Set<string> } {
+function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number | null; stdout: string; sources: Set<string>; builtins: Set<string> } {
   const hooks = path.join(dir, 'hooks.mjs');
   const register = path.join(dir, 'register.mjs');
   const log = path.join(dir, 'loaded.txt');
@@ -35,7 +35,9 @@ function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number |
   fs.rmSync(log, { force: true });
   const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', timeout: T, cwd: dir, env: { ...env, MGC_LOADED: log } });
   const sources = new Set<string>();
+  const builtins = new Set<string>();
   for (const url of fs.readFileSync(log, 'utf8').split('\n')) {
+    if (url.startsWith('node:')) builtins.add(url);
     if (!url.startsWith('file:')) continue;
     const file = fileURLToPath(url);
     if (!fs.existsSync(`${file}.map`)) continue; // the bin's entry and the re-export facades hold no code of their own
@@ -46,7 +48,7 @@ function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number |
       sources.add(nm.length > 1 ? `node_modules/${nm[1]!.split('/')[0]!}` : path.relative(REPO, abs));
     }
   }
-  return { status: r.status, stdout: r.stdout, sources };
+  return { status: r.status, stdout: r.stdout, sources, builtins };
 }
 
 /** Runs the CLI's main() in a child node; returns its stdout and the CJS packages it loaded. */
@@ -127,6 +129,34 @@ describe('the installed bin loads no writer and no logger for what only reads', 
     expect(r.sources).toContain('src/gchome/held-listing.ts');
     for (const w of WRITERS) expect(r.sources).not.toContain(w);
     expect(r.sources).not.toContain('node_modules/pino');
+  }, T);
+
+  it('with no configuration file, status and a dry run load neither yaml nor zod', () => {
+    for (const args of [['status'], ['--dry-run']]) {
+      const r = bundleLoads(args, empty());
+      expect(r.status).toBe(0);
+      expect(r.sources).toContain('src/config/load.ts');
+      expect(r.sources).not.toContain('src/config/parse.ts');
+      expect(r.sources).not.toContain('node_modules/yaml');
+      expect(r.sources).not.toContain('node_modules/zod');
+    }
+  }, T);
+
+  it('status imports no node:crypto (only writers name quarantine entries)', () => {
+    const r = bundleLoads(['status'], empty());
+    expect(r.status).toBe(0);
+    expect(r.builtins).toContain('node:fs'); // the probe sees builtins at all
+    expect(r.builtins).not.toContain('node:crypto');
+  }, T);
+
+  it('a configuration file is read with yaml and checked with zod', () => {
+    const e = empty();
+    const cfg = path.join(dir, 'status.yaml');
+    fs.writeFileSync(cfg, `home: ${JSON.stringify(path.join(dir, 'home'))}\n`);
+    const r = bundleLoads(['status', '--config', cfg], e);
+    expect(r.status).toBe(0);
+    expect(r.sources).toContain('node_modules/yaml');
+    expect(r.sources).toContain('node_modules/zod');
   }, T);
 
   it('history loads neither the writers nor pino', () => {

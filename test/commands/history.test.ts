@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { peekType, readAuditHistory } from '../../src/commands/audit-read.js';
-import { buildHistory, findTarget, renderHistory, summarizeAuditTrace, type SweepHistory } from '../../src/commands/history.js';
+import { buildHistory, findTarget, heldNowKey, renderHistory, summarizeAuditTrace, type SweepHistory } from '../../src/commands/history.js';
 import * as f from '../helpers/fixtures.js';
 
 const T0 = 1_750_000_000_000;
@@ -123,6 +123,13 @@ describe('buildHistory / findTarget', () => {
     expect(text).toContain('records/max_messages: 1 record truncated, 40 messages dropped');
     expect(text).toContain('Total: 2 sessions removed, 0 records removed, 1 record truncation (40 messages dropped), 0 reconciliations.');
     expect(renderHistory(buildHistory({ ...base, exists: false }, [], {}))).toContain('no audit trail at /h/gc');
+  });
+
+  it('does not call what is still held "removed" in the total', () => {
+    const held = new Map([[heldNowKey('sessions', 'ses_old1'), T0 + 86_400_000]]);
+    const text = renderHistory(buildHistory({ ...base, held }, [a, b], {}));
+    expect(text).toContain('sessions/max_age: 2 taken — 1 removed, 1 held now (restorable)');
+    expect(text).toContain('Total: 2 sessions taken, 0 records taken, 1 record truncation (40 messages dropped), 0 reconciliations; of what they took, 1 still held (murmur-gc quarantine ls).');
   });
 });
 

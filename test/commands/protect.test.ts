@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listProtection, protectTarget, releaseTarget } from '../../src/commands/protect.js';
+import { listProtection, protectTarget, releaseTarget, renderProtectOutcome } from '../../src/commands/protect.js';
 import { restoreTarget } from '../../src/commands/quarantine.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
@@ -195,6 +195,18 @@ describe('protect and release', () => {
     const r = await sweep(yaml);
     expect(fs.existsSync(ctxDir('shey', 'ctx_later'))).toBe(true);
     expect(protectedSkips(r)).toEqual(['shey/ctx_later']);
+  });
+});
+
+describe('protect twice', () => {
+  it('says since when, in the one human time format (UTC wall clock), and changes nothing', async () => {
+    const c = await config(`records:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
+    const since = Date.UTC(2026, 10, 30, 20, 16, 44, 789);
+    expect(await protectTarget(c, log, { target: 'ctx_later', record: 'shey' }, () => since)).toMatchObject({ added: true });
+    const again = await protectTarget(c, log, { target: 'ctx_later', record: 'shey' }, () => since + f.DAY);
+    expect(again).toMatchObject({ added: false });
+    expect(renderProtectOutcome(again)[0]).toBe(`context ctx_later was already protected (since 2026-11-30 20:16:44 UTC, by ${again.item.by}); nothing changed`);
+    expect((await listProtection(c)).items.map((i) => i.since_ms)).toEqual([since]);
   });
 });
 

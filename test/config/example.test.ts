@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkConfig, loadConfig, parseConfigYaml } from '../../src/config/load.js';
+import { checkConfig, loadConfig } from '../../src/config/load.js';
+import { parseConfigYaml } from '../../src/config/parse.js';
 import { BIN, cliEnv } from '../helpers/fixtures.js';
 import { spawnSync } from 'node:child_process';
 

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseConfigYaml } from '../../src/config/load.js';
+import { parseConfigYaml } from '../../src/config/parse.js';
 import {
   DurationError,
   YamlFloat,
+  YamlTagged,
+  isMapping,
   parseDurationSecs,
   parseDurationValue,
   parseRetainBlock,
   rustDebug,
+  rustDebugString,
   rustFloat,
 } from '../../src/config/retain.js';
 
@@ -79,6 +82,7 @@ describe('parseDurationSecs', () => {
     '\ufeff5', // BOM is not whitespace to Rust's trim
   ])('%j is refused with the accepted form, quoting the input untrimmed', (input) => {
     expect(() => parseDurationSecs(input)).toThrow(DurationError);
+    expect(() => parseDurationSecs(input)).toThrow(expect.objectContaining({ name: 'DurationError' }));
     expect(() => parseDurationSecs(input)).toThrow(`'${input}' ${FORM}`);
   });
 
@@ -135,6 +139,7 @@ describe('parseRetainBlock: block shape', () => {
     ['"50"', 'trace', 'String("50")'],
     ['keep', 'context', 'String("keep")'],
     ['true', 'trace', 'Bool(true)'],
+    ['"no\\u00a0break"', 'context', 'String("no\\u{a0}break")'],
   ] as const)('a non-mapping %s is refused quoting its value', (yaml, kind, debug) => {
     const keys = kind === 'trace' ? 'max_sessions, max_age' : 'max_messages, max_age';
     const err = configError(() => parseRetainBlock(block(yaml), 'sessions[0].retain', kind, FILE));
@@ -213,6 +218,11 @@ describe('parseRetainBlock: counts', () => {
     const err = configError(() => parseRetainBlock(block(`{max_sessions: ${yaml}}`), 'trace.retain', 'trace', FILE));
     expect(err.keyPath).toBe('trace.retain.max_sessions');
     expect(err.message).toBe(`${FILE}: trace.retain.max_sessions: ${ZERO}`);
+  });
+
+  it('accepts a block built without a prototype (Object.create(null)) as a mapping', () => {
+    const value = Object.assign(Object.create(null) as Record<string, unknown>, { max_sessions: 3n });
+    expect(parseRetainBlock(value, 'trace.retain', 'trace')).toEqual({ maxSessions: 3 });
   });
 
   it('accepts a plain JS integer from a programmatic caller, refuses a fractional one', () => {
@@ -315,7 +325,21 @@ describe('parseRetainBlock: both keys', () => {
   });
 });
 
+describe('isMapping', () => {
+  it('is true for plain objects only', () => {
+    expect(isMapping({})).toBe(true);
+    expect(isMapping(Object.create(null))).toBe(true);
+    for (const v of [null, undefined, [], [1], 5, 5n, 'x', true, new YamlFloat(1), new Date(0), Buffer.from('x')]) {
+      expect(isMapping(v)).toBe(false);
+    }
+  });
+});
+
 describe('parseDurationValue', () => {
+  it('quotes an absent value as Null', () => {
+    expect(() => parseDurationValue(undefined, 'live_grace', FILE)).toThrow(`${FILE}: live_grace: 'Null' ${FORM}`);
+  });
+
   it('allows zero only when asked', () => {
     expect(parseDurationValue('0', 'random_delay', undefined, { allowZero: true })).toBe(0);
     expect(() => parseDurationValue('0', 'live_grace', undefined)).toThrow(`live_grace: ${AGE_ZERO}`);
@@ -335,7 +359,10 @@ describe('Rust renderings', () => {
     [0.00001, '0.00001'],
     [0.000001, '1e-6'],
     [1.5e-7, '1.5e-7'],
+    [0.5, '0.5'],
+    [0.25, '0.25'],
     [1e15, '1000000000000000.0'],
+    [1000000000000000.5, '1000000000000000.5'],
     [1e16, '1e16'],
     [1.8446744073709552e19, '1.8446744073709552e19'],
     [Infinity, '.inf'],
@@ -348,5 +375,44 @@ describe('Rust renderings', () => {
   it('rustDebug escapes strings as Rust does', () => {
     expect(rustDebug('a"b\\c\nd\te\u0001')).toBe('String("a\\"b\\\\c\\nd\\te\\u{1}")');
     expect(rustDebug("it's")).toBe(`String("it's")`);
+  });
+
+  // Each expectation is what rustc 1.x prints for `format!("{:?}", s)`: the named escapes, then
+  // `\u{..}` for a grapheme extender or a character Rust does not print (categories C*, Z* but
+  // the space), everything else as is.
+  it.each([
+    ['\r', '"\\r"'],
+    ['\0', '"\\0"'],
+    [' ~é', '" ~é"'],
+    ['\u001f', '"\\u{1f}"'],
+    ['\u007f', '"\\u{7f}"'],
+    ['\u009f', '"\\u{9f}"'],
+    ['\u00a0', '"\\u{a0}"'],
+    ['\u00a1', '"\u00a1"'],
+    ['\u00ad', '"\\u{ad}"'],
+    ['\u200b', '"\\u{200b}"'],
+    ['\u2028', '"\\u{2028}"'],
+    ['\u3000', '"\\u{3000}"'],
+    ['\ue000', '"\\u{e000}"'],
+    ['e\u0301', '"e\\u{301}"'],
+    ['日本', '"日本"'],
+  ])('rustDebugString(%j) = %s', (s, debug) => {
+    expect(rustDebugString(s)).toBe(debug);
+  });
+
+  it('rustDebug renders numbers, null, tags and mappings as serde_yaml’s Debug does', () => {
+    expect(rustDebug(5)).toBe('Number(5)');
+    expect(rustDebug(1.5)).toBe('Number(1.5)');
+    expect(rustDebug(5n)).toBe('Number(5)');
+    expect(rustDebug(undefined)).toBe('Null');
+    expect(rustDebug(new YamlTagged('custom', 5n))).toBe('TaggedValue { tag: !custom, value: Number(5) }');
+    expect(rustDebug(new YamlTagged('!custom', null))).toBe('TaggedValue { tag: !custom, value: Null }');
+    expect(rustDebug(new YamlTagged('a!b', 'x'))).toBe('TaggedValue { tag: !a!b, value: String("x") }');
+    expect(rustDebug(block('[{a: 1, b: [x, 2]}]'))).toBe('Sequence [Mapping {"a": Number(1), "b": Sequence [String("x"), Number(2)]}]');
+  });
+
+  it('rustDebug prints only a type tag for a value YAML does not produce, never its content', () => {
+    expect(rustDebug(Buffer.from('secret'))).toBe('[object Uint8Array]');
+    expect(rustDebug(new Date(0))).toBe('[object Date]');
   });
 });

@@ -56,10 +56,38 @@ describe('size grammar', () => {
     expect(() => parseSizeValue('9007199254740992', 'k', undefined)).toThrow(`'9007199254740992' is too large (more than 2^53 - 1 bytes)`);
   });
 
+  it('a JS number from a programmatic caller counts as bytes only when it is a safe integer', () => {
+    expect(parseSizeValue(5120, 'k', undefined)).toBe(5120);
+    expect(parseSizeValue(Number.MAX_SAFE_INTEGER, 'k', undefined)).toBe(Number.MAX_SAFE_INTEGER);
+    // Past 2^53 a number is no exact byte count: refused as not a size, quoted as a float.
+    expect(() => parseSizeValue(2 ** 53, 'k', undefined)).toThrow(`k: 'Number(9007199254740992.0)' ${SIZE_ACCEPTED_FORM}`);
+    expect(() => parseSizeValue(1.5, 'k', undefined)).toThrow(`k: 'Number(1.5)' ${SIZE_ACCEPTED_FORM}`);
+  });
+
+  it('refuses a list, even of one size', () => {
+    expect(() => parseSizeValue([5n], 'k', '/c.yaml')).toThrow(`/c.yaml: k: 'Sequence [Number(5)]' ${SIZE_ACCEPTED_FORM}`);
+    expect(() => parseSizeValue(['5G'], 'k', undefined)).toThrow(`k: 'Sequence [String("5G")]' ${SIZE_ACCEPTED_FORM}`);
+  });
+
+  it('keep_free: a size that is zero or too large keeps its own reason', () => {
+    expect(() => parseKeepFree('0', 'keep_free', '/c.yaml')).toThrow(new ConfigError('keep_free', SIZE_ZERO, '/c.yaml'));
+    expect(() => parseKeepFree(0n, 'keep_free', '/c.yaml')).toThrow(`/c.yaml: keep_free: ${SIZE_ZERO}`);
+    expect(() => parseKeepFree('99999999T', 'keep_free', undefined)).toThrow(
+      new ConfigError('keep_free', `'99999999T' is too large (more than 2^53 - 1 bytes)`, undefined),
+    );
+  });
+
+  it('keep_free: a value that is not a string is quoted in its Rust form', () => {
+    expect(() => parseKeepFree(true, 'keep_free', undefined)).toThrow(`keep_free: 'Bool(true)' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect(() => parseKeepFree(new YamlFloat(0.5), 'keep_free', undefined)).toThrow(`keep_free: 'Number(0.5)' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect(() => parseKeepFree(null, 'keep_free', undefined)).toThrow(`keep_free: 'Null' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect(parseKeepFree(4096n, 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 4096 });
+  });
+
   it('keep_free: a size or a whole percentage 1..99', () => {
     expect(parseKeepFree('5%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 5 });
     expect(parseKeepFree('2G', 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 2 * 1024 ** 3 });
-    for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five']) {
+    for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five', '5%%', 'x5%', '05%5%']) {
       expect(() => parseKeepFree(bad, 'keep_free', undefined)).toThrow(`keep_free: '${bad}' ${KEEP_FREE_ACCEPTED_FORM}`);
     }
     expect(parseKeepFree('1%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 1 });
@@ -101,6 +129,11 @@ records:
     expect((await loadError('sessions:\n  - root: ./s\n    max_bytes: 10GB\n')).message).toBe(`${file}: sessions[0].max_bytes: '10GB' ${SIZE_ACCEPTED_FORM}`);
     expect((await loadError('records:\n  - capsule: a\n  - capsule: b\n    max_bytes: 0\n')).message).toBe(`${file}: records[1].max_bytes: ${SIZE_ZERO}`);
     expect((await loadError('keep_free: 150%\n')).message).toBe(`${file}: keep_free: '150%' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect((await loadError('keep_free: 0.5\n')).message).toBe(`${file}: keep_free: 'Number(0.5)' ${KEEP_FREE_ACCEPTED_FORM}`);
+    expect((await loadError('keep_free: 0\n')).message).toBe(`${file}: keep_free: ${SIZE_ZERO}`);
+    expect((await loadError('sessions:\n  - root: ./s\n    max_bytes: [5]\n')).message).toBe(
+      `${file}: sessions[0].max_bytes: 'Sequence [Number(5)]' ${SIZE_ACCEPTED_FORM}`,
+    );
     expect((await loadError('sessions:\n  - root: ./s\n    max_byte: 1G\n')).message).toBe(
       `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes, children`,
     );

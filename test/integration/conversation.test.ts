@@ -137,7 +137,11 @@ describe('conversation ls', () => {
 
     const dropped = cnv('ls', '--message', ids[2]!);
     expect(dropped.status, dropped.stderr).toBe(0);
-    expect(dropped.stdout).toBe(`truncated: ${ids[2]} may have been dropped from shey/ctx_t (6 messages dropped; oldest surviving is ${ids[6]})\n`);
+    expect(dropped.stdout).toBe(
+      `truncated: ${ids[2]} is not in shey/ctx_t; if it ever was, it is among the 6 messages dropped (by mint order: it is no newer than the last one dropped, ${ids[5]}; oldest surviving is ${ids[6]})\n`,
+    );
+    // the last dropped id itself is named by the header: a fact, in mur's words
+    expect(cnv('ls', '--message', ids[5]!).stdout).toBe(`truncated: ${ids[5]} was dropped from shey/ctx_t (6 messages dropped; oldest surviving is ${ids[6]})\n`);
     const dj = cnv('ls', '--message', ids[2]!, '--json');
     expect(dj.stdout).toBe(
       JSON.stringify({

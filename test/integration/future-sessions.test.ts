@@ -39,6 +39,7 @@ describe('future-dated session names', () => {
       expect(warned[0]).toMatchObject({ target: roots[0] });
       expect(warned[0]?.detail).toContain(planted[0]);
       expect(warned[0]?.detail).toContain('2 session names');
+      expect(warned[0]?.detail).toContain(`(the first-ranked: ${planted[0]}, minted 10889-08-02 05:31:50 UTC)`);
       // the runtime's ranking: the two planted names and the newest real one stay
       const removed = rep.actions.filter((a) => a.kind === 'remove_session' && a.root === roots[0]).map((a) => a.target);
       expect(removed.sort()).toEqual(real.slice(0, 3).sort());

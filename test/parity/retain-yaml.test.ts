@@ -2,7 +2,7 @@
 // integer forms (the table in README "Configuration"), custom tags, max_age above 2^53 s, and a
 // quoted scalar continued on a line indented no deeper than its key (libyaml accepts it).
 import { describe, expect, it } from 'vitest';
-import { parseConfigYaml } from '../../src/config/load.js';
+import { parseConfigYaml } from '../../src/config/parse.js';
 import { parseRetainBlock } from '../../src/config/retain.js';
 import { MAX_QUOTED_REPAIRS } from '../../src/config/yaml-serde.js';
 

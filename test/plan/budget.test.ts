@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore } from '../../src/plan/budget.js';
+import { BudgetLedger, dropUnreachableRoom, planBudgets, recordStoreBudgets, sessionsRootBudget, withReserveRoom, type BudgetItem, type BudgetStore } from '../../src/plan/budget.js';
 
 const S: BudgetStore = { key: 'sessions:/r', label: '/r', maxBytes: 100, keepFree: true };
 const R: BudgetStore = { key: 'records:shey', label: 'shey', maxBytes: undefined, keepFree: true };
@@ -348,5 +348,47 @@ describe('each budget reports only what is its own', () => {
       const held = [item(first.key, 'same', 5, 40, 'live_context'), item(second.key, 'same', 5, 40, 'not_owned')];
       expect(planBudgets([R, T], held, 30).unmet[0]?.largest.map((l) => l.code)).toEqual(held.map((h) => h.held));
     }
+  });
+});
+
+describe('which stores take part', () => {
+  it('a sessions root: by its own max_bytes, and by keep_free only with a policy on the home\'s filesystem', () => {
+    const retain = { maxAgeSecs: 60 };
+    expect(sessionsRootBudget({ root: '/r', retain: undefined, maxBytes: 100 }, false, false)).toEqual({ key: 'sessions:/r', label: 'sessions root /r', maxBytes: 100, keepFree: false });
+    expect(sessionsRootBudget({ root: '/r', retain, maxBytes: undefined }, true, true)).toEqual({ key: 'sessions:/r', label: 'sessions root /r', maxBytes: undefined, keepFree: true });
+    expect(sessionsRootBudget({ root: '/r', retain: undefined, maxBytes: 100 }, true, true)?.keepFree).toBe(true);
+    expect(sessionsRootBudget({ root: '/r', retain, maxBytes: undefined }, true, false)).toBeUndefined();
+    expect(sessionsRootBudget({ root: '/r', retain: undefined, maxBytes: undefined }, true, true)).toBeUndefined();
+    expect(sessionsRootBudget({ root: '/r', retain, maxBytes: undefined }, false, true)).toBeUndefined();
+  });
+
+  it('a record store: its policies act as one (the smallest max_bytes, every capsule), in configuration order', () => {
+    const policies = [
+      { store: 'b', capsule: 'bee', retain: undefined, maxBytes: 500 },
+      { store: 'a', capsule: 'ay', retain: { maxAgeSecs: 60 } },
+      { store: 'b', capsule: 'bea', retain: undefined, maxBytes: 300 },
+      { store: 'c', capsule: 'see', retain: undefined },
+    ];
+    expect(recordStoreBudgets(policies, false)).toEqual([{ name: 'b', capsules: new Set(['bee', 'bea']), store: { key: 'records:b', label: 'record store b', maxBytes: 300, keepFree: false } }]);
+    expect(recordStoreBudgets(policies, true).map((r) => [r.name, r.store.maxBytes, r.store.keepFree])).toEqual([
+      ['b', 300, true],
+      ['a', undefined, true],
+    ]);
+  });
+});
+
+describe("keep_free's room for a missing reserve", () => {
+  const kf = { required: 100, free: 60, short: 40, room: 0 };
+  it('is wanted on top while the removable items can provide it, else keep_free alone', () => {
+    expect(withReserveRoom(kf, [R], [item(R.key, 'a', 1, 70)], 25)).toEqual({ required: 100, free: 60, short: 65, room: 25 });
+    expect(withReserveRoom(kf, [R], [item(R.key, 'a', 1, 50)], 25)).toBe(kf);
+    expect(withReserveRoom({ ...kf, free: 200, short: 0 }, [R], [item(R.key, 'a', 1, 70)], 25)).toEqual({ required: 100, free: 200, short: 0, room: 0 });
+  });
+
+  it('is dropped once what could provide it is held', () => {
+    const withRoom = { required: 100, free: 60, short: 65, room: 25 };
+    expect(dropUnreachableRoom(withRoom, [R], [item(R.key, 'a', 1, 70)])).toBe(withRoom);
+    expect(dropUnreachableRoom(withRoom, [R], [item(R.key, 'a', 1, 70, 'blast_radius')])).toEqual(kf);
+    expect(dropUnreachableRoom(kf, [R], [])).toBe(kf);
   });
 });

@@ -6,6 +6,7 @@ import {
   badKeepRefusal,
   fmtBytes,
   fmtTimestamp,
+  humanTime,
   lastTouchedMs,
   listingOf,
   liveContextRefusal,
@@ -24,6 +25,7 @@ import {
   renderResultJson,
   renderTruncateText,
   sortListings,
+  type MessageLocation,
   type RecordListing,
 } from '../../src/runtime/conversation-format.js';
 import type { RecordHeader } from '../../src/runtime/record.js';
@@ -54,6 +56,23 @@ describe('fmtTimestamp (fmt_timestamp_reads_as_utc_wall_clock)', () => {
   it('refuses what is not a non-negative integer', () => {
     expect(() => fmtTimestamp(-1)).toThrow(RangeError);
     expect(() => fmtTimestamp(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('humanTime: the one way a time reads in human output', () => {
+  it('is the UTC wall clock marked UTC, the sub-second part dropped', () => {
+    expect(humanTime(0)).toBe('1970-01-01 00:00:00 UTC');
+    expect(humanTime(Date.UTC(2026, 10, 30, 20, 16, 44, 999))).toBe('2026-11-30 20:16:44 UTC');
+    expect(humanTime(Date.UTC(2026, 10, 30, 20, 16, 44) + 0.5)).toBe('2026-11-30 20:16:44 UTC');
+    expect(humanTime(0xffffffffffff)).toBe('10889-08-02 05:31:50 UTC');
+  });
+
+  it('prints what no wall clock reads as its raw ms, and never throws', () => {
+    expect(humanTime(-1)).toBe('-1 ms');
+    expect(humanTime(Number.NaN)).toBe('NaN ms');
+    expect(humanTime(Number.POSITIVE_INFINITY)).toBe('Infinity ms');
+    expect(humanTime(2 ** 64)).toBe('18446744073709552000 ms');
+    expect(humanTime(Number.MAX_SAFE_INTEGER)).toMatch(/^\d{6}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
   });
 });
 
@@ -177,7 +196,7 @@ describe('ls --message (locate_message)', () => {
   });
 
   it('truncated when minted at or before the last dropped id; cumulative dropped and oldest surviving', () => {
-    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({ status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep' });
+    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({ status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: last });
     expect(locateAnswer(msg(999_999), { position: undefined, messages: 4, header })).toMatchObject({ status: 'truncated' });
     expect(locateAnswer(msg(1_000_001), { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
   });
@@ -193,12 +212,13 @@ describe('ls --message (locate_message)', () => {
   it('texts and JSON', () => {
     const where = { record: 'shey', context_id: 'ctx_1', path: '/p' };
     const p = locationOf(where, { status: 'present', position: 2, total: 4 });
-    const t = locationOf(where, { status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep' });
+    const t = locationOf(where, { status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: 'msg_last' });
     expect(locationOf(where, { status: 'unknown' })).toBeUndefined();
     expect(renderLocateText('msg_q', [])).toBe('unknown: msg_q is in no record on this host\n');
-    expect(renderLocateText('msg_q', [p!, t!])).toBe(
-      'present:   msg_q is message 2 of 4 in shey/ctx_1\n' +
-        'truncated: msg_q may have been dropped from shey/ctx_1 (6 messages dropped; oldest surviving is msg_keep)\n',
+    // a fact (present) says where it is: the inference from mint order is left out
+    expect(renderLocateText('msg_q', [p!, t!])).toBe('present:   msg_q is message 2 of 4 in shey/ctx_1\n');
+    expect(renderLocateText('msg_q', [t!])).toBe(
+      'truncated: msg_q is not in shey/ctx_1; if it ever was, it is among the 6 messages dropped (by mint order: it is no newer than the last one dropped, msg_last; oldest surviving is msg_keep)\n',
     );
     expect(renderLocateJson('msg_q', [])).toBe('{"message_id":"msg_q","status":"unknown","locations":[]}\n');
     expect(renderLocateJson('msg_q', [p!, t!])).toBe(
@@ -206,6 +226,30 @@ describe('ls --message (locate_message)', () => {
         '{"record":"shey","context_id":"ctx_1","path":"/p","status":"present","position":2,"total":4},' +
         '{"record":"shey","context_id":"ctx_1","path":"/p","status":"truncated","dropped":6,"oldest_surviving_id":"msg_keep"}]}\n',
     );
+  });
+});
+
+describe('ls --message says only what is true', () => {
+  const at = (record: string, last: string, dropped = 3n): MessageLocation =>
+    locationOf({ record, context_id: 'ctx_1', path: `/h/${record}` }, { status: 'truncated', dropped, oldest_surviving_id: `msg_keep_${record}`, last_dropped_id: last })!;
+  const id = msg(5_000);
+
+  it("an id that is exactly a header's last_dropped_id: one line, mur's words, though four other markers are newer", () => {
+    const locs = [at('a', msg(9_000)), at('b', msg(8_000)), at('c', id, 6n), at('d', msg(7_000)), at('e', msg(6_000))];
+    expect(renderLocateText(id, locs)).toBe(`truncated: ${id} was dropped from c/ctx_1 (6 messages dropped; oldest surviving is msg_keep_c)\n`);
+    // the JSON keeps mur's answer and shape: every record whose marker is not older, no extra key
+    const j = JSON.parse(renderLocateJson(id, locs)) as { locations: Record<string, unknown>[] };
+    expect(j.locations.map((l) => l['record'])).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(Object.keys(j.locations[2]!)).toEqual(['record', 'context_id', 'path', 'status', 'dropped', 'oldest_surviving_id']);
+  });
+
+  it('an inference from mint order alone is said as one, once per record', () => {
+    const text = renderLocateText(id, [at('a', msg(9_000)), at('b', msg(8_000))]);
+    expect(text.split('\n').filter(Boolean)).toEqual([
+      `truncated: ${id} is not in a/ctx_1; if it ever was, it is among the 3 messages dropped (by mint order: it is no newer than the last one dropped, ${msg(9_000)}; oldest surviving is msg_keep_a)`,
+      `truncated: ${id} is not in b/ctx_1; if it ever was, it is among the 3 messages dropped (by mint order: it is no newer than the last one dropped, ${msg(8_000)}; oldest surviving is msg_keep_b)`,
+    ]);
+    expect(text).not.toMatch(/may have been|was dropped/);
   });
 });
 

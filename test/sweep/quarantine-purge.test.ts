@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
+import { renderHuman } from '../../src/sweep/report.js';
+import { PLAIN } from '../../src/layout.js';
 import type { SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -121,5 +123,40 @@ describe('a held item whose item.json cannot be read', () => {
     const l = await listHeld(await config());
     expect(l.items).toEqual([]);
     expect(l.problems).toEqual([expect.objectContaining({ code: 'quarantine_item_unreadable', target: path.join(qdir(), entry) })]);
+  });
+
+  it('the sweep and quarantine ls say until when it is kept in the one human time format (UTC wall clock)', async () => {
+    const entry = item(Date.UTC(2099, 0, 2, 3, 4, 5, 600), 'garbage');
+    const r = await sweep(Date.now());
+    expect(r.skipped.map((s) => s.detail)).toEqual([expect.stringContaining('; it cannot be restored, and is kept until 2099-01-02 03:04:05 UTC (the window in its name)')]);
+    const l = await listHeld(await config());
+    expect(l.problems).toEqual([expect.objectContaining({ target: path.join(qdir(), entry), detail: expect.stringMatching(/; a sweep deletes it for good after 2099-01-02 03:04:05 UTC$/) as unknown })]);
+  });
+});
+
+describe('an item held and then purged by a disk budget in the same sweep', () => {
+  it.each([false, true])('is counted as removed, not as held (dry run: %s): the report says what the undo window holds afterwards', async (dryRun) => {
+    const root = path.join(tmp, 'root', '.murmur');
+    fs.mkdirSync(root, { recursive: true });
+    const DAY = 24 * HOUR;
+    const now = Date.now();
+    // Six old sessions (max_age holds them), two recent ones; the budget then needs the space of
+    // four of them: the oldest held go first, so four held sessions are purged at once.
+    for (let i = 0; i < 8; i++) {
+      const start = now - (i < 6 ? 60 - i : 2 - i * 0.1) * DAY;
+      f.writeSession(root, { sessionId: f.idAt('ses_', start), startMs: start, end: true, files: { 'blobs/b': 'x'.repeat(40_000) } });
+    }
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 180K\n`;
+    const r = await runSweep({ config: await config(yaml), dryRun, log, now: () => now });
+    expect(r.errors).toEqual([]);
+    const purged = r.actions.filter((a) => a.kind === 'purge_quarantine').length;
+    expect(purged).toBeGreaterThan(0);
+    const heldAfter = 6 - purged;
+    if (!dryRun) expect((await listHeld(await config(yaml), false)).items.length).toBe(heldAfter);
+    expect(r.quarantine?.held).toBe(heldAfter);
+    const text = renderHuman(r, 'normal', PLAIN);
+    const n = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
+    expect(text).toContain(`${dryRun ? 'Would have' : 'Done'}: ${n(purged, 'session')} removed, ${n(heldAfter, 'session')} held,`);
+    expect(text.replace(/\s+/g, ' ')).toContain(`Quarantine: ${n(heldAfter, 'item')} ${dryRun ? 'would be held' : 'held'} for 24h`);
   });
 });

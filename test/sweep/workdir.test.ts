@@ -6,8 +6,9 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { restoreTarget } from '../../src/commands/quarantine.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
-import { buildHistory } from '../../src/commands/history.js';
+import { buildHistory, renderHistory } from '../../src/commands/history.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
+import { measureStores } from '../../src/sweep/stores.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
@@ -246,6 +247,30 @@ describe('quarantine and restore', () => {
   });
 });
 
+describe('a held session takes its child once the child has finished', () => {
+  it('kept while running when its parent was held, it joins the hold on a later sweep; never an orphan meanwhile', async () => {
+    const c = child();
+    const a = parent(9, [{ child: c.rel }]);
+    parent(1, []);
+    const first = await sweep(YAML('quarantine: 24h\n'));
+    expect(first.errors).toEqual([]);
+    expect(first.skipped.find((s) => s.target === c.dir)).toMatchObject({ code: 'child_kept' });
+    expect(exists(c.dir)).toBe(true);
+    expect(first.orphans ?? []).toEqual([]);
+    // status says the same: tied to its (held) parent, not orphaned
+    const sizes = await measureStores(await config('quarantine: 24h\n' + YAML()));
+    expect(sizes.sessions.roots[0]?.beside).toMatchObject({ tied: { count: 1 }, orphaned: { count: 0 } });
+    fs.writeFileSync(path.join(c.dir, 'completion.json'), JSON.stringify({ status: 'ok' }));
+    const second = await sweep(YAML('quarantine: 24h\n'));
+    expect(second.errors).toEqual([]);
+    expect(second.orphans ?? []).toEqual([]);
+    const heldEntry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.') && n.endsWith(a))!;
+    expect(exists(c.dir)).toBe(false);
+    expect(fs.readFileSync(path.join(root, heldEntry, '.murmur-gc-beside', 'children', c.name, 'task.md'), 'utf8')).toBe('do it');
+    expect(second.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ parent_session: a, reason: 'max_sessions', held: { path: path.join(root, heldEntry) } });
+  });
+});
+
 describe('orphaned child workdirs (no trace of the root names them)', () => {
   it('are reported (count, size, oldest) and removed only under children.max_age, only when finished', async () => {
     const tied = child({ dirAgeMs: 10 * f.DAY });
@@ -288,5 +313,98 @@ describe('disk budgets', () => {
     expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([[a, 'max_bytes']]);
     expect(exists(c.dir)).toBe(false);
     expect(exists(path.join(root, b))).toBe(true);
+  });
+});
+
+describe('liveness is judged again at the moment of removal', () => {
+  /** Between the plan and the removal, the child's session starts running again (a live running record). */
+  async function sweepReviving(yaml: string, dir: string): Promise<SweepReport> {
+    const sid = fs.readdirSync(path.join(dir, '.murmur')).find((n) => n.startsWith('ses_'))!;
+    let done = false;
+    return runSweep({
+      config: await config(yaml),
+      dryRun: false,
+      log,
+      progress: (p) => {
+        if (done || p.step !== 'remove') return;
+        done = true;
+        fs.mkdirSync(path.join(home, 'running'), { recursive: true });
+        fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: dir }));
+      },
+    });
+  }
+
+  it('a child whose session comes alive after the plan is kept (child_kept), its parent still goes', async () => {
+    const c = child();
+    const a = parent(9, [{ child: c.rel, ended: true }]);
+    parent(1, []);
+    const r = await sweepReviving(YAML(), c.dir);
+    expect(exists(path.join(root, a))).toBe(false);
+    expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
+    expect(r.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([]);
+    const kept = r.skipped.find((s) => s.target === c.dir);
+    expect(kept).toMatchObject({ code: 'child_kept' });
+    expect(kept?.detail).toContain('running record names a live process');
+    expect(r.errors).toEqual([]);
+    // the audit names the parent alone
+    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; targets?: string[] }).filter((l) => l.event_type === 'retention');
+    expect(ret.flatMap((l) => l.targets)).toEqual([a]);
+    expect(exists(path.join(home, 'gc', r.audit ?? 'none', 'intent.jsonl'))).toBe(false);
+  });
+
+  it('held too: the child stays in place, not in the hold', async () => {
+    const c = child();
+    parent(9, [{ child: c.rel, ended: true }]);
+    parent(1, []);
+    const r = await sweepReviving(YAML('quarantine: 24h\n'), c.dir);
+    expect(exists(path.join(c.dir, 'task.md'))).toBe(true);
+    expect(r.skipped.find((s) => s.target === c.dir)).toMatchObject({ code: 'child_kept' });
+    expect(r.errors).toEqual([]);
+  });
+
+  it('an orphan whose session comes alive after the plan is kept', async () => {
+    const o = child({ dirAgeMs: 10 * f.DAY });
+    parent(1, []);
+    const r = await sweepReviving(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`, o.dir);
+    expect(exists(path.join(o.dir, 'task.md'))).toBe(true);
+    expect(r.actions.filter((x) => x.kind === 'remove_orphan_workdir')).toEqual([]);
+    expect(r.skipped.find((s) => s.target === o.dir)).toMatchObject({ code: 'child_kept' });
+    expect(r.errors).toEqual([]);
+  });
+});
+
+describe('history --target finds a child workdir or a work log by what an operator types', () => {
+  it('its directory name, the work id, the log file name, an absolute path, a unique prefix; shown with its parent session', async () => {
+    const c1 = child();
+    const c2 = child();
+    const id = wrk();
+    const logPath = workLog(id);
+    const a = parent(9, [{ child: c1.rel, ended: true }, { child: c2.rel, ended: true }], [id]);
+    parent(1, []);
+    const r = await sweep(YAML());
+    expect(r.errors).toEqual([]);
+    expect(exists(c1.dir) || exists(c2.dir) || exists(logPath)).toBe(false);
+    const ask = async (target: string) => {
+      const h = await readAuditHistory(home, { target });
+      return buildHistory({ home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where }, h.sweeps, { target });
+    };
+    const forms: [string, string][] = [
+      [c1.name, c1.rel],
+      [c1.name.slice(0, -4), c1.rel],
+      [c1.dir, c1.rel],
+      [`${c1.dir}/`, c1.rel],
+      [id, `logs/${id}.log`],
+      [`${id}.log`, `logs/${id}.log`],
+      [logPath, `logs/${id}.log`],
+      [c2.rel, c2.rel],
+    ];
+    for (const [given, target] of forms) {
+      const doc = await ask(given);
+      expect(doc.target, given).toBe(target);
+      expect(doc.matches?.map((m) => [m.action, m.parent_session, m.where]), given).toEqual([['removed', a, W]]);
+    }
+    expect(renderHistory(await ask(c1.name))).toContain(`removed with session ${a} by sweep ${r.audit}`);
+    // ambiguous: both children start with "worker-"
+    await expect(ask('worker-')).rejects.toMatchObject({ code: 'target_ambiguous' });
   });
 });

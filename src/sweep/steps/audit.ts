@@ -1,11 +1,13 @@
 // Step "audit": finish murmur-gc's own audit trace (one `retention` event per store and reason,
-// one `detached_lost` task per reconciled session) and save the trace cache.
+// one `detached_lost` task per reconciled session) and save the trace cache and the memory of
+// murmur-gc's own trace appends (src/gchome/trace-appends.ts).
 // Guarantees: the audit session exists only in real runs that changed something (ctx.fx.audited
 // creates it before the first destructive action: intent first, then the act); the outcome is
-// `ok` only when the sweep had no errors; a cache that cannot be saved is a warning; a dry run
-// saves no cache (upkeep).
+// `ok` only when the sweep had no errors; a cache (or append memory) that cannot be saved is a
+// warning; a dry run saves neither (upkeep).
 import { Codes, describeError } from '../../errors.js';
 import { saveTraceCache } from '../../gchome/trace-cache.js';
+import { saveTraceAppends } from '../../gchome/trace-appends.js';
 import type { SweepContext, StepTally } from './context.js';
 
 export async function auditStep(ctx: SweepContext): Promise<StepTally> {
@@ -16,6 +18,10 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   const { homeDir, cache } = ctx;
   if (homeDir && cache) {
     await ctx.fx.upkeep(() => saveTraceCache(homeDir, cache)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
+  }
+  const appends = ctx.world?.appends;
+  if (homeDir && appends) {
+    await ctx.fx.upkeep(() => saveTraceAppends(homeDir, appends)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace append memory not saved'));
   }
   return { items: ctx.retentionItems.length + ctx.lostTasks.length + ctx.purged.length, bytes: 0 };
 }

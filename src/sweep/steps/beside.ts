@@ -6,28 +6,41 @@
 // - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
 //   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
 //   parent's `retention` line (same store and reason).
+// - A child's liveness is judged again at the moment of action (recheckChild: read afresh through
+//   the open `children/` descriptor, running records read now); live → kept, `child_kept`.
 // - A removal re-checks the entry's identity at the moment of action (a child goes through
 //   fsx/remove.ts: rename to trash, descriptor-relative delete, never a link followed or a mount
 //   crossed; a log is unlinked only while lstat still sees the file scanned). A hold moves the
 //   entry into the held session (src/gchome/quarantine-beside.ts) with the same deadline.
+// - Exactly-once under a kill: removed at once, a session's items go before it (its trace checked
+//   unchanged first); held, after it, into its hold — and each sweep first holds into every open
+//   hold of the root what its trace names and is still beside it (completeHeldBeside), so a kill
+//   between the two is finished. A child a held session names is never an orphan.
 // - A dry run measures and lists each item with its parent session and size; nothing changes.
 // - The disk-changing calls are the three in `act` below.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
-import { childEntryName, planBeside, type BesideItem, type BesidePlan } from '../../plan/workdir.js';
-import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
+import { childEntryName, childLiveWhy, planBeside, type BesideItem, type BesideParent, type BesidePlan } from '../../plan/workdir.js';
+import { isExpired } from '../../gchome/quarantine-layout.js';
+import { listRootHeld } from '../../gchome/quarantine-store.js';
+import { idTimestampMs } from '../../runtime/ids.js';
+import { readTraceSummary } from '../../runtime/trace-scan.js';
+import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, rescanChild, type BesideScan } from '../../runtime/workdir-scan.js';
+import { probeProcess, readRunningRecords } from '../../runtime/running.js';
+import type { RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
-import { fail, skip, type SweepContext } from './context.js';
+import { fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
+import { tooLarge } from './guard.js';
 import type { SessionRemovalReason } from '../../plan/budget.js';
 
 /** The choice for the sessions `names` about to be removed from one root (undefined: nothing beside it). */
-export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined, views: readonly SessionView[], names: readonly string[]): BesidePlan | undefined {
+export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined, views: readonly SessionView[], names: readonly string[], held: readonly BesideParent[] = []): BesidePlan | undefined {
   if (!beside || (!beside.children && !beside.logs)) return undefined;
   const going = new Set(names);
   const claimedChildren = new Set<string>();
   const claimedWorkIds = new Set<string>();
-  const parents = [];
+  const parents: BesideParent[] = [...held];
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
     if (!t) continue;
@@ -48,6 +61,37 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
     { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds },
     { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
   );
+}
+
+/**
+ * The child `from/name` judged again at the moment of action, through the open `children/`
+ * descriptor: read afresh (its sessions, grandchildren's too) with the running records as they are
+ * now. Throws `child_kept` (saying why) when anything inside is live or cannot be judged — or, for
+ * an orphan, when a session inside has no `session_end` — and `changed_since_scan` when the entry
+ * is no longer the one scanned.
+ */
+export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<void> {
+  const fresh = await rescanChild(from, name, identity, ctx.signal);
+  const running = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)));
+  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' });
+  const unfinished = orphan ? fresh.sessions.find((s) => s.hasSessionEnd !== true) : undefined;
+  const why = live ?? (unfinished ? `its session ${unfinished.name} has not finished (no session_end)` : undefined);
+  if (why !== undefined) throw new GcError(Codes.childKept, `${why} (judged again at the moment of removal); kept`);
+}
+
+/** Running-record probes, read now, for the sessions `ids` (the scan's when there is no home). */
+async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>): Promise<Map<string, RunningProbe>> {
+  const out = new Map<string, RunningProbe>();
+  if (!ctx.homeDir) {
+    for (const id of ids) out.set(id, ctx.world.running.get(id) ?? 'none');
+    return out;
+  }
+  const rs = await readRunningRecords(ctx.homeDir);
+  for (const r of rs.records) {
+    if (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive') continue;
+    out.set(r.sessionId, r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime));
+  }
+  return out;
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
@@ -123,7 +167,7 @@ export async function removeBeside(
     } catch (err) {
       if (isAbort(err)) throw err;
       const code = codeOf(err);
-      (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path} (of ${it.session}): ${describeError(err)}` });
+      (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, { target: path, code, detail: `${path} (child of ${it.session}): ${describeError(err)}` });
     }
   }
   return total;
@@ -133,10 +177,11 @@ export async function removeBeside(
     const child = it.kind === 'child_workdir';
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir } as const;
+    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir, session: it.session } as const;
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
+        if (child) await recheckChild(c, from, it.name, identity, false);
         if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes));
         if (child) return c.fx.remove(from, it.name, identity, c.signal ? { signal: c.signal } : {});
         const st = await from.lstat(it.name);
@@ -147,6 +192,73 @@ export async function removeBeside(
       () => ({ retention }),
     );
   }
+}
+
+/**
+ * Finish what a killed sweep left between a session's hold and what goes with it: for each held
+ * session of this root (its window still open), what its trace — read inside the hold — proves is
+ * its and finished, and is still beside the root, is held into it now, audited with the reason the
+ * root's policy gives the session now. Every child a held session names counts as tied (never an
+ * orphan): the names are added to `p.heldTied`. A dry run measures and lists.
+ */
+export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
+  const beside = p.beside;
+  if (p.input.isAuditRoot || !beside || !p.scan.identity) return;
+  // nothing beside the root that a hold could still take: no held trace is read
+  if ((beside.children?.entries.length ?? 0) + (beside.logs?.wrk.length ?? 0) === 0) return;
+  let root: Dir | undefined;
+  let dirs: BesideDirs | undefined;
+  try {
+    root = await Dir.open(p.input.root);
+    if (!sameIdentity(root.identity, p.scan.identity)) return;
+    const parents: (BesideParent & { entry: string; identity: Identity })[] = [];
+    for (const h of await listRootHeld(root, false)) {
+      if (h.uid !== ctx.uid || isExpired(h.untilMs, ctx.nowMs) || ctx.purgedNow.has(`${root.path}/${h.entry}`)) continue;
+      const d = await root.openDir(h.entry, h.identity);
+      try {
+        const st = await d.lstat('trace.jsonl');
+        if (!st?.isFile()) continue;
+        const t = (await readTraceSummary(d, { dir: root.path, name: h.entry }, undefined, ctx.signal, st)).summary;
+        for (const del of t.delegations ?? []) {
+          const n = childEntryName(del.childWorkdir, beside.workdir);
+          if (n !== undefined) (p.heldTied ??= new Set()).add(n);
+        }
+        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity });
+      } catch (err) {
+        if (isAbort(err)) throw err;
+        skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
+      } finally {
+        await d.close();
+      }
+    }
+    const plan = besidePlanFor(ctx, beside, p.views, [], parents);
+    if (!plan || plan.remove.length === 0) return;
+    const present = (beside.children?.entries.length ?? 0) + (beside.logs?.wrk.length ?? 0);
+    const names = plan.remove.map((i) => (i.kind === 'child_workdir' ? `children/${i.name}` : `logs/${i.name}`));
+    if (tooLarge(ctx, p.input.root, 'sessions', p.views.length + present, names)) return;
+    dirs = await openBesideDirs(ctx, root, beside);
+    for (const h of parents) {
+      const mine = plan.remove.filter((i) => i.session === h.session);
+      if (mine.length === 0) continue;
+      const reason = reasonNow(p, h.session, ctx.nowMs);
+      const bytes = await removeBeside(ctx, root, beside, dirs, mine, reason, { entry: h.entry, identity: h.identity });
+      tally.items += mine.length;
+      tally.bytes += bytes;
+    }
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    fail(ctx, { target: p.input.root, code: codeOf(err), detail: `${p.input.root}: ${describeError(err)}; what its held sessions name beside it is left for the next sweep` });
+  } finally {
+    await dirs?.close();
+    await root?.close();
+  }
+}
+
+/** The reason the root's policy condemns `session` for now (a hold is only ever for these two). */
+function reasonNow(p: SessionsRootPlan, session: string, nowMs: number): 'max_age' | 'max_sessions' {
+  const maxAge = p.input.retain?.maxAgeSecs;
+  const minted = idTimestampMs(session, 'ses_');
+  return maxAge !== undefined && minted !== undefined && minted < nowMs - maxAge * 1000 ? 'max_age' : 'max_sessions';
 }
 
 function heldUntil(entry: string): number {

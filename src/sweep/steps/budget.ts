@@ -41,7 +41,21 @@ import { statFs } from '../../fsx/statfs.js';
 import { RESERVE_BYTES, RESERVE_NAME, fitsReserve, reserveBytes } from '../../gchome/reserve.js';
 import { GC_DIR } from '../../gchome/audit.js';
 import { idTimestampMs } from '../../runtime/ids.js';
-import { BudgetLedger, planBudgets, type BudgetItem, type BudgetStore, type BudgetUnmet } from '../../plan/budget.js';
+import {
+  BudgetLedger,
+  dropUnreachableRoom,
+  planBudgets,
+  recordStoreBudgets,
+  sessionsRootBudget,
+  withReserveRoom,
+  type BudgetItem,
+  type BudgetReason,
+  type BudgetStore,
+  type BudgetUnmet,
+  type KeepFreeNeed,
+  type RecordStoreBudget,
+} from '../../plan/budget.js';
+import type { GcConfig } from '../../config/types.js';
 import { formatBytes } from '../report.js';
 import { acted, fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
@@ -53,140 +67,168 @@ import { listQuarantineDir, listRootHeld, openQuarantineDir } from '../../gchome
 import type { HeldItem } from '../../gchome/quarantine-layout.js';
 
 interface SessionsStore {
-  kind: 'sessions';
   store: BudgetStore;
   plan: SessionsRootPlan;
 }
-interface RecordsStore {
-  kind: 'records';
-  store: BudgetStore;
-  name: string;
+interface RecordsStore extends RecordStoreBudget {
+  /** its contexts still in place (what the remove step took this sweep is not) */
   contexts: ContextScan[];
+}
+/** The stores the budgets reach this sweep. */
+interface TakingPart {
+  keepFree: boolean;
+  sessions: SessionsStore[];
+  records: RecordsStore[];
+}
+
+/** How an item goes when the ledger chooses it. */
+type Removal =
+  | { kind: 'session'; s: SessionsStore }
+  | { kind: 'record'; r: RecordsStore; c: ContextScan }
+  /** held by the undo window, in a sessions root or the quarantine directory: purged */
+  | { kind: 'held'; parent: string; t: PurgeTarget }
+  /** a dry run: what this sweep would have held (nothing on disk to purge; reported only) */
+  | { kind: 'would-be-held'; h: HeldItem };
+
+/** Everything the budgets may count, and how each removable one goes. */
+interface Candidates {
+  items: BudgetItem[];
+  removal: Map<BudgetItem, Removal>;
+  /** held contexts and dropped lines of a record store that takes no part (keep_free only) */
+  quarantineStore: BudgetStore;
 }
 
 export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
-  const { config } = ctx;
   const home = ctx.homeDir;
-  const anyBudget = config.keepFree !== undefined || config.sessions.some((s) => s.maxBytes !== undefined) || config.records.some((r) => r.maxBytes !== undefined);
-  if (!anyBudget || !home) return tally;
-  const homeDev = home.identity.dev;
+  if (!anyBudget(ctx.config) || !home) return tally;
+  const part = takingPart(ctx, home);
+  if (part.sessions.length === 0 && part.records.length === 0 && !part.keepFree) return tally;
+  const c = await gatherCandidates(ctx, home, part);
+  let kf = await measureKeepFree(ctx, home);
+  const stores = [...part.sessions.map((s) => s.store), ...part.records.map((r) => r.store), ...(c.items.some((i) => i.store === c.quarantineStore.key) ? [c.quarantineStore] : [])];
+  kf = await holdWhatMayNotGo(ctx, home, part, stores, c, kf);
+  const ledger = new BudgetLedger(stores, c.items, kf?.short ?? 0);
+  await removeForSpace(ctx, home, ledger, c.removal, tally);
+  const putBack = kf ? await keepReserve(ctx, home, kf) : false;
+  reportBudgets(ctx, home, ledger, kf, putBack);
+  return tally;
+}
 
-  // ── which stores take part ────────────────────────────────────────────────────────────────
-  const keepFree = config.keepFree !== undefined;
-  const sessionStores: SessionsStore[] = [];
+function anyBudget(config: GcConfig): boolean {
+  return config.keepFree !== undefined || config.sessions.some((s) => s.maxBytes !== undefined) || config.records.some((r) => r.maxBytes !== undefined);
+}
+
+/** The sessions roots and record stores a budget reaches (src/plan/budget.ts decides which). */
+function takingPart(ctx: SweepContext, home: Dir): TakingPart {
+  const keepFree = ctx.config.keepFree !== undefined;
+  const sessions: SessionsStore[] = [];
   for (const p of ctx.sessionPlans) {
-    const { input, scan } = p;
-    if (input.isAuditRoot || !scan.identity) continue;
-    const hasPolicy = input.retain !== undefined || input.maxBytes !== undefined;
-    const onHomeFs = scan.identity.dev === homeDev;
-    if (input.maxBytes === undefined && !(keepFree && hasPolicy && onHomeFs)) continue;
-    sessionStores.push({ kind: 'sessions', plan: p, store: { key: `sessions:${input.root}`, label: `sessions root ${input.root}`, maxBytes: input.maxBytes, keepFree: keepFree && hasPolicy && onHomeFs } });
-  }
-  const recordStores: RecordsStore[] = [];
-  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean }>();
-  for (const r of config.records) {
-    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false };
-    e.capsules.add(r.capsule);
-    if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
-    e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
-    byStore.set(r.store, e);
+    if (p.input.isAuditRoot || !p.scan.identity) continue;
+    const store = sessionsRootBudget(p.input, keepFree, p.scan.identity.dev === home.identity.dev);
+    if (store) sessions.push({ plan: p, store });
   }
   const removedRecords = new Set(ctx.report.actions.flatMap((a) => (a.kind === 'remove_record' ? [`${a.record}/${a.target}`] : [])));
-  const items: BudgetItem[] = [];
-  const owners = new Map<string, Set<string>>();
-  for (const [name, e] of byStore) {
-    if (e.maxBytes === undefined && !(keepFree && e.hasPolicy)) continue;
-    const contexts = (ctx.records?.contexts ?? []).filter((c) => c.store === name && !removedRecords.has(`${name}/${c.context}`));
-    recordStores.push({ kind: 'records', name, contexts, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: keepFree && e.hasPolicy } });
-    owners.set(name, e.capsules);
-  }
-  if (sessionStores.length === 0 && recordStores.length === 0 && !keepFree) return tally;
+  const records = recordStoreBudgets(ctx.config.records, keepFree).map((r) => ({
+    ...r,
+    contexts: (ctx.records?.contexts ?? []).filter((c) => c.store === r.name && !removedRecords.has(`${r.name}/${c.context}`)),
+  }));
+  return { keepFree, sessions, records };
+}
 
-  // ── measure ───────────────────────────────────────────────────────────────────────────────
-  const sessionItems = new Map<BudgetItem, SessionsStore>();
-  const heldItems = new Map<BudgetItem, { parent: string; t: PurgeTarget }>();
-  /** dry runs: what this sweep would have held (nothing on disk to purge; reported only) */
-  const virtualHeld = new Map<BudgetItem, HeldItem>();
-  for (const s of sessionStores) {
-    const { input, views } = s.plan;
-    let rootDir: Dir | undefined;
-    try {
-      rootDir = await openRoot(input.root, s.plan);
-      // Child workdirs and wrk_ logs beside a `W/.murmur` root are part of it (docs/design.md §9a):
-      // what would go with a session counts in its item; every other child stays and still counts.
-      const beside = await besideBytes(ctx, rootDir, s.plan);
-      for (const v of views) {
-        ctx.signal?.throwIfAborted();
-        if (ctx.removedSessions.has(`${input.root}/${v.scan.name}`)) continue;
-        const own = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
-        if (own === undefined) continue;
-        const bytes = own + (beside.withSession.get(v.scan.name) ?? 0);
-        const held = v.liveness === 'live' ? Codes.liveSession : v.scan.uid !== ctx.uid ? Codes.foreignOwner : undefined;
-        const item: BudgetItem = { store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held };
-        items.push(item);
-        sessionItems.set(item, s);
-      }
-      for (const c of beside.staying) {
-        const item: BudgetItem = { store: s.store.key, target: `children/${c.name}`, ageMs: c.ageMs, bytes: c.bytes, held: Codes.childKept };
-        items.push(item);
-      }
-      // What the undo window holds in this root (and, in a dry run, what this sweep would hold).
-      for (const h of await listRootHeld(rootDir, false)) {
-        if (ctx.purgedNow.has(`${input.root}/${h.entry}`)) continue;
-        const bytes = await measured(ctx, `${input.root}/${h.entry}`, () => measureDir(rootDir!, h.entry, h.identity));
-        if (bytes === undefined) continue;
-        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes, held: h.uid !== ctx.uid ? Codes.foreignOwner : undefined, quarantined: true };
-        items.push(item);
-        heldItems.set(item, { parent: input.root, t: { store: 'sessions', origin: input.root, target: h.target, held: 'session', entry: h.entry, identity: h.identity } });
-      }
-      for (const h of ctx.fx.unapplied.held.filter((x) => x.kind === 'session' && x.origin === input.root)) {
-        const item: BudgetItem = { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
-        items.push(item);
-        virtualHeld.set(item, h);
-      }
-    } catch (err) {
-      if (isAbort(err)) throw err;
-      fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: not measured for its disk budget: ${describeError(err)}` });
-      s.store.maxBytes = undefined;
-      s.store.keepFree = false;
-    } finally {
-      await rootDir?.close();
-    }
-  }
-  const truncatedBy = ctx.fx.unapplied.truncated;
-  const recordItems = new Map<BudgetItem, { r: RecordsStore; c: ContextScan }>();
-  for (const r of recordStores) {
-    if (r.contexts.length === 0) continue; // an empty (or not yet created) store holds nothing
-    let storeDir: Dir | undefined;
-    try {
-      storeDir = await openChain(home, [CONVERSATIONS_DIR, r.name]);
-      if (storeDir.identity.dev !== homeDev) r.store.keepFree = false;
-      for (const c of r.contexts) {
-        ctx.signal?.throwIfAborted();
-        const target = `${r.name}/${c.context}`;
-        let bytes = await measured(ctx, target, () => measureDir(storeDir!, c.context, c.dirIdentity));
-        if (bytes === undefined) continue;
-        // A dry run did not rewrite the file: count it at the size the truncation leaves.
-        bytes = Math.max(0, bytes - (truncatedBy.get(target) ?? 0));
-        const owned = c.header !== undefined && (owners.get(r.name)?.has(c.header.capsule) ?? false);
-        const held = ctx.world.liveContexts.has(c.context) ? Codes.liveContext : c.dirUid !== ctx.uid || c.file.uid !== ctx.uid ? Codes.foreignOwner : owned ? undefined : Codes.notOwned;
-        const item: BudgetItem = { store: r.store.key, target: c.context, ageMs: c.file.mtimeMs, bytes, held };
-        items.push(item);
-        recordItems.set(item, { r, c });
-      }
-    } catch (err) {
-      if (isAbort(err)) throw err;
-      fail(ctx, { target: r.name, code: codeOf(err), detail: `record store ${r.name}: not measured for its disk budget: ${describeError(err)}` });
-      r.store.maxBytes = undefined;
-      r.store.keepFree = false;
-    } finally {
-      await storeDir?.close();
-    }
-  }
+/**
+ * Measures every item of the stores taking part, in place and held by the undo window; a store
+ * that cannot be measured is reported and takes no part (its budgets are dropped).
+ */
+async function gatherCandidates(ctx: SweepContext, home: Dir, part: TakingPart): Promise<Candidates> {
+  const c: Candidates = { items: [], removal: new Map(), quarantineStore: { key: 'quarantine', label: 'quarantine', maxBytes: undefined, keepFree: part.keepFree } };
+  const add = (item: BudgetItem, how?: Removal) => {
+    c.items.push(item);
+    if (how) c.removal.set(item, how);
+  };
+  for (const s of part.sessions) await measureSessionsRoot(ctx, s, add);
+  for (const r of part.records) await measureRecordStore(ctx, home, r, add);
+  await gatherQuarantine(ctx, home, part.records, c.quarantineStore, add);
+  return c;
+}
 
-  // ── held contexts and dropped lines (<home>/gc/quarantine) ──────────────────────────────
-  const quarantineStore: BudgetStore = { key: 'quarantine', label: 'quarantine', maxBytes: undefined, keepFree };
+type AddItem = (item: BudgetItem, how?: Removal) => void;
+
+/** A sessions root's sessions (with what goes beside them), the child workdirs that stay, and what its undo window holds. */
+async function measureSessionsRoot(ctx: SweepContext, s: SessionsStore, add: AddItem): Promise<void> {
+  const { input, views } = s.plan;
+  let rootDir: Dir | undefined;
+  try {
+    rootDir = await openRoot(input.root, s.plan);
+    // Child workdirs and wrk_ logs beside a `W/.murmur` root are part of it (docs/design.md §9a):
+    // what would go with a session counts in its item; every other child stays and still counts.
+    const beside = await besideBytes(ctx, rootDir, s.plan);
+    for (const v of views) {
+      ctx.signal?.throwIfAborted();
+      if (ctx.removedSessions.has(`${input.root}/${v.scan.name}`)) continue;
+      const own = await measured(ctx, `${input.root}/${v.scan.name}`, () => measureDir(rootDir!, v.scan.name, v.scan.identity));
+      if (own === undefined) continue;
+      const bytes = own + (beside.withSession.get(v.scan.name) ?? 0);
+      const held = v.liveness === 'live' ? Codes.liveSession : v.scan.uid !== ctx.uid ? Codes.foreignOwner : undefined;
+      add({ store: s.store.key, target: v.scan.name, ageMs: idTimestampMs(v.scan.name, 'ses_') ?? 0, bytes, held }, { kind: 'session', s });
+    }
+    for (const ch of beside.staying) add({ store: s.store.key, target: `children/${ch.name}`, ageMs: ch.ageMs, bytes: ch.bytes, held: Codes.childKept });
+    // What the undo window holds in this root (and, in a dry run, what this sweep would hold).
+    for (const h of await listRootHeld(rootDir, false)) {
+      if (ctx.purgedNow.has(`${input.root}/${h.entry}`)) continue;
+      const bytes = await measured(ctx, `${input.root}/${h.entry}`, () => measureDir(rootDir!, h.entry, h.identity));
+      if (bytes === undefined) continue;
+      add(
+        { store: s.store.key, target: h.target, ageMs: h.untilMs, bytes, held: h.uid !== ctx.uid ? Codes.foreignOwner : undefined, quarantined: true },
+        { kind: 'held', parent: input.root, t: { store: 'sessions', origin: input.root, target: h.target, held: 'session', entry: h.entry, identity: h.identity } },
+      );
+    }
+    for (const h of ctx.fx.unapplied.held.filter((x) => x.kind === 'session' && x.origin === input.root)) {
+      add({ store: s.store.key, target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true }, { kind: 'would-be-held', h });
+    }
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: not measured for its disk budget: ${describeError(err)}` });
+    s.store.maxBytes = undefined;
+    s.store.keepFree = false;
+  } finally {
+    await rootDir?.close();
+  }
+}
+
+/** A record store's contexts, each at the size it has after this sweep's truncations. */
+async function measureRecordStore(ctx: SweepContext, home: Dir, r: RecordsStore, add: AddItem): Promise<void> {
+  if (r.contexts.length === 0) return; // an empty (or not yet created) store holds nothing
+  let storeDir: Dir | undefined;
+  try {
+    storeDir = await openChain(home, [CONVERSATIONS_DIR, r.name]);
+    if (storeDir.identity.dev !== home.identity.dev) r.store.keepFree = false;
+    for (const c of r.contexts) {
+      ctx.signal?.throwIfAborted();
+      const target = `${r.name}/${c.context}`;
+      let bytes = await measured(ctx, target, () => measureDir(storeDir!, c.context, c.dirIdentity));
+      if (bytes === undefined) continue;
+      // A dry run did not rewrite the file: count it at the size the truncation leaves.
+      bytes = Math.max(0, bytes - (ctx.fx.unapplied.truncated.get(target) ?? 0));
+      const owned = c.header !== undefined && r.capsules.has(c.header.capsule);
+      const held = ctx.world.liveContexts.has(c.context) ? Codes.liveContext : c.dirUid !== ctx.uid || c.file.uid !== ctx.uid ? Codes.foreignOwner : owned ? undefined : Codes.notOwned;
+      add({ store: r.store.key, target: c.context, ageMs: c.file.mtimeMs, bytes, held }, { kind: 'record', r, c });
+    }
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    fail(ctx, { target: r.name, code: codeOf(err), detail: `record store ${r.name}: not measured for its disk budget: ${describeError(err)}` });
+    r.store.maxBytes = undefined;
+    r.store.keepFree = false;
+  } finally {
+    await storeDir?.close();
+  }
+}
+
+/**
+ * Held contexts and dropped lines (<home>/gc/quarantine), and in a dry run those this sweep would
+ * hold: charged to their record store when it takes part, else to the quarantine pseudo-store.
+ */
+async function gatherQuarantine(ctx: SweepContext, home: Dir, records: RecordsStore[], quarantineStore: BudgetStore, add: AddItem): Promise<void> {
   let q: Dir | undefined;
   try {
     q = ctx.quarantineDir ?? (await openQuarantineDir(home, false));
@@ -194,94 +236,96 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
   } catch (err) {
     fail(ctx, { target: `${ctx.home}/gc/quarantine`, code: codeOf(err), detail: `not measured for the disk budgets: ${describeError(err)}` });
   }
-  const storeKey = (origin: string) => (recordStores.some((r) => r.name === origin && (r.store.maxBytes !== undefined || r.store.keepFree)) ? `records:${origin}` : quarantineStore.key);
+  const storeKey = (origin: string) => (records.some((r) => r.name === origin && (r.store.maxBytes !== undefined || r.store.keepFree)) ? `records:${origin}` : quarantineStore.key);
   if (q) {
     const listed = await listQuarantineDir(q, true);
     for (const i of listed.items) {
       if (i.incomplete || i.meta?.state === 'staged' || ctx.purgedNow.has(`${q.path}/${i.entry}`)) continue;
-      const item: BudgetItem = { store: storeKey(i.origin), target: i.target, ageMs: i.untilMs, bytes: i.bytes, held: undefined, quarantined: true };
-      items.push(item);
-      heldItems.set(item, { parent: q.path, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } });
+      add(
+        { store: storeKey(i.origin), target: i.target, ageMs: i.untilMs, bytes: i.bytes, held: undefined, quarantined: true },
+        { kind: 'held', parent: q.path, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } },
+      );
     }
   }
   for (const h of ctx.fx.unapplied.held.filter((x) => x.kind !== 'session')) {
-    const item: BudgetItem = { store: storeKey(h.origin), target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true };
-    items.push(item);
-    virtualHeld.set(item, h);
+    add({ store: storeKey(h.origin), target: h.target, ageMs: h.untilMs, bytes: h.bytes, held: undefined, quarantined: true }, { kind: 'would-be-held', h });
   }
+}
 
-  // ── keep_free ─────────────────────────────────────────────────────────────────────────────
-  let kf: { required: number; free: number; short: number; room: number } | undefined;
-  if (config.keepFree) {
-    try {
-      const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
-      const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      // A dry run freed nothing: count what the real run would have freed by now (and the reserve it would have released).
-      const free = space.freeBytes + ctx.fx.unapplied.freedOn(homeDev, devOfRoots(ctx));
-      kf = { required, free, short: Math.max(0, required - free), room: 0 };
-    } catch (err) {
-      fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
-    }
+/** What keep_free asks, or undefined when it is not configured or free space cannot be read (reported). */
+async function measureKeepFree(ctx: SweepContext, home: Dir): Promise<KeepFreeNeed | undefined> {
+  if (!ctx.config.keepFree) return undefined;
+  try {
+    const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
+    const required = keepFreeBytes(ctx.config.keepFree, space.totalBytes);
+    // A dry run freed nothing: count what the real run would have freed by now (and the reserve it would have released).
+    const free = space.freeBytes + ctx.fx.unapplied.freedOn(home.identity.dev, devOfRoots(ctx));
+    return { required, free, short: Math.max(0, required - free), room: 0 };
+  } catch (err) {
+    fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
+    return undefined;
   }
+}
 
-  // ── blast radius: what the budgets would remove, per store, with what age/count removed ─────
-  // (purging what the quarantine holds is not a removal of anything in place: not counted)
-  const stores = [...sessionStores.map((s) => s.store), ...recordStores.map((r) => r.store), ...(items.some((i) => i.store === quarantineStore.key) ? [quarantineStore] : [])];
-  holdProtected(ctx, stores, items, kf?.short ?? 0, (i) => {
-    const s = sessionItems.get(i);
-    if (s) return ctx.protection.session(resolve(s.plan.input.root))(i.target) ? `${s.plan.input.root}/${i.target}` : undefined;
-    const rc = recordItems.get(i);
-    return rc && ctx.protection.context(rc.r.name)(i.target) ? `${rc.r.name}/${i.target}` : undefined;
+/**
+ * Holds what may not go for space — protected items, then every item of a store the blast-radius
+ * guard trips — and settles keep_free's room for a missing reserve around the guard: wanted on top
+ * of keep_free while the items can provide it, dropped when the guard puts it out of reach.
+ */
+async function holdWhatMayNotGo(ctx: SweepContext, home: Dir, part: TakingPart, stores: BudgetStore[], c: Candidates, kf: KeepFreeNeed | undefined): Promise<KeepFreeNeed | undefined> {
+  holdProtected(ctx, stores, c.items, kf?.short ?? 0, (i) => {
+    const how = c.removal.get(i);
+    if (how?.kind === 'session') return ctx.protection.session(resolve(how.s.plan.input.root))(i.target) ? `${how.s.plan.input.root}/${i.target}` : undefined;
+    return how?.kind === 'record' && ctx.protection.context(how.r.name)(i.target) ? `${how.r.name}/${i.target}` : undefined;
   });
-  // A missing reserve is wanted on top of keep_free, as long as that can be met (else keep_free alone).
-  const reachesKeepFree = (short: number) => planBudgets(stores, items, short).unmet.every((u) => u.reason !== 'keep_free');
-  if (kf && !(await reservePresent(ctx, home))) {
-    const withRoom = Math.max(0, kf.required + RESERVE_BYTES - kf.free);
-    if (withRoom > kf.short && reachesKeepFree(withRoom)) kf = { ...kf, short: withRoom, room: RESERVE_BYTES };
-  }
-  guardBudgets(ctx, home.path, sessionStores, recordStores, stores, items, kf?.short ?? 0);
-  if (kf && kf.room > 0 && !reachesKeepFree(kf.short)) kf = { ...kf, short: Math.max(0, kf.required - kf.free), room: 0 };
+  if (kf && !(await reservePresent(ctx, home))) kf = withReserveRoom(kf, stores, c.items, RESERVE_BYTES);
+  // the blast radius (purging what the quarantine holds removes nothing in place: not counted)
+  guardBudgets(ctx, home.path, part.sessions, part.records, stores, c.items, kf?.short ?? 0);
+  return kf && dropUnreachableRoom(kf, stores, c.items);
+}
 
-  // ── remove, oldest first, until every budget is met ───────────────────────────────────────
-  const ledger = new BudgetLedger(stores, items, kf?.short ?? 0);
+/** Removes, oldest first, what the ledger chooses until every budget is met, settling what each removal really freed. */
+async function removeForSpace(ctx: SweepContext, home: Dir, ledger: BudgetLedger, removal: Map<BudgetItem, Removal>, tally: StepTally): Promise<void> {
   for (let choice = ledger.next(); choice; choice = ledger.next()) {
     ctx.signal?.throwIfAborted();
-    const { item, reason } = choice;
-    let freed: number | undefined;
-    const s = sessionItems.get(item);
-    const hq = heldItems.get(item);
-    const hv = virtualHeld.get(item);
-    if (hq) {
-      freed = await purgeAt(ctx, hq.parent, hq.t, reason);
-      if (freed !== undefined) {
-        tally.items++;
-        tally.bytes += freed;
-      }
-    } else if (hv) {
-      // A dry run: this sweep would have held it, and would now purge it for the budget.
-      const target = hv.kind === 'session' ? hv.parent : `${ctx.home}/gc/quarantine`;
-      const path = `${target}/${hv.entry}`;
-      acted(ctx, { kind: 'purge_quarantine', store: hv.kind === 'session' ? 'sessions' : 'records', origin: hv.origin, target: hv.target, held: hv.kind, reason, path, bytes: hv.bytes }, 'debug', { path, target: hv.target, reason, bytes: hv.bytes });
-      freed = hv.bytes;
-    } else if (s) {
-      const before = { ...tally };
-      await removeSessions(ctx, { ...s.plan, plan: { remove: [{ name: item.target, reason }], skip: [] } }, tally, () => undefined);
-      freed = tally.items > before.items ? tally.bytes - before.bytes : undefined;
-    } else {
-      const rc = recordItems.get(item);
-      if (rc) {
-        freed = await removeRecord(ctx, home, rc.c, rc.r.name, reason);
-        if (freed !== undefined) {
-          tally.items++;
-          tally.bytes += freed;
-        }
-      }
-    }
-    ledger.settle(choice, freed);
+    const how = removal.get(choice.item);
+    ledger.settle(choice, how ? await removeOne(ctx, home, choice.item, choice.reason, how, tally) : undefined);
   }
+}
 
-  const putBack = kf ? await keepReserve(ctx, home, kf) : false;
+/** Removes (or purges) one item for space; the bytes it freed, or undefined when it did not go. */
+async function removeOne(ctx: SweepContext, home: Dir, item: BudgetItem, reason: BudgetReason, how: Removal, tally: StepTally): Promise<number | undefined> {
+  let freed: number | undefined;
+  switch (how.kind) {
+    case 'held':
+      freed = await purgeAt(ctx, how.parent, how.t, reason);
+      break;
+    case 'would-be-held': {
+      // A dry run: this sweep would have held it, and would now purge it for the budget.
+      const h = how.h;
+      const path = `${h.kind === 'session' ? h.parent : `${ctx.home}/gc/quarantine`}/${h.entry}`;
+      ctx.purgedNow.add(`${h.parent}/${h.entry}`);
+      acted(ctx, { kind: 'purge_quarantine', store: h.kind === 'session' ? 'sessions' : 'records', origin: h.origin, target: h.target, held: h.kind, reason, path, bytes: h.bytes }, 'debug', { path, target: h.target, reason, bytes: h.bytes });
+      return h.bytes;
+    }
+    case 'session': {
+      const before = { ...tally };
+      await removeSessions(ctx, { ...how.s.plan, plan: { remove: [{ name: item.target, reason }], skip: [] } }, tally, () => undefined);
+      return tally.items > before.items ? tally.bytes - before.bytes : undefined;
+    }
+    case 'record':
+      freed = await removeRecord(ctx, home, how.c, how.r.name, reason);
+      break;
+  }
+  if (freed !== undefined) {
+    tally.items++;
+    tally.bytes += freed;
+  }
+  return freed;
+}
 
+/** One `budget_unmet` skip per budget left unmet, and the report's `budget` section. */
+function reportBudgets(ctx: SweepContext, home: Dir, ledger: BudgetLedger, kf: KeepFreeNeed | undefined, putBack: boolean): void {
   const unmet = ledger.unmet();
   for (const u of unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kf) });
   ctx.report.budget = {
@@ -297,7 +341,6 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
       : null,
     unmet,
   };
-  return tally;
 }
 
 /**

@@ -23,6 +23,7 @@ import type { HeldItem } from '../../gchome/quarantine-layout.js';
 import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../../gchome/audit.js';
 import { newReport, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
+import { TraceAppends } from '../../gchome/trace-appends.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { BesideScan } from '../../runtime/workdir-scan.js';
 import type { ClockSkew } from '../../plan/clock.js';
@@ -90,6 +91,8 @@ export interface SessionsRootPlan {
   /** the sessions of this root, with their liveness */
   views: SessionView[];
   plan: SessionsPlan;
+  /** children named by the traces of this root's held sessions (never orphans; set by the remove step) */
+  heldTied?: Set<string>;
 }
 
 export interface RecordsPolicyPlan {
@@ -212,7 +215,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     retentionItems: [],
     lostTasks: [],
     cache: undefined,
-    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), appends: new TraceAppends(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
     records: undefined,
     debris: [],
     modes: [],
@@ -326,10 +329,13 @@ export function finishReport(ctx: SweepContext): SweepReport {
   ctx.report.duration_ms = ctx.now() - ctx.nowMs;
   const purges = ctx.report.actions.filter((a) => a.kind === 'purge_quarantine');
   if (ctx.quarantineMs !== undefined || purges.length > 0) {
+    // What the window holds once the sweep is over: an item a disk budget purged in this same
+    // sweep was removed, not held.
+    const held = ctx.heldNow.filter((h) => !ctx.purgedNow.has(`${h.parent}/${h.entry}`));
     ctx.report.quarantine = {
       window_secs: Math.round((ctx.quarantineMs ?? 0) / 1000),
-      held: ctx.heldNow.length,
-      held_bytes: ctx.heldNow.reduce((n, h) => n + h.bytes, 0),
+      held: held.length,
+      held_bytes: held.reduce((n, h) => n + h.bytes, 0),
       purged: purges.length,
       purged_bytes: purges.reduce((n, a) => n + a.bytes, 0),
     };

@@ -8,7 +8,8 @@
 //   and only while every session of the root has a readable trace.
 // - Each removal is intended in the audit log first (`parent` = W, `target` =
 //   `.murmur/children/<name>`), goes through fsx/remove.ts (identity re-checked, descriptor-
-//   relative, links never followed, mounts never crossed) and is a target of a `retention` line
+//   relative, links never followed, mounts never crossed) after its liveness is judged again
+//   through the open `children/` descriptor (steps/beside.ts recheckChild), and is a target of a `retention` line
 //   with reason `children_max_age`. The blast-radius guard applies per root. Orphans are removed
 //   at once: the undo window holds sessions, and an orphan has none.
 // - A dry run measures and lists; nothing changes. The disk-changing call is the one in `act`.
@@ -19,11 +20,12 @@ import { childEntryName, planOrphans, type OrphanVerdict } from '../../plan/work
 import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
-import { tooLarge } from './remove.js';
+import { tooLarge } from './guard.js';
+import { recheckChild } from './beside.js';
 
 /** The orphans of one root, judged (pure inputs gathered from the scan). */
-export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined): OrphanVerdict[] {
-  const tied = new Set<string>();
+export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set()): OrphanVerdict[] {
+  const tied = new Set<string>(heldTied);
   let uncertain = false;
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
@@ -48,7 +50,7 @@ export async function orphansStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   for (const p of ctx.sessionPlans) {
     if (p.input.isAuditRoot || !p.beside?.children || !p.scan.identity) continue;
-    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs);
+    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs, p.heldTied);
     if (verdicts.length === 0) continue;
     await rootOrphans(ctx, p, p.beside, verdicts, tally);
   }
@@ -94,7 +96,7 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
         } catch (err) {
           if (isAbort(err)) throw err;
           const code = codeOf(err);
-          (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
+          (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
         }
       }
     }
@@ -118,5 +120,12 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
 /** The only disk-changing call of this step (through the run's effects: a dry run measures). */
 async function act(ctx: SweepContext, children: Dir, name: string, identity: Identity, workdir: string, rel: string): Promise<number> {
   const retention = { store: 'sessions', reason: 'children_max_age', target: rel, parent: workdir } as const;
-  return ctx.fx.audited({ kind: 'remove_orphan_workdir', ...retention }, () => ctx.fx.remove(children, name, identity, ctx.signal ? { signal: ctx.signal } : {}), () => ({ retention }));
+  return ctx.fx.audited(
+    { kind: 'remove_orphan_workdir', ...retention },
+    async () => {
+      await recheckChild(ctx, children, name, identity, true);
+      return ctx.fx.remove(children, name, identity, ctx.signal ? { signal: ctx.signal } : {});
+    },
+    () => ({ retention }),
+  );
 }

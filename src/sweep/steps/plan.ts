@@ -14,6 +14,7 @@ import { planSessions } from '../../plan/sessions.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
 import { Codes } from '../../errors.js';
 import { futureSessions } from '../../plan/future-ids.js';
+import { humanTime } from '../../runtime/conversation-format.js';
 
 /** The retain block without its age key while the clock is skewed (undefined when nothing is left). */
 function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain: R | undefined): R | undefined {
@@ -26,11 +27,10 @@ function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain
 function warnFutureSessions(ctx: SweepContext, root: string, names: string[]): void {
   const f = futureSessions(names, ctx.nowMs);
   if (f.count === 0 || f.newest === undefined) return;
-  const when = Number.isFinite(new Date(f.newestMs).getTime()) ? new Date(f.newestMs).toISOString() : `${f.newestMs} ms`;
   skip(ctx, {
     target: root,
     code: Codes.futureSessionId,
-    detail: `${root} holds ${f.count} session name${f.count === 1 ? '' : 's'} minted in the future (the first-ranked: ${f.newest}, minted ${when}); like the runtime, murmur-gc ranks them newest, so under max_sessions they push real sessions out and max_age never reaches them`,
+    detail: `${root} holds ${f.count} session name${f.count === 1 ? '' : 's'} minted in the future (the first-ranked: ${f.newest}, minted ${humanTime(f.newestMs)}); like the runtime, murmur-gc ranks them newest, so under max_sessions they push real sessions out and max_age never reaches them`,
   });
 }
 

@@ -20,6 +20,7 @@
 // - A symlink in place of `<home>/gc/quarantine` is reported (`symlink`) and never followed.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../../runtime/inventory.js';
+import { humanTime } from '../../runtime/conversation-format.js';
 import { dropEmptyItem, listQuarantineDir, openQuarantineDir, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
@@ -174,7 +175,7 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
   const path = q.display(item.entry);
   const why = item.unreadable ?? 'its item.json cannot be read';
   if (!isExpired(item.untilMs, ctx.nowMs)) {
-    skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${new Date(item.untilMs).toISOString()} (the window in its name)` });
+    skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (the window in its name)` });
     return undefined;
   }
   warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });

@@ -18,6 +18,7 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     skip: (s) => skip(ctx, s),
     fail: (e) => fail(ctx, e),
     task: (t) => ctx.lostTasks.push(t),
+    ownAppend: (root, session, after, runtimeWriteMs) => ctx.world.appends.record(root, session, after, runtimeWriteMs),
   };
   let done = 0;
   for (const v of ctx.world.views) {

@@ -14,12 +14,15 @@ import type { ItemMeta } from '../../gchome/quarantine-layout.js';
 import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
-import { blastRadius } from '../../plan/guards.js';
 import { acted, fail, notWritable, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
-import { besidePlanFor, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
+import { besidePlanFor, completeHeldBeside, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
 import type { BudgetReason, SessionRemovalReason } from '../../plan/budget.js';
+import { failpoint } from '../../failpoint.js';
+import { tooLarge } from './guard.js';
+
+export { tooLarge } from './guard.js';
 
 
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
@@ -28,7 +31,10 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
     ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) + ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length, 0);
   let done = 0;
   const tick = () => progress(ctx, ++done, total, tally.bytes);
-  for (const p of ctx.sessionPlans) await removeSessions(ctx, p, tally, tick);
+  for (const p of ctx.sessionPlans) {
+    await completeHeldBeside(ctx, p, tally);
+    await removeSessions(ctx, p, tally, tick);
+  }
   const home = ctx.homeDir;
   if (!home) return tally;
   for (const { policy, contexts, plan } of ctx.recordPlans) {
@@ -47,22 +53,6 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
     }
   }
   return tally;
-}
-
-/**
- * The blast-radius guard for one store: true (reported as `blast_radius`, nothing removed there)
- * when this sweep would remove more than the limit allows. A dry run reports the same.
- */
-export function tooLarge(ctx: SweepContext, store: string, what: 'sessions' | 'records' | 'child workdirs', present: number, names: string[]): boolean {
-  const limit = blastRadius({ present, remove: names.length, configured: ctx.config.maxDelete, unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true });
-  if (!limit) return false;
-  const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, … (${names.length - 10} more)` : '');
-  fail(ctx, {
-    target: store,
-    code: Codes.blastRadius,
-    detail: `this sweep would remove ${names.length} of ${present} ${what} in ${store} (${shown}); ${limit}, so nothing was removed there. To proceed: check it with --dry-run, then run it once by hand (murmur-gc sweep), or add --confirm-large, or raise max_delete`,
-  });
-  return true;
 }
 
 /** Removes the sessions `plan` names in one root (also used by the budget step, with its reasons). */
@@ -110,6 +100,17 @@ export async function removeSessions(
         const verify = sessionUnchanged(view, target);
         const signal = ctx.signal;
         const retention = { store: 'sessions', reason: r.reason, target: r.name, parent: input.root } as const;
+        const mine = besidePlan?.remove.filter((i) => i.session === r.name) ?? [];
+        let besideBytes = 0;
+        if (hold === undefined && mine.length && dirs && beside) {
+          // Removed at once, what goes with a session goes before it, while its trace (the
+          // evidence) is still there: killed in between, the next sweep finds the session still
+          // due and finishes (docs/design.md §9a).
+          await checkSession(rootDir, r.name, view, verify);
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, undefined);
+          tally.bytes += besideBytes;
+          failpoint('beside:session_boundary');
+        }
         const { bytes, held } = await ctx.fx.audited(
           { kind: 'remove_session', ...retention },
           async (): Promise<{ bytes: number; held?: HeldAt }> => {
@@ -121,11 +122,11 @@ export async function removeSessions(
         );
         ctx.removedSessions.add(target);
         gone.add(r.name);
-        const mine = besidePlan?.remove.filter((i) => i.session === r.name) ?? [];
-        let besideBytes = 0;
-        if (mine.length && dirs && beside) {
-          const heldAt = held ? { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity } : undefined;
-          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, heldAt);
+        if (held && mine.length && dirs && beside) {
+          // Held, they go into the session's hold, which exists only now; killed in between, the
+          // next sweep finishes from the held session's trace (completeHeldBeside).
+          failpoint('beside:session_boundary');
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity });
           tally.bytes += besideBytes;
         }
         if (held) {
@@ -147,6 +148,16 @@ export async function removeSessions(
   } finally {
     await dirs?.close();
     await rootDir.close();
+  }
+}
+
+/** `verify` run on the session `root/name` in place (before what goes with it is removed). */
+async function checkSession(root: Dir, name: string, view: SessionView, verify: (sdir: Dir) => Promise<void>): Promise<void> {
+  const d = await root.openDir(name, view.scan.identity);
+  try {
+    await verify(d);
+  } finally {
+    await d.close();
   }
 }
 

@@ -6,6 +6,7 @@
 import { scanHomeModes, scanRecords, type Debris } from '../../runtime/inventory.js';
 import { planMode } from '../../plan/modes.js';
 import { problem, type SweepContext, type StepTally } from './context.js';
+import { definedOnly } from '../../defined.js';
 
 const DEBRIS_AGE_MS = 60 * 60 * 1000;
 
@@ -24,7 +25,7 @@ function runningDebris(ctx: SweepContext): Debris[] {
       path: `${ctx.home}/running/${d.name}`,
       identity: d.identity,
       pid: d.pid,
-      ...(d.startTime !== undefined ? { startTime: d.startTime } : {}),
+      ...definedOnly({ startTime: d.startTime }),
       detail: d.kind === 'running_temp' ? `a running record a killed runtime was writing (pid ${d.pid})` : `a running record whose process (pid ${d.pid}) is gone`,
     });
   }
@@ -54,7 +55,7 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   report.inventory.records = ctx.records?.contexts.length ?? 0;
   report.inventory.records_counted = ctx.records?.counted ?? 0;
   report.inventory.records_count_cached = ctx.records?.countsCached ?? 0;
-  ctx.debris = [...ctx.world.rootScans.flatMap((r) => r.scan.debris), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
+  ctx.debris = [...ctx.world.rootScans.flatMap((r) => [...r.scan.debris, ...(r.beside?.debris ?? [])]), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
 
   if (homeDir) {
     const hm = await scanHomeModes(homeDir, ctx.home);
