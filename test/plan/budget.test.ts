@@ -385,6 +385,14 @@ describe("keep_free's room for a missing reserve", () => {
     expect(withReserveRoom({ ...kf, free: 200, short: 0 }, [R], [item(R.key, 'a', 1, 70)], 25)).toEqual({ required: 100, free: 200, short: 0, room: 0 });
   });
 
+  it('a max_bytes out of reach in the same store does not make the room unreachable (only keep_free counts)', () => {
+    const items = [item(S.key, 'live', 1, 500, 'live_session'), item(S.key, 'a', 2, 70)];
+    // S is 470 over its 100 bytes and only 70 can go: max_bytes stays unmet, keep_free + room (65) is met.
+    expect(withReserveRoom(kf, [S], items, 25)).toEqual({ required: 100, free: 60, short: 65, room: 25 });
+    const withRoom = { required: 100, free: 60, short: 65, room: 25 };
+    expect(dropUnreachableRoom(withRoom, [S], items)).toBe(withRoom);
+  });
+
   it('is dropped once what could provide it is held', () => {
     const withRoom = { required: 100, free: 60, short: 65, room: 25 };
     expect(dropUnreachableRoom(withRoom, [R], [item(R.key, 'a', 1, 70)])).toBe(withRoom);
