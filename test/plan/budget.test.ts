@@ -243,6 +243,114 @@ describe('the undo window under pressure', () => {
   });
 });
 
+describe('ties and bounds', () => {
+  it('equal ages go by name in either input order, in place and among holds', () => {
+    const q = (target: string, untilMs: number): BudgetItem => ({ ...item(S.key, target, untilMs, 100), quarantined: true });
+    for (const items of [
+      [item(S.key, 'b', 5, 100), item(S.key, 'a', 5, 100), item(S.key, 'c', 5, 100)],
+      [item(S.key, 'a', 5, 100), item(S.key, 'c', 5, 100), item(S.key, 'b', 5, 100)],
+      [item(S.key, 'c', 5, 100), item(S.key, 'b', 5, 100), item(S.key, 'a', 5, 100)],
+    ]) {
+      expect(planBudgets([{ ...S, maxBytes: 100 }], items, 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+      const held = items.map((i) => q(i.target, i.ageMs));
+      expect(planBudgets([{ ...S, maxBytes: 100 }], held, 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+    }
+  });
+
+  it('the largest untouchable items of equal size are named in name order, whatever the input order', () => {
+    const names = ['held-c', 'held-a', 'held-d', 'held-b'];
+    for (const order of [names, [...names].reverse(), ['held-b', 'held-d', 'held-a', 'held-c']]) {
+      const items = order.map((n, k) => item(S.key, n, k, 100, 'live_session'));
+      expect(planBudgets([S], items, 0).unmet[0]?.largest).toEqual([
+        { target: 'held-a', code: 'live_session', bytes: 100 },
+        { target: 'held-b', code: 'live_session', bytes: 100 },
+        { target: 'held-c', code: 'live_session', bytes: 100 },
+      ]);
+    }
+  });
+
+  it('a negative shortfall is no shortfall; freeing more than is short leaves it at 0, not below', () => {
+    const ledger = new BudgetLedger([R], [item(R.key, 'a', 1, 50)], -10);
+    expect(ledger.keepFreeShortBytes).toBe(0);
+    expect(ledger.next()).toBeUndefined();
+    const l2 = new BudgetLedger([R], [item(R.key, 'a', 1, 50), item(R.key, 'b', 2, 50)], 20);
+    const c = l2.next()!;
+    l2.settle(c, 50);
+    expect(l2.keepFreeShortBytes).toBe(0);
+    expect(l2.next()).toBeUndefined();
+    expect(l2.unmet()).toEqual([]);
+  });
+});
+
+describe('each budget reports only what is its own', () => {
+  it('a store over max_bytes names only its own held items, not another store\'s', () => {
+    const T: BudgetStore = { key: 'sessions:/t', label: '/t', maxBytes: undefined, keepFree: false };
+    const items = [item(S.key, 's-live', 1, 200, 'live_session'), item(S.key, 's-done', 2, 10), item(T.key, 't-live', 3, 900, 'live_session'), item(T.key, 't-done', 4, 5)];
+    expect(planBudgets([S, T], items, 0)).toEqual({
+      remove: [],
+      unmet: [
+        {
+          store: S.key,
+          label: '/r',
+          reason: 'max_bytes',
+          bytesShort: 110,
+          held: { live_session: { items: 1, bytes: 200 } },
+          removable: { items: 1, bytes: 10 },
+          removed: 0,
+          largest: [{ target: 's-live', code: 'live_session', bytes: 200 }],
+        },
+      ],
+    });
+  });
+
+  it('keep_free counts only the stores taking part: removable bytes on another filesystem do not make it reachable', () => {
+    const T: BudgetStore = { key: 'sessions:/other-fs', label: '/other-fs', maxBytes: undefined, keepFree: false };
+    const items = [item(R.key, 'r1', 1, 30), item(T.key, 't1', 2, 1000)];
+    const { remove, unmet } = planBudgets([R, T], items, 50);
+    expect(remove).toEqual([]);
+    expect(unmet).toEqual([{ store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: 50, held: {}, removable: { items: 1, bytes: 30 }, removed: 0, largest: [] }]);
+  });
+
+  it('keep_free is acted on when what can go is exactly what is short', () => {
+    const items = [item(R.key, 'r1', 1, 30), item(R.key, 'r2', 2, 20)];
+    expect(planBudgets([R], items, 50).remove.map((c) => c.item.target)).toEqual(['r1', 'r2']);
+    expect(planBudgets([{ ...S, maxBytes: 50 }], [item(S.key, 'a', 1, 30), item(S.key, 'b', 2, 20), item(S.key, 'c', 3, 50, 'live_session')], 0).remove.map((c) => c.item.target)).toEqual(['a', 'b']);
+  });
+
+  it('keep_free found out of reach after removals (one failed) counts what it removed', () => {
+    const ledger = new BudgetLedger([R], [item(R.key, 'a', 1, 30), item(R.key, 'b', 2, 30), item(R.key, 'c', 3, 30)], 70);
+    const seen: string[] = [];
+    for (let c = ledger.next(); c; c = ledger.next()) {
+      seen.push(c.item.target);
+      ledger.settle(c, c.item.target === 'b' ? undefined : c.item.bytes);
+    }
+    // 70 short: a goes (40 short), b fails, c (30) cannot cover 40: stays.
+    expect(seen).toEqual(['a', 'b']);
+    expect(ledger.unmet()).toEqual([
+      {
+        store: undefined,
+        label: 'keep_free',
+        reason: 'keep_free',
+        bytesShort: 40,
+        held: { failed: { items: 1, bytes: 30 } },
+        removable: { items: 1, bytes: 30 },
+        removed: 1,
+        largest: [{ target: 'b', code: 'failed', bytes: 30 }],
+      },
+    ]);
+  });
+
+  it('items of the same name and age in two stores go in store order, and are named in that order', () => {
+    const T: BudgetStore = { key: 'records:t', label: 't', maxBytes: undefined, keepFree: true };
+    for (const [first, second] of [[R, T], [T, R]] as const) {
+      const items = [item(first.key, 'same', 5, 40), item(second.key, 'same', 5, 40)];
+      expect(planBudgets([R, T], items, 30).remove.map((c) => c.item.store)).toEqual([first.key]);
+      const held = [item(first.key, 'same', 5, 40, 'live_context'), item(second.key, 'same', 5, 40, 'not_owned')];
+      expect(planBudgets([R, T], held, 30).unmet[0]?.largest.map((l) => l.code)).toEqual(held.map((h) => h.held));
+    }
+  });
+});
+
 describe('which stores take part', () => {
   it('a sessions root: by its own max_bytes, and by keep_free only with a policy on the home\'s filesystem', () => {
     const retain = { maxAgeSecs: 60 };
@@ -275,6 +383,14 @@ describe("keep_free's room for a missing reserve", () => {
     expect(withReserveRoom(kf, [R], [item(R.key, 'a', 1, 70)], 25)).toEqual({ required: 100, free: 60, short: 65, room: 25 });
     expect(withReserveRoom(kf, [R], [item(R.key, 'a', 1, 50)], 25)).toBe(kf);
     expect(withReserveRoom({ ...kf, free: 200, short: 0 }, [R], [item(R.key, 'a', 1, 70)], 25)).toEqual({ required: 100, free: 200, short: 0, room: 0 });
+  });
+
+  it('a max_bytes out of reach in the same store does not make the room unreachable (only keep_free counts)', () => {
+    const items = [item(S.key, 'live', 1, 500, 'live_session'), item(S.key, 'a', 2, 70)];
+    // S is 470 over its 100 bytes and only 70 can go: max_bytes stays unmet, keep_free + room (65) is met.
+    expect(withReserveRoom(kf, [S], items, 25)).toEqual({ required: 100, free: 60, short: 65, room: 25 });
+    const withRoom = { required: 100, free: 60, short: 65, room: 25 };
+    expect(dropUnreachableRoom(withRoom, [S], items)).toBe(withRoom);
   });
 
   it('is dropped once what could provide it is held', () => {

@@ -64,3 +64,51 @@ describe('planMode', () => {
     expect(planMode({ ...base, role: 'home', kind: 'dir', mode: 0o775, nlink: 3 }, 1000)).toEqual({ path: '/h', from: 0o775, to: 0o700 });
   });
 });
+
+describe('what a mode skip says (the report, -v and the JSON show these words)', () => {
+  const base = { path: '/h/x', uid: 1000, nlink: 1 };
+  it('names the path and why its mode is left alone', () => {
+    expect(planMode({ ...base, role: 'private_dir', kind: 'symlink', mode: 0o777 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'symlink',
+      detail: '/h/x is a symbolic link; its mode is not reasserted through it',
+    });
+    expect(planMode({ ...base, role: 'private_dir', kind: 'file', mode: 0o755 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'not_regular',
+      detail: '/h/x is not a directory; left alone',
+    });
+    expect(planMode({ ...base, role: 'home', kind: 'other', mode: 0o755 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'not_regular',
+      detail: '/h/x is not a directory; left alone',
+    });
+    expect(planMode({ ...base, role: 'private_file', kind: 'dir', mode: 0o644 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'not_regular',
+      detail: '/h/x is not a regular file; left alone',
+    });
+    expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o644, uid: 0 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'foreign_owner',
+      detail: '/h/x belongs to uid 0, not 1000; its mode is left alone',
+    });
+    expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o644, nlink: 3 }, 1000)).toEqual({
+      path: '/h/x',
+      code: 'hard_link',
+      detail: '/h/x has 3 hard links; its mode is left alone',
+    });
+  });
+
+  it('a path already at its mode is left alone even when it is another user\'s or hard-linked (nothing to say)', () => {
+    expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o600, uid: 0, nlink: 2 }, 1000)).toBeUndefined();
+    expect(planMode({ ...base, role: 'private_dir', kind: 'dir', mode: 0o700, uid: 0 }, 1000)).toBeUndefined();
+  });
+
+  it('compares the permission bits only (the file type bits of st_mode are ignored); setuid/sticky bits are cleared', () => {
+    expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o100600 }, 1000)).toBeUndefined();
+    expect(planMode({ ...base, role: 'private_dir', kind: 'dir', mode: 0o40700 }, 1000)).toBeUndefined();
+    expect(planMode({ ...base, role: 'private_dir', kind: 'dir', mode: 0o41700 }, 1000)).toEqual({ path: '/h/x', from: 0o1700, to: 0o700 });
+    expect(planMode({ ...base, role: 'private_file', kind: 'file', mode: 0o104600 }, 1000)).toEqual({ path: '/h/x', from: 0o4600, to: 0o600 });
+  });
+});

@@ -68,3 +68,59 @@ describe('protected contexts', () => {
     expect(p.truncate).toEqual([]);
   });
 });
+
+describe('what a skip says (the report, -v and the JSON show these words)', () => {
+  const policy = { maxMessages: 3, maxAgeSecs: 90 * 86_400 };
+
+  it('a live context names the key that condemns it: max_age when over age, else max_messages', () => {
+    const p = planRecords([ctx('c_old', 'shey', 100, 2), ctx('c_long', 'shey', 1, 10)], 'shey', policy, new Set(['c_old', 'c_long']), NOW);
+    expect(p.skip).toEqual([
+      { context: 'c_long', code: 'live_context', detail: 'context c_long is named by a live session; kept although max_messages condemns it' },
+      { context: 'c_old', code: 'live_context', detail: 'context c_old is named by a live session; kept although max_age condemns it' },
+    ]);
+  });
+
+  it('a protected context names the key that condemns it and how to release it', () => {
+    const p = planRecords([ctx('c_old', 'shey', 100, 2), ctx('c_long', 'shey', 1, 10)], 'shey', policy, new Set(), NOW, () => true);
+    expect(p.skip).toEqual([
+      {
+        context: 'c_long',
+        code: 'protected',
+        detail: 'context c_long is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although max_messages condemns it',
+      },
+      {
+        context: 'c_old',
+        code: 'protected',
+        detail: 'context c_old is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although max_age condemns it',
+      },
+    ]);
+  });
+});
+
+describe('order and boundaries', () => {
+  it('contexts are planned in name order whatever the input order', () => {
+    const names = ['ctx_c', 'ctx_a', 'ctx_d', 'ctx_b'];
+    const want = ['ctx_a', 'ctx_b', 'ctx_c', 'ctx_d'];
+    for (const order of [names, [...names].reverse(), ['ctx_b', 'ctx_d', 'ctx_a', 'ctx_c']]) {
+      const p = planRecords(order.map((n) => ctx(n, 'shey', 100, 10)), 'shey', { maxAgeSecs: 86_400 }, new Set(), NOW);
+      expect(p.remove.map((r) => r.context)).toEqual(want);
+      const t = planRecords(order.map((n) => ctx(n, 'shey', 1, 10)), 'shey', { maxMessages: 3 }, new Set(), NOW);
+      expect(t.truncate.map((r) => r.context)).toEqual(want);
+    }
+  });
+
+  it('max_messages is exact: exactly the limit is kept whole, one more is truncated to it', () => {
+    const p = planRecords([ctx('c_at', 'shey', 1, 3), ctx('c_over', 'shey', 1, 4), ctx('c_uncounted', 'shey', 1)], 'shey', { maxMessages: 3 }, new Set(), NOW);
+    expect(p).toEqual({ remove: [], truncate: [{ context: 'c_over', reason: 'max_messages', keep: 3, messagesDropped: 1 }], skip: [] });
+  });
+
+  it('a max_age policy alone removes what is over age and truncates nothing', () => {
+    const p = planRecords([ctx('c_old', 'shey', 100, 50), ctx('c_new', 'shey', 1, 50)], 'shey', { maxAgeSecs: 90 * 86_400 }, new Set(), NOW);
+    expect(p).toEqual({ remove: [{ context: 'c_old', reason: 'max_age' }], truncate: [], skip: [] });
+  });
+
+  it('a max_messages policy alone never removes, however old the record', () => {
+    const p = planRecords([ctx('c_old', 'shey', 10_000, 50), ctx('c_ok', 'shey', 10_000, 2)], 'shey', { maxMessages: 3 }, new Set(), NOW);
+    expect(p).toEqual({ remove: [], truncate: [{ context: 'c_old', reason: 'max_messages', keep: 3, messagesDropped: 47 }], skip: [] });
+  });
+});

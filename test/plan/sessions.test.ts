@@ -99,3 +99,38 @@ describe('protected sessions', () => {
     expect(withOld.remove.map((r) => r.name)).toEqual(all.remove.map((r) => r.name).filter((n) => n !== ids[1]));
   });
 });
+
+describe('what a session skip says (the report, -v and the JSON show these words)', () => {
+  const ids = [6, 5, 4, 3, 2, 1].map((d) => idAt('ses_', NOW - d * DAY)); // oldest first
+
+  it('a live session: why it is live and which key condemns it', () => {
+    const input = ids.map(dead);
+    input[0] = { name: ids[0]!, liveness: 'live', livenessWhy: 'its running record names a live process' };
+    input[2] = { name: ids[2]!, liveness: 'live', livenessWhy: 'its trace was written in the last 60 s' };
+    const p = planSessions(input, { maxSessions: 3, maxAgeSecs: 5.5 * 86_400 }, NOW);
+    expect(p.skip).toEqual([
+      {
+        name: ids[2],
+        reason: 'max_sessions',
+        code: 'live_session',
+        detail: `${ids[2]} is live (its trace was written in the last 60 s); kept although max_sessions condemns it`,
+      },
+      {
+        name: ids[0],
+        reason: 'max_age',
+        code: 'live_session',
+        detail: `${ids[0]} is live (its running record names a live process); kept although max_age condemns it`,
+      },
+    ]);
+  });
+
+  it('a protected session: how to release it and which key condemns it', () => {
+    const p = planSessions(ids.map(dead), { maxSessions: 3, maxAgeSecs: 5.5 * 86_400 }, NOW, undefined, () => true);
+    expect(p.remove).toEqual([]);
+    expect(p.skip.map((s) => s.detail)).toEqual([
+      `${ids[2]} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although max_sessions condemns it`,
+      `${ids[1]} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although max_sessions condemns it`,
+      `${ids[0]} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although max_age condemns it`,
+    ]);
+  });
+});

@@ -390,3 +390,58 @@ describe('nextHeader', () => {
     expect(() => nextHeader(undefined, 'c', -1, '', '', 0)).toThrow(RangeError);
   });
 });
+
+describe('what a refused header says (the words reach the error a truncation reports)', () => {
+  const base = { type: 'murmur.record' as const, capsule: 'c', created_ms: 0n };
+  const marker = { dropped: 0n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 0n };
+
+  it('names the field that cannot be written, and why', () => {
+    expect(() => serializeHeader({ ...base, type: 'other' } as unknown as RecordHeader)).toThrow(new TypeError('header type must be murmur.record'));
+    expect(() => serializeHeader({ ...base, created_ms: -1n })).toThrow(new RangeError('created_ms must be a non-negative integer below 2^64'));
+    expect(() => serializeHeader({ ...base, created_ms: 7 as unknown as bigint })).toThrow(new RangeError('created_ms must be a non-negative integer below 2^64'));
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, dropped: 2n ** 64n } })).toThrow(
+      new RangeError('truncated.dropped must be a non-negative integer below 2^64'),
+    );
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, at_ms: -1n } })).toThrow(new RangeError('truncated.at_ms must be a non-negative integer below 2^64'));
+    expect(() => serializeHeader({ ...base, capsule: 'a\udc00' })).toThrow(new RangeError('header string field holds a lone surrogate'));
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, last_dropped_id: '\ud800x' } })).toThrow(new RangeError('header string field holds a lone surrogate'));
+    expect(() => serializeHeader({ ...base, capsule: 5 as unknown as string })).toThrow(new TypeError('header string field is not a string'));
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, oldest_surviving_id: null as unknown as string } })).toThrow(
+      new TypeError('header string field is not a string'),
+    );
+  });
+});
+
+describe('nextHeader bounds', () => {
+  it('a truncation that drops nothing more keeps the cumulative count', () => {
+    const h = nextHeader({ type: 'murmur.record', capsule: 'o', created_ms: 5n, truncated: { dropped: 9n, oldest_surviving_id: 'x', last_dropped_id: 'y', at_ms: 1n } }, 'f', 0, 'a', 'b', 0);
+    expect(h).toEqual({ type: 'murmur.record', capsule: 'o', created_ms: 5n, truncated: { dropped: 9n, oldest_surviving_id: 'a', last_dropped_id: 'b', at_ms: 0n } });
+    expect(nextHeader(undefined, 'f', 0, '', '', 0)).toEqual({
+      type: 'murmur.record',
+      capsule: 'f',
+      created_ms: 0n,
+      truncated: { dropped: 0n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 0n },
+    });
+  });
+
+  it('refuses a drop or a clock that is not a non-negative safe integer, saying which', () => {
+    for (const dropped of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      expect(() => nextHeader(undefined, 'c', dropped, '', '', 0)).toThrow(new RangeError('dropped must be a non-negative integer'));
+    }
+    for (const nowMs of [-1, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => nextHeader(undefined, 'c', 1, '', '', nowMs)).toThrow(new RangeError('nowMs must be a non-negative integer'));
+    }
+  });
+});
+
+describe('parseHeaderLine whitespace', () => {
+  it('skips the JSON whitespace serde_json skips before the value (space, tab, LF, CR), and nothing else', () => {
+    const line = '{"type":"murmur.record","capsule":"c","created_ms":1}';
+    const want = { type: 'murmur.record', capsule: 'c', created_ms: 1n };
+    for (const ws of [' ', '\t', '\n', '\r', ' \t\r\n ', '\r\r']) {
+      expect(parseHeaderLine(ws + line)).toEqual(want);
+      expect(parseHeaderLine(b(ws + '["murmur.record","c",1]'))).toEqual(want);
+    }
+    for (const notWs of ['\f', '\v', '\u00a0', '\u2028', '\0']) expect(parseHeaderLine(notWs + line)).toBeUndefined();
+  });
+});
