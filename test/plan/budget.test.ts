@@ -293,7 +293,7 @@ describe('each budget reports only what is its own', () => {
           store: S.key,
           label: '/r',
           reason: 'max_bytes',
-          bytesShort: 110,
+          bytes_short: 110,
           held: { live_session: { items: 1, bytes: 200 } },
           removable: { items: 1, bytes: 10 },
           removed: 0,
@@ -308,7 +308,7 @@ describe('each budget reports only what is its own', () => {
     const items = [item(R.key, 'r1', 1, 30), item(T.key, 't1', 2, 1000)];
     const { remove, unmet } = planBudgets([R, T], items, 50);
     expect(remove).toEqual([]);
-    expect(unmet).toEqual([{ store: undefined, label: 'keep_free', reason: 'keep_free', bytesShort: 50, held: {}, removable: { items: 1, bytes: 30 }, removed: 0, largest: [] }]);
+    expect(unmet).toEqual([{ store: undefined, label: 'keep_free', reason: 'keep_free', bytes_short: 50, held: {}, removable: { items: 1, bytes: 30 }, removed: 0, largest: [] }]);
   });
 
   it('keep_free is acted on when what can go is exactly what is short', () => {
@@ -331,7 +331,7 @@ describe('each budget reports only what is its own', () => {
         store: undefined,
         label: 'keep_free',
         reason: 'keep_free',
-        bytesShort: 40,
+        bytes_short: 40,
         held: { failed: { items: 1, bytes: 30 } },
         removable: { items: 1, bytes: 30 },
         removed: 1,
