@@ -1,6 +1,6 @@
 // `murmur-gc conversation ls|rm|truncate` — commander wiring and output (docs/design.md §R6).
-// Guarantees: refusal order is the runtime's — usage errors (exit 2: a missing or non-integer
-// `--keep`, a missing CONTEXT-ID) are commander's; then `--keep` below 1 (E-CNV-003) before the
+// Guarantees: refusal order is the runtime's — usage errors (exit 2: a missing, negative or non-integer
+// `--keep`, a missing CONTEXT-ID) are commander's; then `--keep 0` (E-CNV-003) before the
 // configuration is even loaded, so before anything is read; then resolution (E-CNV-001/002) before
 // anything beyond the listing is read or written. Refusals print `error[CODE]: …` + `  hint: …`
 // and exit 1; a record lock still held after ~3 s exits 75 (`storage_busy`). `ls` exits 0, or 1
@@ -45,10 +45,14 @@ interface ActOpts extends CommonOpts {
 
 const U32_MAX = 4_294_967_295;
 
-/** `--keep`: an integer (usage error otherwise, exit 2); below 1 is E-CNV-003, checked in the action. */
+/**
+ * `--keep`: the runtime's u32 — a whole number from 0 to 4294967295 (a sign, a fraction, hex or a
+ * negative number is a usage error, exit 2, as mur's argument parser makes it); 0 is E-CNV-003,
+ * checked in the action.
+ */
 export function parseKeep(value: string): number {
   const v = value.trim();
-  if (!/^[+-]?\d+$/.test(v)) throw new InvalidArgumentError('--keep takes a whole number of messages.');
+  if (!/^\+?\d+$/.test(v)) throw new InvalidArgumentError('--keep takes a whole number of messages.');
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n > U32_MAX) throw new InvalidArgumentError(`--keep takes a whole number of messages, at most ${U32_MAX}.`);
   return n;
@@ -146,7 +150,7 @@ export function registerConversationCommands(program: Command): void {
       .command('truncate')
       .description('keep only the newest N messages of a record (atomic, append-safe rewrite)')
       .argument('<context-id>', 'the context whose record to truncate')
-      .requiredOption('--keep <n>', 'how many of the newest messages to keep: a whole number; below 1 is refused (E-CNV-003, exit 1); anything but a whole number is a usage error (exit 2)', parseKeep)
+      .requiredOption('--keep <n>', 'how many of the newest messages to keep: a whole number; 0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)', parseKeep)
       .option('--record <name>', 'the record store holding it (needed when several stores have the context)')
       .option('--dry-run', 'check everything and say what would be dropped; change nothing', false)
       .option('--json', 'print one JSON document on stdout', false)

@@ -1,8 +1,8 @@
 // Bad command-line input, through the built CLI (dist/cli/bin.js): an argument echoed in an error
 // is bounded and escaped (one line, at most a few hundred characters), options that do not apply
 // to a target are refused naming the option, a command group alone prints its help and exits 2,
-// `--keep` has one rule (not a whole number: usage error, exit 2; a whole number below 1: the
-// runtime's E-CNV-003, exit 1), and a configuration nested too deep is a config_invalid error
+// `--keep` has the runtime's rule (anything but a whole number from 0 up: usage error, exit 2;
+// 0: the runtime's E-CNV-003, exit 1), and a configuration nested too deep is a config_invalid error
 // naming the file, not a stack overflow.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -99,7 +99,9 @@ describe('--keep', () => {
     ['', 2],
     ['99999999999', 2],
     ['0', 1],
-    ['-1', 1],
+    // mur's --keep is a u32: a negative number is its argument parser's usage error, not E-CNV-003
+    ['-1', 2],
+    ['-0', 2],
   ])('--keep %j exits %i', (keep, code) => {
     const r = run(['conversation', 'truncate', 'ctx_x', '--keep', keep]);
     expect(r.status).toBe(code);
@@ -108,7 +110,7 @@ describe('--keep', () => {
 
   it('the help states the rule', () => {
     const r = run(['conversation', 'truncate', '--help']);
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain('below 1 is refused (E-CNV-003, exit 1); anything but a whole number is a usage error (exit 2)');
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)');
   });
 });
 
