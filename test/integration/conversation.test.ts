@@ -313,7 +313,7 @@ describe('refusals', () => {
     f.writeRecord(home, 'store-b', 'ctx_1', { messages: 3 });
     const snap = f.snapshotTree(home);
     const e3 = (ctx: string) => refusalText('E-CNV-003', '--keep must be at least 1', `truncating a record to nothing is \`murmur-gc conversation rm ${ctx}\``);
-    for (const [ctx, keep, ...rest] of [['ctx_missing', '0'], ['ctx_1', '0'], ['ctx_missing', '-2'], ['ctx_missing', '0', '--config', path.join(T, 'no-such.yaml')]] as string[][]) {
+    for (const [ctx, keep, ...rest] of [['ctx_missing', '0'], ['ctx_1', '0'], ['ctx_missing', '0', '--config', path.join(T, 'no-such.yaml')]] as string[][]) {
       const r = cnv('truncate', ctx!, '--keep', keep!, ...rest);
       expect(r.status).toBe(1);
       expect(r.stdout).toBe('');
@@ -322,7 +322,7 @@ describe('refusals', () => {
     expect(cnv('truncate', 'ctx_missing', '--keep=0', '--json').stdout).toContain('"code":"E-CNV-003"');
     // (the same missing config is a configuration error once --keep is usable)
     expect(cnv('truncate', 'ctx_missing', '--keep', '1', '--config', path.join(T, 'no-such.yaml')).status).toBe(2);
-    for (const bad of [['--keep', 'abc'], ['--keep', '1.5'], ['--keep', '4294967296'], []]) {
+    for (const bad of [['--keep', 'abc'], ['--keep', '1.5'], ['--keep', '4294967296'], ['--keep', '-2'], []]) {
       const r = cnv('truncate', 'ctx_1', ...bad);
       expect(r.status, `${bad.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(/--keep/);
