@@ -90,6 +90,8 @@ describe('size grammar', () => {
     for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five', '5%%', 'x5%', '05%5%']) {
       expect(() => parseKeepFree(bad, 'keep_free', undefined)).toThrow(`keep_free: '${bad}' ${KEEP_FREE_ACCEPTED_FORM}`);
     }
+    // the words a user reads: what keep_free accepts, after what a size accepts
+    expect(() => parseKeepFree('100%', 'keep_free', undefined)).toThrow(`keep_free: '100%' ${SIZE_ACCEPTED_FORM}; or a whole percentage of the filesystem from 1% to 99%`);
     expect(parseKeepFree('1%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 1 });
     expect(parseKeepFree('99%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 99 });
     expect(keepFreeBytes({ kind: 'percent', percent: 10 }, 1001), 'rounded up').toBe(101);
