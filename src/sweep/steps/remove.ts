@@ -22,9 +22,6 @@ import type { BudgetReason, SessionRemovalReason } from '../../plan/budget.js';
 import { failpoint } from '../../failpoint.js';
 import { tooLarge } from './guard.js';
 
-export { tooLarge } from './guard.js';
-
-
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   const total =
