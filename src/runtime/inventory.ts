@@ -11,7 +11,6 @@
 //   entries can be filtered as they are found (`keepMode`). Whatever a capsule writes, reading a
 //   file holds at most the line cap (docs/limits.md): a trace or record too hostile to judge
 //   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on.
-import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from './ids.js';
 import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entries.js';
@@ -21,7 +20,7 @@ import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
-import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
+import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type CachedRecord, type TraceCache, type TraceFileState } from './trace-scan.js';
 import { definedOnly } from '../defined.js';
 
 /** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */
@@ -81,8 +80,12 @@ function kindOf(st: BigIntStats): ModeInput['kind'] {
 }
 
 function modeEntry(dir: Dir, anchor: string, chain: string[], st: BigIntStats, role: ModeRole): ModeEntry {
+  return modeEntryAt(chain.length === 0 ? anchor : dir.display(chain[chain.length - 1] ?? ''), anchor, chain, st, role);
+}
+
+function modeEntryAt(path: string, anchor: string, chain: string[], st: BigIntStats, role: ModeRole): ModeEntry {
   return {
-    path: chain.length === 0 ? anchor : dir.display(chain[chain.length - 1] ?? ''),
+    path,
     role,
     kind: kindOf(st),
     mode: modeBits(st),
@@ -294,11 +297,69 @@ async function uncountable<T>(target: string, out: RecordsScan, count: () => Pro
   }
 }
 
+/** Contexts looked at per relative pass (bounds the stats held at once). */
+const CONTEXT_BATCH = 32;
+
+/**
+ * A context whose record is unchanged since an earlier sweep and needs nothing read: its
+ * directory's and its record's lstat, and what the cache holds for that record.
+ */
+interface WarmRecord {
+  cst: BigIntStats;
+  fst: BigIntStats;
+  state: TraceFileState;
+  known: CachedRecord;
+}
+
+/**
+ * The contexts of `batch` that a warm sweep settles from the cache, found in one relative pass
+ * (Dir.relativePassSync: an lstat of the context and of its record, then a listing of it). One
+ * qualifies only when it is a directory holding no temp file of a rewrite, its record is a regular
+ * file whose dev/ino/size/mtime are exactly those of the entry an earlier sweep cached (an entry
+ * made from a descriptor-relative read, so the cached header and count are that very file's,
+ * whatever route the lstat took), and no count is needed that the cache lacks. Every other
+ * context (a link, a temp file, no record, a change, an error) takes the descriptor-relative path
+ * in scanStore, as on a first sweep. The listing only ever sends a context there.
+ */
+function warmRecords(sdir: Dir, store: string, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
+  const out = new Map<string, WarmRecord>();
+  const cache = opts.countCache;
+  if (!cache) return out;
+  const candidates = batch.filter((c) => !c.startsWith('.'));
+  if (candidates.length === 0) return out;
+  sdir.relativePassSync((at) => {
+    for (const context of candidates) {
+      const cst = at.lstat(context);
+      if (!cst || cst instanceof Error || !cst.isDirectory()) continue;
+      const fst = at.lstat(`${context}/${RECORD_FILE}`);
+      if (!fst || fst instanceof Error || !fst.isFile()) continue;
+      const state = traceFileState(fst);
+      const known = cache.getRecord(sdir.path, context, state);
+      if (!known) continue;
+      const entries = at.list(context);
+      if (entries instanceof Error || entries.some((e) => parseTempName(e, RECORD_FILE) !== undefined)) continue;
+      const owned = known.header !== null && opts.countOwned?.has(`${store}\0${known.header.capsule}`) === true;
+      if (known.unreadable !== true && (opts.countAll === true || owned) && known.messages === undefined) continue;
+      out.set(context, { cst, fst, state, known });
+    }
+  });
+  return out;
+}
+
 async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
-  for (const context of await sdir.list()) {
+  const contexts = await sdir.list();
+  let warm = new Map<string, WarmRecord>();
+  for (let i = 0; i < contexts.length; i++) {
+    const context = contexts[i] as string;
+    if (i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, store, contexts.slice(i, i + CONTEXT_BATCH), opts);
     await yieldIfBusy();
     opts.signal?.throwIfAborted();
     const chain = [CONVERSATIONS_DIR, store, context];
+    const w = warm.get(context);
+    if (w) {
+      warmRecord(sdir, store, context, anchor, chain, w, opts, out);
+      continue;
+    }
     if (context.startsWith(TRASH_PREFIX)) {
       const st = await sdir.lstat(context);
       if (st?.isDirectory()) {
@@ -398,33 +459,64 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             }
           }
         }
-        if (unreadable) {
-          // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
-          header = undefined;
-          messages = 0;
-          out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
-        }
-        opts.countCache?.setRecord(sdir.path, context, state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
+        recordFound(out, opts, { sdir, store, context, key, state, cst, fst }, { header, messages, unreadable, terminated });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
       }
-      out.contexts.push({
-        store,
-        context,
-        path: cdir.display(RECORD_FILE),
-        dirIdentity: identityOf(cst),
-        dirUid: Number(cst.uid),
-        file: { identity: identityOf(fst), size: Number(fst.size), mtimeMs: Number(fst.mtimeMs), uid: Number(fst.uid) },
-        header,
-        messages,
-        ...(unreadable ? { unreadable } : {}),
-        ...definedOnly({ terminated }),
-      });
     } finally {
       await cdir.close();
     }
   }
+}
+
+/** A context settled by warmRecords: what scanStore's descriptor-relative path would report. */
+function warmRecord(sdir: Dir, store: string, context: string, anchor: string, chain: string[], w: WarmRecord, opts: RecordsScanOptions, out: RecordsScan): void {
+  const key = `${sdir.display(context)}/${RECORD_FILE}`;
+  if (opts.collectModes) {
+    pushMode(out, opts, modeEntry(sdir, anchor, chain, w.cst, 'private_dir'));
+    pushMode(out, opts, modeEntryAt(key, anchor, [...chain, RECORD_FILE], w.fst, 'private_file'));
+  }
+  const { known } = w;
+  const unreadable = known.unreadable === true;
+  const header = known.header ?? undefined;
+  const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
+  let messages: number | undefined;
+  if (!unreadable && (opts.countAll || owned)) {
+    messages = known.messages;
+    out.countsCached++;
+  }
+  recordFound(out, opts, { sdir, store, context, key, state: w.state, cst: w.cst, fst: w.fst }, { header, messages, unreadable, terminated: known.terminated });
+}
+
+/** Report a record read (or found in the cache): its problem if unreadable, its cache entry, its context. */
+function recordFound(
+  out: RecordsScan,
+  opts: RecordsScanOptions,
+  at: { sdir: Dir; store: string; context: string; key: string; state: TraceFileState; cst: BigIntStats; fst: BigIntStats },
+  found: { header: RecordHeader | undefined; messages: number | undefined; unreadable: boolean; terminated: boolean | undefined },
+): void {
+  let { header, messages } = found;
+  const { unreadable, terminated } = found;
+  if (unreadable) {
+    // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
+    header = undefined;
+    messages = 0;
+    out.problems.push({ target: at.key, code: Codes.recordUnreadable, detail: `${at.key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
+  }
+  opts.countCache?.setRecord(at.sdir.path, at.context, at.state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
+  out.contexts.push({
+    store: at.store,
+    context: at.context,
+    path: at.key,
+    dirIdentity: identityOf(at.cst),
+    dirUid: Number(at.cst.uid),
+    file: { identity: identityOf(at.fst), size: Number(at.fst.size), mtimeMs: Number(at.fst.mtimeMs), uid: Number(at.fst.uid) },
+    header,
+    messages,
+    ...(unreadable ? { unreadable } : {}),
+    ...definedOnly({ terminated }),
+  });
 }
 
 // ---- home mode targets beyond conversations ---------------------------------------------------
@@ -542,19 +634,42 @@ export interface RootScan {
  * that very file, whatever route reached it. Anything else (a miss, no trace, an error) returns
  * undefined and the caller takes the descriptor-relative path.
  */
-function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): SessionScan['trace'] {
-  if (!cache) return undefined;
-  let tst: BigIntStats | undefined;
-  try {
-    tst = lstatSync(`${root.child(name)}/trace.jsonl`, { bigint: true, throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-  if (!tst?.isFile() || tst.dev !== root.stat.dev) return undefined;
-  const state = traceFileState(tst);
-  const summary = cache.get(root.path, name, state);
+function cachedTrace(root: Dir, name: string, cache: TraceCache, trace: WarmTrace | undefined): SessionScan['trace'] {
+  if (!trace) return undefined;
+  const summary = cache.get(root.path, name, trace.state);
   if (!summary) return undefined;
-  return traceOk(summary, state, identityOf(tst), true);
+  return traceOk(summary, trace.state, trace.identity, true);
+}
+
+/** Names looked at per batch of lstats (bounds what is held at once, whatever the root's size). */
+const LSTAT_BATCH = 256;
+
+/** What a warm lstat of a session directory found. */
+type WarmDir = ScannedSession | 'gone' | 'link' | 'other' | Error;
+/** The trace's state when it is a regular file on the root's device (else no cache hit). */
+interface WarmTrace {
+  state: TraceFileState;
+  identity: Identity;
+}
+
+/**
+ * For the names of `batch` known to the cache: the session directory's lstat and its trace's, made
+ * in one pass (Dir.relativePassSync), kept as what the scan needs of them.
+ */
+function warmStats(root: Dir, batch: readonly string[], cache: TraceCache | undefined): Map<string, { dir: WarmDir; trace: WarmTrace | undefined }> {
+  const out = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+  if (!cache) return out;
+  const known = batch.filter((name) => idTimestampMs(name, 'ses_') !== undefined && cache.has(root.path, name));
+  root.relativePassSync((at) => {
+    for (const name of known) {
+      const d = at.lstat(name);
+      const dir: WarmDir = d === undefined ? 'gone' : d instanceof Error ? d : d.isSymbolicLink() ? 'link' : d.isDirectory() ? new ScannedSession(name, d) : 'other';
+      const t = at.lstat(`${name}/trace.jsonl`);
+      const hit = t !== undefined && !(t instanceof Error) && t.isFile() && t.dev === root.stat.dev;
+      out.set(name, { dir, trace: hit ? { state: traceFileState(t), identity: identityOf(t) } : undefined });
+    }
+  });
+  return out;
 }
 
 function symlinkSession(root: Dir, name: string): Problem {
@@ -591,7 +706,11 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       out.problems.push({ target: rootPath, code: Codes.foreignOwner, detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept` });
       return out;
     }
-    for (const name of await root.list()) {
+    const names = await root.list();
+    let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      if (i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH), cache);
       await yieldIfBusy();
       signal?.throwIfAborted();
       if (name.startsWith(TRASH_PREFIX)) {
@@ -615,17 +734,18 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       if (idTimestampMs(name, 'ses_') === undefined) continue;
       let s: ScannedSession;
       let sdir: Dir | undefined;
-      if (cache?.has(root.path, name)) {
-        // Known from an earlier sweep: one lstat here and one of the trace usually settle it.
-        const st = await root.lstat(name);
-        if (!st) continue;
-        if (st.isSymbolicLink()) {
+      const pre = warm.get(name);
+      if (cache && pre) {
+        // Known from an earlier sweep: its lstat and its trace's (made for its batch) usually
+        // settle it.
+        if (pre.dir instanceof Error) throw pre.dir;
+        if (pre.dir === 'gone' || pre.dir === 'other') continue;
+        if (pre.dir === 'link') {
           out.problems.push(symlinkSession(root, name));
           continue;
         }
-        if (!st.isDirectory()) continue;
-        s = new ScannedSession(name, st);
-        const known = cachedTrace(root, name, cache);
+        s = pre.dir;
+        const known = cachedTrace(root, name, cache, pre.trace);
         if (known) {
           s.trace = known;
           out.sessions.push(s);
