@@ -181,8 +181,8 @@ export class Dir {
   }
 
   /**
-   * Run `pass` with reads of paths below this directory (`name`, or `name/name`: segments checked
-   * like child()'s), all synchronous. While the pass runs, the process's working directory is
+   * Run `pass` with reads of paths below this directory (`name`, or `name/name`: each segment a
+   * single name, as child() demands, else the read throws), all synchronous. While the pass runs, the process's working directory is
    * this descriptor's own directory and the paths are relative to it: the kernel resolves one
    * component per segment, against the five of `/proc/self/fd/<N>/…` (a warm sweep makes two
    * lstats per session and three calls per record; this halves their kernel time). It is put back
@@ -197,7 +197,7 @@ export class Dir {
     const before = enterDirSync(this.dirFd);
     const prefix = before !== undefined ? '' : `/proc/self/fd/${this.dirFd}/`;
     const checked = (path: string): string => {
-      for (const seg of path.split('/')) assertSegment(seg);
+      if (NOT_RELATIVE_NAMES.test(path)) throw new GcError(Codes.ioError, `refusing a path that is not a chain of single names: ${JSON.stringify(path)}`);
       return prefix + path;
     };
     try {
@@ -545,6 +545,13 @@ function leaveDirSync(before: number): void {
     fs.closeSync(before);
   }
 }
+
+/**
+ * A relative path that is not one or more single names joined by '/': an empty segment (a leading,
+ * trailing or doubled '/', or nothing at all), a '.' or '..' segment, or a NUL byte. One test,
+ * with no string made per segment (the warm scans check thousands of paths).
+ */
+const NOT_RELATIVE_NAMES = /(?:^|\/)\.{0,2}(?:\/|$)|\0/;
 
 /** A name the runtime would accept as one path segment. Guards every child() call. */
 export function assertSegment(name: string): void {

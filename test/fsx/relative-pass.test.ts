@@ -97,9 +97,16 @@ describe('Dir.relativePassSync', () => {
         }),
       ).toThrow('boom');
       expect(process.cwd()).toBe(startCwd);
-      // a name that is not a single segment is refused before anything is read
-      expect(() => dir.relativePassSync((at) => at.lstat('../outside'))).toThrow(/not a single name/);
+      // a path that is not a chain of single names is refused before anything is read
+      for (const bad of ['../outside', '', '/etc', 'ses_a/', 'ses_a//trace.jsonl', 'ses_a/./trace.jsonl', 'ses_a/..', '.', 'ses\0a']) {
+        expect(() => dir.relativePassSync((at) => at.lstat(bad)), bad).toThrow(/not a chain of single names/);
+        expect(() => dir.relativePassSync((at) => at.list(bad)), bad).toThrow(/not a chain of single names/);
+      }
       expect(process.cwd()).toBe(startCwd);
+      // names that only look like those are names
+      fs.writeFileSync(path.join(T, 'root', '...'), '');
+      fs.writeFileSync(path.join(T, 'root', '.hidden'), '');
+      expect(dir.relativePassSync((at) => [at.lstat('...'), at.lstat('.hidden')].map((st) => st !== undefined && !(st instanceof Error)))).toEqual([true, true]);
     } finally {
       await dir.close();
     }
