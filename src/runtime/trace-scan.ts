@@ -449,9 +449,9 @@ export class MemoryTraceCache implements TraceCache {
     const nameEnd = tab - 1 - suffix.length;
     const slash = nameEnd > start + 3 ? data.lastIndexOf(47, nameEnd - 1) : -1;
     if (slash <= start + 2) return;
-    const dirBytes = data.subarray(start + 3, slash);
     let dir = this.lastDir;
-    if (kind !== this.lastKind || !this.lastDirBytes?.equals(dirBytes)) {
+    const lastBytes = this.lastDirBytes;
+    if (kind !== this.lastKind || lastBytes?.length !== slash - start - 3 || !bytesAt(data, start + 3, lastBytes)) {
       let path: unknown;
       try {
         path = JSON.parse(data.toString('utf8', start + 2, tab));
@@ -461,7 +461,7 @@ export class MemoryTraceCache implements TraceCache {
       if (typeof path !== 'string' || !path.endsWith(suffix)) return;
       const item = path.slice(0, -suffix.length);
       dir = item.slice(0, Math.max(0, item.lastIndexOf('/')));
-      this.lastDirBytes = Buffer.from(dirBytes);
+      this.lastDirBytes = Buffer.from(data.subarray(start + 3, slash));
       this.lastKind = kind;
       this.lastDir = dir;
     }
