@@ -551,7 +551,7 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
       ...(delegations.length ? { delegations } : {}),
     };
   }
-  // The common case — nothing unaccounted: one compact object (no entry text kept).
+  // The common case — nothing unaccounted, no child workdir: one compact object (no entry text kept).
   return CompactTrace.at(st, (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0), invalid as number, idsText(contexts), fromCache, workIds === 0 ? undefined : idsText(workIds as string[]));
 }
 
