@@ -1,6 +1,6 @@
 // Shared CLI plumbing: loading the configuration and building the logger for a command.
 // Guarantees: configuration errors surface as ConfigError (exit 2) before anything is touched;
-// logs go to stderr only. The configuration loader (yaml, zod) and the logger (pino) are imported
+// logs go to stderr only. The configuration loader (and yaml) and the logger (pino) are imported
 // when a command first asks for them, so `--help` and the commands that never log load neither.
 import type { GcConfig } from '../config/types.js';
 import type { Logger } from '../log.js';

@@ -1,11 +1,14 @@
 // Reads a configuration or manifest file's YAML (serde_yaml's distinctions: integers bigint,
-// floats `YamlFloat`, duplicate keys refused, nesting and aliases bounded) and validates the
-// configuration's top-level shape with its zod schema (docs/design.md §9). Guarantees: every YAML
-// error and every schema issue comes out as a ConfigError naming the file and key path; nothing
-// else here touches the filesystem. The loader (src/config/load.ts) imports this module only when
-// it has a file to read, so a command run with no configuration file loads neither yaml nor zod.
+// floats `YamlFloat`, duplicate keys refused, nesting and aliases bounded) and checks the
+// configuration's top-level shape (docs/design.md §9) with a small hand-written schema: which keys
+// each block takes, and which values must be a string, a boolean, a log level, a block or a list.
+// Guarantees: every YAML error and every shape issue comes out as a ConfigError naming the file and
+// key path; unknown keys come first, then every other issue, each group in check order (a block's
+// keys in the order declared below, then its unknown keys; a list's entries in order); the keys
+// and list entries without an issue are kept so the loader checks them too; nothing here touches
+// the filesystem. No schema library is loaded: the loader (src/config/load.ts) imports this module
+// only when it has a file to read, and with it only yaml (docs/benchmarks.md, "Start-up").
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
-import { z } from 'zod';
 import { ConfigError, describeError } from '../errors.js';
 import { isMapping } from './retain.js';
 import { MAX_NESTING, nestingBeyond } from './nesting.js';
@@ -84,73 +87,154 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
 const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
-const MAX_DELETE_KEYS = ['count', 'fraction'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
 const AUDIT_KEYS = ['retain'];
 const LOG_KEYS = ['level'];
 const METRICS_KEYS = ['textfile', 'interval'];
 
-const blockOf = (keys: readonly string[]) => ({ error: `must be a block of keys (${keys.join(', ')})` });
-/** A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. */
-const text = () =>
-  z
-    .string({
-      error: (iss) =>
-        iss.input === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string',
-    })
-    .min(1, { error: 'must not be empty' });
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
-const SessionEntrySchema = z.strictObject(
-  {
-    root: text().optional(),
-    workdir: text().optional(),
-    project: text().optional(),
-    retain: z.unknown().optional(),
-    max_bytes: z.unknown().optional(),
-    children: z.unknown().optional(),
-  },
-  blockOf(SESSION_KEYS),
-);
+export type SessionEntry = {
+  root?: string | undefined;
+  workdir?: string | undefined;
+  project?: string | undefined;
+  retain?: unknown;
+  max_bytes?: unknown;
+  children?: unknown;
+};
 
-const RecordEntrySchema = z.strictObject(
-  {
-    capsule: z.string({ error: 'must be a string' }).optional(),
-    store: z.string({ error: 'must be a string' }).optional(),
-    manifest: text().optional(),
-    retain: z.unknown().optional(),
-    max_bytes: z.unknown().optional(),
-  },
-  blockOf(RECORD_KEYS),
-);
+export type RecordEntry = {
+  capsule?: string | undefined;
+  store?: string | undefined;
+  manifest?: string | undefined;
+  retain?: unknown;
+  max_bytes?: unknown;
+};
 
-const ConfigSchema = z.strictObject(
-  {
-    home: text().optional(),
-    schedule: z.string({ error: 'must be a string' }).optional(),
-    run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
-    random_delay: z.unknown().optional(),
-    live_grace: z.unknown().optional(),
-    max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
-    keep_free: z.unknown().optional(),
-    quarantine: z.unknown().optional(),
-    // A section with every entry commented out reads as null: the same as absent.
-    sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
-    records: z.array(RecordEntrySchema, { error: 'must be a list' }).nullable().optional(),
-    audit: z.strictObject({ retain: z.unknown().optional() }, blockOf(AUDIT_KEYS)).nullable().optional(),
-    log: z
-      .strictObject(
-        { level: z.enum(LOG_LEVELS, { error: `must be one of: ${LOG_LEVELS.join(', ')}` }).optional() },
-        blockOf(LOG_KEYS),
-      )
-      .nullable()
-      .optional(),
-    metrics: z.strictObject({ textfile: text().optional(), interval: z.unknown().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
-  },
-  blockOf(TOP_KEYS),
-);
+/** The configuration's top level once its shape is checked; the values typed `unknown` are checked by the loader. */
+export type RawConfig = {
+  home?: string | undefined;
+  schedule?: string | undefined;
+  run_on_start?: boolean | undefined;
+  random_delay?: unknown;
+  live_grace?: unknown;
+  max_delete?: { count?: unknown; fraction?: unknown } | null | undefined;
+  keep_free?: unknown;
+  quarantine?: unknown;
+  // A section with every entry commented out reads as null: the same as absent.
+  sessions?: SessionEntry[] | null | undefined;
+  records?: RecordEntry[] | null | undefined;
+  audit?: { retain?: unknown } | null | undefined;
+  log?: { level?: LogLevel | undefined } | null | undefined;
+  metrics?: { textfile?: string | undefined; interval?: unknown } | null | undefined;
+};
 
-export type RawConfig = z.infer<typeof ConfigSchema>;
+type Path = readonly (string | number)[];
+/** One shape issue: a block's unknown keys (all of them, in `for…in` order), or one message. */
+type Issue = { path: Path; keys: string[] } | { path: Path; keys?: undefined; message: string };
+/** Checks `value` (never undefined) at `path`, appends its issues, returns the value kept. */
+type Check = (value: unknown, path: Path, issues: Issue[]) => unknown;
+
+/** Anything with keys: a YAML mapping, but also a `YamlFloat` or `YamlTagged` (whose own keys are then unknown keys). */
+const hasKeys = (v: unknown): v is Mapping => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A block of optional keys. The known keys are checked in `shape`'s order (a key counts as present
+ * when `key in value`), then every other enumerable key (in `for…in` order: integer-like keys
+ * ascending, then the others as written) is one unknown-keys issue. The block kept holds the known
+ * keys present, in `shape`'s order.
+ */
+function block(shape: Readonly<Record<string, Check>>): Check {
+  const keys = Object.keys(shape);
+  const known = new Set(keys);
+  const error = `must be a block of keys (${keys.join(', ')})`;
+  return (value, path, issues) => {
+    if (!hasKeys(value)) {
+      issues.push({ path, message: error });
+      return value;
+    }
+    const out: Mapping = {};
+    for (const key of keys) {
+      if (!(key in value)) continue;
+      const v = value[key];
+      out[key] = v === undefined ? undefined : shape[key]!(v, [...path, key], issues);
+    }
+    const unknown: string[] = [];
+    for (const key in value) if (!known.has(key)) unknown.push(key);
+    if (unknown.length > 0) issues.push({ path, keys: unknown });
+    return out;
+  };
+}
+
+const nullable = (check: Check): Check => (value, path, issues) => (value === null ? null : check(value, path, issues));
+
+const listOf = (entry: Check): Check => (value, path, issues) => {
+  if (!Array.isArray(value)) {
+    issues.push({ path, message: 'must be a list' });
+    return value;
+  }
+  const out: unknown[] = new Array<unknown>(value.length);
+  for (let i = 0; i < value.length; i++) out[i] = entry(value[i], [...path, i], issues);
+  return out;
+};
+
+const anything: Check = (value) => value;
+
+const string: Check = (value, path, issues) => {
+  if (typeof value !== 'string') issues.push({ path, message: 'must be a string' });
+  return value;
+};
+
+/**
+ * A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. The emptiness
+ * check reads any value's `length`, not only a string's: an empty list, or a block whose `length`
+ * key compares below 1 (JavaScript's `>=`), is "must not be empty" as well as "must be a string".
+ */
+const text: Check = (value, path, issues) => {
+  if (typeof value !== 'string') issues.push({ path, message: value === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string' });
+  if (value !== null && value !== undefined) {
+    const length = (value as { length?: unknown }).length;
+    if (length !== undefined && !((length as number) >= 1)) issues.push({ path, message: 'must not be empty' });
+  }
+  return value;
+};
+
+const boolean: Check = (value, path, issues) => {
+  if (typeof value !== 'boolean') issues.push({ path, message: 'must be true or false' });
+  return value;
+};
+
+const logLevel: Check = (value, path, issues) => {
+  if (!(LOG_LEVELS as readonly unknown[]).includes(value)) issues.push({ path, message: `must be one of: ${LOG_LEVELS.join(', ')}` });
+  return value;
+};
+
+const sessionEntry = block({ root: text, workdir: text, project: text, retain: anything, max_bytes: anything, children: anything });
+const recordEntry = block({ capsule: string, store: string, manifest: text, retain: anything, max_bytes: anything });
+
+const configBlock = block({
+  home: text,
+  schedule: string,
+  run_on_start: boolean,
+  random_delay: anything,
+  live_grace: anything,
+  max_delete: nullable(block({ count: anything, fraction: anything })),
+  keep_free: anything,
+  quarantine: anything,
+  sessions: nullable(listOf(sessionEntry)),
+  records: nullable(listOf(recordEntry)),
+  audit: nullable(block({ retain: anything })),
+  log: nullable(block({ level: logLevel })),
+  metrics: nullable(block({ textfile: text, interval: anything })),
+});
+
+/** The value kept (meaningful only when there is no issue) and every issue, in check order. */
+function check<T>(schema: Check, value: unknown): { ok: true; data: T } | { ok: false; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const data = schema(value, [], issues);
+  return issues.length === 0 ? { ok: true, data: data as T } : { ok: false, issues };
+}
 
 /** `a.b[2].c` */
 export function formatKeyPath(segments: readonly PropertyKey[]): string {
@@ -162,7 +246,7 @@ export function formatKeyPath(segments: readonly PropertyKey[]): string {
   return out;
 }
 
-function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
+function expectedKeysAt(segments: Path): readonly string[] {
   const shape = segments.map((s) => (typeof s === 'number' ? '[]' : String(s))).join('.');
   switch (shape) {
     case '':
@@ -182,12 +266,12 @@ function expectedKeysAt(segments: readonly PropertyKey[]): readonly string[] {
   }
 }
 
-/** Every schema issue as an error; unknown keys (the likeliest root cause, a typo) first. */
-function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | undefined): ConfigError[] {
+/** Every shape issue as an error; unknown keys (the likeliest root cause, a typo) first. */
+function issuesToErrors(issues: readonly Issue[], file: string | undefined): ConfigError[] {
   const unknown: ConfigError[] = [];
   const other: ConfigError[] = [];
   for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
+    if (issue.keys !== undefined) {
       const expected = expectedKeysAt(issue.path);
       for (const key of issue.keys) {
         unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`, file));
@@ -200,40 +284,37 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | unde
   return all.length > 0 ? all : [new ConfigError('', 'invalid configuration', file)];
 }
 
-export type SessionEntry = NonNullable<RawConfig['sessions']>[number];
-export type RecordEntry = NonNullable<RawConfig['records']>[number];
-
 /**
- * Validates the top-level block: every schema issue is collected; the keys without issues (and,
+ * Validates the top-level block: every shape issue is collected; the keys without issues (and,
  * inside `sessions`/`records`, the entries without issues) are kept so they are checked too.
  */
 export function validateSchema(doc: unknown, file: string | undefined, errors: ConfigError[]): { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } {
-  const parsed = ConfigSchema.safeParse(doc);
-  if (parsed.success) {
+  const parsed = check<RawConfig>(configBlock, doc);
+  if (parsed.ok) {
     const raw = parsed.data;
     return { raw, sessions: [...(raw.sessions ?? []).entries()], records: [...(raw.records ?? []).entries()] };
   }
-  errors.push(...issuesToErrors(parsed.error.issues, file));
+  errors.push(...issuesToErrors(parsed.issues, file));
   if (!isMapping(doc)) return { raw: {}, sessions: [], records: [] };
   const badTop = new Set<string>();
-  for (const issue of parsed.error.issues) {
+  for (const issue of parsed.issues) {
     if (issue.path.length > 0) badTop.add(String(issue.path[0]));
-    else if (issue.code === 'unrecognized_keys') issue.keys.forEach((k) => badTop.add(k));
+    else if (issue.keys !== undefined) issue.keys.forEach((k) => badTop.add(k));
   }
   const good: Mapping = {};
   for (const [k, v] of Object.entries(doc)) if (!badTop.has(k)) good[k] = v;
-  const second = ConfigSchema.safeParse(good);
-  const raw: RawConfig = second.success ? second.data : {};
-  const entries = <T>(key: 'sessions' | 'records', schema: z.ZodType<T>, ok: T[] | null | undefined): [number, T][] => {
+  const second = check<RawConfig>(configBlock, good);
+  const raw: RawConfig = second.ok ? second.data : {};
+  const entries = <T>(key: 'sessions' | 'records', schema: Check, ok: T[] | null | undefined): [number, T][] => {
     if (ok) return [...ok.entries()];
     const list = doc[key];
     if (!Array.isArray(list)) return [];
     const out: [number, T][] = [];
     list.forEach((item: unknown, i) => {
-      const r = schema.safeParse(item);
-      if (r.success) out.push([i, r.data]);
+      const r = check<T>(schema, item);
+      if (r.ok) out.push([i, r.data]);
     });
     return out;
   };
-  return { raw, sessions: entries('sessions', SessionEntrySchema, raw.sessions), records: entries('records', RecordEntrySchema, raw.records) };
+  return { raw, sessions: entries('sessions', sessionEntry, raw.sessions), records: entries('records', recordEntry, raw.records) };
 }

@@ -1,7 +1,7 @@
 // Persistence of the trace summary and record message-count cache at `<home>/gc/trace-cache.json`
-// (0600, atomic rename). Format: a first line `murmur-gc cache 4`, then one line per entry
-// (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever what
-// an entry means changes, so a cache written by another version is never trusted: format 5 is
+// (0600, atomic rename). Format: a first line `murmur-gc cache 5` (MAGIC), then one line per
+// entry (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever
+// what an entry means changes, so a cache written by another version is never trusted: format 5 is
 // the first whose trace entries carry the work ids and child workdirs a trace names (after format
 // 4's: a record header repeating one of its fields has no owner, and a trace's parent is its last
 // `session_start` even without an `event_id`).

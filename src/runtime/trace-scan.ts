@@ -79,6 +79,48 @@ function parseLine(data: Buffer, start: number, end: number): { kind: 'T' | 'R';
   return { kind: kind === 84 ? 'T' : 'R', dir: item.slice(0, slash), name: item.slice(slash + 1), raw: data.toString('utf8', tab + 1, end) };
 }
 
+type Kind = 'T' | 'R';
+interface Range {
+  start: number;
+  end: number;
+}
+/** One directory's persisted lines, read back: bytes, where the next line starts, its key prefix (see readPending). */
+interface Stream {
+  data: Buffer;
+  end: number;
+  pos: number;
+  prefix: Buffer | undefined;
+}
+/** `take`'s answer when the entry is its stream's next line (decoded from the bytes in place). */
+const IN_PLACE = Symbol('in place');
+/** What follows the name in a key, up to the entry: the suffix, the closing quote, the tab. */
+const TRACE_TAIL = Buffer.from(`${TRACE_SUFFIX}"\t`);
+const RECORD_TAIL = Buffer.from(`${RECORD_SUFFIX}"\t`);
+
+/**
+ * Where the entry of the line `data[start, end)` starts when its key is `prefix` + `name` + `tail`
+ * byte for byte, else -1. `prefix` is `K<tab>"<dir>/` for a directory JSON writes as it is; a name
+ * is matched here only when it is printable ASCII with no quote, backslash or slash (then its JSON
+ * is itself, and parseLine would split the key at the same slash): any other line answers -1 and
+ * is parsed by parseLine, which then decides alone.
+ */
+function entryStart(data: Buffer, start: number, end: number, prefix: Buffer, name: string, tail: Buffer): number {
+  const n = name.length;
+  const at = start + prefix.length;
+  if (n === 0 || at + n + tail.length > end || !bytesAt(data, start, prefix)) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x2f || c === 0x5c || data[at + i] !== c) return -1;
+  }
+  return bytesAt(data, at + n, tail) ? at + n + tail.length : -1;
+}
+
+/** Whether `data` holds `bytes` at `at` (a loop: a short compare costs less than Buffer.compare's call). */
+function bytesAt(data: Buffer, at: number, bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) if (data[at + i] !== bytes[i]) return false;
+  return true;
+}
+
 /** A kept entry: its encoded form, or (a trace with nothing unaccounted) the compact trace itself. */
 type Entry = string | CompactTrace;
 
@@ -114,14 +156,19 @@ function countOf(m: Entries): number {
  *   runtime's own header rule.
  * - Entries are decoded only when looked up (loading a cache of 100 000 entries parses no entry);
  *   only the entries looked up or stored in this sweep are persisted (stale ones fall away).
+ * - Lookups are cheap: a line whose key is the one looked up is recognized by its bytes in place,
+ *   and the common trace entry is decoded from them (no JSON parse, no string but the ids kept);
+ *   any other line or entry takes the general parse, which alone decides what it means otherwise
+ *   (the in-place path only ever answers as it would). Storing what a lookup just returned
+ *   unchanged re-encodes nothing.
  * - Memory: the persisted file is indexed by directory when loaded (byte ranges, no entry parsed)
  *   and a directory's lines are read and parsed when it is first looked up (one sessions root or
  *   store at a time, not the whole file). Entries are held per directory by name (the name string
  *   the caller already holds, once looked up), each encoded entry as its own string (never a
  *   slice pinning a buffer); an entry moves from "loaded" to "kept" when used, and `forget(dir)`
- *   drops the unused rest. A
- *   trace with nothing unaccounted (nearly all) is kept as one CompactTrace, which is also what the
- *   scan holds for that session (summary, file state and identity in one object; no string kept).
+ *   drops the unused rest. A trace with nothing unaccounted and no child workdir (nearly all) is
+ *   kept as one CompactTrace, which is also what the scan holds for that session (summary, file
+ *   state and identity in one object; no entry text kept).
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
@@ -130,27 +177,52 @@ export class MemoryTraceCache implements TraceCache {
   private readonly loadedRecords: Entries = new Map();
   private loadedTraceCount = 0;
   private loadedRecordCount = 0;
-  /** the persisted file's lines not read yet: `T|R \0 dir` → byte ranges, and how to read them */
-  private pending = new Map<string, { start: number; end: number }[]>();
+  /** the persisted file's lines not read yet, by kind: dir → byte ranges, and how to read them */
+  private readonly pendingTraces = new Map<string, Range[]>();
+  private readonly pendingRecords = new Map<string, Range[]>();
   /** reads file bytes [start, end) into `into` at `at`; returns how many */
   private readRange: ((start: number, end: number, into: Buffer, at: number) => number) | undefined;
   private spare: Buffer | undefined;
-  /** directories read back and being parsed as they are looked up: `T|R \0 dir` → bytes, next line */
-  private readonly streams = new Map<string, { data: Buffer; end: number; pos: number }>();
+  /** directories read back and being parsed as they are looked up, by kind: dir → bytes, next line */
+  private readonly traceStreams = new Map<string, Stream>();
+  private readonly recordStreams = new Map<string, Stream>();
+  /**
+   * The entry `locate` found in place, not consumed yet (its stream's next line): which one, and
+   * its stream's bytes [inStart, inEnd), the line ending at inEnd. Any other lookup drops it.
+   */
+  private inData: Buffer | undefined;
+  private inStart = 0;
+  private inEnd = 0;
+  private inKind: Kind = 'T';
+  private inDir = '';
+  private inName = '';
   private closeSource: (() => void) | undefined;
   /** what this sweep keeps */
   private readonly keptTraces: Entries = new Map();
   private readonly keptRecords: Entries = new Map();
+  /** the record `getRecord` returned last (kept as its loaded text): storing it back unchanged re-encodes nothing */
+  private lastRecord: { dir: string; name: string; state: TraceFileState; value: CachedRecord } | undefined;
   private dirty = false;
 
   get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined {
     const d = dirKey(dir);
     const kept = entryOf(this.keptTraces, d, name);
     if (kept instanceof CompactTrace) return kept.sameState(state) ? kept : undefined;
-    const loaded = kept === undefined;
-    const raw = kept ?? this.takeLoaded(this.loadedTraces, d, name);
-    if (raw === undefined) return undefined;
-    const summary = decodeTrace(raw, state, loaded);
+    let raw = kept;
+    if (raw === undefined) {
+      const t = this.take('T', d, name);
+      if (t === undefined) return undefined;
+      if (t === IN_PLACE) {
+        const fast = decodeTraceAt(this.inData as Buffer, this.inStart, this.inEnd, state);
+        if (fast) {
+          this.inData = undefined;
+          put(this.keptTraces, d, name, fast);
+          return fast;
+        }
+        raw = this.inPlaceText();
+      } else raw = t;
+    }
+    const summary = decodeTrace(raw, state, kept === undefined);
     // Once valid, a compact trace replaces its text (the text is rebuilt from it when persisted).
     if (summary) put(this.keptTraces, d, name, summary instanceof CompactTrace ? summary : raw);
     return summary;
@@ -167,29 +239,28 @@ export class MemoryTraceCache implements TraceCache {
 
   has(dir: string, name: string): boolean {
     const d = dirKey(dir);
-    if (entryOf(this.keptTraces, d, name) !== undefined) return true;
-    const raw = this.takeLoaded(this.loadedTraces, d, name);
-    // looked at, not used: put back where get() takes it from
-    if (raw !== undefined) put(this.loadedTraces, d, name, raw);
-    return raw !== undefined;
+    return entryOf(this.keptTraces, d, name) !== undefined || this.locate('T', d, name);
   }
 
   forget(dir: string): void {
-    this.loadedTraces.delete(dirKey(dir));
-    this.loadedRecords.delete(dirKey(dir));
-    for (const k of [`T\0${dirKey(dir)}`, `R\0${dirKey(dir)}`]) {
-      this.pending.delete(k);
-      this.endStream(k);
-    }
+    const d = dirKey(dir);
+    this.loadedTraces.delete(d);
+    this.loadedRecords.delete(d);
+    this.pendingTraces.delete(d);
+    this.pendingRecords.delete(d);
+    this.endStream(this.traceStreams, d);
+    this.endStream(this.recordStreams, d);
+    this.inData = undefined;
   }
 
   /** Read back the persisted lines of one directory, the first time it is looked up (parsed as looked up). */
-  private readPending(kind: 'T' | 'R', dir: string): void {
-    const key = `${kind}\0${dir}`;
-    const ranges = this.pending.get(key);
+  private readPending(kind: Kind, dir: string): void {
+    const pending = kind === 'T' ? this.pendingTraces : this.pendingRecords;
+    const ranges = pending.get(dir);
     if (!ranges || !this.readRange) return;
-    this.pending.delete(key);
-    const total = ranges.reduce((n, r) => n + r.end - r.start + 1, 0);
+    pending.delete(dir);
+    let total = 0;
+    for (const r of ranges) total += r.end - r.start + 1;
     // One buffer is reused from directory to directory (no 27 MB of buffers waiting for a GC).
     const data = this.spare && this.spare.length >= total ? this.spare : Buffer.allocUnsafe(Math.max(total, 64 << 10));
     this.spare = undefined;
@@ -202,14 +273,17 @@ export class MemoryTraceCache implements TraceCache {
       }
       data[used++] = 10;
     }
-    this.streams.set(key, { data, end: used, pos: 0 });
+    // A directory whose path JSON writes as it is (no quote, backslash, control character or lone
+    // surrogate) has its lines' keys recognized in place: `K<tab>"<dir>/`, the name, the suffix.
+    const prefix = JSON.stringify(dir) === `"${dir}"` ? Buffer.from(`${kind}\t"${dir}/`) : undefined;
+    (kind === 'T' ? this.traceStreams : this.recordStreams).set(dir, { data, end: used, pos: 0, prefix });
   }
 
   /** A directory's bytes are parsed (or forgotten): its buffer serves the next one. */
-  private endStream(key: string): void {
-    const st = this.streams.get(key);
+  private endStream(streams: Map<string, Stream>, dir: string): void {
+    const st = streams.get(dir);
     if (!st) return;
-    this.streams.delete(key);
+    streams.delete(dir);
     if (!this.spare || st.data.length > this.spare.length) this.spare = st.data;
   }
 
@@ -219,49 +293,105 @@ export class MemoryTraceCache implements TraceCache {
    */
   getRecord(dir: string, name: string, state: TraceFileState): CachedRecord | undefined {
     const d = dirKey(dir);
-    const kept = entryOf(this.keptRecords, d, name);
-    const raw = kept ?? this.takeLoaded(this.loadedRecords, d, name);
-    if (raw === undefined) return undefined;
-    const r = decodeRecord(encoded(raw), state);
-    if (r) put(this.keptRecords, d, name, raw);
+    let raw = entryOf(this.keptRecords, d, name);
+    let r: CachedRecord | undefined;
+    if (raw === undefined) {
+      const t = this.take('R', d, name);
+      if (t === undefined) return undefined;
+      if (t === IN_PLACE) {
+        r = decodeRecordAt(this.inData as Buffer, this.inStart, this.inEnd, state);
+        raw = this.inPlaceText();
+      } else raw = t;
+    }
+    r ??= decodeRecord(encoded(raw), state);
+    if (r) {
+      put(this.keptRecords, d, name, raw);
+      this.lastRecord = { dir: d, name, state, value: r };
+    }
     return r;
   }
 
   setRecord(dir: string, name: string, state: TraceFileState, value: CachedRecord): void {
-    const raw = encodeRecord(state, value);
     const d = dirKey(dir);
     const prev = entryOf(this.keptRecords, d, name);
+    const last = this.lastRecord;
+    this.lastRecord = undefined;
+    // What getRecord just returned for this entry (its text is what is kept), stored back unchanged.
+    if (prev !== undefined && last?.dir === d && last.name === name && sameFileState(last.state, state) && sameRecord(last.value, value)) return;
+    const raw = encodeRecord(state, value);
     if (prev === undefined || encoded(prev) !== raw) this.dirty = true;
     put(this.keptRecords, d, name, raw);
   }
 
-  /** A loaded entry, removed from the loaded set (a stale one is not kept: it falls away). */
-  private takeLoaded(loaded: Entries, dir: string, name: string): string | undefined {
-    const kind = loaded === this.loadedTraces ? 'T' : 'R';
-    if (this.pending.size) this.readPending(kind, dir);
-    const d = loaded.get(dir);
-    const raw = d?.get(name);
-    if (raw !== undefined) {
-      d?.delete(name);
-      return typeof raw === 'string' ? raw : undefined;
+  /**
+   * Whether a loaded entry of `kind` for (dir, name) exists: it is then in the loaded set, or it is
+   * the next line of its directory's stream, recognized in place (`inStart`/`inEnd`).
+   */
+  private locate(kind: Kind, dir: string, name: string): boolean {
+    this.readPending(kind, dir);
+    const loaded = kind === 'T' ? this.loadedTraces : this.loadedRecords;
+    if (loaded.get(dir)?.has(name)) return true;
+    if (this.inData !== undefined) {
+      // (has() then get(): the line found in place a moment ago is still the stream's next)
+      if (this.inName === name && this.inDir === dir && this.inKind === kind) return true;
+      this.inData = undefined;
     }
     // Parse the directory's lines only as far as this name: the scan looks names up in the order
     // they were written, so each line is parsed just before it is used (nothing piles up).
-    const key = `${kind}\0${dir}`;
-    const st = this.streams.get(key);
-    if (!st) return undefined;
-    let found: string | undefined;
-    while (found === undefined && st.pos < st.end) {
+    const streams = kind === 'T' ? this.traceStreams : this.recordStreams;
+    const st = streams.get(dir);
+    if (!st) return false;
+    let found = false;
+    while (!found && st.pos < st.end) {
       let nl = st.data.indexOf(10, st.pos);
       if (nl < 0 || nl > st.end) nl = st.end;
+      if (st.prefix) {
+        const at = entryStart(st.data, st.pos, nl, st.prefix, name, kind === 'T' ? TRACE_TAIL : RECORD_TAIL);
+        if (at >= 0) {
+          this.inData = st.data;
+          this.inStart = at;
+          this.inEnd = nl;
+          this.inKind = kind;
+          this.inDir = dir;
+          this.inName = name;
+          return true;
+        }
+      }
       const e = parseLine(st.data, st.pos, nl);
       st.pos = nl + 1;
       if (!e) continue;
-      if (e.kind === kind && e.dir === dir && e.name === name) found = e.raw;
-      else put(e.kind === 'T' ? this.loadedTraces : this.loadedRecords, e.dir, e.name, e.raw);
+      put(e.kind === 'T' ? this.loadedTraces : this.loadedRecords, e.dir, e.name, e.raw);
+      found = e.kind === kind && e.dir === dir && e.name === name;
     }
-    if (st.pos >= st.end) this.endStream(key);
+    if (st.pos >= st.end) this.endStream(streams, dir);
     return found;
+  }
+
+  /**
+   * A loaded entry, removed from the loaded set (a stale one is not kept: it falls away): its text,
+   * or IN_PLACE when it is its stream's next line (consumed here; `inData[inStart, inEnd)`, which
+   * the caller decodes at once and then clears, so no later lookup takes it for the next line).
+   */
+  private take(kind: Kind, dir: string, name: string): string | typeof IN_PLACE | undefined {
+    if (!this.locate(kind, dir, name)) return undefined;
+    const d = (kind === 'T' ? this.loadedTraces : this.loadedRecords).get(dir);
+    if (this.inData === undefined || d?.has(name)) {
+      const raw = d?.get(name);
+      d?.delete(name);
+      return typeof raw === 'string' ? raw : undefined;
+    }
+    const streams = kind === 'T' ? this.traceStreams : this.recordStreams;
+    const st = streams.get(dir) as Stream;
+    st.pos = this.inEnd + 1;
+    if (st.pos >= st.end) this.endStream(streams, dir);
+    return IN_PLACE;
+  }
+
+  /** The entry found in place, as its own string. */
+  private inPlaceText(): string {
+    const text = (this.inData as Buffer).toString('utf8', this.inStart, this.inEnd);
+    this.inData = undefined;
+    return text;
   }
 
   /** True when the persisted form would differ from what was loaded. */
@@ -292,8 +422,11 @@ export class MemoryTraceCache implements TraceCache {
 
   /** No more lookups of loaded entries: the persisted file is closed (idempotent). */
   close(): void {
-    this.pending.clear();
-    this.streams.clear();
+    this.pendingTraces.clear();
+    this.pendingRecords.clear();
+    this.traceStreams.clear();
+    this.recordStreams.clear();
+    this.inData = undefined;
     this.spare = undefined;
     this.readRange = undefined;
     const c = this.closeSource;
@@ -301,10 +434,10 @@ export class MemoryTraceCache implements TraceCache {
     c?.();
   }
 
-  /** the previous indexed line's kind and directory bytes, and its pending key */
+  /** the previous indexed line's kind and directory bytes, and its directory */
   private lastDirBytes: Buffer | undefined;
   private lastKind = 0;
-  private lastKey = '';
+  private lastDir = '';
 
   private indexLine(data: Buffer, start: number, end: number, offset: number): void {
     const kind = data[start];
@@ -316,9 +449,9 @@ export class MemoryTraceCache implements TraceCache {
     const nameEnd = tab - 1 - suffix.length;
     const slash = nameEnd > start + 3 ? data.lastIndexOf(47, nameEnd - 1) : -1;
     if (slash <= start + 2) return;
-    const dirBytes = data.subarray(start + 3, slash);
-    let key = this.lastKey;
-    if (kind !== this.lastKind || !this.lastDirBytes?.equals(dirBytes)) {
+    let dir = this.lastDir;
+    const lastBytes = this.lastDirBytes;
+    if (kind !== this.lastKind || lastBytes?.length !== slash - start - 3 || !bytesAt(data, start + 3, lastBytes)) {
       let path: unknown;
       try {
         path = JSON.parse(data.toString('utf8', start + 2, tab));
@@ -327,22 +460,20 @@ export class MemoryTraceCache implements TraceCache {
       }
       if (typeof path !== 'string' || !path.endsWith(suffix)) return;
       const item = path.slice(0, -suffix.length);
-      key = `${kind === 84 ? 'T' : 'R'}\0${item.slice(0, Math.max(0, item.lastIndexOf('/')))}`;
-      this.lastDirBytes = Buffer.from(dirBytes);
+      dir = item.slice(0, Math.max(0, item.lastIndexOf('/')));
+      this.lastDirBytes = Buffer.from(data.subarray(start + 3, slash));
       this.lastKind = kind;
-      this.lastKey = key;
+      this.lastDir = dir;
     }
     if (kind === 84) this.loadedTraceCount++;
     else this.loadedRecordCount++;
-    const ranges = this.pending.get(key);
+    const pending = kind === 84 ? this.pendingTraces : this.pendingRecords;
+    const ranges = pending.get(dir);
     const last = ranges?.[ranges.length - 1];
     if (last && last.end + 1 === offset) last.end = offset + (end - start);
     else if (ranges) ranges.push({ start: offset, end: offset + (end - start) });
-    else this.pending.set(key, [{ start: offset, end: offset + (end - start) }]);
+    else pending.set(dir, [{ start: offset, end: offset + (end - start) }]);
   }
-
-
-
 
   /** The persisted lines of this sweep's entries. */
   *lines(): Generator<string> {
@@ -364,9 +495,9 @@ function sameState(a: unknown[], st: TraceFileState): boolean {
   return a[0] === st.dev && a[1] === st.ino && a[2] === st.size && a[3] === st.mtimeMs;
 }
 
-/** Nothing unaccounted, no work log and no child workdir named (nearly every trace): kept as a CompactTrace. */
+/** Nothing unaccounted and no child workdir named (nearly every trace): kept as a CompactTrace. */
 function isCompact(s: TraceSummary): boolean {
-  return s.unaccounted.length === 0 && !s.workIds?.length && !s.delegations?.length;
+  return s.unaccounted.length === 0 && !s.delegations?.length;
 }
 
 function encodeTrace(st: TraceFileState, s: TraceSummary): string {
@@ -406,7 +537,7 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
   if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w)))) return undefined;
   const delegations = dels === 0 ? [] : decodeDelegations(dels);
   if (!delegations) return undefined;
-  if (work !== 0 || workIds !== 0 || delegations.length) {
+  if (work !== 0 || delegations.length) {
     return {
       sessionStartEventId: startId ?? undefined,
       contextIds: contexts,
@@ -420,21 +551,222 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
       ...(delegations.length ? { delegations } : {}),
     };
   }
-  // The common case — nothing unaccounted: one compact object (no text kept).
-  return new CompactTrace(st, (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0), invalid as number, contextsText(contexts), fromCache);
+  // The common case — nothing unaccounted, no child workdir: one compact object (no entry text kept).
+  return CompactTrace.at(st, (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0), invalid as number, idsText(contexts), fromCache, workIds === 0 ? undefined : idsText(workIds as string[]));
+}
+
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+
+/**
+ * decodeTrace's common case read in place from the cache file's bytes `b[p, end)`: an entry of
+ * exactly the form encodeTrace writes for a compact trace (`["dev","ino",size,mtimeMs,0|1,0|1,
+ * invalid,null,[context ids],0,0,0|1,0|[work ids],0]`, ids printable ASCII without escapes,
+ * integers canonical) whose state is `st`. Returns the CompactTrace decodeTrace would, or
+ * undefined for anything else — another state, another shape, a corrupt entry — which decodeTrace
+ * then judges from the entry's text. Every read past `end` fails the final position check.
+ */
+function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): CompactTrace | undefined {
+  if (b[p] !== OPEN) return undefined;
+  p = digitText(b, p + 1, st.dev);
+  if (p < 0 || b[p] !== COMMA) return undefined;
+  p = digitText(b, p + 1, st.ino);
+  if (p < 0 || b[p] !== COMMA) return undefined;
+  p = intAt(b, p + 1, end);
+  if (p < 0 || intValue !== st.size || b[p] !== COMMA) return undefined;
+  p = intAt(b, p + 1, end);
+  if (p < 0 || intValue !== st.mtimeMs || b[p] !== COMMA) return undefined;
+  const sessionEnd = b[p + 1];
+  const newline = b[p + 3];
+  if ((sessionEnd !== 0x30 && sessionEnd !== 0x31) || b[p + 2] !== COMMA || (newline !== 0x30 && newline !== 0x31) || b[p + 4] !== COMMA) return undefined;
+  p = intAt(b, p + 5, end);
+  const invalid = intValue;
+  // `,null,` (no session_start id), then the context ids
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x6e || b[p + 2] !== 0x75 || b[p + 3] !== 0x6c || b[p + 4] !== 0x6c || b[p + 5] !== COMMA) return undefined;
+  const ctxAt = p + 6;
+  p = idsAt(b, ctxAt, end, false);
+  // `,0,0,` (no unaccounted work, no trust), utf8, then 0 or the work ids
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== COMMA) return undefined;
+  const utf8 = b[p + 5];
+  if ((utf8 !== 0x30 && utf8 !== 0x31) || b[p + 6] !== COMMA) return undefined;
+  const ctxEnd = p;
+  const workAt = p + 7;
+  p = b[workAt] === 0x30 ? workAt + 1 : idsAt(b, workAt, end, true);
+  // `,0]` (no child workdir) ending the entry
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== CLOSE || p + 3 !== end) return undefined;
+  const flags = (sessionEnd === 0x31 ? END : 0) | (newline === 0x31 ? NL : 0) | (utf8 === 0x31 ? UTF8 : 0);
+  const ino = Number(st.ino);
+  return new CompactTrace(
+    devOf(st.dev),
+    ino <= Number.MAX_SAFE_INTEGER ? ino : BigInt(st.ino),
+    st.size,
+    st.mtimeMs,
+    flags,
+    invalid,
+    ctxEnd - ctxAt > 2 ? b.toString('latin1', ctxAt, ctxEnd) : undefined,
+    true,
+    b[workAt] === OPEN && p - workAt > 2 ? b.toString('latin1', workAt, p) : undefined,
+  );
+}
+
+/** `"<s>"` at p, s being one or more digits: the index after it, else -1. */
+function digitText(b: Buffer, p: number, s: string): number {
+  const n = s.length;
+  if (n === 0 || b[p] !== QUOTE || b[p + n + 1] !== QUOTE) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39 || b[p + 1 + i] !== c) return -1;
+  }
+  return p + n + 2;
+}
+
+/** the value intAt read last */
+let intValue = 0;
+
+/** A canonical JSON integer of 1 to 15 digits at p (exact as a double): the index after it (its value in intValue), else -1. */
+function intAt(b: Buffer, p: number, end: number): number {
+  let q = p;
+  let v = 0;
+  for (; q < end && q - p < 16; q++) {
+    const c = b[q] as number;
+    if (c < 0x30 || c > 0x39) break;
+    v = v * 10 + (c - 0x30);
+  }
+  const n = q - p;
+  if (n === 0 || n > 15 || (n > 1 && b[p] === 0x30)) return -1;
+  intValue = v;
+  return q;
+}
+
+/**
+ * A JSON array of strings at p, each printable ASCII without quote or backslash (so its text is
+ * what JSON.stringify writes for it) and, when `work`, each a work id: the index after it, else -1.
+ */
+function idsAt(b: Buffer, p: number, end: number, work: boolean): number {
+  if (b[p] !== OPEN) return -1;
+  if (b[++p] === CLOSE) return p + 1;
+  for (;;) {
+    if (b[p] !== QUOTE) return -1;
+    const s = ++p;
+    for (; p < end; p++) {
+      const c = b[p] as number;
+      if (c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c) break;
+    }
+    if (p >= end || b[p] !== QUOTE || (work && !isWorkIdAt(b, s, p))) return -1;
+    const next = b[++p];
+    if (next === CLOSE) return p + 1;
+    if (next !== COMMA) return -1;
+    p++;
+  }
+}
+
+/** isWorkId on the bytes [s, e): `wrk_` + 32 lowercase hex. */
+function isWorkIdAt(b: Buffer, s: number, e: number): boolean {
+  if (e - s !== 36 || b[s] !== 0x77 || b[s + 1] !== 0x72 || b[s + 2] !== 0x6b || b[s + 3] !== 0x5f) return false;
+  for (let i = s + 4; i < e; i++) {
+    const c = b[i] as number;
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
+
+/**
+ * decodeRecord's common case read in place, as decodeTraceAt: an entry `["dev","ino",size,
+ * mtimeMs,null|"header",messages,0|1,-1|0|1]` whose state is `st`, its header printable ASCII with
+ * no escape but `\"`. Returns what decodeRecord would, or undefined for anything else (then
+ * decodeRecord judges the entry's text). The header is re-validated by parseHeaderLine, on the
+ * same bytes the text would give it.
+ */
+function decodeRecordAt(b: Buffer, p: number, end: number, st: TraceFileState): CachedRecord | undefined {
+  if (b[p] !== OPEN) return undefined;
+  p = digitText(b, p + 1, st.dev);
+  if (p < 0 || b[p] !== COMMA) return undefined;
+  p = digitText(b, p + 1, st.ino);
+  if (p < 0 || b[p] !== COMMA) return undefined;
+  p = intAt(b, p + 1, end);
+  if (p < 0 || intValue !== st.size || b[p] !== COMMA) return undefined;
+  p = intAt(b, p + 1, end);
+  if (p < 0 || intValue !== st.mtimeMs || b[p] !== COMMA) return undefined;
+  p++;
+  let header: RecordHeader | null = null;
+  if (b[p] === 0x6e) {
+    if (b[p + 1] !== 0x75 || b[p + 2] !== 0x6c || b[p + 3] !== 0x6c) return undefined;
+    p += 4;
+  } else {
+    if (b[p] !== QUOTE) return undefined;
+    // the header line, unescaped into a reused buffer (parseHeaderLine copies out what it keeps)
+    if (headerBuf.length < end - p) headerBuf = Buffer.allocUnsafe(Math.max(2 * headerBuf.length, end - p));
+    let n = 0;
+    for (p++; ; p++) {
+      if (p >= end) return undefined;
+      let c = b[p] as number;
+      if (c === QUOTE) break;
+      if (c === 0x5c) {
+        if (b[p + 1] !== QUOTE) return undefined;
+        c = QUOTE;
+        p++;
+      } else if (c < 0x20 || c > 0x7e) return undefined;
+      headerBuf[n++] = c;
+    }
+    p++;
+    const h = parseHeaderLine(headerBuf.subarray(0, n));
+    if (h === undefined) return undefined;
+    header = h;
+  }
+  if (b[p] !== COMMA) return undefined;
+  let messages = -1;
+  if (b[p + 1] === 0x2d) {
+    if (b[p + 2] !== 0x31) return undefined;
+    p += 3;
+  } else {
+    p = intAt(b, p + 1, end);
+    if (p < 0) return undefined;
+    messages = intValue;
+  }
+  const unreadable = b[p + 1];
+  if (b[p] !== COMMA || (unreadable !== 0x30 && unreadable !== 0x31) || b[p + 2] !== COMMA) return undefined;
+  p += 3;
+  let terminated = -1;
+  if (b[p] === 0x2d) {
+    if (b[p + 1] !== 0x31) return undefined;
+    p += 2;
+  } else {
+    if (b[p] !== 0x30 && b[p] !== 0x31) return undefined;
+    terminated = b[p] === 0x31 ? 1 : 0;
+    p++;
+  }
+  if (b[p] !== CLOSE || p + 1 !== end) return undefined;
+  return {
+    header,
+    unreadable: unreadable === 0x31,
+    ...(messages === -1 ? {} : { messages }),
+    ...(terminated === -1 ? {} : { terminated: terminated === 1 }),
+  };
+}
+
+/** decodeRecordAt's header line, unescaped */
+let headerBuf = Buffer.allocUnsafe(256);
+
+/** Whether two record values encode alike (a header by identity: the one a lookup returned). */
+function sameRecord(a: CachedRecord, b: CachedRecord): boolean {
+  return a.header === b.header && (a.messages ?? -1) === (b.messages ?? -1) && (a.unreadable === true) === (b.unreadable === true) && a.terminated === b.terminated;
 }
 
 const END = 1;
 const NL = 2;
 const UTF8 = 4;
+/** No context (or work) ids. */
 const EMPTY_CONTEXTS: string[] = Object.freeze([]) as unknown as string[];
 
 /**
- * Context ids as one JSON text (undefined: none): ~2.5 ids a session held as strings in an array
- * cost ~230 bytes; the text ~110. Only a live session's are ever read back (a few, once each).
+ * Context (or work) ids as one JSON text (undefined: none): ~2.5 ids a session held as strings in
+ * an array cost ~230 bytes; the text ~110. Only a live session's contexts, and the work ids of a
+ * root with work logs beside it, are ever read back.
  */
-function contextsText(ids: readonly string[]): string | undefined {
-  return ids.length ? flat(JSON.stringify(ids)) : undefined;
+function idsText(ids: readonly string[] | undefined): string | undefined {
+  return ids?.length ? flat(JSON.stringify(ids)) : undefined;
 }
 
 /**
@@ -456,32 +788,32 @@ function devOf(dev: string): bigint {
 }
 
 /**
- * A trace with no unaccounted work, as the scan and the cache both keep it: its summary (flags,
- * invalid-line count, context ids) and the state of the file it was built from (dev/ino/size/
- * mtime, also the trace's identity). It is the scan's `trace` entry for its session as well
- * (`ok`, `summary`, `identity`, `mtimeMs`, `size`, `fromCache`): ~100 bytes a session in all.
+ * A trace with no unaccounted work and no child workdir, as the scan and the cache both keep it:
+ * its summary (flags, invalid-line count, context and work ids as JSON texts) and the state of the
+ * file it was built from (dev/ino/size/mtime, also the trace's identity). It is the scan's `trace`
+ * entry for its session as well (`ok`, `summary`, `identity`, `mtimeMs`, `size`, `fromCache`):
+ * ~100 bytes a session in all.
  */
 export class CompactTrace implements TraceSummary {
-  readonly dev: bigint;
-  private readonly ino: PackedIno;
-  readonly size: number;
-  readonly mtimeMs: number;
   constructor(
-    st: TraceFileState,
+    readonly dev: bigint,
+    private readonly ino: PackedIno,
+    readonly size: number,
+    readonly mtimeMs: number,
     private readonly flags: number,
     readonly invalidLines: number,
     private readonly contexts: string | undefined,
     /** served from the cache loaded at the start of this sweep (not read in it) */
     readonly fromCache: boolean,
-  ) {
-    this.dev = devOf(st.dev);
-    this.ino = packIno(BigInt(st.ino));
-    this.size = st.size;
-    this.mtimeMs = st.mtimeMs;
+    private readonly works: string | undefined,
+  ) {}
+
+  static at(st: TraceFileState, flags: number, invalidLines: number, contexts: string | undefined, fromCache: boolean, works: string | undefined): CompactTrace {
+    return new CompactTrace(devOf(st.dev), packIno(BigInt(st.ino)), st.size, st.mtimeMs, flags, invalidLines, contexts, fromCache, works);
   }
 
   static of(st: TraceFileState, s: TraceSummary, fromCache: boolean): CompactTrace {
-    return new CompactTrace(st, (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8), s.invalidLines, contextsText(s.contextIds), fromCache);
+    return CompactTrace.at(st, (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8), s.invalidLines, idsText(s.contextIds), fromCache, idsText(s.workIds));
   }
 
   get ok(): true {
@@ -506,6 +838,10 @@ export class CompactTrace implements TraceSummary {
   get contextIds(): string[] {
     return this.contexts === undefined ? EMPTY_CONTEXTS : (JSON.parse(this.contexts) as string[]);
   }
+  /** The work ids the trace names (none: empty), parsed from their text on each read. */
+  get workIds(): string[] {
+    return this.works === undefined ? EMPTY_CONTEXTS : (JSON.parse(this.works) as string[]);
+  }
   get hasSessionEnd(): boolean {
     return (this.flags & END) !== 0;
   }
@@ -526,7 +862,8 @@ export class CompactTrace implements TraceSummary {
     return undefined;
   }
   toJSON(): TraceSummary {
-    return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8 };
+    const workIds = this.workIds;
+    return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
   }
 }
 

@@ -3,7 +3,8 @@
 // configuration sets `schedule:`; a lone `--version` is answered before the CLI is loaded, with
 // the very text commander prints for it; the installed bin (the bundle) runs the read-only
 // commands and a dry run with nothing to sweep without the writers (the lock, the sweep
-// pipeline) and without the logger. Asserted on what a process loaded, never on time.
+// pipeline) and without the logger; a configuration file is read with yaml and its shape checked
+// by our own code, so no command loads zod. Asserted on what a process loaded, never on time.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as fs from 'node:fs';
@@ -149,14 +150,24 @@ describe('the installed bin loads no writer and no logger for what only reads', 
     expect(r.builtins).not.toContain('node:crypto');
   }, T);
 
-  it('a configuration file is read with yaml and checked with zod', () => {
+  it('a configuration file is read with yaml and checked without zod: status, config check, a dry run and a sweep', () => {
     const e = empty();
-    const cfg = path.join(dir, 'status.yaml');
-    fs.writeFileSync(cfg, `home: ${JSON.stringify(path.join(dir, 'home'))}\n`);
-    const r = bundleLoads(['status', '--config', cfg], e);
-    expect(r.status).toBe(0);
-    expect(r.sources).toContain('node_modules/yaml');
-    expect(r.sources).toContain('node_modules/zod');
+    const roots = ['a', 'b', 'c'].map((n) => path.join(dir, 'roots', n));
+    for (const r of roots) fs.mkdirSync(r, { recursive: true, mode: 0o700 });
+    const cfg = path.join(dir, 'sweep.yaml');
+    fs.writeFileSync(
+      cfg,
+      [`home: ${JSON.stringify(path.join(dir, 'home'))}`, 'log: { level: warn }', 'sessions:', ...roots.map((r) => `  - root: ${JSON.stringify(r)}\n    retain: { max_age: 30d }`), ''].join('\n'),
+    );
+    for (const args of [['status'], ['config', 'check'], ['--dry-run'], []]) {
+      const r = bundleLoads([...args, '--config', cfg], e);
+      expect(r.status, args.join(' ')).toBe(0);
+      expect(r.sources).toContain('src/config/parse.ts');
+      expect(r.sources).toContain('node_modules/yaml');
+      expect(r.sources).not.toContain('node_modules/zod');
+      // a dry run with roots to scan and a sweep go through the sweep, not the nothing-to-sweep answer
+      if (args.length === 0 || args[0] === '--dry-run') expect(r.sources).toContain('src/sweep/pipeline.ts');
+    }
   }, T);
 
   it('history loads neither the writers nor pino', () => {

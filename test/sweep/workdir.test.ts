@@ -178,6 +178,23 @@ describe('a session removed by max_sessions takes what its trace proves is its o
     expect(doc.matches?.map((m) => [m.action, m.reason, m.where])).toEqual([['removed', 'max_sessions', W]]);
   });
 
+  it('served from the cache, a trace still names its wrk_ logs: its own go with it, a kept session keeps its own', async () => {
+    const mineLog = wrk();
+    const otherLog = wrk();
+    const logA = workLog(mineLog);
+    const logB = workLog(otherLog);
+    const a = parent(9, [], [mineLog]);
+    const b = parent(1, [], [otherLog]);
+    // a first sweep keeps both and caches both traces; the second judges them from the cache
+    expect((await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 2 }\n`)).inventory).toMatchObject({ traces_read: 2 });
+    const r = await sweep(YAML());
+    expect(r.inventory).toMatchObject({ traces_read: 0, traces_cached: 2 });
+    expect(r.errors).toEqual([]);
+    expect(r.actions.filter((x) => x.kind === 'remove_work_log').map((x) => [('path' in x ? x.path : ''), 'parent_session' in x ? x.parent_session : ''])).toEqual([[logA, a]]);
+    expect(exists(path.join(root, a)) || exists(logA)).toBe(false);
+    expect(exists(path.join(root, b)) && exists(logB)).toBe(true);
+  });
+
   it('a live parent keeps its children, even the finished ones', async () => {
     const c = child();
     const live = parent(9, [{ child: c.rel, ended: true }], [], { live: true });
