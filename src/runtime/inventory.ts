@@ -20,7 +20,7 @@ import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
-import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type CachedRecord, type TraceCache, type TraceFileState } from './trace-scan.js';
+import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
 import { definedOnly } from '../defined.js';
 
 /** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */
@@ -300,31 +300,22 @@ async function uncountable<T>(target: string, out: RecordsScan, count: () => Pro
 /** Contexts looked at per relative pass (bounds the stats held at once). */
 const CONTEXT_BATCH = 32;
 
-/**
- * A context whose record is unchanged since an earlier sweep and needs nothing read: its
- * directory's and its record's lstat, and what the cache holds for that record.
- */
+/** A context's directory and record lstat, when they may let warmRecord settle it. */
 interface WarmRecord {
   cst: BigIntStats;
   fst: BigIntStats;
-  state: TraceFileState;
-  known: CachedRecord;
 }
 
 /**
- * The contexts of `batch` that a warm sweep settles from the cache, found in one relative pass
- * (Dir.relativePassSync: an lstat of the context and of its record, then a listing of it). One
- * qualifies only when it is a directory holding no temp file of a rewrite, its record is a regular
- * file whose dev/ino/size/mtime are exactly those of the entry an earlier sweep cached (an entry
- * made from a descriptor-relative read, so the cached header and count are that very file's,
- * whatever route the lstat took), and no count is needed that the cache lacks. Every other
- * context (a link, a temp file, no record, a change, an error) takes the descriptor-relative path
- * in scanStore, as on a first sweep. The listing only ever sends a context there.
+ * The contexts of `batch` that warmRecord may settle, found in one relative pass
+ * (Dir.relativePassSync: an lstat of the context and of its record, a listing of the context):
+ * a directory whose record is a regular file and that holds no temp file of a rewrite. Every other
+ * context (a link, a temp file, no record, an error) takes scanStore's descriptor-relative path,
+ * as on a first sweep. The listing only ever sends a context there.
  */
-function warmRecords(sdir: Dir, store: string, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
+function warmRecords(sdir: Dir, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
   const out = new Map<string, WarmRecord>();
-  const cache = opts.countCache;
-  if (!cache) return out;
+  if (!opts.countCache) return out;
   const candidates = batch.filter((c) => !c.startsWith('.'));
   if (candidates.length === 0) return out;
   sdir.relativePassSync((at) => {
@@ -333,14 +324,9 @@ function warmRecords(sdir: Dir, store: string, batch: readonly string[], opts: R
       if (!cst || cst instanceof Error || !cst.isDirectory()) continue;
       const fst = at.lstat(`${context}/${RECORD_FILE}`);
       if (!fst || fst instanceof Error || !fst.isFile()) continue;
-      const state = traceFileState(fst);
-      const known = cache.getRecord(sdir.path, context, state);
-      if (!known) continue;
       const entries = at.list(context);
       if (entries instanceof Error || entries.some((e) => parseTempName(e, RECORD_FILE) !== undefined)) continue;
-      const owned = known.header !== null && opts.countOwned?.has(`${store}\0${known.header.capsule}`) === true;
-      if (known.unreadable !== true && (opts.countAll === true || owned) && known.messages === undefined) continue;
-      out.set(context, { cst, fst, state, known });
+      out.set(context, { cst, fst });
     }
   });
   return out;
@@ -351,15 +337,12 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
   let warm = new Map<string, WarmRecord>();
   for (let i = 0; i < contexts.length; i++) {
     const context = contexts[i] as string;
-    if (i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, store, contexts.slice(i, i + CONTEXT_BATCH), opts);
+    if (i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, contexts.slice(i, i + CONTEXT_BATCH), opts);
     await yieldIfBusy();
     opts.signal?.throwIfAborted();
     const chain = [CONVERSATIONS_DIR, store, context];
     const w = warm.get(context);
-    if (w) {
-      warmRecord(sdir, store, context, anchor, chain, w, opts, out);
-      continue;
-    }
+    if (w && warmRecord(sdir, store, context, anchor, chain, w, opts, out)) continue;
     if (context.startsWith(TRASH_PREFIX)) {
       const st = await sdir.lstat(context);
       if (st?.isDirectory()) {
@@ -470,23 +453,30 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
   }
 }
 
-/** A context settled by warmRecords: what scanStore's descriptor-relative path would report. */
-function warmRecord(sdir: Dir, store: string, context: string, anchor: string, chain: string[], w: WarmRecord, opts: RecordsScanOptions, out: RecordsScan): void {
+/**
+ * Settle a context from the cache, as scanStore's descriptor-relative path would report it, when
+ * its record's dev/ino/size/mtime are exactly those of the entry an earlier sweep cached (an entry
+ * made from a descriptor-relative read, so the cached header and count are that very file's,
+ * whatever route the lstat took) and no count is needed that the cache lacks. False (nothing
+ * reported): scanStore reads it.
+ */
+function warmRecord(sdir: Dir, store: string, context: string, anchor: string, chain: string[], w: WarmRecord, opts: RecordsScanOptions, out: RecordsScan): boolean {
+  const state = traceFileState(w.fst);
+  const known = opts.countCache?.getRecord(sdir.path, context, state);
+  if (!known) return false;
+  const unreadable = known.unreadable === true;
+  const header = known.header ?? undefined;
+  const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
+  const counted = !unreadable && (opts.countAll === true || owned);
+  if (counted && known.messages === undefined) return false;
   const key = `${sdir.display(context)}/${RECORD_FILE}`;
   if (opts.collectModes) {
     pushMode(out, opts, modeEntry(sdir, anchor, chain, w.cst, 'private_dir'));
     pushMode(out, opts, modeEntryAt(key, anchor, [...chain, RECORD_FILE], w.fst, 'private_file'));
   }
-  const { known } = w;
-  const unreadable = known.unreadable === true;
-  const header = known.header ?? undefined;
-  const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
-  let messages: number | undefined;
-  if (!unreadable && (opts.countAll || owned)) {
-    messages = known.messages;
-    out.countsCached++;
-  }
-  recordFound(out, opts, { sdir, store, context, key, state: w.state, cst: w.cst, fst: w.fst }, { header, messages, unreadable, terminated: known.terminated });
+  if (counted) out.countsCached++;
+  recordFound(out, opts, { sdir, store, context, key, state, cst: w.cst, fst: w.fst }, { header, messages: counted ? known.messages : undefined, unreadable, terminated: known.terminated });
+  return true;
 }
 
 /** Report a record read (or found in the cache): its problem if unreadable, its cache entry, its context. */
