@@ -308,6 +308,40 @@ describe('murmur-gc restore', () => {
     expect(snap()).toEqual(before);
     expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
   });
+
+  it("a name that starts with ses_ but is no session id is taken for a context id, and the refusal says so", async () => {
+    const message = async (target: string) => {
+      try {
+        await restore(target);
+      } catch (err) {
+        return err instanceof RefusalError ? `${err.code}: ${err.message}` : `not a refusal: ${String(err)}`;
+      }
+      return 'no refusal';
+    };
+    const taken = "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
+    // the quarantine is empty
+    expect(await message('ses_nonexistent')).toContain(`restore_not_held: ${taken}, and no context is held (the quarantine is empty)`);
+    // something else is held
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(qitems()).toHaveLength(1);
+    const m = await message('ses_nonexistent');
+    expect(m).toContain(`restore_not_held: ${taken}, and no context of that name is held`);
+    expect(m).not.toContain("context 'ses_nonexistent' is not held");
+    // a context id as such, and a session id, keep their own words
+    expect(await message('ctx_nope')).toContain("restore_not_held: context 'ctx_nope' is not held");
+    expect(await message('ses_01a00000000070008000000000000000')).toContain('restore_not_held: session ses_01a00000000070008000000000000000 is not held in any configured sessions root');
+  });
+
+  it('a context whose id starts with ses_ (no session id) is put back into its record store and protected as a context', async () => {
+    f.writeRecord(home, 'shey', 'ses_ctx', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ses_ctx'))).toBe(false);
+    const r = await restore('ses_ctx');
+    expect(r.restored.map((x) => x.held_kind)).toEqual(['context']);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ses_ctx', 'conversation.jsonl'))).toBe(true);
+    expect(r.protection?.item).toMatchObject({ kind: 'context', target: 'ses_ctx', where: 'shey' });
+  });
 });
 
 describe('disk budgets under pressure purge the quarantine first', () => {
