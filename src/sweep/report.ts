@@ -374,13 +374,19 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-/** One line per budgeted store and one for keep_free (sizes measured after age and count). */
+/**
+ * One line per budget that acted or is short (sizes measured after age and count): a store that
+ * had items removed for space or is still over its max_bytes, and keep_free when it was short
+ * before or after, or the reserve was released or put back. A budget met without removing
+ * anything says nothing here (`--json` has every one under `budget`).
+ */
 export function budgetLines(b: BudgetReport, dry = false): string[] {
-  const out = b.stores.map(
+  const over = new Set(b.unmet.flatMap((u) => (u.store !== undefined ? [u.store] : [])));
+  const out = b.stores.filter((s) => s.removed > 0 || over.has(s.store)).map(
     (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
   );
   const k = b.keep_free;
-  if (k) {
+  if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || k.reserve.released_bytes > 0 || k.reserve.put_back)) {
     const r = k.reserve;
     const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)` : '';
     const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
