@@ -383,7 +383,7 @@ export function formatDuration(ms: number): string {
 export function budgetLines(b: BudgetReport, dry = false): string[] {
   const over = new Set(b.unmet.flatMap((u) => (u.store !== undefined ? [u.store] : [])));
   const out = b.stores.filter((s) => s.removed > 0 || over.has(s.store)).map(
-    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, ${say(dry, ['to be purged first', 'purged first'])})` : ''}`,
   );
   const k = b.keep_free;
   if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || k.reserve.released_bytes > 0 || k.reserve.put_back)) {
