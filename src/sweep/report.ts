@@ -313,7 +313,10 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
-    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    // Held: what the disk holds for the held items, as `quarantine ls` counts them. A dry run can
+    // only measure them where they are, without the files a hold adds: it says so.
+    const heldSize = r.dry_run ? `${formatBytes(q.held_bytes)} as they are now, without the quarantine's own files` : formatBytes(q.held_bytes);
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${heldSize}; murmur-gc restore puts one back)` : '';
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
     prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }

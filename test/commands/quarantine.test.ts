@@ -7,8 +7,10 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeContext, truncateContext } from '../../src/commands/conversation.js';
 import { restoreTarget } from '../../src/commands/quarantine.js';
+import { renderHeld } from '../../src/cli/quarantine.js';
+import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
-import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
+import { formatBytes, renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { RefusalError } from '../../src/errors.js';
@@ -203,6 +205,37 @@ describe('truncation keeps the dropped lines for the window', () => {
     expect(dropped).not.toContain(ids[6]!);
     expect(meta).toMatchObject({ kind: 'truncation', store: 'shey', context: 'ctx_a', messages: 6, state: 'held', prior: null });
     expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'record.jsonl') } });
+  });
+});
+
+describe('what the undo window holds: the sweep and quarantine ls count it alike', () => {
+  it('held sessions, contexts and dropped lines: the sweep\'s held bytes are quarantine ls\'s total, as du counts the held items', async () => {
+    const sessions = [session(40, 30_000), session(50, 5000)];
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_older', { capsule: 'shey', messages: 30, mtimeMs: Date.now() - 120 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 40 });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+    // A dry run measures the items where they are, without the files a hold adds, and says so.
+    const dry = await sweep(yaml, { dryRun: true });
+    expect(dry.quarantine).toMatchObject({ held: 5 });
+    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items would be held for 24h (${formatBytes(dry.quarantine!.held_bytes)} as they are now, without the quarantine's own files; murmur-gc restore puts one back).`);
+    const r = await sweep(yaml);
+    expect(r.errors).toEqual([]);
+    expect(r.quarantine).toMatchObject({ held: 5 });
+    expect(r.quarantine!.held_bytes).toBeGreaterThan(dry.quarantine!.held_bytes);
+    const c = await config(yaml);
+    const ls = await listHeld(c);
+    expect(ls.items.map((i) => `${i.kind} ${i.target}`).sort()).toEqual([...sessions.map((id) => `session ${id}`), 'context ctx_old', 'context ctx_older', 'truncation ctx_long'].sort());
+    // what du counts for the held entries: the sessions renamed in their root, the quarantine's item directories
+    const du = (paths: string[]) => Number(execFileSync('du', ['-s', '-B1', '-c', ...paths], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+    const entries = [...held(root).map((n) => path.join(root, n)), ...qitems().map((n) => path.join(qdir(), n))];
+    expect(entries).toHaveLength(5);
+    expect(ls.totals.bytes).toBe(du(entries));
+    expect(r.quarantine?.held_bytes).toBe(ls.totals.bytes);
+    // and the words: the sweep's Quarantine line and quarantine ls's total say the same size
+    const size = formatBytes(ls.totals.bytes);
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`);
+    expect(renderHeld(ls, c)).toContain(`5 held, ${size} (quarantine: 24h)`);
   });
 });
 
