@@ -12,7 +12,7 @@ import type { RestoreResult } from '../commands/quarantine.js';
 import type { HeldListing } from '../gchome/held-listing.js';
 import type { GcConfig } from '../config/types.js';
 import { ExitCodes } from '../errors.js';
-import { isSessionName } from '../runtime/ids.js';
+import { isSessionName, notASessionId } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
 import { jsonLine, protectedItemJson } from './json-contract.js';
 import { ExitWith } from './types.js';
@@ -133,7 +133,10 @@ export function registerQuarantineCommands(program: Command): void {
   ).action((target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }, cmd: Command) => {
     // Each option applies to one kind of target; one that does not apply is refused, not ignored.
     const session = isSessionName(target);
-    if (!session && opts.root !== undefined) cmd.error('error: --root applies to a session (ses_ id) only; a context is held in the murmur home', { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
+    if (!session && opts.root !== undefined) {
+      const taken = notASessionId(target);
+      cmd.error(`error: ${taken !== undefined ? `${taken}; ` : ''}--root applies to a session (ses_ id) only; a context is held in the murmur home`, { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
+    }
     if (session && opts.record !== undefined) cmd.error('error: --record applies to a context only; a session is held in its sessions root (--root)', { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
     return exitWith(runRestore(target, opts));
   });

@@ -20,6 +20,7 @@ import type { GcConfig } from '../config/types.js';
 import { BusyError, RefusalError, describeError } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages } from '../runtime/inventory.js';
 import { humanTime } from '../runtime/conversation-format.js';
+import { notASessionId } from '../runtime/ids.js';
 import { acquireLock, sweepLockPath } from '../gchome/lock.js';
 import { auditProtection, protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
 import { Dir } from '../fsx/safe-fs.js';
@@ -166,11 +167,26 @@ async function currentList(home: Dir): Promise<ProtectedItem[]> {
   return read.items;
 }
 
+/** Nothing of that name in any configured place; a name taken for a context id though it starts with `ses_` says so. */
+function notFoundWords(kind: ProtectedKind, target: string): string {
+  if (kind === 'session') return `session ${target} is in no configured sessions root`;
+  const taken = notASessionId(target);
+  return taken !== undefined ? `${taken}, and no configured record store holds a context of that name` : `context ${target} is in no configured record store`;
+}
+
+function notProtectedWords(kind: ProtectedKind, target: string, wanted: string | undefined): string {
+  if (wanted === undefined) return `${target} is not protected`;
+  const taken = kind === 'context' ? notASessionId(target) : undefined;
+  return taken !== undefined ? `${taken}, and no context of that name is protected in record store ${wanted}` : `${target} is not protected in ${wanted}`;
+}
+
 /** The kind of `ref.target`; a flag for the other kind (--record for a session, --root for a context) is refused. */
 function checkFlags(ref: ItemRef): ProtectedKind {
   const kind = kindOf(ref.target);
   if (kind === 'session' && ref.record !== undefined) throw refuse(ProtectCodes.notFound, `${ref.target} is a session id; --record names a record store`, 'pass --root <DIR> for the sessions root of a session');
-  if (kind === 'context' && ref.root !== undefined) throw refuse(ProtectCodes.notFound, `${ref.target} is a context id (not ses_…); --root names a sessions root`, 'pass --record <NAME> for the record store of a context');
+  if (kind === 'context' && ref.root !== undefined) {
+    throw refuse(ProtectCodes.notFound, `${notASessionId(ref.target) ?? `${ref.target} is a context id (not ses_…)`}; --root names a sessions root`, 'pass --record <NAME> for the record store of a context');
+  }
   return kind;
 }
 
@@ -186,7 +202,7 @@ async function locate(config: GcConfig, ref: ItemRef): Promise<{ kind: Protected
   if (found.length === 0) {
     throw refuse(
       ProtectCodes.notFound,
-      `${kind} ${ref.target} is in no configured ${kind === 'session' ? 'sessions root' : 'record store'}`,
+      notFoundWords(kind, ref.target),
       `pass ${flag} to protect it there ahead of time; murmur-gc quarantine ls lists what the undo window holds (restore protects what it puts back)`,
     );
   }
@@ -238,9 +254,11 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
       const kind = checkFlags(ref);
       const items = await currentList(home);
       const wanted = kind === 'session' ? (ref.root === undefined ? undefined : resolve(ref.root)) : ref.record;
-      const mine = items.filter((i) => i.kind === kind && i.target === ref.target && (wanted === undefined || i.where === wanted));
-      if (mine.length === 0) throw refuse(ProtectCodes.notProtected, `${ref.target} is not protected${wanted !== undefined ? ` in ${wanted}` : ''}`, 'murmur-gc protection ls lists what is protected');
-      const flag = kind === 'session' ? '--root' : '--record';
+      // Without --root/--record, the item of that name whatever its kind: a list may hold one
+      // whose kind was judged otherwise when it was written.
+      const mine = items.filter((i) => i.target === ref.target && (wanted === undefined || (i.kind === kind && i.where === wanted)));
+      if (mine.length === 0) throw refuse(ProtectCodes.notProtected, notProtectedWords(kind, ref.target, wanted), 'murmur-gc protection ls lists what is protected');
+      const flag = mine[0]!.kind === 'session' ? '--root' : '--record';
       if (mine.length > 1) throw refuse(ProtectCodes.ambiguous, `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`, `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`);
       const item = mine[0]!;
       await writeProtection(home, items.filter((i) => !sameItem(i, item)));

@@ -4,17 +4,18 @@
 // - `ls` is read-only: it shows what src/gchome/held-listing.ts reads.
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
 //   It puts an item back only where nothing of that name exists now (else `restore_exists`,
-//   nothing changed), through descriptors, never replacing anything. A `ses_` id is a session;
-//   anything else a context id. A context held whole goes back into its record store (created
-//   0700 when it is gone); the lines a truncation dropped go back in front of the record's
-//   current lines with the staged rewrite truncation uses (lines appended since stay after them;
-//   under the record's lock), the header's `dropped` decreased by the messages put back, the
-//   `truncated` marker removed when it reaches 0. Only the chain of held truncations ending at
-//   the marker the record carries now goes back (restoreChain, src/gchome/quarantine-layout.ts; none:
-//   `restore_conflict` — it was truncated again since, and putting lines back would leave a gap);
-//   an item outside it (its lines are back already) is never put back again. A truncation whose
-//   run was killed before marking its item held is restorable as soon as the record carries its
-//   marker. `--dry-run` runs the same checks and changes nothing.
+//   nothing changed), through descriptors, never replacing anything. A session id (`ses_` and at
+//   least 12 hex digits) is a session; anything else a context id, and a refusal for a name that
+//   starts with `ses_` but is no session id says it was taken for one. A context held whole goes
+//   back into its record store (created 0700 when it is gone); the lines a truncation dropped go
+//   back in front of the record's current lines with the staged rewrite truncation uses (lines
+//   appended since stay after them; under the record's lock), the header's `dropped` decreased by
+//   the messages put back, the `truncated` marker removed when it reaches 0. Only the chain of held
+//   truncations ending at the marker the record carries now goes back (restoreChain,
+//   src/gchome/quarantine-layout.ts; none: `restore_conflict` — it was truncated again since, and
+//   putting lines back would leave a gap); an item outside it (its lines are back already) is never
+//   put back again. A truncation whose run was killed before marking its item held is restorable as
+//   soon as the record carries its marker. `--dry-run` runs the same checks and changes nothing.
 // - Exactly once: each step is an intent in the restore's audit (logged durably before it runs,
 //   marked done durably once its change landed, before its held item is removed); the audit ends
 //   with one `quarantine_restore` line per step (`history --target` shows it). Killed or failing
@@ -36,7 +37,7 @@ import { RECORD_FILE_MODE, firstLineEnd } from '../runtime/record-truncate.js';
 import { Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from '../runtime/staged-rewrite.js';
 import type { Logger } from '../log.js';
-import { isSessionName, mintId } from '../runtime/ids.js';
+import { isSessionName, mintId, notASessionId } from '../runtime/ids.js';
 import { CONTEXT_PAYLOAD, payloadOf, restoreChain, restoredMarker, type ItemMeta } from '../gchome/quarantine-layout.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../runtime/record.js';
 import { VERSION } from '../version.js';
@@ -264,7 +265,11 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
 
 async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
   const q = await openQuarantineDir(home, false);
-  if (!q) throw refuse(RestoreCodes.notHeld, `context '${opts.target}' is not held (the quarantine is empty)`, 'murmur-gc quarantine ls lists what the undo window holds');
+  const lookalike = notASessionId(opts.target);
+  if (!q) {
+    const what = lookalike !== undefined ? `${lookalike}, and no context is held (the quarantine is empty)` : `context '${opts.target}' is not held (the quarantine is empty)`;
+    throw refuse(RestoreCodes.notHeld, what, 'murmur-gc quarantine ls lists what the undo window holds');
+  }
   const audit = new RestoreAudit(home, now);
   try {
     const listed = await listQuarantineDir(q, false);
@@ -276,7 +281,7 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
     if (mine.length === 0) {
       throw refuse(
         RestoreCodes.notHeld,
-        `context '${opts.target}' is not held${opts.record !== undefined ? ` from record store '${opts.record}'` : ''}`,
+        `${lookalike !== undefined ? `${lookalike}, and no context of that name is held` : `context '${opts.target}' is not held`}${opts.record !== undefined ? ` from record store '${opts.record}'` : ''}`,
         'murmur-gc quarantine ls lists what the undo window holds; an item whose window passed is gone for good',
       );
     }

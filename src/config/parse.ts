@@ -3,7 +3,8 @@
 // configuration's top-level shape (docs/design.md §9) with a small hand-written schema: which keys
 // each block takes, and which values must be a string, a boolean, a log level, a block or a list.
 // Guarantees: every YAML error and every shape issue comes out as a ConfigError naming the file and
-// key path; unknown keys come first, then every other issue, each group in check order (a block's
+// key path, never a throw, whatever the value; an unknown key's error lists the keys its block
+// takes; unknown keys come first, then every other issue, each group in check order (a block's
 // keys in the order declared below, then its unknown keys; a list's entries in order); the keys
 // and list entries without an issue are kept so the loader checks them too; nothing here touches
 // the filesystem. No schema library is loaded: the loader (src/config/load.ts) imports this module
@@ -86,13 +87,6 @@ export function parseConfigYaml(text: string, file?: string): unknown {
 
 // ── schema ──────────────────────────────────────────────────────────────────────────────────
 
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
-const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children'];
-const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
-const AUDIT_KEYS = ['retain'];
-const LOG_KEYS = ['level'];
-const METRICS_KEYS = ['textfile', 'interval'];
-
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type SessionEntry = {
@@ -131,8 +125,8 @@ export type RawConfig = {
 };
 
 type Path = readonly (string | number)[];
-/** One shape issue: a block's unknown keys (all of them, in `for…in` order), or one message. */
-type Issue = { path: Path; keys: string[] } | { path: Path; keys?: undefined; message: string };
+/** One shape issue: a block's unknown keys (all of them, in `for…in` order) with the keys it takes, or one message. */
+type Issue = { path: Path; keys: string[]; expected: readonly string[] } | { path: Path; keys?: undefined; message: string };
 /** Checks `value` (never undefined) at `path`, appends its issues, returns the value kept. */
 type Check = (value: unknown, path: Path, issues: Issue[]) => unknown;
 
@@ -162,7 +156,7 @@ function block(shape: Readonly<Record<string, Check>>): Check {
     }
     const unknown: string[] = [];
     for (const key in value) if (!known.has(key)) unknown.push(key);
-    if (unknown.length > 0) issues.push({ path, keys: unknown });
+    if (unknown.length > 0) issues.push({ path, keys: unknown, expected: keys });
     return out;
   };
 }
@@ -187,16 +181,13 @@ const string: Check = (value, path, issues) => {
 };
 
 /**
- * A path or name. A bare `~` (or nothing) is YAML's null, a common slip for `"~"`. The emptiness
- * check reads any value's `length`, not only a string's: an empty list, or a block whose `length`
- * key compares below 1 (JavaScript's `>=`), is "must not be empty" as well as "must be a string".
+ * A path or name: a string, not empty. A bare `~` (or nothing) is YAML's null, a common slip for
+ * `"~"`. Any other value (a list, a block, a number) is only "must be a string": nothing of it is
+ * read, so no value can make the check throw.
  */
 const text: Check = (value, path, issues) => {
   if (typeof value !== 'string') issues.push({ path, message: value === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string' });
-  if (value !== null && value !== undefined) {
-    const length = (value as { length?: unknown }).length;
-    if (length !== undefined && !((length as number) >= 1)) issues.push({ path, message: 'must not be empty' });
-  }
+  else if (value.length === 0) issues.push({ path, message: 'must not be empty' });
   return value;
 };
 
@@ -246,35 +237,14 @@ export function formatKeyPath(segments: readonly PropertyKey[]): string {
   return out;
 }
 
-function expectedKeysAt(segments: Path): readonly string[] {
-  const shape = segments.map((s) => (typeof s === 'number' ? '[]' : String(s))).join('.');
-  switch (shape) {
-    case '':
-      return TOP_KEYS;
-    case 'sessions.[]':
-      return SESSION_KEYS;
-    case 'records.[]':
-      return RECORD_KEYS;
-    case 'audit':
-      return AUDIT_KEYS;
-    case 'log':
-      return LOG_KEYS;
-    case 'metrics':
-      return METRICS_KEYS;
-    default:
-      return [];
-  }
-}
-
 /** Every shape issue as an error; unknown keys (the likeliest root cause, a typo) first. */
 function issuesToErrors(issues: readonly Issue[], file: string | undefined): ConfigError[] {
   const unknown: ConfigError[] = [];
   const other: ConfigError[] = [];
   for (const issue of issues) {
     if (issue.keys !== undefined) {
-      const expected = expectedKeysAt(issue.path);
       for (const key of issue.keys) {
-        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`, file));
+        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'; expected: ${issue.expected.join(', ')}`, file));
       }
     } else {
       other.push(new ConfigError(formatKeyPath(issue.path), issue.message, file));

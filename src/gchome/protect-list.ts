@@ -8,6 +8,8 @@
 //   field is dropped, never guessed. Serialising and parsing round-trip.
 // - Holds ids, paths, store names, times and the operator's note — never record content.
 
+import { isSessionName } from '../runtime/ids.js';
+
 export const PROTECT_FILE = 'protected.json';
 export const PROTECT_VERSION = 1;
 /** The file is never read past this (a garbage or planted huge file is refused, not slurped). */
@@ -29,8 +31,9 @@ export interface ProtectedItem {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A session id (`ses_` and at least 12 hex digits, as the sweep ranks sessions) is a session; anything else a context. */
 export function kindOf(target: string): ProtectedKind {
-  return target.startsWith('ses_') ? 'session' : 'context';
+  return isSessionName(target) ? 'session' : 'context';
 }
 
 export function sameItem(a: Pick<ProtectedItem, 'kind' | 'target' | 'where'>, b: Pick<ProtectedItem, 'kind' | 'target' | 'where'>): boolean {

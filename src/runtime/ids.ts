@@ -25,3 +25,13 @@ export function idTimestampMs(name: string, prefix: IdPrefix): number | undefine
 export function isSessionName(name: string): boolean {
   return idTimestampMs(name, 'ses_') !== undefined;
 }
+
+/**
+ * For a name that starts with `ses_` but is no session id (`isSessionName`), the words saying so
+ * and what the name is taken for instead (a context id: a context may be named anything); else
+ * undefined. Commands that take "a ses_ id or a context id" say it before "not found".
+ */
+export function notASessionId(name: string): string | undefined {
+  if (!name.startsWith('ses_') || isSessionName(name)) return undefined;
+  return `'${name}' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id`;
+}

@@ -313,7 +313,10 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
-    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
+    // Held: what the disk holds for the held items, as `quarantine ls` counts them. A dry run can
+    // only measure them where they are, without the files a hold adds: it says so.
+    const heldSize = r.dry_run ? `${formatBytes(q.held_bytes)} as they are now, without the quarantine's own files` : formatBytes(q.held_bytes);
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${heldSize}; murmur-gc restore puts one back)` : '';
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
     prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
@@ -374,13 +377,19 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
-/** One line per budgeted store and one for keep_free (sizes measured after age and count). */
+/**
+ * One line per budget that acted or is short (sizes measured after age and count): a store that
+ * had items removed for space or is still over its max_bytes, and keep_free when it was short
+ * before or after, or the reserve was released or put back. A budget met without removing
+ * anything says nothing here (`--json` has every one under `budget`).
+ */
 export function budgetLines(b: BudgetReport, dry = false): string[] {
-  const out = b.stores.map(
-    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} removed for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, purged first)` : ''}`,
+  const over = new Set(b.unmet.flatMap((u) => (u.store !== undefined ? [u.store] : [])));
+  const out = b.stores.filter((s) => s.removed > 0 || over.has(s.store)).map(
+    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, ${say(dry, ['to be purged first', 'purged first'])})` : ''}`,
   );
   const k = b.keep_free;
-  if (k) {
+  if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || k.reserve.released_bytes > 0 || k.reserve.put_back)) {
     const r = k.reserve;
     const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)` : '';
     const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';

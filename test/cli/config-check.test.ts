@@ -55,6 +55,22 @@ describe('murmur-gc config check', () => {
     ]);
   });
 
+  it('a value where a string goes is a configuration error (exit 2), never a crash; max_delete\'s unknown key lists its keys', () => {
+    const file = f.writeConfig(T, ['home: {length: {toString: x}}', 'max_delete: {counts: 1}', ''].join('\n'));
+    const r = f.runCli(['config', 'check', '--config', file], T);
+    expect(r.stderr).not.toContain('unexpected failure');
+    expect(r.status).toBe(2);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:2:14: max_delete.counts: unknown key 'counts'; expected: count, fraction\n`);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:1:1: home: must be a string\n`);
+    expect(r.stdout).not.toContain('must not be empty');
+    expect(r.stdout).toMatch(/2 errors, \d+ warnings?: the configuration is not valid/);
+
+    const sweep = f.runCli(['--dry-run', '--config', file], T);
+    expect(sweep.status).toBe(2);
+    expect(sweep.stderr).not.toContain('unexpected failure');
+    expect(sweep.stderr).toContain('home: must be a string');
+  });
+
   it('a valid configuration prints the effective policy per sessions root and record store, and where it came from', () => {
     fs.mkdirSync(path.join(T, 'proj'));
     fs.writeFileSync(path.join(T, 'proj', 'murmur.yaml'), 'name: bot\ntrace:\n  retain: { max_sessions: 7 }\ncontext:\n  retain: { max_messages: 100 }\n');

@@ -72,6 +72,12 @@ describe('options that do not apply', () => {
     expect(r.stderr).toMatch(/session/);
   });
 
+  it('restore of a name that starts with ses_ but is no session id says it is taken for a context id, so --root does not apply', () => {
+    const r = run(['restore', 'ses_nonexistent', '--root', '/tmp']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("error: 'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id; --root applies to a session (ses_ id) only");
+  });
+
   it('restore of a session refuses --record as a usage error naming the option', () => {
     const r = run(['restore', 'ses_01a17aa1857f75374b12c83742c49d4b', '--record', 'main']);
     expect(r.status).toBe(2);

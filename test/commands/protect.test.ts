@@ -196,6 +196,45 @@ describe('protect and release', () => {
     expect(fs.existsSync(ctxDir('shey', 'ctx_later'))).toBe(true);
     expect(protectedSkips(r)).toEqual(['shey/ctx_later']);
   });
+
+  it('takes a name that starts with ses_ but is no session id for a context id, and says so when nothing matches', async () => {
+    const yaml = `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    const c = await config(yaml);
+    const message = async (p: Promise<unknown>) => {
+      try {
+        await p;
+      } catch (err) {
+        return err instanceof RefusalError ? `${err.code}: ${err.message}` : `not a refusal: ${String(err)}`;
+      }
+      return 'no refusal';
+    };
+    const taken = "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
+    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent' }))).toBe(`protect_not_found: ${taken}, and no configured record store holds a context of that name`);
+    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent', root }))).toBe(`protect_not_found: ${taken}; --root names a sessions root`);
+    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent', record: 'shey' }))).toBe(`release_not_protected: ${taken}, and no context of that name is protected in record store shey`);
+    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent' }))).toBe('release_not_protected: ses_nonexistent is not protected');
+    // a session id and a context id keep their own words
+    expect(await message(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe('protect_not_found: session ses_01a00000000070008000000000000000 is in no configured sessions root');
+    expect(await message(protectTarget(c, log, { target: 'ctx_none' }))).toBe('protect_not_found: context ctx_none is in no configured record store');
+    expect(await message(protectTarget(c, log, { target: 'ctx_none', root }))).toBe('protect_not_found: ctx_none is a context id (not ses_…); --root names a sessions root');
+
+    // A context of that name is one: protected in its record store, kept by the sweep, released.
+    f.writeRecord(home, 'shey', 'ses_ctx', { capsule: 'shey', messages: 2, mtimeMs: Date.now() - 100 * f.DAY });
+    const p = await protectTarget(c, log, { target: 'ses_ctx' });
+    expect(p.item).toMatchObject({ kind: 'context', target: 'ses_ctx', where: 'shey' });
+    expect(protectedSkips(await sweep(yaml))).toEqual(['shey/ses_ctx']);
+    expect(fs.existsSync(ctxDir('shey', 'ses_ctx'))).toBe(true);
+    expect((await releaseTarget(c, log, { target: 'ses_ctx' })).item).toMatchObject({ kind: 'context', where: 'shey' });
+  });
+
+  it('release finds an item by its name whatever kind the list gives it (a list written when ses_ names were all sessions)', async () => {
+    const c = await config(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(home, 'gc', 'protected.json'), JSON.stringify({ version: 1, items: [{ kind: 'session', target: 'ses_old', where: root, since_ms: Date.now(), by: 'protect' }] }));
+    const r = await releaseTarget(c, log, { target: 'ses_old' });
+    expect(r.item).toMatchObject({ kind: 'session', target: 'ses_old', where: root });
+    expect((await listProtection(c)).items).toEqual([]);
+  });
 });
 
 describe('protect twice', () => {

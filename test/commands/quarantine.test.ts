@@ -7,8 +7,10 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeContext, truncateContext } from '../../src/commands/conversation.js';
 import { restoreTarget } from '../../src/commands/quarantine.js';
+import { renderHeld } from '../../src/cli/quarantine.js';
+import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
-import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
+import { formatBytes, renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { RefusalError } from '../../src/errors.js';
@@ -206,6 +208,37 @@ describe('truncation keeps the dropped lines for the window', () => {
   });
 });
 
+describe('what the undo window holds: the sweep and quarantine ls count it alike', () => {
+  it('held sessions, contexts and dropped lines: the sweep\'s held bytes are quarantine ls\'s total, as du counts the held items', async () => {
+    const sessions = [session(40, 30_000), session(50, 5000)];
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_older', { capsule: 'shey', messages: 30, mtimeMs: Date.now() - 120 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 40 });
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+    // A dry run measures the items where they are, without the files a hold adds, and says so.
+    const dry = await sweep(yaml, { dryRun: true });
+    expect(dry.quarantine).toMatchObject({ held: 5 });
+    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items would be held for 24h (${formatBytes(dry.quarantine!.held_bytes)} as they are now, without the quarantine's own files; murmur-gc restore puts one back).`);
+    const r = await sweep(yaml);
+    expect(r.errors).toEqual([]);
+    expect(r.quarantine).toMatchObject({ held: 5 });
+    expect(r.quarantine!.held_bytes).toBeGreaterThan(dry.quarantine!.held_bytes);
+    const c = await config(yaml);
+    const ls = await listHeld(c);
+    expect(ls.items.map((i) => `${i.kind} ${i.target}`).sort()).toEqual([...sessions.map((id) => `session ${id}`), 'context ctx_old', 'context ctx_older', 'truncation ctx_long'].sort());
+    // what du counts for the held entries: the sessions renamed in their root, the quarantine's item directories
+    const du = (paths: string[]) => Number(execFileSync('du', ['-s', '-B1', '-c', ...paths], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+    const entries = [...held(root).map((n) => path.join(root, n)), ...qitems().map((n) => path.join(qdir(), n))];
+    expect(entries).toHaveLength(5);
+    expect(ls.totals.bytes).toBe(du(entries));
+    expect(r.quarantine?.held_bytes).toBe(ls.totals.bytes);
+    // and the words: the sweep's Quarantine line and quarantine ls's total say the same size
+    const size = formatBytes(ls.totals.bytes);
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`);
+    expect(renderHeld(ls, c)).toContain(`5 held, ${size} (quarantine: 24h)`);
+  });
+});
+
 describe('murmur-gc restore', () => {
   const restore = async (target: string, extra: { record?: string; dryRun?: boolean } = {}) =>
     restoreTarget(await config('quarantine: 24h\n' + SESSIONS_YAML()), log, { target, dryRun: extra.dryRun ?? false, ...(extra.record ? { record: extra.record } : {}) });
@@ -307,6 +340,40 @@ describe('murmur-gc restore', () => {
     expect(r).toMatchObject({ dry_run: true, audit: null, restored: [{ held_kind: 'session' }] });
     expect(snap()).toEqual(before);
     expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
+  });
+
+  it("a name that starts with ses_ but is no session id is taken for a context id, and the refusal says so", async () => {
+    const message = async (target: string) => {
+      try {
+        await restore(target);
+      } catch (err) {
+        return err instanceof RefusalError ? `${err.code}: ${err.message}` : `not a refusal: ${String(err)}`;
+      }
+      return 'no refusal';
+    };
+    const taken = "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
+    // the quarantine is empty
+    expect(await message('ses_nonexistent')).toContain(`restore_not_held: ${taken}, and no context is held (the quarantine is empty)`);
+    // something else is held
+    f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(qitems()).toHaveLength(1);
+    const m = await message('ses_nonexistent');
+    expect(m).toContain(`restore_not_held: ${taken}, and no context of that name is held`);
+    expect(m).not.toContain("context 'ses_nonexistent' is not held");
+    // a context id as such, and a session id, keep their own words
+    expect(await message('ctx_nope')).toContain("restore_not_held: context 'ctx_nope' is not held");
+    expect(await message('ses_01a00000000070008000000000000000')).toContain('restore_not_held: session ses_01a00000000070008000000000000000 is not held in any configured sessions root');
+  });
+
+  it('a context whose id starts with ses_ (no session id) is put back into its record store and protected as a context', async () => {
+    f.writeRecord(home, 'shey', 'ses_ctx', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ses_ctx'))).toBe(false);
+    const r = await restore('ses_ctx');
+    expect(r.restored.map((x) => x.held_kind)).toEqual(['context']);
+    expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ses_ctx', 'conversation.jsonl'))).toBe(true);
+    expect(r.protection?.item).toMatchObject({ kind: 'context', target: 'ses_ctx', where: 'shey' });
   });
 });
 

@@ -232,6 +232,75 @@ describe('keep_free', () => {
   });
 });
 
+describe('what the report says about budgets', () => {
+  const text = (r: SweepReport, v: 'normal' | 'verbose' = 'normal') => renderHuman(r, v, { width: 10_000 });
+  const budgetLines = (r: SweepReport, v: 'normal' | 'verbose' = 'normal') => text(r, v).split('\n').filter((l) => l.startsWith('Budget:'));
+  /** keep_free's reserve in place, as a first sweep with keep_free leaves it (putting it there is said: its own test below). */
+  const putReserve = async (space: FsSpace) => {
+    const r = await sweep('keep_free: 1M\n', { space });
+    expect(r.budget?.keep_free?.reserve.put_back).toBe(true);
+    expect(budgetLines(r)).toEqual([expect.stringMatching(/; the reserve is put back$/)]);
+  };
+
+  it('a budget that removed nothing and is not short says nothing (default and -v, dry run too); --json keeps it', async () => {
+    const ids = [session(40), session(2), session(1)];
+    record('shey', 'ctx-old', 200);
+    // max_age holds one session and one context in the quarantine; max_bytes 10G is met without
+    // removing anything, and so is the quarantine's own budget store (keep_free: below).
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 10G\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
+    for (const dryRun of [true, false]) {
+      const r = await sweep(yaml, { dryRun });
+      expect(removed(r), `dryRun=${dryRun}`).toEqual([[ids[0], 'max_age'], ['ctx-old', 'max_age']]);
+      expect(budgetLines(r), `dryRun=${dryRun}`).toEqual([]);
+      expect(budgetLines(r, 'verbose'), `dryRun=${dryRun}`).toEqual([]);
+      // --json: every budget, as before (the sessions root, and the quarantine with what it holds)
+      expect(r.budget?.stores.map((st) => [st.label, st.removed]), `dryRun=${dryRun}`).toEqual([[`sessions root ${root}`, 0], ['quarantine', 0]]);
+    }
+    // a second sweep: the quarantine holds two items, the budgets are met; still silent
+    const again = await sweep(yaml);
+    expect(again.budget?.stores.map((st) => st.label)).toEqual([`sessions root ${root}`, 'quarantine']);
+    expect(budgetLines(again)).toEqual([]);
+  });
+
+  it('a budget that removed something, or is short, keeps its line', async () => {
+    const live = session(20, { live: true });
+    fs.writeFileSync(path.join(root, live, 'grown.bin'), Buffer.alloc(200_000, 7));
+    const ids = Array.from({ length: 3 }, (_, i) => session(3 - i));
+    const over = path.join(tmp, 'over', '.murmur');
+    fs.mkdirSync(over, { recursive: true });
+    const overStart = Date.now() - 30 * f.DAY;
+    const overLive = f.idAt('ses_', overStart);
+    f.writeSession(over, { sessionId: overLive, startMs: overStart, end: false, mtimeMs: Date.now(), files: { blob: 'x'.repeat(BLOB) } });
+    const keep = sessionBytes(live) + sessionBytes(ids[2]!);
+    const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${keep + 100}\n  - root: ${over}\n    max_bytes: 1000\n`);
+    expect(removed(r)).toEqual([[ids[0], 'max_bytes'], [ids[1], 'max_bytes']]);
+    const lines = budgetLines(r);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^Budget: sessions root ${root} .* 2 items removed for space$`));
+    expect(lines[1]).toMatch(new RegExp(`^Budget: sessions root ${over} .*\\(max_bytes 1000 B\\), 0 items removed for space$`));
+    expect(r.skipped.filter((x) => x.code === 'budget_unmet').map((x) => x.target)).toEqual([over]);
+  });
+
+  it('keep_free: its line when it was short (met by removing, or still short), silent when it was met as found', async () => {
+    const ids = [session(4), session(2)];
+    await putReserve({ totalBytes: 1e12, freeBytes: 5e11 });
+    const yaml = `keep_free: 500000000\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`;
+    const short = await sweep(yaml, { space: { totalBytes: 1e12, freeBytes: 500_000_000 - 10 }, dryRun: true });
+    expect(removed(short)).toEqual([[ids[0], 'keep_free']]);
+    expect(budgetLines(short)).toEqual([
+      // a dry run: what it would remove
+      expect.stringMatching(new RegExp(`^Budget: sessions root ${root} .*, 1 item would be removed for space$`)),
+      expect.stringMatching(/^Budget: keep_free 476\.8 MiB, 476\.8 MiB free before, met$/),
+    ]);
+    const unmet = await sweep(yaml, { space: { totalBytes: 1e12, freeBytes: 2 << 20 }, dryRun: true });
+    expect(removed(unmet)).toEqual([]);
+    expect(budgetLines(unmet)).toEqual([expect.stringMatching(/^Budget: keep_free 476\.8 MiB, 2\.0 MiB free before, still 474\.8 MiB short$/)]);
+    const met = await sweep(yaml, { space: { totalBytes: 1e12, freeBytes: 5e11 }, dryRun: true });
+    expect(met.budget?.keep_free).toMatchObject({ short_bytes: 0, short_bytes_after: 0 });
+    expect(budgetLines(met)).toEqual([]);
+  });
+});
+
 describe('the keep_free reserve (<home>/gc/.reserve)', () => {
   const MiB = 1 << 20;
   const reserve = () => path.join(home, 'gc', '.reserve');

@@ -254,6 +254,9 @@ describe('quarantine and restore', () => {
     expect(heldEntry).toBeDefined();
     expect(exists(path.join(root, heldEntry!, '.murmur-gc-beside', 'children', c.name, 'task.md'))).toBe(true);
     expect(r.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ held: { path: path.join(root, heldEntry!) } });
+    // what the sweep says it holds is what du counts for the held session, what went with it included
+    const du = Number(execFileSync('du', ['-s', '-B1', path.join(root, heldEntry!)], { encoding: 'utf8' }).split('\t')[0]);
+    expect(r.quarantine).toMatchObject({ held: 1, held_bytes: du });
 
     const back = await restoreTarget(await config('quarantine: 24h\n' + YAML()), log, { target: a, dryRun: false });
     expect(back.restored.map((x) => x.held_kind)).toEqual(['child_workdir', 'work_log', 'session']);

@@ -113,6 +113,13 @@ export interface Effects {
    * `root/heldEntry` (src/gchome/quarantine-beside.ts); its bytes (measure-only: `measured()`).
    */
   holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>): Promise<number>;
+  /**
+   * What the disk holds for the held item `parent/entry` once it is held, as `du` counts it (its
+   * sidecar and directories included: what `quarantine ls`, `status` and the metrics count for
+   * it); `counted` when it cannot be measured. Measure-only: `counted`, what would be moved (the
+   * bookkeeping a real run writes is not there to measure).
+   */
+  heldBytes(parent: Dir | undefined, entry: string, counted: number): Promise<number>;
   /** Deletes a held item for good; its bytes. */
   purge(parent: Dir, entry: string, identity: Identity): Promise<number>;
   /** Finishes a trash entry an interrupted removal left; its bytes. */
@@ -219,6 +226,7 @@ function realEffects(host: EffectsHost): Effects {
       const h = await holdContext(store, name, identity, q, meta, verify);
       return { parent: q.path, entry: h.entry, path: `${q.path}/${h.entry}/ctx`, bytes: h.bytes };
     },
+    heldBytes: async (parent, entry, counted) => (parent ? measureDir(parent, entry).then((m) => m.bytes, () => counted) : counted),
     purge: async (parent, entry, identity) => (await purgeEntry(parent, entry, identity, host.auditId)).bytes,
     finishTrash: async (parent, name, identity) => (await finishTrash(parent, name, identity)).bytes,
     unlink: (parent, name) => parent.unlink(name),
@@ -278,6 +286,7 @@ function measureOnly(host: EffectsHost): Effects {
       const q = `${home.path}/${GC_DIR}/quarantine`;
       return { parent: q, entry: `(${name})`, path: q, bytes: await verifiedBytes(store, name, identity, verify) };
     },
+    heldBytes: (_parent, _entry, counted) => Promise.resolve(counted),
     purge: async (parent, entry, identity) => (await measureDir(parent, entry, identity)).bytes,
     finishTrash: async (parent, name, identity) => (await measureDir(parent, name, identity)).bytes,
     unlink: () => Promise.resolve(),

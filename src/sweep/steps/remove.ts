@@ -129,7 +129,9 @@ export async function removeSessions(
         if (held) {
           // (a held session holds what went with it, src/gchome/quarantine-beside.ts)
           const entry = held.path.slice(input.root.length + 1);
-          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: bytes + besideBytes, parent: input.root, entry });
+          // What went with it sits in its hold now, under directories of its own: measured whole.
+          const heldBytes = mine.length > 0 ? await ctx.fx.heldBytes(rootDir, entry, bytes + besideBytes) : bytes;
+          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: heldBytes, parent: input.root, entry });
         }
         acted(ctx, { kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) }, 'debug', { root: input.root, target: r.name, reason: r.reason, bytes });
         tally.items++;
@@ -217,7 +219,9 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
           const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
           try {
             const h = await ctx.fx.holdContext(home, sdir, c.context, c.dirIdentity, meta, verify);
-            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: h.bytes, parent: h.parent, entry: h.entry, reason });
+            // the item as the quarantine holds it: the context, its sidecar and directory
+            const heldBytes = await ctx.fx.heldBytes(ctx.quarantineDir, h.entry, h.bytes);
+            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: heldBytes, parent: h.parent, entry: h.entry, reason });
             return { bytes: h.bytes, held: { until_ms: hold, path: h.path } };
           } catch (err) {
             // Only a move the kernel refuses across filesystems falls back to removal at once.

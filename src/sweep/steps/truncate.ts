@@ -85,7 +85,9 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}` : `${home.path}/gc/quarantine` };
     if (hold !== undefined) {
       const entry = keeper?.entry ?? `(${c.context})`;
-      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: keeper ? keeper.bytes : freed, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
+      // the item as the quarantine holds it (the dropped lines' blocks, its sidecar and directory)
+      const heldBytes = keeper?.entry !== undefined ? await ctx.fx.heldBytes(ctx.quarantineDir, keeper.entry, keeper.bytes) : (keeper?.bytes ?? freed);
+      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: heldBytes, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
     }
     acted(ctx, {
       ...(held ? { held } : {}),
