@@ -6,7 +6,6 @@
 // - A compromised lock never crashes the process: `onCompromised` aborts the holder's
 //   AbortSignal, and the holder checks it before every commit point (rename, removal).
 // - `probeLock` only looks (for --dry-run): it creates nothing.
-import { createHash } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import type { Dir } from '../fsx/safe-fs.js';
 import { Codes, GcError } from '../errors.js';
@@ -135,9 +134,14 @@ export function recordLockPath(home: string, store: string, context: string): st
   return `${home}/gc/locks/${encodeURIComponent(store)}/${encodeURIComponent(context)}.lock`;
 }
 
-/** Lock path guarding appends to one session's trace (by a hash: paths can be long). */
+/**
+ * Lock path guarding appends to one session's trace (by a hash: paths can be long). node:crypto is
+ * loaded on first use: a sweep that appends to no trace never pays for it.
+ */
 export function traceLockPath(home: string, root: string, session: string): string {
-  const key = createHash('sha256').update(`${root}/${session}`).digest('hex').slice(0, 32);
+  const key = process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256').update(`${root}/${session}`).digest('hex').slice(0, 32);
   return `${home}/gc/locks/traces/${key}.lock`;
 }
 

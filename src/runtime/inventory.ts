@@ -11,7 +11,6 @@
 //   entries can be filtered as they are found (`keepMode`). Whatever a capsule writes, reading a
 //   file holds at most the line cap (docs/limits.md): a trace or record too hostile to judge
 //   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on.
-import { lstatSync } from 'node:fs';
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from './ids.js';
 import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entries.js';
@@ -81,8 +80,12 @@ function kindOf(st: BigIntStats): ModeInput['kind'] {
 }
 
 function modeEntry(dir: Dir, anchor: string, chain: string[], st: BigIntStats, role: ModeRole): ModeEntry {
+  return modeEntryAt(chain.length === 0 ? anchor : dir.display(chain[chain.length - 1] ?? ''), anchor, chain, st, role);
+}
+
+function modeEntryAt(path: string, anchor: string, chain: string[], st: BigIntStats, role: ModeRole): ModeEntry {
   return {
-    path: chain.length === 0 ? anchor : dir.display(chain[chain.length - 1] ?? ''),
+    path,
     role,
     kind: kindOf(st),
     mode: modeBits(st),
@@ -294,11 +297,52 @@ async function uncountable<T>(target: string, out: RecordsScan, count: () => Pro
   }
 }
 
+/** Contexts looked at per relative pass (bounds the stats held at once). */
+const CONTEXT_BATCH = 32;
+
+/** A context's directory and record lstat, when they may let warmRecord settle it. */
+interface WarmRecord {
+  cst: BigIntStats;
+  fst: BigIntStats;
+}
+
+/**
+ * The contexts of `batch` that warmRecord may settle, found in one relative pass
+ * (Dir.relativePassSync: an lstat of the context and of its record, a listing of the context):
+ * a directory whose record is a regular file and that holds no temp file of a rewrite. Every other
+ * context (a link, a temp file, no record, an error) takes scanStore's descriptor-relative path,
+ * as on a first sweep. The listing only ever sends a context there.
+ */
+function warmRecords(sdir: Dir, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
+  const out = new Map<string, WarmRecord>();
+  if (!opts.countCache) return out;
+  const candidates = batch.filter((c) => !c.startsWith('.'));
+  if (candidates.length === 0) return out;
+  sdir.relativePassSync((at) => {
+    for (const context of candidates) {
+      const cst = at.lstat(context);
+      if (!cst || cst instanceof Error || !cst.isDirectory()) continue;
+      const fst = at.lstat(`${context}/${RECORD_FILE}`);
+      if (!fst || fst instanceof Error || !fst.isFile()) continue;
+      const entries = at.list(context);
+      if (entries instanceof Error || entries.some((e) => parseTempName(e, RECORD_FILE) !== undefined)) continue;
+      out.set(context, { cst, fst });
+    }
+  });
+  return out;
+}
+
 async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
-  for (const context of await sdir.list()) {
+  const contexts = await sdir.list();
+  let warm = new Map<string, WarmRecord>();
+  for (let i = 0; i < contexts.length; i++) {
+    const context = contexts[i] as string;
+    if (i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, contexts.slice(i, i + CONTEXT_BATCH), opts);
     await yieldIfBusy();
     opts.signal?.throwIfAborted();
     const chain = [CONVERSATIONS_DIR, store, context];
+    const w = warm.get(context);
+    if (w && warmRecord(sdir, store, context, anchor, chain, w, opts, out)) continue;
     if (context.startsWith(TRASH_PREFIX)) {
       const st = await sdir.lstat(context);
       if (st?.isDirectory()) {
@@ -398,33 +442,71 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             }
           }
         }
-        if (unreadable) {
-          // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
-          header = undefined;
-          messages = 0;
-          out.problems.push({ target: key, code: Codes.recordUnreadable, detail: `${key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
-        }
-        opts.countCache?.setRecord(sdir.path, context, state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
+        recordFound(out, opts, { sdir, store, context, key, state, cst, fst }, { header, messages, unreadable, terminated });
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
       }
-      out.contexts.push({
-        store,
-        context,
-        path: cdir.display(RECORD_FILE),
-        dirIdentity: identityOf(cst),
-        dirUid: Number(cst.uid),
-        file: { identity: identityOf(fst), size: Number(fst.size), mtimeMs: Number(fst.mtimeMs), uid: Number(fst.uid) },
-        header,
-        messages,
-        ...(unreadable ? { unreadable } : {}),
-        ...definedOnly({ terminated }),
-      });
     } finally {
       await cdir.close();
     }
   }
+}
+
+/**
+ * Settle a context from the cache, as scanStore's descriptor-relative path would report it, when
+ * its record's dev/ino/size/mtime are exactly those of the entry an earlier sweep cached (an entry
+ * made from a descriptor-relative read, so the cached header and count are that very file's,
+ * whatever route the lstat took) and no count is needed that the cache lacks. False (nothing
+ * reported): scanStore reads it.
+ */
+function warmRecord(sdir: Dir, store: string, context: string, anchor: string, chain: string[], w: WarmRecord, opts: RecordsScanOptions, out: RecordsScan): boolean {
+  const state = traceFileState(w.fst);
+  const known = opts.countCache?.getRecord(sdir.path, context, state);
+  if (!known) return false;
+  const unreadable = known.unreadable === true;
+  const header = known.header ?? undefined;
+  const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
+  const counted = !unreadable && (opts.countAll === true || owned);
+  if (counted && known.messages === undefined) return false;
+  const key = `${sdir.display(context)}/${RECORD_FILE}`;
+  if (opts.collectModes) {
+    pushMode(out, opts, modeEntry(sdir, anchor, chain, w.cst, 'private_dir'));
+    pushMode(out, opts, modeEntryAt(key, anchor, [...chain, RECORD_FILE], w.fst, 'private_file'));
+  }
+  if (counted) out.countsCached++;
+  recordFound(out, opts, { sdir, store, context, key, state, cst: w.cst, fst: w.fst }, { header, messages: counted ? known.messages : undefined, unreadable, terminated: known.terminated });
+  return true;
+}
+
+/** Report a record read (or found in the cache): its problem if unreadable, its cache entry, its context. */
+function recordFound(
+  out: RecordsScan,
+  opts: RecordsScanOptions,
+  at: { sdir: Dir; store: string; context: string; key: string; state: TraceFileState; cst: BigIntStats; fst: BigIntStats },
+  found: { header: RecordHeader | undefined; messages: number | undefined; unreadable: boolean; terminated: boolean | undefined },
+): void {
+  let { header, messages } = found;
+  const { unreadable, terminated } = found;
+  if (unreadable) {
+    // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
+    header = undefined;
+    messages = 0;
+    out.problems.push({ target: at.key, code: Codes.recordUnreadable, detail: `${at.key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
+  }
+  opts.countCache?.setRecord(at.sdir.path, at.context, at.state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
+  out.contexts.push({
+    store: at.store,
+    context: at.context,
+    path: at.key,
+    dirIdentity: identityOf(at.cst),
+    dirUid: Number(at.cst.uid),
+    file: { identity: identityOf(at.fst), size: Number(at.fst.size), mtimeMs: Number(at.fst.mtimeMs), uid: Number(at.fst.uid) },
+    header,
+    messages,
+    ...(unreadable ? { unreadable } : {}),
+    ...definedOnly({ terminated }),
+  });
 }
 
 // ---- home mode targets beyond conversations ---------------------------------------------------
@@ -542,19 +624,42 @@ export interface RootScan {
  * that very file, whatever route reached it. Anything else (a miss, no trace, an error) returns
  * undefined and the caller takes the descriptor-relative path.
  */
-function cachedTrace(root: Dir, name: string, cache: TraceCache | undefined): SessionScan['trace'] {
-  if (!cache) return undefined;
-  let tst: BigIntStats | undefined;
-  try {
-    tst = lstatSync(`${root.child(name)}/trace.jsonl`, { bigint: true, throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-  if (!tst?.isFile() || tst.dev !== root.stat.dev) return undefined;
-  const state = traceFileState(tst);
-  const summary = cache.get(root.path, name, state);
+function cachedTrace(root: Dir, name: string, cache: TraceCache, trace: WarmTrace | undefined): SessionScan['trace'] {
+  if (!trace) return undefined;
+  const summary = cache.get(root.path, name, trace.state);
   if (!summary) return undefined;
-  return traceOk(summary, state, identityOf(tst), true);
+  return traceOk(summary, trace.state, trace.identity, true);
+}
+
+/** Names looked at per batch of lstats (bounds what is held at once, whatever the root's size). */
+const LSTAT_BATCH = 256;
+
+/** What a warm lstat of a session directory found. */
+type WarmDir = ScannedSession | 'gone' | 'link' | 'other' | Error;
+/** The trace's state when it is a regular file on the root's device (else no cache hit). */
+interface WarmTrace {
+  state: TraceFileState;
+  identity: Identity;
+}
+
+/**
+ * For the names of `batch` known to the cache: the session directory's lstat and its trace's, made
+ * in one pass (Dir.relativePassSync), kept as what the scan needs of them.
+ */
+function warmStats(root: Dir, batch: readonly string[], cache: TraceCache | undefined): Map<string, { dir: WarmDir; trace: WarmTrace | undefined }> {
+  const out = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+  if (!cache) return out;
+  const known = batch.filter((name) => idTimestampMs(name, 'ses_') !== undefined && cache.has(root.path, name));
+  root.relativePassSync((at) => {
+    for (const name of known) {
+      const d = at.lstat(name);
+      const dir: WarmDir = d === undefined ? 'gone' : d instanceof Error ? d : d.isSymbolicLink() ? 'link' : d.isDirectory() ? new ScannedSession(name, d) : 'other';
+      const t = at.lstat(`${name}/trace.jsonl`);
+      const hit = t !== undefined && !(t instanceof Error) && t.isFile() && t.dev === root.stat.dev;
+      out.set(name, { dir, trace: hit ? { state: traceFileState(t), identity: identityOf(t) } : undefined });
+    }
+  });
+  return out;
 }
 
 function symlinkSession(root: Dir, name: string): Problem {
@@ -591,7 +696,11 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       out.problems.push({ target: rootPath, code: Codes.foreignOwner, detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept` });
       return out;
     }
-    for (const name of await root.list()) {
+    const names = await root.list();
+    let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      if (i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH), cache);
       await yieldIfBusy();
       signal?.throwIfAborted();
       if (name.startsWith(TRASH_PREFIX)) {
@@ -615,17 +724,18 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       if (idTimestampMs(name, 'ses_') === undefined) continue;
       let s: ScannedSession;
       let sdir: Dir | undefined;
-      if (cache?.has(root.path, name)) {
-        // Known from an earlier sweep: one lstat here and one of the trace usually settle it.
-        const st = await root.lstat(name);
-        if (!st) continue;
-        if (st.isSymbolicLink()) {
+      const pre = warm.get(name);
+      if (cache && pre) {
+        // Known from an earlier sweep: its lstat and its trace's (made for its batch) usually
+        // settle it.
+        if (pre.dir instanceof Error) throw pre.dir;
+        if (pre.dir === 'gone' || pre.dir === 'other') continue;
+        if (pre.dir === 'link') {
           out.problems.push(symlinkSession(root, name));
           continue;
         }
-        if (!st.isDirectory()) continue;
-        s = new ScannedSession(name, st);
-        const known = cachedTrace(root, name, cache);
+        s = pre.dir;
+        const known = cachedTrace(root, name, cache, pre.trace);
         if (known) {
           s.trace = known;
           out.sessions.push(s);

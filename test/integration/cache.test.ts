@@ -111,6 +111,35 @@ describe('the trace and count cache', () => {
     expect(truncations(r)).toEqual([['ctx_b', 1, 5]]);
   });
 
+  it('a warm sweep sees what changed in place of cached entries: links are reported, never followed; a temp file is debris', () => {
+    sweep();
+    // A copy of a cached session and of a cached record elsewhere, each swapped in as a link
+    // under the cached name (the files keep their identity: hard links, same size and mtime).
+    const ses = fs.readdirSync(root).find((n) => n.startsWith('ses_'))!;
+    const outside = path.join(T, 'outside');
+    fs.mkdirSync(path.join(outside, 'ses'), { recursive: true });
+    fs.mkdirSync(path.join(outside, 'ctx'), { recursive: true });
+    fs.linkSync(path.join(root, ses, 'trace.jsonl'), path.join(outside, 'ses', 'trace.jsonl'));
+    fs.renameSync(path.join(root, ses), path.join(T, 'moved-ses'));
+    fs.symlinkSync(path.join(outside, 'ses'), path.join(root, ses));
+    const ctxA = path.join(home, 'conversations', 'shey', 'ctx_a');
+    fs.linkSync(path.join(ctxA, 'conversation.jsonl'), path.join(outside, 'ctx', 'conversation.jsonl'));
+    fs.renameSync(ctxA, path.join(T, 'moved-ctx'));
+    fs.symlinkSync(path.join(outside, 'ctx'), ctxA);
+    // a rewrite's temp file left in a cached, unchanged context
+    const tmp = path.join(home, 'conversations', 'shey', 'ctx_b', '.conversation.jsonl.4000001.ab12.tmp');
+    fs.writeFileSync(tmp, 'partial');
+    const r = f.json<Report & { skipped: { target: string; code: string }[] }>(f.runCli(['--json', '--dry-run', '--config', cfg], T));
+    expect(r.skipped).toEqual(expect.arrayContaining([expect.objectContaining({ target: path.join(root, ses), code: 'symlink' }), expect.objectContaining({ target: ctxA, code: 'symlink' })]));
+    expect(r.inventory).toMatchObject({ traces_read: 0, traces_cached: 3, records_count_cached: 1 });
+    expect(r.actions).toContainEqual(expect.objectContaining({ kind: 'remove_debris', path: tmp }));
+    // and the real sweep acts on nothing through either link
+    const real = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
+    expect(real.actions.filter((a) => JSON.stringify(a).includes('ctx_a') || JSON.stringify(a).includes(ses))).toEqual([]);
+    expect(fs.readdirSync(path.join(outside, 'ses'))).toEqual(['trace.jsonl']);
+    expect(fs.readdirSync(path.join(outside, 'ctx'))).toEqual(['conversation.jsonl']);
+  });
+
   it('an unchanged cache is not rewritten; a change rewrites it', () => {
     sweep();
     const before = fs.statSync(cacheFile);
