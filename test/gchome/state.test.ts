@@ -183,6 +183,9 @@ describe('gc temp files of a killed murmur-gc', () => {
     expect(gcTempPid('.state.json.123.18c0ffee.tmp')).toBe(123);
     expect(gcTempPid('.trace-cache.json.9.ab.tmp')).toBe(9);
     expect(gcTempPid('.sweep.lock.owner.json.77.0a.tmp')).toBe(77);
+    // the protection list's (protect, release, restore write it)
+    expect(gcTempPid('.protected.json.8656.1a23485b8483a371f08.tmp')).toBe(8656);
+    expect(gcTempPid('.trace-appends.json.5.0f.tmp')).toBe(5);
     for (const n of ['state.json', '.state.json.tmp', '.state.json.x.ab.tmp', '.other.123.ab.tmp', '.state.json.12.XY.tmp', 'ses_1.123.ab.tmp']) {
       expect(gcTempPid(n), n).toBeUndefined();
     }
@@ -195,12 +198,14 @@ describe('gc temp files of a killed murmur-gc', () => {
       fs.mkdirSync(gc, { recursive: true });
       const dead = spawnDeadPid();
       fs.writeFileSync(path.join(gc, `.state.json.${dead}.abc.tmp`), 'x');
+      fs.writeFileSync(path.join(gc, `.protected.json.${dead}.1a2b.tmp`), '{"version":1,"items":[]}');
+      fs.writeFileSync(path.join(gc, `.protected.json.${process.ppid}.1a2b.tmp`), 'alive');
       fs.writeFileSync(path.join(gc, `.state.json.${process.pid}.abc.tmp`), 'mine');
       fs.writeFileSync(path.join(gc, `.trace-cache.json.${process.ppid}.abc.tmp`), 'alive');
       fs.writeFileSync(path.join(gc, 'state.json'), '{}');
       const removed = await removeDeadGcTemps(T);
-      expect(removed.map((r) => r.pid)).toEqual([dead]);
-      expect(fs.readdirSync(gc).sort()).toEqual([`.state.json.${process.pid}.abc.tmp`, `.trace-cache.json.${process.ppid}.abc.tmp`, 'state.json'].sort());
+      expect(removed.map((r) => r.pid)).toEqual([dead, dead]);
+      expect(fs.readdirSync(gc).sort()).toEqual([`.state.json.${process.pid}.abc.tmp`, `.trace-cache.json.${process.ppid}.abc.tmp`, `.protected.json.${process.ppid}.1a2b.tmp`, 'state.json'].sort());
     } finally {
       f.rmrf(T);
     }
