@@ -6,8 +6,9 @@
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
 // its subdirectories (`locks/<store>/`, `locks/traces/`), and audit directories it was building
 // (`.<ses_id>.<pid>.<hex>.tmp`, holding only intent.jsonl/trace.jsonl); and, for each interrupted
-// audit recovery completes, its `.where.json`/`.trace.jsonl` temps; record and trace lock
-// directories (`locks/<store>/<context>.lock`, `locks/traces/<key>.lock`) whose holder is dead;
+// audit recovery completes, its `.where.json`/`.details.json`/`.trace.jsonl` temps; record and
+// trace lock directories (`locks/<store>/<context>.lock`, `locks/traces/<key>.lock`) whose holder
+// is dead;
 // in `<home>/gc/quarantine`, the sidecar temps (`.item.json.<pid>.<hex>.tmp`) of dead processes,
 // and an item directory left holding nothing (a hold killed before its sidecar was in place).
 // Everything else a killed run leaves (record temp files, trash directories, unfinished audit
@@ -199,8 +200,11 @@ async function removeAuditStaging(gc: Dir, out: RemovedTemp[]): Promise<void> {
   }
 }
 
-/** `.where.json.<pid>.<hex>.tmp`, `.trace.jsonl.<pid>.<hex>.tmp`: an audit's atomic writes. */
-const AUDIT_TEMP_RE = /^\.(?:where\.json|trace\.jsonl)\.(\d+)\.[0-9a-f]+\.tmp$/;
+/**
+ * `.where.json.<pid>.<hex>.tmp`, `.details.json.<pid>.<hex>.tmp`, `.trace.jsonl.<pid>.<hex>.tmp`:
+ * an audit's atomic writes.
+ */
+const AUDIT_TEMP_RE = /^\.(?:where\.json|details\.json|trace\.jsonl)\.(\d+)\.[0-9a-f]+\.tmp$/;
 
 function auditTempPid(name: string): number | undefined {
   const m = AUDIT_TEMP_RE.exec(name);
@@ -209,9 +213,9 @@ function auditTempPid(name: string): number | undefined {
 }
 
 /**
- * The temps of an interrupted audit's atomic writes (`where.json`, a whole `trace.jsonl`) left in
- * its directory by a killed run, removed when their pid is dead (recovery completes that audit;
- * src/gchome/audit-recovery.ts calls this for each one it completes).
+ * The temps of an interrupted audit's atomic writes (`where.json`, `details.json`, a whole
+ * `trace.jsonl`) left in its directory by a killed run, removed when their pid is dead (recovery
+ * completes that audit; src/gchome/audit-recovery.ts calls this for each one it completes).
  */
 export async function removeDeadAuditTemps(auditDir: Dir): Promise<RemovedTemp[]> {
   const out: RemovedTemp[] = [];

@@ -71,12 +71,13 @@ describe('recovery of a killed run', () => {
     expect(purges[0]).toMatchObject({ store: 'records', reason: 'expired', removed: 1, targets: ['ctx_gone'], kinds: ['context'] });
   });
 
-  it('a run killed while writing where.json leaves no temp once its audit is completed (the 200-point crash soak found one)', async () => {
+  it('a run killed while writing where.json or details.json leaves no temp once its audit is completed (the 200-point crash soak found one)', async () => {
     f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 3, truncated: { dropped: 12, oldest_surviving_id: '', last_dropped_id: '', at_ms: AT } });
     const id = killedAudit({ trace: 'whole', intents: [truncIntent(path.join(home, 'conversations', 'shey'))] });
     const dead = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).toString());
     const dir = path.join(home, 'gc', id);
     fs.writeFileSync(path.join(dir, `.where.json.${dead}.1a22fbf983b3191c91e.tmp`), '{"ctx_1":');
+    fs.writeFileSync(path.join(dir, `.details.json.${dead}.1a22fbf983b3191c920.tmp`), '{"tasks":');
     fs.writeFileSync(path.join(dir, `.where.json.${process.ppid}.1a22fbf983b3191c91f.tmp`), ''); // a live pid's: kept
     await recover();
     expect(readAudits(home).problems).toEqual([]);
