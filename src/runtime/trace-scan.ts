@@ -561,6 +561,22 @@ const OPEN = 0x5b;
 const CLOSE = 0x5d;
 
 /**
+ * The file state every entry opens with, `["dev","ino",size,mtimeMs,`, read in place at `b[p]`:
+ * the position of the comma after mtimeMs when it is exactly `st`, else -1.
+ */
+function stateAt(b: Buffer, p: number, end: number, st: TraceFileState): number {
+  if (b[p] !== OPEN) return -1;
+  p = digitText(b, p + 1, st.dev);
+  if (p < 0 || b[p] !== COMMA) return -1;
+  p = digitText(b, p + 1, st.ino);
+  if (p < 0 || b[p] !== COMMA) return -1;
+  p = intAt(b, p + 1, end);
+  if (p < 0 || intValue !== st.size || b[p] !== COMMA) return -1;
+  p = intAt(b, p + 1, end);
+  return p < 0 || intValue !== st.mtimeMs || b[p] !== COMMA ? -1 : p;
+}
+
+/**
  * decodeTrace's common case read in place from the cache file's bytes `b[p, end)`: an entry of
  * exactly the form encodeTrace writes for a compact trace (`["dev","ino",size,mtimeMs,0|1,0|1,
  * invalid,null,[context ids],0,0,0|1,0|[work ids],0]`, ids printable ASCII without escapes,
@@ -569,15 +585,8 @@ const CLOSE = 0x5d;
  * then judges from the entry's text. Every read past `end` fails the final position check.
  */
 function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): CompactTrace | undefined {
-  if (b[p] !== OPEN) return undefined;
-  p = digitText(b, p + 1, st.dev);
-  if (p < 0 || b[p] !== COMMA) return undefined;
-  p = digitText(b, p + 1, st.ino);
-  if (p < 0 || b[p] !== COMMA) return undefined;
-  p = intAt(b, p + 1, end);
-  if (p < 0 || intValue !== st.size || b[p] !== COMMA) return undefined;
-  p = intAt(b, p + 1, end);
-  if (p < 0 || intValue !== st.mtimeMs || b[p] !== COMMA) return undefined;
+  p = stateAt(b, p, end, st);
+  if (p < 0) return undefined;
   const sessionEnd = b[p + 1];
   const newline = b[p + 3];
   if ((sessionEnd !== 0x30 && sessionEnd !== 0x31) || b[p + 2] !== COMMA || (newline !== 0x30 && newline !== 0x31) || b[p + 4] !== COMMA) return undefined;
@@ -680,15 +689,8 @@ function isWorkIdAt(b: Buffer, s: number, e: number): boolean {
  * same bytes the text would give it.
  */
 function decodeRecordAt(b: Buffer, p: number, end: number, st: TraceFileState): CachedRecord | undefined {
-  if (b[p] !== OPEN) return undefined;
-  p = digitText(b, p + 1, st.dev);
-  if (p < 0 || b[p] !== COMMA) return undefined;
-  p = digitText(b, p + 1, st.ino);
-  if (p < 0 || b[p] !== COMMA) return undefined;
-  p = intAt(b, p + 1, end);
-  if (p < 0 || intValue !== st.size || b[p] !== COMMA) return undefined;
-  p = intAt(b, p + 1, end);
-  if (p < 0 || intValue !== st.mtimeMs || b[p] !== COMMA) return undefined;
+  p = stateAt(b, p, end, st);
+  if (p < 0) return undefined;
   p++;
   let header: RecordHeader | null = null;
   if (b[p] === 0x6e) {

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import { LOG_LEVELS, parseConfigYaml, validateSchema } from '../../src/config/parse.js';
 import { YamlFloat, YamlTagged, isMapping } from '../../src/config/retain.js';
+import { prng } from '../helpers/fixtures.js';
 
 // ── the oracle: the zod schema and its issue handling as src/config/parse.ts had them ─────────
 
@@ -265,18 +266,6 @@ function expected(doc: unknown, file: string | undefined): { want: Outcome; quir
 }
 
 // ── the documents: a seeded generator of what the YAML reader can give ───────────────────────
-
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(private readonly rand: () => number) {}
