@@ -315,7 +315,7 @@ interface WarmRecord {
  */
 function warmRecords(sdir: Dir, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
   const out = new Map<string, WarmRecord>();
-  if (!opts.countCache) return out;
+  if (!opts.countCache?.knowsDir('R', sdir.path)) return out;
   const candidates = batch.filter((c) => !c.startsWith('.'));
   if (candidates.length === 0) return out;
   sdir.relativePassSync((at) => {
@@ -643,13 +643,15 @@ interface WarmTrace {
 }
 
 /**
- * For the names of `batch` known to the cache: the session directory's lstat and its trace's, made
- * in one pass (Dir.relativePassSync), kept as what the scan needs of them.
+ * For the session names of `batch`, when the cache knows this root at all: the session directory's
+ * lstat and its trace's, made in one pass (Dir.relativePassSync), kept as what the scan needs of
+ * them. The cache itself is asked in the scan's loop, name by name (has, then get: it reads its
+ * lines in that order, and a line looked up as it comes is decoded in place).
  */
 function warmStats(root: Dir, batch: readonly string[], cache: TraceCache | undefined): Map<string, { dir: WarmDir; trace: WarmTrace | undefined }> {
   const out = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
-  if (!cache) return out;
-  const known = batch.filter((name) => idTimestampMs(name, 'ses_') !== undefined && cache.has(root.path, name));
+  if (!cache?.knowsDir('T', root.path)) return out;
+  const known = batch.filter((name) => idTimestampMs(name, 'ses_') !== undefined);
   root.relativePassSync((at) => {
     for (const name of known) {
       const d = at.lstat(name);
@@ -725,7 +727,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       let s: ScannedSession;
       let sdir: Dir | undefined;
       const pre = warm.get(name);
-      if (cache && pre) {
+      if (cache && pre && cache.has(root.path, name)) {
         // Known from an earlier sweep: its lstat and its trace's (made for its batch) usually
         // settle it.
         if (pre.dir instanceof Error) throw pre.dir;

@@ -35,6 +35,11 @@ export interface TraceCache {
   set(dir: string, name: string, state: TraceFileState, summary: TraceSummary): void;
   /** Whether an entry for (dir, name) exists at all (valid or not): none means no lookup can hit. */
   has(dir: string, name: string): boolean;
+  /**
+   * Whether any trace ('T') or record ('R') entry under `dir` exists (valid or not): none means no
+   * lookup there can hit (a first sweep), and a scan need not prepare for hits.
+   */
+  knowsDir(kind: 'T' | 'R', dir: string): boolean;
   /** Nothing more will be looked up under `dir` in this sweep: entries loaded for it and not used are dropped. */
   forget(dir: string): void;
 }
@@ -240,6 +245,13 @@ export class MemoryTraceCache implements TraceCache {
   has(dir: string, name: string): boolean {
     const d = dirKey(dir);
     return entryOf(this.keptTraces, d, name) !== undefined || this.locate('T', d, name);
+  }
+
+  knowsDir(kind: Kind, dir: string): boolean {
+    const d = dirKey(dir);
+    const t = kind === 'T';
+    const some = (m: Entries): boolean => (m.get(d)?.size ?? 0) > 0;
+    return (t ? this.pendingTraces : this.pendingRecords).has(d) || (t ? this.traceStreams : this.recordStreams).has(d) || some(t ? this.loadedTraces : this.loadedRecords) || some(t ? this.keptTraces : this.keptRecords);
   }
 
   forget(dir: string): void {

@@ -264,6 +264,39 @@ describe('an entry read in place answers as the general parse does', () => {
   });
 });
 
+describe('knowsDir: whether a scan should prepare for hits under a directory', () => {
+  const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
+  const s: TraceSummary = { sessionStartEventId: undefined, contextIds: [], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
+  const rec: CachedRecord = { header: null, unreadable: false, messages: 3, terminated: true };
+
+  it('knows a directory by kind, from the loaded file and from what this sweep stored', () => {
+    expect(new MemoryTraceCache().knowsDir('T', FAST)).toBe(false);
+    const c = cacheOf([line('T', FAST, 'ses_a', traceEntry(st, s)), line('R', SLOW, 'ctx_a', recordEntry(st, rec))]);
+    expect([c.knowsDir('T', FAST), c.knowsDir('T', `${FAST}/`), c.knowsDir('R', FAST), c.knowsDir('R', SLOW), c.knowsDir('T', SLOW), c.knowsDir('T', '/r/other')]).toEqual([
+      true,
+      true,
+      false,
+      true,
+      false,
+      false,
+    ]);
+    // still known while its lines are read (looked up in place, or parsed past) and once kept
+    expect(c.has(FAST, 'ses_a')).toBe(true);
+    expect(c.knowsDir('T', FAST)).toBe(true);
+    expect(c.get(FAST, 'ses_a', st)).toBeDefined();
+    expect(c.knowsDir('T', FAST)).toBe(true);
+    const fresh = new MemoryTraceCache();
+    fresh.setRecord('/h/conversations/ops', 'ctx_b', st, rec);
+    expect([fresh.knowsDir('R', '/h/conversations/ops'), fresh.knowsDir('T', '/h/conversations/ops')]).toEqual([true, false]);
+  });
+
+  it('forgets a directory whose entries were loaded but not used', () => {
+    const c = cacheOf([line('T', FAST, 'ses_a', traceEntry(st, s))]);
+    c.forget(FAST);
+    expect(c.knowsDir('T', FAST)).toBe(false);
+  });
+});
+
 describe('storing back what a lookup returned', () => {
   const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
   // a header the runtime accepts, spelled with spaces (not how murmur-gc writes it)
