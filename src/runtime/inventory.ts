@@ -313,9 +313,8 @@ interface WarmRecord {
  * context (a link, a temp file, no record, an error) takes scanStore's descriptor-relative path,
  * as on a first sweep. The listing only ever sends a context there.
  */
-function warmRecords(sdir: Dir, batch: readonly string[], opts: RecordsScanOptions): Map<string, WarmRecord> {
+function warmRecords(sdir: Dir, batch: readonly string[]): Map<string, WarmRecord> {
   const out = new Map<string, WarmRecord>();
-  if (!opts.countCache?.knowsDir('R', sdir.path)) return out;
   const candidates = batch.filter((c) => !c.startsWith('.'));
   if (candidates.length === 0) return out;
   sdir.relativePassSync((at) => {
@@ -334,10 +333,12 @@ function warmRecords(sdir: Dir, batch: readonly string[], opts: RecordsScanOptio
 
 async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
   const contexts = await sdir.list();
+  // Asked once, before this scan stores anything under the store: a first sweep makes no pass.
+  const cacheKnowsStore = opts.countCache?.knowsDir('R', sdir.path) === true;
   let warm = new Map<string, WarmRecord>();
   for (let i = 0; i < contexts.length; i++) {
     const context = contexts[i] as string;
-    if (i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, contexts.slice(i, i + CONTEXT_BATCH), opts);
+    if (cacheKnowsStore && i % CONTEXT_BATCH === 0) warm = warmRecords(sdir, contexts.slice(i, i + CONTEXT_BATCH));
     await yieldIfBusy();
     opts.signal?.throwIfAborted();
     const chain = [CONVERSATIONS_DIR, store, context];
@@ -643,14 +644,13 @@ interface WarmTrace {
 }
 
 /**
- * For the session names of `batch`, when the cache knows this root at all: the session directory's
- * lstat and its trace's, made in one pass (Dir.relativePassSync), kept as what the scan needs of
- * them. The cache itself is asked in the scan's loop, name by name (has, then get: it reads its
- * lines in that order, and a line looked up as it comes is decoded in place).
+ * For the session names of `batch` (called only when the cache knew this root as its scan began):
+ * the session directory's lstat and its trace's, made in one pass (Dir.relativePassSync), kept as
+ * what the scan needs of them. The cache itself is asked in the scan's loop, name by name (has,
+ * then get: it reads its lines in that order, and a line looked up as it comes is decoded in place).
  */
-function warmStats(root: Dir, batch: readonly string[], cache: TraceCache | undefined): Map<string, { dir: WarmDir; trace: WarmTrace | undefined }> {
+function warmStats(root: Dir, batch: readonly string[]): Map<string, { dir: WarmDir; trace: WarmTrace | undefined }> {
   const out = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
-  if (!cache?.knowsDir('T', root.path)) return out;
   const known = batch.filter((name) => idTimestampMs(name, 'ses_') !== undefined);
   root.relativePassSync((at) => {
     for (const name of known) {
@@ -699,10 +699,13 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       return out;
     }
     const names = await root.list();
+    // Asked once, before this scan stores anything under the root (it knows the root from then
+    // on): a first sweep makes no pass, and no lstat that could only miss.
+    const cacheKnowsRoot = cache?.knowsDir('T', root.path) === true;
     let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
-      if (i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH), cache);
+      if (cacheKnowsRoot && i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH));
       await yieldIfBusy();
       signal?.throwIfAborted();
       if (name.startsWith(TRASH_PREFIX)) {
