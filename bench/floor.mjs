@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// The floor of a sweep's file access in Node: the system calls murmur-gc's safety rules make for
+// a generated home (bench/gen.mjs), and nothing else. It parses no line, builds no plan and loads
+// no module but node:fs, so what murmur-gc spends above it is start-up, parsing and planning.
+//
+//   node bench/floor.mjs first HOME_DIR   every session directory opened (O_DIRECTORY|O_NOFOLLOW)
+//                                         through its root's descriptor and fstat'ed; its trace
+//                                         lstat'ed, opened (O_NOFOLLOW|O_NONBLOCK) through the
+//                                         session's descriptor, fstat'ed and read whole; every
+//                                         record of a store a policy names the same way, the others'
+//                                         first 64 KiB (the header probe)
+//   node bench/floor.mjs warm HOME_DIR    each root and store listed once, each session directory
+//                                         and its trace lstat'ed (each context and its record),
+//                                         relative to the directory held; the cache file read
+//
+// HOME_DIR is a directory bench/gen.mjs made (its manifest.json names the roots and the home).
+// Prints one JSON line: files, bytes, and this process's CPU seconds (user, sys). Node cannot
+// openat(2) a descriptor, so, as murmur-gc does, a child is named /proc/self/fd/N/<name>.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const [mode, dir] = process.argv.slice(2);
+if ((mode !== 'first' && mode !== 'warm') || !dir) {
+  console.error('usage: node bench/floor.mjs first|warm HOME_DIR');
+  process.exit(2);
+}
+const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+const conversations = path.join(m.home, 'conversations');
+const stores = fs.readdirSync(conversations);
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const DIR = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
+const FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const HEADER_PROBE = 64 * 1024;
+const bigint = { bigint: true };
+let buf = Buffer.allocUnsafe(1 << 20);
+let files = 0;
+let bytes = 0;
+
+/** Read dir's child `name` at most `max` bytes, the way a first sweep does. */
+function readChild(dfd, name, max) {
+  const p = `/proc/self/fd/${dfd}/${name}`;
+  if (!fs.lstatSync(p, { ...bigint, throwIfNoEntry: false })) return;
+  const fd = fs.openSync(p, FILE);
+  try {
+    const want = Math.min(Number(fs.fstatSync(fd, bigint).size), max);
+    if (buf.length < want) buf = Buffer.allocUnsafe(want);
+    let off = 0;
+    for (let n; off < want && (n = fs.readSync(fd, buf, off, want - off, off)) > 0; ) off += n;
+    files++;
+    bytes += off;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Each child directory of `parent` opened through its descriptor, then `each(childFd)`. */
+function eachChildDir(parent, each) {
+  const pfd = fs.openSync(parent, DIR);
+  try {
+    for (const name of fs.readdirSync(`/proc/self/fd/${pfd}`)) {
+      const cfd = fs.openSync(`/proc/self/fd/${pfd}/${name}`, DIR);
+      try {
+        fs.fstatSync(cfd, bigint);
+        each(cfd);
+      } finally {
+        fs.closeSync(cfd);
+      }
+    }
+  } finally {
+    fs.closeSync(pfd);
+  }
+}
+
+/** Each child of `parent` and `child/<file>` lstat'ed relative to the directory held (its cwd). */
+function statChildren(parent, file) {
+  const pfd = fs.openSync(parent, DIR);
+  const back = process.cwd();
+  try {
+    process.chdir(`/proc/self/fd/${pfd}`);
+    for (const name of fs.readdirSync('.')) {
+      fs.lstatSync(name, bigint);
+      fs.lstatSync(`${name}/${file}`, { ...bigint, throwIfNoEntry: false });
+      files++;
+    }
+  } finally {
+    process.chdir(back);
+    fs.closeSync(pfd);
+  }
+}
+
+const before = process.cpuUsage();
+if (mode === 'first') {
+  for (const root of m.roots) eachChildDir(root, (sfd) => readChild(sfd, 'trace.jsonl', Infinity));
+  for (const store of stores) eachChildDir(path.join(conversations, store), (cfd) => readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity));
+} else {
+  const cache = path.join(m.home, 'gc', 'trace-cache.json');
+  if (fs.existsSync(cache)) bytes += fs.readFileSync(cache).length;
+  for (const root of m.roots) statChildren(root, 'trace.jsonl');
+  for (const store of stores) if (store !== 'archive') statChildren(path.join(conversations, store), 'conversation.jsonl');
+}
+const cpu = process.cpuUsage(before);
+console.log(JSON.stringify({ mode, files, bytes, user: cpu.user / 1e6, sys: cpu.system / 1e6 }));
