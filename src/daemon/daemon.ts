@@ -27,6 +27,9 @@
 // - A state-file write failure is logged (io_error) and never stops the daemon. Before each write
 //   the file is re-read and the newer `last_sweep` wins (a one-shot sweep may have recorded one).
 // - Logs: ids, counts, codes, paths and durations — never record content.
+// - Memory: a sweep that leaves a heap of 48 MiB or more is collected before its summary is
+//   logged (src/daemon/release-memory.ts), so the next sweep does not build its working set beside
+//   this one's garbage; a smaller heap is left to V8.
 // - metrics.textfile: written after every sweep from the same summary as the state file (a write
 //   failure is logged with io_error and never stops the daemon).
 // - keep_free (src/daemon/keep-free.ts): between scheduled sweeps, one statfs of the home a minute;
@@ -36,6 +39,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CronJob } from 'cron';
 import { runSweep } from '../sweep/pipeline.js';
+import { collectSweepGarbage } from './release-memory.js';
 import type { GcConfig } from '../config/types.js';
 import { logConfigWarnings } from '../config/load.js';
 import { BusyError, Codes, ConfigError, GcError, describeError } from '../errors.js';
@@ -238,15 +242,9 @@ export class Daemon {
     const started = this.now();
     this.state.current_sweep = { started_ms: started, trigger };
     await this.saveState();
-    let summary: SweepSummary;
-    try {
-      const report = await this.sweep({ config, dryRun: false, log: this.log, signal: this.stopController.signal, unattended: true });
-      summary = summarizeReport(report, trigger, started, this.now());
-    } catch (err) {
-      const ended = this.now();
-      if (err instanceof BusyError) summary = busySummary(trigger, started, ended, err.message);
-      else summary = failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
-    }
+    const summary = await this.sweepSummary(config, trigger, started);
+    // (the sweep's report and working set are unreachable now that sweepSummary has returned)
+    collectSweepGarbage();
     logSweepSummary(this.log, summary);
     this.state.last_sweep = summary;
     if (summary.outcome === 'ok') this.state.last_success_ms = summary.ended_ms;
@@ -259,6 +257,18 @@ export class Daemon {
       } catch (err) {
         this.log.error({ code: Codes.ioError, path: config.metrics.textfile }, `could not write the metrics file: ${describeError(err)}`);
       }
+    }
+  }
+
+  /** Run one sweep; its summary, whatever the outcome. */
+  private async sweepSummary(config: GcConfig, trigger: SweepTrigger, started: number): Promise<SweepSummary> {
+    try {
+      const report = await this.sweep({ config, dryRun: false, log: this.log, signal: this.stopController.signal, unattended: true });
+      return summarizeReport(report, trigger, started, this.now());
+    } catch (err) {
+      const ended = this.now();
+      if (err instanceof BusyError) return busySummary(trigger, started, ended, err.message);
+      return failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
     }
   }
 

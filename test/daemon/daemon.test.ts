@@ -253,4 +253,34 @@ describe('Daemon (in-process, fake sweep)', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(calls).toBe(1);
   });
+
+  it("collects a sweep's working set before it idles: nothing the sweep built is alive when its summary is logged", async () => {
+    // Without the collection, a daemon idles holding its last sweep's heap, and the next sweep
+    // builds its own beside it (peak RSS grew sweep by sweep at 100 000 sessions).
+    let built: WeakRef<object> | undefined;
+    const aliveAtSummary: boolean[] = [];
+    const cfg = config();
+    const log = pino({ level: 'info' }, {
+      write: (s: string) => {
+        if (s.includes('"sweep_summary"')) aliveAtSummary.push(built?.deref() !== undefined);
+      },
+    });
+    const d = new Daemon(cfg, {
+      log,
+      load: async () => cfg,
+      sweep: async (o) => {
+        // (large enough that the daemon collects: COLLECT_ABOVE_HEAP_BYTES)
+        const workingSet = { sessions: Array.from({ length: 1_000_000 }, (_, i) => ({ i, name: `ses_${i}` })) };
+        built = new WeakRef(workingSet);
+        // (a WeakRef keeps its target alive until the job that made it ends)
+        await new Promise((r) => setImmediate(r));
+        return { ...report(o), inventory: workingSet as unknown as SweepReport['inventory'] };
+      },
+    });
+    daemons.push(d);
+    void d.run();
+    await d.tick('schedule');
+    await d.tick('schedule');
+    expect(aliveAtSummary).toEqual([false, false]);
+  });
 });
