@@ -17,6 +17,8 @@
 //             (the median of 9 runs each, 3 with --quick; the per-command CPU goal is ≤ 2.5×)
 //   warm     real sweep, nothing changed since the last one      vs find ROOTS -maxdepth 2 -printf '%s %T@\n'
 //   first    real sweep, no cache (trace-cache.json removed)     vs cat of every file it must read
+//   daemon   `murmur-gc daemon` sweeping every few seconds: the CPU of each scheduled sweep after
+//            its first (start-up is paid once per daemon)        vs the warm sweep's find
 //   (both at 1/10 size too: the scaling pair)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
@@ -27,7 +29,7 @@
 //            baseline; the table says what CPU each ≤ 2× goal leaves above that floor
 // Peak RSS is the child's maximum resident set (/usr/bin/time %M). Generated data is deleted at the
 // end unless --data was given.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -83,6 +85,52 @@ function run(cmd, argv, o = {}) {
   return { s, cpu: m ? Number(m[2]) + Number(m[3]) : NaN, rssMB: m ? Number(m[1]) / 1024 : NaN, stdout: r.stdout };
 }
 const sh = (script) => run('sh', ['-c', script]);
+
+/**
+ * The daemon's scheduled sweeps: `murmur-gc daemon` on a copy of `cfg` that sweeps at start and
+ * then every `everySecs` seconds; the CPU of each sweep after the first (the process's own
+ * user+sys from /proc between two summary lines: the first sweep also pays start-up) and the
+ * daemon's peak RSS (VmHWM). `sweeps` steady sweeps; each must end ok with nothing to do.
+ */
+function daemonSweeps(cfg, label, sweeps, everySecs) {
+  const dcfg = path.join(tmp, `${label}-daemon.yaml`);
+  fs.writeFileSync(dcfg, `${fs.readFileSync(cfg, 'utf8')}\nschedule: "*/${everySecs} * * * * *"\nrun_on_start: true\n`);
+  const env = { ...process.env };
+  delete env.NOTIFY_SOCKET;
+  const child = spawn(process.execPath, [...nodeFlags, bin, 'daemon', '--config', dcfg], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const tick = 100; // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s on Linux
+  const proc = (file) => fs.readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
+  const cpuNow = () => {
+    const f = proc('stat').slice(proc('stat').lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / tick;
+  };
+  return new Promise((resolve, reject) => {
+    const marks = [];
+    let rssMB = NaN;
+    let buf = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), (sweeps + 2) * (everySecs + 60) * 1000);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => {
+      buf += d;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!line.includes('"sweep_summary"')) continue;
+        const summary = JSON.parse(line);
+        marks.push({ cpu: cpuNow(), summary });
+        rssMB = Number(/VmHWM:\s+(\d+)/.exec(proc('status'))?.[1]) / 1024;
+        if (marks.length === sweeps + 1) child.kill('SIGTERM');
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (marks.length < sweeps + 1) return reject(new Error(`${label} daemon exited ${code} after ${marks.length} sweeps`));
+      for (const { summary } of marks) check(summary.outcome === 'ok' && Object.keys(summary.counts ?? {}).length === 0, `${label} daemon sweep had nothing to do (${summary.outcome}, ${JSON.stringify(summary.counts)})`);
+      resolve(marks.slice(1).map((m, k) => ({ s: m.summary.duration_ms / 1000, cpu: m.cpu - marks[k].cpu, rssMB })));
+    });
+  });
+}
 
 /**
  * Like run(), for runs of a few tens of milliseconds: CPU from bash's `times` (the children's
@@ -175,7 +223,7 @@ try {
   cmds.forEach((c, k) => row(`start-up: murmur-gc ${c.join(' ')}${c[0] === '--dry-run' ? ' (no ~/.murmur)' : ''}`, byCmd[k], base, 'node -e 0', '≤ 2.5× CPU'));
 
   // ---- homes: warm / first, at two sizes -----------------------------------------------------
-  const sweepScenario = (label, m) => {
+  const sweepScenario = async (label, m, daemonEverySecs) => {
     const cfg = path.join(m.out, 'config.yaml');
     const cacheFile = path.join(m.home, 'gc', 'trace-cache.json');
     const stores = fs.readdirSync(path.join(m.home, 'conversations')).map((s) => path.join(m.home, 'conversations', s));
@@ -206,6 +254,8 @@ try {
     row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
+    // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
+    row(`warm sweep in the daemon (each scheduled sweep after its first), ${n}`, await daemonSweeps(cfg, label, runs, daemonEverySecs), warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`, warmFloor, warmBase, 'find -maxdepth 2 -printf', '(not murmur-gc)', true);
     row(`floor of a first sweep: its opens and reads in node (bench/floor.mjs), ${n}`, firstFloor, firstBase, 'cat of the files read', '(not murmur-gc)', true);
     return { first: median(first.map((r) => r.s)), warm: median(warm.map((r) => r.s)), firstCpu: median(first.map((r) => r.cpu)), warmCpu: median(warm.map((r) => r.cpu)) };
@@ -214,12 +264,12 @@ try {
   if (opt.only === 'startup') {
     // start-up rows only
   } else if (opt.only === 'small') {
-    small = sweepScenario('small', home('small', S, 0));
+    small = await sweepScenario('small', home('small', S, 0), 2);
   } else if (opt.only !== 'records') {
     const mS = home('small', S, 0);
-    small = sweepScenario('small', mS);
+    small = await sweepScenario('small', mS, 2);
     mL = home('large', L, bigMb);
-    large = sweepScenario('large', mL);
+    large = await sweepScenario('large', mL, 10);
   } else {
     mL = home('records-only', { sessions: 10, roots: 1, records: 10 }, bigMb);
   }
