@@ -101,7 +101,8 @@ function daemonSweeps(cfg, label, sweeps, everySecs) {
   const tick = 100; // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s on Linux
   const proc = (file) => fs.readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
   const cpuNow = () => {
-    const f = proc('stat').slice(proc('stat').lastIndexOf(')') + 2).split(' ');
+    const stat = proc('stat');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd: utime is the 14th
     return (Number(f[11]) + Number(f[12])) / tick;
   };
   return new Promise((resolve, reject) => {
