@@ -78,6 +78,13 @@ export const Codes = {
   targetAmbiguous: 'target_ambiguous',
 } as const;
 
+/**
+ * The codes of the normal state: a live session, a context a live session uses, a protected item
+ * — kept although a rule condemns it. Counted in the report, never a warning in the logs
+ * (docs/fates.md): a workstation always has live sessions.
+ */
+export const NORMAL_CODES: ReadonlySet<string> = new Set([Codes.liveSession, Codes.liveContext, Codes.protected]);
+
 export type Code = (typeof Codes)[keyof typeof Codes];
 
 export const ExitCodes = {

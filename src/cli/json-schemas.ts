@@ -24,10 +24,12 @@ const kept = z.strictObject({ items: int, bytes: num, oldest_ms: num.nullable(),
 const sessionReason = z.enum(['max_age', 'max_sessions', 'max_bytes', 'keep_free']);
 const budgetReason = z.enum(['max_bytes', 'keep_free']);
 const heldAt = z.strictObject({ until_ms: num, path: str });
+/** What this sweep would have held an item for, when keep_free took it for good instead. */
+const condemnedBy = z.enum(['max_age', 'max_sessions', 'max_bytes']);
 /** Every action kind of src/sweep/actions.ts, each with exactly its members. */
 const action = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('remove_session'), root: str, target: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
-  z.strictObject({ kind: z.literal('remove_record'), record: str, target: str, reason: z.enum(['max_age', 'max_bytes', 'keep_free']), path: str, bytes: num, held: heldAt.optional() }),
+  z.strictObject({ kind: z.literal('remove_session'), root: str, target: str, reason: sessionReason, bytes: num, condemned_by: condemnedBy.optional(), held: heldAt.optional() }),
+  z.strictObject({ kind: z.literal('remove_record'), record: str, target: str, reason: z.enum(['max_age', 'max_bytes', 'keep_free']), path: str, bytes: num, condemned_by: condemnedBy.optional(), held: heldAt.optional() }),
   z.strictObject({ kind: z.literal('remove_orphan_workdir'), root: str, target: str, path: str, reason: z.literal('children_max_age'), bytes: num, age_ms: num }),
   z.strictObject({ kind: z.literal('remove_child_workdir'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
   z.strictObject({ kind: z.literal('remove_work_log'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
@@ -43,20 +45,24 @@ const action = z.discriminatedUnion('kind', [
     concurrent_append: z.strictObject({ lines_out_of_order: int }).optional(),
     held: heldAt.optional(),
   }),
-  z.strictObject({ kind: z.literal('purge_quarantine'), store: z.enum(['sessions', 'records']), origin: str, target: str, held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']), reason: z.enum(['expired', 'max_bytes', 'keep_free']), path: str, bytes: num }),
+  z.strictObject({ kind: z.literal('purge_quarantine'), store: z.enum(['sessions', 'records']), origin: str, target: str, held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']), reason: z.enum(['expired', 'keep_free']), path: str, bytes: num }),
   z.strictObject({ kind: z.literal('shell_lost'), target: str, root: str, work_id: str, binary: str, command: str, detached_at_ms: num, task_id: nullableString }),
   z.strictObject({ kind: z.literal('repair_torn_tail'), record: str, target: str, path: str }),
   z.strictObject({ kind: z.literal('chmod'), path: str, from: str, to: str }),
   z.strictObject({ kind: z.literal('remove_debris'), path: str, code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']), detail: str, bytes: num }),
 ]);
+/** What became of every item, per store (src/sweep/fate-counts.ts; docs/fates.md). */
+const fates = z.array(z.strictObject({ kind: z.enum(['sessions', 'records', 'held']), place: str, items: int, counts: z.record(z.string(), int) }));
 const budget = z.strictObject({
-  stores: z.array(z.strictObject({ store: str, label: str, max_bytes: num.nullable(), bytes_before: num, bytes_after: num, removed: int, bytes_freed: num, held_purged: int })),
+  stores: z.array(z.strictObject({ store: str, label: str, max_bytes: num.nullable(), bytes_before: num, bytes_after: num, removed: int, bytes_freed: num, held: int, held_purged: int })),
   keep_free: z
     .strictObject({
       required_bytes: num,
       free_bytes: num,
       short_bytes: num,
       short_bytes_after: num,
+      purged: int,
+      removed: int,
       reserve: z.strictObject({ path: str, released_bytes: num, room_bytes: num, put_back: z.boolean() }),
     })
     .nullable(),
@@ -94,6 +100,7 @@ export const SweepSchema = z.strictObject({
   quarantine: z.strictObject({ window_secs: num, held: int, held_bytes: num, purged: int, purged_bytes: num }).optional(),
   orphans: z.array(z.strictObject({ root: str, count: int, bytes: num, oldest_ms: num, removed: int, policy_secs: num.nullable() })).optional(),
   kept: kept.optional(),
+  fates: fates.optional(),
 });
 
 // ---- config check -----------------------------------------------------------------------------

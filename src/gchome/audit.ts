@@ -51,6 +51,8 @@ export interface RetentionItem {
   trigger?: RetentionTrigger;
   /** A child workdir or work log that went with a session: that session (kept in DETAILS_FILE). */
   session?: string;
+  /** Held by the undo window until then, not removed (kept in DETAILS_FILE). */
+  heldUntilMs?: number;
 }
 
 /**
@@ -118,8 +120,9 @@ export interface LostTask {
 /**
  * Beside the trace: what its lines, in the runtime's schema, cannot say — the messages each
  * truncated record lost (`dropped`: target → count), the session each `detached_lost` task
- * reconciled (`reconciled`: task id → session, root, work ids) and the session each child workdir
- * or work log went with (`beside`: target → session). For `history`; written with
+ * reconciled (`reconciled`: task id → session, root, work ids), the session each child workdir
+ * or work log went with (`beside`: target → session) and what the undo window held rather than
+ * removed (`held`: target → until_ms). For `history`; written with
  * WHERE_FILE, absent for older sweeps and for audits completed by recovery.
  */
 export const DETAILS_FILE = 'details.json';
@@ -129,6 +132,8 @@ export interface AuditDetails {
   reconciled?: Record<string, { session: string; root: string; work_ids: string[] }>;
   /** a child workdir or work log (its target) → the session it went with */
   beside?: Record<string, string>;
+  /** a target the undo window held (not removed) → until when */
+  held?: Record<string, number>;
 }
 
 export function detailsText(items: RetentionItem[], tasks: LostTask[]): string | undefined {
@@ -136,7 +141,8 @@ export function detailsText(items: RetentionItem[], tasks: LostTask[]): string |
   for (const i of items) if (i.reason === 'max_messages' && i.messagesDropped !== undefined) (d.dropped ??= {})[i.target] = i.messagesDropped;
   for (const t of tasks) if (t.session) (d.reconciled ??= {})[t.taskId] = { session: t.session.id, root: t.session.root, work_ids: t.session.workIds };
   for (const i of items) if (i.session !== undefined) (d.beside ??= {})[i.target] = i.session;
-  return d.dropped || d.reconciled || d.beside ? JSON.stringify(d) + '\n' : undefined;
+  for (const i of items) if (i.heldUntilMs !== undefined) (d.held ??= {})[i.target] = i.heldUntilMs;
+  return d.dropped || d.reconciled || d.beside || d.held ? JSON.stringify(d) + '\n' : undefined;
 }
 
 export interface IntentLine {

@@ -1,6 +1,7 @@
-// The keep_free reserve: `<home>/gc/.reserve`, a file of RESERVE_BYTES of real blocks (written,
-// never sparse) that murmur-gc keeps while `keep_free` is configured, so that a sweep on a full
-// filesystem can still write its audit before it removes anything (README "Disk budgets").
+// The reserve: `<home>/gc/.reserve`, a file of RESERVE_BYTES of real blocks (written, never
+// sparse) that murmur-gc keeps whenever the home exists, so that a sweep on a full filesystem —
+// with keep_free configured before or only after it filled — can still write its lock and audit
+// before it removes anything (README "Disk budgets").
 // Guarantees:
 // - Only ever this one name in murmur-gc's own directory, opened and removed descriptor-relatively
 //   (never following a link); anything at that name that is not a regular file of ours is left
@@ -9,8 +10,8 @@
 //   by a killed creation is replaced), synced, renamed into place; a write that runs out of space
 //   removes its temp and leaves no reserve (the caller decides when there is room: `fitsReserve`).
 // - Released (unlinked, with such a temp) when the filesystem has less than RESERVE_BYTES free
-//   (`releasesReserve`), or once keep_free is no longer configured; what it frees is their
-//   allocated size.
+//   (`releasesReserve`); what it frees is their allocated size. Put back by a sweep once it has
+//   room for it (`fitsReserve`).
 import { errnoCode } from '../errors.js';
 import { allocatedBytes } from '../fsx/remove.js';
 import { processUid, type Dir } from '../fsx/safe-fs.js';
@@ -32,7 +33,7 @@ export function releasesReserve(freeBytes: number): boolean {
   return freeBytes < RESERVE_BYTES;
 }
 
-/** Whether there is room to put the reserve back: keep_free stays met with the reserve in place. */
+/** Whether there is room to put the reserve back: keep_free (or, without it, another reserve's worth) stays free with it in place. */
 export function fitsReserve(freeBytes: number, keepFreeRequired: number): boolean {
   return freeBytes >= keepFreeRequired + RESERVE_BYTES;
 }

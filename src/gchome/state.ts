@@ -42,7 +42,7 @@ export interface SweepSummary {
   ended_ms: number;
   duration_ms: number;
   outcome: SweepOutcome;
-  /** Actions per kind (remove_session, remove_record, truncate_record, shell_lost, chmod, remove_debris). */
+  /** Actions per kind, holds apart (remove_session, hold_session, remove_record, hold_record, truncate_record, …: src/sweep/report.ts fateKind). */
   counts: Record<string, number>;
   bytes_freed: number;
   skipped: number;

@@ -25,6 +25,8 @@ export const RECORD_FILE_MODE = 0o600;
 
 export interface TruncateOutcome {
   dropped: number;
+  /** bytes of the dropped lines (every line after the header up to the first kept message) */
+  droppedBytes: number;
   kept: number;
   oldestSurvivingId: string;
   lastDroppedId: string;
@@ -122,12 +124,13 @@ export async function measureTruncation(ctxDir: Dir, fileName: string, opts: Tru
     const size = Number(stat.size);
     const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
     if (p.dropped === 0) {
-      return { dropped: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
+      return { dropped: 0, droppedBytes: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
     }
     const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
     const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
     return {
       dropped: p.dropped,
+      droppedBytes: p.cutOffset - (p.header ? await firstLineEnd(fh, p.cutOffset) : 0),
       kept: p.kept,
       oldestSurvivingId: p.oldestSurvivingId,
       lastDroppedId: p.lastDroppedId,
@@ -145,6 +148,7 @@ export async function measureTruncation(ctxDir: Dir, fileName: string, opts: Tru
 export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
   let outcome: Omit<TruncateOutcome, 'bytesBefore' | 'bytesAfter' | 'appendedDuring' | 'reordered' | 'outOfOrder'> = {
     dropped: 0,
+    droppedBytes: 0,
     kept: 0,
     oldestSurvivingId: '',
     lastDroppedId: '',
@@ -155,16 +159,18 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
     stage: async (src, size, stat) => {
       sizeSeen = size;
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
-      outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
+      outcome = { dropped: p.dropped, droppedBytes: 0, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
-      if (opts.keepDropped) await opts.keepDropped(src, p.header ? await firstLineEnd(src, p.cutOffset) : 0, p.cutOffset, { header: p.header, dropped: p.dropped, dir: ctxDir, name: fileName });
+      const from = p.header ? await firstLineEnd(src, p.cutOffset) : 0;
+      outcome.droppedBytes = p.cutOffset - from;
+      if (opts.keepDropped) await opts.keepDropped(src, from, p.cutOffset, { header: p.header, dropped: p.dropped, dir: ctxDir, name: fileName });
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
       const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));
       return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset, ...(terminate ? { suffix: NEWLINE } : {}) };
     },
   });
   if (!rw) {
-    return { ...outcome, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
+    return { ...outcome, droppedBytes: 0, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
   }
   return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, outOfOrderLines: rw.outOfOrderLines, rounds: rw.rounds, stillHeld: rw.stillHeld };
 }

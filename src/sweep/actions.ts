@@ -8,8 +8,12 @@ export interface HeldAt {
 }
 
 export type Action =
-  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
-  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; held?: HeldAt }
+  /**
+   * A session held by the undo window (`held`) or removed for good. `condemned_by`: the rule this
+   * sweep would have held it for, when keep_free took it for good instead.
+   */
+  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes'; held?: HeldAt }
+  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes'; held?: HeldAt }
   /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
   | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
   /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
@@ -29,11 +33,11 @@ export type Action =
       held?: HeldAt;
     }
   /**
-   * A held item deleted for good: its window passed (`expired`), or a disk budget needed the space.
+   * A held item deleted for good: its window passed (`expired`), or keep_free needed the space.
    * `held_kind: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
    * target is then the item's entry name, its origin `?`).
    */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held_kind: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | BudgetReason; path: string; bytes: number }
+  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held_kind: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | 'keep_free'; path: string; bytes: number }
   | {
       kind: 'shell_lost';
       /** the session whose trace gets the `shell_lost` line */

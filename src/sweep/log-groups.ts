@@ -3,8 +3,11 @@
 // - Each item is logged at debug when it happens (its code, target, detail and fields).
 // - When the sweep ends, one line per (level, code, place) — the place being the sessions root,
 //   the record store, or else the directory the target is in — gives the count and the first
-//   TARGETS_SHOWN targets ("and N more"): at warn for skips and warnings, at error for errors. 150
-//   live sessions in one root are one line, not 150. The report (stdout, --json) keeps every item.
+//   TARGETS_SHOWN targets ("and N more"): at warn for skips and warnings, at error for errors.
+//   The report (stdout, --json) keeps every item.
+// - The normal state (a live session, a context a live session uses, a protected item kept
+//   although a rule condemns it) is never a warning: it is logged at debug only (the report and
+//   the summary line count it).
 // - A cause with a single item is logged as that item (its fields and detail), as it happened.
 // See docs/daemon.md "Reading the journal".
 import { dirname } from 'node:path';
@@ -14,7 +17,8 @@ import type { Logger } from '../log.js';
 export const TARGETS_SHOWN = 3;
 
 export interface NotedItem {
-  level: 'warn' | 'error';
+  /** `normal`: the normal state (src/errors.ts NORMAL_CODES): logged at debug only, never grouped at warn */
+  level: 'warn' | 'error' | 'normal';
   code: string;
   target: string;
   detail: string;
@@ -43,6 +47,7 @@ export class GroupedLog {
   flush(placeOf: (target: string) => Place): void {
     const groups = new Map<string, { place: Place; items: NotedItem[] }>();
     for (const item of this.items) {
+      if (item.level === 'normal') continue;
       const place = placeOf(item.target);
       const key = `${item.level}\0${item.code}\0${place.kind}\0${place.name}`;
       let g = groups.get(key);

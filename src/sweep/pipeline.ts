@@ -1,17 +1,18 @@
 // One sweep over a Murmur home, as a pipeline of named steps (src/sweep/steps/, one file each):
 //
-//   lock → clock → recover → scan sessions → scan records → protect → plan → debris → quarantine (purge
-//        what the undo window no longer holds) → chmod → remove → orphans (child workdirs no
-//        trace names) → truncate → repair torn tails
-//        → budget → reconcile → audit
+//   lock → clock → recover → scan sessions → scan records → protect → measure (what the budgets
+//        count) → plan (every item's fate, src/plan/fates.ts) → debris → quarantine (purge what
+//        the undo window no longer holds) → chmod → remove → orphans (child workdirs no trace
+//        names) → truncate → repair torn tails → budget → reconcile → audit
 //
 // Each step reads and writes one shared SweepContext (steps/context.ts) and reports its tally
 // (items, bytes, time) into ctx.steps.
 // Guarantees:
-// - --dry-run runs the same inventory, liveness checks, lock probes and planners as a real run
-//   and changes nothing on disk (no lock taken, no cache written, no audit, no chmod): the steps
-//   act only through the run's effects (steps/effects.ts), measure-only in a dry run; the
-//   actions it reports are the ones a real run on the unchanged tree performs.
+// - --dry-run runs the same inventory, liveness checks, lock probes and planner as a real run
+//   and changes nothing on disk (no lock taken, no cache written, no audit, no chmod): every fate
+//   is decided once, by the plan step, before anything is done, and the steps act only through
+//   the run's effects (steps/effects.ts), measure-only in a dry run; the actions it reports are
+//   the ones a real run on the unchanged tree performs.
 // - One sweep at a time (`<home>/gc/sweep.lock`, BusyError → exit 75); one writer per record.
 // - Live sessions and the contexts their traces name are never removed, truncated or reconciled.
 // - Every failure is reported per item with a stable code; the rest of the run continues. The
@@ -29,6 +30,7 @@ import { clockStep } from './steps/clock.js';
 import { createContext, fail, finishReport, flushGrouped, runStep, type Step, type SweepOptions } from './steps/context.js';
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
+import { measureStep } from './steps/measure.js';
 import { planStep } from './steps/plan.js';
 import { protectStep } from './steps/protect.js';
 import { quarantineStep } from './steps/quarantine.js';
@@ -51,6 +53,7 @@ export const SWEEP_STEPS: readonly Step[] = [
   { name: 'scan_sessions', label: 'scanning sessions', run: scanSessionsStep },
   { name: 'scan_records', label: 'scanning conversation records', run: scanRecordsStep },
   { name: 'protect', label: 'reading the protection list', run: protectStep },
+  { name: 'measure', label: 'measuring what the budgets count', run: measureStep },
   { name: 'plan', label: 'planning', run: planStep },
   { name: 'debris', label: 'cleaning leftovers', run: debrisStep },
   { name: 'quarantine', label: 'purging the undo window', run: quarantineStep },

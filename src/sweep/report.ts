@@ -13,7 +13,9 @@ import type { BudgetReport } from '../plan/budget.js';
 import type { GcConfig } from '../config/types.js';
 import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.js';
 import { say, sayItem, wordsOf } from './voice.js';
+import { NORMAL_CODES } from '../errors.js';
 import type { Action, HeldAt } from './actions.js';
+import type { StoreFates } from './fate-counts.js';
 
 /** Where a removed item is held by the undo window (`quarantine:`), and until when. */
 export type { Action, HeldAt } from './actions.js';
@@ -79,11 +81,43 @@ export interface SweepReport {
    */
   orphans?: { root: string; count: number; bytes: number; oldest_ms: number; removed: number; policy_secs: number | null }[];
   kept?: KeptAside;
+  /**
+   * What became of every item the sweep looked at, per sessions root, record store and undo
+   * window (src/sweep/fate-counts.ts): each store's counts add up to its items (docs/fates.md).
+   */
+  fates?: StoreFates[];
 }
 
 export function countByKind(actions: Action[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const a of actions) out[a.kind] = (out[a.kind] ?? 0) + 1;
+  return out;
+}
+
+/**
+ * What an action did, as one word for counts: its kind, with a removal the undo window held
+ * counted apart (`hold_session`, `hold_record`, `hold_child_workdir`, `hold_work_log`) — no count
+ * ever calls a hold a removal.
+ */
+export function fateKind(a: Action): string {
+  switch (a.kind) {
+    case 'remove_session':
+    case 'remove_record':
+    case 'remove_child_workdir':
+    case 'remove_work_log':
+      return a.held ? a.kind.replace('remove_', 'hold_') : a.kind;
+    default:
+      return a.kind;
+  }
+}
+
+/** Actions counted by fateKind. */
+export function countByFate(actions: Action[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of actions) {
+    const k = fateKind(a);
+    out[k] = (out[k] ?? 0) + 1;
+  }
   return out;
 }
 
@@ -276,7 +310,10 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     lines.push(...errorLines);
   } else {
     lines.push(...groupedLines(r, L));
-    if (r.skipped.length) lines.push(...wrap(`skipped: ${byCode(r.skipped)}${r.skipped.length > 0 ? ' (-v lists them)' : ''}`, L.width, '  ', '    '));
+    const normal = r.skipped.filter((x) => NORMAL_CODES.has(x.code));
+    const other = r.skipped.filter((x) => !NORMAL_CODES.has(x.code));
+    if (normal.length) lines.push(...wrap(`kept although a rule condemns them: ${byCode(normal)} (-v lists them)`, L.width, '  ', '    '));
+    if (other.length) lines.push(...wrap(`skipped: ${byCode(other)} (-v lists them)`, L.width, '  ', '    '));
     if (r.errors.length) {
       lines.push(...wrap(`errors: ${byCode(r.errors)}`, L.width, '  ', '    '));
       const shown = r.errors.slice(0, ERRORS_SHOWN).flatMap((e) => problemLines('error', e, L));
@@ -284,39 +321,35 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
       if (r.errors.length > ERRORS_SHOWN) lines.push(...wrap(`… and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`, L.width, '  ', '    '));
     }
   }
-  const c = countByKind(r.actions);
-  // Held means still held when the sweep ended: an item a disk budget purged in this same sweep
-  // counts as removed.
-  const purgedPaths = new Set(r.actions.flatMap((a) => (a.kind === 'purge_quarantine' ? [a.path] : [])));
-  const stillHeld = (a: Action): boolean => (a.kind === 'remove_session' || a.kind === 'remove_record') && a.held !== undefined && !purgedPaths.has(a.held.path);
-  const heldSessions = r.actions.filter((a) => a.kind === 'remove_session' && stillHeld(a)).length;
-  const heldRecords = r.actions.filter((a) => a.kind === 'remove_record' && stillHeld(a)).length;
+  const c = countByFate(r.actions);
   const parts = [
-    plural((c['remove_session'] ?? 0) - heldSessions, 'session') + ' removed',
-    ...(heldSessions > 0 ? [plural(heldSessions, 'session') + ' held'] : []),
-    plural((c['remove_record'] ?? 0) - heldRecords, 'record') + ' removed',
-    ...(heldRecords > 0 ? [plural(heldRecords, 'record') + ' held'] : []),
+    plural(c['remove_session'] ?? 0, 'session') + ' removed',
+    ...(c['hold_session'] ? [plural(c['hold_session'], 'session') + ' held'] : []),
+    plural(c['remove_record'] ?? 0, 'record') + ' removed',
+    ...(c['hold_record'] ? [plural(c['hold_record'], 'record') + ' held'] : []),
     plural(c['truncate_record'] ?? 0, 'record') + ' truncated',
     plural(c['shell_lost'] ?? 0, 'lost command') + ' reconciled',
     plural(c['chmod'] ?? 0, 'mode') + ' fixed',
   ];
   if (c['remove_orphan_workdir']) parts.push(plural(c['remove_orphan_workdir'], 'orphaned child workdir') + ' removed');
-  if (c['remove_child_workdir']) parts.push(plural(c['remove_child_workdir'], 'child workdir') + (r.dry_run ? '' : ' removed or held'));
-  if (c['remove_work_log']) parts.push(plural(c['remove_work_log'], 'work log') + (r.dry_run ? '' : ' removed or held'));
+  if (c['remove_child_workdir']) parts.push(plural(c['remove_child_workdir'], 'child workdir') + ' removed');
+  if (c['hold_child_workdir']) parts.push(plural(c['hold_child_workdir'], 'child workdir') + ' held');
+  if (c['remove_work_log']) parts.push(plural(c['remove_work_log'], 'work log') + ' removed');
+  if (c['hold_work_log']) parts.push(plural(c['hold_work_log'], 'work log') + ' held');
   if (c['purge_quarantine']) parts.push(plural(c['purge_quarantine'], 'held item') + ' purged');
   if (c['remove_debris']) parts.push(plural(c['remove_debris'], 'leftover') + ' cleaned');
   if (c['repair_torn_tail']) parts.push(plural(c['repair_torn_tail'], 'torn line') + ' terminated');
+  const skippedOther = r.skipped.filter((x) => !NORMAL_CODES.has(x.code)).length;
   prose(
-    `${say(r.dry_run, ['Would have: ', 'Done: '])}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${say(r.dry_run, ['to free', 'freed'])}; ${plural(r.skipped.length, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
+    `${say(r.dry_run, ['Would have: ', 'Done: '])}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${say(r.dry_run, ['to free', 'freed'])}; ${plural(skippedOther, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
   prose(`Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}${scanTime(r)}.`);
   if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
-    // Held: what the disk holds for the held items, as `quarantine ls` counts them. A dry run can
-    // only measure them where they are, without the files a hold adds: it says so.
-    const heldSize = r.dry_run ? `${formatBytes(q.held_bytes)} as they are now, without the quarantine's own files` : formatBytes(q.held_bytes);
-    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${heldSize}; murmur-gc restore puts one back)` : '';
+    // Held: the bytes of what this sweep held, as its acts measured them (a dry run the same);
+    // `quarantine ls` counts the window's own files too.
+    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
     const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
     prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
@@ -378,16 +411,21 @@ export function formatDuration(ms: number): string {
 }
 
 /**
- * One line per budget that acted or is short (sizes measured after age and count): a store that
- * had items removed for space or is still over its max_bytes, and keep_free when it was short
- * before or after, or the reserve was released or put back. A budget met without removing
- * anything says nothing here (`--json` has every one under `budget`).
+ * One line per budget that acted or is short (sizes measured before the sweep acted, once the
+ * policies' takings are counted): a store whose budget held or removed items or is still over its
+ * max_bytes, and keep_free when it was short before or after, or the reserve was released or put
+ * back. A budget met without taking anything says nothing here (`--json` has every one under `budget`).
  */
 export function budgetLines(b: BudgetReport, dry = false): string[] {
   const over = new Set(b.unmet.flatMap((u) => (u.store !== undefined ? [u.store] : [])));
-  const out = b.stores.filter((s) => s.removed > 0 || over.has(s.store)).map(
-    (s) => `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space${s.held_purged > 0 ? ` (${s.held_purged} of them held by the quarantine, ${say(dry, ['to be purged first', 'purged first'])})` : ''}`,
-  );
+  const out = b.stores.filter((s) => s.removed > 0 || s.held > 0 || s.held_purged > 0 || over.has(s.store)).map((s) => {
+    const did = [
+      ...(s.held > 0 ? [`${plural(s.held, 'item')} ${say(dry, ['would be held', 'held'])} for space`] : []),
+      ...(s.removed > 0 || s.held === 0 ? [`${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space`] : []),
+      ...(s.held_purged > 0 ? [`${plural(s.held_purged, 'of its held items', 'of its held items')} ${say(dry, ['would be purged', 'purged'])} for keep_free`] : []),
+    ];
+    return `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${did.join(', ')}`;
+  });
   const k = b.keep_free;
   if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || k.reserve.released_bytes > 0 || k.reserve.put_back)) {
     const r = k.reserve;

@@ -1,9 +1,9 @@
 // The one-line summary of a daemon sweep (log line + state), pure.
 // Guarantees: counts, sizes, codes, ids and durations only — never record content; the outcome
 // is derived from stable codes, never from message text.
-import { Codes } from '../errors.js';
+import { Codes, NORMAL_CODES } from '../errors.js';
 import type { Logger } from '../log.js';
-import { countByKind, formatBytes, formatDuration, type SweepReport } from './report.js';
+import { countByFate, fateKind, formatBytes, formatDuration, type SweepReport } from './report.js';
 import type { SweepOutcome, SweepSummary, SweepTrigger } from '../gchome/state.js';
 import { definedOnly } from '../defined.js';
 
@@ -27,7 +27,7 @@ export function summarizeReport(report: SweepReport, trigger: SweepTrigger, star
     ended_ms: endedMs,
     duration_ms: Math.max(0, endedMs - startedMs),
     outcome: outcomeOf(report),
-    counts: countByKind(report.actions),
+    counts: countByFate(report.actions),
     bytes_freed: report.bytes_freed,
     skipped: report.skipped.length,
     skipped_by_code: countCodes(report.skipped),
@@ -90,9 +90,15 @@ export function outcomeWords(o: SweepOutcome | 'unfinished'): string {
 /** [kind, noun, verb]: `1 session removed`, `2 sessions removed`. */
 const KIND_WORDS: [string, string, string][] = [
   ['remove_session', 'session', 'removed'],
+  ['hold_session', 'session', 'held'],
   ['remove_record', 'record', 'removed'],
+  ['hold_record', 'record', 'held'],
   ['remove_child_workdir', 'child workdir', 'removed'],
+  ['hold_child_workdir', 'child workdir', 'held'],
   ['remove_work_log', 'work log', 'removed'],
+  ['hold_work_log', 'work log', 'held'],
+  ['remove_orphan_workdir', 'orphaned child workdir', 'removed'],
+  ['purge_quarantine', 'held item', 'purged'],
   ['truncate_record', 'record', 'truncated'],
   ['shell_lost', 'lost command', 'reconciled'],
   ['chmod', 'mode', 'fixed'],
@@ -110,7 +116,10 @@ export function summaryText(s: SweepSummary): string {
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
   const kept = s.kept ? `; ${s.kept.items} kept aside (${formatBytes(s.kept.bytes)} murmur-gc could not remove; murmur-gc status lists them)` : '';
-  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped} skipped; ${s.errors} errors${kept} (${formatDuration(s.duration_ms)})`;
+  // live and protected items a rule condemns are the normal state: counted apart from the skips
+  const normal = Object.entries(s.skipped_by_code).reduce((n, [code, k]) => n + (NORMAL_CODES.has(code) ? k : 0), 0);
+  const live = normal > 0 ? `; ${normal} kept live or protected` : '';
+  return `${head}: ${parts.join(', ')}; ${formatBytes(s.bytes_freed)} freed; ${s.skipped - normal} skipped${live}; ${s.errors} errors${kept} (${formatDuration(s.duration_ms)})`;
 }
 
 /** The stable code a summary line carries when it is a warning or an error. */
@@ -181,7 +190,7 @@ function storeOf(a: SweepReport['actions'][number]): string {
 export function actionsByStore(report: SweepReport): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {};
   for (const a of report.actions) {
-    const byStore = (out[a.kind] ??= {});
+    const byStore = (out[fateKind(a)] ??= {});
     const store = storeOf(a);
     byStore[store] = (byStore[store] ?? 0) + 1;
   }

@@ -208,21 +208,26 @@ describe('truncation keeps the dropped lines for the window', () => {
   });
 });
 
-describe('what the undo window holds: the sweep and quarantine ls count it alike', () => {
-  it('held sessions, contexts and dropped lines: the sweep\'s held bytes are quarantine ls\'s total, as du counts the held items', async () => {
+describe('what the undo window holds: the sweep and quarantine ls', () => {
+  it('held sessions, contexts and dropped lines: the sweep counts the bytes it held, a dry run the same; quarantine ls counts the window\'s own files on top, as du does', async () => {
     const sessions = [session(40, 30_000), session(50, 5000)];
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_older', { capsule: 'shey', messages: 30, mtimeMs: Date.now() - 120 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 40 });
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
-    // A dry run measures the items where they are, without the files a hold adds, and says so.
     const dry = await sweep(yaml, { dryRun: true });
     expect(dry.quarantine).toMatchObject({ held: 5 });
-    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items would be held for 24h (${formatBytes(dry.quarantine!.held_bytes)} as they are now, without the quarantine's own files; murmur-gc restore puts one back).`);
     const r = await sweep(yaml);
     expect(r.errors).toEqual([]);
-    expect(r.quarantine).toMatchObject({ held: 5 });
-    expect(r.quarantine!.held_bytes).toBeGreaterThan(dry.quarantine!.held_bytes);
+    expect(r.quarantine).toEqual(dry.quarantine);
+    // what was held: the sessions and contexts as measured when they moved, the truncation's dropped lines
+    const moved = r.actions.reduce((n, a) => n + ((a.kind === 'remove_session' || a.kind === 'remove_record') && a.held ? a.bytes : 0), 0);
+    const payload = path.join(qdir(), qitems().find((n) => fs.existsSync(path.join(qdir(), n, 'record.jsonl')))!, 'item.json');
+    const range = (JSON.parse(fs.readFileSync(payload, 'utf8')) as { range: { from: number; to: number } }).range;
+    expect(r.quarantine!.held_bytes).toBe(moved + range.to - range.from);
+    const size = formatBytes(r.quarantine!.held_bytes);
+    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items would be held for 24h (${size}; murmur-gc restore puts one back).`);
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`);
     const c = await config(yaml);
     const ls = await listHeld(c);
     expect(ls.items.map((i) => `${i.kind} ${i.target}`).sort()).toEqual([...sessions.map((id) => `session ${id}`), 'context ctx_old', 'context ctx_older', 'truncation ctx_long'].sort());
@@ -231,11 +236,8 @@ describe('what the undo window holds: the sweep and quarantine ls count it alike
     const entries = [...held(root).map((n) => path.join(root, n)), ...qitems().map((n) => path.join(qdir(), n))];
     expect(entries).toHaveLength(5);
     expect(ls.totals.bytes).toBe(du(entries));
-    expect(r.quarantine?.held_bytes).toBe(ls.totals.bytes);
-    // and the words: the sweep's Quarantine line and quarantine ls's total say the same size
-    const size = formatBytes(ls.totals.bytes);
-    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`);
-    expect(renderHeld(ls, c)).toContain(`5 held, ${size} (quarantine: 24h)`);
+    expect(ls.totals.bytes).toBeGreaterThan(r.quarantine!.held_bytes);
+    expect(renderHeld(ls, c)).toContain(`5 held, ${formatBytes(ls.totals.bytes)} (quarantine: 24h)`);
   });
 });
 
@@ -377,28 +379,27 @@ describe('murmur-gc restore', () => {
   });
 });
 
-describe('disk budgets under pressure purge the quarantine first', () => {
-  it('max_bytes: a held session of the root goes before the oldest session in place; the report says so', async () => {
+describe('disk budgets and the undo window', () => {
+  it('max_bytes counts what is in place, never what the window holds: a held session stays held, the budget holds the oldest in place', async () => {
     const old = session(40, 5000);
     const ids = [session(3, 5000), session(2, 5000), session(1, 5000)];
     await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
     expect(held(root)).toHaveLength(1);
-    // three sessions in place plus the held one (allocated bytes, as du counts them): a budget
-    // just above the three needs one to go
+    // the three sessions in place (allocated bytes, as du counts them): a budget just under them needs one to go
     const inPlace = Number(execFileSync('du', ['-s', '-B1', '-c', ...ids.map((id) => path.join(root, id))], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${inPlace + 100}\n`;
+    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${inPlace - 100}\n`;
     const dry = await sweep(yaml, { dryRun: true });
     const r = await sweep(yaml);
     expect(r.errors).toEqual([]);
-    const purges = r.actions.filter((a) => a.kind === 'purge_quarantine');
-    expect(purges.map((a) => [a.target, a.reason])).toEqual([[old, 'max_bytes']]);
-    expect(dry.actions.filter((a) => a.kind === 'purge_quarantine').map((a) => [a.target, a.reason])).toEqual([[old, 'max_bytes']]);
-    expect(r.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
-    for (const id of ids) expect(fs.existsSync(path.join(root, id))).toBe(true);
-    expect(held(root)).toEqual([]);
-    expect(r.budget?.stores[0]).toMatchObject({ removed: 1, held_purged: 1 });
-    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain('held by the quarantine, purged first');
-    expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_bytes', targets: [old] })]);
+    for (const x of [dry, r]) {
+      expect(x.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([]);
+      expect(x.actions.map((a) => a.kind === 'remove_session' && [a.target, a.reason, a.held !== undefined])).toEqual([[ids[0], 'max_bytes', true]]);
+      expect(x.budget?.stores[0]).toMatchObject({ held: 1, removed: 0, held_purged: 0 });
+    }
+    expect(held(root)).toHaveLength(2);
+    expect(held(root).some((n) => n.endsWith(old))).toBe(true);
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain('1 item held for space');
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([]);
   });
 
   it('keep_free: held contexts are purged (oldest hold first) before any owned context in place', async () => {

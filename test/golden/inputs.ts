@@ -91,7 +91,7 @@ export function realReport(): SweepReport {
       { step: 'remove', items: 4, bytes: 3_283_360, ms: 1_200 },
     ],
     budget: {
-      stores: [{ store: ROOT, label: `sessions root ${ROOT}`, bytes_before: 9_000_000_000, bytes_after: 6_000_000_000, max_bytes: 8_000_000_000, removed: 1, bytes_freed: 3_000_000_000, held_purged: 0 }],
+      stores: [{ store: ROOT, label: `sessions root ${ROOT}`, bytes_before: 9_000_000_000, bytes_after: 6_000_000_000, max_bytes: 8_000_000_000, removed: 1, bytes_freed: 3_000_000_000, held: 0, held_purged: 0 }],
       keep_free: null,
       unmet: [],
     },

@@ -47,7 +47,7 @@ describe('restore, then the next sweep', () => {
     const sweep = cli();
     expect(sweep.status).toBe(0);
     expect(fs.existsSync(path.join(root, old))).toBe(true);
-    expect(sweep.stdout).toContain('skipped: protected 1');
+    expect(sweep.stdout).toContain('kept although a rule condemns them: protected 1');
     const v = cli('-v');
     expect(v.stdout.split('\n').filter((l) => l.includes('[protected]'))).toHaveLength(1);
     const j = f.json<Rec>(cli('--dry-run', '--json'));

@@ -37,6 +37,16 @@ function liveSessions(root: string, n: number): string[] {
   return ids;
 }
 
+/** n finished sessions, 60 days old, owned by another uid (`foreign_owner` when a rule condemns them). */
+function foreignSessions(root: string, n: number): string[] {
+  const ids = oldSessions(root, n);
+  for (const id of ids) {
+    fs.chownSync(path.join(root, id), 65534, 65534);
+    fs.chownSync(path.join(root, id, 'trace.jsonl'), 65534, 65534);
+  }
+  return ids;
+}
+
 /** n finished sessions, 60 days old. */
 function oldSessions(root: string, n: number): string[] {
   const ids: string[] = [];
@@ -57,25 +67,37 @@ function lines(stderr: string): Rec[] {
 }
 
 describe('hundreds of skips or errors are one log line per cause', () => {
-  it('300 and 200 live sessions in two roots (498 condemned): two warn lines with the counts, on a dry run and a real one', () => {
-    liveSessions(rootA, 300);
-    liveSessions(rootB, 200);
+  it('300 and 200 sessions of another user in two roots (498 condemned): two warn lines with the counts, on a dry run and a real one', () => {
+    foreignSessions(rootA, 300);
+    foreignSessions(rootB, 200);
     const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`);
     for (const args of [['--dry-run', '--json'], ['sweep', '--json']]) {
       const r = f.runCli([...args, '--config', cfg], T);
       expect(r.status, r.stderr).toBe(0);
       const report = f.json<Rec>(r);
       const skipped = report['skipped'] as { target: string; code: string }[];
-      expect(skipped.filter((s) => s.code === 'live_session')).toHaveLength(498);
+      expect(skipped.filter((s) => s.code === 'foreign_owner')).toHaveLength(498);
       const ls = lines(r.stderr);
       expect(ls, r.stderr).toHaveLength(2);
       for (const [root, n] of [[rootA, 299], [rootB, 199]] as const) {
         const l = ls.find((x) => x['root'] === root)!;
-        expect(l, r.stderr).toMatchObject({ level: 40, code: 'live_session', count: n });
+        expect(l, r.stderr).toMatchObject({ level: 40, code: 'foreign_owner', count: n });
         expect(l['targets']).toHaveLength(3);
-        expect(l['msg']).toContain(`${n} items in ${root} [live_session]: `);
+        expect(l['msg']).toContain(`${n} items in ${root} [foreign_owner]: `);
         expect(l['msg']).toContain(` and ${n - 3} more; the first: `);
       }
+    }
+  });
+
+  it('300 live sessions a rule condemns are the normal state: the report counts them, nothing is logged', () => {
+    liveSessions(rootA, 300);
+    const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
+    for (const args of [['--dry-run', '--json'], ['sweep', '--json'], ['sweep', '--unattended', '-q']]) {
+      const r = f.runCli([...args, '--config', cfg], T);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr, args.join(' ')).toBe('');
+      if (args.includes('--json')) expect((f.json<Rec>(r)['skipped'] as { code: string }[]).filter((s) => s.code === 'live_session')).toHaveLength(299);
+      else expect(r.stdout).toBe('');
     }
   });
 
@@ -95,18 +117,21 @@ describe('hundreds of skips or errors are one log line per cause', () => {
     expect(ls[0]!['msg']).toMatch(/^200 items in .* \[io_error\]: ses_\w+, ses_\w+, ses_\w+ and 197 more; the first: /);
   });
 
-  it('at log.level debug every item has its own line as well', () => {
+  it('at log.level debug every item has its own line as well (the normal state only that)', () => {
     liveSessions(rootA, 150);
-    const cfg = f.writeConfig(T, `home: ${home}\nlog: { level: debug }\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
+    foreignSessions(rootB, 50);
+    const cfg = f.writeConfig(T, `home: ${home}\nlog: { level: debug }\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`);
     const r = f.runCli(['--dry-run', '--config', cfg], T);
     expect(r.status, r.stderr).toBe(0);
     const ls = lines(r.stderr);
     expect(ls.filter((l) => l['level'] === 20 && l['code'] === 'live_session')).toHaveLength(149);
-    expect(ls.filter((l) => l['level'] === 40 && l['code'] === 'live_session')).toHaveLength(1);
+    expect(ls.filter((l) => l['level'] === 40 && l['code'] === 'live_session')).toHaveLength(0);
+    expect(ls.filter((l) => l['level'] === 20 && l['code'] === 'foreign_owner')).toHaveLength(49);
+    expect(ls.filter((l) => l['level'] === 40 && l['code'] === 'foreign_owner')).toHaveLength(1);
   });
 
   it('on a terminal the grouped line starts on a line of its own: the progress line is erased first', () => {
-    liveSessions(rootA, 150);
+    foreignSessions(rootA, 150);
     const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
     // the progress line is drawn at once (MURMUR_GC_PROGRESS_AFTER_MS=0); stdout goes to a file, the pty shows stderr
     const out = path.join(T, 'report.txt');

@@ -83,7 +83,7 @@ function sweepMeasured(cfg: string): Measured {
     const { createLogger } = await import(${dist('log.js')});
     // After the plan step: the heap, then the heap without what the sweep's context holds from its
     // scans and plans (dropped, GC'd; the sweep stops there): the difference is what it keeps.
-    const KEYS = ['world', 'records', 'debris', 'modes', 'chmods', 'sessionPlans', 'recordPlans'];
+    const KEYS = ['world', 'records', 'debris', 'modes', 'chmods', 'sessionPlans', 'recordPlans', 'sizes', 'fates', 'quarantineListing'];
     let held = 0;
     for (const s of SWEEP_STEPS) {
       const run = s.run;
@@ -94,7 +94,7 @@ function sweepMeasured(cfg: string): Measured {
         const all = process.memoryUsage().heapUsed;
         ctx.cache?.close?.();
         ctx.cache = undefined;
-        for (const k of KEYS) ctx[k] = undefined;
+        for (const k of KEYS) ctx[k] = Array.isArray(ctx[k]) ? [] : undefined;
         gc(); gc();
         held = all - process.memoryUsage().heapUsed;
         ctx.stopped = true;

@@ -34,7 +34,7 @@ describe('blast radius', () => {
       expect(r.status).toBe(1);
       expect(rep.errors).toHaveLength(1);
       expect(rep.errors[0]).toMatchObject({ code: 'blast_radius', target: root });
-      expect(rep.errors[0]!.detail).toMatch(/would remove 30 of 35 sessions .*nothing was removed there.*--confirm-large.*max_delete/);
+      expect(rep.errors[0]!.detail).toMatch(/would remove or hold 30 of 35 sessions .*nothing was removed or held there.*--confirm-large.*max_delete/);
       expect(rep.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
       expect(sessions()).toBe(35);
     }

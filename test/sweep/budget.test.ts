@@ -217,7 +217,7 @@ describe('keep_free', () => {
     session(4);
     const r = await sweep(`keep_free: 10%\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1000, freeBytes: 100 } });
     expect(removed(r)).toEqual([]);
-    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, room_bytes: 0, put_back: false } });
+    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, purged: 0, removed: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, room_bytes: 0, put_back: false } });
   });
 
   it('when every removable item together cannot free enough: nothing is removed, budget_unmet on the home', async () => {
@@ -246,19 +246,19 @@ describe('what the report says about budgets', () => {
     const ids = [session(40), session(2), session(1)];
     record('shey', 'ctx-old', 200);
     // max_age holds one session and one context in the quarantine; max_bytes 10G is met without
-    // removing anything, and so is the quarantine's own budget store (keep_free: below).
+    // taking anything (what the window holds is not counted: keep_free below).
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 10G\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
     for (const dryRun of [true, false]) {
       const r = await sweep(yaml, { dryRun });
       expect(removed(r), `dryRun=${dryRun}`).toEqual([[ids[0], 'max_age'], ['ctx-old', 'max_age']]);
       expect(budgetLines(r), `dryRun=${dryRun}`).toEqual([]);
       expect(budgetLines(r, 'verbose'), `dryRun=${dryRun}`).toEqual([]);
-      // --json: every budget, as before (the sessions root, and the quarantine with what it holds)
-      expect(r.budget?.stores.map((st) => [st.label, st.removed]), `dryRun=${dryRun}`).toEqual([[`sessions root ${root}`, 0], ['quarantine', 0]]);
+      // --json: every budget, as before
+      expect(r.budget?.stores.map((st) => [st.label, st.removed, st.held]), `dryRun=${dryRun}`).toEqual([[`sessions root ${root}`, 0, 0]]);
     }
     // a second sweep: the quarantine holds two items, the budgets are met; still silent
     const again = await sweep(yaml);
-    expect(again.budget?.stores.map((st) => st.label)).toEqual([`sessions root ${root}`, 'quarantine']);
+    expect(again.budget?.stores.map((st) => st.label)).toEqual([`sessions root ${root}`]);
     expect(budgetLines(again)).toEqual([]);
   });
 
@@ -321,11 +321,22 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     expect(again.budget?.keep_free?.reserve).toMatchObject({ released_bytes: 0, put_back: false });
   });
 
-  it('is not put in place when that would take free space below keep_free', async () => {
-    session(3);
+  it('is not put in place when that would take free space below keep_free (and nothing may go to make room)', async () => {
+    session(3, { live: true });
     const r = await sweep(yaml(), { space: { totalBytes: 1e12, freeBytes: 10 * MiB + MiB - 1 } });
+    expect(r.actions).toEqual([]);
     expect(fs.existsSync(reserve())).toBe(false);
     expect(r.budget?.keep_free?.reserve.put_back).toBe(false);
+  });
+
+  it('exists whenever the home does: put in place without keep_free too, when there is room for two', async () => {
+    session(3);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { dryRun: true, space: { totalBytes: 1e12, freeBytes: 100 * MiB } });
+    expect(fs.existsSync(reserve())).toBe(false);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1e12, freeBytes: 2 * MiB - 1 } });
+    expect(fs.existsSync(reserve())).toBe(false);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1e12, freeBytes: 100 * MiB } });
+    expect(allocated(reserve())).toBe(MiB);
   });
 
   it('on a full filesystem a real run releases it and counts it as free; the dry run releases nothing and plans the same', async () => {
@@ -376,15 +387,15 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     expect(fs.existsSync(reserve())).toBe(false);
   });
 
-  it('a sweep with enough free space leaves it alone; without keep_free a real run removes a leftover one', async () => {
+  it('a sweep with enough free space leaves it alone, with keep_free or without it', async () => {
     session(3);
     await sweep(yaml(), { space: fsWith(100 * MiB) });
     await sweep(yaml(), { space: fsWith(5 * MiB) });
     expect(allocated(reserve())).toBe(MiB);
-    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { dryRun: true });
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { dryRun: true, space: fsWith(5 * MiB) });
     expect(allocated(reserve())).toBe(MiB);
-    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`);
-    expect(fs.existsSync(reserve())).toBe(false);
+    await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: fsWith(5 * MiB) });
+    expect(allocated(reserve())).toBe(MiB);
   });
 });
 
@@ -399,7 +410,7 @@ describe('blast radius over budget removals', () => {
       const r = await sweep(yaml, { dryRun, unattended: true });
       expect(removed(r), `dryRun=${dryRun}`).toEqual([]);
       expect(r.errors).toEqual([expect.objectContaining({ code: 'blast_radius', target: path.join(home, 'conversations', 'shey') })]);
-      expect(r.errors[0]!.detail).toMatch(/would remove 28 of 30 records .*nothing was removed there/);
+      expect(r.errors[0]!.detail).toMatch(/would remove or hold 28 of 30 records .*nothing was removed or held there/);
       expect(r.skipped.find((s) => s.code === 'budget_unmet')?.detail).toMatch(/held by blast_radius 30 /);
       expect(contexts()).toBe(30);
     }
@@ -409,19 +420,26 @@ describe('blast radius over budget removals', () => {
     expect(contexts()).toBe(2);
   });
 
-  it('sessions: what age already removed counts too — 15 on age (within bounds) and 10 more for space trips the store, which loses only the 15', async () => {
+  it('sessions: age and the budget together — 15 on age (within bounds) and 10 more for space trip the store, which then loses nothing to either', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => session(i < 15 ? 60 + i : i - 14));
     const budget = 15 * sessionBytes(ids[39]!) + 100; // 25 left after age: about 10 must go for space
     const yaml = `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${budget}\n`;
-    const r = await sweep(yaml, { unattended: true });
-    expect(removed(r).map(([, reason]) => reason)).toEqual(Array<string>(15).fill('max_age'));
-    expect(r.errors).toEqual([expect.objectContaining({ code: 'blast_radius', target: root })]);
-    expect(r.errors[0]!.detail).toMatch(/would remove 2\d of 40 sessions/);
-    expect(sessions()).toBe(25);
-    // within bounds (a store only trimmed a little by its budget), budget removals go on as before
+    for (const dryRun of [true, false]) {
+      const r = await sweep(yaml, { unattended: true, dryRun });
+      expect(removed(r), `dryRun=${dryRun}`).toEqual([]);
+      expect(r.errors).toEqual([expect.objectContaining({ code: 'blast_radius', target: root })]);
+      expect(r.errors[0]!.detail).toMatch(/would remove or hold 2\d of 40 sessions/);
+      expect(sessions()).toBe(40);
+    }
+    // by hand, once: both go; then the unattended sweeps trim within bounds again
+    const byHand = await sweep(yaml);
+    expect(byHand.errors).toEqual([]);
+    expect(removed(byHand).filter(([, reason]) => reason === 'max_age')).toHaveLength(15);
+    expect(removed(byHand).filter(([, reason]) => reason === 'max_bytes').length).toBeGreaterThan(5);
+    session(0.5);
+    session(0.4);
     const again = await sweep(yaml, { unattended: true });
     expect(again.errors).toEqual([]);
-    expect(removed(again).length).toBeGreaterThan(0);
     expect(removed(again).every(([, reason]) => reason === 'max_bytes')).toBe(true);
   });
 });

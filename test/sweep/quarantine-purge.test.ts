@@ -134,29 +134,31 @@ describe('a held item whose item.json cannot be read', () => {
   });
 });
 
-describe('an item held and then purged by a disk budget in the same sweep', () => {
-  it.each([false, true])('is counted as removed, not as held (dry run: %s): the report says what the undo window holds afterwards', async (dryRun) => {
+describe('what keep_free takes of what this sweep would hold', () => {
+  it.each([false, true])('is removed for good, never held then purged: counted as removed, not as held (dry run: %s)', async (dryRun) => {
     const root = path.join(tmp, 'root', '.murmur');
     fs.mkdirSync(root, { recursive: true });
     const DAY = 24 * HOUR;
     const now = Date.now();
-    // Six old sessions (max_age holds them), two recent ones; the budget then needs the space of
-    // four of them: the oldest held go first, so four held sessions are purged at once.
+    // Six old sessions (max_age holds them), two recent ones; keep_free then needs the space of
+    // four of them: the four oldest of what this sweep would hold go for good instead.
+    const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
       const start = now - (i < 6 ? 60 - i : 2 - i * 0.1) * DAY;
-      f.writeSession(root, { sessionId: f.idAt('ses_', start), startMs: start, end: true, files: { 'blobs/b': 'x'.repeat(40_000) } });
+      ids.push(f.idAt('ses_', start));
+      f.writeSession(root, { sessionId: ids[i]!, startMs: start, end: true, files: { 'blobs/b': 'x'.repeat(40_000) } });
     }
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: 180K\n`;
-    const r = await runSweep({ config: await config(yaml), dryRun, log, now: () => now });
+    const each = Number(execFileSync('du', ['-s', '-B1', path.join(root, ids[0]!)], { encoding: 'utf8' }).split('\t')[0]);
+    const yaml = `quarantine: 24h\nkeep_free: 100000000\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+    const r = await runSweep({ config: await config(yaml), dryRun, log, now: () => now, statfs: () => Promise.resolve({ totalBytes: 1e12, freeBytes: 1e8 - 4 * each + 1 }) });
     expect(r.errors).toEqual([]);
-    const purged = r.actions.filter((a) => a.kind === 'purge_quarantine').length;
-    expect(purged).toBeGreaterThan(0);
-    const heldAfter = 6 - purged;
-    if (!dryRun) expect((await listHeld(await config(yaml), false)).items.length).toBe(heldAfter);
-    expect(r.quarantine?.held).toBe(heldAfter);
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([]);
+    const taken = r.actions.flatMap((a) => (a.kind === 'remove_session' ? [[a.target, a.reason, a.held ? 'held' : a.condemned_by]] : []));
+    expect(taken).toEqual([...ids.slice(0, 4).map((id) => [id, 'keep_free', 'max_age']), ...ids.slice(4, 6).map((id) => [id, 'max_age', 'held'])]);
+    if (!dryRun) expect((await listHeld(await config(yaml), false)).items.length).toBe(2);
+    expect(r.quarantine?.held).toBe(2);
     const text = renderHuman(r, 'normal', PLAIN);
-    const n = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
-    expect(text).toContain(`${dryRun ? 'Would have' : 'Done'}: ${n(purged, 'session')} removed, ${n(heldAfter, 'session')} held,`);
-    expect(text.replace(/\s+/g, ' ')).toContain(`Quarantine: ${n(heldAfter, 'item')} ${dryRun ? 'would be held' : 'held'} for 24h`);
+    expect(text).toContain(`${dryRun ? 'Would have' : 'Done'}: 4 sessions removed, 2 sessions held,`);
+    expect(text.replace(/\s+/g, ' ')).toContain(`Quarantine: 2 items ${dryRun ? 'would be held' : 'held'} for 24h`);
   });
 });

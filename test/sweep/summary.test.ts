@@ -56,7 +56,8 @@ describe('sweep summaries', () => {
       messages_dropped: 4,
     });
     expect(summaryCode(s)).toBe('io_error');
-    expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 3 skipped; 1 errors (250 ms)');
+    // the live sessions a rule condemns are kept, the normal state: counted apart from the skips
+    expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 1 skipped; 2 kept live or protected; 1 errors (250 ms)');
   });
 
   it('derives the outcome from codes: aborted beats errors; none is ok', () => {

@@ -1,6 +1,8 @@
 // What goes with a removed (or held) session from beside its sessions root `W/.murmur/`: the child
 // workdirs and `wrk_` logs its own trace proves are its and finished (docs/design.md §9a; the
 // choice is src/plan/workdir.ts). Used by the remove and budget steps through removeSessions.
+// The blast-radius guard counts these items apart from the sessions (src/plan/fates.ts counts
+// sessions only): completing the holds of a root is guarded over its child workdirs and work logs.
 // Guarantees:
 // - The evidence is the trace summary the scan read before anything was removed.
 // - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
@@ -177,7 +179,7 @@ export async function removeBeside(
     const child = it.kind === 'child_workdir';
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir, session: it.session } as const;
+    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir, session: it.session, ...(h ? { heldUntilMs: heldUntil(h.entry) } : {}) } as const;
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
@@ -235,7 +237,7 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
     if (!plan || plan.remove.length === 0) return;
     const present = (beside.children?.entries.length ?? 0) + (beside.logs?.wrk.length ?? 0);
     const names = plan.remove.map((i) => (i.kind === 'child_workdir' ? `children/${i.name}` : `logs/${i.name}`));
-    if (tooLarge(ctx, p.input.root, 'sessions', p.views.length + present, names)) return;
+    if (tooLarge(ctx, beside.workdir, 'child workdirs and work logs', present, names)) return;
     dirs = await openBesideDirs(ctx, root, beside);
     for (const h of parents) {
       const mine = plan.remove.filter((i) => i.session === h.session);

@@ -7,14 +7,13 @@
 // once, from `dryRun`; each step's tally (items, bytes, time) is recorded in `steps`, in pipeline
 // order.
 import type { GcConfig } from '../../config/types.js';
-import { Codes } from '../../errors.js';
+import { Codes, NORMAL_CODES } from '../../errors.js';
 import type { Debris, ModeEntry, Problem, RecordsScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import type { Dir } from '../../fsx/safe-fs.js';
 import type { MemoryTraceCache } from '../../runtime/trace-scan.js';
 import type { ChmodAction } from '../../plan/modes.js';
-import type { RecordsPlan } from '../../plan/records.js';
-import type { SessionsPlan } from '../../plan/sessions.js';
+import type { Fate, FatePlan, HoldFate } from '../../plan/fates.js';
 import type { RecordPolicyConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
 import type { StatFs } from '../../fsx/statfs.js';
@@ -32,6 +31,11 @@ import type { Action } from '../report.js';
 import { wordsOf, type Said } from '../voice.js';
 import { pickEffects, type Effects } from './effects.js';
 import { GroupedLog, placeOf } from '../log-groups.js';
+import { countFates } from '../fate-counts.js';
+import type { listQuarantineDir } from '../../gchome/quarantine-store.js';
+
+/** What `<home>/gc/quarantine` holds, listed once per sweep. */
+export type QuarantineListing = Awaited<ReturnType<typeof listQuarantineDir>>;
 
 export interface SweepOptions {
   config: GcConfig;
@@ -83,6 +87,7 @@ export interface Step {
   run: (ctx: SweepContext) => Promise<StepTally>;
 }
 
+/** A sessions root the sweep looks at (it exists), with its sessions: what its fates are keyed by. */
 export interface SessionsRootPlan {
   input: RootPlanInput;
   scan: RootScan;
@@ -90,15 +95,42 @@ export interface SessionsRootPlan {
   beside?: BesideScan;
   /** the sessions of this root, with their liveness */
   views: SessionView[];
-  plan: SessionsPlan;
+  /** `sessions:<root>`: the key of its fates (src/plan/fates.ts) */
+  key: string;
   /** children named by the traces of this root's held sessions (never orphans; set by the remove step) */
   heldTied?: Set<string>;
 }
 
-export interface RecordsPolicyPlan {
-  policy: RecordPolicyConfig;
+/** A record store the configuration names, with the policies naming it and its contexts. */
+export interface RecordStorePlan {
+  store: string;
+  /** `records:<store>`: the key of its fates */
+  key: string;
+  /** in configuration order */
+  policies: RecordPolicyConfig[];
   contexts: ContextScan[];
-  plan: RecordsPlan;
+}
+
+/** What the measure step found: sizes by item, hold and store (see the header). */
+export interface MeasuredSizes {
+  /** itemKey(`sessions:<root>` | `records:<store>`, name) → allocated bytes (a session with what goes beside it) */
+  items: Map<string, number>;
+  /** itemKey(`records:<store>`, context) → allocated bytes its max_messages truncation leaves */
+  afterTruncation: Map<string, number>;
+  /** per sessions root key: the child workdirs no rule takes, with their bytes */
+  fixed: Map<string, { target: string; code: string; bytes: number }[]>;
+  /** hold key (`<parent>/<entry>`) → allocated bytes */
+  holds: Map<string, number>;
+  /** store keys that could not be measured: no budget acts on them this sweep */
+  unmeasured: Set<string>;
+}
+
+/** The filesystem under the home when the sweep measured it (a dry run: with what a real run's reserve release adds). */
+export interface HomeSpace {
+  totalBytes: number;
+  freeBytes: number;
+  /** what keep_free asks, in bytes; undefined when it is not configured */
+  keepFreeBytes: number | undefined;
 }
 
 export interface SweepContext {
@@ -146,10 +178,26 @@ export interface SweepContext {
   // protect (the protection list: what no sweep acts on until the operator releases it)
   protection: ProtectionSet;
 
-  // plans
-  chmods: { entry: ModeEntry; action: ChmodAction }[];
+  // the stores (set by the scans)
   sessionPlans: SessionsRootPlan[];
-  recordPlans: RecordsPolicyPlan[];
+  recordPlans: RecordStorePlan[];
+
+  // measure (sizes only when a budget is configured; the space whenever the home exists)
+  sizes: MeasuredSizes | undefined;
+  space: HomeSpace | undefined;
+  /** the keep_free reserve is not in place (or a real run releases it this sweep) */
+  reserveMissing: boolean;
+  /** `<home>/gc/quarantine` as the measure step listed it (the plan and the quarantine step read it) */
+  quarantineListing: QuarantineListing | undefined;
+
+  // plan
+  chmods: { entry: ModeEntry; action: ChmodAction }[];
+  /** what the fate planner decided (src/plan/fates.ts; its input is made from this context again when a budget is planned again) */
+  fates: FatePlan | undefined;
+  /** items (itemKey) and holds (`<parent>/<entry>`) whose act did not happen: a budget planned again counts them as staying */
+  readonly failed: Set<string>;
+  /** items and holds acted on this sweep (itemKey / hold key), with the fate each act carried out (or tried) */
+  readonly acts: Map<string, Fate | HoldFate>;
 
   // undo window
   /** `quarantine:` in ms; undefined: removals are at once */
@@ -220,9 +268,16 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     debris: [],
     modes: [],
     protection: ProtectionSet.none,
-    chmods: [],
     sessionPlans: [],
     recordPlans: [],
+    sizes: undefined,
+    space: undefined,
+    reserveMissing: false,
+    quarantineListing: undefined,
+    chmods: [],
+    fates: undefined,
+    failed: new Set(),
+    acts: new Map(),
     quarantineMs: opts.config.quarantine ? opts.config.quarantine.windowSecs * 1000 : undefined,
     heldNow: [],
     purgedNow: new Set(),
@@ -261,10 +316,13 @@ export function progress(ctx: SweepContext, done: number, total: number | undefi
   ctx.opts.progress?.({ step: ctx.step, label: ctx.stepLabel, done, total, bytes });
 }
 
-/** A target left alone this sweep (reported; logged at debug now, grouped at warn at the end). */
+/**
+ * A target left alone this sweep (reported; logged at debug now, grouped at warn at the end —
+ * unless it is the normal state, src/errors.ts NORMAL_CODES, which is never a warning).
+ */
 export function skip(ctx: SweepContext, s: Skipped): void {
   ctx.report.skipped.push(s);
-  ctx.grouped.note({ level: 'warn', code: s.code, target: s.target, detail: s.detail });
+  ctx.grouped.note({ level: NORMAL_CODES.has(s.code) ? 'normal' : 'warn', code: s.code, target: s.target, detail: s.detail });
 }
 
 /** A target that failed this sweep (reported; logged at debug now, grouped at error at the end); the sweep goes on. */
@@ -339,6 +397,15 @@ export function finishReport(ctx: SweepContext): SweepReport {
       purged: purges.length,
       purged_bytes: purges.reduce((n, a) => n + a.bytes, 0),
     };
+  }
+  if (ctx.fates) {
+    const q = ctx.quarantineDir;
+    ctx.report.fates = countFates(
+      ctx.sessionPlans.map((p) => ({ root: p.input.root, key: p.key, names: p.views.map((v) => v.scan.name), holds: p.scan.held.map((h) => `${p.input.root}/${h.entry}`) })),
+      ctx.recordPlans.map((r) => ({ store: r.store, key: r.key, names: r.contexts.map((c) => c.context) })),
+      q ? { place: q.path, holds: [...ctx.fates.holds.keys()].filter((k) => k.startsWith(`${q.path}/`)) } : undefined,
+      { plan: ctx.fates, acts: ctx.acts, failed: ctx.failed },
+    );
   }
   if (ctx.kept.length > 0) {
     const k = [...ctx.kept].sort((a, b) => a.sinceMs - b.sinceMs);

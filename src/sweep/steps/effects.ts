@@ -12,9 +12,9 @@
 //   no cache, no quarantine directory, no reserve, no lock file (it only probes locks).
 // - realEffects intends each audited act in the audit log before it starts and marks it done
 //   after (`audited`); what the audit trace must list (retention, purges) is recorded only then.
-// - `unapplied` is what a measure-only run has counted as done that the disk does not show
-//   (held items, truncated bytes, space freed), so a later step plans as a real run would; in a
-//   real run it is empty.
+// - Both forms take the same decisions from the same numbers: every budget is decided by the fate
+//   planner before anything is done (src/plan/fates.ts); `unappliedFreed` is the one number a
+//   measure-only run adds to what it measured (the reserve a real run releases first).
 //
 // A new step: take what it changes on disk from here (or add one method, with its real and its
 // measure-only form side by side below), report each action with `acted` (context.ts), and never
@@ -74,16 +74,6 @@ export interface LostMarks<W> {
   landed: W[];
   /** the `detached_lost` task that reports them; null when nothing was written (measure-only) */
   taskId: string | null;
-}
-
-/** What a measure-only run counted as done that the disk does not show; empty in a real run. */
-export interface Unapplied {
-  /** items this run would have held (none are on disk) */
-  held: readonly HeldItem[];
-  /** bytes a truncation would have dropped, by `<store>/<context>` */
-  truncated: ReadonlyMap<string, number>;
-  /** bytes earlier acts would have freed on the filesystem `dev` (sessions roots' devs in `devOf`), with the reserve */
-  freedOn(dev: bigint | number, devOf: ReadonlyMap<string, bigint | number | undefined>): number;
 }
 
 export interface Effects {
@@ -146,7 +136,11 @@ export interface Effects {
   /** Housekeeping a measure-only run neither does nor reports (state, cache, recovery): `fn`'s result, or undefined. */
   upkeep<T>(fn: () => Promise<T>): Promise<T | undefined>;
 
-  readonly unapplied: Unapplied;
+  /**
+   * Bytes a real run has freed by now that a measure-only run did not (the reserve the lock step
+   * releases on a full filesystem), so free space is judged alike; 0 in a real run.
+   */
+  unappliedFreed(): number;
 }
 
 /** Picks the effects of one run. */
@@ -251,7 +245,7 @@ function realEffects(host: EffectsHost): Effects {
       }
     },
     upkeep: (fn) => fn(),
-    unapplied: { held: [], truncated: new Map(), freedOn: () => 0 },
+    unappliedFreed: () => 0,
   };
 }
 
@@ -299,26 +293,7 @@ function measureOnly(host: EffectsHost): Effects {
     releaseReserve: (gc) => reserveBytes(gc),
     createReserve: () => Promise.resolve(true),
     upkeep: () => Promise.resolve(undefined),
-    unapplied: {
-      get held() {
-        return host.heldNow;
-      },
-      get truncated() {
-        return new Map(host.report.actions.flatMap((a): [string, number][] => (a.kind === 'truncate_record' ? [[`${a.record}/${a.target}`, a.bytes]] : [])));
-      },
-      freedOn(dev, devOf) {
-        let n = host.reserveReleased;
-        for (const a of host.report.actions) {
-          // What the undo window holds is not freed; what it purges is.
-          if (a.kind === 'remove_session') n += devOf.get(a.root) === dev && !a.held ? a.bytes : 0;
-          else if (a.kind === 'remove_record' || a.kind === 'truncate_record') n += a.held ? 0 : a.bytes;
-          else if (a.kind === 'purge_quarantine') n += a.store === 'records' || devOf.get(a.origin) === dev ? a.bytes : 0;
-          else if (a.kind === 'remove_child_workdir' || a.kind === 'remove_work_log') n += devOf.get(a.root) === dev && !a.held ? a.bytes : 0;
-          else if (a.kind === 'remove_orphan_workdir') n += devOf.get(a.root) === dev ? a.bytes : 0;
-        }
-        return n;
-      },
-    },
+    unappliedFreed: () => host.reserveReleased,
   };
 }
 

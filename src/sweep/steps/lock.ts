@@ -2,10 +2,9 @@
 // Guarantees: one sweep at a time (`<home>/gc/sweep.lock`, taken through ctx.fx; BusyError →
 // exit 75); a dry run only probes the lock and creates nothing; a home owned by another uid is
 // refused (foreign_owner); no home and no existing configured root stops the sweep with a message and touches nothing.
-// The keep_free reserve (src/gchome/reserve.ts) is released before the lock is taken when the
-// filesystem has less than the reserve free, so the lock, the audit and its intents can be
-// written; a dry run releases nothing and only notes what a real run would release. Without
-// keep_free a real run removes a reserve left from an earlier configuration.
+// The reserve (src/gchome/reserve.ts) is released before the lock is taken when the filesystem
+// has less than the reserve free, so the lock, the audit and its intents can be written; a dry
+// run releases nothing and only notes what a real run would release.
 import { BusyError, Codes, GcError, describeError } from '../../errors.js';
 import { LOCK_STALE_MS, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
@@ -43,23 +42,19 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
 }
 
-/** Release the keep_free reserve when the filesystem is short of it (see the header). Never throws. */
+/** Release the reserve when the filesystem is short of it (see the header). Never throws. */
 async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
   try {
     const bytes = await reserveBytes(gc);
     if (bytes === 0) return;
-    if (ctx.config.keepFree === undefined) {
-      await ctx.fx.releaseReserve(gc);
-      return;
-    }
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
     if (!releasesReserve(space.freeBytes)) return;
     ctx.reserveReleased = await ctx.fx.releaseReserve(gc);
     if (ctx.reserveReleased > 0) {
-      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the keep_free reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
     }
   } catch (err) {
-    ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the keep_free reserve was left as it is: ${describeError(err)}`);
+    ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the reserve was left as it is: ${describeError(err)}`);
   }
 }
 

@@ -1,17 +1,21 @@
-// Step "plan": the pure planners decide, from the scans alone, every mode to reassert, every
-// session to remove and every record to remove or truncate.
-// Guarantees: no fs access; the planners' skips for sessions and records are reported by the
-// step that acts on that root or store (so each root's outcomes stay together); mode skips are
-// reported here. When the clock step found the clock behind the last sweep, no `max_age` is given
-// to the planners (count keys still are). What the protection list names (the protect step) is
-// given to the planners, which skip it (`protected`) whatever condemns it; murmur-gc's own audit
-// sessions are never protected. A sessions root holding session names minted in the future is
-// warned about once (`future_session_id`); their ranking is the runtime's, unchanged.
+// Step "plan": every mode to reassert, and the fate of every item of every sessions root and
+// record store (src/plan/fates.ts: policies, disk budgets, the undo window, the blast-radius
+// guard), decided once from the scans and the measure step's sizes.
+// Guarantees: no fs access; the fates are acted on by the steps after it (remove, truncate,
+// budget, quarantine), which report the skips of the stores they act on (so each store's
+// outcomes stay together); mode skips are reported here. When the clock step found the clock
+// behind the last sweep, no `max_age` is given to the planner (count keys still are). What the
+// protection list names (the protect step) is never taken, whatever condemns it; murmur-gc's own
+// audit sessions are never protected, never held and never budgeted. A sessions root holding
+// session names minted in the future is warned about once (`future_session_id`); their ranking
+// is the runtime's, unchanged.
 import { resolve } from 'node:path';
 import { planMode } from '../../plan/modes.js';
-import { planRecords } from '../../plan/records.js';
-import { planSessions } from '../../plan/sessions.js';
+import { planFates, itemKey, type FateInput, type HoldIn, type RootIn, type StoreIn } from '../../plan/fates.js';
+import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
+import { RESERVE_BYTES } from '../../gchome/reserve.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
+import { isHeld } from './measure.js';
 import { Codes } from '../../errors.js';
 import { futureSessions } from '../../plan/future-ids.js';
 import { humanTime } from '../../runtime/conversation-format.js';
@@ -20,7 +24,7 @@ import { humanTime } from '../../runtime/conversation-format.js';
 function withoutAge<R extends { maxAgeSecs?: number }>(ctx: SweepContext, retain: R | undefined): R | undefined {
   if (!ctx.clockSkew || retain?.maxAgeSecs === undefined) return retain;
   const { maxAgeSecs: _age, ...rest } = retain;
-  return rest as R;
+  return Object.keys(rest).length === 0 ? undefined : (rest as R);
 }
 
 /** Once per root and sweep: session names minted in the future outrank every real session. */
@@ -45,39 +49,93 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
     }
     ctx.chmods.push({ entry: e, action: r });
   }
+  for (const p of ctx.sessionPlans) if (!p.input.isAuditRoot) warnFutureSessions(ctx, p.input.root, p.views.map((v) => v.scan.name));
 
-  for (const { input, scan, beside } of ctx.world.rootScans) {
-    if (!scan.exists) continue;
-    const views = ctx.world.views.filter((v) => v.root === input.root);
-    const plan = planSessions(
-      views.map((v) => ({ name: v.scan.name, liveness: v.liveness, livenessWhy: v.why })),
-      withoutAge(ctx, input.retain),
-      ctx.nowMs,
-      input.isAuditRoot ? ctx.auditId : undefined,
-      input.isAuditRoot ? undefined : ctx.protection.session(resolve(input.root)),
-    );
-    ctx.sessionPlans.push({ input, scan, views, plan, ...(beside ? { beside } : {}) });
-    if (!input.isAuditRoot) warnFutureSessions(ctx, input.root, views.map((v) => v.scan.name));
-  }
+  ctx.fates = planFates(fateInput(ctx));
+  let items = ctx.chmods.length;
+  for (const f of ctx.fates.items.values()) if (f.fate !== 'kept') items++;
+  for (const f of ctx.fates.holds.values()) if (f.fate === 'purged') items++;
+  return Promise.resolve({ items, bytes: 0 });
+}
 
-  const records = ctx.records;
-  if (ctx.homeDir && records?.exists) {
-    for (const policy of ctx.config.records) {
-      const contexts = records.contexts.filter((c) => c.store === policy.store);
-      const plan = planRecords(
-        contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, messages: c.messages })),
-        policy.capsule,
-        withoutAge(ctx, policy.retain),
-        ctx.world.liveContexts,
-        ctx.nowMs,
-        ctx.protection.context(policy.store),
-      );
-      ctx.recordPlans.push({ policy, contexts, plan });
+/** What the fate planner is given: the scans, the protection list, the measured sizes, the configuration. */
+export function fateInput(ctx: SweepContext): FateInput {
+  const homeDev = ctx.homeDir?.identity.dev;
+  const keepFree = ctx.config.keepFree !== undefined;
+  const sizes = ctx.sizes;
+  const roots: RootIn[] = [];
+  const holds: HoldIn[] = [];
+  for (const p of ctx.sessionPlans) {
+    const { input, scan, views, key } = p;
+    const budget = input.isAuditRoot || !scan.identity || sizes?.unmeasured.has(key) ? undefined : sessionsRootBudget(input, keepFree, scan.identity.dev === homeDev);
+    const isProtected = input.isAuditRoot ? () => false : ctx.protection.session(resolve(input.root));
+    roots.push({
+      key,
+      label: `sessions root ${input.root}`,
+      retain: withoutAge(ctx, input.retain),
+      ...(input.isAuditRoot ? { floorId: ctx.auditId } : {}),
+      ...(budget?.maxBytes !== undefined ? { maxBytes: budget.maxBytes } : {}),
+      keepFree: budget?.keepFree === true,
+      holdable: !input.isAuditRoot,
+      writable: !ctx.unwritable.has(input.root),
+      sessions: views.map((v) => {
+        const bytes = budget ? sizes?.items.get(itemKey(key, v.scan.name)) : undefined;
+        return { name: v.scan.name, live: v.liveness === 'live', liveWhy: v.why, owned: v.scan.uid === ctx.uid, protected: isProtected(v.scan.name), ...(bytes !== undefined ? { bytes } : {}) };
+      }),
+      fixed: budget ? (sizes?.fixed.get(key) ?? []) : [],
+    });
+    for (const h of scan.held) {
+      const hk = `${input.root}/${h.entry}`;
+      const bytes = sizes?.holds.get(hk);
+      holds.push({ key: hk, store: key, target: h.session, untilMs: h.untilMs, owned: h.uid === ctx.uid, ...(bytes !== undefined ? { bytes } : {}), keepFree: budget?.keepFree === true });
     }
   }
-  const items =
-    ctx.chmods.length +
-    ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) +
-    ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length + p.plan.truncate.length, 0);
-  return Promise.resolve({ items, bytes: 0 });
+  const budgets = new Map(recordStoreBudgets(ctx.config.records, keepFree).map((b) => [b.name, b.store]));
+  const stores: StoreIn[] = ctx.recordPlans.map((r) => {
+    const budget = sizes?.unmeasured.has(r.key) ? undefined : budgets.get(r.store);
+    const isProtected = ctx.protection.context(r.store);
+    return {
+      key: r.key,
+      label: `record store ${r.store}`,
+      policies: r.policies.map((p) => ({ capsule: p.capsule, retain: withoutAge(ctx, p.retain) })),
+      ...(budget?.maxBytes !== undefined ? { maxBytes: budget.maxBytes } : {}),
+      keepFree: budget?.keepFree === true,
+      // The quarantine is under the home: a store on another filesystem cannot be held there.
+      holdable: r.contexts.every((c) => c.dirIdentity.dev === homeDev),
+      writable: true,
+      contexts: r.contexts.map((c) => {
+        const k = itemKey(r.key, c.context);
+        const bytes = budget ? sizes?.items.get(k) : undefined;
+        const after = budget ? sizes?.afterTruncation.get(k) : undefined;
+        return {
+          context: c.context,
+          ...(c.header ? { capsule: c.header.capsule } : {}),
+          mtimeMs: c.file.mtimeMs,
+          ...(c.messages !== undefined ? { messages: c.messages } : {}),
+          live: ctx.world.liveContexts.has(c.context),
+          owned: c.dirUid === ctx.uid && c.file.uid === ctx.uid,
+          protected: isProtected(c.context),
+          ...(bytes !== undefined ? { bytes } : {}),
+          ...(after !== undefined ? { bytesAfterTruncation: after } : {}),
+        };
+      }),
+    };
+  });
+  const q = ctx.quarantineDir;
+  for (const i of q ? (ctx.quarantineListing?.items ?? []) : []) {
+    if (!isHeld(i)) continue;
+    const hk = `${q!.path}/${i.entry}`;
+    const bytes = sizes?.holds.get(hk);
+    holds.push({ key: hk, store: ctx.recordPlans.some((r) => r.store === i.origin) ? `records:${i.origin}` : 'quarantine', target: i.target, untilMs: i.untilMs, owned: true, ...(bytes !== undefined ? { bytes } : {}), keepFree });
+  }
+  const space = ctx.space;
+  return {
+    nowMs: ctx.nowMs,
+    ...(ctx.quarantineMs !== undefined ? { quarantineMs: ctx.quarantineMs } : {}),
+    guard: { ...(ctx.config.maxDelete ? { maxDelete: ctx.config.maxDelete } : {}), unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true },
+    ...(keepFree && space?.keepFreeBytes !== undefined ? { keepFree: { short: space.keepFreeBytes - space.freeBytes, room: ctx.reserveMissing ? RESERVE_BYTES : 0 } } : {}),
+    roots,
+    stores,
+    holds,
+  };
 }

@@ -2,8 +2,8 @@
 // Guarantees:
 // - Runs whether or not `quarantine:` is configured now: what an earlier configuration held
 //   still goes when its window passes.
-// - A held item whose window has passed (`until_ms <= now`, the sweep's one clock) is deleted for
-//   good through fsx/remove.ts (rename to trash, re-verify, descriptor-relative delete, never a
+// - A held item whose window has passed (`until_ms <= now`, the sweep's one clock; the plan's
+//   fate for it, src/plan/fates.ts) is deleted for good through fsx/remove.ts (rename to trash, re-verify, descriptor-relative delete, never a
 //   link followed or a mount crossed); another user's entry is skipped (`foreign_owner`). Each is
 //   one `purge_quarantine` action, intended in the intent log first, and one target of a
 //   `quarantine_purge` line of the audit trace.
@@ -24,7 +24,6 @@ import { humanTime } from '../../runtime/conversation-format.js';
 import { dropEmptyItem, listQuarantineDir, openQuarantineDir, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
-import type { BudgetReason } from '../../plan/budget.js';
 import { retryKeptEntry } from './debris.js';
 import { acted, fail, notWritable, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
@@ -42,16 +41,18 @@ export interface PurgeTarget {
 }
 
 /** Delete one held item for good (through ctx.fx: a dry run measures it); the bytes, or undefined on failure. */
-export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, reason: 'expired' | BudgetReason): Promise<number | undefined> {
+export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, reason: 'expired' | 'keep_free'): Promise<number | undefined> {
   const path = parent.display(t.entry);
   try {
     const purged = { store: t.store, reason, target: t.target, held: t.held };
+    ctx.acts.set(`${parent.path}/${t.entry}`, { fate: 'purged', rule: reason });
     const bytes = await ctx.fx.audited({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged }, () => ctx.fx.purge(parent, t.entry, t.identity), () => ({ purged }));
     ctx.purgedNow.add(`${parent.path}/${t.entry}`);
     acted(ctx, { kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held_kind: t.held, reason, path, bytes }, 'debug', { path, target: t.target, reason, bytes });
     return bytes;
   } catch (err) {
     if (isAbort(err)) throw err;
+    ctx.failed.add(`${parent.path}/${t.entry}`);
     const code = codeOf(err);
     (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
     return undefined;
@@ -67,8 +68,13 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   };
 
   // ── sessions held in their own roots ─────────────────────────────────────────────────────
+  // Which go is the plan's (src/plan/fates.ts): the held items whose window has passed.
+  const expired = (key: string) => {
+    const f = ctx.fates?.holds.get(key);
+    return f === undefined ? undefined : (f.fate === 'purged' && f.rule === 'expired') || (f.fate === 'kept' && f.why === 'foreign_owner');
+  };
   for (const { input, scan } of ctx.world.rootScans) {
-    const due = oldestFirst(scan.held.filter((h) => isExpired(h.untilMs, ctx.nowMs)).map((h) => ({ ...h, target: h.session })));
+    const due = oldestFirst(scan.held.filter((h) => expired(`${input.root}/${h.entry}`) ?? isExpired(h.untilMs, ctx.nowMs)).map((h) => ({ ...h, target: h.session })));
     if (due.length === 0 || !scan.identity) continue;
     if (notWritable(ctx, input.root, 'held sessions to purge', due.length)) continue;
     let root: Dir;
@@ -109,7 +115,7 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   }
   if (!q) return tally;
   ctx.quarantineDir = q;
-  const listed = await listQuarantineDir(q, false);
+  const listed = ctx.quarantineListing ?? (await listQuarantineDir(q, false));
   for (const p of listed.problems) fail(ctx, p);
   for (const t of listed.trash) {
     try {
@@ -156,7 +162,7 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       if (settled) await ctx.fx.upkeep(() => discard(ctx, q, item, 'an interrupted hold left it without its payload'));
       continue;
     }
-    if (!isExpired(item.untilMs, ctx.nowMs)) continue;
+    if (!(expired(`${q.path}/${item.entry}`) ?? isExpired(item.untilMs, ctx.nowMs))) continue;
     count(await purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired'));
   }
   return tally;

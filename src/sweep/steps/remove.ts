@@ -1,10 +1,16 @@
-// Step "remove": sessions over their root's max_age/max_sessions, then records over max_age.
+// Step "remove": what the policies take — sessions over their root's max_age/max_sessions, then
+// records over max_age — held by the undo window or removed at once, as their fates say
+// (src/plan/fates.ts); the same code acts for the budget step. It reports what the policies
+// condemn and the plan keeps (live, protected, another user's), and every store the blast-radius
+// guard stopped (one `blast_radius` error each; nothing there is taken by any rule).
 // Guarantees:
-// - Only what the plan step chose; a session or record owned by another uid is skipped
-//   (foreign_owner); the intent is in the audit log before the removal starts.
+// - Only what the plan chose; the intent is in the audit log before the removal starts.
 // - A removal is a rename into a `.murmur-gc-trash.*` directory of the same parent, a re-check
 //   there (the session's trace / the record's file unchanged since the scan; otherwise it is put
-//   back and skipped), then deletion — all through the parent's descriptor.
+//   back and skipped), then deletion — all through the parent's descriptor. A hold is a rename
+//   within the root (a session) or into `<home>/gc/quarantine` (a context), re-checked the same way.
+// - An act that does not happen is reported, and its item counts as staying for a budget planned
+//   again (ctx.failed).
 // - Acts only through ctx.fx: a dry run opens, verifies and measures the same entries, and
 //   changes nothing.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
@@ -14,34 +20,59 @@ import type { ItemMeta } from '../../gchome/quarantine-layout.js';
 import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
-import { acted, fail, notWritable, progress, skip, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, notWritable, progress, skip, type RecordStorePlan, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import { besidePlanFor, completeHeldBeside, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
 import type { BudgetReason, SessionRemovalReason } from '../../plan/budget.js';
+import { itemKey, type Fate, type Stop } from '../../plan/fates.js';
 import { failpoint } from '../../failpoint.js';
-import { tooLarge } from './guard.js';
+import { proceedHint } from './guard.js';
+
+/** A taking fate: held, or removed for good. */
+export type Taking = Extract<Fate, { fate: 'held' } | { fate: 'removed' }>;
+
+/** The rules a policy takes by (the remove step acts on them; a budget's are the budget step's). */
+const POLICY = new Set(['max_age', 'max_sessions']);
+/** The rules of a policy, a truncation's included: what the remove step reports as condemning a kept item. */
+const POLICY_RULES = new Set(['max_age', 'max_sessions', 'max_messages']);
+
+/** Whether the remove step acts on this fate (what a policy takes); the budget step acts on the rest. */
+export function policyTakes(f: Fate | undefined): f is Taking {
+  if (f?.fate === 'held') return POLICY.has(f.rule);
+  if (f?.fate === 'removed') return POLICY.has(f.rule) || (f.condemnedBy !== undefined && POLICY.has(f.condemnedBy));
+  return false;
+}
+
+/** Whether the budget step acts on this fate (what max_bytes or keep_free takes in place). */
+export function budgetTakes(f: Fate | undefined): f is Taking {
+  return (f?.fate === 'held' || f?.fate === 'removed') && !policyTakes(f);
+}
 
 export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
-  const total =
-    ctx.sessionPlans.reduce((n, p) => n + p.plan.remove.length, 0) + ctx.recordPlans.reduce((n, p) => n + p.plan.remove.length, 0);
+  const fates = ctx.fates;
+  if (!fates) return tally;
+  let total = 0;
+  for (const f of fates.items.values()) if (policyTakes(f)) total++;
   let done = 0;
   const tick = () => progress(ctx, ++done, total, tally.bytes);
+  for (const s of fates.stops) reportStop(ctx, s);
   for (const p of ctx.sessionPlans) {
     await completeHeldBeside(ctx, p, tally);
-    await removeSessions(ctx, p, tally, tick);
+    reportSessionsKept(ctx, p, false);
+    const list = takings(ctx, p.key, p.views.map((v) => v.scan.name), policyTakes);
+    await removeSessions(ctx, p, list, tally, tick);
   }
   const home = ctx.homeDir;
   if (!home) return tally;
-  for (const { policy, contexts, plan } of ctx.recordPlans) {
-    for (const s of plan.skip) skip(ctx, { target: `${policy.store}/${s.context}`, code: s.code, detail: s.detail });
-    if (tooLarge(ctx, `${home.path}/${CONVERSATIONS_DIR}/${policy.store}`, 'records', contexts.length, plan.remove.map((r) => r.context))) continue;
-    for (const r of plan.remove) {
+  for (const r of ctx.recordPlans) {
+    reportRecordsKept(ctx, r, false);
+    for (const { name, fate } of takings(ctx, r.key, r.contexts.map((c) => c.context), policyTakes)) {
       ctx.signal?.throwIfAborted();
-      const c = contexts.find((x) => x.context === r.context);
+      const c = r.contexts.find((x) => x.context === name);
       if (!c) continue;
-      const bytes = await removeRecord(ctx, home, c, policy.store, r.reason);
+      const bytes = await removeRecord(ctx, home, c, r, fate);
       if (bytes !== undefined) {
         tally.items++;
         tally.bytes += bytes;
@@ -52,22 +83,69 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   return tally;
 }
 
-/** Removes the sessions `plan` names in one root (also used by the budget step, with its reasons). */
-export async function removeSessions(
-  ctx: SweepContext,
-  { input, scan, views, plan, beside }: Omit<SessionsRootPlan, 'plan'> & { plan: { remove: { name: string; reason: SessionRemovalReason }[]; skip: SessionsRootPlan['plan']['skip'] } },
-  tally: { items: number; bytes: number },
-  tick: () => void,
-): Promise<void> {
-  for (const s of plan.skip) skip(ctx, { target: `${input.root}/${s.name}`, code: s.code, detail: s.detail });
-  if (plan.remove.length === 0) return;
-  if (notWritable(ctx, input.root, plan.remove.length === 1 ? 'session to remove' : 'sessions to remove', plan.remove.length)) return;
+/** The items of one store whose fate `which` selects, in the store's order. */
+export function takings(ctx: SweepContext, key: string, names: string[], which: (f: Fate | undefined) => f is Taking): { name: string; fate: Taking }[] {
+  const out: { name: string; fate: Taking }[] = [];
+  for (const name of names) {
+    const f = ctx.fates?.items.get(itemKey(key, name));
+    if (which(f)) out.push({ name, fate: f });
+  }
+  return out;
+}
+
+/** The words of a taking fate's reason: the rule that takes it. */
+export function reasonOf(f: Taking): SessionRemovalReason {
+  return f.rule;
+}
+
+/** One `blast_radius` error for a store the guard stopped, naming what every rule together would take. */
+export function reportStop(ctx: SweepContext, s: Stop): void {
+  const store = s.store.slice(s.store.indexOf(':') + 1);
+  const target = s.kind === 'sessions' ? store : `${ctx.home}/${CONVERSATIONS_DIR}/${store}`;
+  const shown = s.going.slice(0, 10).join(', ') + (s.going.length > 10 ? `, … (${s.going.length - 10} more)` : '');
+  const hint = proceedHint(ctx);
+  fail(ctx, {
+    target,
+    code: Codes.blastRadius,
+    detail: `this sweep would remove or hold ${s.going.length} of ${s.present} ${s.kind} in ${target} (every rule together: ${shown}); ${s.limit}, so nothing was removed or held there. To proceed: ${hint}`,
+  });
+}
+
+/** Why a kept item a rule condemns stays, said once (live, protected, another user's, not writable). */
+export function reportSessionsKept(ctx: SweepContext, p: SessionsRootPlan, budgets: boolean): void {
+  let unwritable = 0;
+  for (const v of p.views) {
+    const f = ctx.fates?.items.get(itemKey(p.key, v.scan.name));
+    if (f?.fate !== 'kept' || f.condemnedBy === undefined || POLICY_RULES.has(f.condemnedBy) === budgets) continue;
+    const target = `${p.input.root}/${v.scan.name}`;
+    const by = budgets ? 'the disk budget would remove it' : `${f.condemnedBy} condemns it`;
+    if (f.why === 'protected') skip(ctx, { target, code: Codes.protected, detail: `${target} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}` });
+    else if (f.why === 'live') skip(ctx, { target, code: Codes.liveSession, detail: `${v.scan.name} is live (${v.why}); kept although ${by}` });
+    else if (f.why === 'foreign_owner') skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${v.scan.uid}; not removed` });
+    else if (f.why === 'not_writable') unwritable++;
+  }
+  if (unwritable > 0) notWritable(ctx, p.input.root, unwritable === 1 ? 'session to remove' : 'sessions to remove', unwritable);
+}
+
+export function reportRecordsKept(ctx: SweepContext, r: RecordStorePlan, budgets: boolean): void {
+  for (const c of r.contexts) {
+    const f = ctx.fates?.items.get(itemKey(r.key, c.context));
+    if (f?.fate !== 'kept' || f.condemnedBy === undefined || POLICY_RULES.has(f.condemnedBy) === budgets) continue;
+    const target = `${r.store}/${c.context}`;
+    const by = budgets ? 'the disk budget would remove it' : `${f.condemnedBy} condemns it`;
+    if (f.why === 'protected') skip(ctx, { target, code: Codes.protected, detail: `context ${c.context} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}` });
+    else if (f.why === 'live') skip(ctx, { target, code: Codes.liveContext, detail: `context ${c.context} is named by a live session; kept although ${by}` });
+    else if (f.why === 'foreign_owner') skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not ${f.condemnedBy === 'max_messages' ? 'truncated' : 'removed'}` });
+  }
+}
+
+/** Holds or removes, as each fate says, the sessions `list` names in one root (the remove and budget steps). */
+export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, list: { name: string; fate: Taking }[], tally: { items: number; bytes: number }, tick: () => void): Promise<void> {
+  const { input, scan, views, beside } = p;
+  if (list.length === 0) return;
   // What goes with them from beside the root (docs/design.md §9a), chosen from the traces the
-  // scan read before anything is removed; the blast-radius guard counts it too.
-  const besidePlan = input.isAuditRoot ? undefined : besidePlanFor(ctx, beside, views, plan.remove.map((r) => r.name));
-  const besidePresent = (beside?.children?.entries.length ?? 0) + (beside?.logs?.wrk.length ?? 0);
-  const besideNames = (besidePlan?.remove ?? []).map((i) => (i.kind === 'child_workdir' ? `children/${i.name}` : `logs/${i.name}`));
-  if (tooLarge(ctx, input.root, 'sessions', views.length + besidePresent, [...plan.remove.map((r) => r.name), ...besideNames])) return;
+  // scan read before anything is removed.
+  const besidePlan = input.isAuditRoot ? undefined : besidePlanFor(ctx, beside, views, list.map((r) => r.name));
   let rootDir: Dir;
   try {
     rootDir = await Dir.open(input.root);
@@ -77,26 +155,25 @@ export async function removeSessions(
     }
   } catch (err) {
     fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}` });
+    for (const r of list) ctx.failed.add(itemKey(p.key, r.name));
     return;
   }
   const dirs = besidePlan?.remove.length && beside ? await openBesideDirs(ctx, rootDir, beside) : undefined;
   const gone = new Set<string>();
   try {
-    for (const r of plan.remove) {
+    for (const r of list) {
       ctx.signal?.throwIfAborted();
       const view = views.find((v) => v.scan.name === r.name);
       if (!view) continue;
+      const key = itemKey(p.key, r.name);
+      ctx.acts.set(key, r.fate);
       const target = `${input.root}/${r.name}`;
-      if (view.scan.uid !== ctx.uid) {
-        skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${view.scan.uid}; not removed` });
-        continue;
-      }
-      // murmur-gc's own audit sessions are not held: the undo window is for the runtime's data.
-      const hold = input.isAuditRoot ? undefined : holdsFor(ctx, r.reason);
+      const reason = reasonOf(r.fate);
+      const hold = r.fate.fate === 'held' ? r.fate.untilMs : undefined;
       try {
         const verify = sessionUnchanged(view, target);
         const signal = ctx.signal;
-        const retention = { store: 'sessions', reason: r.reason, target: r.name, parent: input.root } as const;
+        const retention = { store: 'sessions', reason, target: r.name, parent: input.root } as const;
         const mine = besidePlan?.remove.filter((i) => i.session === r.name) ?? [];
         let besideBytes = 0;
         if (hold === undefined && mine.length && dirs && beside) {
@@ -104,7 +181,7 @@ export async function removeSessions(
           // evidence) is still there: killed in between, the next sweep finds the session still
           // due and finishes (docs/design.md §9a).
           await checkSession(rootDir, r.name, view, verify);
-          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, undefined);
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, reason, undefined);
           tally.bytes += besideBytes;
           failpoint('beside:session_boundary');
         }
@@ -115,7 +192,7 @@ export async function removeSessions(
             const h = await ctx.fx.holdSession(rootDir, r.name, view.scan.identity, hold, verify);
             return { bytes: h.bytes, held: { until_ms: hold, path: `${input.root}/${h.entry}` } };
           },
-          () => ({ retention }),
+          () => ({ retention: { ...retention, ...(hold !== undefined ? { heldUntilMs: hold } : {}) } }),
         );
         ctx.removedSessions.add(target);
         gone.add(r.name);
@@ -123,21 +200,20 @@ export async function removeSessions(
           // Held, they go into the session's hold, which exists only now; killed in between, the
           // next sweep finishes from the held session's trace (completeHeldBeside).
           failpoint('beside:session_boundary');
-          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, r.reason, { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity });
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, reason, { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity });
           tally.bytes += besideBytes;
         }
         if (held) {
-          // (a held session holds what went with it, src/gchome/quarantine-beside.ts)
           const entry = held.path.slice(input.root.length + 1);
-          // What went with it sits in its hold now, under directories of its own: measured whole.
-          const heldBytes = mine.length > 0 ? await ctx.fx.heldBytes(rootDir, entry, bytes + besideBytes) : bytes;
-          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: heldBytes, parent: input.root, entry });
+          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: bytes + besideBytes, parent: input.root, entry });
         }
-        acted(ctx, { kind: 'remove_session', root: input.root, target: r.name, reason: r.reason, bytes, ...(held ? { held } : {}) }, 'debug', { root: input.root, target: r.name, reason: r.reason, bytes });
+        const condemned = r.fate.fate === 'removed' && r.fate.condemnedBy !== undefined ? { condemned_by: r.fate.condemnedBy } : {};
+        acted(ctx, { kind: 'remove_session', root: input.root, target: r.name, reason, bytes, ...condemned, ...(held ? { held } : {}) }, 'debug', { root: input.root, target: r.name, reason, bytes });
         tally.items++;
         tally.bytes += bytes;
       } catch (err) {
         if (isAbort(err)) throw err;
+        ctx.failed.add(key);
         const code = codeOf(err);
         (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: ${describeError(err)}` });
       }
@@ -175,27 +251,21 @@ function sessionUnchanged(view: SessionView, target: string): (sdir: Dir) => Pro
   };
 }
 
-/**
- * The undo window's deadline for a removal with this reason, or undefined when it is removed at
- * once: quarantine off, or a disk budget (it removes to free space; holding would free nothing).
- */
-export function holdsFor(ctx: SweepContext, reason: string): number | undefined {
-  if (ctx.quarantineMs === undefined || reason === 'max_bytes' || reason === 'keep_free') return undefined;
-  return ctx.nowMs + ctx.quarantineMs;
-}
-
-/** Removes one record's context directory; the bytes freed, or undefined when it was not removed. */
-export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, store: string, reason: 'max_age' | BudgetReason): Promise<number | undefined> {
+/** Holds or removes one record's context directory as its fate says; the bytes, or undefined when nothing happened. */
+export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, r: RecordStorePlan, fate: Taking): Promise<number | undefined> {
+  const store = r.store;
   const target = `${store}/${c.context}`;
-  if (c.dirUid !== ctx.uid || c.file.uid !== ctx.uid) {
-    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not removed` });
-    return undefined;
-  }
+  const key = itemKey(r.key, c.context);
+  ctx.acts.set(key, fate);
+  const reason = reasonOf(fate);
   let lock: HeldLock | undefined;
   let storeDir: Dir | undefined;
   try {
     const locked = await holdRecord(ctx, home, store, c);
-    if (locked === 'busy') return undefined;
+    if (locked === 'busy') {
+      ctx.failed.add(key);
+      return undefined;
+    }
     lock = locked;
     storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
     const verify = async (dir: Dir) => {
@@ -204,12 +274,7 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
         throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
       }
     };
-    let hold = holdsFor(ctx, reason);
-    if (hold !== undefined && storeDir.identity.dev !== home.identity.dev) {
-      // The quarantine is under the home: a store on another filesystem cannot be moved there.
-      skip(ctx, { target, code: Codes.crossDevice, detail: `${storeDir.path} is on another filesystem than ${home.path}: ${c.context} cannot be held in the quarantine and is removed at once` });
-      hold = undefined;
-    }
+    const hold = fate.fate === 'held' ? fate.untilMs : undefined;
     const sdir = storeDir;
     const retention = { store: 'records', reason, target: c.context, parent: sdir.path } as const;
     const { bytes, held } = await ctx.fx.audited(
@@ -219,9 +284,7 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
           const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
           try {
             const h = await ctx.fx.holdContext(home, sdir, c.context, c.dirIdentity, meta, verify);
-            // the item as the quarantine holds it: the context, its sidecar and directory
-            const heldBytes = await ctx.fx.heldBytes(ctx.quarantineDir, h.entry, h.bytes);
-            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: heldBytes, parent: h.parent, entry: h.entry, reason });
+            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: h.bytes, parent: h.parent, entry: h.entry, reason });
             return { bytes: h.bytes, held: { until_ms: hold, path: h.path } };
           } catch (err) {
             // Only a move the kernel refuses across filesystems falls back to removal at once.
@@ -232,11 +295,13 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
         const lockSignal = lock?.signal;
         return { bytes: await ctx.fx.remove(sdir, c.context, c.dirIdentity, { verify, ...(lockSignal ? { signal: lockSignal } : {}) }) };
       },
-      () => ({ retention }),
+      (o) => ({ retention: { ...retention, ...(o.held ? { heldUntilMs: o.held.until_ms } : {}) } }),
     );
-    acted(ctx, { kind: 'remove_record', record: store, target: c.context, reason, path: c.path, bytes, ...(held ? { held } : {}) }, 'debug', { record: store, target: c.context, reason, bytes });
+    const condemned = fate.fate === 'removed' && fate.condemnedBy !== undefined ? { condemned_by: fate.condemnedBy } : {};
+    acted(ctx, { kind: 'remove_record', record: store, target: c.context, reason: reason as 'max_age' | BudgetReason, path: c.path, bytes, ...condemned, ...(held ? { held } : {}) }, 'debug', { record: store, target: c.context, reason, bytes });
     return bytes;
   } catch (err) {
+    ctx.failed.add(key);
     recordFailure(ctx, err, target, lock);
     return undefined;
   } finally {

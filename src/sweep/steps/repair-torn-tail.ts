@@ -15,14 +15,18 @@ import { planTornTails } from '../../plan/torn-tail.js';
 import { acted, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
+import { fateOf } from '../../plan/fates.js';
 
 export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   const home = ctx.homeDir;
   if (!home) return tally;
   const done = new Set<string>();
-  for (const { policy, contexts, plan } of ctx.recordPlans) {
-    const acted = new Set([...plan.remove.map((r) => r.context), ...plan.truncate.map((t) => t.context)]);
+  for (const r of ctx.recordPlans) {
+    const contexts = r.contexts;
+    // what this sweep takes or truncates (its rewrite terminates the torn line) is not repaired
+    const acted = new Set(contexts.filter((c) => fateOf(ctx.fates, r.key, c.context).fate !== 'kept').map((c) => c.context));
+    for (const policy of r.policies) {
     const targets = planTornTails(
       contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, terminated: c.terminated, unreadable: c.unreadable === true })),
       policy.capsule,
@@ -38,6 +42,7 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
       if (!c || done.has(c.path)) continue;
       done.add(c.path);
       if (await repairOne(ctx, home, c)) tally.items++;
+    }
     }
   }
   return tally;

@@ -2,6 +2,8 @@
 // count and UTF-8 check of every record a policy may act on — the runtime cannot read one that
 // is not UTF-8, so it is never owned), leftovers of interrupted runs, and the modes of the home's
 // private entries.
+// Every record store the configuration names becomes one store of the sweep's fates
+// (ctx.recordPlans, in configuration order, with the policies naming it).
 // Guarantees: read-only apart from the count cache's in-memory state; problems reported per item.
 import { scanHomeModes, scanRecords, type Debris } from '../../runtime/inventory.js';
 import { planMode } from '../../plan/modes.js';
@@ -53,6 +55,12 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   ctx.cache?.close();
   ctx.records?.problems.forEach((p) => problem(ctx, p));
   report.inventory.records = ctx.records?.contexts.length ?? 0;
+  // One store of the sweep's fates per record store the configuration names, in its order.
+  for (const p of config.records) {
+    const s = ctx.recordPlans.find((x) => x.store === p.store);
+    if (s) s.policies.push(p);
+    else ctx.recordPlans.push({ store: p.store, key: `records:${p.store}`, policies: [p], contexts: (ctx.records?.contexts ?? []).filter((c) => c.store === p.store) });
+  }
   report.inventory.records_counted = ctx.records?.counted ?? 0;
   report.inventory.records_count_cached = ctx.records?.countsCached ?? 0;
   ctx.debris = [...ctx.world.rootScans.flatMap((r) => [...r.scan.debris, ...(r.beside?.debris ?? [])]), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];

@@ -1,5 +1,6 @@
 // Step "scan sessions": every sessions root (configured, discovered from running records, the
-// audit root), each session's trace summary and liveness.
+// audit root), each session's trace summary and liveness; every root that exists becomes one
+// store of the sweep's fates (ctx.sessionPlans, in the order the roots are found).
 // Guarantees: read-only apart from the trace cache's in-memory state; configured roots with a
 // config problem are reported as errors; scan problems are reported per item. Each sessions root
 // (not the audit root) is probed once for whether this process may write it (access(2) through
@@ -8,7 +9,7 @@
 // writable").
 import { loadTraceCache } from '../../gchome/trace-cache.js';
 import { MemoryTraceCache } from '../../runtime/trace-scan.js';
-import { scanSessionsWorld } from '../world.js';
+import { scanSessionsWorld, type SessionView } from '../world.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, problem, type SweepContext, type StepTally } from './context.js';
 
@@ -19,6 +20,12 @@ export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   }
   ctx.world = await scanSessionsWorld(ctx.config, ctx.homeDir, ctx.cache, ctx.nowMs, ctx.signal);
   ctx.world.problems.forEach((p) => problem(ctx, p));
+  const byRoot = new Map<string, SessionView[]>();
+  for (const v of ctx.world.views) byRoot.set(v.root, [...(byRoot.get(v.root) ?? []), v]);
+  for (const { input, scan, beside } of ctx.world.rootScans) {
+    if (!scan.exists) continue;
+    ctx.sessionPlans.push({ input, scan, views: byRoot.get(input.root) ?? [], key: `sessions:${input.root}`, ...(beside ? { beside } : {}) });
+  }
   Object.assign(ctx.report.inventory, ctx.world.counts);
   await probeWritable(ctx);
   return { items: ctx.world.counts.sessions, bytes: 0 };

@@ -1,8 +1,11 @@
-// Step "truncate": records over their policy's max_messages keep only their newest messages.
+// Step "truncate": records over their policy's max_messages keep only their newest messages, as
+// their fates say (src/plan/fates.ts: the dropped lines are held by the undo window unless
+// keep_free needs their space).
 // Guarantees: under the record's lock, only the file scanned (same dev/ino), through the
 // context directory's descriptor; the rewrite is staged and renamed over the record with lines a
 // writer appended meanwhile carried over (runtime/record-truncate.ts); through ctx.fx, so a dry run
-// counts and writes nothing. The intent is in the audit log before the rewrite starts.
+// counts and writes nothing. The intent is in the audit log before the rewrite starts. A
+// truncation that does not happen counts as staying whole for a budget planned again (ctx.failed).
 import { dirname } from 'node:path';
 import { Codes, GcError } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
@@ -10,8 +13,8 @@ import type { HeldLock } from '../../gchome/lock.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import type { HeldAt } from '../report.js';
 import type { DropKeeper } from './effects.js';
-import { holdsFor } from './remove.js';
 import { acted, progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
+import { itemKey, type Fate } from '../../plan/fates.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 
@@ -19,26 +22,31 @@ export async function truncateStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   const home = ctx.homeDir;
   if (!home) return tally;
-  const total = ctx.recordPlans.reduce((n, p) => n + p.plan.truncate.length, 0);
+  const work: { c: ContextScan; key: string; keep: number; holdUntil: number | undefined; fate: Fate }[] = [];
+  for (const r of ctx.recordPlans) {
+    for (const c of r.contexts) {
+      const key = itemKey(r.key, c.context);
+      const f = ctx.fates?.items.get(key);
+      if (f?.fate === 'truncated') work.push({ c, key, keep: f.keep, holdUntil: f.heldUntilMs, fate: f });
+    }
+  }
   let done = 0;
-  for (const { policy, contexts, plan } of ctx.recordPlans) {
-    for (const t of plan.truncate) {
-      progress(ctx, done++, total, tally.bytes);
-      ctx.signal?.throwIfAborted();
-      const c = contexts.find((x) => x.context === t.context);
-      if (!c) continue;
-      const freed = await truncateOne(ctx, home, c, policy.capsule, t.keep);
-      if (freed !== undefined) {
-        tally.items++;
-        tally.bytes += freed;
-      }
+  for (const w of work) {
+    progress(ctx, done++, work.length, tally.bytes);
+    ctx.signal?.throwIfAborted();
+    ctx.acts.set(w.key, w.fate);
+    const freed = await truncateOne(ctx, home, w.c, w.c.header?.capsule ?? w.c.store, w.keep, w.holdUntil);
+    if (freed === undefined) ctx.failed.add(w.key);
+    else {
+      tally.items++;
+      tally.bytes += freed;
     }
   }
   return tally;
 }
 
 /** Truncates one record; the bytes freed, or undefined when nothing was dropped. */
-async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule: string, keep: number): Promise<number | undefined> {
+async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule: string, keep: number, hold: number | undefined): Promise<number | undefined> {
   const target = `${c.store}/${c.context}`;
   if (c.file.uid !== ctx.uid) {
     skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not truncated` });
@@ -56,7 +64,6 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     // record itself whether the rename happened.
     const at = ctx.now();
     const lockSignal = lock?.signal;
-    const hold = holdsFor(ctx, 'max_messages');
     const cdir = dir;
     let keeper: DropKeeper | undefined;
     const out = await ctx.fx.audited(
@@ -85,9 +92,8 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}` : `${home.path}/gc/quarantine` };
     if (hold !== undefined) {
       const entry = keeper?.entry ?? `(${c.context})`;
-      // the item as the quarantine holds it (the dropped lines' blocks, its sidecar and directory)
-      const heldBytes = keeper?.entry !== undefined ? await ctx.fx.heldBytes(ctx.quarantineDir, keeper.entry, keeper.bytes) : (keeper?.bytes ?? freed);
-      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: heldBytes, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
+      // what the window holds: the dropped lines (a dry run counts them alike)
+      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: out.droppedBytes, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
     }
     acted(ctx, {
       ...(held ? { held } : {}),
