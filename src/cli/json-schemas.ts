@@ -280,6 +280,8 @@ const historySweep = z.strictObject({
       messages_dropped_by_target: counts.optional(),
       /** a child workdir or work log taken with its session: target → the session */
       parent_session_by_target: z.record(z.string(), str).optional(),
+      /** a target the undo window held (not removed): target → until_ms */
+      held_until_by_target: counts.optional(),
       fate: fate.optional(),
     }),
   ),
@@ -293,7 +295,7 @@ const historySweep = z.strictObject({
     restored: z.array(z.strictObject({ store: str, held_kind: str, target: str, origin: str, messages_restored: int.optional() })),
   }),
   protection: z.array(z.strictObject({ change: str, store: str, target: str, origin: str, by: str })).optional(),
-  totals: z.strictObject({ sessions_removed: int, records_removed: int, records_truncated: int, messages_dropped: int }),
+  totals: z.strictObject({ sessions_removed: int, sessions_held: int, records_removed: int, records_held: int, beside_removed: int, beside_held: int, records_truncated: int, messages_dropped: int }),
   invalid_lines: int,
   truncated_read: z.boolean(),
 });
@@ -328,7 +330,7 @@ export const HistorySchema = z.strictObject({
   target_prefix: nullableString.optional(),
   sweeps: z.array(historySweep),
   matches: z.array(historyMatch).optional(),
-  totals: z.strictObject({ sweeps: int, sessions_removed: int, records_removed: int, records_truncated: int, messages_dropped: int, reconciled_tasks: int, held: int }),
+  totals: z.strictObject({ sweeps: int, sessions_removed: int, sessions_held: int, records_removed: int, records_held: int, beside_removed: int, beside_held: int, records_truncated: int, messages_dropped: int, reconciled_tasks: int, held: int }),
   problems: z.array(problem),
   config_invalid: configInvalid,
 });

@@ -11,6 +11,10 @@
 // Removed, held, purged and restored are told apart: what a sweep took is "held" while the undo
 // window holds it now (the caller passes what `quarantine ls` lists), "purged" or "restored" when
 // a later line of the trail says so, else "removed" (`fate` per line, `state` per --target match).
+// The totals count items of their own kind — sessions (`ses_` targets), records, and apart from
+// them the child workdirs and work logs that went with a session — and never call a hold a
+// removal: what a sweep's details file says it held (or, for older sweeps, what the trail and the
+// window show was held) is counted as held.
 import { formatDuration, formatWhen } from '../sweep/report.js';
 import { idTimestampMs } from '../runtime/ids.js';
 import { outcomeWords } from '../sweep/summary.js';
@@ -32,6 +36,8 @@ export interface RetentionEntry {
   dropped_by_target?: Record<string, number>;
   /** child workdirs and work logs of the line, by target: the session each went with */
   parent_session_by_target?: Record<string, string>;
+  /** targets the undo window held (not removed), until when (sweeps that recorded it) */
+  held_until_by_target?: Record<string, number>;
   /**
    * What became of its targets, as far as the trail and the undo window tell now: removed at
    * once (or gone from the quarantine otherwise), still held (restorable), held and then deleted
@@ -52,6 +58,24 @@ export interface Fate {
 export type HeldNow = ReadonlyMap<string, number>;
 
 export const heldNowKey = (store: string, target: string): string => `${store}\0${target}`;
+
+/**
+ * What one sweep took, by kind and fate: `*_removed` removed for good at once, `*_held` taken into
+ * the undo window (held now, or purged or restored since); `beside_*`: the child workdirs and
+ * work logs that went with a session, and orphaned child workdirs.
+ */
+export interface SweepTotals {
+  sessions_removed: number;
+  sessions_held: number;
+  records_removed: number;
+  records_held: number;
+  beside_removed: number;
+  beside_held: number;
+  records_truncated: number;
+  messages_dropped: number;
+}
+
+const noTotals = (): SweepTotals => ({ sessions_removed: 0, sessions_held: 0, records_removed: 0, records_held: 0, beside_removed: 0, beside_held: 0, records_truncated: 0, messages_dropped: 0 });
 
 export interface SweepHistory {
   /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
@@ -79,7 +103,7 @@ export interface SweepHistory {
   quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
   /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
   protection?: { change: string; store: string; target: string; origin: string; by: string }[];
-  totals: { sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number };
+  totals: SweepTotals;
   invalid_lines: number;
   /** The trace was larger than the read cap; only its head was read. */
   truncated_read: boolean;
@@ -108,6 +132,17 @@ export function applyDetails(h: SweepHistory, d: AuditDetails | undefined): void
       if (Object.keys(per).length > 0) r.dropped_by_target = per;
     }
   }
+  const held = isObj(d.held) ? d.held : undefined;
+  if (held) {
+    for (const r of h.retention) {
+      const per: Record<string, number> = {};
+      for (const t of r.targets) {
+        const until = num(held[t]);
+        if (until !== undefined) per[t] = until;
+      }
+      if (Object.keys(per).length > 0) r.held_until_by_target = per;
+    }
+  }
   const beside = isObj(d.beside) ? d.beside : undefined;
   if (beside) {
     for (const r of h.retention) {
@@ -127,6 +162,7 @@ export function applyDetails(h: SweepHistory, d: AuditDetails | undefined): void
     }
     if (sessions.length > 0) h.reconciled.sessions = sessions;
   }
+  h.totals = totalsOf(h);
 }
 
 export interface TraceLinesMeta {
@@ -164,7 +200,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
     retention: [],
     reconciled: { tasks: 0, task_ids: [] },
     quarantine: { purged: [], restored: [] },
-    totals: { sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0 },
+    totals: noTotals(),
     invalid_lines: meta.invalidLines,
     truncated_read: meta.truncatedRead,
   };
@@ -194,11 +230,6 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         const dropped = num(l['messages_dropped']);
         if (reason === 'max_messages') e.messages_dropped = dropped ?? 0;
         h.retention.push(e);
-        if (store === 'sessions') h.totals.sessions_removed += removed;
-        else if (store === 'records' && reason === 'max_messages') {
-          h.totals.records_truncated += removed;
-          h.totals.messages_dropped += dropped ?? 0;
-        } else if (store === 'records') h.totals.records_removed += removed;
         break;
       }
       case 'quarantine_purge': {
@@ -237,6 +268,7 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         break;
     }
   }
+  h.totals = totalsOf(h);
   return h;
 }
 
@@ -270,6 +302,28 @@ export interface TargetMatch {
   held_until_ms?: number;
   /** a child workdir or work log: the session it went with (sweeps that recorded it) */
   parent_session?: string;
+}
+
+/**
+ * What one sweep took, by kind and fate. `stateOf` tells what became of a target since: what the
+ * sweep's details say it held counts as held; for a sweep that did not record it, what the trail
+ * or the window shows was held (held now, purged or restored since) does.
+ */
+export function totalsOf(s: SweepHistory, stateOf: (r: RetentionEntry, target: string) => keyof Fate = () => 'removed'): SweepTotals {
+  const t = noTotals();
+  for (const r of s.retention) {
+    if (r.reason === 'max_messages') {
+      t.records_truncated += r.removed;
+      t.messages_dropped += r.messages_dropped ?? 0;
+      continue;
+    }
+    for (const target of r.targets) {
+      const wasHeld = r.held_until_by_target ? target in r.held_until_by_target : stateOf(r, target) !== 'removed';
+      const kind = r.store === 'records' ? 'records' : target.startsWith('ses_') ? 'sessions' : 'beside';
+      t[`${kind}_${wasHeld ? 'held' : 'removed'}`]++;
+    }
+  }
+  return t;
 }
 
 /**
@@ -354,8 +408,8 @@ export interface HistoryDoc {
   /** Oldest first. With --target: only the sweeps that removed or truncated it. */
   sweeps: SweepHistory[];
   matches?: TargetMatch[];
-  /** `*_removed` count every item taken (held or not); `held`: of those, still in the undo window now. */
-  totals: { sweeps: number; sessions_removed: number; records_removed: number; records_truncated: number; messages_dropped: number; reconciled_tasks: number; held: number };
+  /** What the sweeps took, by kind and fate (SweepTotals); `held`: of what they held, still in the undo window now. */
+  totals: SweepTotals & { sweeps: number; reconciled_tasks: number; held: number };
   problems: { target: string; code: string; detail: string }[];
 }
 
@@ -371,11 +425,13 @@ export function buildHistory(
   const held = base.held ?? new Map<string, number>();
   const ordered = [...all].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
   ordered.forEach((s, i) => {
+    const after = ordered.slice(i + 1);
     for (const r of s.retention) {
       const fate: Fate = { removed: 0, held: 0, purged: 0, restored: 0 };
-      for (const t of r.targets) fate[fateOf(ordered.slice(i + 1), r.store, t, held).state]++;
+      for (const target of r.targets) fate[fateOf(after, r.store, target, held).state]++;
       r.fate = fate;
     }
+    s.totals = totalsOf(s, (r, target) => fateOf(after, r.store, target, held).state);
   });
   let sweeps = ordered;
   if (q.sinceMs !== undefined) {
@@ -389,13 +445,10 @@ export function buildHistory(
     const hit = new Set(matches.map((m) => m.sweep));
     sweeps = sweeps.filter((s) => hit.has(s.session_id));
   }
-  const totals = { sweeps: sweeps.length, sessions_removed: 0, records_removed: 0, records_truncated: 0, messages_dropped: 0, reconciled_tasks: 0, held: 0 };
+  const totals = { sweeps: sweeps.length, ...noTotals(), reconciled_tasks: 0, held: 0 };
   for (const s of sweeps) {
     for (const r of s.retention) totals.held += r.fate?.held ?? 0;
-    totals.sessions_removed += s.totals.sessions_removed;
-    totals.records_removed += s.totals.records_removed;
-    totals.records_truncated += s.totals.records_truncated;
-    totals.messages_dropped += s.totals.messages_dropped;
+    for (const k of Object.keys(s.totals) as (keyof SweepTotals)[]) totals[k] += s.totals[k];
     totals.reconciled_tasks += s.reconciled.tasks;
   }
   const doc: HistoryDoc = {
@@ -500,8 +553,13 @@ function retentionWords(r: RetentionEntry): string {
     return `${r.store}/${r.reason}: ${plural(r.removed, 'record')} truncated, ${plural(r.messages_dropped ?? 0, 'message')} dropped${perRecord(r.dropped_by_target)}${fateWords(r.fate, 'truncation')}`;
   }
   const f = r.fate;
-  if (f && f.removed !== r.targets.length) return `${r.store}/${r.reason}: ${r.removed} taken${fateWords(f, 'item')}`;
-  return `${r.store}/${r.reason}: ${r.removed} removed`;
+  const beside = r.store === 'sessions' ? r.targets.filter((t) => !t.startsWith('ses_')).length : 0;
+  const own = r.targets.length - beside;
+  const what = r.store === 'sessions' ? (r.reason === 'children_max_age' ? 'orphaned child workdir' : 'session') : 'record';
+  const n = r.reason === 'children_max_age' ? r.targets.length : own;
+  const besideWords = beside > 0 && r.reason !== 'children_max_age' ? ` (and ${plural(beside, 'child workdir or work log', 'child workdirs and work logs')} with them)` : '';
+  if (f && f.removed !== r.targets.length) return `${r.store}/${r.reason}: ${plural(n, what)} taken${besideWords}${fateWords(f, 'item')}`;
+  return `${r.store}/${r.reason}: ${plural(n, what)} removed${besideWords}`;
 }
 
 /** Records named with their count at most (--json and --target have them all). */
@@ -569,7 +627,7 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
       out.push(`${doc.target}:${doc.target_prefix ? ` (the one name in the trail starting ${doc.target_prefix})` : ''}`);
       for (const m of matches) {
         if (m.action === 'purged') {
-          out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason} (the quarantine goes first)`}; that sweep: ${m.outcome}`);
+          out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason}: purged for space before its window passed`}; that sweep: ${m.outcome}`);
           continue;
         }
         if (m.action === 'protected' || m.action === 'released') {
@@ -637,10 +695,10 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }
   const t = doc.totals;
-  // `*_removed` count every item taken; while some are still held, "removed" would be false.
-  const took = t.held > 0 ? 'taken' : 'removed';
+  const pair = (removed: number, heldN: number, one: string, many?: string) => `${plural(removed, one, many)} removed${heldN > 0 ? `, ${heldN} held` : ''}`;
+  const beside = t.beside_removed + t.beside_held > 0 ? `, ${pair(t.beside_removed, t.beside_held, 'child workdir or work log', 'child workdirs and work logs')}` : '';
   out.push(
-    `Total: ${plural(t.sessions_removed, 'session')} ${took}, ${plural(t.records_removed, 'record')} ${took}, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they took, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
+    `Total: ${pair(t.sessions_removed, t.sessions_held, 'session')}, ${pair(t.records_removed, t.records_held, 'record')}${beside}, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they held, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );
   for (const p of doc.problems) out.push(`  unreadable: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';

@@ -205,6 +205,26 @@ async function removeRestored(parent: Dir, entries: { entry: string; identity: I
   }
 }
 
+/**
+ * What the audit trail says became of a target restore does not find held: deleted for good by
+ * which sweep, and why (its window passed, or keep_free purged it for space); else where to look.
+ */
+async function notHeldHint(home: string, target: string): Promise<string> {
+  const general = `murmur-gc quarantine ls lists what the undo window holds; murmur-gc history --target ${target} says what became of it`;
+  try {
+    const { readAuditHistory } = await import('./audit-read.js');
+    const { findTarget } = await import('./history.js');
+    const read = await readAuditHistory(home, { target });
+    const purges = findTarget(read.sweeps, target).filter((m) => m.action === 'purged');
+    const last = purges.at(-1);
+    if (!last) return general;
+    const why = last.reason === 'expired' ? 'its undo window had passed' : `purged for space (${last.reason}) before its window passed`;
+    return `it was deleted for good by sweep ${last.sweep}: ${why} (murmur-gc history --target ${target} has the whole trail)`;
+  } catch {
+    return general;
+  }
+}
+
 async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
   const wanted = opts.root === undefined ? undefined : resolve(opts.root);
   const roots = [...new Set(config.sessions.map((s) => s.root))].filter((r) => wanted === undefined || resolve(r) === wanted);
@@ -219,7 +239,7 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
     }
   }
   if (found.length === 0) {
-    throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held in ${opts.root ?? 'any configured sessions root'}`, 'murmur-gc quarantine ls lists what the undo window holds; an item whose window passed is gone for good');
+    throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held in ${opts.root ?? 'any configured sessions root'}`, await notHeldHint(config.home, opts.target));
   }
   const roots2 = [...new Set(found.map((f) => f.root))];
   if (roots2.length > 1) {
@@ -282,7 +302,7 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
       throw refuse(
         RestoreCodes.notHeld,
         `${lookalike !== undefined ? `${lookalike}, and no context of that name is held` : `context '${opts.target}' is not held`}${opts.record !== undefined ? ` from record store '${opts.record}'` : ''}`,
-        'murmur-gc quarantine ls lists what the undo window holds; an item whose window passed is gone for good',
+        await notHeldHint(config.home, opts.target),
       );
     }
     if (stores.length > 1) throw refuse(RestoreCodes.ambiguous, `context '${opts.target}' is held from ${stores.length} record stores: ${stores.join(', ')}`, `pass --record <NAME> to say which one, e.g. --record ${stores[0]}`);

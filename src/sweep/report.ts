@@ -189,7 +189,7 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
       return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L);
     case 'purge_quarantine':
       if (a.held_kind === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L);
-      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: the quarantine goes first`}, ${formatBytes(a.bytes)})`, L);
+      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: purged for space before its window passed`}, ${formatBytes(a.bytes)})`, L);
     case 'shell_lost':
       return wrap(
         `${v} background command ${a.work_id} of session ${a.target} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,

@@ -224,7 +224,7 @@ describe('an invalid configuration does not blind the read-only views', () => {
     expect(hd.sweeps).toHaveLength(1);
     expect(hd.config_invalid).toMatchObject({ file, errors: 2 });
     expect(hd.config_invalid.first).toContain('live_grace');
-    expect(f.runCli(['history', '--config', file], T).stdout).toMatch(/sessions\/max_sessions: 2 taken/);
+    expect(f.runCli(['history', '--config', file], T).stdout).toMatch(/sessions\/max_sessions: 2 sessions taken/);
 
     const q = f.runCli(['quarantine', 'ls', '--json', '--config', file], T);
     expect(q.status).toBe(2);

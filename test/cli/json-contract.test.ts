@@ -64,7 +64,7 @@ function check(name: keyof typeof SCHEMAS, args: string[], status: number): Reco
 }
 
 /** Members whose keys are data (a code, an action kind, a store, a target): any key is valid there. */
-const MAPS = new Set(['skipped_by_code', 'errors_by_code', 'counts', 'actions_by_store', 'messages_dropped_by_target']);
+const MAPS = new Set(['skipped_by_code', 'errors_by_code', 'counts', 'actions_by_store', 'messages_dropped_by_target', 'held_until_by_target', 'parent_session_by_target']);
 const isMap = (trail: string[]): boolean => {
   const [last, prev] = [trail.at(-1) ?? '', trail.at(-2) ?? ''];
   if (MAPS.has(last) || MAPS.has(prev)) return true;

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { peekType, readAuditHistory } from '../../src/commands/audit-read.js';
-import { buildHistory, findTarget, heldNowKey, renderHistory, summarizeAuditTrace, type SweepHistory } from '../../src/commands/history.js';
+import { applyDetails, buildHistory, findTarget, heldNowKey, renderHistory, summarizeAuditTrace, type SweepHistory } from '../../src/commands/history.js';
 import * as f from '../helpers/fixtures.js';
 
 const T0 = 1_750_000_000_000;
@@ -92,7 +92,7 @@ describe('buildHistory / findTarget', () => {
   it('orders sweeps oldest first and totals them', () => {
     const doc = buildHistory(base, [c, a, b], {});
     expect(doc.sweeps.map((s) => s.session_id)).toEqual([a, b, c].map((s) => s.session_id));
-    expect(doc.totals).toEqual({ sweeps: 3, sessions_removed: 2, records_removed: 0, records_truncated: 3, messages_dropped: 50, reconciled_tasks: 0, held: 0 });
+    expect(doc.totals).toEqual({ sweeps: 3, sessions_removed: 2, sessions_held: 0, records_removed: 0, records_held: 0, beside_removed: 0, beside_held: 0, records_truncated: 3, messages_dropped: 50, reconciled_tasks: 0, held: 0 });
     expect(doc.matches).toBeUndefined();
   });
 
@@ -119,7 +119,7 @@ describe('buildHistory / findTarget', () => {
   it('renders a readable listing', () => {
     const text = renderHistory(buildHistory(base, [a, b], {}));
     expect(text).toContain('2 sweeps with changes');
-    expect(text).toContain('sessions/max_age: 2 removed');
+    expect(text).toContain('sessions/max_age: 2 sessions removed');
     expect(text).toContain('records/max_messages: 1 record truncated, 40 messages dropped');
     expect(text).toContain('Total: 2 sessions removed, 0 records removed, 1 record truncation (40 messages dropped), 0 reconciliations.');
     expect(renderHistory(buildHistory({ ...base, exists: false }, [], {}))).toContain('no audit trail at /h/gc');
@@ -128,8 +128,22 @@ describe('buildHistory / findTarget', () => {
   it('does not call what is still held "removed" in the total', () => {
     const held = new Map([[heldNowKey('sessions', 'ses_old1'), T0 + 86_400_000]]);
     const text = renderHistory(buildHistory({ ...base, held }, [a, b], {}));
-    expect(text).toContain('sessions/max_age: 2 taken — 1 removed, 1 held now (restorable)');
-    expect(text).toContain('Total: 2 sessions taken, 0 records taken, 1 record truncation (40 messages dropped), 0 reconciliations; of what they took, 1 still held (murmur-gc quarantine ls).');
+    expect(text).toContain('sessions/max_age: 2 sessions taken — 1 removed, 1 held now (restorable)');
+    expect(text).toContain('Total: 1 session removed, 1 held, 0 records removed, 1 record truncation (40 messages dropped), 0 reconciliations; of what they held, 1 still held (murmur-gc quarantine ls).');
+  });
+
+  it('counts sessions apart from the child workdirs and work logs that went with them, and holds as held (the sweep\'s details say which)', () => {
+    const lines = [ret('sessions', 'max_age', ['ses_a', 'ses_b', 'ses_c', '.murmur/children/x-1', 'logs/wrk_1.log', 'logs/wrk_2.log']), ret('records', 'max_age', ['ctx_1', 'ctx_2'])];
+    const s = summarizeAuditTrace(sid(T0), trace(sid(T0), T0, lines), meta)!;
+    applyDetails(s, { held: { ses_a: T0 + 7 * 86_400_000, '.murmur/children/x-1': T0 + 7 * 86_400_000, ctx_2: T0 + 86_400_000 }, beside: { '.murmur/children/x-1': 'ses_a', 'logs/wrk_1.log': 'ses_b', 'logs/wrk_2.log': 'ses_b' } });
+    expect(s.totals).toEqual({ sessions_removed: 2, sessions_held: 1, records_removed: 1, records_held: 1, beside_removed: 2, beside_held: 1, records_truncated: 0, messages_dropped: 0 });
+    // one held since purged, the other still held: held they were, whatever came after
+    const purge = summarizeAuditTrace(sid(T0 + 86_400_000), trace(sid(T0 + 86_400_000), T0 + 86_400_000, [{ event_type: 'quarantine_purge', store: 'records', reason: 'expired', targets: ['ctx_2'] }]), meta)!;
+    const doc = buildHistory({ ...base, held: new Map([[heldNowKey('sessions', 'ses_a'), T0 + 7 * 86_400_000]]) }, [s, purge], {});
+    expect(doc.totals).toMatchObject({ sessions_removed: 2, sessions_held: 1, records_removed: 1, records_held: 1, beside_removed: 2, beside_held: 1, held: 1 });
+    const text = renderHistory(doc);
+    expect(text).toContain('sessions/max_age: 3 sessions taken (and 3 child workdirs and work logs with them)');
+    expect(text).toContain('Total: 2 sessions removed, 1 held, 1 record removed, 1 held, 2 child workdirs and work logs removed, 1 held,');
   });
 });
 

@@ -491,7 +491,7 @@ describe('history tells held from removed', () => {
     expect(doc.matches[0]!.held_until_ms).toBeGreaterThan(Date.now());
     expect(doc.totals.held).toBe(1);
     const list = f.runCli(['history', '--config', cfg], tmp).stdout;
-    expect(list).toContain('sessions/max_age: 1 taken — 1 held now (restorable)');
+    expect(list).toContain('sessions/max_age: 1 session taken — 1 held now (restorable)');
 
     const b = session(41);
     await sweep(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);

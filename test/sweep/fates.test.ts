@@ -10,6 +10,8 @@ import { summarizeReport, summaryText } from '../../src/sweep/summary.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { FsSpace } from '../../src/fsx/statfs.js';
 import { createLogger } from '../../src/log.js';
+import { restoreTarget } from '../../src/commands/quarantine.js';
+import { RefusalError } from '../../src/errors.js';
 import * as f from '../helpers/fixtures.js';
 
 let tmp: string;
@@ -127,6 +129,18 @@ describe('the undo window holds what every rule takes', () => {
       ]);
     }
     expect(fs.existsSync(path.join(root, keep[0]!))).toBe(true);
+    // restore and history say what became of a hold keep_free purged: never "its window passed"
+    const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
+    const config = await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
+    const refused = await restoreTarget(config, log, { target: old[0]!, dryRun: false }).then(
+      () => 'restored',
+      (err: unknown) => (err instanceof RefusalError ? `${err.code}: ${err.hint ?? ''}` : String(err)),
+    );
+    expect(refused).toMatch(new RegExp(`^restore_not_held: it was deleted for good by sweep ${r.audit}: purged for space \\(keep_free\\) before its window passed`));
+    const hist = f.runCli(['history', '--config', configPath, '--target', old[0]!], tmp);
+    expect(hist.stdout).toContain(`deleted for good from the quarantine by sweep ${r.audit}`);
+    expect(hist.stdout).toContain('sessions/keep_free: purged for space before its window passed');
+    expect(hist.stdout).not.toContain('its undo window passed');
   });
 });
 
