@@ -2,7 +2,7 @@
 // directory shortened to `~`, long paths elided in the middle (`/srv/agents/…/sessions`), prose
 // wrapped at word boundaries with a hanging indent.
 // Guarantees: pure; the last component of an elided path (the id an operator acts on) is never
-// cut; a word longer than the width is never broken, only put on its own line; --json output is
+// cut, and a listing of every item (`-v`) shows every path whole; a word longer than the width is never broken, only put on its own line; --json output is
 // never passed through here (it carries every path whole).
 
 /** Where human output goes: its width, and the operator's home directory (shown as `~`). */
@@ -90,12 +90,18 @@ export function wrap(text: string, width: number, first = '', rest = '    '): st
 /**
  * `head + path + tail` on one line when it fits `width` (the path elided in the middle down to
  * `minPath` characters if that is enough); else `head + path` and the tail wrapped below it.
+ * `whole`: the path is never elided (a listing meant to be read back, `-v`): it may pass the
+ * width, on a line of its own with its head.
  */
-export function fitLine(head: string, path: string, tail: string, layout: Layout, minPath = 24): string[] {
+export function fitLine(head: string, path: string, tail: string, layout: Layout, minPath = 24, whole = false): string[] {
   const w = layout.width;
   const p = tilde(path, layout.homeDir);
   const room = w - head.length - tail.length;
   if (p.length <= room) return [head + p + tail];
+  if (whole) {
+    const t = tail.trim();
+    return [head + p, ...(t === '' ? [] : wrap(t, w, '    ', '    '))];
+  }
   if (room >= minPath) {
     // Elided on one line only while the item's parent directory still shows beside it.
     const e = elidePath(p, room);

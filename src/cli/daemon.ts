@@ -75,7 +75,12 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
   const { config, invalid } = await loadForView(opts);
   const { gatherStatus, renderStatus } = await import('../commands/status.js');
   const doc = await gatherStatus(config);
-  process.stdout.write(opts.json ? jsonLine('status', { ...doc, config_invalid: invalid ?? null }) : renderStatus(doc));
+  if (opts.json) process.stdout.write(jsonLine('status', { ...doc, config_invalid: invalid ?? null }));
+  else {
+    const { layoutFor } = await import('../layout.js');
+    const { homedir } = await import('node:os');
+    process.stdout.write(renderStatus(doc, Date.now(), layoutFor(process.stdout, homedir())));
+  }
   if (invalid) process.stderr.write(invalidConfigNotice(invalid, config.home));
   return invalid ? ExitCodes.usage : ExitCodes.ok;
 }

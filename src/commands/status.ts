@@ -5,7 +5,8 @@
 // dead or reused pid says "not running". A corrupt state file is reported, not trusted. The
 // number of protected items (and an unreadable protection list) is shown.
 import type { GcConfig } from '../config/types.js';
-import { formatBytes, formatTable, formatWhen } from '../sweep/report.js';
+import { formatBytes, formatWhen } from '../sweep/report.js';
+import { PLAIN, elidePath, tilde, wrap, type Layout } from '../layout.js';
 import { probeProcess } from '../runtime/running.js';
 import { listProtection } from './protect-listing.js';
 import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from '../gchome/state.js';
@@ -118,9 +119,11 @@ function nextRun(s: StatusDoc, nowMs: number): string {
   return next === null ? `unknown (${TIMER_UNIT} is active)` : `${formatWhen(next, nowMs)} (${TIMER_UNIT})`;
 }
 
-export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
+export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN): string {
   const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : formatWhen(ms, nowMs));
-  const out: string[] = [];
+  const lines: string[] = [];
+  // every line fits the layout's width: prose wraps under its label, paths shown from `~`
+  const out = { push: (...ls: string[]) => { for (const x of ls) lines.push(...fitProse(tildeWords(x, L), L)); } };
   out.push(`murmur-gc status — home ${s.home}${s.home_exists ? '' : ' (does not exist)'}`);
   out.push(`config:     ${s.config ?? 'built-in defaults (no configuration file; --config FILE names one)'}`);
   const d = s.daemon;
@@ -175,10 +178,57 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now()): string {
   else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);
   const k = st.kept ?? { items: 0, bytes: 0, oldest_ms: null, paths: [] };
   if (k.items > 0) rows.push(['kept aside', '', plural(k.items, 'directory', 'directories'), formatBytes(k.bytes), `could not be removed whole, since ${when(k.oldest_ms)}`]);
-  out.push(...formatTable(rows, new Set([2, 3])));
+  lines.push(...fitTable(rows, L));
   if (k.items > 0) {
     out.push("kept aside (another user's files or a mount inside; each sweep tries again, remove what blocks it by hand):");
-    for (const path of [...k.paths].sort()) out.push(`  ${path}`);
+    for (const path of [...k.paths].sort()) lines.push(`  ${tilde(path, L.homeDir)}`);
   }
-  return out.join('\n') + '\n';
+  return lines.join('\n') + '\n';
+}
+
+
+/** A line of prose in the layout's width: wrapped at spaces under its label (`config:     …`). */
+function fitProse(line: string, L: Layout): string[] {
+  if (line.length <= L.width) return [line];
+  const m = /^(\S[^:]*:\s+|\s+)(.*)$/.exec(line);
+  const label = m?.[1] ?? '';
+  return wrap(m?.[2] ?? line, L.width, label, ' '.repeat(Math.min(12, label.length)));
+}
+
+/** Every word of `text` that is a path under the operator's home shown from `~`. */
+function tildeWords(text: string, L: Layout): string {
+  const h = L.homeDir;
+  if (h === undefined || h === '' || h === '/') return text;
+  return text.split(' ').map((w) => tilde(w, h)).join(' ');
+}
+
+/**
+ * The stores table in the layout's width: the counts and sizes right-aligned at the end of the
+ * line, the name (with its kind, when it has one) before them; a path too long for what is left
+ * is shown from `~` and elided in the middle; a row's note goes to a line of its own under it
+ * when it would pass the width.
+ */
+function fitTable(rows: string[][], L: Layout): string[] {
+  const shown = rows.map((r) => [tildeWords(r[0] ?? '', L), ...r.slice(1)]);
+  const col = (c: number) => Math.max(...shown.map((r) => (r[c] ?? '').length));
+  const named = shown.filter((r) => (r[1] ?? '') !== '');
+  const w0 = named.length > 0 ? Math.max(...named.map((r) => (r[0] ?? '').length)) : 0;
+  const [w2, w3] = [col(2), col(3)];
+  const rightLen = 2 + w2 + 2 + w3;
+  const lefts = shown.map((r) => ((r[1] ?? '') !== '' ? `${(r[0] ?? '').padEnd(w0)}  ${r[1] ?? ''}` : (r[0] ?? '')));
+  const leftWidth = Math.min(Math.max(...lefts.map((x) => x.length)), Math.max(16, L.width - 2 - rightLen));
+  const out: string[] = [];
+  shown.forEach((r, i) => {
+    let left = lefts[i] ?? '';
+    if (left.length > leftWidth) {
+      const lead = /^ */.exec(left)?.[0] ?? '';
+      left = lead + elidePath(left.slice(lead.length), Math.max(8, leftWidth - lead.length));
+    }
+    const line = `  ${left.padEnd(leftWidth)}  ${(r[2] ?? '').padStart(w2)}  ${(r[3] ?? '').padStart(w3)}`.trimEnd();
+    const note = r[4] ?? '';
+    if (note === '') out.push(line);
+    else if (line.length + 2 + note.length <= L.width) out.push(`${line}  ${note}`);
+    else out.push(line, ...wrap(note, L.width, '      ', '      '));
+  });
+  return out;
 }

@@ -177,19 +177,19 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
   const v = sayItem(dry, wordsOf(a));
   switch (a.kind) {
     case 'remove_session':
-      return fitLine(`  ${v} `, `${a.root}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
+      return fitLine(`  ${v} `, `${a.root}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
     case 'remove_record':
-      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
+      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
     case 'remove_orphan_workdir':
-      return fitLine(`  ${v} `, a.path, `  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`, L);
+      return fitLine(`  ${v} `, a.path, `  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`, L, 24, true);
     case 'remove_child_workdir':
     case 'remove_work_log':
-      return fitLine(`  ${v} `, a.path, `  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L);
+      return fitLine(`  ${v} `, a.path, `  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
     case 'truncate_record':
-      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L);
+      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L, 24, true);
     case 'purge_quarantine':
-      if (a.held_kind === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L);
-      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: purged for space before its window passed`}, ${formatBytes(a.bytes)})`, L);
+      if (a.held_kind === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L, 24, true);
+      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: purged for space before its window passed`}, ${formatBytes(a.bytes)})`, L, 24, true);
     case 'shell_lost':
       return wrap(
         `${v} background command ${a.work_id} of session ${a.target} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,
@@ -197,17 +197,17 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
         '  ',
       );
     case 'repair_torn_tail':
-      return fitLine(`  ${v} record `, `${a.record}/${a.target}`, '', L);
+      return fitLine(`  ${v} record `, `${a.record}/${a.target}`, '', L, 24, true);
     case 'chmod':
-      return fitLine(`  ${v} `, a.path, `  ${a.from} -> ${a.to}`, L);
+      return fitLine(`  ${v} `, a.path, `  ${a.from} -> ${a.to}`, L, 24, true);
     case 'remove_debris':
-      return fitLine(`  ${v} `, a.path, `  (${a.code}: ${a.detail})`, L);
+      return fitLine(`  ${v} `, a.path, `  (${a.code}: ${a.detail})`, L, 24, true);
   }
 }
 
 /** A skipped item or an error: the target, then `[code] detail` (wrapped below it when long). */
-function problemLines(word: string, p: { target: string; code: string; detail: string }, L: Layout): string[] {
-  return fitLine(`  ${word} `, p.target, `  [${p.code}] ${p.detail}`, L);
+function problemLines(word: string, p: { target: string; code: string; detail: string }, L: Layout, whole = false): string[] {
+  return fitLine(`  ${word} `, p.target, `  [${p.code}] ${p.detail}`, L, 24, whole);
 }
 
 interface Group {
@@ -296,7 +296,6 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   const L = layout;
   // -q: one whole line per error (what a script greps), whatever the width.
   if (verbosity === 'quiet') return r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}\n`).join('');
-  const errorLines = r.errors.flatMap((e) => problemLines('error', e, L));
   const lines: string[] = [];
   const prose = (text: string) => lines.push(...wrap(text, L.width, '', '  '));
     prose(`murmur-gc ${say(r.dry_run, ['dry run (nothing is changed)', 'sweep'])} — home ${tilde(r.home, L.homeDir)}`);
@@ -305,9 +304,10 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     return lines.join('\n') + '\n';
   }
   if (verbosity === 'verbose') {
+    // -v lists every item with its path whole (what a script or a person reads back)
     for (const a of r.actions) lines.push(...itemLines(a, r.dry_run, L));
-    for (const s of r.skipped) lines.push(...problemLines('skipped', s, L));
-    lines.push(...errorLines);
+    for (const s of r.skipped) lines.push(...problemLines('skipped', s, L, true));
+    lines.push(...r.errors.flatMap((e) => problemLines('error', e, L, true)));
   } else {
     lines.push(...groupedLines(r, L));
     const normal = r.skipped.filter((x) => NORMAL_CODES.has(x.code));

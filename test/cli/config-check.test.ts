@@ -213,7 +213,7 @@ describe('an invalid configuration does not blind the read-only views', () => {
 
     const st = f.runCli(['status', '--config', file], T);
     expect(st.status).toBe(2);
-    expect(st.stdout).toContain(path.join(T, '.murmur'));
+    expect(st.stdout).toContain('murmur-gc status — home ~/.murmur\n');
     expect(st.stderr).toContain(`murmur-gc: invalid configuration [config_invalid]: ${file}:6:1: live_grace: `);
     expect(st.stderr).toContain('(and 1 more)');
     expect(st.stderr).toContain('`murmur-gc config check --config FILE` lists every error');

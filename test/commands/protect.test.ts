@@ -165,7 +165,7 @@ describe('protect and release', () => {
     expect(p).toMatchObject({ added: true, present: true, judgement: { condemned: 'max_age' } });
     expect((await protectTarget(c, log, { target: old })).added).toBe(false);
     expect((await listProtection(c)).items).toEqual([expect.objectContaining({ kind: 'session', target: old, where: root, by: 'protect', note: 'kept for the incident review', present: true })]);
-    expect(renderStatus(await gatherStatus(c, notInstalled))).toMatch(/protected\s+1 item/);
+    expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toMatch(/protected\s+1 item/);
     expect((await sweep(yaml)).actions).toEqual([]);
     const rel = await releaseTarget(c, log, { target: old });
     expect(rel.judgement.condemned).toBe('max_age');
@@ -304,7 +304,7 @@ describe('a damaged protection list fails closed', () => {
       expect((await listProtection(c)).unreadable).toContain(file);
       expect(await refusal(protectTarget(c, log, { target: old }))).toBe('protected_unreadable');
       expect(fs.lstatSync(file).ino).toBe(before.ino);
-      expect(renderStatus(await gatherStatus(c, notInstalled))).toContain('every item counts as protected');
+      expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toContain('every item counts as protected');
     });
   }
 });
