@@ -162,6 +162,34 @@ describe('npm pack + npm install -g --prefix', () => {
     expect(f.snapshotTree(H)).toEqual(before);
   });
 
+  it("the README's crontab line works verbatim under cron's environment, and a clean sweep there prints nothing", () => {
+    const readme = fs.readFileSync(path.join(f.REPO, 'README.md'), 'utf8');
+    const field = '[0-9*/,-]+';
+    const lines = readme.split('\n').filter((l) => new RegExp(`^(${field} ){5}.*murmur-gc `).test(l));
+    expect(lines, 'the README shows one crontab line').toHaveLength(1);
+    const command = lines[0]!.split(' ').slice(5).join(' ');
+    // the user's home, with the package installed as the README installs it (~/.local)
+    const H = path.join(T, 'cron-home');
+    fs.mkdirSync(H, { recursive: true });
+    fs.symlinkSync(prefix, path.join(H, '.local'));
+    const root = path.join(H, 'app', '.murmur');
+    // max_sessions 1 keeps the newest; of the two it condemns the finished one goes and the live one stays
+    f.writeSession(root, { sessionId: f.idAt('ses_', Date.now() - 40 * f.DAY), end: true });
+    f.writeSession(root, { sessionId: f.idAt('ses_', Date.now() - 39 * f.DAY), end: false, mtimeMs: Date.now() });
+    f.writeSession(root, { sessionId: f.idAt('ses_', Date.now() - f.DAY), end: true });
+    fs.mkdirSync(path.join(H, '.murmur'), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(H, '.config', 'murmur-gc'), { recursive: true });
+    f.writeConfig(path.join(H, '.config', 'murmur-gc'), `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    // what cron gives a job: /bin/sh, HOME, LOGNAME, SHELL and PATH=/usr/bin:/bin, nothing else
+    const cronEnv = { HOME: H, LOGNAME: 'root', SHELL: '/bin/sh', PATH: '/usr/bin:/bin' };
+    const r = spawnSync('/bin/sh', ['-c', command], { cwd: H, env: cronEnv, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    // the old session went; the live one stays (the normal state: nothing to mail)
+    expect(fs.readdirSync(root).filter((n) => n.startsWith('ses_'))).toHaveLength(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('');
+  });
+
   it('`murmur-gc completion bash` prints a completion script', () => {
     const r = installed(['completion', 'bash'], T);
     expect(r.status, r.stderr).toBe(0);
