@@ -114,4 +114,38 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
     }
     figures('full-disk keep_free', { sweeps_at_0B: rounds, removed_per_sweep: perRound.join('/'), min_free_after_bytes: minFree });
   }, 120_000);
+
+  it('keep_free configured only once the disk is full still acts: the reserve is there whenever the home is', () => {
+    const home = path.join(H, '.murmur');
+    const root = path.join(H, 'app', '.murmur');
+    const now = Date.now();
+    const ids = Array.from({ length: 20 }, (_, i) => {
+      const startMs = now - (20 - i) * f.DAY;
+      const id = f.idAt('ses_', startMs);
+      f.writeSession(root, { sessionId: id, startMs, end: true, files: { blob: 'x'.repeat(300 << 10) } });
+      return id;
+    });
+    fs.mkdirSync(home, { mode: 0o700 });
+    const policy = `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`;
+    // sweeps without keep_free (nothing to do) leave the reserve in place
+    const before = f.runCli(['--config', f.writeConfig(T, policy)], H);
+    expect(before.status, before.stderr).toBe(0);
+    expect(allocated(path.join(home, 'gc', '.reserve'))).toBe(MiB);
+    try {
+      fs.writeFileSync(path.join(H, 'filler'), Buffer.alloc(20 * MiB, 1));
+    } catch {
+      // ENOSPC: full
+    }
+    expect(free()).toBe(0);
+    // the operator adds keep_free now: the sweep releases the reserve, writes its audit, frees the space
+    const r = f.runCli(['--json', '--config', f.writeConfig(T, `keep_free: 2M\n${policy}`)], H);
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const rep = f.json<Rep>(r);
+    expect(rep.errors).toEqual([]);
+    expect(rep.audit).not.toBeNull();
+    expect(removedBy(rep).length).toBeGreaterThan(0);
+    expect(removedBy(rep)).toEqual(ids.slice(0, removedBy(rep).length).map((id) => [id, 'keep_free']));
+    expect(free()).toBeGreaterThanOrEqual(2 * MiB);
+    expect(readAudits(home).problems).toEqual([]);
+  }, 60_000);
 });
