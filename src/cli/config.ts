@@ -14,7 +14,7 @@
 import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
-import type { ConfigPlan } from '../commands/config-plan.js';
+import type { ConfigPlan, EntryStop } from '../commands/config-plan.js';
 import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
@@ -122,23 +122,30 @@ export function renderCheckJson(check: ConfigCheck, plan?: ConfigPlan): string {
     });
 }
 
-/** `would remove now: …` of one entry. */
-function planEntryText(e: ConfigPlan['entries'][number]): string {
+/** `would remove now: …` of one entry, and where the guard would stop it. */
+function planEntryText(e: ConfigPlan['entries'][number]): string[] {
+  const what = e.kind === 'sessions' ? 'sessions' : 'records';
+  const stop = (st: EntryStop | null, who: string) => (st ? [`    ${who} the blast-radius guard would stop it: ${st.would_take} of ${st.present} ${what} by every rule together; ${st.limit}; nothing would be taken there`] : []);
+  const stops = [...stop(e.stopped, 'by hand'), ...(e.stopped ? [] : stop(e.stopped_unattended, 'unattended (the daemon, the timer),'))];
+  const head = `${e.origin} ${e.kind === 'sessions' ? e.root : e.store}`;
+  if (e.stopped) return [`${head}: would remove now: nothing (stopped by the blast-radius guard)`, ...stops];
+  const held = e.held > 0 ? [`would hold ${plural(e.held, e.kind === 'sessions' ? 'session' : 'record')}`] : [];
   if (e.kind === 'sessions') {
-    if (e.sessions === 0) return `${e.origin} ${e.root}: would remove now: nothing${e.root_exists ? '' : ' (the root does not exist)'}`;
-    return `${e.origin} ${e.root}: would remove now: ${plural(e.sessions, 'session')} (${formatBytes(e.bytes)})`;
+    if (e.sessions + e.held === 0) return [`${head}: would remove now: nothing${e.root_exists ? '' : ' (the root does not exist)'}`, ...stops];
+    const removed = e.sessions > 0 ? [`would remove ${plural(e.sessions, 'session')}`] : [];
+    return [`${head}: ${[...removed, ...held].join(', ')} now (${formatBytes(e.bytes)})`, ...stops];
   }
-  if (e.records + e.truncated === 0) return `${e.origin} ${e.store}: would remove now: nothing`;
-  const parts = [...(e.records > 0 ? [plural(e.records, 'record')] : []), ...(e.truncated > 0 ? [`${plural(e.messages_dropped, 'message')} from ${plural(e.truncated, 'truncated record')}`] : [])];
-  return `${e.origin} ${e.store}: would remove now: ${parts.join(' and ')} (${formatBytes(e.bytes)})`;
+  if (e.records + e.held + e.truncated === 0) return [`${head}: would remove now: nothing`, ...stops];
+  const parts = [...(e.records > 0 ? [`would remove ${plural(e.records, 'record')}`] : []), ...held, ...(e.truncated > 0 ? [`would drop ${plural(e.messages_dropped, 'message')} from ${plural(e.truncated, 'truncated record')}`] : [])];
+  return [`${head}: ${parts.join(', ')} now (${formatBytes(e.bytes)})`, ...stops];
 }
 
 function planText(plan: ConfigPlan): string[] {
-  const out = ['', 'What these values would remove now (the dry run\'s planning; murmur-gc --dry-run -v lists each item):'];
+  const out = ['', 'What these values would remove or hold now (the dry run\'s planning; murmur-gc --dry-run -v lists each item):'];
   if (plan.not_planned !== null) return [...out, `  not planned: ${plan.not_planned}`];
   if (!plan.home_exists) out.push(`  no murmur home at ${plan.home}: no record store or audit trail to plan`);
   if (plan.entries.length === 0) out.push('  no entry with a policy: nothing');
-  for (const e of plan.entries) out.push(`  ${planEntryText(e)}`);
+  for (const e of plan.entries) out.push(...planEntryText(e).map((l) => `  ${l}`));
   return out;
 }
 

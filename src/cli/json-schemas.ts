@@ -51,6 +51,8 @@ const action = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('chmod'), path: str, from: str, to: str }),
   z.strictObject({ kind: z.literal('remove_debris'), path: str, code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']), detail: str, bytes: num }),
 ]);
+/** A store the blast-radius guard stops (src/sweep/report.ts StopInfo). */
+const stopInfo = z.strictObject({ store: str, kind: z.enum(['sessions', 'records']), present: int, would_take: int, limit: str });
 /** What became of every item, per store (src/sweep/fate-counts.ts; docs/fates.md). */
 const fates = z.array(z.strictObject({ kind: z.enum(['sessions', 'records', 'held']), place: str, items: int, counts: z.record(z.string(), int) }));
 const budget = z.strictObject({
@@ -101,9 +103,13 @@ export const SweepSchema = z.strictObject({
   orphans: z.array(z.strictObject({ root: str, count: int, bytes: num, oldest_ms: num, removed: int, policy_secs: num.nullable() })).optional(),
   kept: kept.optional(),
   fates: fates.optional(),
+  stopped: z.array(stopInfo).optional(),
+  stopped_unattended: z.array(stopInfo).optional(),
 });
 
 // ---- config check -----------------------------------------------------------------------------
+/** Where the blast-radius guard would stop an entry (src/commands/config-plan.ts). */
+const entryStop = z.strictObject({ limit: z.string(), would_take: z.number().int(), present: z.number().int() }).nullable();
 const configProblem = z.strictObject({
   severity: z.enum(['error', 'warning']),
   code: str,
@@ -149,8 +155,8 @@ export const ConfigCheckSchema = z.strictObject({
       not_planned: nullableString,
       entries: z.array(
         z.discriminatedUnion('kind', [
-          z.strictObject({ kind: z.literal('sessions'), origin: z.string(), root: z.string(), root_exists: z.boolean(), sessions: z.number().int(), bytes: z.number() }),
-          z.strictObject({ kind: z.literal('records'), origin: z.string(), store: z.string(), records: z.number().int(), truncated: z.number().int(), messages_dropped: z.number().int(), bytes: z.number() }),
+          z.strictObject({ kind: z.literal('sessions'), origin: z.string(), root: z.string(), root_exists: z.boolean(), sessions: z.number().int(), held: z.number().int(), bytes: z.number(), stopped: entryStop, stopped_unattended: entryStop }),
+          z.strictObject({ kind: z.literal('records'), origin: z.string(), store: z.string(), records: z.number().int(), held: z.number().int(), truncated: z.number().int(), messages_dropped: z.number().int(), bytes: z.number(), stopped: entryStop, stopped_unattended: entryStop }),
         ]),
       ),
     })

@@ -1,10 +1,13 @@
-// `config check --plan`: what the configured values would remove now, per entry, from the dry
-// run's own planning (runSweep with dryRun: the measure-only effects, src/sweep/steps/effects.ts),
-// and a warning for a `max_bytes` below what the data its budget may not remove holds now.
+// `config check --plan`: what the configured values would remove or hold now, per entry, from the
+// dry run's own planning (runSweep with dryRun: the measure-only effects, src/sweep/steps/effects.ts),
+// where the blast-radius guard would stop an entry — in a sweep by hand, and in an unattended one
+// (the daemon, the timer) — and a warning for a `max_bytes` below what the data its budget may not
+// remove holds now.
 // Guarantees: writes nothing and takes no lock (the dry run only probes it: a sweep at work makes
 // the plan "not planned", never a wait); per entry exactly the items `murmur-gc --dry-run` would
-// list for it (sessions by root, records by store: any reason, budgets included); counts, sizes,
-// paths and store names only — never conversation content.
+// list for it (sessions by root, records by store: any reason, budgets included; removed and held
+// apart); the guard's stops from the same planner (src/plan/fates.ts); counts, sizes, paths and
+// store names only — never conversation content.
 import { Codes, describeError } from '../errors.js';
 import type { GcConfig } from '../config/types.js';
 import type { ConfigWarning } from '../config/load.js';
@@ -12,22 +15,41 @@ import { createLogger } from '../log.js';
 import { lstatPath } from '../fsx/safe-fs.js';
 import { runSweep } from '../sweep/pipeline.js';
 import { formatBytes } from '../sweep/report.js';
-import type { SweepReport } from '../sweep/report.js';
+import type { StopInfo, SweepReport } from '../sweep/report.js';
 
-export interface SessionsEntryPlan {
+/** Where the guard stops an entry: nothing is taken there by any rule that sweep. */
+export interface EntryStop {
+  limit: string;
+  /** what every rule together would take there */
+  would_take: number;
+  present: number;
+}
+
+interface Stops {
+  /** the guard stops it in a sweep by hand (only with max_delete set) */
+  stopped: EntryStop | null;
+  /** the guard stops it in an unattended sweep (the daemon, the timer) */
+  stopped_unattended: EntryStop | null;
+}
+
+export interface SessionsEntryPlan extends Stops {
   kind: 'sessions';
   origin: string;
   root: string;
   root_exists: boolean;
+  /** sessions removed for good (a sweep by hand) */
   sessions: number;
+  /** sessions the undo window would hold */
+  held: number;
   bytes: number;
 }
 
-export interface RecordsEntryPlan {
+export interface RecordsEntryPlan extends Stops {
   kind: 'records';
   origin: string;
   store: string;
   records: number;
+  held: number;
   truncated: number;
   messages_dropped: number;
   bytes: number;
@@ -49,24 +71,40 @@ export async function planConfig(config: GcConfig, file: string | undefined, loc
   let report: SweepReport | undefined;
   let notPlanned: string | null = null;
   try {
-    report = await runSweep({ config, dryRun: true, log: createLogger({ level: 'silent' }) });
+    report = await runSweep({ config, dryRun: true, log: createLogger({ level: 'silent' }), alsoUnattended: true });
   } catch (err) {
     notPlanned = describeError(err);
   }
   const actions = report?.actions ?? [];
   const entries: ConfigPlan['entries'] = [];
+  const stopOf = (list: StopInfo[] | undefined, kind: StopInfo['kind'], store: string): EntryStop | null => {
+    const st = list?.find((x) => x.kind === kind && x.store === store);
+    return st ? { limit: st.limit, would_take: st.would_take, present: st.present } : null;
+  };
   for (const s of config.sessions) {
     const mine = actions.filter((a) => a.kind === 'remove_session' && a.root === s.root);
-    entries.push({ kind: 'sessions', origin: s.origin, root: s.root, root_exists: (await lstatPath(s.root)) !== undefined, sessions: mine.length, bytes: mine.reduce((n, a) => n + ('bytes' in a ? a.bytes : 0), 0) });
+    entries.push({
+      kind: 'sessions',
+      origin: s.origin,
+      root: s.root,
+      root_exists: (await lstatPath(s.root)) !== undefined,
+      sessions: mine.filter((a) => a.kind === 'remove_session' && a.held === undefined).length,
+      held: mine.filter((a) => a.kind === 'remove_session' && a.held !== undefined).length,
+      bytes: mine.reduce((n, a) => n + ('bytes' in a ? a.bytes : 0), 0),
+      stopped: stopOf(report?.stopped, 'sessions', s.root),
+      stopped_unattended: stopOf(report?.stopped_unattended, 'sessions', s.root),
+    });
   }
   for (const r of config.records) {
     let records = 0;
+    let held = 0;
     let truncated = 0;
     let dropped = 0;
     let bytes = 0;
     for (const a of actions) {
       if (a.kind === 'remove_record' && a.record === r.store) {
-        records++;
+        if (a.held) held++;
+        else records++;
         bytes += a.bytes;
       } else if (a.kind === 'truncate_record' && a.record === r.store) {
         truncated++;
@@ -74,7 +112,7 @@ export async function planConfig(config: GcConfig, file: string | undefined, loc
         bytes += a.bytes;
       }
     }
-    entries.push({ kind: 'records', origin: r.origin, store: r.store, records, truncated, messages_dropped: dropped, bytes });
+    entries.push({ kind: 'records', origin: r.origin, store: r.store, records, held, truncated, messages_dropped: dropped, bytes, stopped: stopOf(report?.stopped, 'records', r.store), stopped_unattended: stopOf(report?.stopped_unattended, 'records', r.store) });
   }
   return { plan: { home: config.home, home_exists: homeExists, not_planned: notPlanned, entries }, warnings: report ? budgetWarnings(config, report, file, locate) : [] };
 }

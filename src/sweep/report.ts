@@ -86,6 +86,22 @@ export interface SweepReport {
    * window (src/sweep/fate-counts.ts): each store's counts add up to its items (docs/fates.md).
    */
   fates?: StoreFates[];
+  /** Stores the blast-radius guard stopped this sweep (each is also a `blast_radius` error). */
+  stopped?: StopInfo[];
+  /** `config check --plan` only: the stores an unattended sweep (the daemon, the timer) would stop now. */
+  stopped_unattended?: StopInfo[];
+}
+
+/** A store the blast-radius guard stops: nothing is taken there by any rule that sweep. */
+export interface StopInfo {
+  /** a sessions root's path, or a record store's name */
+  store: string;
+  kind: 'sessions' | 'records';
+  present: number;
+  /** what every rule together would have taken there (held or removed) */
+  would_take: number;
+  /** the limit exceeded, in words */
+  limit: string;
 }
 
 export function countByKind(actions: Action[]): Record<string, number> {

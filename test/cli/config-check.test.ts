@@ -273,22 +273,22 @@ describe('an invalid configuration does not blind the read-only views', () => {
       const before = f.snapshotTree(T);
       const r = f.runCli(['config', 'check', '--config', file, '--plan'], T);
       expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout).toContain("What these values would remove now (the dry run's planning; murmur-gc --dry-run -v lists each item):\n");
-      expect(r.stdout).toMatch(new RegExp(`  sessions\\[0\\] ${root}: would remove now: 3 sessions \\(\\d+(\\.\\d)? KiB\\)\\n`));
-      expect(r.stdout).toMatch(/ {2}records\[0\] shey: would remove now: 6 messages from 1 truncated record \(\d/);
+      expect(r.stdout).toContain("What these values would remove or hold now (the dry run's planning; murmur-gc --dry-run -v lists each item):\n");
+      expect(r.stdout).toMatch(new RegExp(`  sessions\\[0\\] ${root}: would remove 3 sessions now \\(\\d+(\\.\\d)? KiB\\)\\n`));
+      expect(r.stdout).toMatch(/ {2}records\[0\] shey: would drop 6 messages from 1 truncated record now \(\d/);
       expect(f.snapshotTree(T)).toEqual(before);
       // the same numbers as the dry run itself
       const dry = f.json<{ actions: { kind: string }[] }>(f.runCli(['--dry-run', '--json', '--config', file], T));
       expect(dry.actions.filter((a) => a.kind === 'remove_session')).toHaveLength(3);
       const j = f.json<{ plan: { entries: Record<string, unknown>[] } }>(f.runCli(['config', 'check', '--json', '--config', file, '--plan'], T));
       expect(j.plan.entries).toEqual([
-        { kind: 'sessions', origin: 'sessions[0]', root, root_exists: true, sessions: 3, bytes: expect.any(Number) as number },
-        { kind: 'records', origin: 'records[0]', store: 'shey', records: 0, truncated: 1, messages_dropped: 6, bytes: expect.any(Number) as number },
+        { kind: 'sessions', origin: 'sessions[0]', root, root_exists: true, sessions: 3, held: 0, bytes: expect.any(Number) as number, stopped: null, stopped_unattended: null },
+        { kind: 'records', origin: 'records[0]', store: 'shey', records: 0, held: 0, truncated: 1, messages_dropped: 6, bytes: expect.any(Number) as number, stopped: null, stopped_unattended: null },
       ]);
       expect(fs.readFileSync(rec.file, 'utf8').split('\n').filter(Boolean)).toHaveLength(11);
       // opt-in: the plain check plans nothing
       const plain = f.runCli(['config', 'check', '--config', file], T);
-      expect(plain.stdout).not.toContain('would remove now');
+      expect(plain.stdout).not.toContain('would remove');
       expect(f.json<{ plan: unknown }>(f.runCli(['config', 'check', '--json', '--config', file], T)).plan).toBeNull();
     });
 
@@ -309,7 +309,21 @@ describe('an invalid configuration does not blind the read-only views', () => {
       const ok = f.writeConfig(T, [`home: ${path.join(T, '.murmur')}`, 'sessions:', `  - root: ${root}`, '    max_bytes: 550K', ''].join('\n'));
       const r2 = f.runCli(['config', 'check', '--config', ok, '--plan'], T);
       expect(r2.stdout).not.toContain('config_destructive');
-      expect(r2.stdout).toMatch(/would remove now: [12] sessions? \(/);
+      expect(r2.stdout).toMatch(/would remove [12] sessions? now \(/);
+    });
+
+    it('says where the blast-radius guard would stop an entry: unattended (the daemon, the timer), and by hand with max_delete', () => {
+      const root = path.join(T, 'a', '.murmur');
+      sessions(root, 30);
+      const yaml = [`home: ${path.join(T, '.murmur')}`, 'quarantine: 7d', 'sessions:', `  - root: ${root}`, '    retain: { max_sessions: 5 }', ''];
+      const r = f.runCli(['config', 'check', '--config', f.writeConfig(T, yaml.join('\n')), '--plan'], T);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`  sessions[0] ${root}: would hold 25 sessions now (`);
+      expect(r.stdout).toContain('      unattended (the daemon, the timer), the blast-radius guard would stop it: 25 of 30 sessions by every rule together; an unattended sweep removes at most half of a store once it is more than 20 entries; nothing would be taken there\n');
+      const j = f.json<{ plan: { entries: Record<string, unknown>[] } }>(f.runCli(['config', 'check', '--json', '--config', f.writeConfig(T, yaml.join('\n')), '--plan'], T));
+      expect(j.plan.entries[0]).toMatchObject({ held: 25, sessions: 0, stopped: null, stopped_unattended: { would_take: 25, present: 30 } });
+      const limited = f.runCli(['config', 'check', '--config', f.writeConfig(T, ['max_delete: { count: 10 }', ...yaml].join('\n')), '--plan'], T);
+      expect(limited.stdout).toContain(`  sessions[0] ${root}: would remove now: nothing (stopped by the blast-radius guard)\n      by hand the blast-radius guard would stop it: 25 of 30 sessions by every rule together; max_delete.count is 10; nothing would be taken there\n`);
     });
 
     it('no home and no root: says so and still checks the file', () => {

@@ -54,6 +54,11 @@ export interface SweepOptions {
   unattended?: boolean;
   /** `--confirm-large`: no blast-radius limit for this sweep. */
   confirmLarge?: boolean;
+  /**
+   * Also tell which stores the guard would stop in an unattended sweep (report.stopped_unattended;
+   * `config check --plan`): the same plan made once more as the daemon would make it.
+   */
+  alsoUnattended?: boolean;
   /** Free space of the home's filesystem, for keep_free (tests inject one); default statfs(2). */
   statfs?: StatFs;
 }

@@ -11,7 +11,8 @@
 // is the runtime's, unchanged.
 import { resolve } from 'node:path';
 import { planMode } from '../../plan/modes.js';
-import { planFates, itemKey, type FateInput, type HoldIn, type RootIn, type StoreIn } from '../../plan/fates.js';
+import { planFates, itemKey, type FateInput, type HoldIn, type RootIn, type Stop, type StoreIn } from '../../plan/fates.js';
+import type { StopInfo } from '../report.js';
 import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
 import { RESERVE_BYTES } from '../../gchome/reserve.js';
 import { skip, type SweepContext, type StepTally } from './context.js';
@@ -51,11 +52,19 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
   }
   for (const p of ctx.sessionPlans) if (!p.input.isAuditRoot) warnFutureSessions(ctx, p.input.root, p.views.map((v) => v.scan.name));
 
-  ctx.fates = planFates(fateInput(ctx));
+  const input = fateInput(ctx);
+  ctx.fates = planFates(input);
+  if (ctx.fates.stops.length > 0) ctx.report.stopped = ctx.fates.stops.map(stopInfo);
+  if (ctx.opts.alsoUnattended === true) ctx.report.stopped_unattended = planFates({ ...input, guard: { ...input.guard, unattended: true } }).stops.map(stopInfo);
   let items = ctx.chmods.length;
   for (const f of ctx.fates.items.values()) if (f.fate !== 'kept') items++;
   for (const f of ctx.fates.holds.values()) if (f.fate === 'purged') items++;
   return Promise.resolve({ items, bytes: 0 });
+}
+
+/** A stop of the guard as the report gives it: the store (a root's path, a record store's name), what it would have taken. */
+function stopInfo(s: Stop): StopInfo {
+  return { store: s.store.slice(s.store.indexOf(':') + 1), kind: s.kind, present: s.present, would_take: s.going.length, limit: s.limit };
 }
 
 /** What the fate planner is given: the scans, the protection list, the measured sizes, the configuration. */
