@@ -112,7 +112,8 @@ async function runTruncate(contextId: string, opts: ActOpts & { keep: number }):
   const ctx = await setup(opts);
   const r = await truncateContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force, keep: opts.keep });
   process.stdout.write(opts.json ? renderResultJson(r) : renderTruncateText(r));
-  return ExitCodes.ok;
+  // Lines a process may still write to the replaced file are not in the record: not a clean run.
+  return r.held_open_by && r.held_open_by.length > 0 ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function exitWith(code: Promise<number>): Promise<void> {
