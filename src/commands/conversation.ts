@@ -523,7 +523,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           }
           throw err;
         }
-        await keeper?.settle(out.dropped > 0);
+        await keeper?.settle(out.dropped > 0, out.carriedTo);
         if (audit && seq !== undefined) {
           await audit.done(seq, { messages_dropped: out.dropped });
           await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');

@@ -96,7 +96,7 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
         if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
         throw err;
       });
-    await keeper?.settle(out.dropped > 0);
+    const uncarried = (await keeper?.settle(out.dropped > 0, out.carriedTo)) ?? 0;
     if (out.dropped === 0) return undefined;
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     const held: HeldAt | undefined =
@@ -128,10 +128,11 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
     }
     if (stillHeld.length > 0) {
+      const kept = uncarried > 0 && held ? `; ${uncarried} bytes it wrote there after the rewrite stopped waiting are only in the held old file (${held.path}), which its window deletes` : '';
       fail(ctx, {
         target,
         code: Codes.recordHeldOpen,
-        detail: `${pidList(stillHeld)} opened ${c.path} while it was being truncated and still held the replaced file open for writing when the rewrite stopped waiting: lines written there from then on are not in the record`,
+        detail: `${pidList(stillHeld)} opened ${c.path} while it was being truncated and still held the replaced file open for writing when the rewrite stopped waiting: lines written there from then on are not in the record${kept}`,
       });
     }
     return freed;
