@@ -6,14 +6,20 @@
 // filesystem has less than the reserve free, so the lock, the audit and its intents can be
 // written; a dry run releases nothing and only notes what a real run would release. Without
 // keep_free a real run removes a reserve left from an earlier configuration.
+// Debris where the sweep lock belongs (`<home>/gc/sweep.lock` a regular file, FIFO, socket or
+// link, or a directory holding entries whose holder is dead or that has none and is stale:
+// gchome/lock.ts `inspectLockPath`, lstat and a listing only) is removed through ctx.fx before
+// the lock is taken — unlinked (never opened, never followed) or, a directory, removed whole by
+// the descriptor-safe removal — and reported (`lock_debris`: what it was and that it went, or why
+// it could not), so it never blocks every sweep; a dry run says what it would remove.
 import { BusyError, Codes, GcError, describeError } from '../../errors.js';
-import { LOCK_STALE_MS, sweepLockPath } from '../../gchome/lock.js';
+import { LOCK_STALE_MS, inspectLockPath, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
 import { RESERVE_NAME, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
 import { lstatPath, processUid, type Dir } from '../../fsx/safe-fs.js';
 import { statFs } from '../../fsx/statfs.js';
 import { formatBytes, formatDuration } from '../report.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { fail, skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists } from '../../fsx/dirs.js';
 import { stopNothingToSweep } from './no-home.js';
 
@@ -31,7 +37,15 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   ctx.homeExists = homeSt !== undefined;
   report.home_exists = ctx.homeExists;
 
-  const taken = await ctx.fx.lockSweep(home, homeSt !== undefined, (dir) => refuseForeignHome(dir, home), (gc) => settleReserve(ctx, gc));
+  const taken = await ctx.fx.lockSweep(
+    home,
+    homeSt !== undefined,
+    (dir) => refuseForeignHome(dir, home),
+    async (gc) => {
+      await clearLockDebris(ctx, gc);
+      await settleReserve(ctx, gc);
+    },
+  );
   ctx.homeDir = taken.homeDir;
   ctx.sweepLock = taken.lock;
   if (ctx.sweepLock?.brokeDeadHolder) {
@@ -41,6 +55,28 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
   ctx.signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
+}
+
+/** The sweep lock's name in `<home>/gc` (gchome/lock.ts sweepLockPath). */
+const SWEEP_LOCK = 'sweep.lock';
+
+/** Remove debris where the sweep lock belongs, and say so (see the header). Never throws. */
+async function clearLockDebris(ctx: SweepContext, gc: Dir): Promise<void> {
+  const target = gc.display(SWEEP_LOCK);
+  try {
+    const state = await inspectLockPath(gc, SWEEP_LOCK, ctx.now());
+    if (state.kind !== 'debris') return;
+    try {
+      if (state.isDir) await ctx.fx.remove(gc, SWEEP_LOCK, state.identity);
+      else await ctx.fx.unlink(gc, SWEEP_LOCK);
+    } catch (err) {
+      fail(ctx, { target, code: Codes.lockDebris, detail: `${target} is ${state.what}, not a murmur-gc lock, and could not be removed (${describeError(err)}); remove it by hand` });
+      return;
+    }
+    skip(ctx, { target, code: Codes.lockDebris, detail: `${target} was ${state.what}, not a murmur-gc lock: ${ctx.fx.say(['would remove', 'removed'])} it so the sweep can take its lock` });
+  } catch (err) {
+    ctx.log.warn({ code: Codes.lockDebris, path: target }, `the sweep lock's path could not be inspected: ${describeError(err)}`);
+  }
 }
 
 /** Release the keep_free reserve when the filesystem is short of it (see the header). Never throws. */
