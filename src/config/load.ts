@@ -30,6 +30,10 @@
 // - Paths: `~` and `~/x` expand to $HOME (`~user` is refused); relative paths resolve against the
 //   config file's directory (`--home` and `--config` against the working directory); all paths
 //   come out absolute and normalized. Only `sessions[].root` is globbed (src/config/files.ts).
+// - A capsule or record store name (`records[].capsule`, `records[].store`, a manifest's `name:`
+//   and `context.record_store`) follows the runtime's `validate_store_name` rule (one path
+//   segment, SEGMENT_RULE) and holds no control character (CONTROL_RULE, checked on the value as
+//   written, before it is trimmed): a newline in a name would be another line in every log.
 // - $HOME is only consulted when something needs it, and then it must be set, non-empty and
 //   absolute (the runtime's `murmur_home_dir` rule and wording).
 // - A `workdir:` manifest (`<D>/murmur.yaml`) sits in a directory the capsule can write, so a
@@ -76,6 +80,11 @@ const CHILDREN_KEYS = ['max_age'];
 /** The runtime's `validate_store_name` sentence. */
 export const SEGMENT_RULE =
   "must be a single path segment: no '/', no '.' or '..', not absolute, and not starting with a dot";
+/** A control character (C0, DEL, C1) or a line or paragraph separator: never in a name murmur-gc takes. */
+const CONTROL_CHAR = /[\p{Cc}\u2028\u2029]/u;
+/** What a capsule or record store name with a control character is told (murmur-gc's rule beside the runtime's). */
+export const CONTROL_RULE =
+  'must not hold a control character (a newline, a tab, …): a capsule or record store name is one line in every record header, log, report and audit line';
 export const HOME_NOT_SET = 'the home directory could not be resolved: HOME is not set in the environment';
 export const HOME_NOT_ABSOLUTE = 'the home directory could not be resolved: HOME is not an absolute path';
 
@@ -171,7 +180,18 @@ function resolvePath(value: string, keyPath: string, ctx: PathContext): string {
   return path.resolve(ctx.base, expanded);
 }
 
-function checkSegment(value: string, keyPath: string, file: string | undefined): string {
+/**
+ * A capsule or record store name (`records[].capsule`, `records[].store`, a manifest's `name:` and
+ * `context.record_store`): the runtime's `validate_store_name` rule (SEGMENT_RULE), and no control
+ * character anywhere in `raw` — the value as written, before any trimming (so `name: "bot\n"` is
+ * refused, not read as another capsule's `bot`). The refusal shows the value JSON-escaped.
+ */
+function checkSegment(value: string, keyPath: string, file: string | undefined, raw: string = value): string {
+  const control = CONTROL_CHAR.exec(raw);
+  if (control) {
+    const at = `U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new ConfigError(keyPath, `${JSON.stringify(raw)} holds ${at}: ${CONTROL_RULE}`, file);
+  }
   if (value.length === 0 || value.includes('/') || value.startsWith('.') || value.includes('\0')) {
     throw new ConfigError(keyPath, SEGMENT_RULE, file);
   }
@@ -377,10 +397,11 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   if (typeof name !== 'string' || name.trim() === '') {
     throw new ConfigError('name', "missing required field 'name'", file);
   }
-  const capsule = checkSegment(name.trim(), 'name', file);
+  const capsule = checkSegment(name.trim(), 'name', file, name);
   const context = subBlock(manifest, 'context', file);
   const recordStore = optionalTrimmedString(context, 'record_store', 'context.record_store', file);
-  const store = recordStore === undefined ? capsule : checkSegment(recordStore, 'context.record_store', file);
+  const rawStore = context?.['record_store'];
+  const store = recordStore === undefined ? capsule : checkSegment(recordStore, 'context.record_store', file, typeof rawStore === 'string' ? rawStore : recordStore);
 
   let retain: RecordRetain | undefined;
   if (entry.retain !== undefined) {
