@@ -24,7 +24,7 @@ import {
 import { loadForCommand, oneShotLogger } from './context.js';
 import { echoArg } from './echo.js';
 import { ProgressLine } from './progress.js';
-import { ExitWith } from './types.js';
+import { ExitWith, FORCE_HOME_HELP } from './types.js';
 
 interface CommonOpts {
   config?: string;
@@ -71,7 +71,8 @@ function warnAll(ctx: ConversationContext, problems: Problem[], isHardProblem: (
 function addCommon(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
-    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)');
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false);
 }
 
 async function runLs(opts: LsOpts): Promise<number> {

@@ -34,6 +34,11 @@
 //   and `context.record_store`) follows the runtime's `validate_store_name` rule (one path
 //   segment, SEGMENT_RULE) and holds no control character (CONTROL_RULE, checked on the value as
 //   written, before it is trimmed): a newline in a name would be another line in every log.
+// - The home must be one (src/config/home.ts): a system path, or an existing directory that is not
+//   recognisably a murmur home, is a `config_invalid` error at `--home` or `home` (the default home
+//   names no file), unless forced (`--force-home`, `force_home: true`), which is a
+//   `config_destructive` warning there instead. The resolved config carries what the sweep needs
+//   to judge it again at the moment of action (`forceHome`, `userHomes`, `homeKey`).
 // - $HOME is only consulted when something needs it, and then it must be set, non-empty and
 //   absolute (the runtime's `murmur_home_dir` rule and wording).
 // - A `workdir:` manifest (`<D>/murmur.yaml`) sits in a directory the capsule can write, so a
@@ -51,6 +56,8 @@ import * as path from 'node:path';
 import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from './files.js';
+import { judgeHome, refusedHomeMessage } from './home.js';
+import { realpath } from '../fsx/safe-fs.js';
 import type { ReadTextOptions } from './files.js';
 import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './retain.js';
 import { YamlSyntaxError, type Locator } from './yaml-error.js';
@@ -64,6 +71,8 @@ export interface LoadConfigOptions {
   configPath?: string;
   /** `--home DIR`: beats the config's `home`. Relative to `cwd`. */
   home?: string;
+  /** `--force-home`: use the home even when it is not recognised as one (src/config/home.ts). */
+  forceHome?: boolean;
   env: Record<string, string | undefined>;
   /** Base for `--config`/`--home` (default: process.cwd()). */
   cwd?: string;
@@ -662,6 +671,9 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 
   if (home !== undefined) found.home = home;
+  const forceHome = opts.forceHome === true || raw.force_home === true;
+  const userHomes = await userHomesOf(env);
+  if (home !== undefined) await guardHome(home, opts.home !== undefined ? '--home' : 'home', raw.home !== undefined && opts.home === undefined ? file : undefined, forceHome, userHomes, sink);
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
   await attempt(sink, async () => {
     // `cron` is loaded only to check a configured schedule (the default is known good, see
@@ -726,6 +738,9 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
   return done(file, {
     home,
+    ...(forceHome ? { forceHome: true } : {}),
+    userHomes,
+    homeKey: opts.home !== undefined ? '--home' : 'home',
     schedule,
     runOnStart: raw.run_on_start ?? true,
     randomDelaySecs,
@@ -762,6 +777,30 @@ export function viewFallbackConfig(check: ConfigCheck, opts: LoadConfigOptions):
     log: { level: 'info' },
     source: check.source,
   };
+}
+
+/** $HOME as set (when it is absolute) and its real path: the homes a murmur home may not be (src/config/home.ts). */
+async function userHomesOf(env: Record<string, string | undefined>): Promise<string[]> {
+  const u = env['HOME'];
+  if (u === undefined || u === '' || !path.isAbsolute(u)) return [];
+  const lexical = path.resolve(u);
+  const real = await realpath(lexical).catch(() => lexical);
+  return real === lexical ? [lexical] : [lexical, real];
+}
+
+/**
+ * The home rule (src/config/home.ts): a home that is a system path or not recognisably a murmur
+ * home is a `config_invalid` error at its key (`--home`, or `home` in `file`, or the default home,
+ * which names no file) — unless forced, which is a `config_destructive` warning there instead.
+ */
+async function guardHome(home: string, key: 'home' | '--home', file: string | undefined, force: boolean, userHomes: readonly string[], sink: Sink): Promise<void> {
+  const why = await judgeHome(home, userHomes).catch(() => undefined);
+  if (why === undefined) return;
+  if (force) {
+    sink.warnings.push({ code: Codes.configDestructive, file, keyPath: key, message: `'${home}' ${why}; it is used anyway (--force-home / force_home): every sweep makes it private and creates gc/ in it` });
+    return;
+  }
+  sink.errors.push(new ConfigError(key, refusedHomeMessage(home, why, key), file));
 }
 
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */

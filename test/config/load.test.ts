@@ -51,6 +51,8 @@ describe('sources', () => {
     const cfg = await loadConfig({ env: { HOME: home }, cwd: tmp });
     expect(cfg).toEqual({
       home: path.join(home, '.murmur'),
+      userHomes: [home],
+      homeKey: 'home',
       schedule: '*/30 * * * *',
       runOnStart: true,
       randomDelaySecs: 0,
@@ -123,7 +125,7 @@ describe('sources', () => {
 
   it('a top level that is not a mapping is refused', async () => {
     const err = await loadError(load('- root: /x\n'));
-    expect(err.message).toContain('must be a block of keys (home, schedule, run_on_start');
+    expect(err.message).toContain('must be a block of keys (home, force_home, schedule, run_on_start');
   });
 });
 
@@ -144,7 +146,7 @@ describe('strict schema', () => {
     const err = await loadError(load('home: /h\nlive-grace: 1h\n'));
     expect(err.keyPath).toBe('live-grace');
     expect(err.message).toContain(
-      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, quarantine, sessions, records, audit, log, metrics",
+      "live-grace: unknown key 'live-grace'; expected: home, force_home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, quarantine, sessions, records, audit, log, metrics",
     );
   });
 
@@ -256,7 +258,9 @@ describe('home', () => {
   it('config home, relative to the config file, and ~ expansion', async () => {
     expect((await load('home: ../murmur-home\n')).home).toBe(path.join(tmp, 'murmur-home'));
     expect((await load('home: ~/mh\n')).home).toBe(path.join(home, 'mh'));
-    expect((await load('home: "~"\n')).home).toBe(home);
+    // $HOME itself is never a murmur home (src/config/home.ts) unless forced.
+    expect((await loadError(load('home: "~"\n'))).message).toContain(`home: '${home}' is your home directory ($HOME) itself`);
+    expect((await load('home: "~"\nforce_home: true\n')).home).toBe(home);
     const bare = await loadError(load('home: ~\n'));
     expect(bare.keyPath).toBe('home');
     expect(bare.message).toContain(`home: must be a string (a bare ~ is YAML's null: write "~" or ~/…)`);

@@ -2,6 +2,11 @@
 // Guarantees: one sweep at a time (`<home>/gc/sweep.lock`, taken through ctx.fx; BusyError →
 // exit 75); a dry run only probes the lock and creates nothing; a home owned by another uid is
 // refused (foreign_owner); no home and no existing configured root stops the sweep with a message and touches nothing.
+// The home is judged again through the descriptor just opened, before anything is created,
+// locked or changed in it (src/config/home.ts `judgeHomeDir`: a system path, or a directory that
+// is not recognisably a murmur home, is refused with `config_invalid`, exit 2, unless forced), so
+// a home that changed since the configuration was loaded (a daemon runs for days) is never made
+// private or given a gc/.
 // The keep_free reserve (src/gchome/reserve.ts) is released before the lock is taken when the
 // filesystem has less than the reserve free, so the lock, the audit and its intents can be
 // written; a dry run releases nothing and only notes what a real run would release. Without
@@ -12,7 +17,8 @@
 // the lock is taken — unlinked (never opened, never followed) or, a directory, removed whole by
 // the descriptor-safe removal — and reported (`lock_debris`: what it was and that it went, or why
 // it could not), so it never blocks every sweep; a dry run says what it would remove.
-import { BusyError, Codes, GcError, describeError } from '../../errors.js';
+import { BusyError, Codes, ConfigError, GcError, describeError } from '../../errors.js';
+import { judgeHomeDir, refusedHomeMessage } from '../../config/home.js';
 import { LOCK_STALE_MS, inspectLockPath, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
 import { RESERVE_NAME, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
@@ -40,7 +46,10 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const taken = await ctx.fx.lockSweep(
     home,
     homeSt !== undefined,
-    (dir) => refuseForeignHome(dir, home),
+    (dir) => {
+      refuseForeignHome(dir, home);
+      refuseUnrecognisedHome(ctx, dir);
+    },
     async (gc) => {
       await clearLockDebris(ctx, gc);
       await settleReserve(ctx, gc);
@@ -111,6 +120,16 @@ async function busy(home: string, nowMs: number): Promise<BusyError> {
     `${who} holds ${lock}; try again when it has finished`,
     `murmur-gc status shows whether the daemon is sweeping; the lock of a holder that died is taken over by the next run (one without an owner record after ${LOCK_STALE_MS / 1000} s)`,
   );
+}
+
+/** Before anything is created or locked in it: a home that is not one is refused (see the header). */
+function refuseUnrecognisedHome(ctx: SweepContext, dir: Dir): void {
+  const { config } = ctx;
+  if (config.forceHome === true) return;
+  const why = judgeHomeDir(dir, ctx.home, config.userHomes ?? []);
+  if (why === undefined) return;
+  const key = config.homeKey ?? 'home';
+  throw new ConfigError(key, refusedHomeMessage(ctx.home, why, key), key === 'home' ? config.source : undefined);
 }
 
 /** Before anything is created or locked in it: a home of another uid is refused (foreign_owner). */
