@@ -16,8 +16,8 @@
 // A record some process holds open for writing (src/runtime/running.ts `writersHoldingOpen`) is
 // never rewritten by any of these: `heldOpenBy` answers who (the callers skip and report it with
 // `record_held_open` before anything is logged or held), and the rewrite itself checks again
-// before it copies and right before it renames (HeldOpenError, src/runtime/staged-rewrite.ts);
-// the measuring twins throw the same error, so a dry run reports what a real run would. A
+// right before it renames (HeldOpenError, src/runtime/staged-rewrite.ts); the measuring twins
+// throw the same error, so a dry run reports what a real run would. A
 // truncation's outcome says how far the old file was carried (`carriedTo`) and who still held the
 // replaced file when the rewrite stopped waiting (`heldBy`): nothing claims more than was checked.
 import type { FileHandle } from 'node:fs/promises';
@@ -200,8 +200,6 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;
-      // Before anything is held: a record held open is left exactly as it is.
-      await refuseHeldOpen(ctxDir, fileName, opts, stat, src.fd);
       if (opts.keepDropped) await opts.keepDropped(src, p.header ? await firstLineEnd(src, p.cutOffset) : 0, p.cutOffset, { header: p.header, dropped: p.dropped, dir: ctxDir, name: fileName });
       const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
       const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));

@@ -18,9 +18,10 @@
 // - A file some process holds open for writing (a descriptor kept across appends: the same pid at
 //   every look of a short watch, src/runtime/running.ts `writersHoldingOpen`) is never rewritten:
 //   what it writes after the rename would land in the replaced inode, which nothing reads again.
-//   It is checked once `stage` has decided to rewrite and again right before the commit window;
-//   held, the rewrite stops with HeldOpenError (`record_held_open`, naming the pids) and the file
-//   is left as it is. (The runtime opens, appends and closes per line: never held so.)
+//   It is checked right before the commit window (its callers look earlier too, before they log or
+//   hold anything); held, the rewrite stops with HeldOpenError (`record_held_open`, naming the
+//   pids) and the file is left as it is. (The runtime opens, appends and closes per line: never
+//   held so.)
 // - No line appended while it runs is lost: bytes appended to the original after the snapshot are
 //   copied before the rename; the last of them are copied in a synchronous window that ends with
 //   the rename; right after it (nothing awaited in between), and again once no other process
@@ -326,9 +327,9 @@ export interface StagedRewriteOptions {
   holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
   /**
    * Who holds a file open for writing persistently (default: `writersHoldingOpen`, a short watch
-   * of the /proc scan); injectable for tests. Asked before the copy and right before each commit
-   * window: a held original is not rewritten (HeldOpenError); a held file of a corrective round
-   * gets its late lines appended instead (out of order, and said).
+   * of the /proc scan); injectable for tests. Asked right before each commit window: a held
+   * original is not rewritten (HeldOpenError); a held file of a corrective round gets its late
+   * lines appended instead (out of order, and said).
    */
   heldOpen?: (identity: Identity, ownFd?: number) => Promise<number[]>;
   /** fsync of a file descriptor (default: fs.fsync on the thread pool); injectable for tests. */
@@ -411,8 +412,6 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     const staged = await opts.stage(src, snapshot, stat);
     if (!staged) return undefined;
     opts.signal?.throwIfAborted();
-    const heldNow = await heldOpen(identityOf(stat), src.fd);
-    if (heldNow.length > 0) throw new HeldOpenError(dir.display(name), heldNow);
 
     const first = await commitRound(
       {

@@ -187,11 +187,18 @@ describe('temp names', () => {
 describe('a file some process holds open for writing', () => {
   it('is not renamed over when a process holds it at the last look before the commit window', async () => {
     fs.writeFileSync(file(), 'a\nb\nc\n');
-    // Not held when the rewrite starts copying; held (a descriptor kept) by the time of the commit.
+    // Held (a descriptor kept) by the time of the commit, after the whole copy and its fsync.
     let looks = 0;
-    const heldOpen = async () => (looks++ === 0 ? [] : [4242]);
-    await expect(rewriteFromByte2(T, { heldOpen })).rejects.toMatchObject({ code: 'record_held_open', pids: [4242] });
-    expect(looks).toBe(2);
+    let copied = false;
+    const heldOpen = async () => {
+      looks++;
+      return copied ? [4242] : [];
+    };
+    const beforeCommit = async () => {
+      copied = true;
+    };
+    await expect(rewriteFromByte2(T, { heldOpen, beforeCommit })).rejects.toMatchObject({ code: 'record_held_open', pids: [4242] });
+    expect(looks).toBe(1);
     expect(fs.readFileSync(file(), 'utf8')).toBe('a\nb\nc\n');
     expect(leftovers()).toEqual([]);
   });
