@@ -76,6 +76,18 @@ export const Codes = {
   runtimeDebris: 'runtime_debris',
   /** `history --target` given a prefix of more than one name in the audit trail (exit 2). */
   targetAmbiguous: 'target_ambiguous',
+  /**
+   * A conversation record some process holds open for writing (a descriptor kept across appends,
+   * unlike the runtime's open/append/close per line): it is not rewritten — no truncation, torn-tail
+   * repair or `conversation truncate` — and the pids are named (docs/design.md §3).
+   */
+  recordHeldOpen: 'record_held_open',
+  /**
+   * Something that is not a murmur-gc lock sat where a lock belongs (`<home>/gc/sweep.lock` a
+   * regular file, FIFO, socket or link, or a directory holding entries with no live holder): it was
+   * removed so the sweep could proceed, or what kept it there is said.
+   */
+  lockDebris: 'lock_debris',
 } as const;
 
 /**
@@ -137,6 +149,27 @@ export class BusyError extends GcError {
     super(Codes.storageBusy, message, { exitCode: ExitCodes.busy, ...definedOnly({ hint }) });
     this.name = 'BusyError';
   }
+}
+
+/**
+ * A record that processes hold open for writing (`record_held_open`): never rewritten while they
+ * do, so what they write is never left in a replaced inode. Exit 1.
+ */
+export class HeldOpenError extends GcError {
+  readonly pids: readonly number[];
+  constructor(path: string, pids: readonly number[]) {
+    super(Codes.recordHeldOpen, `${path} is held open for writing by ${pidList(pids)}: not rewritten while it is (what it writes would land in the replaced file and be lost)`, {
+      hint: `let ${pids.length === 1 ? 'that process' : 'those processes'} close the record (or stop ${pids.length === 1 ? 'it' : 'them'}), then run again`,
+    });
+    this.name = 'HeldOpenError';
+    this.pids = pids;
+  }
+}
+
+/** `pid 12` / `pids 12, 34` (sorted, each once). */
+export function pidList(pids: readonly number[]): string {
+  const sorted = [...new Set(pids)].sort((a, b) => a - b);
+  return `${sorted.length === 1 ? 'pid' : 'pids'} ${sorted.join(', ')}`;
 }
 
 /** A refusal in the runtime's `error[CODE]: message` + `hint:` shape (E-CNV-00x). Exit 1. */

@@ -19,12 +19,13 @@ import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
 import { jsonLine } from './json-contract.js';
-import { ExitWith } from './types.js';
+import { ExitWith, FORCE_HOME_HELP } from './types.js';
 import { definedOnly } from '../defined.js';
 
 export interface ConfigCheckFlags {
   config?: string;
   home?: string;
+  forceHome?: boolean;
   json: boolean;
   /** also say what the values would remove now (the dry run's planning) */
   plan?: boolean;
@@ -210,6 +211,7 @@ export async function runConfigCheck(flags: ConfigCheckFlags): Promise<number> {
   const { checkConfig } = await import('../config/load.js');
   const check = await checkConfig({
     ...definedOnly({ configPath: flags.config, home: flags.home }),
+    ...(flags.forceHome === true ? { forceHome: true } : {}),
     env: process.env,
     cwd: process.cwd(),
   });
@@ -231,6 +233,7 @@ export function registerConfigCommands(program: Command): void {
     .description('report every configuration error and warning at once (file, line:column, key), then the effective policy per sessions root and record store')
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .option('--json', 'print one JSON document on stdout', false)
     .option('--plan', 'also say, per entry, what the values would remove now (the dry run\'s planning over the whole home: writes nothing), and warn about a max_bytes that cannot be met')
     .action(async (opts: ConfigCheckFlags) => {

@@ -12,6 +12,7 @@ export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   const { loadConfig } = await import('../config/load.js');
   return loadConfig({
     ...definedOnly({ configPath: flags.config, home: flags.home }),
+    ...(flags.forceHome === true ? { forceHome: true } : {}),
     env: process.env,
     cwd: process.cwd(),
   });
@@ -38,6 +39,7 @@ export async function loadForView(flags: CommonFlags): Promise<{ config: GcConfi
   const { checkConfig, viewFallbackConfig } = await import('../config/load.js');
   const opts = {
     ...definedOnly({ configPath: flags.config, home: flags.home }),
+    ...(flags.forceHome === true ? { forceHome: true } : {}),
     env: process.env,
     cwd: process.cwd(),
   };

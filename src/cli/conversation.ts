@@ -24,7 +24,7 @@ import {
 import { loadForCommand, oneShotLogger } from './context.js';
 import { echoArg } from './echo.js';
 import { ProgressLine } from './progress.js';
-import { ExitWith } from './types.js';
+import { ExitWith, FORCE_HOME_HELP } from './types.js';
 
 interface CommonOpts {
   config?: string;
@@ -71,7 +71,8 @@ function warnAll(ctx: ConversationContext, problems: Problem[], isHardProblem: (
 function addCommon(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
-    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)');
+    .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false);
 }
 
 async function runLs(opts: LsOpts): Promise<number> {
@@ -112,7 +113,8 @@ async function runTruncate(contextId: string, opts: ActOpts & { keep: number }):
   const ctx = await setup(opts);
   const r = await truncateContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force, keep: opts.keep });
   process.stdout.write(opts.json ? renderResultJson(r) : renderTruncateText(r));
-  return ExitCodes.ok;
+  // Lines a process may still write to the replaced file are not in the record: not a clean run.
+  return r.held_open_by && r.held_open_by.length > 0 ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function exitWith(code: Promise<number>): Promise<void> {

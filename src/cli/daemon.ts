@@ -17,7 +17,7 @@ import type { GcConfig } from '../config/types.js';
 import { invalidConfigNotice, loadForCommand, loadForView } from './context.js';
 import { recordEarlySignals, releaseEarlySignals, stopRequested } from './early-signals.js';
 import { historyJson, jsonLine } from './json-contract.js';
-import { ExitWith, type CommonFlags } from './types.js';
+import { ExitWith, type CommonFlags, FORCE_HOME_HELP } from './types.js';
 import { definedOnly } from '../defined.js';
 
 /** Once the daemon has stopped, do not let a lingering handle keep the process alive. */
@@ -115,6 +115,7 @@ export function registerDaemonCommands(program: Command): void {
     .description('run sweeps on the configured schedule until SIGTERM/SIGINT (SIGHUP reloads the configuration)')
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .action(async (opts: { config?: string; home?: string }) => {
       const code = await runDaemonCommand(opts);
       if (code !== 0) throw new ExitWith(code);
@@ -126,6 +127,7 @@ export function registerDaemonCommands(program: Command): void {
     .option('--json', 'print one JSON document on stdout', false)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .action(async (opts: { json: boolean; config?: string; home?: string }) => {
       const code = await runStatusCommand(opts);
       if (code !== 0) throw new ExitWith(code);
@@ -139,6 +141,7 @@ export function registerDaemonCommands(program: Command): void {
     .option('--since <duration>', 'only sweeps started within this duration (90, 30m, 12h, 7d)', parseSince)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .action(async (opts: { json: boolean; target?: string; since?: number; config?: string; home?: string }) => {
       const code = await runHistoryCommand(opts);
       if (code !== 0) throw new ExitWith(code);

@@ -27,7 +27,8 @@ export const EXAMPLES: readonly (readonly [string, string])[] = [
 
 /** The configuration's top-level keys (config.example.yaml explains each in full). */
 export const CONFIG_KEYS: readonly (readonly [string, string])[] = [
-  ['home', 'the Murmur home (default ~/.murmur); --home beats it.'],
+  ['home', 'the Murmur home (default ~/.murmur); --home beats it. A system path (/, /etc, $HOME itself…) or a directory that is not recognisably a murmur home (none of conversations/, running/, state/, gc/… in it, and not empty) is refused, exit 2.'],
+  ['force_home', 'true: use home even when it would be refused (as --force-home does; default false).'],
   ['schedule', 'when the daemon sweeps: cron syntax, 5 or 6 fields (default every 30 minutes).'],
   ['run_on_start', 'the daemon sweeps once when it starts (default true).'],
   ['random_delay', 'a random wait of up to this duration before each scheduled sweep (default 0).'],

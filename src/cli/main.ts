@@ -18,7 +18,7 @@ import { boundEchoes } from './echo.js';
 import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { commandOf, envelope } from './json-contract.js';
 import { unknownCommand } from './suggest.js';
-import { ExitWith } from './types.js';
+import { ExitWith, FORCE_HOME_HELP } from './types.js';
 import { definedOnly } from '../defined.js';
 
 export function buildProgram(): Command {
@@ -41,14 +41,15 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON document on stdout', false)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .addOption(new Option('-v, --verbose', 'list every item in the report, and log at info').default(false))
     .addOption(new Option('-q, --quiet', 'print only errors').default(false).conflicts('verbose'))
     .option('--unattended', 'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries', false)
     .option('--confirm-large', 'lift the blast-radius limit (max_delete, --unattended) for this one sweep', false)
     .option('--check-config', 'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)', false)
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; forceHome: boolean; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
       const code = opts.checkConfig
-        ? await runConfigCheck({ json: opts.json, ...definedOnly({ config: opts.config, home: opts.home }) })
+        ? await runConfigCheck({ json: opts.json, forceHome: opts.forceHome, ...definedOnly({ config: opts.config, home: opts.home }) })
         : await (await import('./sweep.js')).runSweepCommand(opts);
       if (code !== 0) throw new ExitWith(code);
     });

@@ -11,7 +11,7 @@ import type { ProtectionListing, ReleaseOutcome } from '../commands/protect.js';
 import { ExitCodes } from '../errors.js';
 import { loadForCommand, oneShotLogger } from './context.js';
 import { jsonLine, protectedItemJson } from './json-contract.js';
-import { ExitWith } from './types.js';
+import { ExitWith, FORCE_HOME_HELP } from './types.js';
 import { definedOnly } from '../defined.js';
 
 interface CommonOpts {
@@ -25,6 +25,7 @@ function addCommon(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
+    .option('--force-home', FORCE_HOME_HELP, false)
     .option('--json', 'print one JSON document on stdout', false);
 }
 

@@ -11,6 +11,11 @@
 // - Counting streams (one bounded buffer per record, never the whole file in memory).
 // - Resolution (`E-CNV-001`/`E-CNV-002`) matches only listed names, so no path is ever built
 //   from user input, and it happens before anything beyond the listing is read or written.
+// - `truncate` refuses a record some process holds open for writing (`record_held_open`, naming
+//   the pids, exit 1; `--force` does not lift it: the lines that process writes would be lost),
+//   before anything is locked, logged or held — dry runs too; the rewrite checks again up to its
+//   rename. A process that opened it during the rewrite and still holds the replaced file is said
+//   (`record_held_open`, exit 1): what it writes there is not in the record.
 // - `rm`/`truncate` refuse a context named by a live session (`live_context`) unless forced, refuse
 //   records owned by another uid (`foreign_owner`), and take the record's lock
 //   (`<home>/gc/locks/<store>/<ctx>.lock`, the one the sweep takes); a lock still held after the
@@ -31,12 +36,12 @@
 //   cannot be held: its context is removed at once, with a `cross_device` warning.
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, Codes, GcError, RefusalError, describeError, errnoCode } from '../errors.js';
+import { BusyError, Codes, GcError, HeldOpenError, RefusalError, describeError, errnoCode, pidList } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../runtime/inventory.js';
 import { scanRecord, sparseFileError } from '../runtime/jsonl.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../gchome/lock.js';
 import { dropKeeper, holdContext, openQuarantineDir } from '../gchome/quarantine-store.js';
-import { measureTruncation, truncateRecord } from '../runtime/record-truncate.js';
+import { heldOpenBy, measureTruncation, truncateRecord } from '../runtime/record-truncate.js';
 import { measureDir, removeDir } from '../fsx/remove.js';
 import { Dir, identityOf, processUid, realpath } from '../fsx/safe-fs.js';
 import { loadTraceCache } from '../gchome/trace-cache.js';
@@ -473,6 +478,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
     if (!homeDir) throw new GcError(Codes.ioError, 'unreachable: resolved without a home');
     checkOwner(target);
     await checkLive(ctx, homeDir, target, 'truncate', opts.force, nowMs);
+    await refuseHeldOpen(homeDir, target);
 
     let lock: HeldLock | undefined;
     if (opts.dryRun) await probeRecordLock(ctx, target);
@@ -509,13 +515,15 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
             ...(keeper ? { keepDropped: keeper.hook } : {}),
           });
         } catch (err) {
+          // Held open by the time of the rename: nothing was renamed, so nothing is held either.
+          if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
           if (audit) {
             const dropped = await truncationLanded({ op: 'intent', seq: seq ?? 0, ...intent });
             await settle(ctx, homeDir, audit, dropped ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: dropped, trigger: MANUAL_TRIGGER }] : []);
           }
           throw err;
         }
-        await keeper?.settle(out.dropped > 0);
+        await keeper?.settle(out.dropped > 0, out.carriedTo);
         if (audit && seq !== undefined) {
           await audit.done(seq, { messages_dropped: out.dropped });
           await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');
@@ -525,10 +533,16 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
             ? undefined
             : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/${keeper.payload}` : `${ctx.config.home}/gc/quarantine` };
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
+        const stillHeld = out.heldBy ?? [];
         if (out.outOfOrder) {
-          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, 'a writer kept appending during the rewrite; some of its lines were placed after newer ones (none lost)');
-        } else if (out.reordered) {
+          // "none lost" only when it was checked: every replaced file let go, and carried whole.
+          const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
+          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, `a writer kept appending during the rewrite; ${outOfOrderLines} of its lines were placed after newer ones${carried}`);
+        } else if (out.reordered && stillHeld.length === 0) {
           ctx.log.info({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
+        }
+        if (stillHeld.length > 0) {
+          ctx.log.error({ code: Codes.recordHeldOpen, path: target.path, pids: stillHeld }, `${pidList(stillHeld)} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record`);
         }
         return {
           action: 'truncate',
@@ -541,6 +555,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
           dry_run: opts.dryRun,
           ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
+          ...(stillHeld.length > 0 ? { held_open_by: stillHeld } : {}),
           ...(held ? { held } : {}),
         };
       } finally {
@@ -551,6 +566,17 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
       await lock?.release();
     }
   });
+}
+
+/** `record_held_open` (exit 1, `--force` or not) when a process holds the record open for writing. */
+async function refuseHeldOpen(homeDir: Dir, target: ContextScan): Promise<void> {
+  const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+  try {
+    const pids = await heldOpenBy(cdir, RECORD_FILE, { expect: target.file.identity });
+    if (pids.length > 0) throw new HeldOpenError(target.path, pids);
+  } finally {
+    await cdir.close();
+  }
 }
 
 /**

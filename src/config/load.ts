@@ -30,6 +30,15 @@
 // - Paths: `~` and `~/x` expand to $HOME (`~user` is refused); relative paths resolve against the
 //   config file's directory (`--home` and `--config` against the working directory); all paths
 //   come out absolute and normalized. Only `sessions[].root` is globbed (src/config/files.ts).
+// - A capsule or record store name (`records[].capsule`, `records[].store`, a manifest's `name:`
+//   and `context.record_store`) follows the runtime's `validate_store_name` rule (one path
+//   segment, SEGMENT_RULE) and holds no control character (CONTROL_RULE, checked on the value as
+//   written, before it is trimmed): a newline in a name would be another line in every log.
+// - The home must be one (src/config/home.ts): a system path, or an existing directory that is not
+//   recognisably a murmur home, is a `config_invalid` error at `--home` or `home` (the default home
+//   names no file), unless forced (`--force-home`, `force_home: true`), which is a
+//   `config_destructive` warning there instead. The resolved config carries what the sweep needs
+//   to judge it again at the moment of action (`forceHome`, `userHomes`, `homeKey`).
 // - $HOME is only consulted when something needs it, and then it must be set, non-empty and
 //   absolute (the runtime's `murmur_home_dir` rule and wording).
 // - A `workdir:` manifest (`<D>/murmur.yaml`) sits in a directory the capsule can write, so a
@@ -47,6 +56,8 @@ import * as path from 'node:path';
 import type { Logger } from '../log.js';
 import { Codes, ConfigError, GcError, describeError } from '../errors.js';
 import { ConfigFileError, expandGlob, hasGlob, pathKind, readTextFileIfExists } from './files.js';
+import { judgeHome, refusedHomeMessage } from './home.js';
+import { realpath } from '../fsx/safe-fs.js';
 import type { ReadTextOptions } from './files.js';
 import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './retain.js';
 import { YamlSyntaxError, type Locator } from './yaml-error.js';
@@ -60,6 +71,8 @@ export interface LoadConfigOptions {
   configPath?: string;
   /** `--home DIR`: beats the config's `home`. Relative to `cwd`. */
   home?: string;
+  /** `--force-home`: use the home even when it is not recognised as one (src/config/home.ts). */
+  forceHome?: boolean;
   env: Record<string, string | undefined>;
   /** Base for `--config`/`--home` (default: process.cwd()). */
   cwd?: string;
@@ -76,6 +89,11 @@ const CHILDREN_KEYS = ['max_age'];
 /** The runtime's `validate_store_name` sentence. */
 export const SEGMENT_RULE =
   "must be a single path segment: no '/', no '.' or '..', not absolute, and not starting with a dot";
+/** A control character (C0, DEL, C1) or a line or paragraph separator: never in a name murmur-gc takes. */
+const CONTROL_CHAR = /[\p{Cc}\u2028\u2029]/u;
+/** What a capsule or record store name with a control character is told (murmur-gc's rule beside the runtime's). */
+export const CONTROL_RULE =
+  'must not hold a control character (a newline, a tab, …): a capsule or record store name is one line in every record header, log, report and audit line';
 export const HOME_NOT_SET = 'the home directory could not be resolved: HOME is not set in the environment';
 export const HOME_NOT_ABSOLUTE = 'the home directory could not be resolved: HOME is not an absolute path';
 
@@ -171,7 +189,18 @@ function resolvePath(value: string, keyPath: string, ctx: PathContext): string {
   return path.resolve(ctx.base, expanded);
 }
 
-function checkSegment(value: string, keyPath: string, file: string | undefined): string {
+/**
+ * A capsule or record store name (`records[].capsule`, `records[].store`, a manifest's `name:` and
+ * `context.record_store`): the runtime's `validate_store_name` rule (SEGMENT_RULE), and no control
+ * character anywhere in `raw` — the value as written, before any trimming (so `name: "bot\n"` is
+ * refused, not read as another capsule's `bot`). The refusal shows the value JSON-escaped.
+ */
+function checkSegment(value: string, keyPath: string, file: string | undefined, raw: string = value): string {
+  const control = CONTROL_CHAR.exec(raw);
+  if (control) {
+    const at = `U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new ConfigError(keyPath, `${JSON.stringify(raw)} holds ${at}: ${CONTROL_RULE}`, file);
+  }
   if (value.length === 0 || value.includes('/') || value.startsWith('.') || value.includes('\0')) {
     throw new ConfigError(keyPath, SEGMENT_RULE, file);
   }
@@ -377,10 +406,11 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   if (typeof name !== 'string' || name.trim() === '') {
     throw new ConfigError('name', "missing required field 'name'", file);
   }
-  const capsule = checkSegment(name.trim(), 'name', file);
+  const capsule = checkSegment(name.trim(), 'name', file, name);
   const context = subBlock(manifest, 'context', file);
   const recordStore = optionalTrimmedString(context, 'record_store', 'context.record_store', file);
-  const store = recordStore === undefined ? capsule : checkSegment(recordStore, 'context.record_store', file);
+  const rawStore = context?.['record_store'];
+  const store = recordStore === undefined ? capsule : checkSegment(recordStore, 'context.record_store', file, typeof rawStore === 'string' ? rawStore : recordStore);
 
   let retain: RecordRetain | undefined;
   if (entry.retain !== undefined) {
@@ -641,6 +671,9 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 
   if (home !== undefined) found.home = home;
+  const forceHome = opts.forceHome === true || raw.force_home === true;
+  const userHomes = await userHomesOf(env);
+  if (home !== undefined) await guardHome(home, opts.home !== undefined ? '--home' : 'home', raw.home !== undefined && opts.home === undefined ? file : undefined, forceHome, userHomes, sink);
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
   await attempt(sink, async () => {
     // `cron` is loaded only to check a configured schedule (the default is known good, see
@@ -705,6 +738,9 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
   return done(file, {
     home,
+    ...(forceHome ? { forceHome: true } : {}),
+    userHomes,
+    homeKey: opts.home !== undefined ? '--home' : 'home',
     schedule,
     runOnStart: raw.run_on_start ?? true,
     randomDelaySecs,
@@ -741,6 +777,30 @@ export function viewFallbackConfig(check: ConfigCheck, opts: LoadConfigOptions):
     log: { level: 'info' },
     source: check.source,
   };
+}
+
+/** $HOME as set (when it is absolute) and its real path: the homes a murmur home may not be (src/config/home.ts). */
+async function userHomesOf(env: Record<string, string | undefined>): Promise<string[]> {
+  const u = env['HOME'];
+  if (u === undefined || u === '' || !path.isAbsolute(u)) return [];
+  const lexical = path.resolve(u);
+  const real = await realpath(lexical).catch(() => lexical);
+  return real === lexical ? [lexical] : [lexical, real];
+}
+
+/**
+ * The home rule (src/config/home.ts): a home that is a system path or not recognisably a murmur
+ * home is a `config_invalid` error at its key (`--home`, or `home` in `file`, or the default home,
+ * which names no file) — unless forced, which is a `config_destructive` warning there instead.
+ */
+async function guardHome(home: string, key: 'home' | '--home', file: string | undefined, force: boolean, userHomes: readonly string[], sink: Sink): Promise<void> {
+  const why = await judgeHome(home, userHomes).catch(() => undefined);
+  if (why === undefined) return;
+  if (force) {
+    sink.warnings.push({ code: Codes.configDestructive, file, keyPath: key, message: `'${home}' ${why}; it is used anyway (--force-home / force_home): every sweep makes it private and creates gc/ in it` });
+    return;
+  }
+  sink.errors.push(new ConfigError(key, refusedHomeMessage(home, why, key), file));
 }
 
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */

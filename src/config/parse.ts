@@ -109,6 +109,7 @@ export type RecordEntry = {
 /** The configuration's top level once its shape is checked; the values typed `unknown` are checked by the loader. */
 export type RawConfig = {
   home?: string | undefined;
+  force_home?: boolean | undefined;
   schedule?: string | undefined;
   run_on_start?: boolean | undefined;
   random_delay?: unknown;
@@ -206,6 +207,7 @@ const recordEntry = block({ capsule: string, store: string, manifest: text, reta
 
 const configBlock = block({
   home: text,
+  force_home: boolean,
   schedule: string,
   run_on_start: boolean,
   random_delay: anything,

@@ -55,6 +55,15 @@ export interface RecordPolicyConfig {
 export interface GcConfig {
   /** Absolute path of the murmur home (default `$HOME/.murmur`). */
   home: string;
+  /**
+   * `--force-home` / `force_home: true`: the home is used even when src/config/home.ts would refuse
+   * it (a system path, or not recognisably a murmur home).
+   */
+  forceHome?: boolean;
+  /** $HOME (and its real path) when the configuration was resolved: a home may not be one of these or hold them. */
+  userHomes?: readonly string[];
+  /** Where the home came from, for a refusal at the moment of action: `--home`, else the `home` key (or its default). */
+  homeKey?: 'home' | '--home';
   /** Cron expression (daemon only). */
   schedule: string;
   /** Run one sweep when the daemon starts. */

@@ -162,7 +162,19 @@ export class Dir {
 
   async list(): Promise<string[]> {
     await Promise.resolve();
+    return this.listSync();
+  }
+
+  listSync(): string[] {
     return fs.readdirSync(`/proc/self/fd/${this.dirFd}`).sort();
+  }
+
+  /**
+   * The path the kernel has for this directory now (readlink of `/proc/self/fd/<N>`): where the
+   * descriptor really is, whatever links led to it or moves happened since.
+   */
+  realPathSync(): string {
+    return fs.readlinkSync(`/proc/self/fd/${this.dirFd}`);
   }
 
   /** lstat a child; undefined when it does not exist. */

@@ -5,9 +5,17 @@
 //   runtime's own directories.
 // - A compromised lock never crashes the process: `onCompromised` aborts the holder's
 //   AbortSignal, and the holder checks it before every commit point (rename, removal).
-// - `probeLock` only looks (for --dry-run): it creates nothing.
+// - `probeLock` only looks (for --dry-run): it creates nothing. Something that is not a directory
+//   at a lock's path is never a lock (every murmur-gc makes its locks with mkdir): not held.
+// - `inspectLockPath` tells a lock from debris at a lock's path with lstat and a listing only
+//   (nothing there is opened as a file, so a FIFO is never opened, and no link is followed):
+//   anything but a directory is debris; so is a directory holding entries (a lock directory is
+//   empty) whose holder is dead, or that has no holder at all and has gone untouched for
+//   LOCK_STALE_MS. An empty directory, or one whose holder may be alive, is a lock (taken over,
+//   or waited for, as ever). The caller removes the debris through its effects and reports it
+//   (`lock_debris`), so one planted or left file cannot block every sweep.
 import lockfile from 'proper-lockfile';
-import type { Dir } from '../fsx/safe-fs.js';
+import { identityOf, lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import { Codes, GcError } from '../errors.js';
 import { startTimeOf } from '../runtime/running.js';
 import { dismantleLock, judgeHolder, lockDirIno, promoteCandidate, readOwnerFile, removeCandidate, removeLockDir, writeCandidate } from './lock-owner.js';
@@ -122,6 +130,8 @@ export async function holderIsDead(lockPath: string): Promise<boolean> {
 /** True when another holder currently has the lock (stale locks count as free). Creates nothing. */
 export async function probeLock(lockPath: string): Promise<boolean> {
   try {
+    const st = await lstatPath(lockPath);
+    if (!st?.isDirectory()) return false;
     const held = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS });
     return held && !(await holderIsDead(lockPath));
   } catch {
@@ -161,4 +171,51 @@ export async function ensureLockDir(home: Dir, segments: string[]): Promise<void
 
 export function sweepLockPath(home: string): string {
   return `${home}/gc/sweep.lock`;
+}
+
+/** What sits where a lock directory belongs (see the header). */
+export type LockPathState =
+  | { kind: 'free' }
+  | { kind: 'lock' }
+  | { kind: 'debris'; what: string; identity: Identity; isDir: boolean };
+
+function kindOf(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+  if (st.isFile()) return 'a regular file';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isBlockDevice() || st.isCharacterDevice()) return 'a device node';
+  return 'not a directory';
+}
+
+/**
+ * Judge `parent/name` (a lock's path, e.g. `<home>/gc/sweep.lock`) as a lock, debris or free,
+ * with lstat and a listing through `parent`'s descriptor (see the header). `nowMs` dates an
+ * ownerless directory's staleness.
+ */
+export async function inspectLockPath(parent: Dir, name: string, nowMs: number, staleMs = LOCK_STALE_MS): Promise<LockPathState> {
+  const st = await parent.lstat(name);
+  if (!st) return { kind: 'free' };
+  const identity = identityOf(st);
+  if (!st.isDirectory()) return { kind: 'debris', what: kindOf(st), identity, isDir: false };
+  let entries: string[];
+  try {
+    const d = await parent.openDir(name, identity);
+    try {
+      entries = await d.list();
+    } finally {
+      await d.close();
+    }
+  } catch {
+    // Cannot be listed (another user's, replaced meanwhile, a mount): left to the lock itself.
+    return { kind: 'lock' };
+  }
+  if (entries.length === 0) return { kind: 'lock' };
+  const holding = `holding ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`;
+  const { verdict } = await judgeHolder(parent.display(name)).catch(() => ({ verdict: 'unknown' as const }));
+  if (verdict === 'dead') return { kind: 'debris', what: `a lock directory of a murmur-gc that died, ${holding}`, identity, isDir: true };
+  if (verdict === 'alive') return { kind: 'lock' };
+  const idleMs = nowMs - Number(st.mtimeMs);
+  if (idleMs < staleMs) return { kind: 'lock' };
+  return { kind: 'debris', what: `a directory ${holding}, with no holder, untouched for ${Math.round(idleMs / 1000)} s`, identity, isDir: true };
 }

@@ -37,6 +37,7 @@ import {
   type ItemMeta,
 } from './quarantine-layout.js';
 import { TRASH_PREFIX } from '../runtime/inventory.js';
+import { processesHolding } from '../runtime/running.js';
 import { parseSessionQuarantineName, sessionQuarantineName } from '../runtime/gc-entries.js';
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
@@ -267,19 +268,29 @@ async function copyDropped(item: Dir, src: FileHandle, from: number, to: number)
 
 /**
  * Once the truncation committed, cut the held old inode to the end of its dropped lines: the kept
- * tail (which the new record holds) is then not held twice. Only when the item's `record.jsonl`
- * is still that inode, the record's name no longer is (never the live record), and it has no
- * other link (whose bytes it would cut).
+ * tail (which the new record holds) is then not held twice. Only bytes the new record holds are
+ * ever cut: `carried` is how far the rewrite carried the old inode into the new record
+ * (RewriteResult.carriedTo; undefined: unknown, nothing is cut), and an old inode that has grown
+ * past it (a process still writing to it), or that any process holds open for writing now, is
+ * left whole. Only when the item's `record.jsonl` is still that inode, the record's name no
+ * longer is (never the live record), and it has no other link (whose bytes it would cut).
+ * Returns the bytes of the old inode the new record does not hold (0 when none).
  */
-export async function trimHeld(q: Dir, entry: string, linked: Identity, to: number, rec: { dir: Dir; name: string }): Promise<void> {
+export async function trimHeld(q: Dir, entry: string, linked: Identity, to: number, rec: { dir: Dir; name: string }, carried: number | undefined): Promise<number> {
   const now = await rec.dir.lstat(rec.name);
-  if (now && sameIdentity(identityOf(now), linked)) return;
+  if (now && sameIdentity(identityOf(now), linked)) return 0;
   const item = await q.openDir(entry);
   try {
     const { fh, stat } = await item.openFile(RECORD_PAYLOAD, { write: true });
     try {
       // Another link to it (a backup made with `ln`, say) would lose its bytes: left whole.
-      if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1 || Number(stat.size) <= to) return;
+      if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1) return 0;
+      const size = Number(stat.size);
+      if (carried === undefined) return 0;
+      if (size > carried) return size - carried;
+      if (size <= to) return 0;
+      // A writer still holding it would append after the cut, or between this look and the cut.
+      if ((await processesHolding(identityOf(stat), fh.fd)).length > 0) return 0;
       await fh.truncate(to);
       await fh.sync();
     } finally {
@@ -288,6 +299,7 @@ export async function trimHeld(q: Dir, entry: string, linked: Identity, to: numb
   } finally {
     await item.close();
   }
+  return 0;
 }
 
 /** The held dropped lines of a truncation item: an open payload and the byte range. */
@@ -471,9 +483,10 @@ export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHel
 
 /**
  * The undo window of one truncation: `hook` is TruncateOptions.keepDropped (it keeps the dropped
- * bytes as a `staged` item, holdDropped); `settle(true)` once the rewrite committed marks it
- * `held` and cuts a held old inode to its dropped lines, `settle(false)` when nothing was dropped
- * removes it. An item left `staged` (the rewrite threw, or we were killed) is resolved by the
+ * bytes as a `staged` item, holdDropped); `settle(true, carriedTo)` once the rewrite committed
+ * marks it `held` and cuts a held old inode to its dropped lines when the new record holds
+ * everything after them (trimHeld; it answers the old inode's bytes the record does not hold),
+ * `settle(false)` when nothing was dropped, or the rewrite stopped before its rename, removes it. An item left `staged` (the rewrite threw, or we were killed) is resolved by the
  * next sweep against the record's marker (`at_ms`), and a restore puts its lines back as soon as
  * the record carries that marker.
  */
@@ -498,15 +511,17 @@ export function dropKeeper(q: Dir, base: Omit<ItemMeta, 'kind' | 'messages' | 'p
     get payload(): string {
       return held?.payload ?? DROPPED_PAYLOAD;
     },
-    async settle(landed: boolean): Promise<void> {
-      if (!held || !meta) return;
+    /** The bytes of the held old inode that the new record does not hold (0: none, or a copy was held). */
+    async settle(landed: boolean, carriedTo?: number): Promise<number> {
+      if (!held || !meta) return 0;
       if (!landed) {
         await dropEmptyItem(q, held.entry);
-        return;
+        return 0;
       }
       await writeMeta(q, held.entry, { ...meta, state: 'held' });
       // A cut that fails only leaves the kept tail held too (more disk until the item goes).
-      if (held.linked && rec) await trimHeld(q, held.entry, held.linked, rec.to, rec).catch(() => undefined);
+      if (held.linked && rec) return trimHeld(q, held.entry, held.linked, rec.to, rec, carriedTo).catch(() => 0);
+      return 0;
     },
   };
 }

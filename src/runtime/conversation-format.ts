@@ -307,9 +307,14 @@ export interface TruncateResult {
   dry_run: boolean;
   /**
    * Present only when a writer kept racing the rewrite and some of its lines had to be appended
-   * after newer ones (none lost): how many.
+   * after newer ones (they are in the record): how many.
    */
   concurrent_append?: { lines_out_of_order: number };
+  /**
+   * Present only when processes that opened the record during the rewrite still held the replaced
+   * file open for writing when it stopped waiting: their pids (what they write there is not in the record).
+   */
+  held_open_by?: number[];
   /** With `quarantine:` on: where the dropped lines are held, until when. */
   held?: { until_ms: number; path: string };
 }
@@ -324,9 +329,15 @@ export function renderRemoveText(r: RemoveResult): string {
 
 export function renderTruncateText(r: TruncateResult): string {
   if (r.dropped === 0) return `${r.path} already holds ${r.kept} messages; nothing dropped\n`;
-  const warn = r.concurrent_append
-    ? `warning[concurrent_append]: a writer kept appending during the rewrite; ${r.concurrent_append.lines_out_of_order} line(s) were placed after newer ones (none lost)\n`
+  // "none lost" only when it was checked: no process still held the replaced file.
+  const held = r.held_open_by && r.held_open_by.length > 0 ? r.held_open_by : undefined;
+  const reorder = r.concurrent_append
+    ? `warning[concurrent_append]: a writer kept appending during the rewrite; ${r.concurrent_append.lines_out_of_order} line(s) were placed after newer ones${held ? '' : ' (none lost)'}\n`
     : '';
+  const kept = held
+    ? `error[record_held_open]: ${held.length === 1 ? 'pid' : 'pids'} ${held.join(', ')} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record\n`
+    : '';
+  const warn = reorder + kept;
   return `${r.dry_run ? 'would drop' : 'dropped'} ${r.dropped} messages from ${r.path} (${r.kept} kept; oldest surviving is ${r.oldest_surviving_id})\n${warn}${heldText(r.held, r.context_id, r.dry_run)}`;
 }
 
@@ -347,6 +358,7 @@ export function renderResultJson(r: RemoveResult | TruncateResult): string {
     last_dropped_id: r.last_dropped_id,
     dry_run: r.dry_run,
     ...(r.concurrent_append ? { concurrent_append: { lines_out_of_order: r.concurrent_append.lines_out_of_order } } : {}),
+    ...(r.held_open_by && r.held_open_by.length > 0 ? { held_open_by: [...r.held_open_by] } : {}),
     ...(r.held ? { held: r.held } : {}),
   };
   return JSON.stringify(o) + '\n';

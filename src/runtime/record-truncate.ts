@@ -13,10 +13,18 @@
 // `repairTornTail` is the same termination on its own (sweep action `repair_torn_tail`): the
 // runtime's next append (one `write_all` per line, no newline check) would otherwise be glued to
 // the torn bytes and lost to every reader; `measureTornTail` decides it the same way, writing nothing.
+// A record some process holds open for writing (src/runtime/running.ts `writersHoldingOpen`) is
+// never rewritten by any of these: `heldOpenBy` answers who (the callers skip and report it with
+// `record_held_open` before anything is logged or held), and the rewrite itself checks again
+// right before it renames (HeldOpenError, src/runtime/staged-rewrite.ts); the measuring twins
+// throw the same error, so a dry run reports what a real run would. A
+// truncation's outcome says how far the old file was carried (`carriedTo`) and who still held the
+// replaced file when the rewrite stopped waiting (`heldBy`): nothing claims more than was checked.
 import type { FileHandle } from 'node:fs/promises';
+import { HeldOpenError } from '../errors.js';
 import { nextHeader, serializeHeader, type RecordHeader } from './record.js';
 import { planKeepNewest } from './jsonl.js';
-import { processesHolding } from './running.js';
+import { processesHolding, writersHoldingOpen } from './running.js';
 import { identityOf, sameIdentity, syncIo, type BigIntStats, type Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
 import { definedOnly } from '../defined.js';
@@ -35,10 +43,41 @@ export interface TruncateOutcome {
   appendedDuring: number;
   reordered: boolean;
   outOfOrder: boolean;
-  /** Lines a writer appended during the rewrite that were placed after newer ones (none lost). */
+  /** Lines a writer appended during the rewrite that were placed after newer ones (still in the record). */
   outOfOrderLines?: number;
   rounds?: number;
   stillHeld?: boolean;
+  /** Processes that still held the replaced file open for writing when the rewrite stopped waiting (RewriteResult.heldBy). */
+  heldBy?: number[];
+  /** Every byte of the old file before this offset is in the new one, or was dropped (RewriteResult.carriedTo). */
+  carriedTo?: number;
+}
+
+type Probe = (identity: Identity, ownFd?: number) => Promise<number[]>;
+
+/** Who holds the file open for writing persistently (`opts.heldOpen`, default the watch over /proc). */
+function heldOpenProbe(opts: { heldOpen?: Probe }): Probe {
+  return opts.heldOpen ?? ((identity, ownFd) => writersHoldingOpen(identity, ownFd));
+}
+
+/**
+ * The pids that hold `dir/name` open for writing (a descriptor kept across appends; [] when none,
+ * after one /proc scan). A file that is no longer the `expect`ed one answers [] (the rewrite that
+ * follows finds the change itself). Opens the file as every read here does (never a link or FIFO).
+ */
+export async function heldOpenBy(dir: Dir, name: string, opts: { expect?: Identity; heldOpen?: Probe } = {}): Promise<number[]> {
+  const { fh, stat } = await dir.openFile(name);
+  try {
+    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return [];
+    return await heldOpenProbe(opts)(identityOf(stat), fh.fd);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function refuseHeldOpen(dir: Dir, name: string, opts: { heldOpen?: Probe }, stat: BigIntStats, fd: number): Promise<void> {
+  const pids = await heldOpenProbe(opts)(identityOf(stat), fd);
+  if (pids.length > 0) throw new HeldOpenError(dir.display(name), pids);
 }
 
 export interface TruncateOptions {
@@ -54,6 +93,8 @@ export interface TruncateOptions {
   signal?: AbortSignal;
   /** Who holds a file open for writing (default: the /proc scan); injectable for tests. */
   holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+  /** Who holds it open for writing persistently (default: `writersHoldingOpen`); injectable for tests. */
+  heldOpen?: (identity: Identity, ownFd?: number) => Promise<number[]>;
   /**
    * The undo window: called (real runs only) with the bytes the truncation drops — [from, to) of
    * the open original, every line after the header up to the first kept message — before the
@@ -103,7 +144,7 @@ function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSig
 }
 
 /** The staged-rewrite options both rewrites here share: the record, its 0600 mode, the checks. */
-function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> }) {
+function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal?: AbortSignal; holders?: Probe; heldOpen?: Probe }) {
   return {
     dir,
     name,
@@ -111,6 +152,7 @@ function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal
     ...(opts.expect ? { expect: opts.expect } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.holders ? { holders: opts.holders } : {}),
+    ...(opts.heldOpen ? { heldOpen: opts.heldOpen } : {}),
   };
 }
 
@@ -126,6 +168,7 @@ export async function measureTruncation(ctxDir: Dir, fileName: string, opts: Tru
     if (p.dropped === 0) {
       return { dropped: 0, droppedBytes: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
     }
+    await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
     const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
     const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
     return {
@@ -172,26 +215,47 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
   if (!rw) {
     return { ...outcome, droppedBytes: 0, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
   }
-  return { ...outcome, bytesBefore: rw.oldSize, bytesAfter: rw.newSize, appendedDuring: rw.appendedDuring, reordered: rw.reordered, outOfOrder: rw.outOfOrder, outOfOrderLines: rw.outOfOrderLines, rounds: rw.rounds, stillHeld: rw.stillHeld };
+  return {
+    ...outcome,
+    bytesBefore: rw.oldSize,
+    bytesAfter: rw.newSize,
+    appendedDuring: rw.appendedDuring,
+    reordered: rw.reordered,
+    outOfOrder: rw.outOfOrder,
+    outOfOrderLines: rw.outOfOrderLines,
+    rounds: rw.rounds,
+    stillHeld: rw.stillHeld,
+    heldBy: rw.heldBy,
+    carriedTo: rw.carriedTo,
+  };
 }
 
 export interface RepairOutcome {
   /** True when the torn tail was (measureTornTail: would be) terminated. */
   repaired: boolean;
-  /** Why not, when not: `terminated` (nothing torn), `held` (a writer holds it open). */
+  /**
+   * Why not, when not: `terminated` (nothing torn), `held` (a process was writing to it at that
+   * instant, or it grew since it was opened: the line may be mid-write).
+   */
   why?: 'terminated' | 'held';
+  /** With `held`: the processes seen writing to it (empty when it had grown and none was seen). */
+  pids?: number[];
   bytesBefore: number;
 }
 
-type RepairOptions = { expect?: Identity; signal?: AbortSignal; holders?: (identity: Identity, ownFd?: number) => Promise<number[]> };
+type RepairOptions = { expect?: Identity; signal?: AbortSignal; holders?: Probe; heldOpen?: Probe };
+
+type TornTail = { why: 'terminated' | 'held'; pids?: number[] } | undefined;
 
 /** Whether a torn last line needs its `\n` (undefined), and why not otherwise. */
-async function tornTailDecision(opts: RepairOptions, fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<'terminated' | 'held' | undefined> {
-  if (size === 0) return 'terminated';
+async function tornTailDecision(opts: RepairOptions, fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<TornTail> {
+  if (size === 0) return { why: 'terminated' };
   const last = Buffer.alloc(1);
   const { bytesRead } = await fh.read(last, 0, 1, size - 1);
-  if (bytesRead === 1 && last[0] === 0x0a) return 'terminated';
-  return (await mayTerminate(opts, stat, fh.fd)) ? undefined : 'held';
+  if (bytesRead === 1 && last[0] === 0x0a) return { why: 'terminated' };
+  const pids = await (opts.holders ?? processesHolding)(identityOf(stat), fh.fd);
+  if (pids.length > 0) return { why: 'held', pids };
+  return syncIo.fstat(fh.fd).size === stat.size ? undefined : { why: 'held', pids: [] };
 }
 
 /** What `repairTornTail` would do to this file now, decided the same way, writing nothing. */
@@ -199,8 +263,9 @@ export async function measureTornTail(ctxDir: Dir, fileName: string, opts: Repai
   const { fh, stat } = await ctxDir.openFile(fileName);
   try {
     if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
-    const why = await tornTailDecision(opts, fh, Number(stat.size), stat);
-    return why ? { repaired: false, why, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
+    const not = await tornTailDecision(opts, fh, Number(stat.size), stat);
+    if (!not) await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
+    return not ? { repaired: false, ...not, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
   } finally {
     await fh.close();
   }
@@ -212,15 +277,15 @@ export async function measureTornTail(ctxDir: Dir, fileName: string, opts: Repai
  * open for writing. A file that is empty or ends with `\n` is not touched.
  */
 export async function repairTornTail(ctxDir: Dir, fileName: string, opts: RepairOptions): Promise<RepairOutcome> {
-  let why: 'terminated' | 'held' | undefined;
+  let not: TornTail;
   let before = 0;
   const rw = await stagedRewrite({
     ...rewriteTarget(ctxDir, fileName, opts),
     stage: async (src, size, stat) => {
       before = size;
-      why = await tornTailDecision(opts, src, size, stat);
-      return why ? undefined : { prefix: Buffer.alloc(0), copyFrom: 0, suffix: NEWLINE };
+      not = await tornTailDecision(opts, src, size, stat);
+      return not ? undefined : { prefix: Buffer.alloc(0), copyFrom: 0, suffix: NEWLINE };
     },
   });
-  return rw ? { repaired: true, bytesBefore: before } : { repaired: false, ...(why ? { why } : {}), bytesBefore: before };
+  return rw ? { repaired: true, bytesBefore: before } : { repaired: false, ...(not ?? {}), bytesBefore: before };
 }

@@ -15,25 +15,38 @@
 //   window and again right after the rename (the bytes copied in the window), before the
 //   directory fsync and before success is reported. fsync is injectable (`fsync` option) so
 //   tests can make it slow.
+// - A file some process holds open for writing (a descriptor kept across appends: the same pid at
+//   every look of a short watch, src/runtime/running.ts `writersHoldingOpen`) is never rewritten:
+//   what it writes after the rename would land in the replaced inode, which nothing reads again.
+//   It is checked right before the commit window (its callers look earlier too, before they log or
+//   hold anything); held, the rewrite stops with HeldOpenError (`record_held_open`, naming the
+//   pids) and the file is left as it is. (The runtime opens, appends and closes per line: never
+//   held so.)
 // - No line appended while it runs is lost: bytes appended to the original after the snapshot are
 //   copied before the rename; the last of them are copied in a synchronous window that ends with
 //   the rename; right after it (nothing awaited in between), and again once no other process
 //   holds the old inode open any more (a /proc scan, bounded wait), bytes that reached the old
-//   inode are carried into the new file.
+//   inode are carried into the new file. A process that opened the file in the instant between
+//   the last check and the rename and keeps holding the replaced inode is waited for at most
+//   HELD_AFTER_RENAME_MS; then what it has written is carried, it is named in `heldBy`, and what
+//   it writes later is not in the new file — the result never claims otherwise. All waiting of one
+//   rewrite is bounded by DRAIN_LIMIT_MS together; `carriedTo` says how far the original's bytes
+//   are all in the new file.
 // - Nothing is ever written to the live file after a rename: late bytes of a replaced inode are
 //   only placed inside a new temp file — a corrective staged rewrite of the new file (its own
 //   bytes, then the late bytes, then the lines writers appended to it, then whatever arrives
 //   meanwhile), repeated while writers keep racing the renames (bounded). Only if that bound is
-//   reached are the last late bytes appended (O_APPEND: never overwriting) and the result says
-//   `outOfOrder` — nothing is lost either way.
+//   reached (or the live file is itself held open) are the last late bytes appended (O_APPEND:
+//   never overwriting) and the result says `outOfOrder` — every late byte read is in the new file
+//   either way.
 // - If the original was replaced (different dev/ino) before the commit, nothing is renamed and
 //   the temp file is removed (`concurrent_append`).
 // - A write error of the temp (ENOSPC…) names the temp's path.
 // - Memory is bounded by one copy buffer (plus late bytes, which are a writer's last lines).
 import { failpoint } from '../failpoint.js';
-import { Codes, GcError, withPath } from '../errors.js';
+import { Codes, GcError, HeldOpenError, withPath } from '../errors.js';
 import { mintId } from './ids.js';
-import { processesHolding } from './running.js';
+import { processesHolding, writersHoldingOpen } from './running.js';
 import { sameIdentity, identityOf, syncIo, type BigIntStats, type Dir, type FileHandle, type Identity } from '../fsx/safe-fs.js';
 
 const COPY_CHUNK = 1 << 20;
@@ -56,7 +69,7 @@ export interface RewriteResult {
   appendedDuring: number;
   /** True when late bytes of the old inode had to be put back in order by a corrective rewrite. */
   reordered: boolean;
-  /** True when some late bytes could only be appended after lines written later (nothing lost). */
+  /** True when some late bytes could only be appended after lines written later (they are in the new file). */
   outOfOrder: boolean;
   /** How many lines were so appended (placed after lines that may be newer); 0 when in order. */
   outOfOrderLines: number;
@@ -64,6 +77,14 @@ export interface RewriteResult {
   rounds: number;
   /** A process still held a replaced file open when we stopped waiting for it. */
   stillHeld: boolean;
+  /**
+   * The processes that still held a replaced file open for writing when the wait for them ended:
+   * what they write there from now on is not in the new file. Empty when every replaced file was
+   * let go (then every byte it got is in the new file).
+   */
+  heldBy: number[];
+  /** Every byte of the original file before this offset is in the new file (or was dropped by `stage`). */
+  carriedTo: number;
 }
 
 export function tempNameFor(name: string): string {
@@ -184,6 +205,8 @@ interface RoundInput {
   beforeCommit?: (() => Promise<void>) | undefined;
   inWindow?: ((copy: number) => void) | undefined;
   fsync: (fd: number) => Promise<void>;
+  /** Who holds the followed file open for writing, asked right before the window; any → HeldOpenError. */
+  heldOpen: (identity: Identity, ownFd?: number) => Promise<number[]>;
 }
 
 /** Copies the window makes at most before it renames anyway (a writer outpacing a copy). */
@@ -225,6 +248,10 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
   if (r.beforeCommit) await r.beforeCommit();
   failpoint('rewrite:before_commit');
   r.signal?.throwIfAborted();
+  // Last look before the window (async, so before anything synchronous starts): a process that
+  // has opened the file since the first check and holds it would lose every later line.
+  const holders = await r.heldOpen(r.follow.identity, r.follow.fh.fd);
+  if (holders.length > 0) throw new HeldOpenError(dir.display(name), holders);
   // Opened before the window, which holds only copies and the rename. Closed by the caller once
   // the round is returned; here if the round fails before that.
   const appendFd = syncIo.openAppend(dir.child(tmpName));
@@ -298,6 +325,13 @@ export interface StagedRewriteOptions {
   afterRename?: () => Promise<void>;
   /** Who else holds a file open (default: a /proc scan); injectable for tests. */
   holders?: (identity: Identity, ownFd?: number) => Promise<number[]>;
+  /**
+   * Who holds a file open for writing persistently (default: `writersHoldingOpen`, a short watch
+   * of the /proc scan); injectable for tests. Asked right before each commit window: a held
+   * original is not rewritten (HeldOpenError); a held file of a corrective round gets its late
+   * lines appended instead (out of order, and said).
+   */
+  heldOpen?: (identity: Identity, ownFd?: number) => Promise<number[]>;
   /** fsync of a file descriptor (default: fs.fsync on the thread pool); injectable for tests. */
   fsync?: (fd: number) => Promise<void>;
 }
@@ -307,7 +341,13 @@ export function defaultFsync(fd: number): Promise<void> {
   return syncIo.fsyncAsync(fd);
 }
 
+/** All the waiting for holders of replaced files that one rewrite does, at most. */
 const DRAIN_LIMIT_MS = 5_000;
+/**
+ * A process seen holding a replaced file at every look for this long keeps it open (it is not
+ * between its open and its write): the wait for it ends, and it is named (`heldBy`).
+ */
+const HELD_AFTER_RENAME_MS = 2_000;
 /**
  * Rewrites at most: the first plus corrective ones while writers race each rename. A round is
  * raced when a line lands in the old inode during the rename or a writer is between its open and
@@ -319,29 +359,40 @@ const DRAIN_LIMIT_MS = 5_000;
 const MAX_ROUNDS = 12;
 
 /**
- * Wait until no other process holds `fh`'s inode open (at most DRAIN_LIMIT_MS), then return the
- * bytes it gained beyond `from`. `stillHeld` when a holder outlasted the limit (its later writes,
- * if any, cannot be carried).
+ * Wait until no other process holds `fh`'s inode open (two clean looks a few ms apart), then
+ * return the bytes it gained beyond `from`. The wait ends early, naming them in `heldBy`, when
+ * processes have held it at every look for HELD_AFTER_RENAME_MS, or at `deadline` (then whoever
+ * held it at the last look); what they write later cannot be carried.
  */
-async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined): Promise<{ bytes: Buffer; stillHeld: boolean }> {
+async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined, deadline: number): Promise<{ bytes: Buffer; heldBy: number[] }> {
   const probe = holders ?? processesHolding;
   const identity = identityOf(await fh.stat({ bigint: true }));
-  const deadline = Date.now() + DRAIN_LIMIT_MS;
-  let stillHeld = false;
+  /** pid → when it was first seen in the run of looks that have all seen it */
+  const since = new Map<number, number>();
+  let heldBy: number[] = [];
   // Two clean scans a few ms apart: a writer whose open() looked the path up just before the
   // rename may not have its descriptor installed yet at the first scan.
   let clean = 0;
-  for (let wait = 1; clean < 2; wait = Math.min(wait * 2, 50)) {
-    if ((await probe(identity, fh.fd)).length === 0) clean++;
-    else clean = 0;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    const pids = await probe(identity, fh.fd);
+    const now = Date.now();
+    if (pids.length === 0) {
+      clean++;
+      since.clear();
+    } else {
+      clean = 0;
+      for (const p of [...since.keys()]) if (!pids.includes(p)) since.delete(p);
+      for (const p of pids) if (!since.has(p)) since.set(p, now);
+    }
     if (clean === 2) break;
-    if (Date.now() >= deadline) {
-      stillHeld = clean === 0;
+    const kept = [...since].filter(([, t]) => now - t >= HELD_AFTER_RENAME_MS).map(([p]) => p);
+    if (kept.length > 0 || now >= deadline) {
+      heldBy = kept.length > 0 ? kept : clean === 0 ? pids : [];
       break;
     }
     await new Promise((r) => setTimeout(r, clean === 1 ? 2 : wait));
   }
-  return { bytes: readTailSync(fh.fd, from), stillHeld };
+  return { bytes: readTailSync(fh.fd, from), heldBy: [...new Set(heldBy)].sort((a, b) => a - b) };
 }
 
 /** Returns undefined when `stage` decided nothing needs rewriting (the file is untouched). */
@@ -352,6 +403,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
   const onTemp = (tmpName: string, dst: FileHandle) => temps.push({ name: tmpName, dst, committed: false });
   const appendFds: number[] = [];
   const fsync = opts.fsync ?? defaultFsync;
+  const heldOpen = opts.heldOpen ?? ((identity: Identity, ownFd?: number) => writersHoldingOpen(identity, ownFd));
   try {
     if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) {
       throw new GcError(Codes.changedSinceScan, `${dir.display(name)} was replaced since it was scanned`);
@@ -372,6 +424,7 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
         beforeCommit: opts.beforeCommit,
         inWindow: opts.inWindow,
         fsync,
+        heldOpen,
       },
       onTemp,
     );
@@ -391,18 +444,28 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     // until no other process holds it open, then every byte it will ever get is readable. Those
     // bytes belong before anything written to the new file; while a writer races each rename, one
     // more corrective round (bounded) puts them back in order.
-    const replaced: { fh: FileHandle; copied: number }[] = [{ fh: src, copied: first.copiedTo }];
+    // A replaced file still held when the wait for it ended is not waited for again (`held`):
+    // what it gets later cannot be carried, and every round would only wait for it once more.
+    const replaced: { fh: FileHandle; copied: number; held: boolean }[] = [{ fh: src, copied: first.copiedTo, held: false }];
+    const heldBy = new Set<number>();
+    const deadline = Date.now() + DRAIN_LIMIT_MS;
     let cur: Round = first;
     let carried: Buffer = first.pending ?? Buffer.alloc(0);
-    let stillHeld = false;
     let rounds = 1;
     for (let round = 1; ; round++) {
       rounds = round;
       const lateParts: Buffer[] = [];
       for (const r of replaced) {
-        const d = await drainReplaced(r.fh, r.copied, opts.holders);
+        if (r.held) {
+          lateParts.push(Buffer.alloc(0));
+          continue;
+        }
+        const d = await drainReplaced(r.fh, r.copied, opts.holders, deadline);
         r.copied += d.bytes.length;
-        stillHeld ||= d.stillHeld;
+        if (d.heldBy.length > 0) {
+          r.held = true;
+          for (const p of d.heldBy) heldBy.add(p);
+        }
         lateParts.push(d.bytes);
       }
       // `carried` (read at the rename) precedes what the newest replaced inode got afterwards.
@@ -412,43 +475,56 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
       if (late.length === 0) break;
       // Late bytes are only ever placed inside a temp file, never appended to the live file after a
       // size check: a writer could append between the check and our write and be put before them.
-      if (round >= MAX_ROUNDS) {
+      // When the rounds run out, or the live file is itself held open (renaming over it would
+      // leave that process writing to a replaced file), they are appended instead.
+      const appendLate = () => {
         appendSync(cur.appendFd, late); // never lost; out of order, and said so
         outOfOrder = true;
         for (let i = late.indexOf(10); i >= 0; i = late.indexOf(10, i + 1)) outOfOrderLines++;
+      };
+      if (round >= MAX_ROUNDS) {
+        appendLate();
         break;
       }
       const st = await cur.dst.stat({ bigint: true });
       const size = Number(st.size);
-      const next = await commitRound(
-        {
-          dir,
-          name,
-          mode: opts.mode,
-          pieces: [{ fh: cur.dst, from: 0, to: cur.ours }, late, { fh: cur.dst, from: cur.ours, to: size }],
-          follow: { fh: cur.dst, from: size, identity: identityOf(st) },
-          signal: undefined, // past the first commit, finishing is the safe way out
-          inWindow: opts.inWindow,
-          fsync,
-        },
-        onTemp,
-      );
+      let next: Round;
+      try {
+        next = await commitRound(
+          {
+            dir,
+            name,
+            mode: opts.mode,
+            pieces: [{ fh: cur.dst, from: 0, to: cur.ours }, late, { fh: cur.dst, from: cur.ours, to: size }],
+            follow: { fh: cur.dst, from: size, identity: identityOf(st) },
+            signal: undefined, // past the first commit, finishing is the safe way out
+            inWindow: opts.inWindow,
+            fsync,
+            heldOpen,
+          },
+          onTemp,
+        );
+      } catch (err) {
+        if (!(err instanceof HeldOpenError)) throw err;
+        appendLate(); // the round's temp was not renamed (it is removed below)
+        break;
+      }
       temps[temps.length - 1]!.committed = true;
       appendFds.push(next.appendFd);
       reordered = true;
       appendedDuring += size - cur.ours + next.appended - (next.pending?.length ?? 0);
       await fsync(next.dst.fd);
       await dir.sync();
-      replaced.push({ fh: cur.dst, copied: next.copiedTo });
+      replaced.push({ fh: cur.dst, copied: next.copiedTo, held: false });
       carried = next.pending ?? Buffer.alloc(0);
       appendedDuring += carried.length;
       cur = next;
     }
-    if (stillHeld) outOfOrder = true;
     const finalDst = cur.dst;
     await fsync(finalDst.fd);
     const newSize = Number((await finalDst.stat({ bigint: true })).size);
-    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld };
+    const held = [...heldBy].sort((a, b) => a - b);
+    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld: held.length > 0, heldBy: held, carriedTo: replaced[0]!.copied };
   } finally {
     for (const fd of appendFds) syncIo.close(fd);
     for (const t of temps) {

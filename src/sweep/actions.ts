@@ -27,7 +27,7 @@ export type Action =
       kept: number;
       path: string;
       bytes: number;
-      /** Present when a racing writer's lines had to be placed after newer ones (none lost). */
+      /** Present when a racing writer's lines had to be placed after newer ones (they are in the record). */
       concurrent_append?: { lines_out_of_order: number };
       /** The dropped lines, held by the undo window. */
       held?: HeldAt;

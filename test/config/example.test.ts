@@ -79,6 +79,8 @@ describe('config.example.yaml', () => {
     const cfg = await loadConfig({ configPath: EXAMPLE, env: { HOME: home }, cwd: home });
     expect(cfg).toEqual({
       home: path.join(home, '.murmur'),
+      userHomes: [home],
+      homeKey: 'home',
       schedule: '*/30 * * * *',
       runOnStart: true,
       randomDelaySecs: 0,

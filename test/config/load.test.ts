@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, GcError } from '../../src/errors.js';
-import { SEGMENT_RULE, checkConfig, loadConfig } from '../../src/config/load.js';
+import { CONTROL_RULE, SEGMENT_RULE, checkConfig, loadConfig } from '../../src/config/load.js';
 import type { LoadConfigOptions } from '../../src/config/load.js';
 import { ConfigFileError, expandGlob, readTextFileIfExists } from '../../src/config/files.js';
 
@@ -51,6 +51,8 @@ describe('sources', () => {
     const cfg = await loadConfig({ env: { HOME: home }, cwd: tmp });
     expect(cfg).toEqual({
       home: path.join(home, '.murmur'),
+      userHomes: [home],
+      homeKey: 'home',
       schedule: '*/30 * * * *',
       runOnStart: true,
       randomDelaySecs: 0,
@@ -123,7 +125,7 @@ describe('sources', () => {
 
   it('a top level that is not a mapping is refused', async () => {
     const err = await loadError(load('- root: /x\n'));
-    expect(err.message).toContain('must be a block of keys (home, schedule, run_on_start');
+    expect(err.message).toContain('must be a block of keys (home, force_home, schedule, run_on_start');
   });
 });
 
@@ -144,7 +146,7 @@ describe('strict schema', () => {
     const err = await loadError(load('home: /h\nlive-grace: 1h\n'));
     expect(err.keyPath).toBe('live-grace');
     expect(err.message).toContain(
-      "live-grace: unknown key 'live-grace'; expected: home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, quarantine, sessions, records, audit, log, metrics",
+      "live-grace: unknown key 'live-grace'; expected: home, force_home, schedule, run_on_start, random_delay, live_grace, max_delete, keep_free, quarantine, sessions, records, audit, log, metrics",
     );
   });
 
@@ -256,7 +258,9 @@ describe('home', () => {
   it('config home, relative to the config file, and ~ expansion', async () => {
     expect((await load('home: ../murmur-home\n')).home).toBe(path.join(tmp, 'murmur-home'));
     expect((await load('home: ~/mh\n')).home).toBe(path.join(home, 'mh'));
-    expect((await load('home: "~"\n')).home).toBe(home);
+    // $HOME itself is never a murmur home (src/config/home.ts) unless forced.
+    expect((await loadError(load('home: "~"\n'))).message).toContain(`home: '${home}' is your home directory ($HOME) itself`);
+    expect((await load('home: "~"\nforce_home: true\n')).home).toBe(home);
     const bare = await loadError(load('home: ~\n'));
     expect(bare.keyPath).toBe('home');
     expect(bare.message).toContain(`home: must be a string (a bare ~ is YAML's null: write "~" or ~/…)`);
@@ -716,5 +720,55 @@ describe('checkConfig: every problem at once', () => {
     const m = await write('proj/murmur.yaml', 'name: bot\ntrace:\n  retain:\n    max_sessions: 0\n');
     const c = await check('sessions:\n  - project: ../proj\n');
     expect(c.errors.map((e) => [e.file, e.keyPath, e.line, e.column])).toEqual([[m, 'trace.retain.max_sessions', 4, 5]]);
+  });
+});
+
+describe('capsule and record store names', () => {
+  it.each([
+    ['shey\nevil', 'U+000A'],
+    ['shey\r', 'U+000D'],
+    ['tab\there', 'U+0009'],
+    ['bell\u0007', 'U+0007'],
+    ['del\u007f', 'U+007F'],
+    ['c1\u0085', 'U+0085'],
+    ['sep\u2028', 'U+2028'],
+  ])('%j is refused wherever a name is taken, naming the file, line and key', async (bad, code) => {
+    const quoted = JSON.stringify(bad);
+    for (const [yaml, key, line] of [
+      [`records:\n  - capsule: ${quoted}\n`, 'records[0].capsule', 2],
+      [`records:\n  - capsule: ok\n    store: ${quoted}\n`, 'records[0].store', 3],
+    ] as const) {
+      const err = await loadError(load(yaml));
+      expect(err.code).toBe('config_invalid');
+      expect(err.keyPath).toBe(key);
+      expect(err.message).toContain(`${key}: ${quoted} holds ${code}: ${CONTROL_RULE}`);
+      const check = await checkConfig({ configPath: path.join(tmp, 'conf/config.yaml'), env: { HOME: home }, cwd: tmp });
+      expect(check.errors.map((e) => [e.keyPath, e.line])).toEqual([[key, line]]);
+    }
+    // A manifest's name and context.record_store, checked as written (before any trimming).
+    const m1 = await write('n/murmur.yaml', `name: ${quoted}\n`);
+    const e1 = await loadError(load('records:\n  - manifest: ../n/murmur.yaml\n'));
+    expect([e1.file, e1.keyPath]).toEqual([m1, 'name']);
+    expect(e1.message).toContain(CONTROL_RULE);
+    const m2 = await write('s/murmur.yaml', `name: ok\ncontext:\n  record_store: ${quoted}\n`);
+    const e2 = await loadError(load('records:\n  - manifest: ../s/murmur.yaml\n'));
+    expect([e2.file, e2.keyPath]).toEqual([m2, 'context.record_store']);
+    expect(e2.message).toContain(CONTROL_RULE);
+  });
+
+  it('a manifest name ending in a newline (a block scalar) is refused, not read as the name without it', async () => {
+    await write('b/murmur.yaml', 'name: |\n  shey\n');
+    const err = await loadError(load('records:\n  - manifest: ../b/murmur.yaml\n'));
+    expect(err.keyPath).toBe('name');
+    expect(err.message).toContain('"shey\\n" holds U+000A');
+  });
+
+  it('names the runtime accepts still load: spaces trimmed from a manifest value, dots and dashes inside', async () => {
+    await write('ok/murmur.yaml', 'name: " my.bot-2 "\ncontext:\n  record_store: " store_1 "\n');
+    const cfg = await load('records:\n  - manifest: ../ok/murmur.yaml\n  - capsule: a.b-c_d\n');
+    expect(cfg.records.map((r) => [r.capsule, r.store])).toEqual([
+      ['my.bot-2', 'store_1'],
+      ['a.b-c_d', 'a.b-c_d'],
+    ]);
   });
 });

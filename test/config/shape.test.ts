@@ -20,7 +20,7 @@ import { prng } from '../helpers/fixtures.js';
 // ── the oracle: the zod schema and its issue handling as src/config/parse.ts had them ─────────
 
 type Mapping = Record<string, unknown>;
-const TOP_KEYS = ['home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
+const TOP_KEYS = ['home', 'force_home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
 const MAX_DELETE_KEYS = ['count', 'fraction'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes'];
@@ -63,6 +63,7 @@ const RecordEntrySchema = z.strictObject(
 const ConfigSchema = z.strictObject(
   {
     home: text().optional(),
+    force_home: z.boolean({ error: 'must be true or false' }).optional(),
     schedule: z.string({ error: 'must be a string' }).optional(),
     run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
     random_delay: z.unknown().optional(),
@@ -372,6 +373,7 @@ class Gen {
       case 'schedule':
         return this.pick(['/srv/murmur', '~/.murmur', '*/5 * * * *']);
       case 'run_on_start':
+      case 'force_home':
         return this.chance(0.5);
       case 'max_delete':
         return this.chance(0.1) ? null : this.block(MAX_DELETE_KEYS, () => this.pick([5n, new YamlFloat(0.5)]), badRate);

@@ -248,7 +248,7 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(h['sweeps'][0]['invalid_lines']).toBe(1); // the torn line, skipped
     expect(h['totals']).toMatchObject({ sweeps: 2, sessions_removed: 4, records_removed: 1, records_truncated: 1, messages_dropped: 7, reconciled_tasks: 1 });
     const hText = cli(['history', '--config', cfg]).stdout;
-    expect(hText).toContain('sessions/max_sessions: 3 removed');
+    expect(hText).toContain('sessions/max_sessions: 3 sessions removed');
     expect(hText).toContain('records/max_messages: 1 record truncated, 7 messages dropped');
     expect(hText).toContain('reconciled lost background work: 1 session');
 

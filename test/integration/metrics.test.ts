@@ -85,11 +85,11 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
 describe('one-shot sweep', () => {
   it('writes the textfile after a real sweep: the report numbers, atomically, 0644, no temp left', () => {
     const cfg = f.writeConfig(tmp, yaml());
-    const dry = f.runCli(['--config', cfg, '--dry-run', '--json'], home);
+    const dry = f.runCli(['--config', cfg, '--dry-run', '--json'], tmp);
     expect(dry.status).toBe(0);
     expect(fs.existsSync(prom), 'a dry run writes no metrics').toBe(false);
 
-    const r = f.runCli(['--config', cfg, '--json'], home);
+    const r = f.runCli(['--config', cfg, '--json'], tmp);
     expect(r.status, r.stderr).toBe(0);
     const report = f.json<SweepReport>(r);
     expect(fs.readdirSync(promDir)).toEqual(['murmur-gc.prom']);
@@ -111,7 +111,7 @@ describe('one-shot sweep', () => {
 
   it('a metrics file that cannot be written is an error of the run (exit 1), and the sweep still happened', () => {
     const cfg = f.writeConfig(tmp, yaml().replace(prom, path.join(tmp, 'no-such-dir', 'm.prom')));
-    const r = f.runCli(['--config', cfg, '--json'], home);
+    const r = f.runCli(['--config', cfg, '--json'], tmp);
     expect(r.status).toBe(1);
     const report = f.json<SweepReport>(r);
     expect(report.errors.map((e) => e.code)).toEqual(['io_error']);
@@ -120,7 +120,7 @@ describe('one-shot sweep', () => {
 
   it('status --json carries the numbers of the file a one-shot sweep wrote', async () => {
     const cfg = f.writeConfig(tmp, yaml());
-    expect(f.runCli(['--config', cfg], home).status).toBe(0);
+    expect(f.runCli(['--config', cfg], tmp).status).toBe(0);
     const fromFile = viewOf(fs.readFileSync(prom, 'utf8'));
     expect(fromFile.last_success_ms).toBe(fromFile.last_sweep.ended_ms);
     const config = await loadConfig({ configPath: cfg, env: { HOME: tmp }, cwd: tmp });
@@ -138,7 +138,7 @@ describe('one-shot sweep', () => {
     let r: ReturnType<typeof spawnSync>;
     try {
       const st = fs.fstatSync(fd, { bigint: true });
-      r = spawnSync(process.execPath, [f.BIN, 'sweep', '--unattended', '--config', cfg], { env: f.cliEnv(home, { JOURNAL_STREAM: `${st.dev}:${st.ino}` }), stdio: ['ignore', 'pipe', fd], encoding: 'utf8' });
+      r = spawnSync(process.execPath, [f.BIN, 'sweep', '--unattended', '--config', cfg], { env: f.cliEnv(tmp, { JOURNAL_STREAM: `${st.dev}:${st.ino}` }), stdio: ['ignore', 'pipe', fd], encoding: 'utf8' });
     } finally {
       fs.closeSync(fd);
     }
@@ -149,12 +149,12 @@ describe('one-shot sweep', () => {
     const status = await gatherStatus(config, () => Promise.resolve({ state: 'not_installed' } as TimerInfo));
     expect(status.last_sweep?.trigger).toBe('unattended');
     expect(status.metrics.last_sweep?.trigger).toBe('unattended');
-    expect(f.runCli(['status', '--config', cfg], home).stdout).toMatch(/^last sweep: .*, ok \(unattended\)/m);
+    expect(f.runCli(['status', '--config', cfg], tmp).stdout).toMatch(/^last sweep: .*, ok \(unattended\)/m);
   });
 
   it('the quarantine gauge: what the undo window holds after a sweep, the same in status --json', async () => {
     const cfg = f.writeConfig(tmp, yaml() + 'quarantine: 24h\n');
-    expect(f.runCli(['--config', cfg], home).status).toBe(0);
+    expect(f.runCli(['--config', cfg], tmp).status).toBe(0);
     const fromFile = viewOf(fs.readFileSync(prom, 'utf8'));
     // two sessions and one truncation's dropped lines are held
     expect(fromFile.quarantine).toEqual({ items: 3, bytes: expect.any(Number) as number });
@@ -167,17 +167,17 @@ describe('one-shot sweep', () => {
 
   it('counters add up over sweeps (kept in the state file) and the interval follows schedule, or metrics.interval', () => {
     const cfg = f.writeConfig(tmp, yaml());
-    expect(f.runCli(['--config', cfg], home).status).toBe(0);
+    expect(f.runCli(['--config', cfg], tmp).status).toBe(0);
     const first = viewOf(fs.readFileSync(prom, 'utf8'));
     expect(first.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: first.last_sweep.bytes_freed });
     expect(first.totals!.bytes_freed).toBeGreaterThan(2000);
     expect(first.interval_secs, 'the default schedule: every 30 minutes').toBe(1800);
-    expect(f.runCli(['--config', f.writeConfig(tmp, yaml().replace('metrics:', "schedule: '0 3 * * *'\nmetrics:"))], home).status).toBe(0);
+    expect(f.runCli(['--config', f.writeConfig(tmp, yaml().replace('metrics:', "schedule: '0 3 * * *'\nmetrics:"))], tmp).status).toBe(0);
     const second = viewOf(fs.readFileSync(prom, 'utf8'));
     expect(second.interval_secs, "'0 3 * * *': daily").toBe(86_400);
     expect(second.totals!.sweeps).toEqual({ ok: 2, errors: 0, busy: 0, failed: 0, aborted: 0 });
     expect(second.totals!.bytes_freed).toBe(first.totals!.bytes_freed + second.last_sweep.bytes_freed);
-    expect(f.runCli(['--config', f.writeConfig(tmp, yaml() + '  interval: 2h\n')], home).status).toBe(0);
+    expect(f.runCli(['--config', f.writeConfig(tmp, yaml() + '  interval: 2h\n')], tmp).status).toBe(0);
     const third = viewOf(fs.readFileSync(prom, 'utf8'));
     expect(third.interval_secs).toBe(7200);
     expect(third.totals!.sweeps.ok).toBe(3);

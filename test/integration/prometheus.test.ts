@@ -64,7 +64,7 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
     }
     execFileSync('mount', ['-o', 'remount,ro', root]);
     cfg = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\nmetrics:\n  textfile: ${textfile}\n`);
-    const r = f.runCli(['--config', cfg, '--json'], home);
+    const r = f.runCli(['--config', cfg, '--json'], tmp);
     const report = JSON.parse(r.stdout) as { errors: { code: string }[] };
     const errors: Record<string, number> = {};
     for (const e of report.errors) errors[e.code] = (errors[e.code] ?? 0) + 1;
@@ -164,7 +164,7 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
 
   it('a sweep that succeeds (the root writable again) makes the alert go away', async () => {
     execFileSync('mount', ['-o', 'remount,rw', root]);
-    const r = f.runCli(['--config', cfg], home);
+    const r = f.runCli(['--config', cfg], tmp);
     expect(r.status, r.stderr).toBe(0);
     const m = parseProm(fs.readFileSync(textfile, 'utf8'));
     expect(promValue(m, 'murmur_gc_sweeps_total', { outcome: 'ok' })).toBe(1);

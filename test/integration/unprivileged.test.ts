@@ -129,4 +129,25 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
       expect(st.mode & 0o077, n).toBe(0);
     }
   });
+  it('a directory of its own that is not a murmur home, or its $HOME, is refused and left as it is; a fresh one is made private', () => {
+    const H = path.join(T, 'u3');
+    const proj = path.join(H, 'proj');
+    fs.mkdirSync(path.join(proj, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(proj, 'README'), 'mine');
+    const fresh = path.join(H, 'fresh');
+    fs.mkdirSync(fresh);
+    chownR(H);
+    for (const d of [H, proj, fresh]) fs.chmodSync(d, 0o755);
+    for (const home of [proj, H]) {
+      const r = runAsUser(['--json', '--home', home], H);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stdout + r.stderr).toContain('config_invalid');
+      expect(fs.statSync(home).mode & 0o777).toBe(0o755);
+      expect(fs.existsSync(path.join(home, 'gc'))).toBe(false);
+    }
+    const ok = runAsUser(['--json', '--home', fresh], H);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(fs.statSync(fresh).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(fresh, 'gc')).uid).toBe(uid);
+  });
 });

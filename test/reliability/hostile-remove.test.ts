@@ -150,7 +150,8 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect(doc.stores.kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
     const stText = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
     expect(stText.stdout).toContain('kept aside');
-    expect(stText.stdout).toContain(kept);
+    // (shown from ~: the user's home is H)
+    expect(stText.stdout).toContain(`~${kept.slice(H.length)}`);
 
     // the other user's files are gone: the next sweep removes what was kept aside
     fs.rmSync(path.join(kept, 'rootowned'), { recursive: true });

@@ -346,4 +346,16 @@ describe('truncate output with concurrent_append', () => {
     expect(renderTruncateText(base)).not.toContain('concurrent_append');
     expect(JSON.parse(renderResultJson(base))).not.toHaveProperty('concurrent_append');
   });
+
+  it('never says "none lost" while a process still held the replaced file: it names the pids instead', () => {
+    const r = { ...base, concurrent_append: { lines_out_of_order: 7 }, held_open_by: [4242] };
+    const text = renderTruncateText(r);
+    expect(text).not.toContain('none lost');
+    expect(text).toContain('warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones\n');
+    expect(text).toContain('error[record_held_open]: pid 4242 opened the record during the rewrite and still held the replaced file open for writing');
+    expect(text).toContain('not in the record');
+    expect(JSON.parse(renderResultJson(r))).toMatchObject({ held_open_by: [4242] });
+    expect(renderTruncateText({ ...base, held_open_by: [1, 2] })).toContain('error[record_held_open]: pids 1, 2 opened');
+    expect(JSON.parse(renderResultJson(base))).not.toHaveProperty('held_open_by');
+  });
 });

@@ -1,9 +1,11 @@
-// Process probes: start-time tokens, reused pids, and who holds a file open for writing.
+// Process probes: start-time tokens, reused pids, who holds a file open for writing, and who
+// holds it open across appends (not the runtime's open/append/close per line).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseRunningRecord, probeProcess, procStartTime, processesHolding, startTimeOf } from '../../src/runtime/running.js';
+import { HELD_OPEN_WATCH_MS, parseRunningRecord, probeProcess, procStartTime, processesHolding, startTimeOf, writersHoldingOpen } from '../../src/runtime/running.js';
+import { startHeldWriter, startWriter } from '../reliability/writer.js';
 import { identityOf } from '../../src/fsx/safe-fs.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
 
@@ -68,4 +70,35 @@ describe('process probes', () => {
       writer.kill('SIGKILL');
     }
   });
+});
+
+describe('a file held open for writing, told from one written per line', () => {
+  it('a process keeping one descriptor is held; one opening, appending and closing per line (the runtime, here at full speed) is not', async () => {
+    const file = path.join(T, 'conversation.jsonl');
+    fs.writeFileSync(file, '');
+    const id = identityOf(fs.statSync(file, { bigint: true }));
+    const perLine = startWriter(file, 2_000_000, 1_000_000); // as fast as it can go
+    const killed = perLine.done.catch(() => undefined);
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      // About one look in seven finds it mid-line; no watch finds it at every look.
+      for (let i = 0; i < 5; i++) expect(await writersHoldingOpen(id)).toEqual([]);
+    } finally {
+      perLine.child.kill('SIGKILL');
+      await killed;
+    }
+    const held = startHeldWriter(file, 0);
+    try {
+      await held.opened;
+      const t0 = Date.now();
+      expect(await writersHoldingOpen(id)).toEqual([held.child.pid]);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(HELD_OPEN_WATCH_MS);
+    } finally {
+      await held.stop();
+    }
+    // Nobody at the first look: answered at once.
+    const t1 = Date.now();
+    expect(await writersHoldingOpen(id)).toEqual([]);
+    expect(Date.now() - t1).toBeLessThan(HELD_OPEN_WATCH_MS);
+  }, 20_000);
 });

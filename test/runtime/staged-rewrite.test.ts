@@ -1,5 +1,6 @@
 // The staged rewrite (docs/design.md §3): crash/abort safety, appends during the copy, a replaced
-// original, and the ordering of bytes that reach the old inode after the rename.
+// original, the ordering of bytes that reach the old inode after the rename, and a file a process
+// holds open for writing (never renamed over; one that slips in is waited for a bounded time).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +8,8 @@ import { Dir } from '../../src/fsx/safe-fs.js';
 import { parseTempName, stagedRewrite, tempNameFor } from '../../src/runtime/staged-rewrite.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
 import { rewriteFromByte2 } from '../helpers/rewrite.js';
+import { processesHolding } from '../../src/runtime/running.js';
+import { checkSequence, startHeldWriter } from '../reliability/writer.js';
 
 let T: string;
 beforeEach(() => {
@@ -179,4 +182,54 @@ describe('temp names', () => {
     expect(parseTempName('.conversation.jsonl.12.zz.tmp', 'conversation.jsonl')).toBeUndefined();
     expect(parseTempName('conversation.jsonl', 'conversation.jsonl')).toBeUndefined();
   });
+});
+
+describe('a file some process holds open for writing', () => {
+  it('is not renamed over when a process holds it at the last look before the commit window', async () => {
+    fs.writeFileSync(file(), 'a\nb\nc\n');
+    // Held (a descriptor kept) by the time of the commit, after the whole copy and its fsync.
+    let looks = 0;
+    let copied = false;
+    const heldOpen = async () => {
+      looks++;
+      return copied ? [4242] : [];
+    };
+    const beforeCommit = async () => {
+      copied = true;
+    };
+    await expect(rewriteFromByte2(T, { heldOpen, beforeCommit })).rejects.toMatchObject({ code: 'record_held_open', pids: [4242] });
+    expect(looks).toBe(1);
+    expect(fs.readFileSync(file(), 'utf8')).toBe('a\nb\nc\n');
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a process that slipped in before the rename and keeps writing to the replaced file is waited for a bounded time, named, and never said to be carried', async () => {
+    fs.writeFileSync(file(), 'x\n');
+    // A real second process appending through one kept descriptor (the checks before the rename
+    // are told nobody holds it: the instant a process could open it unseen).
+    const w = startHeldWriter(file(), 3_000);
+    try {
+      await w.opened;
+      await new Promise((r) => setTimeout(r, 100));
+      const t0 = Date.now();
+      const r = await rewriteFromByte2(T, { heldOpen: async () => [], holders: processesHolding });
+      const ms = Date.now() - t0;
+      expect(r?.heldBy).toEqual([w.child.pid]);
+      expect(r?.stillHeld).toBe(true);
+      // Bounded: about HELD_AFTER_RENAME_MS (2 s), never a wait per corrective round.
+      expect(ms).toBeLessThan(4_500);
+      const stats = await w.stop();
+      // What it wrote after the wait is in the replaced inode only: the record has a prefix of its
+      // lines, in order, and the rewrite said it cannot have carried the rest.
+      const kept = checkSequence(fs.readFileSync(file(), 'utf8'));
+      expect(kept.problems).toEqual([]);
+      expect(kept.first.get(0)).toBe(0);
+      expect(kept.lines).toBeLessThan(stats.lines);
+      let written = 2; // the original 'x\n', then every line the writer wrote to that inode
+      for (let i = 0; i < stats.lines; i++) written += `{"seq":${i},"w":0}\n`.length;
+      expect(r!.carriedTo).toBeLessThan(written);
+    } finally {
+      await w.stop().catch(() => undefined);
+    }
+  }, 20_000);
 });

@@ -2,17 +2,29 @@
 // Guarantees: one sweep at a time (`<home>/gc/sweep.lock`, taken through ctx.fx; BusyError →
 // exit 75); a dry run only probes the lock and creates nothing; a home owned by another uid is
 // refused (foreign_owner); no home and no existing configured root stops the sweep with a message and touches nothing.
+// The home is judged again through the descriptor just opened, before anything is created,
+// locked or changed in it (src/config/home.ts `judgeHomeDir`: a system path, or a directory that
+// is not recognisably a murmur home, is refused with `config_invalid`, exit 2, unless forced), so
+// a home that changed since the configuration was loaded (a daemon runs for days) is never made
+// private or given a gc/.
 // The reserve (src/gchome/reserve.ts) is released before the lock is taken when the filesystem
 // has less than the reserve free, so the lock, the audit and its intents can be written; a dry
 // run releases nothing and only notes what a real run would release.
-import { BusyError, Codes, GcError, describeError } from '../../errors.js';
-import { LOCK_STALE_MS, sweepLockPath } from '../../gchome/lock.js';
+// Debris where the sweep lock belongs (`<home>/gc/sweep.lock` a regular file, FIFO, socket or
+// link, or a directory holding entries whose holder is dead or that has none and is stale:
+// gchome/lock.ts `inspectLockPath`, lstat and a listing only) is removed through ctx.fx before
+// the lock is taken — unlinked (never opened, never followed) or, a directory, removed whole by
+// the descriptor-safe removal — and reported (`lock_debris`: what it was and that it went, or why
+// it could not), so it never blocks every sweep; a dry run says what it would remove.
+import { BusyError, Codes, ConfigError, GcError, describeError } from '../../errors.js';
+import { judgeHomeDir, refusedHomeMessage } from '../../config/home.js';
+import { LOCK_STALE_MS, inspectLockPath, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
 import { RESERVE_NAME, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
 import { lstatPath, processUid, type Dir } from '../../fsx/safe-fs.js';
 import { statFs } from '../../fsx/statfs.js';
 import { formatBytes, formatDuration } from '../report.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { fail, skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists } from '../../fsx/dirs.js';
 import { stopNothingToSweep } from './no-home.js';
 
@@ -30,7 +42,18 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   ctx.homeExists = homeSt !== undefined;
   report.home_exists = ctx.homeExists;
 
-  const taken = await ctx.fx.lockSweep(home, homeSt !== undefined, (dir) => refuseForeignHome(dir, home), (gc) => settleReserve(ctx, gc));
+  const taken = await ctx.fx.lockSweep(
+    home,
+    homeSt !== undefined,
+    (dir) => {
+      refuseForeignHome(dir, home);
+      refuseUnrecognisedHome(ctx, dir);
+    },
+    async (gc) => {
+      await clearLockDebris(ctx, gc);
+      await settleReserve(ctx, gc);
+    },
+  );
   ctx.homeDir = taken.homeDir;
   ctx.sweepLock = taken.lock;
   if (ctx.sweepLock?.brokeDeadHolder) {
@@ -40,6 +63,28 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
   ctx.signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
   return { items: ctx.sweepLock ? 1 : 0, bytes: 0 };
+}
+
+/** The sweep lock's name in `<home>/gc` (gchome/lock.ts sweepLockPath). */
+const SWEEP_LOCK = 'sweep.lock';
+
+/** Remove debris where the sweep lock belongs, and say so (see the header). Never throws. */
+async function clearLockDebris(ctx: SweepContext, gc: Dir): Promise<void> {
+  const target = gc.display(SWEEP_LOCK);
+  try {
+    const state = await inspectLockPath(gc, SWEEP_LOCK, ctx.now());
+    if (state.kind !== 'debris') return;
+    try {
+      if (state.isDir) await ctx.fx.remove(gc, SWEEP_LOCK, state.identity);
+      else await ctx.fx.unlink(gc, SWEEP_LOCK);
+    } catch (err) {
+      fail(ctx, { target, code: Codes.lockDebris, detail: `${target} is ${state.what}, not a murmur-gc lock, and could not be removed (${describeError(err)}); remove it by hand` });
+      return;
+    }
+    skip(ctx, { target, code: Codes.lockDebris, detail: `${target} was ${state.what}, not a murmur-gc lock: ${ctx.fx.say(['would remove', 'removed'])} it so the sweep can take its lock` });
+  } catch (err) {
+    ctx.log.warn({ code: Codes.lockDebris, path: target }, `the sweep lock's path could not be inspected: ${describeError(err)}`);
+  }
 }
 
 /** Release the reserve when the filesystem is short of it (see the header). Never throws. */
@@ -70,6 +115,16 @@ async function busy(home: string, nowMs: number): Promise<BusyError> {
     `${who} holds ${lock}; try again when it has finished`,
     `murmur-gc status shows whether the daemon is sweeping; the lock of a holder that died is taken over by the next run (one without an owner record after ${LOCK_STALE_MS / 1000} s)`,
   );
+}
+
+/** Before anything is created or locked in it: a home that is not one is refused (see the header). */
+function refuseUnrecognisedHome(ctx: SweepContext, dir: Dir): void {
+  const { config } = ctx;
+  if (config.forceHome === true) return;
+  const why = judgeHomeDir(dir, ctx.home, config.userHomes ?? []);
+  if (why === undefined) return;
+  const key = config.homeKey ?? 'home';
+  throw new ConfigError(key, refusedHomeMessage(ctx.home, why, key), key === 'home' ? config.source : undefined);
 }
 
 /** Before anything is created or locked in it: a home of another uid is refused (foreign_owner). */

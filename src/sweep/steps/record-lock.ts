@@ -1,7 +1,8 @@
 // The per-record lock the remove and truncate steps hold while they act on a record.
 // Guarantees: one writer per record (`<home>/gc/locks/<store>/<context>.lock`); a dry run only
 // probes (same answer, nothing created); a busy record is skipped (storage_busy), never waited
-// on beyond recordLockWaitMs; a change under our feet is a skip, anything else an error.
+// on beyond recordLockWaitMs; a change under our feet, or a record a process holds open for
+// writing (record_held_open), is a skip, anything else an error.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import type { ContextScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
@@ -23,6 +24,6 @@ export function recordFailure(ctx: SweepContext, err: unknown, target: string, l
   if (isAbort(err) && !lock?.signal.aborted) throw err;
   const code = codeOf(err);
   // (a record too hostile to plan is left as it is and reported, not a failed run: docs/limits.md)
-  const skipped = code === Codes.concurrentAppend || code === Codes.changedSinceScan || code === Codes.lineTooLong || code === Codes.sparseFile;
+  const skipped = code === Codes.concurrentAppend || code === Codes.changedSinceScan || code === Codes.lineTooLong || code === Codes.sparseFile || code === Codes.recordHeldOpen;
   (skipped ? skip : fail)(ctx, { target, code, detail: describeError(err) });
 }

@@ -6,9 +6,13 @@
 // descriptor, and only when no process holds the file open for writing; the `\n` is added by the
 // staged rewrite (runtime/record-truncate.ts `repairTornTail`), so a line appended meanwhile lands
 // after it. Audited (intent before the rewrite); through ctx.fx, so a dry run reports and writes nothing.
+// A record a process holds open for writing is skipped with `record_held_open` naming the pids
+// (before any intent is logged); one a process was writing to at that instant, with
+// `concurrent_append` naming it (its line may be mid-write).
 import { dirname } from 'node:path';
-import { Codes, GcError } from '../../errors.js';
+import { Codes, GcError, HeldOpenError, pidList } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
+import { heldOpenBy } from '../../runtime/record-truncate.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import { planTornTails } from '../../plan/torn-tail.js';
@@ -62,13 +66,19 @@ async function repairOne(ctx: SweepContext, home: Dir, c: ContextScan): Promise<
     lock = held;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    const heldBy = await heldOpenBy(dir, RECORD_FILE, { expect: c.file.identity });
+    if (heldBy.length > 0) {
+      skip(ctx, { target, code: Codes.recordHeldOpen, detail: `${new HeldOpenError(c.path, heldBy).message}; its torn last line is left as it is` });
+      return false;
+    }
     const cdir = dir;
     const out = await ctx.fx.audited({ kind: 'repair_torn_tail', parent: dirname(dir.path), target: c.context }, () =>
       ctx.fx.repairTornTail(cdir, RECORD_FILE, { expect: c.file.identity, ...(lock?.signal ? { signal: lock.signal } : {}) }),
     );
     if (!out.repaired) {
       if (out.why === 'held') {
-        skip(ctx, { target, code: Codes.concurrentAppend, detail: `${c.path} ends with a torn line but a process holds it open for writing; left as it is` });
+        const who = out.pids && out.pids.length > 0 ? pidList(out.pids) : 'a process';
+        skip(ctx, { target, code: Codes.concurrentAppend, detail: `${c.path} ends with a torn line but ${who} was writing to it (the line may be mid-write); left as it is` });
       }
       return false;
     }

@@ -6,14 +6,21 @@
 // writer appended meanwhile carried over (runtime/record-truncate.ts); through ctx.fx, so a dry run
 // counts and writes nothing. The intent is in the audit log before the rewrite starts. A
 // truncation that does not happen counts as staying whole for a budget planned again (ctx.failed).
+// A record some process holds open for writing is not truncated: it is skipped with
+// `record_held_open` naming the pids, before any intent is logged or anything held, and the rest of
+// the run goes on (the rewrite checks again up to its rename: docs/design.md §3). What a process
+// that opened it during the rewrite may still write to the replaced file is an error
+// (`record_held_open`); the warnings say only what was checked ("none lost" only when every
+// replaced file was let go and carried whole).
 import { dirname } from 'node:path';
-import { Codes, GcError } from '../../errors.js';
+import { Codes, GcError, HeldOpenError, pidList } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
+import { heldOpenBy } from '../../runtime/record-truncate.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import type { HeldAt } from '../report.js';
 import type { DropKeeper } from './effects.js';
-import { acted, progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
 import { itemKey, type Fate } from '../../plan/fates.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
@@ -60,13 +67,19 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     lock = locked;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
     if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    const heldBy = await heldOpenBy(dir, RECORD_FILE, { expect: c.file.identity });
+    if (heldBy.length > 0) {
+      skip(ctx, { target, code: Codes.recordHeldOpen, detail: new HeldOpenError(c.path, heldBy).message });
+      return undefined;
+    }
     // The intent names the marker the new header will carry, so recovery can tell from the
     // record itself whether the rename happened.
     const at = ctx.now();
     const lockSignal = lock?.signal;
     const cdir = dir;
     let keeper: DropKeeper | undefined;
-    const out = await ctx.fx.audited(
+    const out = await ctx.fx
+      .audited(
       { kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) },
       async () => {
         keeper = hold !== undefined ? await ctx.fx.dropKeeper(home, { store: c.store, context: c.context, removed_ms: at, until_ms: hold, reason: 'max_messages', run: ctx.auditId, at_ms: String(at) }) : undefined;
@@ -84,8 +97,13 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
         done: { messages_dropped: o.dropped },
         ...(o.dropped > 0 ? { retention: { store: 'records', reason: 'max_messages', target: c.context, messagesDropped: o.dropped, parent: dirname(cdir.path) } } : {}),
       }),
-    );
-    await keeper?.settle(out.dropped > 0);
+      )
+      .catch(async (err: unknown) => {
+        // Held open by the time of the rename: nothing was renamed, so nothing is held either.
+        if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
+        throw err;
+      });
+    const uncarried = (await keeper?.settle(out.dropped > 0, out.carriedTo)) ?? 0;
     if (out.dropped === 0) return undefined;
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     const held: HeldAt | undefined =
@@ -107,10 +125,21 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       bytes: freed,
       ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
     }, 'debug', { record: c.store, target: c.context, messages_dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
+    const stillHeld = out.heldBy ?? [];
     if (out.outOfOrder) {
-      warnItem(ctx, Codes.concurrentAppend, c.path, 'a writer kept appending to the replaced file; its last lines were appended after newer ones (none lost)', { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
-    } else if (out.reordered) {
+      // "none lost" only when it was checked: every replaced file let go, and carried whole.
+      const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
+      warnItem(ctx, Codes.concurrentAppend, c.path, `a writer kept appending to the replaced file; ${out.outOfOrderLines ?? 0} of its lines were appended after newer ones${carried}`, { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
+    } else if (out.reordered && stillHeld.length === 0) {
       ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
+    }
+    if (stillHeld.length > 0) {
+      const kept = uncarried > 0 && held ? `; ${uncarried} bytes it wrote there after the rewrite stopped waiting are only in the held old file (${held.path}), which its window deletes` : '';
+      fail(ctx, {
+        target,
+        code: Codes.recordHeldOpen,
+        detail: `${pidList(stillHeld)} opened ${c.path} while it was being truncated and still held the replaced file open for writing when the rewrite stopped waiting: lines written there from then on are not in the record${kept}`,
+      });
     }
     return freed;
   } catch (err) {
