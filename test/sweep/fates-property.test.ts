@@ -109,7 +109,7 @@ const anyCase: fc.Arbitrary<Case> = fc.record({
   maxDelete: fc.option(fc.constantFrom(3, 12), { nil: null }),
   unattended: fc.boolean(),
   firstSweep: fc.boolean(),
-}) as fc.Arbitrary<Case>;
+});
 /** One case in three is a home under pressure: an earlier sweep's holds, the undo window, keep_free short. */
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
   { arbitrary: anyCase, weight: 2 },
