@@ -53,7 +53,7 @@ export const Codes = {
    * trace gives no summary, a record is neither counted nor truncated). See docs/limits.md.
    */
   lineTooLong: 'line_too_long',
-  /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
+  /** A trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
   sparseFile: 'sparse_file',
   /**
    * A sessions root this process may not write (read-only mount or sandbox, permissions): found

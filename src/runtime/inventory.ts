@@ -10,7 +10,8 @@
 //   bytes with its name and context ids (test/integration/sweep-memory.test.ts bounds it); mode
 //   entries can be filtered as they are found (`keepMode`). Whatever a capsule writes, reading a
 //   file holds at most the line cap (docs/limits.md): a trace or record too hostile to judge
-//   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on.
+//   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on;
+//   a file more than 16 times what it holds on disk is not read, at any size.
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from './ids.js';
 import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entries.js';
@@ -185,11 +186,17 @@ function recordBuffer(size: number): Buffer {
 
 /**
  * Count message lines of one record file (small ones read whole, large ones streamed). Throws
- * `sparse_file` for a large record that is mostly holes (not read) and `line_too_long` for one
- * holding a line over the line cap that may be JSON (docs/limits.md).
+ * `sparse_file` for a record that is mostly holes (not read, at any size) and `line_too_long` for
+ * one holding a line over the line cap that may be JSON (docs/limits.md).
  */
 export async function countMessages(dir: Dir, name: string, signal?: AbortSignal, onRead?: (bytesRead: number) => void): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
-  const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
+  // Judged before anything is read, at any size (a 1 MiB hole costs no disk either).
+  const pre = dir.lstatSync(name);
+  if (pre?.isFile()) {
+    const sparse = sparseFileError(pre);
+    if (sparse) throw sparse;
+  }
+  const small = dir.readSmallSync(name, SMALL_RECORD_BYTES, pre);
   if (small) {
     const r = scanRecordBytes(small.data);
     onRead?.(small.data.length);
@@ -197,7 +204,8 @@ export async function countMessages(dir: Dir, name: string, signal?: AbortSignal
   }
   const { fh, stat } = await dir.openFile(name);
   try {
-    const sparse = sparseFileError(stat);
+    // (judged again when what was opened is not what was judged: it may have grown since)
+    const sparse = pre && pre.size === stat.size && pre.blocks === stat.blocks ? undefined : sparseFileError(stat);
     if (sparse) throw sparse;
     const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
@@ -418,7 +426,8 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
         // (read into one reused buffer: scanRecordBytes copies out what it returns, and nothing
         // else sees the bytes, so 10 000 records do not leave 10 000 buffers for the GC)
-        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size))) : undefined;
+        // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
+        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size))) : undefined;
         const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
         unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
         terminated = known ? known.terminated : wholeScan?.terminated;

@@ -3,8 +3,8 @@
 // reads at most the size seen at open; torn or garbage lines are counted and skipped; the
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
 // bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
-// when it may be JSON, the trace is not judged: `line_too_long`), and a large trace that is mostly
-// holes is not read (`sparse_file`).
+// when it may be JSON, the trace is not judged: `line_too_long`), and a trace of any size more
+// than 16 times what it holds on disk is not read (`sparse_file`).
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from './record.js';
@@ -996,7 +996,9 @@ export interface TraceAt {
 
 /**
  * Summarize `<sessionDir>/trace.jsonl` (`at`: the session directory's parent and name). Throws
- * GcError(symlink|not_regular) or fs errors.
+ * GcError(symlink|not_regular|sparse_file|line_too_long) or fs errors. A trace that looks mostly
+ * holes (src/runtime/jsonl.ts sparseFileError: more than 16× what it holds on disk) is not read, at
+ * any size.
  */
 export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
   if (pre?.isFile() && cache) {
@@ -1004,6 +1006,12 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const state = traceFileState(pre);
     const cached = cache.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
+  }
+  // Judged before anything is read: a small file too (a 1 MiB hole costs no disk either).
+  const seen = pre ?? sessionDir.lstatSync('trace.jsonl');
+  if (seen?.isFile()) {
+    const sparse = sparseFileError(seen);
+    if (sparse) throw sparse;
   }
   const acc = new TraceAccumulator();
   let lastTerminated = true;
@@ -1015,7 +1023,7 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
   // Most traces are small: read them in one go (no thread-pool round trips) into one reused
   // buffer, and summarize them in the same synchronous stretch (nothing else can reuse the buffer
   // meanwhile; the summary copies out what it keeps); stream the rest.
-  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, pre, traceBuffer(pre));
+  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, seen, traceBuffer(seen));
   let state: TraceFileState;
   if (small) {
     state = traceFileState(small.stat);
@@ -1030,7 +1038,8 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
       state = traceFileState(stat);
       const cached = cache?.get(at.dir, at.name, state);
       if (cached) return { summary: cached, state, fromCache: true };
-      const sparse = sparseFileError(stat);
+      // (judged again when what was opened is not what was judged: it may have grown since)
+      const sparse = seen && seen.size === stat.size && seen.blocks === stat.blocks ? undefined : sparseFileError(stat);
       if (sparse) throw sparse;
       const opts = signal ? { to: state.size, signal } : { to: state.size };
       for await (const l of forwardLines(fh, opts)) feed(l);
