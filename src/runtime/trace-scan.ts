@@ -4,7 +4,8 @@
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
 // bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
 // when it may be JSON, the trace is not judged: `line_too_long`), and a trace of any size more
-// than 16 times what it holds on disk is not read (`sparse_file`).
+// than 16 times what it holds on disk is not read (`sparse_file`). The cache (MemoryTraceCache)
+// keeps no entry over CACHE_ENTRY_CAP and persists at most CACHE_MAX_BYTES.
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from './record.js';
@@ -126,6 +127,18 @@ function bytesAt(data: Buffer, at: number, bytes: Buffer): boolean {
   return true;
 }
 
+/**
+ * The largest entry the cache keeps (UTF-8 bytes of its encoded form): a summary is ids and
+ * counts, and one this large names tens of thousands of ids (such a trace is read again each sweep).
+ */
+export const CACHE_ENTRY_CAP = 1 << 20;
+/**
+ * The most the persisted cache holds (`<home>/gc/trace-cache.json`, src/gchome/trace-cache.ts):
+ * never written larger (the entries past it are left out, and their files read again), and a
+ * larger file is not murmur-gc's (treated as empty). ~27 MB hold 100 000 sessions.
+ */
+export const CACHE_MAX_BYTES = 48 << 20;
+
 /** A kept entry: its encoded form, or (a trace with nothing unaccounted) the compact trace itself. */
 type Entry = string | CompactTrace;
 
@@ -174,6 +187,9 @@ function countOf(m: Entries): number {
  *   drops the unused rest. A trace with nothing unaccounted and no child workdir (nearly all) is
  *   kept as one CompactTrace, which is also what the scan holds for that session (summary, file
  *   state and identity in one object; no entry text kept).
+ * - Size: an entry whose encoded form is over CACHE_ENTRY_CAP is not kept (that trace is read
+ *   again next sweep), nor one past CACHE_MAX_BYTES of entry text stored this sweep; the file
+ *   written is at most CACHE_MAX_BYTES (src/gchome/trace-cache.ts).
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
@@ -208,6 +224,8 @@ export class MemoryTraceCache implements TraceCache {
   /** the record `getRecord` returned last (kept as its loaded text): storing it back unchanged re-encodes nothing */
   private lastRecord: { dir: string; name: string; state: TraceFileState; value: CachedRecord } | undefined;
   private dirty = false;
+  /** UTF-8 bytes of the trace entries this sweep stored as text (the uncommon ones): at most CACHE_MAX_BYTES. */
+  private textBytes = 0;
 
   get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined {
     const d = dirKey(dir);
@@ -237,6 +255,17 @@ export class MemoryTraceCache implements TraceCache {
     const d = dirKey(dir);
     const prev = entryOf(this.keptTraces, d, name);
     const entry = isCompact(summary) ? CompactTrace.of(state, summary, false) : encodeTrace(state, summary);
+    // An entry over the cap (a trace naming tens of thousands of ids), or one past what the cache
+    // may hold in all, is not kept: that trace is read again by the next sweep (docs/limits.md).
+    const bytes = typeof entry === 'string' ? Buffer.byteLength(entry) : entry.encodedBytesAtMost();
+    if (bytes > CACHE_ENTRY_CAP || (typeof entry === 'string' && this.textBytes + bytes > CACHE_MAX_BYTES)) {
+      if (prev !== undefined) {
+        this.keptTraces.get(d)?.delete(name);
+        this.dirty = true;
+      }
+      return;
+    }
+    if (typeof entry === 'string') this.textBytes += bytes;
     // (encoded only to compare with an entry already kept; a new one changes the cache anyway)
     if (prev === undefined || encoded(prev) !== encoded(entry)) this.dirty = true;
     put(this.keptTraces, d, name, entry);
@@ -828,6 +857,13 @@ export function packIds(text: string): string {
   return String.fromCharCode(...codes);
 }
 
+/** The UTF-8 length of the JSON text a packIds result stands for (undefined: none, `[]`). */
+function idsBytes(kept: string | undefined): number {
+  if (kept === undefined) return 2;
+  // packed: 16 characters an id, each written as 39 (`"`, 36, `"`, `,` or `]`), and the `[`
+  return kept.charCodeAt(0) === PACKED ? ((kept.length - 4) / 16) * 39 + 1 : Buffer.byteLength(kept);
+}
+
 /** The ids of a text packIds returned. */
 export function unpackIds(kept: string): string[] {
   if (kept.charCodeAt(0) !== PACKED) return JSON.parse(kept) as string[];
@@ -913,6 +949,10 @@ export class CompactTrace implements TraceSummary {
   }
   encode(): string {
     return encodeTrace(this.state, this);
+  }
+  /** At least encode()'s UTF-8 length, without encoding: its fixed fields (at most 160) and its two id lists. */
+  encodedBytesAtMost(): number {
+    return 160 + idsBytes(this.contexts) + idsBytes(this.works);
   }
 
   get contextIds(): string[] {

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { loadTraceCache, saveTraceCache } from '../../src/gchome/trace-cache.js';
-import { MemoryTraceCache, type TraceFileState } from '../../src/runtime/trace-scan.js';
+import { CACHE_ENTRY_CAP, CACHE_MAX_BYTES, MemoryTraceCache, type TraceFileState } from '../../src/runtime/trace-scan.js';
 import type { TraceSummary } from '../../src/runtime/trace.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -150,4 +150,47 @@ describe('what a trace names beside its session (child workdirs, work ids)', () 
       await home.close();
     }
   });
+});
+
+describe('the cache never holds more than its caps, whatever the traces name', () => {
+  const ctxIds = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `ctx_${tag}_${String(i).padStart(28, '0')}`);
+
+  it('an entry over CACHE_ENTRY_CAP is not kept (that trace is read again); a smaller one is', () => {
+    const c = new MemoryTraceCache();
+    const st = state(8, 1);
+    const big: TraceSummary = { ...summary(8, 1), contextIds: ctxIds(Math.ceil(CACHE_ENTRY_CAP / 36), 'b') };
+    c.set('/r/big/.murmur', NAMES[0]!, st, big);
+    expect(c.get('/r/big/.murmur', NAMES[0]!, st)).toBeUndefined();
+    expect([...c.lines()]).toEqual([]);
+    const fits: TraceSummary = { ...summary(8, 1), contextIds: ctxIds(Math.floor(CACHE_ENTRY_CAP / 80), 'f') };
+    c.set('/r/big/.murmur', NAMES[1]!, st, fits);
+    expect(c.get('/r/big/.murmur', NAMES[1]!, st)?.contextIds).toEqual(fits.contextIds);
+    // an entry that grew past the cap replaces the one kept: neither is kept
+    c.set('/r/big/.murmur', NAMES[1]!, st, big);
+    expect([...c.lines()]).toEqual([]);
+  });
+
+  it(`the file is never written over CACHE_MAX_BYTES: the entries past it are left out`, async () => {
+    const dir = fs.mkdtempSync(path.join(T, 'cap-'));
+    fs.mkdirSync(path.join(dir, 'gc'), { mode: 0o700 });
+    const c = new MemoryTraceCache();
+    // 60 traces naming ~0.9 MiB of context ids each: ~54 MiB of entries
+    const n = 60;
+    for (let i = 0; i < n; i++) c.set('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i), { ...summary(9, i), contextIds: ctxIds(24_000, String(i)) });
+    const home = await Dir.open(dir);
+    try {
+      await saveTraceCache(home, c);
+      const size = fs.statSync(path.join(dir, 'gc', 'trace-cache.json')).size;
+      expect(size).toBeLessThanOrEqual(CACHE_MAX_BYTES);
+      expect(size).toBeGreaterThan(CACHE_MAX_BYTES - 2 * CACHE_ENTRY_CAP);
+      const back = await loadTraceCache(home);
+      let served = 0;
+      for (let i = 0; i < n; i++) if (back.get('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i))) served++;
+      back.close();
+      expect(served).toBeGreaterThan(40);
+      expect(served).toBeLessThan(n);
+    } finally {
+      await home.close();
+    }
+  }, 60_000);
 });
