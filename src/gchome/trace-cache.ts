@@ -1,10 +1,9 @@
 // Persistence of the trace summary and record message-count cache at `<home>/gc/trace-cache.json`
-// (0600, atomic rename). Format: a first line `murmur-gc cache 5` (MAGIC), then one line per
+// (0600, atomic rename). Format: a first line `murmur-gc cache 6` (MAGIC), then one line per
 // entry (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever
-// what an entry means changes, so a cache written by another version is never trusted: format 5 is
-// the first whose trace entries carry the work ids and child workdirs a trace names (after format
-// 4's: a record header repeating one of its fields has no owner, and a trace's parent is its last
-// `session_start` even without an `event_id`).
+// what an entry means changes, so a cache written by another version is never trusted: format 6 is
+// the first whose unaccounted work is ids and the offsets of its lines, never a command, and whose
+// session_start is its line's offset (format 5 added the work ids and child workdirs a trace names).
 // Guarantees: a missing, oversized, foreign or corrupt cache (or any corrupt line of it) is treated
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
@@ -21,7 +20,7 @@ import { syncIo, yieldIfBusy, type Dir, type FileHandle } from '../fsx/safe-fs.j
 import { CACHE_MAX_BYTES, MemoryTraceCache } from '../runtime/trace-scan.js';
 
 const CACHE_FILE = 'trace-cache.json';
-const MAGIC = 'murmur-gc cache 5';
+const MAGIC = 'murmur-gc cache 6';
 
 /** The cache is read in chunks of this size (a line longer than it grows the buffer, up to LINE_CAP). */
 const CHUNK = 1 << 20;

@@ -3,13 +3,16 @@
 // reads at most the size seen at open; torn or garbage lines are counted and skipped; the
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
 // bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
-// when it may be JSON, the trace is not judged: `line_too_long`), and a trace of any size more
-// than 16 times what it holds on disk is not read (`sparse_file`). The cache (MemoryTraceCache)
-// keeps no entry over CACHE_ENTRY_CAP and persists at most CACHE_MAX_BYTES.
+// when it may be JSON, the trace is not judged: `line_too_long`), a trace of any size more than 16
+// times what it holds on disk is not read (`sparse_file`), and a summary is ids, line offsets and
+// counts with a cap on each (src/runtime/trace.ts; a trace naming more ids than kept is not judged:
+// `too_many_ids`) — never a command. The cache (MemoryTraceCache) keeps no entry over
+// CACHE_ENTRY_CAP and persists at most CACHE_MAX_BYTES.
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
+import { Codes, GcError } from '../errors.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from './record.js';
-import { TraceAccumulator, isWorkId, type Delegation, type DetachedWork, type TraceSummary, type Trust } from './trace.js';
+import { MAX_NAMED_IDS, TraceAccumulator, isWorkId, type Delegation, type DetachedWork, type LineAt, type TraceSummary, type Trust } from './trace.js';
 
 export interface TraceFileState {
   dev: string;
@@ -128,8 +131,8 @@ function bytesAt(data: Buffer, at: number, bytes: Buffer): boolean {
 }
 
 /**
- * The largest entry the cache keeps (UTF-8 bytes of its encoded form): a summary is ids and
- * counts, and one this large names tens of thousands of ids (such a trace is read again each sweep).
+ * The largest entry the cache keeps (UTF-8 bytes of its encoded form): a summary is ids and offsets
+ * only, and one this large names tens of thousands of ids (such a trace is read again each sweep).
  */
 export const CACHE_ENTRY_CAP = 1 << 20;
 /**
@@ -189,7 +192,8 @@ function countOf(m: Entries): number {
  *   state and identity in one object; no entry text kept).
  * - Size: an entry whose encoded form is over CACHE_ENTRY_CAP is not kept (that trace is read
  *   again next sweep), nor one past CACHE_MAX_BYTES of entry text stored this sweep; the file
- *   written is at most CACHE_MAX_BYTES (src/gchome/trace-cache.ts).
+ *   written is at most CACHE_MAX_BYTES (src/gchome/trace-cache.ts). An entry holds ids and
+ *   offsets only (encodeTrace): the unaccounted work a trace names never carries its command.
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
@@ -538,17 +542,23 @@ function sameState(a: unknown[], st: TraceFileState): boolean {
 
 /** Nothing unaccounted and no child workdir named (nearly every trace): kept as a CompactTrace. */
 function isCompact(s: TraceSummary): boolean {
-  return s.unaccounted.length === 0 && !s.delegations?.length;
+  return s.unaccounted.length === 0 && s.unaccountedMore !== true && !s.delegations?.length;
 }
 
+/**
+ * `[dev, ino, size, mtimeMs, end, nl, invalid, start, contexts, work, trust, utf8, workIds, dels,
+ * more]`: `start` the last session_start line's `[at, length]` (only with unaccounted work: it is
+ * only ever read again to reconcile it), `work` each unaccounted work as `[work id, detached_at
+ * digits, task id | null, at, length]` — ids and offsets, never a command.
+ */
 function encodeTrace(st: TraceFileState, s: TraceSummary): string {
-  const work = s.unaccounted.length ? s.unaccounted : 0;
+  const lost = s.unaccounted.length > 0 || s.unaccountedMore === true;
+  const work = s.unaccounted.length ? s.unaccounted.map((w) => [w.workId, w.detachedAtText, w.taskId, w.at, w.length]) : 0;
   const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
-  // session_start's event id is only ever needed to reconcile unaccounted work (shell_lost's parent).
-  const startId = work === 0 ? null : (s.sessionStartEventId ?? null);
+  const start = lost && s.sessionStart ? [s.sessionStart.at, s.sessionStart.length] : null;
   const workIds = s.workIds?.length ? s.workIds : 0;
   const dels = s.delegations?.length ? s.delegations.map((d) => [d.delegationId, d.childWorkdir, d.ended ? 1 : 0]) : 0;
-  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels]));
+  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, start, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels, s.unaccountedMore === true ? 1 : 0]));
 }
 
 function decodeDelegations(v: unknown): Delegation[] | undefined {
@@ -561,30 +571,47 @@ function decodeDelegations(v: unknown): Delegation[] | undefined {
   return out;
 }
 
-function isWork(w: unknown): w is DetachedWork {
-  if (typeof w !== 'object' || w === null) return false;
-  const o = w as Record<string, unknown>;
-  return typeof o['workId'] === 'string' && typeof o['binary'] === 'string' && typeof o['command'] === 'string' && typeof o['detachedAtMs'] === 'number' && typeof o['detachedAtText'] === 'string' && (o['taskId'] === null || typeof o['taskId'] === 'string');
+const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+function decodeLineAt(v: unknown): LineAt | undefined | false {
+  if (v === null) return undefined;
+  return Array.isArray(v) && v.length === 2 && isOffset(v[0]) && isOffset(v[1]) ? { at: v[0], length: v[1] } : false;
+}
+
+function decodeWork(v: unknown): DetachedWork[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const out: DetachedWork[] = [];
+  for (const w of v) {
+    if (!Array.isArray(w) || w.length !== 5) return undefined;
+    const [workId, text, taskId, at, length] = w as unknown[];
+    if (typeof workId !== 'string' || typeof text !== 'string' || !/^(?:0|[1-9][0-9]{0,19})$/.test(text) || (taskId !== null && typeof taskId !== 'string') || !isOffset(at) || !isOffset(length)) return undefined;
+    out.push({ workId, detachedAtMs: Number(text), detachedAtText: text, taskId, at, length });
+  }
+  return out;
 }
 
 function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): TraceSummary | undefined {
   const a = parseArray(raw);
-  if (!a || a.length !== 14 || !sameState(a, st)) return undefined;
-  const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8, workIds, dels] = a;
-  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || !Number.isSafeInteger(invalid) || (startId !== null && typeof startId !== 'string')) return undefined;
+  if (!a || a.length !== 15 || !sameState(a, st)) return undefined;
+  const [, , , , end, nl, invalid, start, contexts, work, trust, utf8, workIds, dels, more] = a;
+  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || (more !== 0 && more !== 1) || !Number.isSafeInteger(invalid)) return undefined;
+  const sessionStart = decodeLineAt(start);
+  if (sessionStart === false) return undefined;
   if (!Array.isArray(contexts) || !contexts.every((c) => typeof c === 'string')) return undefined;
-  if (work !== 0 && !(Array.isArray(work) && work.every(isWork))) return undefined;
+  const unaccounted = work === 0 ? EMPTY_WORK : decodeWork(work);
+  if (!unaccounted) return undefined;
   if (trust !== 0 && !(typeof trust === 'object' && trust !== null && !Array.isArray(trust) && Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted'))) return undefined;
   if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w)))) return undefined;
   const delegations = dels === 0 ? [] : decodeDelegations(dels);
   if (!delegations) return undefined;
-  if (work !== 0 || delegations.length) {
+  if (unaccounted.length || more === 1 || delegations.length) {
     return {
-      sessionStartEventId: startId ?? undefined,
+      sessionStart,
       contextIds: contexts,
       hasSessionEnd: end === 1,
       taskTrust: trust === 0 ? EMPTY_TRUST : (trust as Record<string, Trust>),
-      unaccounted: work === 0 ? EMPTY_WORK : work,
+      unaccounted,
+      ...(more === 1 ? { unaccountedMore: true } : {}),
       endsWithNewline: nl === 1,
       invalidLines: invalid as number,
       utf8: utf8 === 1,
@@ -620,7 +647,7 @@ function stateAt(b: Buffer, p: number, end: number, st: TraceFileState): number 
 /**
  * decodeTrace's common case read in place from the cache file's bytes `b[p, end)`: an entry of
  * exactly the form encodeTrace writes for a compact trace (`["dev","ino",size,mtimeMs,0|1,0|1,
- * invalid,null,[context ids],0,0,0|1,0|[work ids],0]`, ids printable ASCII without escapes,
+ * invalid,null,[context ids],0,0,0|1,0|[work ids],0,0]`, ids printable ASCII without escapes,
  * integers canonical) whose state is `st`. Returns the CompactTrace decodeTrace would, or
  * undefined for anything else — another state, another shape, a corrupt entry — which decodeTrace
  * then judges from the entry's text. Every read past `end` fails the final position check.
@@ -644,8 +671,8 @@ function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): C
   const ctxEnd = p;
   const workAt = p + 7;
   p = b[workAt] === 0x30 ? workAt + 1 : idsAt(b, workAt, end, true);
-  // `,0]` (no child workdir) ending the entry
-  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== CLOSE || p + 3 !== end) return undefined;
+  // `,0,0]` (no child workdir, nothing more unaccounted) ending the entry
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== CLOSE || p + 5 !== end) return undefined;
   const flags = (sessionEnd === 0x31 ? END : 0) | (newline === 0x31 ? NL : 0) | (utf8 === 0x31 ? UTF8 : 0);
   const ino = Number(st.ino);
   return new CompactTrace(
@@ -978,12 +1005,12 @@ export class CompactTrace implements TraceSummary {
     return EMPTY_WORK;
   }
   /** Not kept: only reconciliation reads it, and only for a session with unaccounted work. */
-  get sessionStartEventId(): undefined {
+  get sessionStart(): undefined {
     return undefined;
   }
   toJSON(): TraceSummary {
     const workIds = this.workIds;
-    return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
+    return { sessionStart: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
   }
 }
 
@@ -1034,11 +1061,16 @@ export interface TraceAt {
   name: string;
 }
 
+function tooManyIds(what: string): GcError {
+  return new GcError(Codes.tooManyIds, `the trace names more than ${MAX_NAMED_IDS} distinct ${what}; it is not judged (docs/limits.md)`);
+}
+
 /**
  * Summarize `<sessionDir>/trace.jsonl` (`at`: the session directory's parent and name). Throws
- * GcError(symlink|not_regular|sparse_file|line_too_long) or fs errors. A trace that looks mostly
+ * GcError(symlink|not_regular|sparse_file|line_too_long|too_many_ids) or fs errors. A trace that looks mostly
  * holes (src/runtime/jsonl.ts sparseFileError: more than 16× what it holds on disk) is not read, at
- * any size.
+ * any size. A trace read twice: only when the first pass could not keep its unaccounted work
+ * exactly within its caps (TraceAccumulator.secondPass), a trace with thousands of it.
  */
 export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
   if (pre?.isFile() && cache) {
@@ -1053,12 +1085,13 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const sparse = sparseFileError(seen);
     if (sparse) throw sparse;
   }
-  const acc = new TraceAccumulator();
+  let acc = new TraceAccumulator();
+  let again: TraceAccumulator | undefined;
   let lastTerminated = true;
   const feed = (l: Line) => {
     lastTerminated = l.terminated;
     if (l.overlong) acc.addOverlongLine(l.overlong.utf8);
-    else acc.addLine(l.bytes, 0, l.bytes.length);
+    else acc.addLine(l.bytes, 0, l.bytes.length, l.start);
   };
   // Most traces are small: read them in one go (no thread-pool round trips) into one reused
   // buffer, and summarize them in the same synchronous stretch (nothing else can reuse the buffer
@@ -1072,6 +1105,9 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const cached = looked ? undefined : cache?.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
     lastTerminated = acc.addLines(small.data);
+    if (acc.tooMany) throw tooManyIds(acc.tooMany);
+    again = acc.secondPass();
+    again?.addLines(small.data);
   } else {
     const { fh, stat } = await sessionDir.openFile('trace.jsonl');
     try {
@@ -1082,12 +1118,22 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
       const sparse = seen && seen.size === stat.size && seen.blocks === stat.blocks ? undefined : sparseFileError(stat);
       if (sparse) throw sparse;
       const opts = signal ? { to: state.size, signal } : { to: state.size };
-      for await (const l of forwardLines(fh, opts)) feed(l);
+      for await (const l of forwardLines(fh, opts)) {
+        feed(l);
+        if (acc.tooMany) throw tooManyIds(acc.tooMany);
+      }
+      again = acc.secondPass();
+      if (again) {
+        const first = acc;
+        acc = again;
+        for await (const l of forwardLines(fh, opts)) feed(l);
+        acc = first;
+      }
     } finally {
       await fh.close();
     }
   }
-  const summary = acc.finish(state.size === 0 || lastTerminated);
+  const summary = acc.finish(state.size === 0 || lastTerminated, again);
   if (!cache) return { summary, state, fromCache: false };
   cache.set(at.dir, at.name, state, summary);
   // What the sweep keeps of it is the compact cached form (the same values, decoded on demand).

@@ -16,7 +16,7 @@ const NAMES = Array.from({ length: 40 }, (_, i) => f.idAt('ses_', 1_750_000_000_
 
 const state = (d: number, i: number): TraceFileState => ({ dev: '2049', ino: String(1000 + d * 100 + i), size: 100 + i, mtimeMs: 1_750_000_000_123.5 + i });
 const summary = (d: number, i: number): TraceSummary => ({
-  sessionStartEventId: undefined,
+  sessionStart: undefined,
   contextIds: i % 3 === 0 ? [] : [`ctx_${i}_${"x".repeat(i)}`, `ctx_${d}_${i}`],
   hasSessionEnd: i % 2 === 0,
   taskTrust: {},
@@ -117,7 +117,7 @@ describe('trace cache file', () => {
 });
 
 describe('what a trace names beside its session (child workdirs, work ids)', () => {
-  it('comes back from a saved cache exactly; a format-4 entry is a miss', async () => {
+  it('comes back from a saved cache exactly; a format-5 entry is a miss', async () => {
     const dir = fs.mkdtempSync(path.join(T, 'beside-'));
     fs.mkdirSync(path.join(dir, 'gc'), { mode: 0o700 });
     const st = state(7, 7);
@@ -139,9 +139,9 @@ describe('what a trace names beside its session (child workdirs, work ids)', () 
       back.close();
       expect(got?.workIds).toEqual(s.workIds);
       expect(got?.delegations).toEqual(s.delegations);
-      // an older cache (format 4, 12 fields) is never trusted: the trace is read again
+      // an older cache (format 5, whose work carried its command) is never trusted: the trace is read again
       const file = path.join(dir, 'gc', 'trace-cache.json');
-      const text = fs.readFileSync(file, 'utf8').replace('murmur-gc cache 5', 'murmur-gc cache 4');
+      const text = fs.readFileSync(file, 'utf8').replace('murmur-gc cache 6', 'murmur-gc cache 5');
       fs.writeFileSync(file, text);
       const old = await loadTraceCache(home);
       expect(old.get('/r/w/.murmur', NAMES[0]!, st)).toBeUndefined();
