@@ -53,8 +53,18 @@ export const Codes = {
    * trace gives no summary, a record is neither counted nor truncated). See docs/limits.md.
    */
   lineTooLong: 'line_too_long',
-  /** A large trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
+  /** A trace or record that is mostly holes (sparse): not read, and reported. See docs/limits.md. */
   sparseFile: 'sparse_file',
+  /**
+   * A trace naming more distinct context ids, work ids or child workdirs than a summary keeps: not
+   * judged, as a trace with a line over the cap (its session is judged by its mtime). docs/limits.md.
+   */
+  tooManyIds: 'too_many_ids',
+  /**
+   * A trace with more unaccounted background work than one sweep marks lost (per trace and per
+   * sweep caps, docs/limits.md): the rest is marked by later sweeps (a warning).
+   */
+  lostWorkDeferred: 'lost_work_deferred',
   /**
    * A sessions root this process may not write (read-only mount or sandbox, permissions): found
    * once per root and sweep, reported once with the fix; nothing there is attempted.

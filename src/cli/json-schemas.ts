@@ -46,7 +46,7 @@ const action = z.discriminatedUnion('kind', [
     held: heldAt.optional(),
   }),
   z.strictObject({ kind: z.literal('purge_quarantine'), store: z.enum(['sessions', 'records']), origin: str, target: str, held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']), reason: z.enum(['expired', 'keep_free']), path: str, bytes: num }),
-  z.strictObject({ kind: z.literal('shell_lost'), target: str, root: str, work_id: str, binary: str, command: str, detached_at_ms: num, task_id: nullableString }),
+  z.strictObject({ kind: z.literal('shell_lost'), target: str, root: str, work_id: str, binary: str, binary_bytes: num, command: str, command_bytes: num, detached_at_ms: num, task_id: nullableString }),
   z.strictObject({ kind: z.literal('repair_torn_tail'), record: str, target: str, path: str }),
   z.strictObject({ kind: z.literal('chmod'), path: str, from: str, to: str }),
   z.strictObject({ kind: z.literal('remove_debris'), path: str, code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']), detail: str, bytes: num }),

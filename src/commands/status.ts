@@ -3,7 +3,9 @@
 // Guarantees: read-only. "Running" is decided by probing the recorded pid AND its start time
 // token (field 22 of /proc/<pid>/stat) — never by the state file alone: a stale file naming a
 // dead or reused pid says "not running". A corrupt state file is reported, not trusted. The
-// number of protected items (and an unreadable protection list) is shown.
+// number of protected items (and an unreadable protection list) is shown. Its memory is bounded
+// whatever the traces it measures hold (src/sweep/stores.ts, docs/limits.md): counts and sizes
+// only, no command a trace names.
 import type { GcConfig } from '../config/types.js';
 import { formatBytes, formatWhen } from '../sweep/report.js';
 import { PLAIN, elidePath, tilde, wrap, type Layout } from '../layout.js';

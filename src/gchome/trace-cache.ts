@@ -1,28 +1,29 @@
 // Persistence of the trace summary and record message-count cache at `<home>/gc/trace-cache.json`
-// (0600, atomic rename). Format: a first line `murmur-gc cache 5` (MAGIC), then one line per
+// (0600, atomic rename). Format: a first line `murmur-gc cache 6` (MAGIC), then one line per
 // entry (`T|R <tab> key-json <tab> entry-json`, see MemoryTraceCache). The number changes whenever
-// what an entry means changes, so a cache written by another version is never trusted: format 5 is
-// the first whose trace entries carry the work ids and child workdirs a trace names (after format
-// 4's: a record header repeating one of its fields has no owner, and a trace's parent is its last
-// `session_start` even without an `event_id`).
+// what an entry means changes, so a cache written by another version is never trusted: format 6 is
+// the first whose unaccounted work is ids and the offsets of its lines, never a command, and whose
+// session_start is its line's offset (format 5 added the work ids and child workdirs a trace names).
 // Guarantees: a missing, oversized, foreign or corrupt cache (or any corrupt line of it) is treated
 // as empty (it never wedges a sweep, logrotate#45's lesson) and rebuilt from the files; only entries
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
+// Size: never written over CACHE_MAX_BYTES (48 MiB), whatever the traces hold — an entry is at
+// most CACHE_ENTRY_CAP (1 MiB, src/runtime/trace-scan.ts), and the lines past the total are left
+// out (those files are read again by the next sweep); a larger file is not ours and reads as empty.
 // Memory: the file is never whole in memory, nor a line of it over CACHE_LINE_CAP (16 MiB) —
 // loading indexes it by directory in 1 MiB chunks and
 // keeps it open (until `cache.close()`) so each directory's lines are read when first looked up;
 // saving goes through one reused 1 MiB buffer.
 import { GC_DIR_NAME } from './paths.js';
 import { syncIo, yieldIfBusy, type Dir, type FileHandle } from '../fsx/safe-fs.js';
-import { MemoryTraceCache } from '../runtime/trace-scan.js';
+import { CACHE_MAX_BYTES, MemoryTraceCache } from '../runtime/trace-scan.js';
 
 const CACHE_FILE = 'trace-cache.json';
-const MAGIC = 'murmur-gc cache 5';
+const MAGIC = 'murmur-gc cache 6';
 
 /** The cache is read in chunks of this size (a line longer than it grows the buffer, up to LINE_CAP). */
 const CHUNK = 1 << 20;
-const MAX_BYTES = 256 << 20;
 /**
  * No entry murmur-gc writes comes near this; at a longer line (a planted or corrupt file) indexing
  * stops: the entries before it serve, the rest are misses (those files are read again).
@@ -44,7 +45,7 @@ export async function loadTraceCache(home: Dir, chunkBytes = CHUNK): Promise<Mem
     try {
       const f = gc.openReadFdSync(CACHE_FILE);
       fd = f.fd;
-      if (f.stat.size > BigInt(MAX_BYTES)) {
+      if (f.stat.size > BigInt(CACHE_MAX_BYTES)) {
         syncIo.close(fd);
         return cache;
       }
@@ -127,8 +128,12 @@ export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promis
     try {
       let buf = Buffer.allocUnsafe(CHUNK);
       let used = buf.write(MAGIC + '\n', 0, 'utf8');
+      let total = used;
       for (const l of cache.lines()) {
         const need = Buffer.byteLength(l, 'utf8') + 1;
+        // Never more than CACHE_MAX_BYTES on disk: a line past it is left out (its file is read again).
+        if (total + need > CACHE_MAX_BYTES) continue;
+        total += need;
         if (used + need > buf.length) {
           await writeAll(fh, buf, used);
           used = 0;

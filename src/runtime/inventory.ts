@@ -10,12 +10,15 @@
 //   bytes with its name and context ids (test/integration/sweep-memory.test.ts bounds it); mode
 //   entries can be filtered as they are found (`keepMode`). Whatever a capsule writes, reading a
 //   file holds at most the line cap (docs/limits.md): a trace or record too hostile to judge
-//   (`sparse_file`, `line_too_long`) is a problem naming it, the time it cost, and the scan goes on.
+//   (`sparse_file`, `line_too_long`, `too_many_ids`) is a problem naming it, the time it cost, and
+//   the scan goes on; a file more than 16 times what it holds on disk is not read, at any size. A
+//   scanned trace holds its unaccounted work only as far as the caller's LostQuota allows (a
+//   sweep: 16 384 over all its roots; a scan without one, such as `status`'s, holds none).
 import { Codes, describeError, errnoCode } from '../errors.js';
 import { idTimestampMs } from './ids.js';
 import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entries.js';
 import { parseHeaderLine, type RecordHeader } from './record.js';
-import type { TraceSummary } from './trace.js';
+import type { LostQuota, TraceSummary } from './trace.js';
 import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
@@ -185,11 +188,17 @@ function recordBuffer(size: number): Buffer {
 
 /**
  * Count message lines of one record file (small ones read whole, large ones streamed). Throws
- * `sparse_file` for a large record that is mostly holes (not read) and `line_too_long` for one
- * holding a line over the line cap that may be JSON (docs/limits.md).
+ * `sparse_file` for a record that is mostly holes (not read, at any size) and `line_too_long` for
+ * one holding a line over the line cap that may be JSON (docs/limits.md).
  */
 export async function countMessages(dir: Dir, name: string, signal?: AbortSignal, onRead?: (bytesRead: number) => void): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
-  const small = dir.readSmallSync(name, SMALL_RECORD_BYTES);
+  // Judged before anything is read, at any size (a 1 MiB hole costs no disk either).
+  const pre = dir.lstatSync(name);
+  if (pre?.isFile()) {
+    const sparse = sparseFileError(pre);
+    if (sparse) throw sparse;
+  }
+  const small = dir.readSmallSync(name, SMALL_RECORD_BYTES, pre);
   if (small) {
     const r = scanRecordBytes(small.data);
     onRead?.(small.data.length);
@@ -197,7 +206,8 @@ export async function countMessages(dir: Dir, name: string, signal?: AbortSignal
   }
   const { fh, stat } = await dir.openFile(name);
   try {
-    const sparse = sparseFileError(stat);
+    // (judged again when what was opened is not what was judged: it may have grown since)
+    const sparse = pre && pre.size === stat.size && pre.blocks === stat.blocks ? undefined : sparseFileError(stat);
     if (sparse) throw sparse;
     const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
@@ -418,7 +428,8 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
         // (read into one reused buffer: scanRecordBytes copies out what it returns, and nothing
         // else sees the bytes, so 10 000 records do not leave 10 000 buffers for the GC)
-        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size))) : undefined;
+        // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
+        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size))) : undefined;
         const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
         unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
         terminated = known ? known.terminated : wholeScan?.terminated;
@@ -570,7 +581,8 @@ export interface SessionScan {
   readonly dirMtimeMs: number;
   /**
    * undefined: no trace.jsonl. Not ok: unreadable; `mtimeMs` is the trace's own when it was
-   * found but too hostile to judge (`sparse_file`, `line_too_long`), so liveness still sees its writes.
+   * found but too hostile to judge (`sparse_file`, `line_too_long`, `too_many_ids`), so liveness
+   * still sees its writes.
    */
   trace: TraceOk | { ok: false; code: string; detail: string; mtimeMs?: number } | undefined;
 }
@@ -625,7 +637,7 @@ export interface RootScan {
  * that very file, whatever route reached it. Anything else (a miss, no trace, an error) returns
  * undefined and the caller takes the descriptor-relative path.
  */
-function cachedTrace(root: Dir, name: string, cache: TraceCache, trace: WarmTrace | undefined): SessionScan['trace'] {
+function cachedTrace(root: Dir, name: string, cache: TraceCache, trace: WarmTrace | undefined): TraceOk | undefined {
   if (!trace) return undefined;
   const summary = cache.get(root.path, name, trace.state);
   if (!summary) return undefined;
@@ -668,8 +680,21 @@ function symlinkSession(root: Dir, name: string): Problem {
   return { target: root.display(name), code: Codes.symlink, detail: `${root.display(name)} is a symbolic link; not a session directory, never followed` };
 }
 
-/** Scan one sessions root. The root's final component must not be a symlink. */
-export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<RootScan> {
+/**
+ * A trace as the scan keeps it: its unaccounted work cut to what `lost` still allows (none: none
+ * kept; the scans that never reconcile hold none of it).
+ */
+function kept(t: TraceOk, lost: LostQuota | undefined): TraceOk {
+  if (t.summary.unaccounted.length === 0) return t;
+  const summary = lost ? lost.take(t.summary) : { ...t.summary, unaccounted: [], unaccountedMore: true };
+  return summary === t.summary ? t : { ok: true, summary, mtimeMs: t.mtimeMs, size: t.size, identity: t.identity, fromCache: t.fromCache };
+}
+
+/**
+ * Scan one sessions root. The root's final component must not be a symlink. `lost`: the
+ * unaccounted work the caller (a sweep, which reconciles it) may still hold; without it none is kept.
+ */
+export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal, lost?: LostQuota): Promise<RootScan> {
   const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], held: [], debris: [], problems: [] };
   let root: Dir;
   try {
@@ -742,7 +767,7 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
         s = pre.dir;
         const known = cachedTrace(root, name, cache, pre.trace);
         if (known) {
-          s.trace = known;
+          s.trace = kept(known, lost);
           out.sessions.push(s);
           continue;
         }
@@ -768,12 +793,12 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
             const t0 = performance.now();
             try {
               const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
-              s.trace = traceOk(r.summary, r.state, identityOf(tst), r.fromCache);
+              s.trace = kept(traceOk(r.summary, r.state, identityOf(tst), r.fromCache), lost);
             } catch (err) {
               const p = problemOf(sdir.display('trace.jsonl'), err);
               s.trace = { ok: false, code: p.code, detail: p.detail };
               // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
-              if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong) {
+              if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong || p.code === Codes.tooManyIds) {
                 s.trace.mtimeMs = Number(tst.mtimeMs);
                 out.problems.push({ ...p, detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)` });
               }

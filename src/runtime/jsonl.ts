@@ -160,22 +160,70 @@ function lineTooLong(start: number, cap: number, backward = false): GcError {
   return new GcError(Codes.lineTooLong, `${which} is longer than the ${cap}-byte line cap${backward ? '' : ' and may be JSON'}; the file is not judged (docs/limits.md)`);
 }
 
-/** A file at least this large is checked for holes before it is read (docs/limits.md). */
-export const SPARSE_CHECK_BYTES = 64 * 1024 * 1024;
-/** ...and is "mostly holes" when fewer than 1 byte in this many is allocated on disk. */
-export const SPARSE_RATIO = 32;
+/**
+ * A file whose size is more than this many times what it holds on disk (`st_blocks` × 512, but at
+ * least one 4 KiB block) is "mostly holes" and not read (docs/limits.md "Sparse files"). A real
+ * trace or record is append-only text and never sparse; only a compressing filesystem reports
+ * fewer blocks than the size, and text compresses less: generated traces and records, cut into
+ * ZFS's 128 KiB records, compress 6× with lz4, 8.5× with gzip -9 and 10.5× with zstd -19.
+ */
+export const SPARSE_RATIO = 16;
+/** The least a file is taken to hold on disk: one block (so a small file is always read). */
+export const SPARSE_FLOOR_BYTES = 4096;
+/**
+ * A file written this recently may not have its blocks counted yet (ZFS and btrfs count them when
+ * their transaction commits, seconds after the write): when it looks sparse it is still read while
+ * the recent-write allowance lasts.
+ */
+export const RECENT_WRITE_MS = 60_000;
+/** The recent-write allowance: bytes of files that look sparse read per minute, per process. */
+export const RECENT_SPARSE_BYTES_PER_MIN = 256 * 1024 * 1024;
 
 /**
- * A `sparse_file` error when a file of this stat is large and mostly holes (its allocated blocks
- * under 1/SPARSE_RATIO of its size: `truncate -s 5G` costs a capsule no disk and a reader 5 GiB
- * of NUL bytes); undefined otherwise. Node cannot seek to data (SEEK_DATA), so such a file is not
- * read at all.
+ * What may be read of files that look sparse but were written in the last RECENT_WRITE_MS: a token
+ * bucket of RECENT_SPARSE_BYTES_PER_MIN, refilled continuously (monotonic clock). One per process:
+ * whatever the number of files, sweeps and commands, such reads cost at most that much a minute.
  */
-export function sparseFileError(st: { size: bigint; blocks: bigint }): GcError | undefined {
-  if (st.size < BigInt(SPARSE_CHECK_BYTES)) return undefined;
+export class SparseAllowance {
+  private left: number;
+  private at: number;
+  constructor(
+    private readonly perMinute = RECENT_SPARSE_BYTES_PER_MIN,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    this.left = perMinute;
+    this.at = clock();
+  }
+  /** Takes `bytes` from the allowance when it holds that much (then true); else takes nothing. */
+  take(bytes: number): boolean {
+    const t = this.clock();
+    this.left = Math.min(this.perMinute, this.left + ((t - this.at) * this.perMinute) / 60_000);
+    this.at = t;
+    if (bytes > this.left) return false;
+    this.left -= bytes;
+    return true;
+  }
+}
+
+const allowance = new SparseAllowance();
+
+/**
+ * A `sparse_file` error when a file of this stat is mostly holes (more than SPARSE_RATIO times
+ * what it holds on disk: `truncate -s 5G` costs a capsule no disk and a reader 5 GiB of NUL bytes);
+ * undefined when it may be read. Node cannot seek to data (SEEK_DATA), so such a file is not read
+ * at all — unless it was written in the last RECENT_WRITE_MS and the process's recent-write
+ * allowance covers it (its blocks may not be counted yet). Whatever a capsule plants, what a
+ * process reads of files is at most SPARSE_RATIO × what they hold on disk (4 KiB at least each),
+ * plus that allowance. `nowMs`: the wall clock (file mtimes are wall-clock times).
+ */
+export function sparseFileError(st: { size: bigint; blocks: bigint; mtimeMs: bigint | number }, nowMs = Date.now(), recent: SparseAllowance = allowance): GcError | undefined {
   const allocated = st.blocks * 512n;
-  if (allocated * BigInt(SPARSE_RATIO) >= st.size) return undefined;
-  return new GcError(Codes.sparseFile, `the file is ${st.size} bytes of which ${allocated} are allocated on disk (mostly holes); not read (docs/limits.md)`);
+  const floor = allocated > BigInt(SPARSE_FLOOR_BYTES) ? allocated : BigInt(SPARSE_FLOOR_BYTES);
+  if (st.size <= floor * BigInt(SPARSE_RATIO)) return undefined;
+  const fresh = Number(st.mtimeMs) >= nowMs - RECENT_WRITE_MS;
+  if (fresh && recent.take(Number(st.size))) return undefined;
+  const why = fresh ? `; written in the last minute, but more than the ${RECENT_SPARSE_BYTES_PER_MIN / (1 << 20)} MiB a minute read of such files` : '';
+  return new GcError(Codes.sparseFile, `the file is ${st.size} bytes of which ${allocated} are allocated on disk (mostly holes: over ${SPARSE_RATIO}× what it holds)${why}; not read (docs/limits.md)`);
 }
 
 /** JSON's blanks (space, tab, CR; a line holds no LF). */

@@ -4,8 +4,8 @@
 // to EOF (plus whatever writers append meanwhile, docs/design.md §3); the header is rewritten with
 // `capsule` and `created_ms` preserved (or `fallbackCapsule`/now for a headerless record),
 // `dropped` cumulative, in the exact key order; the file ends up 0600. A record already at or
-// under N is not touched at all (byte-identical). `measureTruncation` computes the same outcome and
-// writes nothing.
+// under N is not touched at all (byte-identical), nor is one that looks mostly holes now
+// (`sparse_file`, docs/limits.md). `measureTruncation` computes the same outcome and writes nothing.
 // A torn (unterminated) last line that survives is terminated with `\n`, as the runtime's
 // rewrite does, but only when no process holds the record open for writing (a /proc scan): a
 // writer may be in the middle of that very line. CRLF endings are kept byte for byte (the runtime
@@ -23,7 +23,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { HeldOpenError } from '../errors.js';
 import { nextHeader, serializeHeader, type RecordHeader } from './record.js';
-import { planKeepNewest } from './jsonl.js';
+import { planKeepNewest, sparseFileError } from './jsonl.js';
 import { processesHolding, writersHoldingOpen } from './running.js';
 import { identityOf, sameIdentity, syncIo, type BigIntStats, type Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from './staged-rewrite.js';
@@ -138,6 +138,12 @@ function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undef
   return same ? k.messages : undefined;
 }
 
+/** A record that looks mostly holes now (it may have grown since it was counted) is not planned: `sparse_file`. */
+function notSparse(stat: BigIntStats): void {
+  const sparse = sparseFileError(stat);
+  if (sparse) throw sparse;
+}
+
 function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSignal; knownTotal?: number } {
   const knownTotal = knownTotalFor(opts, stat);
   return { ...(opts.signal ? { signal: opts.signal } : {}), ...definedOnly({ knownTotal }) };
@@ -164,6 +170,7 @@ export async function measureTruncation(ctxDir: Dir, fileName: string, opts: Tru
   const { fh, stat } = await ctxDir.openFile(fileName);
   try {
     const size = Number(stat.size);
+    notSparse(stat);
     const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
     if (p.dropped === 0) {
       return { dropped: 0, droppedBytes: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
@@ -201,6 +208,7 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
     ...rewriteTarget(ctxDir, fileName, opts),
     stage: async (src, size, stat) => {
       sizeSeen = size;
+      notSparse(stat);
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
       outcome = { dropped: p.dropped, droppedBytes: 0, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
       if (p.dropped === 0) return undefined;

@@ -3,12 +3,16 @@
 // reads at most the size seen at open; torn or garbage lines are counted and skipped; the
 // summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
 // bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
-// when it may be JSON, the trace is not judged: `line_too_long`), and a large trace that is mostly
-// holes is not read (`sparse_file`).
+// when it may be JSON, the trace is not judged: `line_too_long`), a trace of any size more than 16
+// times what it holds on disk is not read (`sparse_file`), and a summary is ids, line offsets and
+// counts with a cap on each (src/runtime/trace.ts; a trace naming more ids than kept is not judged:
+// `too_many_ids`) — never a command. The cache (MemoryTraceCache) keeps no entry over
+// CACHE_ENTRY_CAP and persists at most CACHE_MAX_BYTES.
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
+import { Codes, GcError } from '../errors.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from './record.js';
-import { TraceAccumulator, isWorkId, type Delegation, type DetachedWork, type TraceSummary, type Trust } from './trace.js';
+import { MAX_NAMED_IDS, TraceAccumulator, isWorkId, type Delegation, type DetachedWork, type LineAt, type TraceSummary, type Trust } from './trace.js';
 
 export interface TraceFileState {
   dev: string;
@@ -126,6 +130,18 @@ function bytesAt(data: Buffer, at: number, bytes: Buffer): boolean {
   return true;
 }
 
+/**
+ * The largest entry the cache keeps (UTF-8 bytes of its encoded form): a summary is ids and offsets
+ * only, and one this large names tens of thousands of ids (such a trace is read again each sweep).
+ */
+export const CACHE_ENTRY_CAP = 1 << 20;
+/**
+ * The most the persisted cache holds (`<home>/gc/trace-cache.json`, src/gchome/trace-cache.ts):
+ * never written larger (the entries past it are left out, and their files read again), and a
+ * larger file is not murmur-gc's (treated as empty). ~27 MB hold 100 000 sessions.
+ */
+export const CACHE_MAX_BYTES = 48 << 20;
+
 /** A kept entry: its encoded form, or (a trace with nothing unaccounted) the compact trace itself. */
 type Entry = string | CompactTrace;
 
@@ -174,6 +190,10 @@ function countOf(m: Entries): number {
  *   drops the unused rest. A trace with nothing unaccounted and no child workdir (nearly all) is
  *   kept as one CompactTrace, which is also what the scan holds for that session (summary, file
  *   state and identity in one object; no entry text kept).
+ * - Size: an entry whose encoded form is over CACHE_ENTRY_CAP is not kept (that trace is read
+ *   again next sweep), nor one past CACHE_MAX_BYTES of entry text stored this sweep; the file
+ *   written is at most CACHE_MAX_BYTES (src/gchome/trace-cache.ts). An entry holds ids and
+ *   offsets only (encodeTrace): the unaccounted work a trace names never carries its command.
  * - `changed` is false when persisting would write back exactly what was loaded.
  */
 export class MemoryTraceCache implements TraceCache {
@@ -208,6 +228,8 @@ export class MemoryTraceCache implements TraceCache {
   /** the record `getRecord` returned last (kept as its loaded text): storing it back unchanged re-encodes nothing */
   private lastRecord: { dir: string; name: string; state: TraceFileState; value: CachedRecord } | undefined;
   private dirty = false;
+  /** UTF-8 bytes of the trace entries this sweep stored as text (the uncommon ones): at most CACHE_MAX_BYTES. */
+  private textBytes = 0;
 
   get(dir: string, name: string, state: TraceFileState): TraceSummary | undefined {
     const d = dirKey(dir);
@@ -237,6 +259,17 @@ export class MemoryTraceCache implements TraceCache {
     const d = dirKey(dir);
     const prev = entryOf(this.keptTraces, d, name);
     const entry = isCompact(summary) ? CompactTrace.of(state, summary, false) : encodeTrace(state, summary);
+    // An entry over the cap (a trace naming tens of thousands of ids), or one past what the cache
+    // may hold in all, is not kept: that trace is read again by the next sweep (docs/limits.md).
+    const bytes = typeof entry === 'string' ? Buffer.byteLength(entry) : entry.encodedBytesAtMost();
+    if (bytes > CACHE_ENTRY_CAP || (typeof entry === 'string' && this.textBytes + bytes > CACHE_MAX_BYTES)) {
+      if (prev !== undefined) {
+        this.keptTraces.get(d)?.delete(name);
+        this.dirty = true;
+      }
+      return;
+    }
+    if (typeof entry === 'string') this.textBytes += bytes;
     // (encoded only to compare with an entry already kept; a new one changes the cache anyway)
     if (prev === undefined || encoded(prev) !== encoded(entry)) this.dirty = true;
     put(this.keptTraces, d, name, entry);
@@ -509,17 +542,23 @@ function sameState(a: unknown[], st: TraceFileState): boolean {
 
 /** Nothing unaccounted and no child workdir named (nearly every trace): kept as a CompactTrace. */
 function isCompact(s: TraceSummary): boolean {
-  return s.unaccounted.length === 0 && !s.delegations?.length;
+  return s.unaccounted.length === 0 && s.unaccountedMore !== true && !s.delegations?.length;
 }
 
+/**
+ * `[dev, ino, size, mtimeMs, end, nl, invalid, start, contexts, work, trust, utf8, workIds, dels,
+ * more]`: `start` the last session_start line's `[at, length]` (only with unaccounted work: it is
+ * only ever read again to reconcile it), `work` each unaccounted work as `[work id, detached_at
+ * digits, task id | null, at, length]` — ids and offsets, never a command.
+ */
 function encodeTrace(st: TraceFileState, s: TraceSummary): string {
-  const work = s.unaccounted.length ? s.unaccounted : 0;
+  const lost = s.unaccounted.length > 0 || s.unaccountedMore === true;
+  const work = s.unaccounted.length ? s.unaccounted.map((w) => [w.workId, w.detachedAtText, w.taskId, w.at, w.length]) : 0;
   const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
-  // session_start's event id is only ever needed to reconcile unaccounted work (shell_lost's parent).
-  const startId = work === 0 ? null : (s.sessionStartEventId ?? null);
+  const start = lost && s.sessionStart ? [s.sessionStart.at, s.sessionStart.length] : null;
   const workIds = s.workIds?.length ? s.workIds : 0;
   const dels = s.delegations?.length ? s.delegations.map((d) => [d.delegationId, d.childWorkdir, d.ended ? 1 : 0]) : 0;
-  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, startId, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels]));
+  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, start, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels, s.unaccountedMore === true ? 1 : 0]));
 }
 
 function decodeDelegations(v: unknown): Delegation[] | undefined {
@@ -532,30 +571,47 @@ function decodeDelegations(v: unknown): Delegation[] | undefined {
   return out;
 }
 
-function isWork(w: unknown): w is DetachedWork {
-  if (typeof w !== 'object' || w === null) return false;
-  const o = w as Record<string, unknown>;
-  return typeof o['workId'] === 'string' && typeof o['binary'] === 'string' && typeof o['command'] === 'string' && typeof o['detachedAtMs'] === 'number' && typeof o['detachedAtText'] === 'string' && (o['taskId'] === null || typeof o['taskId'] === 'string');
+const isOffset = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+function decodeLineAt(v: unknown): LineAt | undefined | false {
+  if (v === null) return undefined;
+  return Array.isArray(v) && v.length === 2 && isOffset(v[0]) && isOffset(v[1]) ? { at: v[0], length: v[1] } : false;
+}
+
+function decodeWork(v: unknown): DetachedWork[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const out: DetachedWork[] = [];
+  for (const w of v) {
+    if (!Array.isArray(w) || w.length !== 5) return undefined;
+    const [workId, text, taskId, at, length] = w as unknown[];
+    if (typeof workId !== 'string' || typeof text !== 'string' || !/^(?:0|[1-9][0-9]{0,19})$/.test(text) || (taskId !== null && typeof taskId !== 'string') || !isOffset(at) || !isOffset(length)) return undefined;
+    out.push({ workId, detachedAtMs: Number(text), detachedAtText: text, taskId, at, length });
+  }
+  return out;
 }
 
 function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): TraceSummary | undefined {
   const a = parseArray(raw);
-  if (!a || a.length !== 14 || !sameState(a, st)) return undefined;
-  const [, , , , end, nl, invalid, startId, contexts, work, trust, utf8, workIds, dels] = a;
-  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || !Number.isSafeInteger(invalid) || (startId !== null && typeof startId !== 'string')) return undefined;
+  if (!a || a.length !== 15 || !sameState(a, st)) return undefined;
+  const [, , , , end, nl, invalid, start, contexts, work, trust, utf8, workIds, dels, more] = a;
+  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || (more !== 0 && more !== 1) || !Number.isSafeInteger(invalid)) return undefined;
+  const sessionStart = decodeLineAt(start);
+  if (sessionStart === false) return undefined;
   if (!Array.isArray(contexts) || !contexts.every((c) => typeof c === 'string')) return undefined;
-  if (work !== 0 && !(Array.isArray(work) && work.every(isWork))) return undefined;
+  const unaccounted = work === 0 ? EMPTY_WORK : decodeWork(work);
+  if (!unaccounted) return undefined;
   if (trust !== 0 && !(typeof trust === 'object' && trust !== null && !Array.isArray(trust) && Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted'))) return undefined;
   if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w)))) return undefined;
   const delegations = dels === 0 ? [] : decodeDelegations(dels);
   if (!delegations) return undefined;
-  if (work !== 0 || delegations.length) {
+  if (unaccounted.length || more === 1 || delegations.length) {
     return {
-      sessionStartEventId: startId ?? undefined,
+      sessionStart,
       contextIds: contexts,
       hasSessionEnd: end === 1,
       taskTrust: trust === 0 ? EMPTY_TRUST : (trust as Record<string, Trust>),
-      unaccounted: work === 0 ? EMPTY_WORK : work,
+      unaccounted,
+      ...(more === 1 ? { unaccountedMore: true } : {}),
       endsWithNewline: nl === 1,
       invalidLines: invalid as number,
       utf8: utf8 === 1,
@@ -591,7 +647,7 @@ function stateAt(b: Buffer, p: number, end: number, st: TraceFileState): number 
 /**
  * decodeTrace's common case read in place from the cache file's bytes `b[p, end)`: an entry of
  * exactly the form encodeTrace writes for a compact trace (`["dev","ino",size,mtimeMs,0|1,0|1,
- * invalid,null,[context ids],0,0,0|1,0|[work ids],0]`, ids printable ASCII without escapes,
+ * invalid,null,[context ids],0,0,0|1,0|[work ids],0,0]`, ids printable ASCII without escapes,
  * integers canonical) whose state is `st`. Returns the CompactTrace decodeTrace would, or
  * undefined for anything else — another state, another shape, a corrupt entry — which decodeTrace
  * then judges from the entry's text. Every read past `end` fails the final position check.
@@ -615,8 +671,8 @@ function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): C
   const ctxEnd = p;
   const workAt = p + 7;
   p = b[workAt] === 0x30 ? workAt + 1 : idsAt(b, workAt, end, true);
-  // `,0]` (no child workdir) ending the entry
-  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== CLOSE || p + 3 !== end) return undefined;
+  // `,0,0]` (no child workdir, nothing more unaccounted) ending the entry
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== CLOSE || p + 5 !== end) return undefined;
   const flags = (sessionEnd === 0x31 ? END : 0) | (newline === 0x31 ? NL : 0) | (utf8 === 0x31 ? UTF8 : 0);
   const ino = Number(st.ino);
   return new CompactTrace(
@@ -828,6 +884,13 @@ export function packIds(text: string): string {
   return String.fromCharCode(...codes);
 }
 
+/** The UTF-8 length of the JSON text a packIds result stands for (undefined: none, `[]`). */
+function idsBytes(kept: string | undefined): number {
+  if (kept === undefined) return 2;
+  // packed: 16 characters an id, each written as 39 (`"`, 36, `"`, `,` or `]`), and the `[`
+  return kept.charCodeAt(0) === PACKED ? ((kept.length - 4) / 16) * 39 + 1 : Buffer.byteLength(kept);
+}
+
 /** The ids of a text packIds returned. */
 export function unpackIds(kept: string): string[] {
   if (kept.charCodeAt(0) !== PACKED) return JSON.parse(kept) as string[];
@@ -914,6 +977,10 @@ export class CompactTrace implements TraceSummary {
   encode(): string {
     return encodeTrace(this.state, this);
   }
+  /** At least encode()'s UTF-8 length, without encoding: its fixed fields (at most 160) and its two id lists. */
+  encodedBytesAtMost(): number {
+    return 160 + idsBytes(this.contexts) + idsBytes(this.works);
+  }
 
   get contextIds(): string[] {
     return this.contexts === undefined ? EMPTY_CONTEXTS : unpackIds(this.contexts);
@@ -938,12 +1005,12 @@ export class CompactTrace implements TraceSummary {
     return EMPTY_WORK;
   }
   /** Not kept: only reconciliation reads it, and only for a session with unaccounted work. */
-  get sessionStartEventId(): undefined {
+  get sessionStart(): undefined {
     return undefined;
   }
   toJSON(): TraceSummary {
     const workIds = this.workIds;
-    return { sessionStartEventId: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
+    return { sessionStart: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
   }
 }
 
@@ -994,9 +1061,16 @@ export interface TraceAt {
   name: string;
 }
 
+function tooManyIds(what: string): GcError {
+  return new GcError(Codes.tooManyIds, `the trace names more than ${MAX_NAMED_IDS} distinct ${what}; it is not judged (docs/limits.md)`);
+}
+
 /**
  * Summarize `<sessionDir>/trace.jsonl` (`at`: the session directory's parent and name). Throws
- * GcError(symlink|not_regular) or fs errors.
+ * GcError(symlink|not_regular|sparse_file|line_too_long|too_many_ids) or fs errors. A trace that looks mostly
+ * holes (src/runtime/jsonl.ts sparseFileError: more than 16× what it holds on disk) is not read, at
+ * any size. A trace read twice: only when the first pass could not keep its unaccounted work
+ * exactly within its caps (TraceAccumulator.secondPass), a trace with thousands of it.
  */
 export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
   if (pre?.isFile() && cache) {
@@ -1005,17 +1079,24 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const cached = cache.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
   }
-  const acc = new TraceAccumulator();
+  // Judged before anything is read: a small file too (a 1 MiB hole costs no disk either).
+  const seen = pre ?? sessionDir.lstatSync('trace.jsonl');
+  if (seen?.isFile()) {
+    const sparse = sparseFileError(seen);
+    if (sparse) throw sparse;
+  }
+  let acc = new TraceAccumulator();
+  let again: TraceAccumulator | undefined;
   let lastTerminated = true;
   const feed = (l: Line) => {
     lastTerminated = l.terminated;
     if (l.overlong) acc.addOverlongLine(l.overlong.utf8);
-    else acc.addLine(l.bytes, 0, l.bytes.length);
+    else acc.addLine(l.bytes, 0, l.bytes.length, l.start);
   };
   // Most traces are small: read them in one go (no thread-pool round trips) into one reused
   // buffer, and summarize them in the same synchronous stretch (nothing else can reuse the buffer
   // meanwhile; the summary copies out what it keeps); stream the rest.
-  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, pre, traceBuffer(pre));
+  const small = sessionDir.readSmallSync('trace.jsonl', SMALL_TRACE_BYTES, seen, traceBuffer(seen));
   let state: TraceFileState;
   if (small) {
     state = traceFileState(small.stat);
@@ -1024,21 +1105,35 @@ export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: Trac
     const cached = looked ? undefined : cache?.get(at.dir, at.name, state);
     if (cached) return { summary: cached, state, fromCache: true };
     lastTerminated = acc.addLines(small.data);
+    if (acc.tooMany) throw tooManyIds(acc.tooMany);
+    again = acc.secondPass();
+    again?.addLines(small.data);
   } else {
     const { fh, stat } = await sessionDir.openFile('trace.jsonl');
     try {
       state = traceFileState(stat);
       const cached = cache?.get(at.dir, at.name, state);
       if (cached) return { summary: cached, state, fromCache: true };
-      const sparse = sparseFileError(stat);
+      // (judged again when what was opened is not what was judged: it may have grown since)
+      const sparse = seen && seen.size === stat.size && seen.blocks === stat.blocks ? undefined : sparseFileError(stat);
       if (sparse) throw sparse;
       const opts = signal ? { to: state.size, signal } : { to: state.size };
-      for await (const l of forwardLines(fh, opts)) feed(l);
+      for await (const l of forwardLines(fh, opts)) {
+        feed(l);
+        if (acc.tooMany) throw tooManyIds(acc.tooMany);
+      }
+      again = acc.secondPass();
+      if (again) {
+        const first = acc;
+        acc = again;
+        for await (const l of forwardLines(fh, opts)) feed(l);
+        acc = first;
+      }
     } finally {
       await fh.close();
     }
   }
-  const summary = acc.finish(state.size === 0 || lastTerminated);
+  const summary = acc.finish(state.size === 0 || lastTerminated, again);
   if (!cache) return { summary, state, fromCache: false };
   cache.set(at.dir, at.name, state, summary);
   // What the sweep keeps of it is the compact cached form (the same values, decoded on demand).

@@ -44,8 +44,14 @@ export type Action =
       target: string;
       root: string;
       work_id: string;
+      /** shown bounded (src/sweep/reconcile.ts shownText: whole up to 100 characters, else its ends and length) */
       binary: string;
+      /** the binary's whole length (UTF-8 bytes) */
+      binary_bytes: number;
+      /** shown bounded, as `binary` */
       command: string;
+      /** the command's whole length (UTF-8 bytes) */
+      command_bytes: number;
       detached_at_ms: number;
       task_id: string | null;
     }

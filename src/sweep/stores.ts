@@ -10,7 +10,9 @@
 // inventory (src/runtime/inventory.ts), which reads only their header line, never a message; each
 // context directory is measured whole, as `max_bytes` measures it. Beside a `W/.murmur` root, what
 // lives in W is sized too: child workdirs (tied to a session by its trace, or orphaned), `wrk_`
-// logs, other logs, and the capsule's own entries murmur-gc never manages.
+// logs, other logs, and the capsule's own entries murmur-gc never manages. The traces read for
+// that are summarized as a sweep's are (bounded, docs/limits.md), holding none of their
+// unaccounted work.
 import { listHeld } from '../gchome/held-listing.js';
 import { listRootHeld } from '../gchome/quarantine-store.js';
 import { readTraceSummary } from '../runtime/trace-scan.js';

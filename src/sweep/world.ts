@@ -10,6 +10,7 @@ import { scanSessionsRoot, type Problem, type RootScan, type SessionScan } from 
 import { probeProcess, readRunningRecords, type RunningRecord } from '../runtime/running.js';
 import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import type { TraceCache } from '../runtime/trace-scan.js';
+import { LostQuota } from '../runtime/trace.js';
 import { GC_DIR } from '../gchome/audit.js';
 import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';
 import { definedOnly } from '../defined.js';
@@ -101,9 +102,11 @@ export async function scanSessionsWorld(
   ]);
   const counts = { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 };
   const rootScans: SessionsWorld['rootScans'] = [];
+  // The unaccounted work this sweep holds, across its roots (docs/limits.md): the rest waits.
+  const lost = new LostQuota();
   for (const input of roots) {
     signal?.throwIfAborted();
-    const scan = await scanSessionsRoot(input.root, cache, signal);
+    const scan = await scanSessionsRoot(input.root, cache, signal, lost);
     problems.push(...scan.problems);
     if (scan.exists && !input.isAuditRoot) counts.sessions_roots++;
     if (!input.isAuditRoot) counts.sessions += scan.sessions.length;
@@ -141,7 +144,7 @@ export async function scanSessionsWorld(
   // unaccounted work left to reconcile (else the next sweep takes it, after this one reconciled).
   for (const { r, file } of staleRecords) {
     const v = views.find((x) => x.scan.name === r.sessionId);
-    if (v?.scan.trace?.ok && v.scan.trace.summary.unaccounted.length > 0) continue;
+    if (v?.scan.trace?.ok && (v.scan.trace.summary.unaccounted.length > 0 || v.scan.trace.summary.unaccountedMore)) continue;
     runningDebris.push({ kind: 'running_record', name: r.file, identity: file.identity, mtimeMs: file.mtimeMs, pid: r.pid, startTime: r.startTime });
   }
   return { roots, rootScans, running, runningDebris, views, liveContexts, appends, problems, counts };

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { loadTraceCache, saveTraceCache } from '../../src/gchome/trace-cache.js';
-import { MemoryTraceCache, type TraceFileState } from '../../src/runtime/trace-scan.js';
+import { CACHE_ENTRY_CAP, CACHE_MAX_BYTES, MemoryTraceCache, type TraceFileState } from '../../src/runtime/trace-scan.js';
 import type { TraceSummary } from '../../src/runtime/trace.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -16,7 +16,7 @@ const NAMES = Array.from({ length: 40 }, (_, i) => f.idAt('ses_', 1_750_000_000_
 
 const state = (d: number, i: number): TraceFileState => ({ dev: '2049', ino: String(1000 + d * 100 + i), size: 100 + i, mtimeMs: 1_750_000_000_123.5 + i });
 const summary = (d: number, i: number): TraceSummary => ({
-  sessionStartEventId: undefined,
+  sessionStart: undefined,
   contextIds: i % 3 === 0 ? [] : [`ctx_${i}_${"x".repeat(i)}`, `ctx_${d}_${i}`],
   hasSessionEnd: i % 2 === 0,
   taskTrust: {},
@@ -117,7 +117,7 @@ describe('trace cache file', () => {
 });
 
 describe('what a trace names beside its session (child workdirs, work ids)', () => {
-  it('comes back from a saved cache exactly; a format-4 entry is a miss', async () => {
+  it('comes back from a saved cache exactly; a format-5 entry is a miss', async () => {
     const dir = fs.mkdtempSync(path.join(T, 'beside-'));
     fs.mkdirSync(path.join(dir, 'gc'), { mode: 0o700 });
     const st = state(7, 7);
@@ -139,9 +139,9 @@ describe('what a trace names beside its session (child workdirs, work ids)', () 
       back.close();
       expect(got?.workIds).toEqual(s.workIds);
       expect(got?.delegations).toEqual(s.delegations);
-      // an older cache (format 4, 12 fields) is never trusted: the trace is read again
+      // an older cache (format 5, whose work carried its command) is never trusted: the trace is read again
       const file = path.join(dir, 'gc', 'trace-cache.json');
-      const text = fs.readFileSync(file, 'utf8').replace('murmur-gc cache 5', 'murmur-gc cache 4');
+      const text = fs.readFileSync(file, 'utf8').replace('murmur-gc cache 6', 'murmur-gc cache 5');
       fs.writeFileSync(file, text);
       const old = await loadTraceCache(home);
       expect(old.get('/r/w/.murmur', NAMES[0]!, st)).toBeUndefined();
@@ -150,4 +150,47 @@ describe('what a trace names beside its session (child workdirs, work ids)', () 
       await home.close();
     }
   });
+});
+
+describe('the cache never holds more than its caps, whatever the traces name', () => {
+  const ctxIds = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `ctx_${tag}_${String(i).padStart(28, '0')}`);
+
+  it('an entry over CACHE_ENTRY_CAP is not kept (that trace is read again); a smaller one is', () => {
+    const c = new MemoryTraceCache();
+    const st = state(8, 1);
+    const big: TraceSummary = { ...summary(8, 1), contextIds: ctxIds(Math.ceil(CACHE_ENTRY_CAP / 36), 'b') };
+    c.set('/r/big/.murmur', NAMES[0]!, st, big);
+    expect(c.get('/r/big/.murmur', NAMES[0]!, st)).toBeUndefined();
+    expect([...c.lines()]).toEqual([]);
+    const fits: TraceSummary = { ...summary(8, 1), contextIds: ctxIds(Math.floor(CACHE_ENTRY_CAP / 80), 'f') };
+    c.set('/r/big/.murmur', NAMES[1]!, st, fits);
+    expect(c.get('/r/big/.murmur', NAMES[1]!, st)?.contextIds).toEqual(fits.contextIds);
+    // an entry that grew past the cap replaces the one kept: neither is kept
+    c.set('/r/big/.murmur', NAMES[1]!, st, big);
+    expect([...c.lines()]).toEqual([]);
+  });
+
+  it(`the file is never written over CACHE_MAX_BYTES: the entries past it are left out`, async () => {
+    const dir = fs.mkdtempSync(path.join(T, 'cap-'));
+    fs.mkdirSync(path.join(dir, 'gc'), { mode: 0o700 });
+    const c = new MemoryTraceCache();
+    // 60 traces naming ~0.9 MiB of context ids each: ~54 MiB of entries
+    const n = 60;
+    for (let i = 0; i < n; i++) c.set('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i), { ...summary(9, i), contextIds: ctxIds(24_000, String(i)) });
+    const home = await Dir.open(dir);
+    try {
+      await saveTraceCache(home, c);
+      const size = fs.statSync(path.join(dir, 'gc', 'trace-cache.json')).size;
+      expect(size).toBeLessThanOrEqual(CACHE_MAX_BYTES);
+      expect(size).toBeGreaterThan(CACHE_MAX_BYTES - 2 * CACHE_ENTRY_CAP);
+      const back = await loadTraceCache(home);
+      let served = 0;
+      for (let i = 0; i < n; i++) if (back.get('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i))) served++;
+      back.close();
+      expect(served).toBeGreaterThan(40);
+      expect(served).toBeLessThan(n);
+    } finally {
+      await home.close();
+    }
+  }, 60_000);
 });

@@ -3,12 +3,17 @@
 // lines over the line cap, cost a sweep and `conversation ls` under 300 MB peak RSS; each file
 // too hostile to judge is reported with its code (`sparse_file`, `line_too_long`) and the run
 // completes (exit 0). A watchdog kills a child whose RSS passes the ceiling, so a regression
-// fails fast instead of exhausting the machine. (docs/limits.md)
+// fails fast instead of exhausting the machine. What a sweep reads is bounded by what the disk
+// holds, not by the files' sizes: 400 traces of 64 MiB − 4 KiB with nothing allocated, a 2 GiB
+// trace 5 % allocated and a 64 MiB − 4 KiB record cost it a few MiB of reading (the bytes the
+// process read, counted by the kernel), while a trace just written (whose blocks a filesystem may
+// not have counted yet) is still read. (docs/limits.md)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
+import { runMeasured } from '../helpers/measured.js';
 
 const CEILING_KB = 300 * 1024;
 const GiB = 1024 ** 3;
@@ -189,5 +194,108 @@ describe('hostile file sizes', () => {
     expect(r.killed, `RSS passed ${CEILING_KB} KB`).toBe(false);
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     expect(fs.existsSync(path.dirname(recordFile))).toBe(false);
+  }, 300_000);
+});
+
+describe('what a sweep reads is bounded by what the disk holds', () => {
+  const MiB = 1024 * 1024;
+  /** Far below what the files' sizes would cost (each case's are GiB): only what the process must read. */
+  const READ_CAP = 64 * MiB;
+  let W: string;
+  let wHome: string;
+  let wRoot: string;
+  const old = (now - 10 * f.DAY) / 1000;
+  const setup = (label: string, yaml = '') => {
+    W = f.tempDir(label);
+    wHome = path.join(W, '.murmur');
+    wRoot = path.join(W, 'app', '.murmur');
+    fs.mkdirSync(wHome, { mode: 0o700 });
+    fs.mkdirSync(wRoot, { recursive: true });
+    return f.writeConfig(W, `home: ${wHome}\nsessions:\n  - root: ${wRoot}\n${yaml}`);
+  };
+  const sparseSkips = (r: { stdout: string }) => (JSON.parse(r.stdout) as Report).skipped.filter((x) => x.code === 'sparse_file').map((x) => x.target);
+
+  it('400 traces of 64 MiB − 4 KiB with nothing allocated: not read, each reported sparse_file', async () => {
+    const c = setup('hostile-400');
+    try {
+      const traces: string[] = [];
+      for (let i = 0; i < 400; i++) {
+        const dir = path.join(wRoot, f.idAt('ses_', now - 9 * f.DAY + i));
+        fs.mkdirSync(dir);
+        const t = path.join(dir, 'trace.jsonl');
+        fs.writeFileSync(t, '');
+        fs.truncateSync(t, 64 * MiB - 4096);
+        fs.utimesSync(t, old, old);
+        traces.push(t);
+      }
+      const r = await runMeasured(['--json', '--dry-run', '--config', c], W, CEILING_KB);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      expect(sparseSkips(r).sort()).toEqual(traces.sort());
+      expect(r.readBytes).toBeLessThan(READ_CAP);
+    } finally {
+      f.rmrf(W);
+    }
+  }, 300_000);
+
+  it('a 2 GiB trace with 5 % of it allocated: not read (under 1 in 16), reported sparse_file', async () => {
+    const c = setup('hostile-ratio');
+    try {
+      const id = f.idAt('ses_', now - 9 * f.DAY);
+      const t = f.writeSession(wRoot, { sessionId: id, startMs: now - 10 * f.DAY, end: true });
+      const trace = path.join(t, 'trace.jsonl');
+      // 1 MiB of real lines every 20 MiB
+      const line = JSON.stringify({ event_type: 'inference', event_id: f.idAt('evt_', now), session_id: id, timestamp: now, text: 'y'.repeat(200) }) + '\n';
+      const chunk = Buffer.from(line.repeat(Math.floor(MiB / line.length)));
+      const fd = fs.openSync(trace, 'r+');
+      for (let at = 20 * MiB; at < 2048 * MiB; at += 20 * MiB) fs.writeSync(fd, chunk, 0, chunk.length, at);
+      fs.ftruncateSync(fd, 2048 * MiB);
+      fs.closeSync(fd);
+      fs.utimesSync(trace, old, old);
+      const r = await runMeasured(['--json', '--dry-run', '--config', c], W, CEILING_KB);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      expect(sparseSkips(r)).toEqual([trace]);
+      expect(r.readBytes).toBeLessThan(READ_CAP);
+    } finally {
+      f.rmrf(W);
+    }
+  }, 300_000);
+
+  it('a record of 64 MiB − 4 KiB that is a hole: neither counted nor truncated, by the sweep and conversation ls alike', async () => {
+    const c = setup('hostile-record', 'records:\n  - capsule: notes\n    retain: { max_messages: 5 }\n');
+    try {
+      const rec = f.writeRecord(wHome, 'notes', f.idAt('ctx_', now - 3 * f.DAY), { capsule: 'notes', messages: 20 }).file;
+      fs.truncateSync(rec, 64 * MiB - 4096);
+      fs.utimesSync(rec, old, old);
+      const r = await runMeasured(['--json', '--config', c], W, CEILING_KB);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      expect(sparseSkips(r)).toEqual([rec]);
+      expect((JSON.parse(r.stdout) as Report).actions.filter((a) => a.kind === 'truncate_record')).toEqual([]);
+      expect(fs.statSync(rec).size).toBe(64 * MiB - 4096);
+      expect(r.readBytes).toBeLessThan(READ_CAP);
+      const ls = await runMeasured(['conversation', 'ls', '--json'], W, CEILING_KB);
+      expect(ls.stderr).toContain('sparse_file');
+      expect(ls.readBytes).toBeLessThan(READ_CAP);
+    } finally {
+      f.rmrf(W);
+    }
+  }, 300_000);
+
+  it('a trace just written that looks sparse is read (its blocks may not be counted yet): its live session keeps its context', async () => {
+    const c = setup('hostile-fresh', 'records:\n  - capsule: notes\n    retain: { max_messages: 1 }\n');
+    try {
+      const ctx = f.idAt('ctx_', now - 3 * f.DAY);
+      f.writeRecord(wHome, 'notes', ctx, { capsule: 'notes', messages: 20 });
+      const id = f.idAt('ses_', now - 5 * 60_000);
+      const dir = f.writeSession(wRoot, { sessionId: id, startMs: now - 5 * 60_000, contextId: ctx, mtimeMs: now });
+      fs.truncateSync(path.join(dir, 'trace.jsonl'), 8 * MiB); // grown by a hole: 8 MiB, one block on disk
+      const r = await runMeasured(['--json', '--config', c], W, CEILING_KB);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      const rep = JSON.parse(r.stdout) as Report;
+      expect(sparseSkips(r)).toEqual([]);
+      expect(rep.skipped.filter((x) => x.code === 'live_context').map((x) => x.target)).toEqual([`notes/${ctx}`]);
+      expect(rep.actions.filter((a) => a.kind === 'truncate_record')).toEqual([]);
+    } finally {
+      f.rmrf(W);
+    }
   }, 300_000);
 });

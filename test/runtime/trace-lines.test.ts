@@ -5,7 +5,7 @@
 // bytes that are not UTF-8, blank lines, a torn last line; several traces one after the other in
 // one reused buffer, as the sweep reuses its read buffer.
 import { describe, expect, it } from 'vitest';
-import { TraceAccumulator, type TraceSummary } from '../../src/runtime/trace.js';
+import { TraceAccumulator, sessionStartEventId, type TraceSummary } from '../../src/runtime/trace.js';
 import { prng } from '../helpers/fixtures.js';
 
 const POOL: string[] = [
@@ -50,7 +50,7 @@ function lineByLine(trace: Buffer): TraceSummary {
   while (from < trace.length) {
     const nl = trace.indexOf(10, from);
     const end = nl < 0 ? trace.length : nl;
-    acc.addLine(Buffer.from(trace.subarray(from, end)), 0, end - from); // a fresh copy per line
+    acc.addLine(Buffer.from(trace.subarray(from, end)), 0, end - from, from); // a fresh copy per line, at its offset
     terminated = nl >= 0;
     from = end + 1;
   }
@@ -95,15 +95,27 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
 });
 
 describe('TraceAccumulator: the parent of shell_lost', () => {
-  const summary = (...lines: string[]): TraceSummary => {
+  /** The parent a `shell_lost` gets: the event id of the session_start line the summary locates, read again. */
+  const parentOf = (...lines: string[]): string | undefined | false => {
+    const buf = Buffer.from(lines.join('\n') + '\n');
     const acc = new TraceAccumulator();
-    acc.addLines(Buffer.from(lines.join('\n') + '\n'));
-    return acc.finish(true);
+    acc.addLines(buf);
+    const at = acc.finish(true).sessionStart;
+    return at && sessionStartEventId(buf.subarray(at.at, at.at + at.length));
   };
+  const summary = (...lines: string[]) => ({ sessionStartEventId: parentOf(...lines) });
   const started = (evt: string) => `{"event_type":"session_start","event_id":"${evt}","timestamp":1}`;
 
   it('is the last session_start event_id', () => {
     expect(summary(started('evt_a'), started('evt_b')).sessionStartEventId).toBe('evt_b');
+  });
+
+  it('is located by its line, fed whole or line by line: the same line', () => {
+    const text = ['garbage', started('evt_a'), '{"event_type":"inference"}', started('evt_b'), 'x'].join('\n') + '\n';
+    const whole = new TraceAccumulator();
+    whole.addLines(Buffer.from(text));
+    expect(whole.finish(true).sessionStart).toEqual({ at: text.indexOf(started('evt_b')), length: started('evt_b').length });
+    expect(lineByLine(Buffer.from(text)).sessionStart).toEqual(whole.finish(true).sessionStart);
   });
 
   it.each([

@@ -49,7 +49,8 @@ function plain(s: TraceSummary | undefined): unknown {
   if (!s) return s;
   const out: Record<string, unknown> = {
     compact: s instanceof CompactTrace,
-    sessionStartEventId: s.sessionStartEventId,
+    sessionStart: s.sessionStart,
+    unaccountedMore: s.unaccountedMore,
     contextIds: [...s.contextIds],
     hasSessionEnd: s.hasSessionEnd,
     taskTrust: { ...s.taskTrust },
@@ -80,13 +81,15 @@ function randomState(rnd: () => number): TraceFileState {
 const CONTEXTS = ['ctx_e5b58340a5f43c8161e690d19dd28604', 'ctx_a', '', 'ctx "quoted"', 'ctx_é', 'ctx\\back', 'ctx\ttab', 'ctx_\u{1F600}'];
 
 function randomSummary(rnd: () => number): TraceSummary {
-  const work: DetachedWork[] = rnd() < 0.15 ? [{ workId: `wrk_${hex(7).padStart(32, '0')}`, binary: 'sh', command: 'sleep 1', detachedAtMs: 5, detachedAtText: '5', taskId: rnd() < 0.5 ? 't1' : null }] : [];
+  const work: DetachedWork[] = rnd() < 0.15 ? [{ workId: `wrk_${hex(7).padStart(32, '0')}`, detachedAtMs: 5, detachedAtText: '5', taskId: rnd() < 0.5 ? 't1' : null, at: pick(rnd, [0, 17, 123_456_789_012]), length: pick(rnd, [1, 330, 33_554_432]) }] : [];
+  const more = rnd() < 0.05;
   const s: TraceSummary = {
-    sessionStartEventId: work.length && rnd() < 0.7 ? 'evt_s1' : undefined,
+    sessionStart: (work.length || more) && rnd() < 0.7 ? { at: pick(rnd, [0, 401]), length: pick(rnd, [90, 1_000_000]) } : undefined,
     contextIds: Array.from({ length: Math.floor(rnd() * 4) }, () => (rnd() < 0.8 ? `ctx_${Math.floor(rnd() * 1e6).toString(16)}` : pick(rnd, CONTEXTS))),
     hasSessionEnd: rnd() < 0.5,
     taskTrust: work.length && work[0]!.taskId ? { t1: pick(rnd, ['trusted', 'untrusted'] as const) } : {},
     unaccounted: work,
+    ...(more ? { unaccountedMore: true } : {}),
     endsWithNewline: rnd() < 0.8,
     invalidLines: pick(rnd, [0, 0, 0, 1, 7, 123_456_789_012_345]),
     utf8: rnd() < 0.9,
@@ -207,18 +210,18 @@ describe('an entry read in place answers as the general parse does', () => {
       expect(got && { ...(plain(got) as object), compact: undefined, identity: undefined, size: undefined, mtimeMs: undefined, fromCache: undefined, ok: undefined }).toEqual({
         ...(plain(s) as object),
         compact: undefined,
-        // what a cached summary keeps of session_start's id: only with unaccounted work
-        sessionStartEventId: s.unaccounted.length ? s.sessionStartEventId : undefined,
+        // what a cached summary keeps of session_start's line: only with unaccounted work
+        sessionStart: s.unaccounted.length || s.unaccountedMore ? s.sessionStart : undefined,
         utf8: s.utf8 !== false,
       });
-      expect(got instanceof CompactTrace).toBe(s.unaccounted.length === 0 && !s.delegations?.length);
+      expect(got instanceof CompactTrace).toBe(s.unaccounted.length === 0 && !s.unaccountedMore && !s.delegations?.length);
       expect(c.getRecord(FAST, 'ctx_1', st)).toEqual({ ...r, unreadable: r.unreadable === true });
     }
   });
 
   it('a corrupt line, a truncated entry, an entry of the wrong kind: a miss, and the next line still serves', () => {
     const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 1_775_285_433_015 };
-    const s: TraceSummary = { sessionStartEventId: undefined, contextIds: ['ctx_a'], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
+    const s: TraceSummary = { sessionStart: undefined, contextIds: ['ctx_a'], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
     const good = traceEntry(st, s);
     const rec = recordEntry(st, { header: null, messages: 3, terminated: true });
     const c = cacheOf([
@@ -250,7 +253,7 @@ describe('an entry read in place answers as the general parse does', () => {
 
   it('has() then get() of the same line; a line consumed by a miss is not found again', () => {
     const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
-    const s: TraceSummary = { sessionStartEventId: undefined, contextIds: [], hasSessionEnd: false, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 2, utf8: true };
+    const s: TraceSummary = { sessionStart: undefined, contextIds: [], hasSessionEnd: false, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 2, utf8: true };
     const c = cacheOf([line('T', FAST, 'ses_a', traceEntry(st, s)), line('T', FAST, 'ses_b', traceEntry(st, s))]);
     expect(c.has(FAST, 'ses_a')).toBe(true);
     expect(c.has(FAST, 'ses_a')).toBe(true);
@@ -266,7 +269,7 @@ describe('an entry read in place answers as the general parse does', () => {
 
 describe('knowsDir: whether a scan should prepare for hits under a directory', () => {
   const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
-  const s: TraceSummary = { sessionStartEventId: undefined, contextIds: [], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
+  const s: TraceSummary = { sessionStart: undefined, contextIds: [], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
   const rec: CachedRecord = { header: null, unreadable: false, messages: 3, terminated: true };
 
   it('knows a directory by kind, from the loaded file and from what this sweep stored', () => {

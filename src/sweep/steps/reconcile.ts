@@ -1,7 +1,8 @@
 // Step "reconcile": background work a killed runtime never accounted for (`shell_detached`
 // without an outcome) becomes `shell_lost` in that session's own trace (sweep/reconcile.ts).
 // Guarantees: only dead or finished sessions, never the audit root, never a session this sweep
-// removed (or would remove).
+// removed (or would remove); at most what the scan held of each trace's unaccounted work (per
+// trace and per sweep caps, docs/limits.md), the rest said to wait (`lost_work_deferred`).
 import { reconcileSession, type ReconcileContext } from '../reconcile.js';
 import { acted, fail, notWritable, progress, skip, type SweepContext, type StepTally } from './context.js';
 
@@ -28,9 +29,10 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     const rootInput = ctx.world.roots.find((r) => r.root === v.root);
     if (!rootInput || rootInput.isAuditRoot) continue;
     if (v.liveness === 'live') continue;
-    if (!v.scan.trace?.ok || v.scan.trace.summary.unaccounted.length === 0) continue;
+    const t = v.scan.trace;
+    if (!t?.ok || (t.summary.unaccounted.length === 0 && !t.summary.unaccountedMore)) continue;
     if (ctx.removedSessions.has(`${v.root}/${v.scan.name}`)) continue;
-    if (notWritable(ctx, v.root, 'background commands to mark lost', v.scan.trace.summary.unaccounted.length)) continue;
+    if (notWritable(ctx, v.root, 'background commands to mark lost', t.summary.unaccounted.length)) continue;
     await reconcileSession(rc, v);
   }
   return { items: ctx.report.actions.length - before, bytes: 0 };
