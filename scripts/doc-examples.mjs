@@ -100,7 +100,7 @@ function block(name, command, text) {
 
 const dry = tty(['--dry-run']);
 block('dry-run', 'murmur-gc --dry-run', dry.text);
-jsonBlock('dry-run-json', ['--dry-run'], '{schema_version, command, dry_run, bytes_freed, steps: [.steps[].step], budget: [.budget.stores[] | {"label": .label, bytes_before, bytes_after, removed}]}');
+jsonBlock('dry-run-json', ['--dry-run'], '{schema_version, command, dry_run, bytes_freed, steps: [.steps[].step], budget: [.budget.stores[] | {"label": .label, bytes_before, bytes_after, held, removed}]}');
 const sweep = tty([]);
 block('sweep', 'murmur-gc', sweep.text);
 const held = tty(['quarantine', 'ls']);
