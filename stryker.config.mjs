@@ -8,6 +8,7 @@ export default {
     'src/config/size.ts',
     'src/runtime/record.ts',
     'src/runtime/ids.ts',
+    'src/gchome/quarantine-layout.ts',
   ],
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },

@@ -10,6 +10,7 @@ export default defineConfig({
       'test/config/size.test.ts',
       'test/runtime/record.test.ts',
       'test/runtime/ids.test.ts',
+      'test/gchome/quarantine-layout.test.ts',
       'test/parity/message-lines.test.ts',
       'test/parity/retain-yaml.test.ts',
       'test/parity/session-order.test.ts',

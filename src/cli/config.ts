@@ -74,8 +74,14 @@ function fromText(s: PolicySource | undefined, hasRetain: boolean): string {
   return s.note ? `${s.note}${s.manifest ? ` (${s.manifest})` : ''}` : 'no retain block';
 }
 
-function keepFreeText(k: KeepFree): string {
-  return k.kind === 'percent' ? `${k.percent}%` : formatBytes(k.bytes);
+function keepFreeText(k: KeepFree, c: GcConfig): string {
+  const out = [...c.sessions.filter((s) => s.keepFree === false).map((s) => s.root), ...new Set(c.records.filter((r) => r.keepFree === false).map((r) => `record store ${r.store}`))];
+  const free = k.kind === 'percent' ? `${k.percent}%` : formatBytes(k.bytes);
+  return `${free} (at most ${k.perSweepPercent}% of one store's items a sweep${out.length > 0 ? `; never from ${out.join(', ')}` : ''})`;
+}
+
+function keepFreeJson(k: KeepFree): { kind: 'bytes'; bytes: number; per_sweep_percent: number } | { kind: 'percent'; percent: number; per_sweep_percent: number } {
+  return k.kind === 'percent' ? { kind: 'percent', percent: k.percent, per_sweep_percent: k.perSweepPercent } : { kind: 'bytes', bytes: k.bytes, per_sweep_percent: k.perSweepPercent };
 }
 
 function where(file: string | undefined, line: number | undefined, column: number | undefined, keyPath: string): string {
@@ -101,10 +107,10 @@ export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
     random_delay_secs: c.randomDelaySecs,
     live_grace_secs: c.liveGraceSecs,
     max_delete: c.maxDelete ?? null,
-    keep_free: c.keepFree ?? null,
+    keep_free: c.keepFree ? keepFreeJson(c.keepFree) : null,
     quarantine_secs: c.quarantine?.windowSecs ?? null,
-    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, children: s.childrenMaxAgeSecs !== undefined ? { max_age_secs: s.childrenMaxAgeSecs } : null, problem: s.problem ?? null })),
-    records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null })),
+    sessions: c.sessions.map((s) => ({ root: s.root, origin: s.origin, retain: retainJson(s.retain), source: src(s.origin), max_bytes: s.maxBytes ?? null, keep_free: s.keepFree !== false, children: s.childrenMaxAgeSecs !== undefined ? { max_age_secs: s.childrenMaxAgeSecs } : null, problem: s.problem ?? null })),
+    records: c.records.map((r) => ({ store: r.store, capsule: r.capsule, origin: r.origin, retain: retainJson(r.retain), source: src(r.origin), max_bytes: r.maxBytes ?? null, keep_free: r.keepFree !== false })),
     audit: { retain: retainJson(c.audit.retain) },
     log_level: c.log.level,
     metrics_textfile: c.metrics?.textfile ?? null,
@@ -184,7 +190,7 @@ export function renderCheckText(check: ConfigCheck, plan?: ConfigPlan): string {
     out.push('');
     out.push(`  audit trail ${c.home}/gc: ${retainText(c.audit.retain)}`);
     const md = c.maxDelete ? [c.maxDelete.count !== undefined ? `count ${c.maxDelete.count}` : '', c.maxDelete.fraction !== undefined ? `fraction ${c.maxDelete.fraction}` : ''].filter(Boolean).join(', ') : 'default (unattended: half and more than 20)';
-    out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}; quarantine: ${c.quarantine ? `${durationText(c.quarantine.windowSecs)} (removals held, murmur-gc restore undoes them)` : 'off (removals are final)'}`);
+    out.push(`  max_delete: ${md}; keep_free: ${c.keepFree ? keepFreeText(c.keepFree, c) : 'none'}; live_grace: ${durationText(c.liveGraceSecs)}; quarantine: ${c.quarantine ? `${durationText(c.quarantine.windowSecs)} (removals held, murmur-gc restore undoes them)` : 'off (removals are final)'}`);
     out.push(`  daemon: schedule "${c.schedule}", run_on_start ${c.runOnStart ? 'yes' : 'no'}, random_delay ${durationText(c.randomDelaySecs)}; log level ${c.log.level}; metrics: ${c.metrics ? `${c.metrics.textfile}${c.metrics.intervalSecs !== undefined ? ` (interval ${durationText(c.metrics.intervalSecs)})` : ''}` : 'none'}`);
     if (plan) out.push(...planText(plan));
   }

@@ -283,7 +283,8 @@ async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: Path
   const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
   if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined) || (entry.children !== undefined && childrenAge === undefined)) return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
-  return roots.map((r) => (r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }) }));
+  const keepFree = entry.keep_free === false ? { keepFree: false as const } : {};
+  return roots.map((r) => (r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }), ...keepFree }));
 }
 
 async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
@@ -365,7 +366,7 @@ async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathCo
   const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
   const policy = await attempt(ctx.sink, () => resolveRecordPolicy(entry, origin, ctx));
   if (policy === undefined || (entry.max_bytes !== undefined && maxBytes === undefined)) return undefined;
-  return maxBytes === undefined ? policy : { ...policy, maxBytes };
+  return { ...policy, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(entry.keep_free === false ? { keepFree: false as const } : {}) };
 }
 
 /** The entry's policy; undefined (with a warning) when its manifest does not exist. */

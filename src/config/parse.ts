@@ -96,6 +96,7 @@ export type SessionEntry = {
   retain?: unknown;
   max_bytes?: unknown;
   children?: unknown;
+  keep_free?: boolean | undefined;
 };
 
 export type RecordEntry = {
@@ -104,6 +105,7 @@ export type RecordEntry = {
   manifest?: string | undefined;
   retain?: unknown;
   max_bytes?: unknown;
+  keep_free?: boolean | undefined;
 };
 
 /** The configuration's top level once its shape is checked; the values typed `unknown` are checked by the loader. */
@@ -202,8 +204,8 @@ const logLevel: Check = (value, path, issues) => {
   return value;
 };
 
-const sessionEntry = block({ root: text, workdir: text, project: text, retain: anything, max_bytes: anything, children: anything });
-const recordEntry = block({ capsule: string, store: string, manifest: text, retain: anything, max_bytes: anything });
+const sessionEntry = block({ root: text, workdir: text, project: text, retain: anything, max_bytes: anything, children: anything, keep_free: boolean });
+const recordEntry = block({ capsule: string, store: string, manifest: text, retain: anything, max_bytes: anything, keep_free: boolean });
 
 const configBlock = block({
   home: text,

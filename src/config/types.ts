@@ -3,8 +3,11 @@
 // Guarantee: a value of these types has been fully validated; a policy with no keys is `undefined`
 // (no policy means nothing is deleted).
 
-/** `keep_free`: an absolute byte count or a percentage of the filesystem's total size. */
-export type KeepFree = { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number };
+/**
+ * `keep_free`: an absolute byte count or a percentage of the filesystem's total size, and the
+ * most it takes of any one store's items in one sweep (`per_sweep`, a percentage; default 50).
+ */
+export type KeepFree = ({ kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number }) & { perSweepPercent: number };
 
 /** `trace.retain` semantics: both keys ANDed; at least one present. */
 export interface SessionRetain {
@@ -34,6 +37,8 @@ export interface SessionsRootConfig {
   childrenMaxAgeSecs?: number;
   /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */
   origin: string;
+  /** `keep_free: false`: this root never gives up anything for keep_free (docs/fates.md). */
+  keepFree?: false;
   /**
    * A problem with a capsule-writable manifest (`workdir:` entries): the entry then has no policy
    * and every sweep reports this (it never stops the other entries).
@@ -49,6 +54,8 @@ export interface RecordPolicyConfig {
   retain: RecordRetain | undefined;
   /** Disk budget (`max_bytes`): the store's contexts are kept under this many bytes. */
   maxBytes?: number;
+  /** `keep_free: false`: this store never gives up anything for keep_free (docs/fates.md). */
+  keepFree?: false;
   origin: string;
 }
 

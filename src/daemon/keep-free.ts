@@ -4,15 +4,16 @@
 // - Cheap: one statfs(2) of the home per check (once a minute by default), nothing else; no
 //   check at all while keep_free is not configured (a reload that adds or removes it is honoured
 //   at the next check).
-// - Once per crossing: a sweep is triggered when free space is found below keep_free while the
-//   watch is armed; it then disarms until a check finds free space at or above keep_free again.
+// - Once per crossing: a sweep is triggered when free space — bytes, or inodes where the
+//   filesystem has a fixed number of them — is found below keep_free while the watch is armed; it
+//   then disarms until a check finds both at or above keep_free again.
 //   A home that stays short (what is left is live or not ours) is not swept every minute; the
 //   scheduled sweeps go on as usual.
 // - A failed statfs (home missing, unreadable) is logged at debug and changes nothing.
-import { keepFreeBytes } from '../config/size.js';
+import { keepFreeBytes, keepFreeInodes } from '../config/size.js';
 import type { GcConfig } from '../config/types.js';
 import { describeError } from '../errors.js';
-import { statFs, type StatFs } from '../fsx/statfs.js';
+import { countsInodes, statFs, type StatFs } from '../fsx/statfs.js';
 import type { Logger } from '../log.js';
 import { formatBytes } from '../sweep/report.js';
 
@@ -59,15 +60,19 @@ export class KeepFreeWatch {
         return;
       }
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      if (space.freeBytes >= required) {
+      const inodes = countsInodes(space) ? { free: space.freeInodes, required: keepFreeInodes(config.keepFree, space.totalBytes, space.totalInodes) } : undefined;
+      const inodesShort = inodes !== undefined && inodes.free < inodes.required;
+      if (space.freeBytes >= required && !inodesShort) {
         this.armed = true;
         return;
       }
       if (!this.armed) return;
       this.armed = false;
       this.opts.log.info(
-        { home: config.home, free_bytes: space.freeBytes, required_bytes: required },
-        `free space under the home (${formatBytes(space.freeBytes)}) is below keep_free (${formatBytes(required)}): sweeping now`,
+        { home: config.home, free_bytes: space.freeBytes, required_bytes: required, ...(inodes ? { free_inodes: inodes.free, required_inodes: inodes.required } : {}) },
+        space.freeBytes < required
+          ? `free space under the home (${formatBytes(space.freeBytes)}) is below keep_free (${formatBytes(required)}): sweeping now`
+          : `free inodes under the home (${inodes!.free}) are below keep_free's share of them (${inodes!.required}): sweeping now`,
       );
       await this.opts.trigger();
     } finally {

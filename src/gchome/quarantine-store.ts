@@ -349,6 +349,8 @@ export interface QueueItem extends HeldItem {
   sidecarTempsOnly?: boolean;
   /** The item directory's mtime (ms): when an entry was last made in it. */
   changedMs: number;
+  /** Its inodes (files, directories and itself), when it was measured. */
+  inodes?: number;
 }
 
 /** An item.json is a few hundred bytes; anything larger is not one (never read whole). */
@@ -432,7 +434,12 @@ export async function listQuarantineDir(
       const pst = meta && item ? await item.lstat(payload) : undefined;
       const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
       let bytes = 0;
-      if (measure) bytes = (await measureDir(q, entry, identity).catch(() => ({ bytes: 0 }))).bytes;
+      let inodes: number | undefined;
+      if (measure) {
+        const m = await measureDir(q, entry, identity).catch(() => undefined);
+        bytes = m?.bytes ?? 0;
+        if (m) inodes = m.files + m.dirs + 1;
+      }
       const unreadable = 'unreadable' in sidecar ? sidecar.unreadable : undefined;
       items.push({
         kind: meta?.kind ?? 'context',
@@ -449,6 +456,7 @@ export async function listQuarantineDir(
         meta,
         incomplete: !ok,
         changedMs,
+        ...(inodes !== undefined ? { inodes } : {}),
         ...(unreadable !== undefined ? { unreadable, sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined) } : {}),
       });
     } catch (err) {

@@ -3,8 +3,9 @@
 // (src/plan/fates.ts: policies first, then `max_bytes` store by store, then `keep_free`, all or
 // nothing; docs/fates.md).
 // Guarantees: a sessions root takes part by its own `max_bytes`, and in keep_free only with a
-// policy on the home's filesystem; the policies naming one record store act as one (the smallest
-// `max_bytes`, every capsule). No fs, no clock.
+// policy on the home's filesystem and unless its entry says `keep_free: false`; the policies
+// naming one record store act as one (the smallest `max_bytes`, every capsule; any of them saying
+// `keep_free: false` keeps the store out of keep_free). No fs, no clock.
 import type { RecordPolicyConfig } from '../config/types.js';
 import type { BudgetStoreOutcome, BudgetUnmet } from './fates.js';
 
@@ -37,6 +38,12 @@ export interface BudgetReport {
     /** what keep_free asked of this sweep once the policies' own frees were counted (the reserve's room included) */
     short_bytes: number;
     short_bytes_after: number;
+    /** the same in inodes, where the filesystem has a fixed number of them (else null) */
+    inodes: { required: number; free: number; short: number; short_after: number } | null;
+    /** the most keep_free takes of one store's items in one sweep */
+    per_sweep_percent: number;
+    /** when it was short: the largest live sessions on the filesystem, largest first (never taken; most likely what fills it) */
+    largest_live: { path: string; bytes: number }[];
     /** holds keep_free purged, items it removed for good */
     purged: number;
     removed: number;
@@ -44,9 +51,14 @@ export interface BudgetReport {
     reserve: {
       path: string;
       released_bytes: number;
+      released_inodes: number;
       /** added to what keep_free wants while the reserve is missing (0 or RESERVE_BYTES); short_bytes include it */
       room_bytes: number;
+      room_inodes: number;
+      /** the byte part put back this sweep (a dry run: would be) */
       put_back: boolean;
+      /** the inode part (`<home>/gc/.reserve-inodes`) likewise */
+      put_back_inodes: boolean;
     };
   } | null;
   unmet: BudgetUnmet[];
@@ -59,8 +71,8 @@ export interface BudgetReport {
  * `max_bytes`, and keep_free when it has a policy (retain or max_bytes) and sits on the home's
  * filesystem.
  */
-export function sessionsRootBudget(e: { root: string; retain: unknown; maxBytes?: number | undefined }, keepFree: boolean, onHomeFs: boolean): BudgetStore | undefined {
-  const takesKeepFree = keepFree && (e.retain !== undefined || e.maxBytes !== undefined) && onHomeFs;
+export function sessionsRootBudget(e: { root: string; retain: unknown; maxBytes?: number | undefined; keepFree?: false | undefined }, keepFree: boolean, onHomeFs: boolean): BudgetStore | undefined {
+  const takesKeepFree = keepFree && e.keepFree !== false && (e.retain !== undefined || e.maxBytes !== undefined) && onHomeFs;
   if (e.maxBytes === undefined && !takesKeepFree) return undefined;
   return { key: `sessions:${e.root}`, label: `sessions root ${e.root}`, maxBytes: e.maxBytes, keepFree: takesKeepFree };
 }
@@ -77,19 +89,21 @@ export interface RecordStoreBudget {
  * policies of one store act as one: its `max_bytes` is the smallest of theirs, and it takes part
  * in keep_free when any of them has a policy (retain or max_bytes).
  */
-export function recordStoreBudgets(policies: readonly Pick<RecordPolicyConfig, 'store' | 'capsule' | 'retain' | 'maxBytes'>[], keepFree: boolean): RecordStoreBudget[] {
-  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean }>();
+export function recordStoreBudgets(policies: readonly Pick<RecordPolicyConfig, 'store' | 'capsule' | 'retain' | 'maxBytes' | 'keepFree'>[], keepFree: boolean): RecordStoreBudget[] {
+  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean; optedOut: boolean }>();
   for (const r of policies) {
-    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false };
+    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false, optedOut: false };
     e.capsules.add(r.capsule);
     if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
     e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
+    e.optedOut ||= r.keepFree === false;
     byStore.set(r.store, e);
   }
   const out: RecordStoreBudget[] = [];
   for (const [name, e] of byStore) {
-    if (e.maxBytes === undefined && !(keepFree && e.hasPolicy)) continue;
-    out.push({ name, capsules: e.capsules, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: keepFree && e.hasPolicy } });
+    const takesKeepFree = keepFree && e.hasPolicy && !e.optedOut;
+    if (e.maxBytes === undefined && !takesKeepFree) continue;
+    out.push({ name, capsules: e.capsules, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: takesKeepFree } });
   }
   return out;
 }

@@ -10,9 +10,11 @@
 //   (its window passed, or keep_free needed the space).
 // - Policies first, as the runtime defines them (src/plan/sessions.ts, src/plan/records.ts). Then
 //   `max_bytes`, store by store in input order: the oldest removable items in place go until the
-//   store is at or under its budget. Then `keep_free`: holds first (those of earlier sweeps, the
-//   one whose window ends first first; then what this sweep would hold), then the oldest removable
-//   items in place across every store taking part, until the filesystem is no longer short.
+//   store is at or under its budget. Then `keep_free` (bytes, and inodes where the filesystem has a
+//   fixed number): holds first (those of earlier sweeps, the one whose window ends first first;
+//   then what this sweep would hold), then the oldest removable items in place across every store
+//   taking part — of each store at most its per-sweep share of its items (at least one, whatever
+//   its size) — until the filesystem is no longer short.
 // - The undo window: with `quarantine`, nothing a sweep takes by age, count or `max_bytes` is gone
 //   for good before its window passes — it is held — unless `keep_free` finds the filesystem
 //   short: only keep_free removes for good, and purges holds, and never holds what it takes
@@ -82,6 +84,8 @@ export interface SessionIn {
   protected: boolean;
   /** allocated bytes of the session and of what goes beside it with it; undefined: not measured */
   bytes?: number;
+  /** the inodes it holds (files and directories), when keep_free counts them */
+  inodes?: number;
 }
 
 export interface RootIn {
@@ -115,6 +119,7 @@ export interface ContextIn {
   bytes?: number;
   /** the allocated bytes its max_messages truncation would leave (predicted from its new length) */
   bytesAfterTruncation?: number;
+  inodes?: number;
 }
 
 export interface StoreIn {
@@ -139,6 +144,7 @@ export interface HoldIn {
   untilMs: number;
   owned: boolean;
   bytes?: number;
+  inodes?: number;
   /** keep_free may purge it: it sits on the home's filesystem */
   keepFree: boolean;
 }
@@ -154,8 +160,12 @@ export interface FateInput {
   /** the undo window in ms; undefined: removals are at once */
   quarantineMs?: number;
   guard: GuardIn;
-  /** keep_free: bytes missing from it when the sweep measured (≤ 0: met), and the room wanted for a missing reserve */
-  keepFree?: { short: number; room: number };
+  /**
+   * keep_free: bytes missing from it when the sweep measured (≤ 0: met), the room wanted for a
+   * missing reserve; inodes missing (≤ 0 or absent: met) and their room; the most it takes of one
+   * store's items in one sweep, as a share (0 < perSweep ≤ 1; default 1: no bound).
+   */
+  keepFree?: { short: number; room: number; inodesShort?: number; inodesRoom?: number; perSweep?: number };
   roots: RootIn[];
   stores: StoreIn[];
   holds: HoldIn[];
@@ -198,6 +208,10 @@ export interface BudgetUnmet {
   reason: BudgetRule;
   /** bytes still over the budget / still missing from keep_free */
   bytes_short: number;
+  /** keep_free only: inodes still missing */
+  inodes_short?: number;
+  /** keep_free only: removable items left out by the per-sweep bound (the most it takes of one store a sweep) */
+  beyond_per_sweep?: { items: number; bytes: number };
   /** what stayed, by code, with bytes */
   held: Record<string, { items: number; bytes: number }>;
   /** removable items left in place because all of them together would not meet the budget */
@@ -217,6 +231,13 @@ export interface KeepFreeOutcome {
   short_after: number;
   /** the room for a missing reserve this sweep made (0 when it was not wanted or out of reach) */
   room: number;
+  /** the room for the reserve's inode part this sweep made */
+  inodes_room: number;
+  /** inodes missing from what keep_free asks (the reserve's room included), before and after */
+  inodes_short: number;
+  inodes_short_after: number;
+  /** inodes this sweep frees on the filesystem (the policies' and keep_free's removals, purged holds) */
+  freed_inodes: number;
   /** holds purged, items removed for good for it */
   purged: number;
   removed: number;
@@ -275,6 +296,7 @@ interface Candidate {
   target: string;
   ageMs: number;
   bytes: number;
+  inodes: number;
   holdable: boolean;
 }
 
@@ -414,6 +436,8 @@ interface StoreState {
   /** bytes in place (what the budget counts) */
   charged: number;
   before: number;
+  /** items of the store (what keep_free's per-sweep share is of) */
+  present: number;
   candidates: Candidate[];
   /** items that stay whatever a budget wants: code and bytes */
   staying: { target: string; code: string; bytes: number }[];
@@ -460,6 +484,7 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
     holdable,
     charged: 0,
     before: 0,
+    present: 0,
     candidates: [],
     staying: [],
     removed: 0,
@@ -476,11 +501,12 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
     if (r.maxBytes === undefined && !r.keepFree) continue;
     const st = state(r.key, r.label, r.maxBytes, r.keepFree, r.holdable);
     const where = { liveCode: 'live_session', writable: r.writable, stopped: stopped.has(r.key) };
+    st.present = r.sessions.length;
     for (const s of r.sessions) {
       const key = itemKey(r.key, s.name);
       const f = items.get(key);
       if (f?.fate === 'held' || f?.fate === 'removed' || s.bytes === undefined) continue;
-      const c = { key, store: r.key, storeIndex: st.index, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, holdable: r.holdable };
+      const c = { key, store: r.key, storeIndex: st.index, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0, holdable: r.holdable };
       place(st, c, blockOf(f, s, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     for (const x of r.fixed) {
@@ -494,13 +520,14 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
     if (s.maxBytes === undefined && !s.keepFree) continue;
     const st = state(s.key, s.label, s.maxBytes, s.keepFree, s.holdable);
     const where = { liveCode: 'live_context', writable: s.writable, stopped: stopped.has(s.key) };
+    st.present = s.contexts.length;
     for (const x of s.contexts) {
       const key = itemKey(s.key, x.context);
       const f = items.get(key);
       if (f?.fate === 'held' || f?.fate === 'removed' || x.bytes === undefined) continue;
       // a record its max_messages truncates weighs what the truncation leaves
       const bytes = f?.fate === 'truncated' ? (x.bytesAfterTruncation ?? x.bytes) : x.bytes;
-      const c = { key, store: s.key, storeIndex: st.index, target: x.context, ageMs: x.mtimeMs, bytes, holdable: s.holdable };
+      const c = { key, store: s.key, storeIndex: st.index, target: x.context, ageMs: x.mtimeMs, bytes, inodes: x.inodes ?? 0, holdable: s.holdable };
       place(st, c, blockOf(f, x, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     st.before = st.charged;
@@ -524,9 +551,18 @@ function planBudgets(
 
   // What keep_free counts as freed before the budgets act: this sweep's removals and unheld
   // truncations in the stores taking part, and the expired holds it may count.
-  let freed = 0;
-  for (const st of stores) if (st.keepFree) freed += policyFrees(input, st.key, items);
-  for (const h of input.holds) if (h.keepFree && h.bytes !== undefined && holds.get(h.key)?.fate === 'purged') freed += h.bytes;
+  const freed: Frees = { bytes: 0, inodes: 0 };
+  for (const st of stores) {
+    if (!st.keepFree) continue;
+    const f = policyFrees(input, st.key, items);
+    freed.bytes += f.bytes;
+    freed.inodes += f.inodes;
+  }
+  for (const h of input.holds) {
+    if (!h.keepFree || h.bytes === undefined || holds.get(h.key)?.fate !== 'purged') continue;
+    freed.bytes += h.bytes;
+    freed.inodes += h.inodes ?? 0;
+  }
 
   // max_bytes, store by store
   for (const st of stores) {
@@ -550,7 +586,10 @@ function planBudgets(
         items.set(c.key, { fate: 'removed', rule: 'max_bytes' });
         st.removed++;
         st.freed += c.bytes;
-        if (st.keepFree) freed += c.bytes;
+        if (st.keepFree) {
+          freed.bytes += c.bytes;
+          freed.inodes += c.inodes;
+        }
       }
     }
     st.candidates = st.candidates.filter((c) => !chosen.has(c.key));
@@ -580,18 +619,28 @@ function planBudgets(
   };
 }
 
-/** Bytes the policies' own acts free in one store: removals for good, truncations whose lines are not held. */
-function policyFrees(input: FateInput, store: string, items: Map<string, Fate>): number {
-  let n = 0;
+/** Bytes and inodes freed on the home's filesystem. */
+interface Frees {
+  bytes: number;
+  inodes: number;
+}
+
+/** What the policies' own acts free in one store: removals for good, truncations whose lines are not held. */
+function policyFrees(input: FateInput, store: string, items: Map<string, Fate>): Frees {
+  const n: Frees = { bytes: 0, inodes: 0 };
   const root = input.roots.find((r) => r.key === store);
   for (const s of root?.sessions ?? []) {
-    if (items.get(itemKey(store, s.name))?.fate === 'removed') n += s.bytes ?? 0;
+    if (items.get(itemKey(store, s.name))?.fate !== 'removed') continue;
+    n.bytes += s.bytes ?? 0;
+    n.inodes += s.inodes ?? 0;
   }
   const rs = input.stores.find((s) => s.key === store);
   for (const c of rs?.contexts ?? []) {
     const f = items.get(itemKey(store, c.context));
-    if (f?.fate === 'removed') n += c.bytes ?? 0;
-    else if (f?.fate === 'truncated' && f.heldUntilMs === undefined) n += truncationFrees(c);
+    if (f?.fate === 'removed') {
+      n.bytes += c.bytes ?? 0;
+      n.inodes += c.inodes ?? 0;
+    } else if (f?.fate === 'truncated' && f.heldUntilMs === undefined) n.bytes += truncationFrees(c);
   }
   return n;
 }
@@ -608,6 +657,7 @@ interface KeepFreePick {
   target: string;
   storeIndex: number;
   bytes: number;
+  inodes: number;
   take: () => void;
 }
 
@@ -618,7 +668,7 @@ function keepFreeFor(
   byKey: Map<string, StoreState>,
   items: Map<string, Fate>,
   holds: Map<string, HoldFate>,
-  freed: number,
+  freed: Frees,
 ): { outcome: KeepFreeOutcome; unmet: BudgetUnmet | undefined } {
   const picks: KeepFreePick[] = [];
   const counts = { purged: 0, removed: 0 };
@@ -632,6 +682,7 @@ function keepFreeFor(
       target: h.target,
       storeIndex: st?.index ?? stores.length,
       bytes: h.bytes,
+      inodes: h.inodes ?? 0,
       take: () => {
         holds.set(h.key, { fate: 'purged', rule: 'keep_free' });
         counts.purged++;
@@ -649,6 +700,7 @@ function keepFreeFor(
         target: x.target,
         storeIndex: st.index,
         bytes: x.bytes,
+        inodes: x.inodes,
         take: () => {
           const f = items.get(x.key);
           if (f?.fate === 'held') {
@@ -666,16 +718,25 @@ function keepFreeFor(
       });
     }
   }
-  // 2. the oldest in place across every store taking part
+  // 2. the oldest in place across every store taking part — of each store at most its per-sweep
+  //    share of its items (at least one), whatever its size
+  const share = kf.perSweep ?? 1;
+  const beyond = { items: 0, bytes: 0 };
   for (const st of stores) {
     if (!st.keepFree) continue;
-    for (const c of st.candidates) {
+    const cap = Math.max(1, Math.floor(share * st.present));
+    for (const c of st.candidates.slice(cap)) {
+      beyond.items++;
+      beyond.bytes += c.bytes;
+    }
+    for (const c of st.candidates.slice(0, cap)) {
       picks.push({
         order: 2,
         ageMs: c.ageMs,
         target: c.target,
         storeIndex: st.index,
         bytes: c.bytes,
+        inodes: c.inodes,
         take: () => {
           items.set(c.key, { fate: 'removed', rule: 'keep_free' });
           st.charged -= c.bytes;
@@ -688,41 +749,67 @@ function keepFreeFor(
   }
   picks.sort((a, b) => a.order - b.order || a.ageMs - b.ageMs || byName(a, b) || a.storeIndex - b.storeIndex);
   const reachable = picks.reduce((n, p) => n + p.bytes, 0);
-  const base = Math.max(0, kf.short - freed);
+  const reachableInodes = picks.reduce((n, p) => n + p.inodes, 0);
   // The room for a missing reserve is wanted on top only while what may go can provide it.
-  const withRoom = Math.max(0, kf.short + kf.room - freed);
-  const short = withRoom > base && reachable >= withRoom ? withRoom : base;
+  const base = Math.max(0, kf.short - freed.bytes);
+  const withRoom = Math.max(0, kf.short + kf.room - freed.bytes);
+  const baseInodes = Math.max(0, (kf.inodesShort ?? 0) - freed.inodes);
+  const withRoomInodes = Math.max(0, (kf.inodesShort ?? 0) + (kf.inodesRoom ?? 0) - freed.inodes);
+  const roomFits = (withRoom > base || withRoomInodes > baseInodes) && reachable >= withRoom && reachableInodes >= withRoomInodes;
+  const short = roomFits ? withRoom : base;
+  const shortInodes = roomFits ? withRoomInodes : baseInodes;
   let left = short;
+  let leftInodes = shortInodes;
   let taken = 0;
+  let takenInodes = 0;
   let unmet: BudgetUnmet | undefined;
-  if (left > 0 && reachable >= left) {
+  const wanted = left > 0 || leftInodes > 0;
+  if (wanted && reachable >= left && reachableInodes >= leftInodes) {
     for (const p of picks) {
-      if (left <= 0) break;
+      if (left <= 0 && leftInodes <= 0) break;
       p.take();
       left -= p.bytes;
+      leftInodes -= p.inodes;
       taken += p.bytes;
+      takenInodes += p.inodes;
     }
-  } else if (left > 0) {
+  } else if (wanted) {
     const taking = stores.filter((s) => s.keepFree);
-    unmet = unmetOf(undefined, 'keep_free', 'keep_free', left, taking.flatMap((s) => s.staying), picks);
+    unmet = unmetOf(undefined, 'keep_free', 'keep_free', Math.max(0, left), taking.flatMap((s) => s.staying), picks);
+    if (leftInodes > 0) unmet.inodes_short = leftInodes;
+    if (beyond.items > 0) unmet.beyond_per_sweep = beyond;
   }
-  return { outcome: { short, short_after: Math.max(0, left), room: short - base, purged: counts.purged, removed: counts.removed, freed: freed + taken }, unmet };
+  return {
+    outcome: {
+      short,
+      short_after: Math.max(0, left),
+      room: short - base,
+      inodes_room: shortInodes - baseInodes,
+      inodes_short: shortInodes,
+      inodes_short_after: Math.max(0, leftInodes),
+      purged: counts.purged,
+      removed: counts.removed,
+      freed: freed.bytes + taken,
+      freed_inodes: freed.inodes + takenInodes,
+    },
+    unmet,
+  };
 }
 
 /** This sweep's holds in one store, with what taking them for good would free. */
-function thisSweepsHolds(input: FateInput, store: string, items: Map<string, Fate>): { key: string; target: string; ageMs: number; bytes: number }[] {
-  const out: { key: string; target: string; ageMs: number; bytes: number }[] = [];
+function thisSweepsHolds(input: FateInput, store: string, items: Map<string, Fate>): { key: string; target: string; ageMs: number; bytes: number; inodes: number }[] {
+  const out: { key: string; target: string; ageMs: number; bytes: number; inodes: number }[] = [];
   const root = input.roots.find((r) => r.key === store);
   for (const s of root?.sessions ?? []) {
     const key = itemKey(store, s.name);
-    if (items.get(key)?.fate === 'held' && s.bytes !== undefined) out.push({ key, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes });
+    if (items.get(key)?.fate === 'held' && s.bytes !== undefined) out.push({ key, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0 });
   }
   const rs = input.stores.find((s) => s.key === store);
   for (const c of rs?.contexts ?? []) {
     const key = itemKey(store, c.context);
     const f = items.get(key);
-    if (f?.fate === 'held' && c.bytes !== undefined) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: c.bytes });
-    else if (f?.fate === 'truncated' && f.heldUntilMs !== undefined && truncationFrees(c) > 0) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: truncationFrees(c) });
+    if (f?.fate === 'held' && c.bytes !== undefined) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: c.bytes, inodes: c.inodes ?? 0 });
+    else if (f?.fate === 'truncated' && f.heldUntilMs !== undefined && truncationFrees(c) > 0) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: truncationFrees(c), inodes: 0 });
   }
   return out;
 }

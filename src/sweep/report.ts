@@ -163,7 +163,7 @@ export function formatWhen(ms: number, nowMs: number): string {
   return `${humanTime(Math.max(0, ms))} (${relativeTime(ms, nowMs)})`;
 }
 
-function plural(n: number, one: string, many = one + 's'): string {
+export function plural(n: number, one: string, many = one + 's'): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
@@ -443,13 +443,23 @@ export function budgetLines(b: BudgetReport, dry = false): string[] {
     return `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${did.join(', ')}`;
   });
   const k = b.keep_free;
-  if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || k.reserve.released_bytes > 0 || k.reserve.put_back)) {
+  const i = k?.inodes;
+  const inodesActed = i !== null && i !== undefined && (i.short > 0 || i.short_after > 0);
+  if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || inodesActed || k.reserve.released_bytes > 0 || k.reserve.released_inodes > 0 || k.reserve.put_back || k.reserve.put_back_inodes)) {
     const r = k.reserve;
     const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)` : '';
     const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
-    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${r.put_back ? `; the reserve ${say(dry, ['would be', 'is'])} put back` : ''}`);
+    const inodes = i && inodesActed ? `; inodes: ${i.required} free wanted, ${i.free} free before${r.released_inodes > 0 ? ` (${r.released_inodes} of them from the reserve)` : ''}, ${i.short_after > 0 ? `still ${i.short_after} short` : 'met'}` : '';
+    const live = k.largest_live.length > 0 ? `; largest live sessions: ${k.largest_live.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}` : '';
+    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${inodes}${putBackText(r, dry)}${live}`);
   }
   return out;
+}
+
+function putBackText(r: { put_back: boolean; put_back_inodes: boolean }, dry: boolean): string {
+  const what = r.put_back && r.put_back_inodes ? 'the reserve (bytes and inodes)' : r.put_back ? 'the reserve' : r.put_back_inodes ? "the reserve's inodes" : undefined;
+  const verb = dry ? 'would be' : r.put_back_inodes && !r.put_back ? 'are' : 'is';
+  return what ? `; ${what} ${verb} put back` : '';
 }
 
 /** The report of a sweep that has done nothing yet (the pipeline fills it; an empty dry run returns it as is). */

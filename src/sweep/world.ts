@@ -23,6 +23,8 @@ export interface RootPlanInput {
   maxBytes?: number;
   /** `children: { max_age }` (seconds): orphaned child workdirs older than this go */
   childrenMaxAgeSecs?: number;
+  /** `keep_free: false`: never gives up anything for keep_free */
+  keepFree?: false;
   /** murmur-gc's own audit root: retained by audit.retain, never reconciled */
   isAuditRoot: boolean;
   origin: string;
@@ -96,7 +98,7 @@ export async function scanSessionsWorld(
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs }), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs, keepFree: s.keepFree }), isAuditRoot: false, origin: s.origin })),
     ...discovered,
     ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
   ]);

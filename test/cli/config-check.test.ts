@@ -17,7 +17,7 @@ describe('murmur-gc config check', () => {
     const file = f.writeConfig(T, ['sessions:', '  - root: ./a', '    retain: { max_age: 0 }', '  - roots: ./b', 'live_grace: soon', ''].join('\n'));
     const r = f.runCli(['config', 'check', '--config', file], T);
     expect(r.status).toBe(2);
-    expect(r.stdout).toContain(`error[config_invalid] ${file}:4:5: sessions[1].roots: unknown key 'roots'; expected: root, workdir, project, retain, max_bytes, children\n`);
+    expect(r.stdout).toContain(`error[config_invalid] ${file}:4:5: sessions[1].roots: unknown key 'roots'; expected: root, workdir, project, retain, max_bytes, children, keep_free\n`);
     expect(r.stdout).toContain(`error[config_invalid] ${file}:5:1: live_grace: `);
     expect(r.stdout).toContain(`error[config_invalid] ${file}:3:15: sessions[0].retain.max_age: `);
     expect(r.stdout).toContain(`warning[config_path_missing] ${file}:2:5: sessions[0].root: '${T}/a' does not exist`);

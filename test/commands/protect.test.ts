@@ -124,7 +124,8 @@ describe('protect and release', () => {
     f.writeRecord(home, 'shey', 'ctx_aged', { capsule: 'shey', messages: 2, mtimeMs: Date.now() - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 10 });
     f.writeRecord(home, 'shey', 'ctx_spare', { capsule: 'shey', messages: 2, mtimeMs: Date.now() - 10 * f.DAY });
-    const yaml = `keep_free: 1G\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d, max_sessions: 3 }\n    max_bytes: 6000\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+    // no per-sweep bound: keep_free could take every item
+    const yaml = `keep_free: { free: 1G, per_sweep: 100% }\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d, max_sessions: 3 }\n    max_bytes: 6000\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
     const c = await config(yaml);
     for (const t of [a, ...ids]) await protectTarget(c, log, { target: t });
     for (const t of ['ctx_aged', 'ctx_long', 'ctx_spare']) await protectTarget(c, log, { target: t });

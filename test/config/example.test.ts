@@ -107,7 +107,7 @@ describe('config.example.yaml', () => {
         },
         { capsule: 'bot', store: 'bot', retain: { maxAgeSecs: 30 * 86_400 }, origin: 'records[1]' },
       ],
-      keepFree: { kind: 'percent', percent: 10 },
+      keepFree: { kind: 'percent', percent: 10, perSweepPercent: 50 },
       quarantine: { windowSecs: 86_400 },
       audit: { retain: { maxAgeSecs: 90 * 86_400 } },
       log: { level: 'info' },

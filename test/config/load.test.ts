@@ -167,7 +167,7 @@ describe('strict schema', () => {
     ['run_on_start: yes\n', 'run_on_start', 'must be true or false'],
     ['home: ""\n', 'home', 'must not be empty'],
     ['sessions: {root: /x}\n', 'sessions', 'must be a list'],
-    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes, children)'],
+    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes, children, keep_free)'],
     ['sessions:\n  - root: 5\n', 'sessions[0].root', 'must be a string'],
     ['records:\n  - capsule: [a]\n', 'records[0].capsule', 'must be a string'],
     ['log:\n  level: verbose\n', 'log.level', 'must be one of: trace, debug, info, warn, error, fatal, silent'],

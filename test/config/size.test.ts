@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { KEEP_FREE_ACCEPTED_FORM, SIZE_ACCEPTED_FORM, SIZE_ZERO, keepFreeBytes, parseKeepFree, parseSizeValue } from '../../src/config/size.js';
+import { KEEP_FREE_ACCEPTED_FORM, SIZE_ACCEPTED_FORM, SIZE_ZERO, keepFreeBytes, keepFreeInodes, parseKeepFree, parseSizeValue } from '../../src/config/size.js';
 import { YamlFloat } from '../../src/config/retain.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -81,21 +81,41 @@ describe('size grammar', () => {
     expect(() => parseKeepFree(true, 'keep_free', undefined)).toThrow(`keep_free: 'Bool(true)' ${KEEP_FREE_ACCEPTED_FORM}`);
     expect(() => parseKeepFree(new YamlFloat(0.5), 'keep_free', undefined)).toThrow(`keep_free: 'Number(0.5)' ${KEEP_FREE_ACCEPTED_FORM}`);
     expect(() => parseKeepFree(null, 'keep_free', undefined)).toThrow(`keep_free: 'Null' ${KEEP_FREE_ACCEPTED_FORM}`);
-    expect(parseKeepFree(4096n, 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 4096 });
+    expect(parseKeepFree(4096n, 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 4096, perSweepPercent: 50 });
   });
 
   it('keep_free: a size or a whole percentage 1..99', () => {
-    expect(parseKeepFree('5%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 5 });
-    expect(parseKeepFree('2G', 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 2 * 1024 ** 3 });
+    expect(parseKeepFree('5%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 5, perSweepPercent: 50 });
+    expect(parseKeepFree('2G', 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 2 * 1024 ** 3, perSweepPercent: 50 });
     for (const bad of ['0%', '100%', '5.5%', '%', '5 %', '-5%', 'five', '5%%', 'x5%', '05%5%']) {
       expect(() => parseKeepFree(bad, 'keep_free', undefined)).toThrow(`keep_free: '${bad}' ${KEEP_FREE_ACCEPTED_FORM}`);
     }
     // the words a user reads: what keep_free accepts, after what a size accepts
     expect(() => parseKeepFree('100%', 'keep_free', undefined)).toThrow(`keep_free: '100%' ${SIZE_ACCEPTED_FORM}; or a whole percentage of the filesystem from 1% to 99%`);
-    expect(parseKeepFree('1%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 1 });
-    expect(parseKeepFree('99%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 99 });
+    expect(parseKeepFree('1%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 1, perSweepPercent: 50 });
+    expect(parseKeepFree('99%', 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 99, perSweepPercent: 50 });
     expect(keepFreeBytes({ kind: 'percent', percent: 10 }, 1001), 'rounded up').toBe(101);
     expect(keepFreeBytes({ kind: 'bytes', bytes: 7 }, 1001)).toBe(7);
+  });
+
+  it('keep_free: a block of free and per_sweep (the most it takes of one store a sweep, 1%..100%, default 50%)', () => {
+    expect(parseKeepFree({ free: '10%', per_sweep: '25%' }, 'keep_free', undefined)).toEqual({ kind: 'percent', percent: 10, perSweepPercent: 25 });
+    expect(parseKeepFree({ free: '2G' }, 'keep_free', undefined)).toEqual({ kind: 'bytes', bytes: 2 * 1024 ** 3, perSweepPercent: 50 });
+    expect(parseKeepFree({ free: '2G', per_sweep: '100%' }, 'keep_free', undefined)).toMatchObject({ perSweepPercent: 100 });
+    expect(() => parseKeepFree({ per_sweep: '10%' }, 'keep_free', undefined)).toThrow('keep_free: must set free');
+    expect(() => parseKeepFree({ free: '5%', sweep: '10%' }, 'keep_free', undefined)).toThrow("keep_free.sweep: unknown key 'sweep'; expected: free, per_sweep");
+    expect(() => parseKeepFree({ free: '0%' }, 'keep_free', undefined)).toThrow("keep_free.free: '0%'");
+    for (const bad of ['0%', '101%', '50', 'half', 50n]) {
+      expect(() => parseKeepFree({ free: '5%', per_sweep: bad }, 'keep_free', undefined)).toThrow(/^keep_free\.per_sweep: '.*' must be a whole percentage from 1% to 100%/);
+    }
+  });
+
+  it('keep_free asks the same share of the inodes as of the bytes; none where the filesystem counts no inodes', () => {
+    const k = (v: unknown) => parseKeepFree(v, 'keep_free', undefined);
+    expect(keepFreeInodes(k('10%'), 1000, 4001)).toBe(401); // rounded up
+    expect(keepFreeInodes(k(250n), 1000, 4000)).toBe(1000); // a size: its share of the filesystem
+    expect(keepFreeInodes(k(5000n), 1000, 4000)).toBe(4000); // never more than there are
+    expect(keepFreeInodes(k('10%'), 1000, 0)).toBe(0);
   });
 });
 
@@ -112,7 +132,7 @@ records:
     max_bytes: 500M
     retain: { max_age: 30d }
 `);
-    expect(c.keepFree).toEqual({ kind: 'percent', percent: 10 });
+    expect(c.keepFree).toEqual({ kind: 'percent', percent: 10, perSweepPercent: 50 });
     expect(c.sessions.map((s) => [s.root, s.maxBytes, s.retain])).toEqual([
       [path.join(tmp, 's'), 10 * 1024 ** 3, undefined],
       [path.join(tmp, 't'), undefined, { maxSessions: 3 }],
@@ -137,7 +157,7 @@ records:
       `${file}: sessions[0].max_bytes: 'Sequence [Number(5)]' ${SIZE_ACCEPTED_FORM}`,
     );
     expect((await loadError('sessions:\n  - root: ./s\n    max_byte: 1G\n')).message).toBe(
-      `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes, children`,
+      `${file}: sessions[0].max_byte: unknown key 'max_byte'; expected: root, workdir, project, retain, max_bytes, children, keep_free`,
     );
   });
 });

@@ -34,7 +34,7 @@ function config(over: Partial<GcConfig> = {}): GcConfig {
     liveGraceSecs: 3600,
     sessions: [],
     records: [],
-    keepFree: { kind: 'bytes', bytes: 1000 },
+    keepFree: { kind: 'bytes', bytes: 1000, perSweepPercent: 50 },
     audit: { retain: { maxAgeSecs: 90 * 86400 } },
     log: { level: 'info' },
     source: undefined,
@@ -97,9 +97,37 @@ describe('KeepFreeWatch', () => {
     });
     await w.check();
     expect([statfsCalls, sweeps]).toEqual([0, 0]);
-    cfg = config({ keepFree: { kind: 'percent', percent: 10 } }); // 1000 of 10 000
+    cfg = config({ keepFree: { kind: 'percent', percent: 10, perSweepPercent: 50 } }); // 1000 of 10 000
     await w.check();
     expect([statfsCalls, sweeps]).toEqual([1, 1]);
+  });
+
+  it('sweeps when inodes run short though bytes are free (the same share of the inodes), and names which', async () => {
+    let freeInodes = 500;
+    let sweeps = 0;
+    const w = new KeepFreeWatch({
+      config: () => config({ keepFree: { kind: 'percent', percent: 10, perSweepPercent: 50 } }),
+      log: log(),
+      intervalMs: 60_000,
+      statfs: () => Promise.resolve({ totalBytes: 10_000, freeBytes: 9_000, totalInodes: 4_000, freeInodes }),
+      trigger: () => {
+        sweeps++;
+        return Promise.resolve();
+      },
+    });
+    await w.check();
+    expect(sweeps).toBe(0); // 500 of 4000 free: at least the 400 keep_free asks
+    freeInodes = 399;
+    await w.check();
+    expect(sweeps).toBe(1);
+    expect(lines.at(-1)).toMatchObject({ free_inodes: 399, required_inodes: 400, msg: expect.stringMatching(/^free inodes under the home \(399\) are below keep_free's share of them \(400\)/) });
+    await w.check();
+    expect(sweeps).toBe(1);
+    freeInodes = 400;
+    await w.check();
+    freeInodes = 0;
+    await w.check();
+    expect(sweeps).toBe(2);
   });
 });
 

@@ -226,7 +226,7 @@ describe('keep_free', () => {
     expect(words(p, a)).toEqual(['removed:keep_free', 'kept:policy']);
     expect(words(p, s)).toEqual(['removed:keep_free', 'kept:policy']);
     expect(words(p, off)).toEqual(['kept:policy']);
-    expect(p.budget.keepFree).toEqual({ short: 150, short_after: 0, room: 0, purged: 0, removed: 2, freed: 200 });
+    expect(p.budget.keepFree).toEqual({ short: 150, short_after: 0, room: 0, inodes_room: 0, inodes_short: 0, inodes_short_after: 0, freed_inodes: 0, purged: 0, removed: 2, freed: 200 });
   });
 
   it('holds go first, the window that ends first first; then what this sweep would hold; then the oldest in place', () => {
@@ -276,7 +276,7 @@ describe('keep_free', () => {
 
   it('no shortfall takes nothing (a negative one is none); freeing more than is short leaves 0', () => {
     const r = rootOf('a', [ses(3, { bytes: 1000 })], { keepFree: true });
-    expect(plan({ roots: [r], keepFree: { short: -500, room: 0 } }).budget.keepFree).toEqual({ short: 0, short_after: 0, room: 0, purged: 0, removed: 0, freed: 0 });
+    expect(plan({ roots: [r], keepFree: { short: -500, room: 0 } }).budget.keepFree).toEqual({ short: 0, short_after: 0, room: 0, inodes_room: 0, inodes_short: 0, inodes_short_after: 0, freed_inodes: 0, purged: 0, removed: 0, freed: 0 });
     expect(plan({ roots: [r], keepFree: { short: 1, room: 0 } }).budget.keepFree).toMatchObject({ short: 1, short_after: 0, freed: 1000 });
   });
 
@@ -287,6 +287,37 @@ describe('keep_free', () => {
     // plenty free but the reserve missing: room alone, only as far as it is missing
     expect(plan({ roots: [r], keepFree: { short: -60, room: 100 } }).budget.keepFree).toMatchObject({ short: 40, room: 40, removed: 1 });
     expect(plan({ roots: [r], keepFree: { short: -100, room: 100 } }).budget.keepFree).toMatchObject({ short: 0, room: 0, removed: 0 });
+  });
+
+  it('takes at most its per-sweep share of each store\'s items (at least one), whatever the store\'s size; out of reach within it, nothing', () => {
+    const small = rootOf('small', [ses(9), ses(8), ses(7), ses(6, { live: true })], { keepFree: true });
+    const big = rootOf('big', Array.from({ length: 10 }, (_, i) => ses(5 - i * 0.1)), { keepFree: true });
+    // half of four is two: the two oldest of the small root, then the big root's oldest
+    const p = plan({ roots: [small, big], keepFree: { short: 350, room: 0, perSweep: 0.5 } });
+    expect(words(p, small)).toEqual(['removed:keep_free', 'removed:keep_free', 'kept:policy', 'kept:policy']);
+    expect(words(p, big).filter((w) => w === 'removed:keep_free')).toHaveLength(2);
+    // a store of one item still gives it, one a sweep
+    const one = rootOf('one', [ses(9)], { keepFree: true });
+    expect(words(plan({ roots: [one], keepFree: { short: 50, room: 0, perSweep: 0.1 } }), one)).toEqual(['removed:keep_free']);
+    // more than the shares can give this sweep: nothing goes, unmet
+    const q = plan({ roots: [small], keepFree: { short: 250, room: 0, perSweep: 0.5 } });
+    expect(words(q, small)).toEqual(['kept:policy', 'kept:policy', 'kept:policy', 'kept:policy']);
+    expect(q.budget.unmet).toEqual([expect.objectContaining({ reason: 'keep_free', bytes_short: 250, removable: { items: 2, bytes: 200 } })]);
+  });
+
+  it('counts inodes too: short of inodes, it takes until both are met; out of reach in either, nothing', () => {
+    const r = rootOf('a', [ses(9, { inodes: 10 }), ses(8, { inodes: 1000 }), ses(7, { inodes: 10 })], { keepFree: true });
+    // bytes met, inodes short by 500: the oldest two go (10 + 1000 inodes)
+    const p = plan({ roots: [r], keepFree: { short: -1e9, room: 0, inodesShort: 500 } });
+    expect(words(p, r)).toEqual(['removed:keep_free', 'removed:keep_free', 'kept:policy']);
+    expect(p.budget.keepFree).toMatchObject({ short: 0, inodes_short: 500, inodes_short_after: 0, removed: 2 });
+    // short of both: taken until both are met
+    expect(words(plan({ roots: [r], keepFree: { short: 250, room: 0, inodesShort: 5 } }), r)).toEqual(['removed:keep_free', 'removed:keep_free', 'removed:keep_free']);
+    const far = plan({ roots: [r], keepFree: { short: 0, room: 0, inodesShort: 5000 } });
+    expect(words(far, r)).toEqual(['kept:policy', 'kept:policy', 'kept:policy']);
+    expect(far.budget.unmet).toEqual([expect.objectContaining({ reason: 'keep_free', inodes_short: 5000 })]);
+    // the reserve's inodes are wanted on top while what may go can give them
+    expect(plan({ roots: [r], keepFree: { short: -1e9, room: 0, inodesShort: -100, inodesRoom: 120 } }).budget.keepFree).toMatchObject({ inodes_short: 20, removed: 2 });
   });
 
   it('only the stores taking part and the holds it may count', () => {

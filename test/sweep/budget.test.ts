@@ -202,6 +202,9 @@ describe('keep_free', () => {
     record('shey', 'ctx-new', 1);
     const need = sessionBytes(ids[0]!) + 1;
     const space = { totalBytes: 1_000_000_000, freeBytes: 500_000_000 - need };
+    // the reserve in place: what keep_free takes is for keep_free alone
+    fs.mkdirSync(path.join(home, 'gc'), { recursive: true });
+    fs.writeFileSync(path.join(home, 'gc', '.reserve'), Buffer.alloc(1 << 20, 1));
     const r = await sweep(
       `keep_free: 500000000\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n  - root: ${free}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1000 }\n`,
       { space },
@@ -217,7 +220,18 @@ describe('keep_free', () => {
     session(4);
     const r = await sweep(`keep_free: 10%\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`, { space: { totalBytes: 1000, freeBytes: 100 } });
     expect(removed(r)).toEqual([]);
-    expect(r.budget?.keep_free).toEqual({ required_bytes: 100, free_bytes: 100, short_bytes: 0, short_bytes_after: 0, purged: 0, removed: 0, reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, room_bytes: 0, put_back: false } });
+    expect(r.budget?.keep_free).toEqual({
+      required_bytes: 100,
+      free_bytes: 100,
+      short_bytes: 0,
+      short_bytes_after: 0,
+      inodes: null, // this filesystem (injected) counts no inodes
+      per_sweep_percent: 50,
+      largest_live: [], // keep_free was met
+      purged: 0,
+      removed: 0,
+      reserve: { path: path.join(home, 'gc', '.reserve'), released_bytes: 0, released_inodes: 0, room_bytes: 0, room_inodes: 0, put_back: false, put_back_inodes: false },
+    });
   });
 
   it('when every removable item together cannot free enough: nothing is removed, budget_unmet on the home', async () => {
@@ -316,17 +330,23 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
     expect(fs.existsSync(reserve())).toBe(false);
     const r = await sweep(yaml(), { space: fsWith(100 * MiB) });
     expect(allocated(reserve())).toBe(MiB);
-    expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, room_bytes: 0, put_back: true });
+    expect(r.budget?.keep_free?.reserve).toEqual({ path: reserve(), released_bytes: 0, released_inodes: 0, room_bytes: 0, room_inodes: 0, put_back: true, put_back_inodes: false });
     const again = await sweep(yaml(), { space: fsWith(100 * MiB) });
     expect(again.budget?.keep_free?.reserve).toMatchObject({ released_bytes: 0, put_back: false });
   });
 
-  it('is not put in place when that would take free space below keep_free (and nothing may go to make room)', async () => {
+  it('is put back even when nothing may go to make room for it beyond keep_free; the report says what keep_free then misses', async () => {
     session(3, { live: true });
     const r = await sweep(yaml(), { space: { totalBytes: 1e12, freeBytes: 10 * MiB + MiB - 1 } });
     expect(r.actions).toEqual([]);
+    expect(allocated(reserve())).toBe(MiB);
+    expect(r.budget?.keep_free).toMatchObject({ short_bytes: 0, short_bytes_after: 1, reserve: { room_bytes: 0, put_back: true } });
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toMatch(/Budget: keep_free 10\.0 MiB, 11\.0 MiB free before, still 1 B short; the reserve is put back/);
+    // with less than two reserves' worth free it stays out (the next sweep would release it at once)
+    fs.rmSync(reserve());
+    const low = await sweep(yaml(), { space: { totalBytes: 1e12, freeBytes: 2 * MiB - 1 } });
     expect(fs.existsSync(reserve())).toBe(false);
-    expect(r.budget?.keep_free?.reserve.put_back).toBe(false);
+    expect(low.budget?.keep_free?.reserve.put_back).toBe(false);
   });
 
   it('exists whenever the home does: put in place without keep_free too, when there is room for two', async () => {
@@ -374,17 +394,21 @@ describe('the keep_free reserve (<home>/gc/.reserve)', () => {
       totalBytes: 1e12,
       freeBytes: 10 * MiB - 1 + ids.filter((id) => !fs.existsSync(path.join(root, id))).reduce((n, id) => n + sizes.get(id)!, 0) - (fs.existsSync(reserve()) ? MiB : 0),
     });
-    const r = await sweep(yaml(), { space });
+    // no per-sweep bound here: two of the three may go in one sweep
+    const all = yaml().replace('keep_free: 10M', 'keep_free: { free: 10M, per_sweep: 100% }');
+    const r = await sweep(all, { space });
     expect(removed(r)).toEqual([[ids[0], 'keep_free'], [ids[1], 'keep_free']]);
     expect(r.budget?.keep_free).toMatchObject({ short_bytes: MiB + 1, short_bytes_after: 0, reserve: { room_bytes: MiB, put_back: true } });
     expect(allocated(reserve())).toBe(MiB);
     // the one left cannot give keep_free and the room: keep_free alone (one byte short) takes it
     fs.rmSync(reserve());
     const only = ids[2]!;
-    const again = await sweep(yaml(), { space: () => ({ totalBytes: 1e12, freeBytes: 10 * MiB - 1 + (fs.existsSync(path.join(root, only)) ? 0 : sizes.get(only)!) }) });
+    const again = await sweep(all, { space: () => ({ totalBytes: 1e12, freeBytes: 10 * MiB - 1 + (fs.existsSync(path.join(root, only)) ? 0 : sizes.get(only)!) }) });
     expect(removed(again)).toEqual([[only, 'keep_free']]);
-    expect(again.budget?.keep_free).toMatchObject({ short_bytes: 1, short_bytes_after: 0, reserve: { room_bytes: 0, put_back: false } });
-    expect(fs.existsSync(reserve())).toBe(false);
+    // keep_free met without the room; the reserve is put back all the same (it is what lets a
+    // sweep run on a full filesystem), and what that takes from keep_free is said
+    expect(again.budget?.keep_free).toMatchObject({ short_bytes: 1, short_bytes_after: MiB + 1 - sizes.get(only)!, reserve: { room_bytes: 0, put_back: true } });
+    expect(allocated(reserve())).toBe(MiB);
   });
 
   it('a sweep with enough free space leaves it alone, with keep_free or without it', async () => {

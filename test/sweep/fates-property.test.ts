@@ -12,6 +12,7 @@
 //   history's counts equal them.
 // Seeded (MURMUR_GC_PROPERTY_SEED) and sized (MURMUR_GC_PROPERTY_RUNS) from the environment; a
 // failure prints the seed and the generated case. In process, the clock and free space injected.
+import { RESERVE_INODES_ROOM } from '../../src/gchome/reserve.js';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -35,6 +36,7 @@ const SEED = Number(process.env['MURMUR_GC_PROPERTY_SEED'] ?? DEFAULT_SEED);
 const log = createLogger({ level: 'silent' });
 const DAY = f.DAY;
 const KEEP_FREE = 1_000_000_000;
+const KEEP_FREE_INODES = 1000;
 const asRoot = process.getuid?.() === 0;
 
 interface SessionSpec {
@@ -57,8 +59,12 @@ interface Retain {
   maxCount: number | null;
 }
 interface Case {
-  roots: { sessions: SessionSpec[]; retain: Retain | null; maxBytes: number | null }[];
-  stores: { contexts: ContextSpec[]; retain: Retain | null; maxBytes: number | null }[];
+  roots: { sessions: SessionSpec[]; retain: Retain | null; maxBytes: number | null; keepFreeOptOut: boolean }[];
+  stores: { contexts: ContextSpec[]; retain: Retain | null; maxBytes: number | null; keepFreeOptOut: boolean }[];
+  /** keep_free's per_sweep (null: its default) */
+  perSweep: 25 | 100 | null;
+  /** keep_free short of this many inodes too (null: the filesystem counts no inodes) */
+  inodesShort: number | null;
   quarantineDays: 1 | 7 | null;
   /** keep_free short by this fraction of what the home holds (null: not configured) */
   keepFreeShort: number | null;
@@ -85,6 +91,7 @@ const anyCase: fc.Arbitrary<Case> = fc.record({
       ),
       retain: retainArb,
       maxBytes: fraction,
+      keepFreeOptOut: fc.constantFrom(false, false, false, true),
     }),
     { minLength: 1, maxLength: 2 },
   ),
@@ -101,9 +108,12 @@ const anyCase: fc.Arbitrary<Case> = fc.record({
       ),
       retain: retainArb,
       maxBytes: fraction,
+      keepFreeOptOut: fc.constantFrom(false, false, false, true),
     }),
     { minLength: 1, maxLength: 2 },
   ),
+  perSweep: fc.constantFrom(null, null, 25, 100),
+  inodesShort: fc.option(fc.constantFrom(0, 3, 40, 1000), { nil: null, freq: 2 }),
   quarantineDays: fc.constantFrom(null, 1, 7),
   keepFreeShort: fc.option(fc.constantFrom(0, 0.05, 0.2, 0.5, 0.9, 2), { nil: null, freq: 2 }),
   maxDelete: fc.option(fc.constantFrom(3, 12), { nil: null }),
@@ -153,12 +163,13 @@ function build(c: Case, T: string, now: number) {
   const budget = (frac: number | null, p: string) => (frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`);
   let yaml = `home: ${home}\n`;
   if (c.quarantineDays !== null) yaml += `quarantine: ${c.quarantineDays}d\n`;
-  if (c.keepFreeShort !== null) yaml += `keep_free: ${KEEP_FREE}\n`;
+  if (c.keepFreeShort !== null) yaml += c.perSweep === null ? `keep_free: ${KEEP_FREE}\n` : `keep_free: { free: ${KEEP_FREE}, per_sweep: ${c.perSweep}% }\n`;
   if (c.maxDelete !== null) yaml += `max_delete: { count: ${c.maxDelete} }\n`;
   yaml += 'sessions:\n';
-  c.roots.forEach((r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}`));
+  const optOut = (o: boolean) => (o ? '    keep_free: false\n' : '');
+  c.roots.forEach((r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}${optOut(r.keepFreeOptOut)}`));
   yaml += 'records:\n';
-  c.stores.forEach((s, si) => (yaml += `  - capsule: shey\n    store: s${si}\n${retain(s.retain, 'max_messages')}${budget(s.maxBytes, path.join(home, 'conversations', `s${si}`))}`));
+  c.stores.forEach((s, si) => (yaml += `  - capsule: shey\n    store: s${si}\n${retain(s.retain, 'max_messages')}${budget(s.maxBytes, path.join(home, 'conversations', `s${si}`))}${optOut(s.keepFreeOptOut)}`));
   const short = c.keepFreeShort === null ? 0 : Math.round((roots.reduce((n, r) => n + du(r), 0) + du(path.join(home, 'conversations'))) * c.keepFreeShort);
   return { home, roots, yaml, short, protectedItems, configPath: f.writeConfig(T, yaml) };
 }
@@ -214,12 +225,20 @@ async function sweepOnce(b: Built, T: string, now: number, c: Case, dryRun: bool
     log,
     now: () => now,
     unattended: c.unattended,
-    statfs: () => Promise.resolve({ totalBytes: 1e12, freeBytes: c.keepFreeShort === null ? 5e11 : KEEP_FREE - short }),
+    statfs: () =>
+      Promise.resolve({
+        totalBytes: 1e12,
+        freeBytes: c.keepFreeShort === null ? 5e11 : KEEP_FREE - short,
+        // keep_free asks the same share of the inodes: 1000 of a million; the reserve's inode part,
+        // when it is not there (a real run released it), counts as free
+        ...(c.inodesShort !== null ? { totalInodes: 1e6, freeInodes: (roomy ? 5e5 : KEEP_FREE_INODES - c.inodesShort) + (fs.existsSync(path.join(b.home, 'gc', '.reserve-inodes')) ? 0 : RESERVE_INODES_ROOM) } : {}),
+      }),
   });
 }
 
 /** How often the generated cases reached each situation (the test asserts they all were). */
 const reached = new Map<string, number>();
+const noteReached = (k: string) => reached.set(k, (reached.get(k) ?? 0) + 1);
 function note(r: SweepReport): void {
   const seen = new Set<string>();
   for (const a of r.actions) {
@@ -256,6 +275,25 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
     for (const a of real.actions) {
       if ((a.kind === 'remove_session' && !a.root.endsWith('/gc')) || a.kind === 'remove_record') expect(a.held !== undefined || a.reason === 'keep_free', `${label}: ${norm(a)}`).toBe(true);
     }
+  }
+  // keep_free takes nothing from an entry that opts out, and of the others at most per_sweep of
+  // their items in place (what the policies condemned aside)
+  if (c.keepFreeShort !== null) {
+    const share = (c.perSweep ?? 50) / 100;
+    const places = [
+      ...c.roots.map((r, i) => ({ place: b.roots[i]!, optOut: r.keepFreeOptOut, kind: 'sessions' })),
+      ...c.stores.map((x, i) => ({ place: `s${i}`, optOut: x.keepFreeOptOut, kind: 'records' })),
+    ];
+    for (const p of places) {
+      const taken = real.actions.filter((a) => (a.kind === 'remove_session' ? a.root === p.place : a.kind === 'remove_record' && a.record === p.place) && 'reason' in a && a.reason === 'keep_free');
+      if (p.optOut) expect(taken.map(norm), `${label}: ${p.place} opted out of keep_free`).toEqual([]);
+      const inPlace = taken.filter((a) => !('condemned_by' in a) || a.condemned_by === undefined).length;
+      const present = (real.fates ?? []).find((st) => st.kind === p.kind && st.place === p.place)?.items ?? 0;
+      if (inPlace > 0) noteReached('keep_free:in_place');
+      if (inPlace > 0 && inPlace === Math.max(1, Math.floor(share * present)) && present > 1) noteReached('keep_free:per_sweep_full');
+      expect(inPlace, `${label}: keep_free took ${inPlace} of ${present} in ${p.place}`).toBeLessThanOrEqual(Math.max(1, Math.floor(share * present)));
+    }
+    if (c.inodesShort !== null && (real.budget?.keep_free?.inodes?.short ?? 0) > 0) noteReached(`keep_free:inodes${(real.budget?.keep_free?.inodes?.short_after ?? 0) > 0 ? ':unmet' : ':met'}`);
   }
   // a store the guard stops loses nothing
   for (const s of real.stopped ?? []) {
@@ -317,7 +355,7 @@ describe('the safety nets compose (generated homes and configurations)', () => {
     if (process.env['MGC_PROPERTY_STATS']) process.stderr.write(`${JSON.stringify(Object.fromEntries([...reached].sort()), null, 1)}\n`);
     // the default cases reach every net: holds, removals, budgets, keep_free's purges, the guard, the normal state
     if (SEED === DEFAULT_SEED && RUNS >= DEFAULT_RUNS) {
-      const needed = ['remove_session:max_age:held', 'remove_session:max_sessions', 'remove_session:max_bytes:held', 'remove_session:max_bytes', 'remove_session:keep_free', 'remove_session:keep_free<', 'remove_record:max_age', 'remove_record:max_bytes', 'truncate_record', 'purge:expired', 'purge:keep_free', 'stopped', 'skip:live_session', 'skip:live_context', 'skip:protected', 'skip:foreign_owner', 'unmet:max_bytes', 'unmet:keep_free'];
+      const needed = ['remove_session:max_age:held', 'remove_session:max_sessions', 'remove_session:max_bytes:held', 'remove_session:max_bytes', 'remove_session:keep_free', 'remove_session:keep_free<', 'remove_record:max_age', 'remove_record:max_bytes', 'truncate_record', 'purge:expired', 'purge:keep_free', 'stopped', 'skip:live_session', 'skip:live_context', 'skip:protected', 'skip:foreign_owner', 'unmet:max_bytes', 'unmet:keep_free', 'keep_free:in_place', 'keep_free:per_sweep_full', 'keep_free:inodes:met', 'keep_free:inodes:unmet'];
       for (const k of needed) expect([...reached.keys()].some((x) => x.startsWith(k)), `no generated case reached ${k}`).toBe(true);
     }
   }, 300_000);

@@ -16,15 +16,18 @@
 // - What could not be freed is reported: one skip per unmet budget, code `budget_unmet`, naming
 //   the bytes still missing, what held them and the largest items it may not touch; the numbers
 //   are in `report.budget`. A protected item a budget would have taken is named once (`protected`).
-// - The reserve (src/gchome/reserve.ts): whenever the home exists, a missing reserve is put back
-//   once the sweep has acted, when free space (as the sweep measured it, plus what it freed) stays
-//   at or above keep_free (0 without it) with the reserve in place.
+// - The reserve (src/gchome/reserve.ts): whenever the home exists, a missing part of it (bytes,
+//   inodes) is put back once the sweep has acted, when free space (with keep_free: as the sweep
+//   measured it plus what it freed; without: as statfs finds it now) keeps another part's worth
+//   free with it in place — even when that leaves
+//   keep_free short of the part's size (what keep_free then misses is reported).
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import { Dir } from '../../fsx/safe-fs.js';
-import { RESERVE_BYTES, RESERVE_NAME, fitsReserve } from '../../gchome/reserve.js';
+import { countsInodes, statFs } from '../../fsx/statfs.js';
+import { RESERVE_BYTES, RESERVE_INODES_ROOM, RESERVE_NAME, fitsInodes, fitsReserve } from '../../gchome/reserve.js';
 import { GC_DIR } from '../../gchome/audit.js';
 import { planFates, type BudgetUnmet, type FatePlan } from '../../plan/fates.js';
-import { formatBytes } from '../report.js';
+import { formatBytes, plural } from '../report.js';
 import { fail, skip, type StepTally, type SweepContext } from './context.js';
 import { budgetTakes, removeRecord, removeSessions, reportRecordsKept, reportSessionsKept, reportStop, takings } from './remove.js';
 import { purgeHeld } from './quarantine.js';
@@ -128,7 +131,7 @@ async function purgeAt(ctx: SweepContext, parentPath: string, t: Parameters<type
 }
 
 /** One `budget_unmet` skip per budget left unmet, and the report's `budget` section (when a budget is configured). */
-function reportBudgets(ctx: SweepContext, home: Dir, putBack: boolean): void {
+function reportBudgets(ctx: SweepContext, home: Dir, putBack: PutBack): void {
   const b = ctx.fates?.budget;
   if (!b || !anyBudget(ctx.config)) return;
   const kfBytes = ctx.space?.keepFreeBytes;
@@ -142,10 +145,33 @@ function reportBudgets(ctx: SweepContext, home: Dir, putBack: boolean): void {
             required_bytes: kfBytes,
             free_bytes: ctx.space.freeBytes,
             short_bytes: kf.short,
-            short_bytes_after: kf.short_after,
+            // a reserve put back without the room for it takes that much from keep_free
+            short_bytes_after: putBack.bytes && kf.room === 0 ? Math.max(kf.short_after, kfBytes - (ctx.space.freeBytes + kf.freed - RESERVE_BYTES)) : kf.short_after,
+            inodes:
+              ctx.space.keepFreeInodes !== undefined && ctx.space.freeInodes !== undefined
+                ? {
+                    required: ctx.space.keepFreeInodes,
+                    free: ctx.space.freeInodes,
+                    short: kf.inodes_short,
+                    short_after:
+                      putBack.inodes && kf.inodes_room === 0
+                        ? Math.max(kf.inodes_short_after, ctx.space.keepFreeInodes - (ctx.space.freeInodes + kf.freed_inodes - RESERVE_INODES_ROOM))
+                        : kf.inodes_short_after,
+                  }
+                : null,
+            per_sweep_percent: ctx.config.keepFree?.perSweepPercent ?? 100,
+            largest_live: ctx.liveLargest,
             purged: kf.purged,
             removed: kf.removed,
-            reserve: { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`, released_bytes: ctx.reserveReleased, room_bytes: kf.room, put_back: putBack },
+            reserve: {
+              path: `${home.path}/${GC_DIR}/${RESERVE_NAME}`,
+              released_bytes: ctx.reserveReleased,
+              released_inodes: ctx.reserveInodesReleased,
+              room_bytes: kf.room,
+              room_inodes: kf.inodes_room,
+              put_back: putBack.bytes,
+              put_back_inodes: putBack.inodes,
+            },
           }
         : null,
     unmet: b.unmet,
@@ -153,21 +179,44 @@ function reportBudgets(ctx: SweepContext, home: Dir, putBack: boolean): void {
 }
 
 /**
- * Put the reserve back (or, in a dry run, say whether a real run would) when it is missing and
- * free space stays at or above keep_free (0 without it) with it in place — judged from what the
- * sweep measured and freed, in a dry run and a real run alike. Never throws.
+ * Put the missing parts of the reserve back (or, in a dry run, say whether a real run would) when
+ * another part's worth stays free with them in place (src/gchome/reserve.ts fitsReserve,
+ * fitsInodes) — judged from what the sweep measured and freed, in a dry run and a real run alike.
+ * Never throws.
  */
-async function keepReserve(ctx: SweepContext, home: Dir): Promise<boolean> {
+async function keepReserve(ctx: SweepContext, home: Dir): Promise<PutBack> {
+  const none = { bytes: false, inodes: false };
   try {
-    if (!ctx.reserveMissing || !ctx.space) return false;
-    const freed = ctx.fates?.budget.keepFree?.freed ?? 0;
-    if (!fitsReserve(ctx.space.freeBytes + freed, ctx.space.keepFreeBytes ?? RESERVE_BYTES)) return false;
-    return await ctx.fx.createReserve(home);
+    const space = ctx.config.keepFree ? ctx.space : await spaceNow(ctx, home);
+    if (!space) return none;
+    const kf = ctx.fates?.budget.keepFree;
+    const parts = {
+      bytes: ctx.reserveMissing.bytes && fitsReserve(space.freeBytes + (kf?.freed ?? 0)),
+      inodes: ctx.reserveMissing.inodes && space.freeInodes !== undefined && fitsInodes(space.freeInodes + (kf?.freed_inodes ?? 0)),
+    };
+    if (!parts.bytes && !parts.inodes) return none;
+    return (await ctx.fx.createReserve(home, parts)) ? parts : none;
   } catch (err) {
     if (isAbort(err)) throw err;
     ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the reserve was not put back: ${describeError(err)}`);
-    return false;
+    return none;
   }
+}
+
+/**
+ * Without keep_free nothing measured what the sweep freed: the filesystem as it is now (a dry run
+ * changed nothing, and reports no budget then). Undefined when it cannot be read.
+ */
+async function spaceNow(ctx: SweepContext, home: Dir): Promise<{ freeBytes: number; freeInodes?: number } | undefined> {
+  const s = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`).catch(() => undefined);
+  if (!s) return undefined;
+  return countsInodes(s) ? { freeBytes: s.freeBytes + ctx.fx.unappliedFreed(), freeInodes: s.freeInodes + ctx.fx.unappliedFreedInodes() } : { freeBytes: s.freeBytes + ctx.fx.unappliedFreed() };
+}
+
+/** Which parts of the reserve this sweep put back (a dry run: would). */
+interface PutBack {
+  bytes: boolean;
+  inodes: boolean;
 }
 
 function unmetText(u: BudgetUnmet, ctx: SweepContext, required: number | undefined, room: number): string {
@@ -189,5 +238,8 @@ function unmetText(u: BudgetUnmet, ctx: SweepContext, required: number | undefin
       : u.removed === 0
         ? 'nothing taking part may be removed'
         : `after removing every item it may (${u.removed})`;
-  return `${what}: ${done}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}`;
+  const inodes = u.inodes_short !== undefined ? ` and ${u.inodes_short} inodes short` : '';
+  const bound = u.beyond_per_sweep ? ` (${plural(u.beyond_per_sweep.items, 'more item')} (${formatBytes(u.beyond_per_sweep.bytes)}) beyond per_sweep, ${ctx.config.keepFree?.perSweepPercent ?? 100}% of each store a sweep)` : '';
+  const live = u.reason === 'keep_free' && ctx.liveLargest.length > 0 ? `; largest live sessions: ${ctx.liveLargest.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}` : '';
+  return `${what}${inodes}: ${done}${bound}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}${live}`;
 }

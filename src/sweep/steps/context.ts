@@ -126,6 +126,8 @@ export interface MeasuredSizes {
   fixed: Map<string, { target: string; code: string; bytes: number }[]>;
   /** hold key (`<parent>/<entry>`) → allocated bytes */
   holds: Map<string, number>;
+  /** the inodes (files and directories) of the items and holds above, by the same keys, when keep_free counts inodes */
+  inodes: Map<string, number>;
   /** store keys that could not be measured: no budget acts on them this sweep */
   unmeasured: Set<string>;
 }
@@ -136,6 +138,11 @@ export interface HomeSpace {
   freeBytes: number;
   /** what keep_free asks, in bytes; undefined when it is not configured */
   keepFreeBytes: number | undefined;
+  /** inodes (src/fsx/statfs.ts), only where the filesystem has a fixed number of them */
+  totalInodes?: number;
+  freeInodes?: number;
+  /** what keep_free asks, in inodes (src/config/size.ts keepFreeInodes), where inodes are counted */
+  keepFreeInodes?: number;
 }
 
 export interface SweepContext {
@@ -161,6 +168,8 @@ export interface SweepContext {
   sweepLock: HeldLock | undefined;
   /** bytes of the keep_free reserve released before the lock (a dry run: that a real run would release) */
   reserveReleased: number;
+  /** inodes of the reserve's inode part released before the lock (likewise) */
+  reserveInodesReleased: number;
   /** the caller's signal joined with the sweep lock's (lock compromised) */
   signal: AbortSignal | undefined;
 
@@ -190,8 +199,10 @@ export interface SweepContext {
   // measure (sizes only when a budget is configured; the space whenever the home exists)
   sizes: MeasuredSizes | undefined;
   space: HomeSpace | undefined;
-  /** the keep_free reserve is not in place (or a real run releases it this sweep) */
-  reserveMissing: boolean;
+  /** keep_free short: the largest live sessions on the home's filesystem, largest first (what is filling it, most likely) */
+  liveLargest: { path: string; bytes: number }[];
+  /** which part of the reserve is not in place (or a real run releases it this sweep); inodes only where they are counted */
+  reserveMissing: { bytes: boolean; inodes: boolean };
   /** `<home>/gc/quarantine` as the measure step listed it (the plan and the quarantine step read it) */
   quarantineListing: QuarantineListing | undefined;
 
@@ -261,6 +272,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     homeDir: undefined,
     sweepLock: undefined,
     reserveReleased: 0,
+    reserveInodesReleased: 0,
     signal: undefined,
     clockSkew: undefined,
     auditId: mintId('ses_'),
@@ -277,7 +289,8 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     recordPlans: [],
     sizes: undefined,
     space: undefined,
-    reserveMissing: false,
+    reserveMissing: { bytes: false, inodes: false },
+    liveLargest: [],
     quarantineListing: undefined,
     chmods: [],
     fates: undefined,

@@ -30,7 +30,7 @@ import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } f
 import {  type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
 import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import { holdBeside, type BesideSub } from '../../gchome/quarantine-beside.js';
-import { createReserve, releaseReserve, reserveBytes } from '../../gchome/reserve.js';
+import { createInodeReserve, createReserve, releaseInodes, releaseReserve, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
 import type { ModeEntry } from '../../runtime/inventory.js';
 import { measureTornTail, measureTruncation, repairTornTail, truncateRecord, type RepairOutcome, type TruncateOptions, type TruncateOutcome } from '../../runtime/record-truncate.js';
 import { VERSION } from '../../version.js';
@@ -49,6 +49,7 @@ export interface EffectsHost {
   readonly purged: PurgedItem[];
   readonly heldNow: HeldItem[];
   readonly reserveReleased: number;
+  readonly reserveInodesReleased: number;
   audit: AuditSession | undefined;
   quarantineDir: Dir | undefined;
 }
@@ -130,8 +131,10 @@ export interface Effects {
 
   /** Releases the keep_free reserve in `gc`: the bytes released (measure-only: that would be). */
   releaseReserve(gc: Dir): Promise<number>;
-  /** Creates the keep_free reserve in `<home>/gc`: whether it is (measure-only: would be) in place. */
-  createReserve(home: Dir): Promise<boolean>;
+  /** Releases the reserve's inode part in `gc`: the inodes released (measure-only: that would be). */
+  releaseInodes(gc: Dir): Promise<number>;
+  /** Creates the parts of the reserve named in `<home>/gc`: whether they are (measure-only: would be) in place. */
+  createReserve(home: Dir, parts: { bytes: boolean; inodes: boolean }): Promise<boolean>;
 
   /** Housekeeping a measure-only run neither does nor reports (state, cache, recovery): `fn`'s result, or undefined. */
   upkeep<T>(fn: () => Promise<T>): Promise<T | undefined>;
@@ -141,6 +144,8 @@ export interface Effects {
    * releases on a full filesystem), so free space is judged alike; 0 in a real run.
    */
   unappliedFreed(): number;
+  /** Inodes likewise (the reserve's inode part). */
+  unappliedFreedInodes(): number;
 }
 
 /** Picks the effects of one run. */
@@ -235,17 +240,21 @@ function realEffects(host: EffectsHost): Effects {
       return write();
     },
     releaseReserve: (gc) => releaseReserve(gc),
-    async createReserve(home) {
+    releaseInodes: (gc) => releaseInodes(gc),
+    async createReserve(home, parts) {
       if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
       const gc = await home.openDir(GC_DIR);
       try {
-        return await createReserve(gc);
+        const inodes = !parts.inodes || (await createInodeReserve(gc));
+        const bytes = !parts.bytes || (await createReserve(gc));
+        return inodes && bytes;
       } finally {
         await gc.close();
       }
     },
     upkeep: (fn) => fn(),
     unappliedFreed: () => 0,
+    unappliedFreedInodes: () => 0,
   };
 }
 
@@ -291,9 +300,11 @@ function measureOnly(host: EffectsHost): Effects {
     chmod: () => Promise.resolve(),
     markLost: (works) => Promise.resolve({ landed: works, taskId: null }),
     releaseReserve: (gc) => reserveBytes(gc),
+    releaseInodes: (gc) => reserveInodes(gc),
     createReserve: () => Promise.resolve(true),
     upkeep: () => Promise.resolve(undefined),
     unappliedFreed: () => host.reserveReleased,
+    unappliedFreedInodes: () => host.reserveInodesReleased,
   };
 }
 

@@ -8,8 +8,9 @@
 // a home that changed since the configuration was loaded (a daemon runs for days) is never made
 // private or given a gc/.
 // The reserve (src/gchome/reserve.ts) is released before the lock is taken when the filesystem
-// has less than the reserve free, so the lock, the audit and its intents can be written; a dry
-// run releases nothing and only notes what a real run would release.
+// has less than the reserve free — its inode part when fewer inodes than it holds are free — so
+// the lock, the audit and its intents can be written; a dry run releases nothing and only notes
+// what a real run would release.
 // Debris where the sweep lock belongs (`<home>/gc/sweep.lock` a regular file, FIFO, socket or
 // link, or a directory holding entries whose holder is dead or that has none and is stale:
 // gchome/lock.ts `inspectLockPath`, lstat and a listing only) is removed through ctx.fx before
@@ -20,9 +21,9 @@ import { BusyError, Codes, ConfigError, GcError, describeError } from '../../err
 import { judgeHomeDir, refusedHomeMessage } from '../../config/home.js';
 import { LOCK_STALE_MS, inspectLockPath, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
-import { RESERVE_NAME, releasesReserve, reserveBytes } from '../../gchome/reserve.js';
+import { RESERVE_INODES_NAME, RESERVE_NAME, releasesInodes, releasesReserve, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
 import { lstatPath, processUid, type Dir } from '../../fsx/safe-fs.js';
-import { statFs } from '../../fsx/statfs.js';
+import { countsInodes, statFs } from '../../fsx/statfs.js';
 import { formatBytes, formatDuration } from '../report.js';
 import { fail, skip, type SweepContext, type StepTally } from './context.js';
 import { anyExists } from '../../fsx/dirs.js';
@@ -87,16 +88,21 @@ async function clearLockDebris(ctx: SweepContext, gc: Dir): Promise<void> {
   }
 }
 
-/** Release the reserve when the filesystem is short of it (see the header). Never throws. */
+/** Release the reserve, or its inode part, when the filesystem is short of it (see the header). Never throws. */
 async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
   try {
-    const bytes = await reserveBytes(gc);
-    if (bytes === 0) return;
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${gc.fd}`);
-    if (!releasesReserve(space.freeBytes)) return;
-    ctx.reserveReleased = await ctx.fx.releaseReserve(gc);
-    if (ctx.reserveReleased > 0) {
-      ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+    if ((await reserveBytes(gc)) > 0 && releasesReserve(space.freeBytes)) {
+      ctx.reserveReleased = await ctx.fx.releaseReserve(gc);
+      if (ctx.reserveReleased > 0) {
+        ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+      }
+    }
+    if (countsInodes(space) && releasesInodes(space.freeInodes) && (await reserveInodes(gc)) > 0) {
+      ctx.reserveInodesReleased = await ctx.fx.releaseInodes(gc);
+      if (ctx.reserveInodesReleased > 0) {
+        ctx.log.info({ path: gc.display(RESERVE_INODES_NAME), inodes: ctx.reserveInodesReleased, free_inodes: space.freeInodes }, `${ctx.fx.say(['would release', 'released'])} the reserve's inodes: the filesystem has ${space.freeInodes} inodes free`);
+      }
     }
   } catch (err) {
     ctx.log.warn({ path: gc.display(RESERVE_NAME) }, `the reserve was left as it is: ${describeError(err)}`);

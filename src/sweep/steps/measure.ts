@@ -13,21 +13,26 @@
 //   nothing) rounded up to the file's block size.
 // - An item that cannot be measured is left out of every budget (reported); a store that cannot
 //   be opened takes no part in the budgets this sweep (reported).
+// - When keep_free finds the filesystem short, the live sessions of every configured root on the
+//   home's filesystem are measured too (whether or not their root takes part), and the largest
+//   are named in the report: what is filling the disk is most likely still running.
 // - The filesystem under the home is measured once (statfs) when the home exists: keep_free and
-//   the reserve judge by it, plus what this sweep frees by the sizes above.
-import { keepFreeBytes } from '../../config/size.js';
+//   the reserve judge by it, plus what this sweep frees by the sizes above. Where the filesystem
+//   has a fixed number of inodes, keep_free asks the same share of them (src/config/size.ts), and
+//   every item and hold is also counted in inodes (its files and directories).
+import { keepFreeBytes, keepFreeInodes } from '../../config/size.js';
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, type ContextScan } from '../../runtime/inventory.js';
-import { measureDir, allocatedBytes } from '../../fsx/remove.js';
+import { measureDir, allocatedBytes, type RemovalStats } from '../../fsx/remove.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
-import { statFs } from '../../fsx/statfs.js';
+import { countsInodes, statFs } from '../../fsx/statfs.js';
 import { openChain } from '../../fsx/dirs.js';
 import { measureTruncation } from '../../runtime/record-truncate.js';
 import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
 import { itemKey } from '../../plan/fates.js';
 import { CHILDREN_DIR } from '../../runtime/workdir-scan.js';
 import { listQuarantineDir, openQuarantineDir, type QueueItem } from '../../gchome/quarantine-store.js';
-import { RESERVE_BYTES, reserveBytes } from '../../gchome/reserve.js';
+import { RESERVE_BYTES, RESERVE_INODES, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
 import { GC_DIR } from '../../gchome/audit.js';
 import { besidePlanFor } from './beside.js';
 import { fail, skip, type MeasuredSizes, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
@@ -42,13 +47,14 @@ export async function measureStep(ctx: SweepContext): Promise<StepTally> {
   const home = ctx.homeDir;
   if (!home) return tally;
   await measureSpace(ctx, home);
-  ctx.reserveMissing = !(await reservePresent(ctx, home));
+  ctx.reserveMissing = await reserveMissing(ctx, home);
   const keepFree = ctx.config.keepFree !== undefined;
   const budgets = anyBudget(ctx.config);
-  const sizes: MeasuredSizes = { items: new Map(), afterTruncation: new Map(), fixed: new Map(), holds: new Map(), unmeasured: new Set() };
+  const sizes: MeasuredSizes = { items: new Map(), afterTruncation: new Map(), fixed: new Map(), holds: new Map(), inodes: new Map(), unmeasured: new Set() };
   if (budgets) ctx.sizes = sizes;
   await listQuarantine(ctx, home, keepFree ? sizes : undefined);
   if (!budgets) return tally;
+  if (keepFreeShort(ctx)) ctx.liveLargest = await largestLive(ctx, home);
   for (const p of ctx.sessionPlans) {
     if (p.input.isAuditRoot || !p.scan.identity) continue;
     if (!sessionsRootBudget(p.input, keepFree, p.scan.identity.dev === home.identity.dev)) continue;
@@ -62,17 +68,20 @@ export async function measureStep(ctx: SweepContext): Promise<StepTally> {
   return tally;
 }
 
-/** Whether the reserve is in place (a dry run: and a real run would not have released it). */
-async function reservePresent(ctx: SweepContext, home: Dir): Promise<boolean> {
-  if (ctx.reserveReleased > 0) return false;
+/** Which parts of the reserve are not in place (a dry run: or a real run would have released); inodes only where the filesystem counts them. */
+async function reserveMissing(ctx: SweepContext, home: Dir): Promise<{ bytes: boolean; inodes: boolean }> {
+  const counted = ctx.space?.freeInodes !== undefined;
   let gc: Dir | undefined;
   try {
-    if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
+    if (!(await home.lstat(GC_DIR))?.isDirectory()) return { bytes: true, inodes: counted };
     gc = await home.openDir(GC_DIR);
-    return (await reserveBytes(gc)) >= RESERVE_BYTES;
+    return {
+      bytes: ctx.reserveReleased > 0 || (await reserveBytes(gc)) < RESERVE_BYTES,
+      inodes: counted && (ctx.reserveInodesReleased > 0 || (await reserveInodes(gc)) <= RESERVE_INODES),
+    };
   } catch (err) {
     if (isAbort(err)) throw err;
-    return false;
+    return { bytes: true, inodes: counted };
   } finally {
     await gc?.close();
   }
@@ -83,7 +92,13 @@ async function measureSpace(ctx: SweepContext, home: Dir): Promise<void> {
   try {
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
     const free = space.freeBytes + ctx.fx.unappliedFreed();
-    ctx.space = { totalBytes: space.totalBytes, freeBytes: free, keepFreeBytes: ctx.config.keepFree ? keepFreeBytes(ctx.config.keepFree, space.totalBytes) : undefined };
+    const kf = ctx.config.keepFree;
+    ctx.space = { totalBytes: space.totalBytes, freeBytes: free, keepFreeBytes: kf ? keepFreeBytes(kf, space.totalBytes) : undefined };
+    if (countsInodes(space)) {
+      ctx.space.totalInodes = space.totalInodes;
+      ctx.space.freeInodes = space.freeInodes + ctx.fx.unappliedFreedInodes();
+      if (kf) ctx.space.keepFreeInodes = keepFreeInodes(kf, space.totalBytes, space.totalInodes);
+    }
   } catch (err) {
     if (isAbort(err)) throw err;
     if (ctx.config.keepFree) fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
@@ -99,10 +114,53 @@ async function openRoot(p: SessionsRootPlan): Promise<Dir> {
   return d;
 }
 
-/** Bytes of one entry, or undefined (reported) when it cannot be measured: it is then left out of the budgets. */
-async function measured(ctx: SweepContext, target: string, measure: () => Promise<{ bytes: number }>): Promise<number | undefined> {
+/** Whether keep_free finds the filesystem short (of bytes, or of inodes where they are counted). */
+function keepFreeShort(ctx: SweepContext): boolean {
+  const s = ctx.space;
+  if (!s || s.keepFreeBytes === undefined) return false;
+  return s.freeBytes < s.keepFreeBytes || (s.keepFreeInodes !== undefined && s.freeInodes !== undefined && s.freeInodes < s.keepFreeInodes);
+}
+
+/** How many live sessions a short keep_free names. */
+const LIVE_NAMED = 3;
+
+/** The largest live sessions of the configured roots on the home's filesystem (what cannot be measured is left out). */
+async function largestLive(ctx: SweepContext, home: Dir): Promise<{ path: string; bytes: number }[]> {
+  const out: { path: string; bytes: number }[] = [];
+  for (const p of ctx.sessionPlans) {
+    if (p.input.isAuditRoot || p.scan.identity?.dev !== home.identity.dev) continue;
+    const live = p.views.filter((v) => v.liveness === 'live');
+    if (live.length === 0) continue;
+    let root: Dir | undefined;
+    try {
+      root = await openRoot(p);
+      for (const v of live) {
+        ctx.signal?.throwIfAborted();
+        const m = await measureDir(root, v.scan.name, v.scan.identity).catch((err: unknown) => {
+          if (isAbort(err)) throw err;
+          return undefined;
+        });
+        if (m) out.push({ path: `${p.input.root}/${v.scan.name}`, bytes: m.bytes });
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+    } finally {
+      await root?.close();
+    }
+  }
+  return out.sort((a, b) => b.bytes - a.bytes || (a.path < b.path ? -1 : 1)).slice(0, LIVE_NAMED);
+}
+
+/** Inodes a measured tree holds: its files, its subdirectories and itself. */
+export function inodesOf(m: RemovalStats): number {
+  return m.files + m.dirs + 1;
+}
+
+/** Bytes and inodes of one entry, or undefined (reported) when it cannot be measured: it is then left out of the budgets. */
+async function measured(ctx: SweepContext, target: string, measure: () => Promise<RemovalStats>): Promise<{ bytes: number; inodes: number } | undefined> {
   try {
-    return (await measure()).bytes;
+    const m = await measure();
+    return { bytes: m.bytes, inodes: inodesOf(m) };
   } catch (err) {
     if (isAbort(err)) throw err;
     const code = codeOf(err);
@@ -121,13 +179,19 @@ async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: Measur
     for (const v of p.views) {
       ctx.signal?.throwIfAborted();
       const own = await measured(ctx, `${p.input.root}/${v.scan.name}`, () => measureDir(root!, v.scan.name, v.scan.identity));
-      if (own !== undefined) sizes.items.set(itemKey(key, v.scan.name), own + (beside.withSession.get(v.scan.name) ?? 0));
+      if (own === undefined) continue;
+      const k = itemKey(key, v.scan.name);
+      const with_ = beside.withSession.get(v.scan.name);
+      sizes.items.set(k, own.bytes + (with_?.bytes ?? 0));
+      sizes.inodes.set(k, own.inodes + (with_?.inodes ?? 0));
     }
     sizes.fixed.set(key, beside.staying.map((c) => ({ target: `children/${c.name}`, code: Codes.childKept, bytes: c.bytes })));
     if (keepFree) {
       for (const h of p.scan.held) {
-        const bytes = await measured(ctx, `${p.input.root}/${h.entry}`, () => measureDir(root!, h.entry, h.identity));
-        if (bytes !== undefined) sizes.holds.set(`${p.input.root}/${h.entry}`, bytes);
+        const m = await measured(ctx, `${p.input.root}/${h.entry}`, () => measureDir(root!, h.entry, h.identity));
+        if (m === undefined) continue;
+        sizes.holds.set(`${p.input.root}/${h.entry}`, m.bytes);
+        sizes.inodes.set(`${p.input.root}/${h.entry}`, m.inodes);
       }
     }
   } catch (err) {
@@ -144,33 +208,40 @@ async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: Measur
  * children and wrk_ logs, as the remove step would choose them); and every child workdir that
  * would not.
  */
-async function besideBytes(ctx: SweepContext, root: Dir, p: SessionsRootPlan): Promise<{ withSession: Map<string, number>; staying: { name: string; bytes: number }[] }> {
-  const withSession = new Map<string, number>();
+async function besideBytes(ctx: SweepContext, root: Dir, p: SessionsRootPlan): Promise<{ withSession: Map<string, { bytes: number; inodes: number }>; staying: { name: string; bytes: number }[] }> {
+  const withSession = new Map<string, { bytes: number; inodes: number }>();
   const staying: { name: string; bytes: number }[] = [];
   const b = p.beside;
   if (!b?.children && !b?.logs) return { withSession, staying };
   const children = b.children ? await root.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined) : undefined;
   try {
-    const size = new Map<string, number>();
+    const size = new Map<string, RemovalStats>();
     for (const c of b.children?.entries ?? []) {
       if (c.kind !== 'dir' || !children) continue;
-      const n = await measureDir(children, c.name, c.identity).then((m) => m.bytes, () => undefined);
-      if (n !== undefined) size.set(c.name, n);
+      const m = await measureDir(children, c.name, c.identity).catch(() => undefined);
+      if (m !== undefined) size.set(c.name, m);
     }
     const chosen = new Set<string>();
     for (const v of p.views) {
-      let n = 0;
+      const n = { bytes: 0, inodes: 0 };
       for (const i of besidePlanFor(ctx, b, p.views, [v.scan.name])?.remove ?? []) {
         if (i.kind === 'child_workdir') {
-          n += size.get(i.name) ?? 0;
+          const m = size.get(i.name);
+          if (m) {
+            n.bytes += m.bytes;
+            n.inodes += inodesOf(m);
+          }
           chosen.add(i.name);
-        } else n += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
+        } else {
+          n.bytes += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
+          n.inodes++;
+        }
       }
-      if (n > 0) withSession.set(v.scan.name, n);
+      if (n.bytes > 0 || n.inodes > 0) withSession.set(v.scan.name, n);
     }
     for (const c of b.children?.entries ?? []) {
-      const n = size.get(c.name);
-      if (n !== undefined && !chosen.has(c.name)) staying.push({ name: c.name, bytes: n });
+      const m = size.get(c.name);
+      if (m !== undefined && !chosen.has(c.name)) staying.push({ name: c.name, bytes: m.bytes });
     }
   } finally {
     await children?.close();
@@ -188,9 +259,11 @@ async function measureStore(ctx: SweepContext, home: Dir, store: string, capsule
     storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
     for (const c of contexts) {
       ctx.signal?.throwIfAborted();
-      const bytes = await measured(ctx, `${store}/${c.context}`, () => measureDir(storeDir!, c.context, c.dirIdentity));
-      if (bytes === undefined) continue;
+      const m = await measured(ctx, `${store}/${c.context}`, () => measureDir(storeDir!, c.context, c.dirIdentity));
+      if (m === undefined) continue;
+      const bytes = m.bytes;
       sizes.items.set(itemKey(key, c.context), bytes);
+      sizes.inodes.set(itemKey(key, c.context), m.inodes);
       const keep = truncationKeep(ctx, c, capsules);
       if (keep === undefined) continue;
       const after = await truncatedBytes(ctx, storeDir, c, keep, bytes);
@@ -249,7 +322,12 @@ async function listQuarantine(ctx: SweepContext, home: Dir, sizes: MeasuredSizes
     if (!q) return;
     ctx.quarantineDir = q;
     ctx.quarantineListing = await listQuarantineDir(q, sizes !== undefined);
-    if (sizes) for (const i of ctx.quarantineListing.items) if (isHeld(i)) sizes.holds.set(`${q.path}/${i.entry}`, i.bytes);
+    if (!sizes) return;
+    for (const i of ctx.quarantineListing.items) {
+      if (!isHeld(i)) continue;
+      sizes.holds.set(`${q.path}/${i.entry}`, i.bytes);
+      if (i.inodes !== undefined) sizes.inodes.set(`${q.path}/${i.entry}`, i.inodes);
+    }
   } catch (err) {
     if (isAbort(err)) throw err;
     fail(ctx, { target: `${ctx.home}/gc/quarantine`, code: codeOf(err), detail: describeError(err) });

@@ -14,10 +14,11 @@ import { planMode } from '../../plan/modes.js';
 import { planFates, itemKey, type FateInput, type HoldIn, type RootIn, type Stop, type StoreIn } from '../../plan/fates.js';
 import type { StopInfo } from '../report.js';
 import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
-import { RESERVE_BYTES } from '../../gchome/reserve.js';
-import { skip, type SweepContext, type StepTally } from './context.js';
+import { RESERVE_BYTES, RESERVE_INODES_ROOM } from '../../gchome/reserve.js';
+import { skip, type HomeSpace, type SweepContext, type StepTally } from './context.js';
 import { isHeld } from './measure.js';
 import { Codes } from '../../errors.js';
+import { definedOnly } from '../../defined.js';
 import { futureSessions } from '../../plan/future-ids.js';
 import { humanTime } from '../../runtime/conversation-format.js';
 
@@ -88,15 +89,16 @@ export function fateInput(ctx: SweepContext): FateInput {
       holdable: !input.isAuditRoot,
       writable: !ctx.unwritable.has(input.root),
       sessions: views.map((v) => {
-        const bytes = budget ? sizes?.items.get(itemKey(key, v.scan.name)) : undefined;
-        return { name: v.scan.name, live: v.liveness === 'live', liveWhy: v.why, owned: v.scan.uid === ctx.uid, protected: isProtected(v.scan.name), ...(bytes !== undefined ? { bytes } : {}) };
+        const k = itemKey(key, v.scan.name);
+        const bytes = budget ? sizes?.items.get(k) : undefined;
+        const inodes = budget ? sizes?.inodes.get(k) : undefined;
+        return { name: v.scan.name, live: v.liveness === 'live', liveWhy: v.why, owned: v.scan.uid === ctx.uid, protected: isProtected(v.scan.name), ...definedOnly({ bytes, inodes }) };
       }),
       fixed: budget ? (sizes?.fixed.get(key) ?? []) : [],
     });
     for (const h of scan.held) {
       const hk = `${input.root}/${h.entry}`;
-      const bytes = sizes?.holds.get(hk);
-      holds.push({ key: hk, store: key, target: h.session, untilMs: h.untilMs, owned: h.uid === ctx.uid, ...(bytes !== undefined ? { bytes } : {}), keepFree: budget?.keepFree === true });
+      holds.push({ key: hk, store: key, target: h.session, untilMs: h.untilMs, owned: h.uid === ctx.uid, ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }), keepFree: budget?.keepFree === true });
     }
   }
   const budgets = new Map(recordStoreBudgets(ctx.config.records, keepFree).map((b) => [b.name, b.store]));
@@ -116,6 +118,7 @@ export function fateInput(ctx: SweepContext): FateInput {
         const k = itemKey(r.key, c.context);
         const bytes = budget ? sizes?.items.get(k) : undefined;
         const after = budget ? sizes?.afterTruncation.get(k) : undefined;
+        const inodes = budget ? sizes?.inodes.get(k) : undefined;
         return {
           context: c.context,
           ...(c.header ? { capsule: c.header.capsule } : {}),
@@ -126,6 +129,7 @@ export function fateInput(ctx: SweepContext): FateInput {
           protected: isProtected(c.context),
           ...(bytes !== undefined ? { bytes } : {}),
           ...(after !== undefined ? { bytesAfterTruncation: after } : {}),
+          ...definedOnly({ inodes }),
         };
       }),
     };
@@ -134,17 +138,32 @@ export function fateInput(ctx: SweepContext): FateInput {
   for (const i of q ? (ctx.quarantineListing?.items ?? []) : []) {
     if (!isHeld(i)) continue;
     const hk = `${q!.path}/${i.entry}`;
-    const bytes = sizes?.holds.get(hk);
-    holds.push({ key: hk, store: ctx.recordPlans.some((r) => r.store === i.origin) ? `records:${i.origin}` : 'quarantine', target: i.target, untilMs: i.untilMs, owned: true, ...(bytes !== undefined ? { bytes } : {}), keepFree });
+    const store = ctx.recordPlans.some((r) => r.store === i.origin) ? `records:${i.origin}` : 'quarantine';
+    holds.push({ key: hk, store, target: i.target, untilMs: i.untilMs, owned: true, ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }), keepFree });
   }
   const space = ctx.space;
   return {
     nowMs: ctx.nowMs,
     ...(ctx.quarantineMs !== undefined ? { quarantineMs: ctx.quarantineMs } : {}),
     guard: { ...(ctx.config.maxDelete ? { maxDelete: ctx.config.maxDelete } : {}), unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true },
-    ...(keepFree && space?.keepFreeBytes !== undefined ? { keepFree: { short: space.keepFreeBytes - space.freeBytes, room: ctx.reserveMissing ? RESERVE_BYTES : 0 } } : {}),
+    ...(keepFree && space?.keepFreeBytes !== undefined ? { keepFree: keepFreeInput(ctx, space, space.keepFreeBytes) } : {}),
     roots,
     stores,
     holds,
+  };
+}
+
+/** What keep_free asks of the planner: bytes and (where counted) inodes short, the reserve's room, the per-sweep share. */
+function keepFreeInput(ctx: SweepContext, space: HomeSpace, keepFreeBytes: number): NonNullable<FateInput['keepFree']> {
+  const missing = ctx.reserveMissing;
+  const inodes =
+    space.keepFreeInodes !== undefined && space.freeInodes !== undefined
+      ? { inodesShort: space.keepFreeInodes - space.freeInodes, inodesRoom: missing.inodes ? RESERVE_INODES_ROOM : 0 }
+      : {};
+  return {
+    short: keepFreeBytes - space.freeBytes,
+    room: missing.bytes ? RESERVE_BYTES : 0,
+    ...inodes,
+    perSweep: (ctx.config.keepFree?.perSweepPercent ?? 100) / 100,
   };
 }
