@@ -4,7 +4,8 @@
 // The blast-radius guard counts these items apart from the sessions (src/plan/fates.ts counts
 // sessions only): completing the holds of a root is guarded over its child workdirs and work logs.
 // Guarantees:
-// - The evidence is the trace summary the scan read before anything was removed.
+// - The evidence is the trace summary the scan read before anything was removed. Nothing goes
+//   while a session of the root that stays has no readable trace (it may name anything there).
 // - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
 //   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
 //   parent's `retention` line (same store and reason).
@@ -43,9 +44,14 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
   const claimedChildren = new Set<string>();
   const claimedWorkIds = new Set<string>();
   const parents: BesideParent[] = [...held];
+  let uncertain: string | undefined;
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
-    if (!t) continue;
+    if (!t) {
+      // a session that stays and whose trace cannot be read may name any child or log
+      if (!going.has(v.scan.name)) uncertain ??= `session ${v.scan.name}`;
+      continue;
+    }
     if (going.has(v.scan.name)) {
       parents.push({ session: v.scan.name, delegations: t.delegations ?? [], workIds: t.workIds ?? [] });
       continue;
@@ -60,7 +66,7 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
   parents.sort((a, b) => names.indexOf(a.session) - names.indexOf(b.session));
   return planBeside(
     parents,
-    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds },
+    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds, ...(uncertain !== undefined ? { uncertain } : {}) },
     { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
   );
 }
