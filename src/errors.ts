@@ -44,6 +44,11 @@ export const Codes = {
   protectedUnreadable: 'protected_unreadable',
   /** a held item of <home>/gc/quarantine whose item.json cannot be read: it goes by the window in its name */
   quarantineItemUnreadable: 'quarantine_item_unreadable',
+  /**
+   * a held item of <home>/gc/quarantine whose payload is not what its item.json says (a symbolic
+   * link, a file where the context directory belongs): it cannot be restored, and goes by its window
+   */
+  quarantineItemInvalid: 'quarantine_item_invalid',
   /** what a removal could not remove whole is still set aside (`.murmur-gc-kept.*`): one warning per sweep while any is */
   keptAside: 'kept_aside',
   /** A file that must be read whole (configuration, manifest) is over its size cap: not read. */

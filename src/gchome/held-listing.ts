@@ -5,8 +5,8 @@
 // are allocated bytes (as `du` counts them). An item whose restore happened but was not completed
 // (killed, or its removal failed) is not listed, nor a truncation whose rewrite never committed;
 // a staged truncation that did land (its record carries its marker) is listed as restorable. An
-// item whose sidecar cannot be read is a problem, not an item (the sweep purges it by the window
-// in its name).
+// item whose sidecar cannot be read, or whose payload is not what its sidecar names, is a
+// problem, not an item (the sweep purges it by its window).
 import type { GcConfig } from '../config/types.js';
 import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
@@ -57,6 +57,10 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
             if (i.unreadable !== undefined) {
               // No sidecar: nothing to restore; the sweep purges it by the window in its name.
               if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}` });
+              continue;
+            }
+            if (i.payloadMismatch !== undefined) {
+              out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemInvalid, detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}` });
               continue;
             }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });

@@ -42,7 +42,7 @@ import { parseSessionQuarantineName, sessionQuarantineName } from '../runtime/gc
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';
-import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import { Dir, identityOf, readSmallFile, sameIdentity, type BigIntStats, type FileHandle, type Identity } from '../fsx/safe-fs.js';
 import { definedOnly } from '../defined.js';
 
 const DIR_MODE = 0o700;
@@ -334,8 +334,17 @@ export async function purgeEntry(parent: Dir, entry: string, expect: Identity, r
 export interface QueueItem extends HeldItem {
   identity: Identity;
   meta: ItemMeta | undefined;
-  /** The payload is missing (an interrupted hold), or the sidecar cannot be read (`unreadable`). */
+  /**
+   * The payload is missing (an interrupted hold), is not what the sidecar says (`payloadMismatch`),
+   * or the sidecar cannot be read (`unreadable`): nothing of it can be restored.
+   */
   incomplete: boolean;
+  /**
+   * The sidecar is readable but the payload it names is something else (a symbolic link, a file
+   * where a directory belongs, a directory where a file does): what it is. The item goes by its
+   * window like any other (a link is removed as a link, never followed).
+   */
+  payloadMismatch?: string;
   /**
    * Why its `item.json` cannot be read (missing, empty, not a sidecar, not a regular file, larger
    * than SIDECAR_MAX_BYTES): the item's window is then the one its name carries.
@@ -349,6 +358,16 @@ export interface QueueItem extends HeldItem {
   sidecarTempsOnly?: boolean;
   /** The item directory's mtime (ms): when an entry was last made in it. */
   changedMs: number;
+}
+
+/** What an entry is, in words (for a payload that is not what its sidecar names). */
+function kindWords(st: BigIntStats): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFile()) return 'a regular file';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
 }
 
 /** An item.json is a few hundred bytes; anything larger is not one (never read whole). */
@@ -431,6 +450,7 @@ export async function listQuarantineDir(
       const payload = meta ? payloadOf(meta) : CONTEXT_PAYLOAD;
       const pst = meta && item ? await item.lstat(payload) : undefined;
       const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
+      const payloadMismatch = meta !== undefined && pst !== undefined && !ok ? `its ${payload} is ${kindWords(pst)}, not the ${meta.kind === 'context' ? 'directory' : 'regular file'} its item.json names` : undefined;
       let bytes = 0;
       if (measure) bytes = (await measureDir(q, entry, identity).catch(() => ({ bytes: 0 }))).bytes;
       const unreadable = 'unreadable' in sidecar ? sidecar.unreadable : undefined;
@@ -448,6 +468,7 @@ export async function listQuarantineDir(
         identity,
         meta,
         incomplete: !ok,
+        ...(payloadMismatch !== undefined ? { payloadMismatch } : {}),
         changedMs,
         ...(unreadable !== undefined ? { unreadable, sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined) } : {}),
       });

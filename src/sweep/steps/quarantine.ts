@@ -15,7 +15,10 @@
 // - An item whose item.json cannot be read (missing, empty, garbage, a FIFO, huge: never opened
 //   unless regular, never read past 64 KiB) goes by the window in its name: kept and reported as
 //   `quarantine_item_unreadable` (a skip) until then, purged and audited (kind `unreadable`) after;
-//   it never fails a sweep. Its payload is never discarded before that window.
+//   it never fails a sweep. Its payload is never discarded before that window. An item whose
+//   payload is not what its readable item.json names (a symbolic link, a file for the context
+//   directory) is kept and reported as `quarantine_item_invalid` until its window passes, then
+//   purged like any other (a link is removed as a link, never followed).
 // - Acts through ctx.fx: a dry run measures and reports, and changes nothing.
 // - A symlink in place of `<home>/gc/quarantine` is reported (`symlink`) and never followed.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
@@ -142,6 +145,10 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       count(await unreadableItem(ctx, q, item));
       continue;
     }
+    if (item.payloadMismatch !== undefined) {
+      count(await invalidItem(ctx, q, item, item.payloadMismatch));
+      continue;
+    }
     const settled = ctx.nowMs - (item.meta?.removed_ms ?? 0) > SETTLE_AFTER_MS;
     const meta = item.meta;
     if (meta?.kind === 'truncation' && meta.state === 'staged' && !item.incomplete) {
@@ -186,6 +193,22 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
   }
   warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });
   return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
+}
+
+/**
+ * An item whose sidecar is readable but whose payload is not what it names (a symbolic link, a
+ * file for the context directory): it cannot be restored. Kept and reported once per sweep
+ * (`quarantine_item_invalid`, a skip) until its window passes; then purged like any held item (a
+ * link is removed as a link, never followed), audited with its own kind and target.
+ */
+async function invalidItem(ctx: SweepContext, q: Dir, item: QueueItem, why: string): Promise<number | undefined> {
+  const path = q.display(item.entry);
+  if (!isExpired(item.untilMs, ctx.nowMs)) {
+    skip(ctx, { target: path, code: Codes.quarantineItemInvalid, detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (its window)` });
+    return undefined;
+  }
+  warnItem(ctx, Codes.quarantineItemInvalid, path, `${path}: ${why}; its window has passed`, { path });
+  return purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired');
 }
 
 /** Did the truncation a staged item was kept for commit? (the record carries its marker) */
