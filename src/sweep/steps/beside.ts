@@ -10,7 +10,10 @@
 //   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
 //   parent's `retention` line (same store and reason).
 // - A child's liveness is judged again at the moment of action (recheckChild: read afresh through
-//   the open `children/` descriptor, running records read now); live → kept, `child_kept`.
+//   the open `children/` descriptor, running records read now); live → kept, `child_kept`. And
+//   once it is moved (into trash, or into the hold), before anything in it goes, it is listed
+//   again (childStillDue): a session that started or was written inside it since, or a live
+//   running record for a session there, puts it back and keeps it (`child_kept`).
 // - A removal re-checks the entry's identity at the moment of action (a child goes through
 //   fsx/remove.ts: rename to trash, descriptor-relative delete, never a link followed or a mount
 //   crossed; a log is unlinked only while lstat still sees the file scanned). A hold moves the
@@ -29,7 +32,7 @@ import { isExpired } from '../../gchome/quarantine-layout.js';
 import { listRootHeld } from '../../gchome/quarantine-store.js';
 import { idTimestampMs } from '../../runtime/ids.js';
 import { readTraceSummary } from '../../runtime/trace-scan.js';
-import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, rescanChild, type BesideScan } from '../../runtime/workdir-scan.js';
+import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, lookInsideChild, rescanChild, type BesideScan, type ChildEntry } from '../../runtime/workdir-scan.js';
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
 import type { RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
@@ -76,30 +79,70 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
  * descriptor: read afresh (its sessions, grandchildren's too) with the running records as they are
  * now. Throws `child_kept` (saying why) when anything inside is live or cannot be judged — or, for
  * an orphan, when a session inside has no `session_end` — and `changed_since_scan` when the entry
- * is no longer the one scanned.
+ * is no longer the one scanned. Returns what it read: the look after the move is compared with it
+ * (childStillDue).
  */
-export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<void> {
+export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<ChildEntry> {
   const fresh = await rescanChild(from, name, identity, ctx.signal);
-  const running = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)));
-  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' });
+  const { probes: running, liveUnder } = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)), from.display(name));
+  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' }) ?? liveUnder;
   const unfinished = orphan ? fresh.sessions.find((s) => s.hasSessionEnd !== true) : undefined;
   const why = live ?? (unfinished ? `its session ${unfinished.name} has not finished (no session_end)` : undefined);
   if (why !== undefined) throw new GcError(Codes.childKept, `${why} (judged again at the moment of removal); kept`);
+  return fresh;
 }
 
-/** Running-record probes, read now, for the sessions `ids` (the scan's when there is no home). */
-async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>): Promise<Map<string, RunningProbe>> {
+/**
+ * The look at a child right after it was moved out of `children/` (renamed into trash, or into
+ * its session's hold), run on the moved directory before anything in it is deleted: a session
+ * that started inside it since `before` was read (a name `before` does not have), or one written
+ * since (another last write), or anything that cannot be judged now, or a running record of a
+ * live process for a session there, throws `child_kept` — and the caller puts the child back. A
+ * measure-only run looks at the child in place. (What a process already working inside the child
+ * creates after this look is not seen: docs/limits.md.)
+ */
+export function childStillDue(ctx: SweepContext, before: ChildEntry, childPath: string): (moved: Dir) => Promise<void> {
+  return async (moved: Dir) => {
+    const now = await lookInsideChild(moved, ctx.signal);
+    const kept = (why: string) => new GcError(Codes.childKept, `${why} (seen right after it was moved to be removed); put back and kept`);
+    if (now.unjudged !== undefined) throw kept(`nothing inside can be judged now (${now.unjudged})`);
+    const seen = new Map<string, number>();
+    for (const s of before.sessions) seen.set(`${s.name}\0${s.lastWriteMs}`, (seen.get(`${s.name}\0${s.lastWriteMs}`) ?? 0) + 1);
+    for (const s of now.sessions) {
+      const k = `${s.name}\0${s.lastWriteMs}`;
+      const n = seen.get(k) ?? 0;
+      if (n === 0) throw kept(before.sessions.some((b) => b.name === s.name) ? `its session ${s.name} was written since it was judged` : `a session ${s.name} started inside it since it was judged`);
+      seen.set(k, n - 1);
+    }
+    const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
+    const alive = now.sessions.find((s) => probes.get(s.name) === 'alive');
+    if (alive) throw kept(`a running record names a live process for its session ${alive.name}`);
+    if (liveUnder !== undefined) throw kept(liveUnder);
+  };
+}
+
+/**
+ * Running-record probes, read now, for the sessions `ids` (the scan's when there is no home); and,
+ * when `under` is given, why a live process's record names a session directory below that path
+ * (a session that started there, whatever the child's listing showed).
+ */
+async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>, under?: string): Promise<{ probes: Map<string, RunningProbe>; liveUnder?: string }> {
   const out = new Map<string, RunningProbe>();
   if (!ctx.homeDir) {
     for (const id of ids) out.set(id, ctx.world.running.get(id) ?? 'none');
-    return out;
+    return { probes: out };
   }
   const rs = await readRunningRecords(ctx.homeDir);
+  let liveUnder: string | undefined;
+  const prefix = under === undefined ? undefined : `${under.replace(/\/+$/, '')}/`;
   for (const r of rs.records) {
-    if (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive') continue;
-    out.set(r.sessionId, r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime));
+    const inside = prefix !== undefined && r.workdir !== undefined && r.workdir.startsWith(prefix);
+    if (!inside && (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive')) continue;
+    const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
+    if (ids.has(r.sessionId) && out.get(r.sessionId) !== 'alive') out.set(r.sessionId, probe);
+    if (inside && probe === 'alive') liveUnder ??= `a running record names a live process for ${r.sessionId} inside it`;
   }
-  return out;
+  return liveUnder !== undefined ? { probes: out, liveUnder } : { probes: out };
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
@@ -189,9 +232,10 @@ export async function removeBeside(
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
-        if (child) await recheckChild(c, from, it.name, identity, false);
-        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes));
-        if (child) return c.fx.remove(from, it.name, identity, c.signal ? { signal: c.signal } : {});
+        // judged again now, and looked at again once moved (a session may start in between)
+        const verify = child ? childStillDue(c, await recheckChild(c, from, it.name, identity, false), from.display(it.name)) : undefined;
+        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes), verify);
+        if (child) return c.fx.remove(from, it.name, identity, { ...(verify ? { verify } : {}), ...(c.signal ? { signal: c.signal } : {}) });
         const st = await from.lstat(it.name);
         if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
         await c.fx.unlink(from, it.name);

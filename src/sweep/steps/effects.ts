@@ -100,9 +100,10 @@ export interface Effects {
   holdContext(home: Dir, store: Dir, name: string, identity: Identity, meta: ItemMeta, verify: Verify): Promise<{ parent: string; entry: string; path: string; bytes: number }>;
   /**
    * Holds `from/name` (a child workdir or a work log beside a session) inside the held session
-   * `root/heldEntry` (src/gchome/quarantine-beside.ts); its bytes (measure-only: `measured()`).
+   * `root/heldEntry` (src/gchome/quarantine-beside.ts), `verify` run on it once moved (a failure
+   * puts it back); its bytes (measure-only: `verify` on it in place, then `measured()`).
    */
-  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>): Promise<number>;
+  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>, verify?: Verify): Promise<number>;
   /**
    * What the disk holds for the held item `parent/entry` once it is held, as `du` counts it (its
    * sidecar and directories included: what `quarantine ls`, `status` and the metrics count for
@@ -214,7 +215,7 @@ function realEffects(host: EffectsHost): Effects {
       return (await removeDir(parent, name, identity, { runId: host.auditId, ...(verify ? { verifyInTrash: verify } : {}), ...(signal ? { signal } : {}) })).bytes;
     },
     holdSession: (root, name, identity, untilMs, verify) => holdSession(root, name, identity, untilMs, verify),
-    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity),
+    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity, _measured, verify) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity, verify),
     async holdContext(home, store, name, identity, meta, verify) {
       const q = await quarantineDir(home);
       const h = await holdContext(store, name, identity, q, meta, verify);
@@ -275,7 +276,17 @@ function measureOnly(host: EffectsHost): Effects {
     audited: (_intent, act) => act(),
     remove: (parent, name, identity, o = {}) => verifiedBytes(parent, name, identity, o.verify),
     holdSession: async (root, name, identity, untilMs, verify) => ({ entry: sessionQuarantineName(untilMs, name), bytes: await verifiedBytes(root, name, identity, verify) }),
-    holdBeside: (_root, _heldEntry, _heldIdentity, _from, _sub, _name, _identity, measured) => measured(),
+    async holdBeside(_root, _heldEntry, _heldIdentity, from, _sub, name, identity, measured, verify) {
+      if (verify) {
+        const d = await from.openDir(name, identity);
+        try {
+          await verify(d);
+        } finally {
+          await d.close();
+        }
+      }
+      return measured();
+    },
     async holdContext(home, store, name, identity, _meta, verify) {
       const q = `${home.path}/${GC_DIR}/quarantine`;
       return { parent: q, entry: `(${name})`, path: q, bytes: await verifiedBytes(store, name, identity, verify) };

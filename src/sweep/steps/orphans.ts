@@ -9,7 +9,8 @@
 // - Each removal is intended in the audit log first (`parent` = W, `target` =
 //   `.murmur/children/<name>`), goes through fsx/remove.ts (identity re-checked, descriptor-
 //   relative, links never followed, mounts never crossed) after its liveness is judged again
-//   through the open `children/` descriptor (steps/beside.ts recheckChild), and is a target of a `retention` line
+//   through the open `children/` descriptor (steps/beside.ts recheckChild) and it is looked at
+//   again once in trash (childStillDue: a session started or written since puts it back), and is a target of a `retention` line
 //   with reason `children_max_age`. The blast-radius guard applies per root. Orphans are removed
 //   at once: the undo window holds sessions, and an orphan has none.
 // - A dry run measures and lists; nothing changes. The disk-changing call is the one in `act`.
@@ -21,7 +22,7 @@ import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
-import { recheckChild } from './beside.js';
+import { childStillDue, recheckChild } from './beside.js';
 
 /** The orphans of one root, judged (pure inputs gathered from the scan). */
 export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set()): OrphanVerdict[] {
@@ -123,8 +124,9 @@ async function act(ctx: SweepContext, children: Dir, name: string, identity: Ide
   return ctx.fx.audited(
     { kind: 'remove_orphan_workdir', ...retention },
     async () => {
-      await recheckChild(ctx, children, name, identity, true);
-      return ctx.fx.remove(children, name, identity, ctx.signal ? { signal: ctx.signal } : {});
+      // judged again now, and looked at again once in trash (a session may start in between)
+      const verify = childStillDue(ctx, await recheckChild(ctx, children, name, identity, true), children.display(name));
+      return ctx.fx.remove(children, name, identity, { verify, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     },
     () => ({ retention }),
   );
