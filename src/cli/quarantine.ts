@@ -11,7 +11,7 @@ import { formatBytes, formatTable, formatWhen, formatWindow } from '../sweep/rep
 import type { RestoreResult } from '../commands/quarantine.js';
 import type { HeldListing } from '../gchome/held-listing.js';
 import type { GcConfig } from '../config/types.js';
-import { ExitCodes } from '../errors.js';
+import { Codes, ExitCodes } from '../errors.js';
 import { isSessionName, notASessionId } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
 import { jsonLine, protectedItemJson } from './json-contract.js';
@@ -68,7 +68,7 @@ export function renderHeld(l: HeldListing, config: GcConfig | undefined, nowMs =
     out.push(...formatTable(rows, new Set([4]), ''));
     out.push(`${l.totals.items} held, ${formatBytes(l.totals.bytes)} (${window}); murmur-gc restore TARGET puts one back.`);
   }
-  for (const p of l.problems) out.push(`unreadable: ${p.target} [${p.code}] ${p.detail}`);
+  for (const p of l.problems) out.push(`${p.code === Codes.unverifiedGcEntry ? "not murmur-gc's" : 'unreadable'}: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';
 }
 
@@ -101,7 +101,8 @@ async function runLs(opts: CommonOpts): Promise<number> {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;
   }
-  return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
+  // an entry that only looks like a hold is reported, never a failure of the listing
+  return l.problems.some((p) => p.code !== Codes.unverifiedGcEntry) ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {

@@ -485,6 +485,8 @@ export async function listQuarantineDir(
 export interface RootHeld extends HeldItem {
   identity: Identity;
   uid: number;
+  /** the directory's birth time (ns), to vouch for it (src/gchome/registry.ts) */
+  birth: bigint;
 }
 
 /** The held sessions of one open sessions root (sizes measured when `measure`). */
@@ -497,7 +499,7 @@ export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHel
     if (!st?.isDirectory()) continue;
     const identity = identityOf(st);
     const bytes = measure ? await measured(root, entry, identity) : 0;
-    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid) });
+    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid), birth: st.birthtimeNs });
   }
   return out;
 }

@@ -298,7 +298,7 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
               if (name.startsWith(TRASH_PREFIX)) {
                 // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
                 const st = await children.lstat(name);
-                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
+                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
               }
               if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
               const e = await scanChild(children, name, cache, signal);

@@ -20,8 +20,10 @@
 //   entry into the held session (src/gchome/quarantine-beside.ts) with the same deadline.
 // - Exactly-once under a kill: removed at once, a session's items go before it (its trace checked
 //   unchanged first); held, after it, into its hold — and each sweep first holds into every open
-//   hold of the root what its trace names and is still beside it (completeHeldBeside), so a kill
-//   between the two is finished. A child a held session names is never an orphan.
+//   hold of the root that the registry vouches for what its trace names and is still beside it
+//   (completeHeldBeside), so a kill between the two is finished; nothing is ever held into an entry
+//   the registry does not vouch for (docs/design.md §4a). A child a held session names is never an
+//   orphan.
 // - A dry run measures and lists each item with its parent session and size; nothing changes.
 // - The disk-changing calls are the three in `act` below.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
@@ -248,10 +250,12 @@ export async function removeBeside(
 
 /**
  * Finish what a killed sweep left between a session's hold and what goes with it: for each held
- * session of this root (its window still open), what its trace — read inside the hold — proves is
- * its and finished, and is still beside the root, is held into it now, audited with the reason the
- * root's policy gives the session now. Every child a held session names counts as tied (never an
- * orphan): the names are added to `p.heldTied`. A dry run measures and lists.
+ * session of this root that murmur-gc's registry vouches for (its window still open), what its
+ * trace — read inside the hold — proves is its and finished, and is still beside the root, is held
+ * into it now, audited with the reason its hold was made for (the registry's record). Every child
+ * any entry named like a hold names counts as tied (never an orphan): the names are added to
+ * `p.heldTied`; one whose trace cannot be read sets `p.heldUncertain` (no orphan goes). A dry run
+ * measures and lists.
  */
 export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
   const beside = p.beside;
@@ -263,24 +267,37 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
   try {
     root = await Dir.open(p.input.root);
     if (!sameIdentity(root.identity, p.scan.identity)) return;
-    const parents: (BesideParent & { entry: string; identity: Identity })[] = [];
+    const parents: (BesideParent & { entry: string; identity: Identity; reason: SessionRemovalReason })[] = [];
     for (const h of await listRootHeld(root, false)) {
-      if (h.uid !== ctx.uid || isExpired(h.untilMs, ctx.nowMs) || ctx.purgedNow.has(`${root.path}/${h.entry}`)) continue;
-      const d = await root.openDir(h.entry, h.identity);
+      if (h.uid !== ctx.uid || ctx.purgedNow.has(`${root.path}/${h.entry}`)) continue;
+      // Only a hold murmur-gc's registry vouches for takes anything (docs/design.md §4a); any
+      // other entry of that name — a hold of an older murmur-gc, or a capsule's — only keeps: the
+      // children its trace names are never orphans.
+      const record = ctx.registry.vouch(h.entry, h);
+      const ours = record?.kind === 'hold' && !isExpired(h.untilMs, ctx.nowMs);
+      let d: Dir | undefined;
       try {
+        d = await root.openDir(h.entry, h.identity);
         const st = await d.lstat('trace.jsonl');
-        if (!st?.isFile()) continue;
+        if (!st?.isFile()) {
+          p.heldUncertain ??= root.display(h.entry);
+          continue;
+        }
         const t = (await readTraceSummary(d, { dir: root.path, name: h.entry }, undefined, ctx.signal, st)).summary;
         for (const del of t.delegations ?? []) {
           const n = childEntryName(del.childWorkdir, beside.workdir);
           if (n !== undefined) (p.heldTied ??= new Set()).add(n);
         }
-        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity });
+        if (!ours) continue;
+        const reason = record.reason === 'max_age' || record.reason === 'max_sessions' || record.reason === 'max_bytes' ? record.reason : reasonNow(p, h.target, ctx.nowMs);
+        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity, reason });
       } catch (err) {
         if (isAbort(err)) throw err;
-        skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
+        // what it names is unknown: no orphan goes while it cannot be read
+        p.heldUncertain ??= root.display(h.entry);
+        if (ours) skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
       } finally {
-        await d.close();
+        await d?.close();
       }
     }
     const plan = besidePlanFor(ctx, beside, p.views, [], parents);
@@ -292,8 +309,7 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
     for (const h of parents) {
       const mine = plan.remove.filter((i) => i.session === h.session);
       if (mine.length === 0) continue;
-      const reason = reasonNow(p, h.session, ctx.nowMs);
-      const bytes = await removeBeside(ctx, root, beside, dirs, mine, reason, { entry: h.entry, identity: h.identity });
+      const bytes = await removeBeside(ctx, root, beside, dirs, mine, h.reason, { entry: h.entry, identity: h.identity });
       tally.items += mine.length;
       tally.bytes += bytes;
     }
@@ -306,7 +322,7 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
   }
 }
 
-/** The reason the root's policy condemns `session` for now (a hold is only ever for these two). */
+/** The reason the root's policy condemns `session` for now (a hold whose record names no reason). */
 function reasonNow(p: SessionsRootPlan, session: string, nowMs: number): 'max_age' | 'max_sessions' {
   const maxAge = p.input.retain?.maxAgeSecs;
   const minted = idTimestampMs(session, 'ses_');

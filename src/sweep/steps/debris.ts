@@ -4,7 +4,9 @@
 // goes (`runtime_debris`): a `<ses>.json.writing-<pid>` over an hour old whose pid is dead, a
 // running record whose process is gone (kill(pid, 0) fails or its start token differs — the
 // runtime's own prune test — probed again just before) once its session needs no reconciling.
-// Guarantees: a temp file whose writing process is alive is left alone; each entry is acted on
+// Guarantees: in a sessions root or a children/ directory (a capsule can write both) only trash and
+// kept-aside directories murmur-gc's registry vouches for are here (steps/trust.ts: a capsule's
+// look-alikes are reported, never removed); a temp file whose writing process is alive is left alone; each entry is acted on
 // through its parent's descriptor and only if it is still the entry scanned (same dev/ino);
 // a kept-aside directory that still cannot go is no error: it stays, and the sweep reports it
 // (one aggregated line, `kept` in the report) until it is gone; through ctx.fx, so a dry run
@@ -40,6 +42,8 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     if (d.kind === 'running_temp' && liveTempPids.has(d.pid ?? 0)) continue;
     // a running record is removed only while its process is still gone (the runtime's own test)
     if (d.kind === 'running_record' && (await probeProcess(d.pid ?? 0, d.startTime)) === 'alive') continue;
+    // an entry the registry vouched for (steps/trust.ts) is acted on: it keeps what is still there
+    if (d.kind === 'kept_dir' || d.kind === 'trash_dir') ctx.registry.touched();
     if (d.kind === 'kept_dir') {
       const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
         if (isAbort(err)) throw err;
