@@ -261,4 +261,25 @@ describe('held sessions and killed removals beside a root', () => {
     expect(second.errors).toEqual([]);
     expect(second.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([expect.objectContaining({ parent_session: a, reason: 'max_bytes' })]);
   });
+
+  it('a child\'s trash a killed removal left is finished only while nothing inside it lives', async () => {
+    const c = child();
+    const trashName = `.murmur-gc-trash.${f.idAt('ses_', now - f.DAY)}.${c.name}`;
+    const trash = path.join(root, 'children', trashName);
+    fs.renameSync(c.dir, trash);
+    f.vouch(home, path.join(root, 'children'), trashName);
+    // a session started in it since (a process that was working inside the child)
+    const started = f.idAt('ses_', now);
+    fs.mkdirSync(path.join(trash, '.murmur', started));
+    const yaml = `sessions:\n  - root: ${root}\n`;
+    const r = await sweep(yaml);
+    expect(r.errors).toEqual([]);
+    expect(r.actions).toEqual([]);
+    expect(r.skipped).toEqual([expect.objectContaining({ code: 'child_kept', target: trash })]);
+    expect(fs.existsSync(path.join(trash, '.murmur', started))).toBe(true);
+    // once that session has been quiet for longer than the live grace, the trash is finished
+    const later = await sweep(yaml, { nowMs: now + 2 * 3_600_000 });
+    expect(later.actions).toEqual([expect.objectContaining({ kind: 'remove_debris', path: trash })]);
+    expect(fs.existsSync(trash)).toBe(false);
+  });
 });

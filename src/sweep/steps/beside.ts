@@ -36,7 +36,7 @@ import { idTimestampMs } from '../../runtime/ids.js';
 import { readTraceSummary } from '../../runtime/trace-scan.js';
 import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, lookInsideChild, rescanChild, type BesideScan, type ChildEntry } from '../../runtime/workdir-scan.js';
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
-import type { RunningProbe } from '../../plan/liveness.js';
+import { judgeLiveness, type RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
@@ -145,6 +145,29 @@ async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>, under?: s
     if (inside && probe === 'alive') liveUnder ??= `a running record names a live process for ${r.sessionId} inside it`;
   }
   return liveUnder !== undefined ? { probes: out, liveUnder } : { probes: out };
+}
+
+/**
+ * Why the trash `children/trash` of a child whose removal a killed sweep had started (its
+ * original path `childPath`) must not be finished now, or undefined: something inside it is live
+ * — a session written within the live grace (its end unknown: traces are not read), a running
+ * record of a live process for a session there — or cannot be judged. The debris step leaves such
+ * a trash for a later sweep (`child_kept`).
+ */
+export async function trashedChildLiveWhy(ctx: SweepContext, children: Dir, trash: string, identity: Identity, childPath: string): Promise<string | undefined> {
+  const d = await children.openDir(trash, identity);
+  try {
+    const now = await lookInsideChild(d, ctx.signal);
+    if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
+    const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
+    for (const s of now.sessions) {
+      const v = judgeLiveness({ running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined }, ctx.nowMs, ctx.config.liveGraceSecs * 1000);
+      if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
+    }
+    return liveUnder;
+  } finally {
+    await d.close();
+  }
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
