@@ -1,5 +1,6 @@
 // `murmur-gc quarantine ls` and `murmur-gc restore TARGET` — commander wiring and output.
-// Guarantees: `ls` exits 0 (1 when something held could not be read; 2 when the configuration is
+// Guarantees: `ls` exits 0 (1 when something held could not be read — an entry that only looks
+// like a hold, not murmur-gc's, is listed and is no failure; 2 when the configuration is
 // invalid — it still lists what the home holds and says so on stderr); `restore` exits 0 when it
 // put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
 // codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
