@@ -14,6 +14,7 @@ import * as readline from 'node:readline';
 const rl = readline.createInterface({ input: process.stdin });
 let plan;
 const now = () => Number(process.hrtime.bigint() / 1000n);
+const nap = new Int32Array(new SharedArrayBuffer(4));
 
 function sessionId() {
   const ms = Date.now().toString(16).padStart(12, '0');
@@ -49,7 +50,11 @@ function run() {
   while (pending.size > 0 && now() < deadline) {
     if (fd === undefined) {
       const log = intentLog(plan.gc);
-      if (!log) continue;
+      if (!log) {
+        // no audit yet (the sweep is scanning): wait a little, leaving the CPU to the sweep
+        Atomics.wait(nap, 0, 0, 0.2);
+        continue;
+      }
       try {
         fd = fs.openSync(log, 'r');
       } catch {
