@@ -100,7 +100,7 @@ async function race(label: string, mode: Mode, jitterUs: (i: number) => number, 
 
 describe('a session started inside a child workdir while the sweep removes it', () => {
   for (const mode of ['at_once', 'held', 'orphan'] as const) {
-    const sweeps = mode === 'at_once' ? count(8, 40) : count(4, 20);
+    const sweeps = mode === 'at_once' ? count(8, 40) : count(2, 20);
     it(`is never lost (${mode === 'at_once' ? 'removed at once' : mode === 'held' ? 'held with its parent' : 'an orphan'}; ${sweeps * PER_SWEEP} children raced${mode === 'at_once' ? '' : ' here'})`, async () => {
       // the window: from the intent naming a child to the child leaving its path
       const cal = (await race(`${mode}-cal`, mode, () => 0, true)).results.map((x) => x.ms).filter((ms) => ms >= 0).sort((a, b) => a - b);
