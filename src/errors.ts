@@ -44,6 +44,18 @@ export const Codes = {
   protectedUnreadable: 'protected_unreadable',
   /** a held item of <home>/gc/quarantine whose item.json cannot be read: it goes by the window in its name */
   quarantineItemUnreadable: 'quarantine_item_unreadable',
+  /**
+   * a held item of <home>/gc/quarantine whose payload is not what its item.json says (a symbolic
+   * link, a file where the context directory belongs): it cannot be restored, and goes by its window
+   */
+  quarantineItemInvalid: 'quarantine_item_invalid',
+  /**
+   * An entry named like one of murmur-gc's own (`.murmur-gc-quarantine.*`, `.murmur-gc-trash.*`,
+   * `.murmur-gc-kept.*`) in a directory a capsule can write that murmur-gc's registry does not name
+   * (`<home>/gc/registry.jsonl`): not murmur-gc's — never held into, purged, restored or removed;
+   * reported once per directory and sweep (docs/design.md §4a). Holds of an older murmur-gc too.
+   */
+  unverifiedGcEntry: 'unverified_gc_entry',
   /** what a removal could not remove whole is still set aside (`.murmur-gc-kept.*`): one warning per sweep while any is */
   keptAside: 'kept_aside',
   /** A file that must be read whole (configuration, manifest) is over its size cap: not read. */

@@ -26,7 +26,9 @@ export type FailpointName =
   /** between a session and what goes with it from beside its root (at once: after those, before the session; held: after the session's hold, before those) */
   | 'beside:session_boundary'
   /** a child workdir or work log was moved into its held session; before the audit marks it done */
-  | 'beside:after_hold';
+  | 'beside:after_hold'
+  /** names about to be made in a capsule's directory are in the registry (fsync'ed); before any is made */
+  | 'registry:after_place';
 
 export function failpoint(name: FailpointName): void {
   if (armed === undefined || (armed !== name && armed !== `${name}:error`) || (nth !== undefined && ++reached !== nth)) return;

@@ -236,7 +236,7 @@ export const StatusSchema = z.strictObject({
     sessions: z.strictObject({ roots: z.array(rootSize), sessions: int, bytes: num }),
     records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int }),
     audit: z.strictObject({ sessions: int, bytes: num, unreadable: int }),
-    quarantine: z.strictObject({ items: int, bytes: num, unreadable: int }).optional(),
+    quarantine: z.strictObject({ items: int, bytes: num, unreadable: int, unverified: int.optional() }).optional(),
     kept: kept.optional(),
   }),
   metrics: z.strictObject({

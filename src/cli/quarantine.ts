@@ -1,5 +1,6 @@
 // `murmur-gc quarantine ls` and `murmur-gc restore TARGET` — commander wiring and output.
-// Guarantees: `ls` exits 0 (1 when something held could not be read; 2 when the configuration is
+// Guarantees: `ls` exits 0 (1 when something held could not be read — an entry that only looks
+// like a hold, not murmur-gc's, is listed and is no failure; 2 when the configuration is
 // invalid — it still lists what the home holds and says so on stderr); `restore` exits 0 when it
 // put something back (or, with --dry-run, would), 1 on a refusal (`error[CODE]: …` + hint, stable
 // codes restore_not_held, restore_exists, restore_ambiguous, restore_conflict), 75 when a sweep
@@ -11,7 +12,7 @@ import { formatBytes, formatTable, formatWhen, formatWindow } from '../sweep/rep
 import type { RestoreResult } from '../commands/quarantine.js';
 import type { HeldListing } from '../gchome/held-listing.js';
 import type { GcConfig } from '../config/types.js';
-import { ExitCodes } from '../errors.js';
+import { Codes, ExitCodes } from '../errors.js';
 import { isSessionName, notASessionId } from '../runtime/ids.js';
 import { invalidConfigNotice, loadForCommand, loadForView, oneShotLogger } from './context.js';
 import { jsonLine, protectedItemJson } from './json-contract.js';
@@ -68,7 +69,7 @@ export function renderHeld(l: HeldListing, config: GcConfig | undefined, nowMs =
     out.push(...formatTable(rows, new Set([4]), ''));
     out.push(`${l.totals.items} held, ${formatBytes(l.totals.bytes)} (${window}); murmur-gc restore TARGET puts one back.`);
   }
-  for (const p of l.problems) out.push(`unreadable: ${p.target} [${p.code}] ${p.detail}`);
+  for (const p of l.problems) out.push(`${p.code === Codes.unverifiedGcEntry ? "not murmur-gc's" : 'unreadable'}: ${p.target} [${p.code}] ${p.detail}`);
   return out.join('\n') + '\n';
 }
 
@@ -101,7 +102,8 @@ async function runLs(opts: CommonOpts): Promise<number> {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;
   }
-  return l.problems.length > 0 ? ExitCodes.failed : ExitCodes.ok;
+  // an entry that only looks like a hold is reported, never a failure of the listing
+  return l.problems.some((p) => p.code !== Codes.unverifiedGcEntry) ? ExitCodes.failed : ExitCodes.ok;
 }
 
 async function runRestore(target: string, opts: CommonOpts & { record?: string; root?: string; dryRun: boolean }): Promise<number> {

@@ -3,7 +3,9 @@
 // Guarantees:
 // - `ls` is read-only: it shows what src/gchome/held-listing.ts reads.
 // - `restore` runs under the sweep lock (so no sweep purges or holds meanwhile; busy → exit 75).
-//   It puts an item back only where nothing of that name exists now (else `restore_exists`,
+//   It puts back a held session only when murmur-gc's registry vouches for its hold
+//   (src/gchome/registry.ts; anything else named like one is refused, `restore_not_held`), and an
+//   item only where nothing of that name exists now (else `restore_exists`,
 //   nothing changed), through descriptors, never replacing anything. A session id (`ses_` and at
 //   least 12 hex digits) is a session; anything else a context id, and a refusal for a name that
 //   starts with `ses_` but is no session id says it was taken for one. A context held whole goes
@@ -49,7 +51,8 @@ import { protectRestored, type ProtectOutcome } from './protect.js';
 import { protectRecovered } from '../gchome/protect-file.js';
 import { recoverInterruptedAudits } from '../gchome/audit-recovery.js';
 import { openAnchor } from '../fsx/dirs.js';
-import { landedStaged } from '../gchome/held-listing.js';
+import { landedStaged, notOurHold } from '../gchome/held-listing.js';
+import { Registry } from '../gchome/registry.js';
 
 export const RestoreCodes = {
   /** nothing of that id is held */
@@ -229,16 +232,24 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
   const wanted = opts.root === undefined ? undefined : resolve(opts.root);
   const roots = [...new Set(config.sessions.map((s) => s.root))].filter((r) => wanted === undefined || resolve(r) === wanted);
   const found: { root: string; h: RootHeld }[] = [];
+  // Only a hold murmur-gc's registry vouches for is put back (docs/design.md §4a).
+  const registry = await Registry.load(home);
+  const notOurs: string[] = [];
   for (const r of roots) {
     const d = await openAnchor(r, false);
     if (!d) continue;
     try {
-      for (const h of await listRootHeld(d, false)) if (h.target === opts.target) found.push({ root: r, h });
+      for (const h of await listRootHeld(d, false)) {
+        if (h.target !== opts.target) continue;
+        if (registry.vouch(h.entry, h)?.kind === 'hold') found.push({ root: r, h });
+        else notOurs.push(d.display(h.entry));
+      }
     } finally {
       await d.close();
     }
   }
   if (found.length === 0) {
+    if (notOurs.length > 0) throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held by murmur-gc: ${notOurHold(notOurs[0]!)}`, 'murmur-gc quarantine ls lists what the undo window holds');
     throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held in ${opts.root ?? 'any configured sessions root'}`, await notHeldHint(config.home, opts.target));
   }
   const roots2 = [...new Set(found.map((f) => f.root))];
@@ -272,6 +283,9 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
       await d.rename(h.entry, opts.target);
       await d.sync().catch(() => undefined);
       await audit.done(seq, item);
+      // the hold is gone: the registry keeps only what is still there
+      registry.touched();
+      await registry.settle(home).catch((err: unknown) => log.warn({ code: Codes.ioError }, `registry not settled (the next sweep settles it): ${describeError(err)}`));
     } catch (err) {
       await audit.abandon();
       throw err;

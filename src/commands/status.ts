@@ -174,7 +174,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
   }
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
-  if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : 'murmur-gc quarantine ls']);
+  if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable || st.quarantine.unverified ? [st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : '', st.quarantine.unverified ? `${st.quarantine.unverified} not murmur-gc's` : ''].filter((x) => x).join(', ') : 'murmur-gc quarantine ls']);
   const p = s.protection;
   if (p.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${p.file}: every item counts as protected until it is fixed`]);
   else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);

@@ -181,6 +181,11 @@ export function trashName(runId: string, name: string): string {
   return `.murmur-gc-trash.${runId}.${name}`;
 }
 
+/** Where what a removal of run `runId` could not remove whole is set aside. */
+export function keptName(runId: string, name: string): string {
+  return `${KEPT_PREFIX}${runId}.${name}`;
+}
+
 export interface RemoveOptions {
   runId: string;
   signal?: AbortSignal;
@@ -211,7 +216,7 @@ async function emptyTrash(parent: Dir, trash: Dir, trashEntry: string, runId: st
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') throw err;
     await trash.close();
-    const kept = `${KEPT_PREFIX}${runId}.${original}`;
+    const kept = keptName(runId, original);
     let moved = false;
     try {
       await parent.rename(trashEntry, kept);

@@ -1,12 +1,14 @@
 // What the undo window holds now, read-only: the sessions held in the configured sessions roots
 // and the items of `<home>/gc/quarantine` (layout: src/gchome/quarantine-layout.ts), for
 // `quarantine ls`, `restore`, `status` and the metrics.
-// Guarantees: reads only, through descriptors, never following links or crossing mounts; bytes
+// Guarantees: reads only, through descriptors, never following links or crossing mounts; a session
+// hold is listed only when murmur-gc's registry vouches for it (src/gchome/registry.ts), any other
+// entry named like one is a problem (`unverified_gc_entry`), never an item; bytes
 // are allocated bytes (as `du` counts them). An item whose restore happened but was not completed
 // (killed, or its removal failed) is not listed, nor a truncation whose rewrite never committed;
 // a staged truncation that did land (its record carries its marker) is listed as restorable. An
-// item whose sidecar cannot be read is a problem, not an item (the sweep purges it by the window
-// in its name).
+// item whose sidecar cannot be read, or whose payload is not what its sidecar names, is a
+// problem, not an item (the sweep purges it by its window).
 import type { GcConfig } from '../config/types.js';
 import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
@@ -17,6 +19,7 @@ import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
 import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
 import { definedOnly } from '../defined.js';
+import { Registry } from './registry.js';
 
 export interface HeldListing {
   home: string;
@@ -29,11 +32,16 @@ export interface HeldListing {
 export async function listHeld(config: GcConfig, measure = true): Promise<HeldListing> {
   const out: HeldListing = { home: config.home, items: [], totals: { items: 0, bytes: 0 }, problems: [] };
   const roots = [...new Set(config.sessions.map((s) => s.root))];
+  const registry = await registryOf(config.home);
   for (const r of roots) {
     const d = await openAnchor(r, false);
     if (!d) continue;
     try {
-      for (const h of await listRootHeld(d, measure)) out.items.push({ ...strip(h), path: d.display(h.entry) });
+      for (const h of await listRootHeld(d, measure)) {
+        // only a hold murmur-gc's registry vouches for is one (docs/design.md §4a)
+        if (registry.vouch(h.entry, h)?.kind === 'hold') out.items.push({ ...strip(h), path: d.display(h.entry) });
+        else out.problems.push({ target: d.display(h.entry), code: Codes.unverifiedGcEntry, detail: notOurHold(d.display(h.entry)) });
+      }
     } catch (err) {
       out.problems.push({ target: r, code: Codes.ioError, detail: `${r}: ${describeError(err)}` });
     } finally {
@@ -59,6 +67,10 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
               if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}` });
               continue;
             }
+            if (i.payloadMismatch !== undefined) {
+              out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemInvalid, detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}` });
+              continue;
+            }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
           }
         } finally {
@@ -74,6 +86,21 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
   out.items = oldestFirst(out.items);
   out.totals = { items: out.items.length, bytes: out.items.reduce((n, i) => n + i.bytes, 0) };
   return out;
+}
+
+/** The registry of `home` (src/gchome/registry.ts), read only; empty when there is no home. */
+export async function registryOf(homePath: string): Promise<Registry> {
+  const home = await openAnchor(homePath, true).catch(() => undefined);
+  try {
+    return await Registry.load(home);
+  } finally {
+    await home?.close();
+  }
+}
+
+/** What a listing says of an entry named like a hold that the registry does not vouch for. */
+export function notOurHold(path: string): string {
+  return `${path} is named like a hold but murmur-gc's registry does not name it: a capsule's look-alike, or a hold of an older murmur-gc. It is never purged or restored; put it back by hand (mv it to <root>/<ses_id>) for the policy to judge again, or delete it by hand (docs/design.md §4a)`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Clean-up (by every real sweep, its recover step) of what a killed murmur-gc left in `<home>/gc`:
 // the temp files of its atomic small-file writes (`.state.json.<pid>.<hex>.tmp`,
 // `.trace-cache.json.<pid>.<hex>.tmp`,
-// `.trace-appends.json.<pid>.<hex>.tmp`, the protection list's `.protected.json.<pid>.<hex>.tmp`)
+// `.trace-appends.json.<pid>.<hex>.tmp`, `.registry.jsonl.<pid>.<hex>.tmp`, the protection list's `.protected.json.<pid>.<hex>.tmp`)
 // and lock-owner candidates/parked owner files
 // (`.<lock>.owner.json.<pid>.<hex>.tmp`) at the top of `<home>/gc`, in `<home>/gc/locks` and in
 // its subdirectories (`locks/<store>/`, `locks/traces/`), and audit directories it was building
@@ -30,7 +30,7 @@ import { allocatedBytes } from '../fsx/remove.js';
 import { probeProcess } from '../runtime/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../fsx/safe-fs.js';
 
-const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|trace-appends\.json|protected\.json|[A-Za-z0-9_.~!*'()%-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
+const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|trace-appends\.json|registry\.jsonl|protected\.json|[A-Za-z0-9_.~!*'()%-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
 
 export interface RemovedTemp {
   path: string;

@@ -5,7 +5,8 @@
 // - A held child or log comes back with its session and goes for good with it: restoring, listing,
 //   sizing and purging a held session cover them with no second index.
 // - Holding is one descriptor-relative rename (never a copy; across filesystems the kernel refuses
-//   with EXDEV, reported `cross_device`); the entry's identity is re-checked just before and after.
+//   with EXDEV, reported `cross_device`); the entry's identity is re-checked just before and after,
+//   and the caller's verify runs on the moved directory (a failure moves it back).
 // - Putting back never replaces anything: every target name is checked free first (nothing moves
 //   when one is taken); a log comes back by link(2) (which fails on an existing name) and unlink;
 //   only names that can be a child (`<one segment>`, no leading dot) or a work log
@@ -37,9 +38,11 @@ async function openOrCreate(parent: Dir, name: string): Promise<Dir> {
 
 /**
  * Move `from/name` (identity `expect`) into the held session `root/heldEntry` (identity `held`),
- * under `.murmur-gc-beside/<sub>/name`. Returns the bytes it holds.
+ * under `.murmur-gc-beside/<sub>/name`. Returns the bytes it holds. `verify` (a directory only)
+ * runs on the moved directory; when it throws, the entry is moved back to `from/name` (when that
+ * name is still free) and the error is passed on.
  */
-export async function holdBeside(root: Dir, heldEntry: string, held: Identity, from: Dir, sub: BesideSub, name: string, expect: Identity): Promise<number> {
+export async function holdBeside(root: Dir, heldEntry: string, held: Identity, from: Dir, sub: BesideSub, name: string, expect: Identity, verify?: (moved: Dir) => Promise<void>): Promise<number> {
   const pre = await from.lstat(name);
   if (!pre || !sameIdentity(identityOf(pre), expect)) throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed since it was scanned; left alone`);
   const h = await root.openDir(heldEntry, held);
@@ -60,6 +63,19 @@ export async function holdBeside(root: Dir, heldEntry: string, held: Identity, f
         if (!post || !sameIdentity(identityOf(post), expect)) {
           if (post && !(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
           throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed while it was being held; put back`);
+        }
+        if (verify && post.isDirectory()) {
+          try {
+            const d = await s.openDir(name, expect);
+            try {
+              await verify(d);
+            } finally {
+              await d.close();
+            }
+          } catch (err) {
+            if (!(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
+            throw err;
+          }
         }
         return post.isDirectory() ? (await measureDir(s, name, expect).catch(() => ({ bytes: allocatedBytes(post) }))).bytes : allocatedBytes(post);
       } finally {

@@ -42,7 +42,7 @@ import { parseSessionQuarantineName, sessionQuarantineName } from '../runtime/gc
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';
-import { Dir, identityOf, readSmallFile, sameIdentity, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import { Dir, identityOf, readSmallFile, sameIdentity, type BigIntStats, type FileHandle, type Identity } from '../fsx/safe-fs.js';
 import { definedOnly } from '../defined.js';
 
 const DIR_MODE = 0o700;
@@ -334,8 +334,17 @@ export async function purgeEntry(parent: Dir, entry: string, expect: Identity, r
 export interface QueueItem extends HeldItem {
   identity: Identity;
   meta: ItemMeta | undefined;
-  /** The payload is missing (an interrupted hold), or the sidecar cannot be read (`unreadable`). */
+  /**
+   * The payload is missing (an interrupted hold), is not what the sidecar says (`payloadMismatch`),
+   * or the sidecar cannot be read (`unreadable`): nothing of it can be restored.
+   */
   incomplete: boolean;
+  /**
+   * The sidecar is readable but the payload it names is something else (a symbolic link, a file
+   * where a directory belongs, a directory where a file does): what it is. The item goes by its
+   * window like any other (a link is removed as a link, never followed).
+   */
+  payloadMismatch?: string;
   /**
    * Why its `item.json` cannot be read (missing, empty, not a sidecar, not a regular file, larger
    * than SIDECAR_MAX_BYTES): the item's window is then the one its name carries.
@@ -351,6 +360,16 @@ export interface QueueItem extends HeldItem {
   changedMs: number;
   /** Its inodes (files, directories and itself), when it was measured. */
   inodes?: number;
+}
+
+/** What an entry is, in words (for a payload that is not what its sidecar names). */
+function kindWords(st: BigIntStats): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFile()) return 'a regular file';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'a device';
 }
 
 /** An item.json is a few hundred bytes; anything larger is not one (never read whole). */
@@ -433,6 +452,7 @@ export async function listQuarantineDir(
       const payload = meta ? payloadOf(meta) : CONTEXT_PAYLOAD;
       const pst = meta && item ? await item.lstat(payload) : undefined;
       const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
+      const payloadMismatch = meta !== undefined && pst !== undefined && !ok ? `its ${payload} is ${kindWords(pst)}, not the ${meta.kind === 'context' ? 'directory' : 'regular file'} its item.json names` : undefined;
       let bytes = 0;
       let inodes: number | undefined;
       if (measure) {
@@ -455,6 +475,7 @@ export async function listQuarantineDir(
         identity,
         meta,
         incomplete: !ok,
+        ...(payloadMismatch !== undefined ? { payloadMismatch } : {}),
         changedMs,
         ...(inodes !== undefined ? { inodes } : {}),
         ...(unreadable !== undefined ? { unreadable, sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined) } : {}),
@@ -472,6 +493,8 @@ export async function listQuarantineDir(
 export interface RootHeld extends HeldItem {
   identity: Identity;
   uid: number;
+  /** the directory's birth time (ns), to vouch for it (src/gchome/registry.ts) */
+  birth: bigint;
 }
 
 /** The held sessions of one open sessions root (sizes measured when `measure`). */
@@ -484,7 +507,7 @@ export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHel
     if (!st?.isDirectory()) continue;
     const identity = identityOf(st);
     const bytes = measure ? await measured(root, entry, identity) : 0;
-    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid) });
+    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid), birth: st.birthtimeNs });
   }
   return out;
 }

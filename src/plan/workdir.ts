@@ -9,7 +9,9 @@
 // - A child goes only when it is finished (a terminal `delegation`/`delegation_late` in the
 //   parent's trace, or a final status in its `completion.json`), is a real directory of ours, and
 //   nothing inside it — its sessions, its grandchildren's — is live (liveness as for sessions:
-//   docs/design.md §2) or unjudgeable. A child or log also named by a session that stays is kept.
+//   docs/design.md §2) or unjudgeable. A child or log also named by a session that stays is kept,
+//   and so is every one while a session of the root that stays has no readable trace (it may
+//   name any of them: `uncertain`), as for orphans.
 // - A log goes only when it is a regular file of ours. Capsule files are never candidates: only
 //   `children/<name>` and `logs/wrk_<32 hex>.log` entries can be chosen at all.
 import { Codes } from '../errors.js';
@@ -32,6 +34,11 @@ export interface BesideFacts {
   /** child names and work ids named by sessions of this root that stay */
   claimedChildren: ReadonlySet<string>;
   claimedWorkIds: ReadonlySet<string>;
+  /**
+   * A session of this root that stays and has no readable trace (what it names is unknown), or
+   * undefined when every staying session's trace was read: while one is set nothing goes.
+   */
+  uncertain?: string;
 }
 
 export interface BesideJudge {
@@ -104,6 +111,7 @@ export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: 
       else if (c.kind !== 'dir') keep(Codes.notRegular, 'not a directory; kept');
       else if (c.uid !== j.uid) keep(Codes.foreignOwner, `belongs to uid ${c.uid}; kept`);
       else if (f.claimedChildren.has(name)) keep(Codes.childKept, 'a session that stays names it too; kept');
+      else if (f.uncertain !== undefined) keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this child too; kept`);
       else if (!d.ended && c.completion === undefined) keep(Codes.childKept, 'not finished (no terminal delegation line, no final completion.json); kept');
       else {
         const live = childLiveWhy(c, j);
@@ -123,6 +131,7 @@ export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: 
       else if (l.kind !== 'file') keep(Codes.notRegular, 'not a regular file; kept');
       else if (l.uid !== j.uid) keep(Codes.foreignOwner, `belongs to uid ${l.uid}; kept`);
       else if (f.claimedWorkIds.has(id)) keep(Codes.childKept, 'a session that stays names it too; kept');
+      else if (f.uncertain !== undefined) keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this log too; kept`);
       else {
         chosen.add(`l/${id}`);
         out.remove.push({ kind: 'work_log', name: l.name, session: p.session });

@@ -72,6 +72,8 @@ export interface Debris {
   ref: PathRef;
   path: string;
   identity: Identity;
+  /** trash_dir / kept_dir: the directory's birth time (ns; 0 where none is kept), to vouch for it (src/gchome/registry.ts) */
+  birth?: bigint;
   detail: string;
 }
 
@@ -623,7 +625,7 @@ export interface RootScan {
   identity: Identity | undefined;
   sessions: SessionScan[];
   /** Sessions held in this root by the undo window (`.murmur-gc-quarantine.<until>.<ses>`). */
-  held: { entry: string; session: string; untilMs: number; identity: Identity; uid: number }[];
+  held: { entry: string; session: string; untilMs: number; identity: Identity; uid: number; birth: bigint }[];
   debris: Debris[];
   problems: Problem[];
 }
@@ -736,19 +738,19 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       if (name.startsWith(TRASH_PREFIX)) {
         const st = await root.lstat(name);
         if (st?.isDirectory()) {
-          out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'a session directory an interrupted murmur-gc run had started to remove' });
+          out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'a session directory an interrupted murmur-gc run had started to remove' });
         }
         continue;
       }
       if (name.startsWith(KEPT_PREFIX)) {
         const st = await root.lstat(name);
-        if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), detail: 'what an earlier removal could not remove whole' });
+        if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'what an earlier removal could not remove whole' });
         continue;
       }
       if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
         const q = parseSessionQuarantineName(name);
         const st = q ? await root.lstat(name) : undefined;
-        if (q && st?.isDirectory()) out.held.push({ entry: name, session: q.session, untilMs: q.untilMs, identity: identityOf(st), uid: Number(st.uid) });
+        if (q && st?.isDirectory()) out.held.push({ entry: name, session: q.session, untilMs: q.untilMs, identity: identityOf(st), uid: Number(st.uid), birth: st.birthtimeNs });
         continue;
       }
       if (idTimestampMs(name, 'ses_') === undefined) continue;

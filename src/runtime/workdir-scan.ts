@@ -10,7 +10,8 @@
 // - A child's sessions — its own `.murmur/ses_*` and those of its grandchildren, at any depth up
 //   to MAX_DEPTH — are listed with what liveness needs (trace mtime, `session_end`), read through
 //   the trace cache (the same one-pass summary as any session). A tree deeper than that, or one
-//   that cannot be read, is marked `unjudged`: nothing can prove it finished.
+//   that cannot be read, is marked `unjudged`: nothing can prove it finished. lookInsideChild
+//   lists the same sessions of an open child by lstats alone (the look after a child is moved).
 // - `completion.json` is read only when lstat calls it a regular file, never past 64 KiB.
 import { Codes, GcError, describeError, errnoCode } from '../errors.js';
 import { Dir, identityOf, sameIdentity, type BigIntStats, type Identity } from '../fsx/safe-fs.js';
@@ -124,7 +125,16 @@ function readCompletion(child: Dir): string | undefined {
  * The sessions of the sessions root `root` (a child's `.murmur`) and of its children, at most
  * MAX_DEPTH levels down. Returns why it could not judge, if anything stopped it.
  */
-async function innerSessions(root: Dir, depth: number, cache: TraceCache | undefined, out: InnerSession[], signal?: AbortSignal): Promise<string | undefined> {
+/** How a child's sessions are read: through the trace cache (or none), or by their lstats alone. */
+interface InnerRead {
+  cache: TraceCache | undefined;
+  /** false: the traces are not read (`hasSessionEnd` stays undefined): for the look after a move */
+  traces: boolean;
+  signal: AbortSignal | undefined;
+}
+
+async function innerSessions(root: Dir, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
+  const { cache, signal } = read;
   for (const name of await root.list()) {
     signal?.throwIfAborted();
     if (idTimestampMs(name, 'ses_') === undefined) continue;
@@ -139,7 +149,7 @@ async function innerSessions(root: Dir, depth: number, cache: TraceCache | undef
     try {
       const tst = await sdir.lstat('trace.jsonl');
       let hasSessionEnd: boolean | undefined;
-      if (tst?.isFile()) {
+      if (read.traces && tst?.isFile()) {
         try {
           hasSessionEnd = (await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst)).summary.hasSessionEnd;
         } catch {
@@ -157,7 +167,7 @@ async function innerSessions(root: Dir, depth: number, cache: TraceCache | undef
   if (!children) return undefined;
   try {
     for (const name of await children.list()) {
-      const why = await walkChild(children, name, depth + 1, cache, out, signal);
+      const why = await walkChild(children, name, depth + 1, read, out);
       if (why) return why;
     }
   } finally {
@@ -167,7 +177,7 @@ async function innerSessions(root: Dir, depth: number, cache: TraceCache | undef
 }
 
 /** A child workdir's own sessions root and everything below it. */
-async function walkChild(children: Dir, name: string, depth: number, cache: TraceCache | undefined, out: InnerSession[], signal?: AbortSignal): Promise<string | undefined> {
+async function walkChild(children: Dir, name: string, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
   if (depth > MAX_DEPTH) return `${children.display(name)} is nested deeper than ${MAX_DEPTH} child workdirs`;
   const st = await children.lstat(name);
   if (!st?.isDirectory()) return undefined;
@@ -176,19 +186,25 @@ async function walkChild(children: Dir, name: string, depth: number, cache: Trac
   if (problems.length) return problems[0]!.detail;
   if (!child) return undefined;
   try {
-    const root = await openSub(child, WORKDIR_ROOT_NAME, problems);
-    if (problems.length) return problems[0]!.detail;
-    if (!root) return undefined;
-    try {
-      return await innerSessions(root, depth, cache, out, signal);
-    } finally {
-      await root.close();
-    }
+    return await walkChildDir(child, depth, read, out);
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') throw err;
     return `${children.display(name)}: ${describeError(err)}`;
   } finally {
     await child.close();
+  }
+}
+
+/** The sessions inside the open child workdir `child` (its `.murmur` and what is below it). */
+async function walkChildDir(child: Dir, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
+  const problems: Problem[] = [];
+  const root = await openSub(child, WORKDIR_ROOT_NAME, problems);
+  if (problems.length) return problems[0]!.detail;
+  if (!root) return undefined;
+  try {
+    return await innerSessions(root, depth, read, out);
+  } finally {
+    await root.close();
   }
 }
 
@@ -211,9 +227,26 @@ async function scanChild(children: Dir, name: string, cache: TraceCache | undefi
   } finally {
     await child.close();
   }
-  const why = await walkChild(children, name, 1, cache, entry.sessions, signal);
+  const why = await walkChild(children, name, 1, { cache, traces: true, signal }, entry.sessions);
   if (why) entry.unjudged = why;
   return entry;
+}
+
+/**
+ * What is inside the open child workdir `child` now, by lstats alone (no trace is read: every
+ * `hasSessionEnd` is undefined): the look right after a child was moved (into trash, or into a
+ * hold), compared with the look just before (rescanChild) to tell whether anything started or
+ * was written inside it meanwhile. `unjudged` when something cannot be read or is too deep.
+ */
+export async function lookInsideChild(child: Dir, signal?: AbortSignal): Promise<{ sessions: InnerSession[]; unjudged?: string }> {
+  const sessions: InnerSession[] = [];
+  try {
+    const why = await walkChildDir(child, 1, { cache: undefined, traces: false, signal }, sessions);
+    return why ? { sessions, unjudged: why } : { sessions };
+  } catch (err) {
+    if (err instanceof Error && err.name === 'AbortError') throw err;
+    return { sessions, unjudged: `${child.path}: ${describeError(err)}` };
+  }
 }
 
 /**
@@ -265,7 +298,7 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
               if (name.startsWith(TRASH_PREFIX)) {
                 // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
                 const st = await children.lstat(name);
-                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
+                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
               }
               if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
               const e = await scanChild(children, name, cache, signal);

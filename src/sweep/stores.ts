@@ -1,7 +1,8 @@
 // Store sizes for `murmur-gc status`: sessions in the configured sessions roots, conversation
 // records under `<home>/conversations`, murmur-gc's audit sessions in `<home>/gc`, what the
 // undo window holds (`quarantine ls`'s listing), and what removals could not remove whole and set
-// aside (`.murmur-gc-kept.*` in a sessions root, a record store or `<home>/gc/quarantine`).
+// aside (`.murmur-gc-kept.*` in a sessions root — only those murmur-gc's registry names, see
+// docs/design.md §4a — a record store or `<home>/gc/quarantine`).
 // Guarantees: read-only (nothing is created, chmod'ed or locked); directories are walked
 // descriptor-relatively without following links or crossing mounts (src/fsx/remove.ts
 // `measureDir`); bytes are allocated bytes (what `du` counts, as the disk budgets count them: a
@@ -13,7 +14,8 @@
 // logs, other logs, and the capsule's own entries murmur-gc never manages. The traces read for
 // that are summarized as a sweep's are (bounded, docs/limits.md), holding none of their
 // unaccounted work.
-import { listHeld } from '../gchome/held-listing.js';
+import { listHeld, registryOf } from '../gchome/held-listing.js';
+import { fingerprintOf, type Registry } from '../gchome/registry.js';
 import { listRootHeld } from '../gchome/quarantine-store.js';
 import { readTraceSummary } from '../runtime/trace-scan.js';
 import { CONVERSATIONS_DIR, scanRecords, scanSessionsRoot } from '../runtime/inventory.js';
@@ -25,7 +27,7 @@ import { childEntryName } from '../plan/workdir.js';
 import type { KeptAside } from './report.js';
 import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';
-import { errnoCode } from '../errors.js';
+import { Codes, errnoCode } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import type { GcConfig } from '../config/types.js';
 
@@ -134,17 +136,22 @@ export interface StoreSizes {
   records: { stores: number; records: number; bytes: number; unreadable: number };
   audit: { sessions: number; bytes: number; unreadable: number };
   /** What the undo window holds (src/commands/quarantine.ts listHeld): sessions, contexts, dropped lines. */
-  quarantine?: { items: number; bytes: number; unreadable: number };
+  /** `unverified` (absent when none): entries named like holds that murmur-gc's registry does not name (not its own; docs/design.md §4a) */
+  quarantine?: { items: number; bytes: number; unreadable: number; unverified?: number };
   /** Set aside by removals that could not remove them whole; each sweep tries them again. */
   kept?: KeptAside;
 }
 
-/** Directories named `.murmur-gc-kept.*` directly under `dir`, measured, into `out`. */
-async function findKept(dir: Dir, out: KeptAside): Promise<void> {
+/**
+ * Directories named `.murmur-gc-kept.*` directly under `dir`, measured, into `out`; in a sessions
+ * root (a capsule can write it) only those murmur-gc's registry names (docs/design.md §4a).
+ */
+async function findKept(dir: Dir, out: KeptAside, registry?: Registry): Promise<void> {
   for (const name of await dir.list()) {
     if (!name.startsWith(KEPT_PREFIX)) continue;
     const st = await dir.lstat(name).catch(() => undefined);
     if (!st?.isDirectory()) continue;
+    if (registry && registry.vouch(name, fingerprintOf(st))?.kind !== 'kept') continue;
     out.items++;
     out.paths.push(dir.display(name));
     out.bytes += await measureDir(dir, name).then((m) => m.bytes, () => 0);
@@ -215,6 +222,7 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
     kept,
   };
   const seen = new Set<string>();
+  const registry = await registryOf(config.home);
   for (const s of config.sessions) {
     if (seen.has(s.root)) continue;
     seen.add(s.root);
@@ -225,7 +233,7 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
         r.exists = true;
         try {
           Object.assign(r, await measureSessions(d));
-          await findKept(d, kept);
+          await findKept(d, kept, registry);
           const beside = await measureBeside(d).catch(() => undefined);
           if (beside) r.beside = beside;
         } finally {
@@ -242,7 +250,8 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
 
   try {
     const held = await listHeld(config);
-    sizes.quarantine = { items: held.totals.items, bytes: held.totals.bytes, unreadable: held.problems.length };
+    const unverified = held.problems.filter((p) => p.code === Codes.unverifiedGcEntry).length;
+    sizes.quarantine = { items: held.totals.items, bytes: held.totals.bytes, unreadable: held.problems.length - unverified, ...(unverified > 0 ? { unverified } : {}) };
   } catch {
     sizes.quarantine = { items: 0, bytes: 0, unreadable: 1 };
   }

@@ -238,3 +238,17 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Record `dir/name` (an existing directory) in `<home>/gc/registry.jsonl` as murmur-gc's own, as
+ * the run that made it would have before its rename (src/gchome/registry.ts): what a killed or
+ * failed run leaves in a sessions root is then vouched for. `kind` follows from the name.
+ */
+export function vouch(home: string, dir: string, name: string, hold?: { session: string; untilMs: number; reason?: string }): void {
+  const st = fs.lstatSync(path.join(dir, name), { bigint: true });
+  const kind = name.startsWith('.murmur-gc-quarantine.') ? 'hold' : name.startsWith('.murmur-gc-trash.') ? 'trash' : 'kept';
+  const run = /^\.murmur-gc-(?:trash|kept)\.(ses_[0-9a-z]+)\./.exec(name)?.[1] ?? 'ses_0190000000007000800000000000000';
+  const rec = { op: 'add', dir, name, kind, dev: String(st.dev), ino: String(st.ino), birth: String(st.birthtimeNs), run, ...(hold ? { session: hold.session, until_ms: hold.untilMs, reason: hold.reason ?? 'max_age' } : {}) };
+  fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
+  fs.appendFileSync(path.join(home, 'gc', 'registry.jsonl'), JSON.stringify(rec) + '\n', { mode: 0o600 });
+}

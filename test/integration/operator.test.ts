@@ -83,6 +83,7 @@ describe('dry runs say only what would happen', () => {
   it('a dry run over leftovers says "would remove" and never "removed"; the real run says "removed"', () => {
     fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190'), { recursive: true });
     fs.writeFileSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190', 'trace.jsonl'), 'x');
+    f.vouch(home, root, '.murmur-gc-trash.ses_x.ses_0190'); // what the killed run had recorded
     manySessions(root, 3);
     const cfg = f.writeConfig(T, `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     const dry = f.runCli(['--dry-run', '--config', cfg], T);
@@ -154,6 +155,7 @@ describe('logs an operator can filter', () => {
     manySessions(root, 3);
     const cfg = f.writeConfig(T, `log: { level: info }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n  - root: ${path.join(T, 'missing-root')}\n`);
     fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_y.ses_0190'), { recursive: true });
+    f.vouch(home, root, '.murmur-gc-trash.ses_y.ses_0190');
     const r = runUnderJournal(['--config', cfg]);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stderr.split('\n').filter((l) => l !== '');
@@ -194,6 +196,7 @@ describe('logs an operator can filter', () => {
     const r = f.runCli(['--config', cfg], T, { JOURNAL_STREAM: '1:1' });
     for (const l of r.stderr.split('\n').filter((x) => x !== '')) expect(l.startsWith('{'), l).toBe(true);
     fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_z.ses_0190'), { recursive: true });
+    f.vouch(home, root, '.murmur-gc-trash.ses_z.ses_0190');
     const pty = underPty(`${process.execPath} ${f.BIN} --dry-run --config ${cfg}`, { NO_COLOR: '1' });
     expect(pty.out).toContain('would remove a leftover');
     expect(pty.out).not.toMatch(/\x1b\[\d+m/);
@@ -432,6 +435,7 @@ describe('leftovers say why they were there', () => {
     fs.mkdirSync(failedTrash);
     const killedTrash = path.join(root, `.murmur-gc-trash.${f.idAt('ses_', now - 2 * f.DAY)}.ses_other`);
     fs.mkdirSync(killedTrash);
+    for (const t of [failedTrash, killedTrash]) f.vouch(home, root, path.basename(t));
     const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n`);
     const rep = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     const debris = (rep['actions'] as Rec[]).filter((a) => a['kind'] === 'remove_debris');

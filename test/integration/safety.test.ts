@@ -328,6 +328,7 @@ describe('crash debris', () => {
     fs.writeFileSync(liveTmp, 'in use by a live process');
     fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190'), { recursive: true });
     fs.writeFileSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190', 'trace.jsonl'), 'x');
+    f.vouch(home, root, '.murmur-gc-trash.ses_x.ses_0190'); // what the interrupted run had recorded
     const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n`);
     const recordBefore = fs.readFileSync(rec.file, 'utf8');
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));

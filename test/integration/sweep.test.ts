@@ -309,6 +309,9 @@ describe('dry run', () => {
     const trash = path.join(root, `.murmur-gc-trash.ses_0123456789abcdef.${f.idAt('ses_', now - 60 * f.DAY)}`);
     fs.mkdirSync(trash, { recursive: true });
     fs.writeFileSync(path.join(trash, 'left'), 'y'.repeat(300));
+    // murmur-gc's own (its registry names them), as an earlier sweep left them
+    f.vouch(home, root, `.murmur-gc-quarantine.${now - f.DAY}.${expired}`, { session: expired, untilMs: now - f.DAY });
+    f.vouch(home, root, path.basename(trash));
     const root2 = path.join(T, 'big', '.murmur');
     for (let i = 0; i < 4; i++) f.writeSession(root2, { sessionId: f.idAt('ses_', now - (9 - i) * f.DAY), end: true, files: { blob: 'z'.repeat(20_000) } });
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });

@@ -2,7 +2,7 @@
 // removes (or holds, under a quarantine window) parent sessions of a `--workdir` root with their
 // finished child workdirs and `wrk_` logs, and an orphaned child under `children: { max_age }` —
 // exactly at every pass of every named point these steps reach (each intent, each trash rename,
-// between a session and what goes with it, after each hold's rename) and at spread instants —
+// between a session and what goes with it, after each hold's rename, after each registry append) and at spread instants —
 // followed by two more runs, ends with every due session, child, log and orphan gone (or held,
 // once, inside its own session's hold), nothing the capsule owns or a staying session names
 // touched, no debris, and the audit naming each item exactly once.
@@ -199,18 +199,19 @@ async function afterRetries(W: string, hold: boolean, label: string, pristine: R
   for (const t of audit.sessions.keys()) if (!named.includes(t)) problems.push(`${label}: the audit names ${t}, which was not due`);
 }
 
-const POINTS: FailpointName[] = ['audit:after_intent', 'remove:after_trash_rename', 'beside:session_boundary', 'beside:after_hold'];
+const POINTS: FailpointName[] = ['audit:after_intent', 'remove:after_trash_rename', 'beside:session_boundary', 'beside:after_hold', 'registry:after_place'];
 /** How often each point is passed by an unkilled run (the soak run checks every pass is reached). */
 const PASSES: Record<'removed' | 'held', Record<string, number>> = {
   // at once: a1, a2, log a, session a, b1, log b, session b, orphan — trash: a1, a2, a, b1, b, orphan
-  removed: { 'audit:after_intent': 8, 'remove:after_trash_rename': 6, 'beside:session_boundary': 2, 'beside:after_hold': 0 },
+  // registry: the root's names (sessions, children), then the orphan's
+  removed: { 'audit:after_intent': 8, 'remove:after_trash_rename': 6, 'beside:session_boundary': 2, 'beside:after_hold': 0, 'registry:after_place': 2 },
   // held: session a, a1, a2, log a, session b, b1, log b, orphan — trash: the orphan only
-  held: { 'audit:after_intent': 8, 'remove:after_trash_rename': 1, 'beside:session_boundary': 2, 'beside:after_hold': 5 },
+  held: { 'audit:after_intent': 8, 'remove:after_trash_rename': 1, 'beside:session_boundary': 2, 'beside:after_hold': 5, 'registry:after_place': 2 },
 };
 /** The default run: one pass of each kind of step (a child, a log, a session, the orphan, each boundary). */
 const SHORT: Record<'removed' | 'held', [FailpointName, number][]> = {
-  removed: [['audit:after_intent', 1], ['audit:after_intent', 3], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['remove:after_trash_rename', 6], ['beside:session_boundary', 1]],
-  held: [['audit:after_intent', 1], ['audit:after_intent', 2], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['beside:session_boundary', 1], ['beside:after_hold', 1], ['beside:after_hold', 3]],
+  removed: [['audit:after_intent', 1], ['audit:after_intent', 3], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['remove:after_trash_rename', 6], ['beside:session_boundary', 1], ['registry:after_place', 1]],
+  held: [['audit:after_intent', 1], ['audit:after_intent', 2], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['beside:session_boundary', 1], ['beside:after_hold', 1], ['beside:after_hold', 3], ['registry:after_place', 1]],
 };
 
 describe.each([

@@ -134,6 +134,60 @@ describe('a held item whose item.json cannot be read', () => {
   });
 });
 
+describe('a held item whose payload is not what its item.json names', () => {
+  /** A held context whose `ctx` is a symbolic link to a directory outside the quarantine. */
+  function linkedItem(untilMs: number): { entry: string; outside: string } {
+    const entry = item(untilMs, 'ok', 'none');
+    const outside = path.join(tmp, 'outside');
+    fs.mkdirSync(outside, { recursive: true });
+    fs.writeFileSync(path.join(outside, 'precious'), 'p');
+    fs.symlinkSync(outside, path.join(qdir(), entry, 'ctx'));
+    return { entry, outside };
+  }
+
+  it('window open: kept, reported as quarantine_item_invalid in words that say what it is; ls says the same', async () => {
+    const { entry, outside } = linkedItem(Date.now() + 5 * HOUR);
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(r.skipped).toEqual([expect.objectContaining({ code: 'quarantine_item_invalid', target: path.join(qdir(), entry) })]);
+    expect(r.skipped[0]?.detail).toContain('its ctx is a symbolic link, not the directory its item.json names; it cannot be restored, and is kept until');
+    expect(r.skipped[0]?.detail).not.toContain('without a readable item.json');
+    expect(fs.lstatSync(path.join(qdir(), entry, 'ctx')).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('p');
+    const l = await listHeld(await config());
+    expect(l.items).toEqual([]);
+    expect(l.problems).toEqual([expect.objectContaining({ code: 'quarantine_item_invalid', target: path.join(qdir(), entry) })]);
+  });
+
+  it('window passed: purged like any held item (the link removed, never followed), audited with its kind; nothing outside touched', async () => {
+    const until = Date.now() - HOUR;
+    const { entry, outside } = linkedItem(until);
+    const dry = await runSweep({ config: await config(), dryRun: true, log, now: () => Date.now() });
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(dry.actions.map((a) => a.kind)).toEqual(r.actions.map((a) => a.kind));
+    expect(fs.existsSync(path.join(qdir(), entry))).toBe(false);
+    expect(fs.readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('p');
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([expect.objectContaining({ target: 'ctx_a', origin: 'shey', held_kind: 'context', reason: 'expired' })]);
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'quarantine_purge')).toEqual([expect.objectContaining({ store: 'records', reason: 'expired', targets: ['ctx_a'], kinds: ['context'] })]);
+    const again = await sweep(Date.now());
+    expect(again.errors).toEqual([]);
+    expect(again.actions).toEqual([]);
+  });
+
+  it('a truncation whose record.jsonl is a directory: the same', async () => {
+    const until = Date.now() - HOUR;
+    const entry = `${until}.${'cd'.repeat(8)}`;
+    const dir = path.join(qdir(), entry);
+    fs.mkdirSync(path.join(dir, 'record.jsonl'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'item.json'), JSON.stringify({ kind: 'truncation', store: 'shey', context: 'ctx_t', removed_ms: until - 24 * HOUR, until_ms: until, reason: 'max_messages', run: 'ses_x', messages: 3, prior: null, at_ms: '1', state: 'held', range: { from: 0, to: 10 } }) + '\n');
+    const r = await sweep(Date.now());
+    expect(r.errors).toEqual([]);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([expect.objectContaining({ target: 'ctx_t', held_kind: 'truncation' })]);
+  });
+});
+
 describe('what keep_free takes of what this sweep would hold', () => {
   it.each([false, true])('is removed for good, never held then purged: counted as removed, not as held (dry run: %s)', async (dryRun) => {
     const root = path.join(tmp, 'root', '.murmur');

@@ -240,6 +240,38 @@ describe('a session removed by max_sessions takes what its trace proves is its o
   });
 });
 
+describe('a session that stays but whose trace cannot be read', () => {
+  /** The newest session (which stays under max_sessions: 1) has a trace nothing can read. */
+  function unreadableStayer(): string {
+    const id = f.idAt('ses_', now - f.DAY);
+    fs.mkdirSync(path.join(root, id, 'trace.jsonl'), { recursive: true }); // a directory: never read as a trace
+    return id;
+  }
+
+  for (const quarantine of ['', 'quarantine: 24h\n']) {
+    it(`keeps every child and work log the removed session names: the unreadable one may name them too${quarantine ? ' (held)' : ''}`, async () => {
+      const c = child();
+      const id = wrk();
+      const logPath = workLog(id);
+      const a = parent(9, [{ child: c.rel, ended: true }], [id]);
+      const b = unreadableStayer();
+      const dry = await sweep(YAML(quarantine), true);
+      const r = await sweep(YAML(quarantine));
+      expect(r.actions.map((x) => x.kind)).toEqual(dry.actions.map((x) => x.kind));
+      expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => x.target)).toEqual([a]);
+      expect(exists(path.join(root, b))).toBe(true);
+      expect(r.actions.filter((x) => x.kind === 'remove_child_workdir' || x.kind === 'remove_work_log')).toEqual([]);
+      expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
+      expect(fs.readFileSync(logPath, 'utf8')).toBe('y'.repeat(3000));
+      for (const target of [c.dir, logPath]) {
+        const s = r.skipped.find((x) => x.target === target);
+        expect(s, target).toMatchObject({ code: 'child_kept' });
+        expect(s?.detail).toContain(`session ${b}, which stays, has no readable trace`);
+      }
+    });
+  }
+});
+
 describe('quarantine and restore', () => {
   it('hold a child and its log with the parent session, and restore brings them back with it', async () => {
     const c = child();

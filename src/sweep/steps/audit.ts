@@ -1,6 +1,7 @@
 // Step "audit": finish murmur-gc's own audit trace (one `retention` event per store and reason,
 // one `detached_lost` task per reconciled session) and save the trace cache and the memory of
-// murmur-gc's own trace appends (src/gchome/trace-appends.ts).
+// murmur-gc's own trace appends (src/gchome/trace-appends.ts), and settle the registry of what it
+// placed in capsules' directories (src/gchome/registry.ts).
 // Guarantees: the audit session exists only in real runs that changed something (ctx.fx.audited
 // creates it before the first destructive action: intent first, then the act); the outcome is
 // `ok` only when the sweep had no errors; a cache (or append memory) that cannot be saved is a
@@ -18,6 +19,11 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   const { homeDir, cache } = ctx;
   if (homeDir && cache) {
     await ctx.fx.upkeep(() => saveTraceCache(homeDir, cache)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
+  }
+  // what this sweep placed, purged or finished in a capsule's directory: the registry keeps what is still there
+  if (homeDir && ctx.registry.needsSettling) {
+    const registry = ctx.registry;
+    await ctx.fx.upkeep(() => registry.settle(homeDir)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'registry not settled (the next sweep settles it)'));
   }
   const appends = ctx.world?.appends;
   if (homeDir && appends) {

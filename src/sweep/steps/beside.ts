@@ -4,20 +4,26 @@
 // The blast-radius guard counts these items apart from the sessions (src/plan/fates.ts counts
 // sessions only): completing the holds of a root is guarded over its child workdirs and work logs.
 // Guarantees:
-// - The evidence is the trace summary the scan read before anything was removed.
+// - The evidence is the trace summary the scan read before anything was removed. Nothing goes
+//   while a session of the root that stays has no readable trace (it may name anything there).
 // - Each item is intended in the audit log before it changes (`parent` = W, `target` = its path
 //   relative to W: `.murmur/children/<name>`, `logs/wrk_<id>.log`) and becomes a target of the
 //   parent's `retention` line (same store and reason).
 // - A child's liveness is judged again at the moment of action (recheckChild: read afresh through
-//   the open `children/` descriptor, running records read now); live → kept, `child_kept`.
+//   the open `children/` descriptor, running records read now); live → kept, `child_kept`. And
+//   once it is moved (into trash, or into the hold), before anything in it goes, it is listed
+//   again (childStillDue): a session that started or was written inside it since, or a live
+//   running record for a session there, puts it back and keeps it (`child_kept`).
 // - A removal re-checks the entry's identity at the moment of action (a child goes through
 //   fsx/remove.ts: rename to trash, descriptor-relative delete, never a link followed or a mount
 //   crossed; a log is unlinked only while lstat still sees the file scanned). A hold moves the
 //   entry into the held session (src/gchome/quarantine-beside.ts) with the same deadline.
 // - Exactly-once under a kill: removed at once, a session's items go before it (its trace checked
 //   unchanged first); held, after it, into its hold — and each sweep first holds into every open
-//   hold of the root what its trace names and is still beside it (completeHeldBeside), so a kill
-//   between the two is finished. A child a held session names is never an orphan.
+//   hold of the root that the registry vouches for what its trace names and is still beside it
+//   (completeHeldBeside), so a kill between the two is finished; nothing is ever held into an entry
+//   the registry does not vouch for (docs/design.md §4a). A child a held session names is never an
+//   orphan.
 // - A dry run measures and lists each item with its parent session and size; nothing changes.
 // - The disk-changing calls are the three in `act` below.
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
@@ -28,9 +34,9 @@ import { isExpired } from '../../gchome/quarantine-layout.js';
 import { listRootHeld } from '../../gchome/quarantine-store.js';
 import { idTimestampMs } from '../../runtime/ids.js';
 import { readTraceSummary } from '../../runtime/trace-scan.js';
-import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, rescanChild, type BesideScan } from '../../runtime/workdir-scan.js';
+import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, lookInsideChild, rescanChild, type BesideScan, type ChildEntry } from '../../runtime/workdir-scan.js';
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
-import type { RunningProbe } from '../../plan/liveness.js';
+import { judgeLiveness, type RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
@@ -43,9 +49,14 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
   const claimedChildren = new Set<string>();
   const claimedWorkIds = new Set<string>();
   const parents: BesideParent[] = [...held];
+  let uncertain: string | undefined;
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
-    if (!t) continue;
+    if (!t) {
+      // a session that stays and whose trace cannot be read may name any child or log
+      if (!going.has(v.scan.name)) uncertain ??= `session ${v.scan.name}`;
+      continue;
+    }
     if (going.has(v.scan.name)) {
       parents.push({ session: v.scan.name, delegations: t.delegations ?? [], workIds: t.workIds ?? [] });
       continue;
@@ -60,7 +71,7 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
   parents.sort((a, b) => names.indexOf(a.session) - names.indexOf(b.session));
   return planBeside(
     parents,
-    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds },
+    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds, ...(uncertain !== undefined ? { uncertain } : {}) },
     { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
   );
 }
@@ -70,30 +81,93 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
  * descriptor: read afresh (its sessions, grandchildren's too) with the running records as they are
  * now. Throws `child_kept` (saying why) when anything inside is live or cannot be judged — or, for
  * an orphan, when a session inside has no `session_end` — and `changed_since_scan` when the entry
- * is no longer the one scanned.
+ * is no longer the one scanned. Returns what it read: the look after the move is compared with it
+ * (childStillDue).
  */
-export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<void> {
+export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<ChildEntry> {
   const fresh = await rescanChild(from, name, identity, ctx.signal);
-  const running = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)));
-  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' });
+  const { probes: running, liveUnder } = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)), from.display(name));
+  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' }) ?? liveUnder;
   const unfinished = orphan ? fresh.sessions.find((s) => s.hasSessionEnd !== true) : undefined;
   const why = live ?? (unfinished ? `its session ${unfinished.name} has not finished (no session_end)` : undefined);
   if (why !== undefined) throw new GcError(Codes.childKept, `${why} (judged again at the moment of removal); kept`);
+  return fresh;
 }
 
-/** Running-record probes, read now, for the sessions `ids` (the scan's when there is no home). */
-async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>): Promise<Map<string, RunningProbe>> {
+/**
+ * The look at a child right after it was moved out of `children/` (renamed into trash, or into
+ * its session's hold), run on the moved directory before anything in it is deleted: a session
+ * that started inside it since `before` was read (a name `before` does not have), or one written
+ * since (another last write), or anything that cannot be judged now, or a running record of a
+ * live process for a session there, throws `child_kept` — and the caller puts the child back. A
+ * measure-only run looks at the child in place. (What a process already working inside the child
+ * creates after this look is not seen: docs/limits.md.)
+ */
+export function childStillDue(ctx: SweepContext, before: ChildEntry, childPath: string): (moved: Dir) => Promise<void> {
+  return async (moved: Dir) => {
+    const now = await lookInsideChild(moved, ctx.signal);
+    const kept = (why: string) => new GcError(Codes.childKept, `${why} (seen right after it was moved to be removed); put back and kept`);
+    if (now.unjudged !== undefined) throw kept(`nothing inside can be judged now (${now.unjudged})`);
+    const seen = new Map<string, number>();
+    for (const s of before.sessions) seen.set(`${s.name}\0${s.lastWriteMs}`, (seen.get(`${s.name}\0${s.lastWriteMs}`) ?? 0) + 1);
+    for (const s of now.sessions) {
+      const k = `${s.name}\0${s.lastWriteMs}`;
+      const n = seen.get(k) ?? 0;
+      if (n === 0) throw kept(before.sessions.some((b) => b.name === s.name) ? `its session ${s.name} was written since it was judged` : `a session ${s.name} started inside it since it was judged`);
+      seen.set(k, n - 1);
+    }
+    const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
+    const alive = now.sessions.find((s) => probes.get(s.name) === 'alive');
+    if (alive) throw kept(`a running record names a live process for its session ${alive.name}`);
+    if (liveUnder !== undefined) throw kept(liveUnder);
+  };
+}
+
+/**
+ * Running-record probes, read now, for the sessions `ids` (the scan's when there is no home); and,
+ * when `under` is given, why a live process's record names a session directory below that path
+ * (a session that started there, whatever the child's listing showed).
+ */
+async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>, under?: string): Promise<{ probes: Map<string, RunningProbe>; liveUnder?: string }> {
   const out = new Map<string, RunningProbe>();
   if (!ctx.homeDir) {
     for (const id of ids) out.set(id, ctx.world.running.get(id) ?? 'none');
-    return out;
+    return { probes: out };
   }
   const rs = await readRunningRecords(ctx.homeDir);
+  let liveUnder: string | undefined;
+  const prefix = under === undefined ? undefined : `${under.replace(/\/+$/, '')}/`;
   for (const r of rs.records) {
-    if (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive') continue;
-    out.set(r.sessionId, r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime));
+    const inside = prefix !== undefined && r.workdir !== undefined && r.workdir.startsWith(prefix);
+    if (!inside && (!ids.has(r.sessionId) || out.get(r.sessionId) === 'alive')) continue;
+    const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
+    if (ids.has(r.sessionId) && out.get(r.sessionId) !== 'alive') out.set(r.sessionId, probe);
+    if (inside && probe === 'alive') liveUnder ??= `a running record names a live process for ${r.sessionId} inside it`;
   }
-  return out;
+  return liveUnder !== undefined ? { probes: out, liveUnder } : { probes: out };
+}
+
+/**
+ * Why the trash `children/trash` of a child whose removal a killed sweep had started (its
+ * original path `childPath`) must not be finished now, or undefined: something inside it is live
+ * — a session written within the live grace (its end unknown: traces are not read), a running
+ * record of a live process for a session there — or cannot be judged. The debris step leaves such
+ * a trash for a later sweep (`child_kept`).
+ */
+export async function trashedChildLiveWhy(ctx: SweepContext, children: Dir, trash: string, identity: Identity, childPath: string): Promise<string | undefined> {
+  const d = await children.openDir(trash, identity);
+  try {
+    const now = await lookInsideChild(d, ctx.signal);
+    if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
+    const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
+    for (const s of now.sessions) {
+      const v = judgeLiveness({ running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined }, ctx.nowMs, ctx.config.liveGraceSecs * 1000);
+      if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
+    }
+    return liveUnder;
+  } finally {
+    await d.close();
+  }
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
@@ -183,9 +257,10 @@ export async function removeBeside(
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
-        if (child) await recheckChild(c, from, it.name, identity, false);
-        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes));
-        if (child) return c.fx.remove(from, it.name, identity, c.signal ? { signal: c.signal } : {});
+        // judged again now, and looked at again once moved (a session may start in between)
+        const verify = child ? childStillDue(c, await recheckChild(c, from, it.name, identity, false), from.display(it.name)) : undefined;
+        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes), verify);
+        if (child) return c.fx.remove(from, it.name, identity, { ...(verify ? { verify } : {}), ...(c.signal ? { signal: c.signal } : {}) });
         const st = await from.lstat(it.name);
         if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
         await c.fx.unlink(from, it.name);
@@ -198,10 +273,12 @@ export async function removeBeside(
 
 /**
  * Finish what a killed sweep left between a session's hold and what goes with it: for each held
- * session of this root (its window still open), what its trace — read inside the hold — proves is
- * its and finished, and is still beside the root, is held into it now, audited with the reason the
- * root's policy gives the session now. Every child a held session names counts as tied (never an
- * orphan): the names are added to `p.heldTied`. A dry run measures and lists.
+ * session of this root that murmur-gc's registry vouches for (its window still open), what its
+ * trace — read inside the hold — proves is its and finished, and is still beside the root, is held
+ * into it now, audited with the reason its hold was made for (the registry's record). Every child
+ * any entry named like a hold names counts as tied (never an orphan): the names are added to
+ * `p.heldTied`; one whose trace cannot be read sets `p.heldUncertain` (no orphan goes). A dry run
+ * measures and lists.
  */
 export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
   const beside = p.beside;
@@ -213,24 +290,37 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
   try {
     root = await Dir.open(p.input.root);
     if (!sameIdentity(root.identity, p.scan.identity)) return;
-    const parents: (BesideParent & { entry: string; identity: Identity })[] = [];
+    const parents: (BesideParent & { entry: string; identity: Identity; reason: SessionRemovalReason })[] = [];
     for (const h of await listRootHeld(root, false)) {
-      if (h.uid !== ctx.uid || isExpired(h.untilMs, ctx.nowMs) || ctx.purgedNow.has(`${root.path}/${h.entry}`)) continue;
-      const d = await root.openDir(h.entry, h.identity);
+      if (h.uid !== ctx.uid || ctx.purgedNow.has(`${root.path}/${h.entry}`)) continue;
+      // Only a hold murmur-gc's registry vouches for takes anything (docs/design.md §4a); any
+      // other entry of that name — a hold of an older murmur-gc, or a capsule's — only keeps: the
+      // children its trace names are never orphans.
+      const record = ctx.registry.vouch(h.entry, h);
+      const ours = record?.kind === 'hold' && !isExpired(h.untilMs, ctx.nowMs);
+      let d: Dir | undefined;
       try {
+        d = await root.openDir(h.entry, h.identity);
         const st = await d.lstat('trace.jsonl');
-        if (!st?.isFile()) continue;
+        if (!st?.isFile()) {
+          p.heldUncertain ??= root.display(h.entry);
+          continue;
+        }
         const t = (await readTraceSummary(d, { dir: root.path, name: h.entry }, undefined, ctx.signal, st)).summary;
         for (const del of t.delegations ?? []) {
           const n = childEntryName(del.childWorkdir, beside.workdir);
           if (n !== undefined) (p.heldTied ??= new Set()).add(n);
         }
-        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity });
+        if (!ours) continue;
+        const reason = record.reason === 'max_age' || record.reason === 'max_sessions' || record.reason === 'max_bytes' ? record.reason : reasonNow(p, h.target, ctx.nowMs);
+        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity, reason });
       } catch (err) {
         if (isAbort(err)) throw err;
-        skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
+        // what it names is unknown: no orphan goes while it cannot be read
+        p.heldUncertain ??= root.display(h.entry);
+        if (ours) skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
       } finally {
-        await d.close();
+        await d?.close();
       }
     }
     const plan = besidePlanFor(ctx, beside, p.views, [], parents);
@@ -242,8 +332,7 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
     for (const h of parents) {
       const mine = plan.remove.filter((i) => i.session === h.session);
       if (mine.length === 0) continue;
-      const reason = reasonNow(p, h.session, ctx.nowMs);
-      const bytes = await removeBeside(ctx, root, beside, dirs, mine, reason, { entry: h.entry, identity: h.identity });
+      const bytes = await removeBeside(ctx, root, beside, dirs, mine, h.reason, { entry: h.entry, identity: h.identity });
       tally.items += mine.length;
       tally.bytes += bytes;
     }
@@ -256,7 +345,7 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
   }
 }
 
-/** The reason the root's policy condemns `session` for now (a hold is only ever for these two). */
+/** The reason the root's policy condemns `session` for now (a hold whose record names no reason). */
 function reasonNow(p: SessionsRootPlan, session: string, nowMs: number): 'max_age' | 'max_sessions' {
   const maxAge = p.input.retain?.maxAgeSecs;
   const minted = idTimestampMs(session, 'ses_');

@@ -23,6 +23,7 @@ import type { AuditSession, LostTask, PurgedItem, RetentionItem } from '../../gc
 import { newReport, type ErrorEntry, type Skipped, type SweepReport } from '../report.js';
 import type { RootPlanInput, SessionView, SessionsWorld } from '../world.js';
 import { TraceAppends } from '../../gchome/trace-appends.js';
+import { Registry } from '../../gchome/registry.js';
 import type { ContextScan, RootScan } from '../../runtime/inventory.js';
 import type { BesideScan } from '../../runtime/workdir-scan.js';
 import type { ClockSkew } from '../../plan/clock.js';
@@ -104,6 +105,8 @@ export interface SessionsRootPlan {
   key: string;
   /** children named by the traces of this root's held sessions (never orphans; set by the remove step) */
   heldTied?: Set<string>;
+  /** a held session of this root (or an entry named like one) whose trace could not be read: it may name any child, so no orphan goes */
+  heldUncertain?: string;
 }
 
 /** A record store the configuration names, with the policies naming it and its contexts. */
@@ -226,6 +229,11 @@ export interface SweepContext {
   readonly purged: PurgedItem[];
   /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
   quarantineDir: Dir | undefined;
+  /**
+   * What murmur-gc placed under its own names in directories a capsule can write
+   * (src/gchome/registry.ts): only what it vouches for is held into, purged, restored or finished.
+   */
+  registry: Registry;
 
   /**
    * Sessions roots this process may not write (the scan step's one probe per root), with what
@@ -301,6 +309,7 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     purgedNow: new Set(),
     purged: [],
     quarantineDir: undefined,
+    registry: Registry.empty(),
     kept: [],
     unwritable: new Map(),
     removedSessions: new Set(),

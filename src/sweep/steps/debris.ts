@@ -4,7 +4,11 @@
 // goes (`runtime_debris`): a `<ses>.json.writing-<pid>` over an hour old whose pid is dead, a
 // running record whose process is gone (kill(pid, 0) fails or its start token differs — the
 // runtime's own prune test — probed again just before) once its session needs no reconciling.
-// Guarantees: a temp file whose writing process is alive is left alone; each entry is acted on
+// Guarantees: a child's trash in children/ is finished only while nothing inside it is live (a
+// session written within the live grace, a live running record: `child_kept`, a later sweep);
+// in a sessions root or a children/ directory (a capsule can write both) only trash and
+// kept-aside directories murmur-gc's registry vouches for are here (steps/trust.ts: a capsule's
+// look-alikes are reported, never removed); a temp file whose writing process is alive is left alone; each entry is acted on
 // through its parent's descriptor and only if it is still the entry scanned (same dev/ino);
 // a kept-aside directory that still cannot go is no error: it stays, and the sweep reports it
 // (one aggregated line, `kept` in the report) until it is gone; through ctx.fx, so a dry run
@@ -16,7 +20,9 @@ import { keptSinceMs } from '../../runtime/gc-entries.js';
 import { probeProcess } from '../../runtime/running.js';
 import { Dir, identityOf, readSmallFile, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { GC_DIR, INTENT_FILE } from '../../gchome/audit.js';
-import { acted, fail, notWritable, progress, type SweepContext, type StepTally } from './context.js';
+import { acted, fail, notWritable, progress, skip, type SweepContext, type StepTally } from './context.js';
+import { trashedChildLiveWhy } from './beside.js';
+import { CHILDREN_DIR } from '../../runtime/workdir-scan.js';
 import { openChain } from '../../fsx/dirs.js';
 
 const tempPid = (path: string): number => Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(path)?.[1] ?? 0);
@@ -40,6 +46,8 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     if (d.kind === 'running_temp' && liveTempPids.has(d.pid ?? 0)) continue;
     // a running record is removed only while its process is still gone (the runtime's own test)
     if (d.kind === 'running_record' && (await probeProcess(d.pid ?? 0, d.startTime)) === 'alive') continue;
+    // an entry the registry vouched for (steps/trust.ts) is acted on: it keeps what is still there
+    if (d.kind === 'kept_dir' || d.kind === 'trash_dir') ctx.registry.touched();
     if (d.kind === 'kept_dir') {
       const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
         if (isAbort(err)) throw err;
@@ -51,6 +59,19 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
         tally.bytes += bytes;
       }
       continue;
+    }
+    // A child's trash (its removal was killed) goes only while nothing in it lives: a session a
+    // process started in it meanwhile keeps it for a later sweep.
+    if (d.kind === 'trash_dir' && d.ref.chain.length === 2 && d.ref.chain[0] === CHILDREN_DIR) {
+      const original = d.ref.chain[1]!.replace(/^\.murmur-gc-trash\.ses_[0-9a-z]+\./, '');
+      const why = await withParent(d, (parent, name) => trashedChildLiveWhy(ctx, parent, name, d.identity, `${d.ref.anchor}/${CHILDREN_DIR}/${original}`)).catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        return `it cannot be judged (${describeError(err)})`;
+      });
+      if (why !== undefined) {
+        skip(ctx, { target: d.path, code: Codes.childKept, detail: `${d.path}: ${why}; left for a later sweep` });
+        continue;
+      }
     }
     try {
       const failedRun = d.kind === 'trash_dir' ? await finishedRunOf(ctx, d.path) : undefined;

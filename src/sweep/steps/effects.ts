@@ -4,7 +4,7 @@
 // thing that tells the two apart in words (src/sweep/voice.ts).
 // Guarantees:
 // - Every change a sweep makes under the home and the roots goes through one method here:
-//   remove, hold, purge, finish a trash entry, unlink a temp file, retry a kept-aside directory,
+//   record what it places in a capsule's directory, remove, hold, purge, finish a trash entry, unlink a temp file, retry a kept-aside directory,
 //   truncate or repair a record, chmod, mark background work lost, release or create the
 //   keep_free reserve, take a lock, write the audit, and `upkeep` (state, cache, recovery).
 // - measureOnly opens, verifies and measures exactly the entries a real run would act on and
@@ -30,6 +30,7 @@ import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } f
 import {  type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
 import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import { holdBeside, type BesideSub } from '../../gchome/quarantine-beside.js';
+import type { Placed, Registry } from '../../gchome/registry.js';
 import { createInodeReserve, createReserve, releaseInodes, releaseReserve, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
 import type { ModeEntry } from '../../runtime/inventory.js';
 import { measureTornTail, measureTruncation, repairTornTail, truncateRecord, type RepairOutcome, type TruncateOptions, type TruncateOutcome } from '../../runtime/record-truncate.js';
@@ -52,6 +53,7 @@ export interface EffectsHost {
   readonly reserveInodesReleased: number;
   audit: AuditSession | undefined;
   quarantineDir: Dir | undefined;
+  readonly registry: Registry;
 }
 
 /** An intent line of the audit log (`op` and `seq` are added when it is written). */
@@ -93,6 +95,12 @@ export interface Effects {
   /** `act`, intended in the audit log before and marked done after (real runs; measure-only: `act` alone). */
   audited<T>(intent: Intent, act: () => Promise<T>, record?: (t: T) => AuditRecord): Promise<T>;
 
+  /**
+   * Records in the registry (src/gchome/registry.ts), durably, the names the acts that follow will
+   * give entries in directories a capsule can write (holds, trash, kept-aside), before any of them
+   * is made. Measure-only: nothing (the names are never made).
+   */
+  place(items: readonly Placed[]): Promise<void>;
   /** Removes `parent/name` (rename to trash, `verify` there, delete); the bytes it held. */
   remove(parent: Dir, name: string, identity: Identity, o?: { verify?: Verify; signal?: AbortSignal }): Promise<number>;
   /** Holds a session in its own root until `untilMs`: its entry there and its bytes. */
@@ -101,9 +109,10 @@ export interface Effects {
   holdContext(home: Dir, store: Dir, name: string, identity: Identity, meta: ItemMeta, verify: Verify): Promise<{ parent: string; entry: string; path: string; bytes: number }>;
   /**
    * Holds `from/name` (a child workdir or a work log beside a session) inside the held session
-   * `root/heldEntry` (src/gchome/quarantine-beside.ts); its bytes (measure-only: `measured()`).
+   * `root/heldEntry` (src/gchome/quarantine-beside.ts), `verify` run on it once moved (a failure
+   * puts it back); its bytes (measure-only: `verify` on it in place, then `measured()`).
    */
-  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>): Promise<number>;
+  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>, verify?: Verify): Promise<number>;
   /**
    * What the disk holds for the held item `parent/entry` once it is held, as `du` counts it (its
    * sidecar and directories included: what `quarantine ls`, `status` and the metrics count for
@@ -214,12 +223,19 @@ function realEffects(host: EffectsHost): Effects {
       if (r.purged) host.purged.push(r.purged);
       return t;
     },
+    async place(items) {
+      if (items.length === 0) return;
+      if (!host.homeDir) throw new GcError(Codes.ioError, `there is no murmur home to record what this sweep would place in a capsule's directory; nothing is`);
+      // the acts that follow need their audit: made first, so a run that cannot make it stops once
+      await ensureAudit();
+      await host.registry.place(host.homeDir, items);
+    },
     async remove(parent, name, identity, o = {}) {
       const { verify, signal } = o;
       return (await removeDir(parent, name, identity, { runId: host.auditId, ...(verify ? { verifyInTrash: verify } : {}), ...(signal ? { signal } : {}) })).bytes;
     },
     holdSession: (root, name, identity, untilMs, verify) => holdSession(root, name, identity, untilMs, verify),
-    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity),
+    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity, _measured, verify) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity, verify),
     async holdContext(home, store, name, identity, meta, verify) {
       const q = await quarantineDir(home);
       const h = await holdContext(store, name, identity, q, meta, verify);
@@ -282,9 +298,20 @@ function measureOnly(host: EffectsHost): Effects {
     },
     lockRecord: async (_home, store, context) => ((await probeLock(recordLockPath(host.home, store, context))) ? 'busy' : undefined),
     audited: (_intent, act) => act(),
+    place: () => Promise.resolve(),
     remove: (parent, name, identity, o = {}) => verifiedBytes(parent, name, identity, o.verify),
     holdSession: async (root, name, identity, untilMs, verify) => ({ entry: sessionQuarantineName(untilMs, name), bytes: await verifiedBytes(root, name, identity, verify) }),
-    holdBeside: (_root, _heldEntry, _heldIdentity, _from, _sub, _name, _identity, measured) => measured(),
+    async holdBeside(_root, _heldEntry, _heldIdentity, from, _sub, name, identity, measured, verify) {
+      if (verify) {
+        const d = await from.openDir(name, identity);
+        try {
+          await verify(d);
+        } finally {
+          await d.close();
+        }
+      }
+      return measured();
+    },
     async holdContext(home, store, name, identity, _meta, verify) {
       const q = `${home.path}/${GC_DIR}/quarantine`;
       return { parent: q, entry: `(${name})`, path: q, bytes: await verifiedBytes(store, name, identity, verify) };

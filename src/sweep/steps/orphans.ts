@@ -5,28 +5,32 @@
 // Guarantees:
 // - Without a policy nothing is removed; with one, only a real directory of ours older than the
 //   policy by its most recent visible write, with every session inside finished and nothing live,
-//   and only while every session of the root has a readable trace.
+//   and only while every session of the root has a readable trace, and every held one too
+//   (including entries named like holds that murmur-gc does not vouch for: they only ever keep).
 // - Each removal is intended in the audit log first (`parent` = W, `target` =
 //   `.murmur/children/<name>`), goes through fsx/remove.ts (identity re-checked, descriptor-
 //   relative, links never followed, mounts never crossed) after its liveness is judged again
-//   through the open `children/` descriptor (steps/beside.ts recheckChild), and is a target of a `retention` line
+//   through the open `children/` descriptor (steps/beside.ts recheckChild) and it is looked at
+//   again once in trash (childStillDue: a session started or written since puts it back), and is a target of a `retention` line
 //   with reason `children_max_age`. The blast-radius guard applies per root. Orphans are removed
 //   at once: the undo window holds sessions, and an orphan has none.
 // - A dry run measures and lists; nothing changes. The disk-changing call is the one in `act`.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
-import { measureDir } from '../../fsx/remove.js';
-import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { keptName, measureDir, trashName } from '../../fsx/remove.js';
+import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { fingerprintOf, placing, type Placed } from '../../gchome/registry.js';
 import { childEntryName, planOrphans, type OrphanVerdict } from '../../plan/workdir.js';
 import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
 import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
-import { recheckChild } from './beside.js';
+import { childStillDue, recheckChild } from './beside.js';
 
 /** The orphans of one root, judged (pure inputs gathered from the scan). */
-export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set()): OrphanVerdict[] {
+export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set(), heldUncertain?: string): OrphanVerdict[] {
   const tied = new Set<string>(heldTied);
-  let uncertain = false;
+  // a held session whose trace could not be read may name any child
+  let uncertain = heldUncertain !== undefined;
   for (const v of views) {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
     if (!t) {
@@ -50,7 +54,7 @@ export async function orphansStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
   for (const p of ctx.sessionPlans) {
     if (p.input.isAuditRoot || !p.beside?.children || !p.scan.identity) continue;
-    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs, p.heldTied);
+    const verdicts = orphansOf(ctx, p.beside, p.views, p.input.childrenMaxAgeSecs, p.heldTied, p.heldUncertain);
     if (verdicts.length === 0) continue;
     await rootOrphans(ctx, p, p.beside, verdicts, tally);
   }
@@ -79,6 +83,18 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
     const going = verdicts.filter((v) => v.remove);
     const blocked = going.length > 0 && tooLarge(ctx, children.path, 'child workdirs', entries.size, going.map((v) => v.name));
     let removed = 0;
+    if (!blocked && going.length > 0) {
+      // their trash and kept-aside names in children/, recorded before any is made (src/gchome/registry.ts)
+      const items: Placed[] = [];
+      for (const v of going) {
+        const e = entries.get(v.name);
+        const st = e ? await children.lstat(v.name) : undefined;
+        if (!e || !st?.isDirectory() || !sameIdentity(identityOf(st), e.identity)) continue;
+        const fp = fingerprintOf(st);
+        items.push(placing(children.path, trashName(ctx.auditId, v.name), 'trash', fp, ctx.auditId), placing(children.path, keptName(ctx.auditId, v.name), 'kept', fp, ctx.auditId));
+      }
+      await ctx.fx.place(items);
+    }
     if (!blocked) {
       for (const v of going) {
         ctx.signal?.throwIfAborted();
@@ -123,8 +139,9 @@ async function act(ctx: SweepContext, children: Dir, name: string, identity: Ide
   return ctx.fx.audited(
     { kind: 'remove_orphan_workdir', ...retention },
     async () => {
-      await recheckChild(ctx, children, name, identity, true);
-      return ctx.fx.remove(children, name, identity, ctx.signal ? { signal: ctx.signal } : {});
+      // judged again now, and looked at again once in trash (a session may start in between)
+      const verify = childStillDue(ctx, await recheckChild(ctx, children, name, identity, true), children.display(name));
+      return ctx.fx.remove(children, name, identity, { verify, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     },
     () => ({ retention }),
   );

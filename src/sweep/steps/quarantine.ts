@@ -15,14 +15,21 @@
 // - An item whose item.json cannot be read (missing, empty, garbage, a FIFO, huge: never opened
 //   unless regular, never read past 64 KiB) goes by the window in its name: kept and reported as
 //   `quarantine_item_unreadable` (a skip) until then, purged and audited (kind `unreadable`) after;
-//   it never fails a sweep. Its payload is never discarded before that window.
+//   it never fails a sweep. Its payload is never discarded before that window. An item whose
+//   payload is not what its readable item.json names (a symbolic link, a file for the context
+//   directory) is kept and reported as `quarantine_item_invalid` until its window passes, then
+//   purged like any other (a link is removed as a link, never followed).
 // - Acts through ctx.fx: a dry run measures and reports, and changes nothing.
+// - A held session is purged only when murmur-gc's registry vouches for its hold (the scan holds
+//   no other: steps/trust.ts), and the purge's own names are in the registry before it starts.
 // - A symlink in place of `<home>/gc/quarantine` is reported (`symlink`) and never followed.
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../../runtime/inventory.js';
 import { humanTime } from '../../runtime/conversation-format.js';
 import { dropEmptyItem, listQuarantineDir, openQuarantineDir, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
-import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
+import { fingerprintOf, placing } from '../../gchome/registry.js';
+import { keptName, trashName } from '../../fsx/remove.js';
 import { isExpired, oldestFirst } from '../../gchome/quarantine-layout.js';
 import { retryKeptEntry } from './debris.js';
 import { acted, fail, notWritable, progress, skip, warnItem, type StepTally, type SweepContext } from './context.js';
@@ -44,6 +51,8 @@ export interface PurgeTarget {
 export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, reason: 'expired' | 'keep_free'): Promise<number | undefined> {
   const path = parent.display(t.entry);
   try {
+    // A held session is in a capsule's directory: its purge's names are recorded first.
+    if (t.store === 'sessions') await placePurge(ctx, parent, t);
     const purged = { store: t.store, reason, target: t.target, held: t.held };
     ctx.acts.set(`${parent.path}/${t.entry}`, { fate: 'purged', rule: reason });
     const bytes = await ctx.fx.audited({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged }, () => ctx.fx.purge(parent, t.entry, t.identity), () => ({ purged }));
@@ -57,6 +66,15 @@ export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, 
     (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
     return undefined;
   }
+}
+
+/** The trash and kept-aside names purging `parent/t.entry` makes, in the registry (when they are not yet). */
+async function placePurge(ctx: SweepContext, parent: Dir, t: PurgeTarget): Promise<void> {
+  const run = ctx.auditId;
+  const st = await parent.lstat(t.entry);
+  if (!st?.isDirectory() || !sameIdentity(identityOf(st), t.identity)) return; // the purge reports it
+  const fp = fingerprintOf(st);
+  await ctx.fx.place([placing(parent.path, trashName(run, t.entry), 'trash', fp, run), placing(parent.path, keptName(run, t.entry), 'kept', fp, run)]);
 }
 
 export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
@@ -90,6 +108,14 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       continue;
     }
     try {
+      // the purges' trash and kept-aside names, recorded before any is made (src/gchome/registry.ts)
+      const run = ctx.auditId;
+      const mine = due.filter((h) => h.uid === ctx.uid);
+      await ctx.fx.place(mine.flatMap((h) => [placing(root.path, trashName(run, h.entry), 'trash', h, run), placing(root.path, keptName(run, h.entry), 'kept', h, run)])).catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}; its held sessions are left for the next sweep` });
+        due.length = 0;
+      });
       for (const h of due) {
         ctx.signal?.throwIfAborted();
         if (h.uid !== ctx.uid) {
@@ -142,6 +168,10 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       count(await unreadableItem(ctx, q, item));
       continue;
     }
+    if (item.payloadMismatch !== undefined) {
+      count(await invalidItem(ctx, q, item, item.payloadMismatch));
+      continue;
+    }
     const settled = ctx.nowMs - (item.meta?.removed_ms ?? 0) > SETTLE_AFTER_MS;
     const meta = item.meta;
     if (meta?.kind === 'truncation' && meta.state === 'staged' && !item.incomplete) {
@@ -186,6 +216,22 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
   }
   warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });
   return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
+}
+
+/**
+ * An item whose sidecar is readable but whose payload is not what it names (a symbolic link, a
+ * file for the context directory): it cannot be restored. Kept and reported once per sweep
+ * (`quarantine_item_invalid`, a skip) until its window passes; then purged like any held item (a
+ * link is removed as a link, never followed), audited with its own kind and target.
+ */
+async function invalidItem(ctx: SweepContext, q: Dir, item: QueueItem, why: string): Promise<number | undefined> {
+  const path = q.display(item.entry);
+  if (!isExpired(item.untilMs, ctx.nowMs)) {
+    skip(ctx, { target: path, code: Codes.quarantineItemInvalid, detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (its window)` });
+    return undefined;
+  }
+  warnItem(ctx, Codes.quarantineItemInvalid, path, `${path}: ${why}; its window has passed`, { path });
+  return purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired');
 }
 
 /** Did the truncation a staged item was kept for commit? (the record carries its marker) */

@@ -4,7 +4,9 @@
 // condemn and the plan keeps (live, protected, another user's), and every store the blast-radius
 // guard stopped (one `blast_radius` error each; nothing there is taken by any rule).
 // Guarantees:
-// - Only what the plan chose; the intent is in the audit log before the removal starts.
+// - Only what the plan chose; the intent is in the audit log before the removal starts, and the
+//   names it gives entries in a capsule's directory (the hold, the trash, the kept-aside name) are
+//   in murmur-gc's registry before that (src/gchome/registry.ts; docs/design.md §4a).
 // - A removal is a rename into a `.murmur-gc-trash.*` directory of the same parent, a re-check
 //   there (the session's trace / the record's file unchanged since the scan; otherwise it is put
 //   back and skipped), then deletion — all through the parent's descriptor. A hold is a rename
@@ -23,7 +25,10 @@ import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
 import { acted, fail, notWritable, progress, skip, type RecordStorePlan, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
-import { besidePlanFor, completeHeldBeside, openBesideDirs, removeBeside, reportBesideSkips } from './beside.js';
+import { besidePlanFor, completeHeldBeside, openBesideDirs, removeBeside, reportBesideSkips, type BesideDirs } from './beside.js';
+import { fingerprintOf, placing, type Placed } from '../../gchome/registry.js';
+import { keptName, trashName } from '../../fsx/remove.js';
+import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import type { BudgetReason, SessionRemovalReason } from '../../plan/budget.js';
 import { itemKey, type Fate, type Stop } from '../../plan/fates.js';
 import { failpoint } from '../../failpoint.js';
@@ -161,6 +166,18 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
   const dirs = besidePlan?.remove.length && beside ? await openBesideDirs(ctx, rootDir, beside) : undefined;
   const gone = new Set<string>();
   try {
+    if (!input.isAuditRoot) {
+      // The names these acts give entries in a capsule's directory, recorded before any is made
+      // (src/gchome/registry.ts): only what the registry names is ever taken for murmur-gc's.
+      try {
+        await ctx.fx.place(await placings(ctx, p, rootDir, list, besidePlan, dirs));
+      } catch (err) {
+        if (isAbort(err)) throw err;
+        fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}; nothing there is removed or held this sweep` });
+        for (const r of list) ctx.failed.add(itemKey(p.key, r.name));
+        return;
+      }
+    }
     for (const r of list) {
       ctx.signal?.throwIfAborted();
       const view = views.find((v) => v.scan.name === r.name);
@@ -224,6 +241,39 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
     await dirs?.close();
     await rootDir.close();
   }
+}
+
+/**
+ * The registry records of what removing (or holding) `list` in this root names: a hold, or the
+ * trash and kept-aside names of a removal at once, per session (as it is now, when it is still the
+ * one scanned); and for each child that goes at once, its trash and kept-aside names in
+ * `children/`. A child that goes into its session's hold makes no name of its own.
+ */
+async function placings(ctx: SweepContext, p: SessionsRootPlan, rootDir: Dir, list: { name: string; fate: Taking }[], besidePlan: ReturnType<typeof besidePlanFor>, dirs: BesideDirs | undefined): Promise<Placed[]> {
+  const run = ctx.auditId;
+  const out: Placed[] = [];
+  const atOnce = new Set<string>();
+  for (const r of list) {
+    const view = p.views.find((v) => v.scan.name === r.name);
+    const st = view ? await rootDir.lstat(r.name) : undefined;
+    if (!view || !st?.isDirectory() || !sameIdentity(identityOf(st), view.scan.identity)) continue;
+    const fp = fingerprintOf(st);
+    if (r.fate.fate === 'held') {
+      out.push(placing(rootDir.path, sessionQuarantineName(r.fate.untilMs, r.name), 'hold', fp, run, { session: r.name, untilMs: r.fate.untilMs, reason: r.fate.rule }));
+    } else {
+      atOnce.add(r.name);
+      out.push(placing(rootDir.path, trashName(run, r.name), 'trash', fp, run), placing(rootDir.path, keptName(run, r.name), 'kept', fp, run));
+    }
+  }
+  const children = dirs?.children;
+  for (const it of besidePlan?.remove ?? []) {
+    if (it.kind !== 'child_workdir' || !atOnce.has(it.session) || !children) continue;
+    const st = await children.lstat(it.name);
+    if (!st?.isDirectory()) continue;
+    const fp = fingerprintOf(st);
+    out.push(placing(children.path, trashName(run, it.name), 'trash', fp, run), placing(children.path, keptName(run, it.name), 'kept', fp, run));
+  }
+  return out;
 }
 
 /** `verify` run on the session `root/name` in place (before what goes with it is removed). */

@@ -6,12 +6,14 @@
 // (not the audit root) is probed once for whether this process may write it (access(2) through
 // its descriptor: one open, one access, nothing written; src/fsx/safe-fs.ts Dir.writeDenied), so
 // that the steps attempt nothing in a root they cannot change (docs/daemon.md "Making more paths
-// writable").
+// writable"). Entries named like murmur-gc's own in a root or its children/ that its registry does
+// not vouch for are taken out of the scan and reported (steps/trust.ts).
 import { loadTraceCache } from '../../gchome/trace-cache.js';
 import { MemoryTraceCache } from '../../runtime/trace-scan.js';
 import { scanSessionsWorld, type SessionView } from '../world.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, problem, type SweepContext, type StepTally } from './context.js';
+import { applyTrust } from './trust.js';
 
 export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   ctx.cache = ctx.homeDir ? await loadTraceCache(ctx.homeDir) : new MemoryTraceCache();
@@ -27,6 +29,8 @@ export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
     ctx.sessionPlans.push({ input, scan, views: byRoot.get(input.root) ?? [], key: `sessions:${input.root}`, ...(beside ? { beside } : {}) });
   }
   Object.assign(ctx.report.inventory, ctx.world.counts);
+  // Only what murmur-gc's registry vouches for is a hold, trash or kept-aside entry of its own.
+  await applyTrust(ctx);
   await probeWritable(ctx);
   return { items: ctx.world.counts.sessions, bytes: 0 };
 }
