@@ -1,5 +1,6 @@
-// Runs the built CLI (dist/cli/bin.js, as a user runs it) and measures the process: its peak RSS
-// (process.resourceUsage at exit) and the bytes it read (`rchar` of /proc/self/io at exit), both
+// Runs the built CLI (dist/cli/bin.js, as a user runs it: with the V8 flags its shebang line
+// gives node) and measures the process: its peak RSS
+// (VmHWM at exit, see PEAK_RSS_KB_JS) and the bytes it read (`rchar` of /proc/self/io at exit), both
 // reported by a --require preload. A watchdog kills the child once its RSS passes the ceiling, so
 // a regression fails fast instead of exhausting the machine.
 import { spawn } from 'node:child_process';
@@ -21,10 +22,19 @@ export interface Measured {
   killed: boolean;
 }
 
+/**
+ * JavaScript (CommonJS or ESM) for the peak RSS in KB of the process that evaluates it: VmHWM of
+ * /proc/self/status, the high-water mark of its own address space since exec. Not
+ * process.resourceUsage().maxRSS: Linux carries getrusage's maxrss across exec, so a child forked
+ * from a large test worker reports at least the worker's RSS (a Node 24 worker at 300 MB made
+ * every child "peak" there).
+ */
+export const PEAK_RSS_KB_JS = "Number(/VmHWM:\\s+(\\d+)/.exec(process.getBuiltinModule('node:fs').readFileSync('/proc/self/status', 'latin1'))[1])";
+
 const PRELOAD = `process.on('exit', () => {
   const fs = require('node:fs');
   const io = fs.readFileSync('/proc/self/io', 'latin1');
-  fs.writeFileSync(process.env.MGC_MEASURED_OUT, JSON.stringify({ maxRssKb: process.resourceUsage().maxRSS, rchar: Number(/rchar: (\\d+)/.exec(io)[1]) }));
+  fs.writeFileSync(process.env.MGC_MEASURED_OUT, JSON.stringify({ maxRssKb: ${PEAK_RSS_KB_JS}, rchar: Number(/rchar: (\\d+)/.exec(io)[1]) }));
 });
 `;
 
@@ -41,11 +51,19 @@ function preloadFile(): string {
   return (preload = name);
 }
 
+/** The node flags of the bin's shebang (`#!/usr/bin/env -S node <flags>`): what the executable runs with. */
+export function shebangFlags(bin = BIN): string[] {
+  const first = fs.readFileSync(bin, 'latin1').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node((?: --[a-z-]+=[0-9]+)*)$/.exec(first);
+  if (!m) throw new Error(`${bin}: unexpected shebang line ${JSON.stringify(first)}`);
+  return m[1]!.trim().split(' ').filter(Boolean);
+}
+
 /** Run `murmur-gc args` with HOME = `home`, killed past `ceilingKb` of RSS. */
 export function runMeasured(args: string[], home: string, ceilingKb = 300 * 1024): Promise<Measured> {
   const out = path.join(os.tmpdir(), `mgc-measured-out-${process.pid}-${Math.random().toString(16).slice(2)}.json`);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--require', preloadFile(), BIN, ...args], { env: { ...cliEnv(home), MGC_MEASURED_OUT: out } });
+    const child = spawn(process.execPath, [...shebangFlags(), '--require', preloadFile(), BIN, ...args], { env: { ...cliEnv(home), MGC_MEASURED_OUT: out } });
     const stdout: Buffer[] = [];
     let stderr = '';
     let killed = false;

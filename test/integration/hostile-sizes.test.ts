@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
-import { runMeasured } from '../helpers/measured.js';
+import { runMeasured, PEAK_RSS_KB_JS } from '../helpers/measured.js';
 
 const CEILING_KB = 300 * 1024;
 const GiB = 1024 ** 3;
@@ -85,7 +85,7 @@ function runWatched(args: string[]): Promise<Measured> {
   const wrapper = `
     const { main } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'cli', 'main.js'))});
     const code = await main(${JSON.stringify(args)});
-    process.stderr.write('\\nMAXRSS_KB ' + process.resourceUsage().maxRSS + '\\n');
+    process.stderr.write('\\nMAXRSS_KB ' + ${PEAK_RSS_KB_JS} + '\\n');
     process.exitCode = code;
   `;
   return new Promise((resolve) => {

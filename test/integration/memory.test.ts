@@ -1,6 +1,7 @@
 // The sweep truncates a large record with bounded memory: a ~512 MB record truncated through the
 // real CLI code path (inventory count + staged rewrite) must stay under 150 MB peak RSS.
 // (bench/run.mjs runs the same at 2 GB and compares against `tail`.)
+import { PEAK_RSS_KB_JS } from '../helpers/measured.js';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -42,7 +43,7 @@ function runMeasured(args: string[], home: string): { status: number | null; std
   const wrapper = `
     const { main } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'cli', 'main.js'))});
     const code = await main(${JSON.stringify(args)});
-    process.stderr.write('\\nMAXRSS_KB ' + process.resourceUsage().maxRSS + '\\n');
+    process.stderr.write('\\nMAXRSS_KB ' + ${PEAK_RSS_KB_JS} + '\\n');
     process.exitCode = code;
   `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', wrapper], { env: f.cliEnv(home), encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });

@@ -4,6 +4,7 @@
 // warm (served from the cache a real sweep wrote), and reports the heap its scans and plans hold once
 // everything is planned (forced GCs with and without them: what the sweep keeps, not garbage or
 // compiled code) and its peak RSS, per session (the records' share included).
+import { PEAK_RSS_KB_JS } from '../helpers/measured.js';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -105,7 +106,7 @@ function sweepMeasured(cfg: string): Measured {
     const rep = await runSweep({ config, dryRun: true, log: createLogger({ level: 'silent', pretty: false }) });
     process.stdout.write(JSON.stringify({
       sessions: rep.inventory.sessions, tracesRead: rep.inventory.traces_read, tracesCached: rep.inventory.traces_cached,
-      actions: rep.actions.length, heldBytes: held, maxRssKb: process.resourceUsage().maxRSS,
+      actions: rep.actions.length, heldBytes: held, maxRssKb: ${PEAK_RSS_KB_JS},
     }));
   `;
   const r = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=2', '--input-type=module', '-e', child], { env: f.cliEnv(T), encoding: 'utf8', timeout: 120_000 });

@@ -2,6 +2,7 @@
 // hold a record in memory. A ~300 MB record is generated, then a child node process running the
 // BUILT module (dist/, produced by `npm test`'s pretest `tsc`) scans it and plans a truncation;
 // its peak RSS must stay under 150 MB whatever the file size.
+import { PEAK_RSS_KB_JS } from '../helpers/measured.js';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -71,7 +72,7 @@ const scan = await scanRecord(fh, size);
 const plan = await planKeepNewest(fh, size, Number(process.argv[3]));
 await fh.close();
 console.log(JSON.stringify({ size, messages: scan.messages, lastMessageId: scan.lastMessageId, header: scan.header?.capsule,
-  total: plan.total, dropped: plan.dropped, kept: plan.kept, maxRSS: process.resourceUsage().maxRSS }));
+  total: plan.total, dropped: plan.dropped, kept: plan.kept, maxRSS: ${PEAK_RSS_KB_JS} }));
 `;
 
 function runChild(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
