@@ -141,25 +141,44 @@ export async function createInodeReserve(gc: Dir): Promise<boolean> {
   if (have > 0) await removeInodeDir(gc, RESERVE_INODES_NAME); // one a killed release left short
   if ((await reserveInodes(gc, RESERVE_INODES_TEMP)) > 0) await removeInodeDir(gc, RESERVE_INODES_TEMP);
   else if (await gc.lstat(RESERVE_INODES_TEMP)) return false; // not ours: left alone
-  let placed = false;
   let made = false;
+  return placeByRename(
+    gc,
+    RESERVE_INODES_TEMP,
+    RESERVE_INODES_NAME,
+    async () => {
+      const d = await gc.mkdir(RESERVE_INODES_TEMP, 0o700);
+      made = true;
+      try {
+        for (let i = 0; i < RESERVE_INODES; i++) await (await d.createExclusive(inodeFile(i), 0o600)).close();
+        await d.sync();
+      } finally {
+        await d.close();
+      }
+    },
+    async () => {
+      if (made) await removeInodeDir(gc, RESERVE_INODES_TEMP);
+    },
+  );
+}
+
+/**
+ * Write `temp` whole (`write`), then rename it to `name`: true once it is in place; false, with
+ * `discard` run, when the filesystem had no room (ENOSPC, EDQUOT); any other error is thrown,
+ * `discard` run too.
+ */
+async function placeByRename(gc: Dir, temp: string, name: string, write: () => Promise<void>, discard: () => Promise<void>): Promise<boolean> {
+  let placed = false;
   try {
-    const d = await gc.mkdir(RESERVE_INODES_TEMP, 0o700);
-    made = true;
-    try {
-      for (let i = 0; i < RESERVE_INODES; i++) await (await d.createExclusive(inodeFile(i), 0o600)).close();
-      await d.sync();
-    } finally {
-      await d.close();
-    }
-    await gc.rename(RESERVE_INODES_TEMP, RESERVE_INODES_NAME);
+    await write();
+    await gc.rename(temp, name);
     placed = true;
     return true;
   } catch (err) {
     if (errnoCode(err) === 'ENOSPC' || errnoCode(err) === 'EDQUOT') return false;
     throw err;
   } finally {
-    if (made && !placed) await removeInodeDir(gc, RESERVE_INODES_TEMP).catch(() => undefined);
+    if (!placed) await discard().catch(() => undefined);
   }
 }
 
@@ -168,23 +187,22 @@ export async function createReserve(gc: Dir): Promise<boolean> {
   if ((await reserveBytes(gc)) >= RESERVE_BYTES) return true;
   if ((await gc.lstat(RESERVE_TEMP))?.isFile()) await gc.unlink(RESERVE_TEMP);
   const fh = await gc.createExclusive(RESERVE_TEMP, 0o600);
-  let placed = false;
-  try {
-    const chunk = Buffer.alloc(64 << 10);
-    for (let at = 0; at < RESERVE_BYTES; at += chunk.length) {
-      let w = 0;
-      while (w < chunk.length) w += (await fh.write(chunk, w, chunk.length - w, at + w)).bytesWritten;
-    }
-    await fh.sync();
-    await fh.close();
-    await gc.rename(RESERVE_TEMP, RESERVE_NAME);
-    placed = true;
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === 'ENOSPC' || errnoCode(err) === 'EDQUOT') return false;
-    throw err;
-  } finally {
-    await fh.close().catch(() => undefined);
-    if (!placed) await gc.unlink(RESERVE_TEMP).catch(() => undefined);
-  }
+  return placeByRename(
+    gc,
+    RESERVE_TEMP,
+    RESERVE_NAME,
+    async () => {
+      const chunk = Buffer.alloc(64 << 10);
+      for (let at = 0; at < RESERVE_BYTES; at += chunk.length) {
+        let w = 0;
+        while (w < chunk.length) w += (await fh.write(chunk, w, chunk.length - w, at + w)).bytesWritten;
+      }
+      await fh.sync();
+      await fh.close();
+    },
+    async () => {
+      await fh.close().catch(() => undefined);
+      await gc.unlink(RESERVE_TEMP);
+    },
+  );
 }
