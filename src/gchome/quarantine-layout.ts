@@ -87,7 +87,8 @@ export function parseMeta(text: string): ItemMeta | undefined {
   } catch {
     return undefined;
   }
-  if (typeof o !== 'object' || o === null) return undefined;
+  // (a number, string or boolean has none of the fields below, so it is refused by them)
+  if (o === null) return undefined;
   const m = o as Record<string, unknown>;
   const str = (k: string) => typeof m[k] === 'string' && (m[k]).length > 0;
   const int = (k: string) => typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k]) >= 0;
@@ -101,7 +102,7 @@ export function parseMeta(text: string): ItemMeta | undefined {
   if (m['range'] !== undefined) {
     const r = m['range'] as Record<string, unknown> | null;
     const ok = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-    if (m['kind'] !== 'truncation' || typeof r !== 'object' || r === null || !ok(r['from']) || !ok(r['to']) || (r['to'] as number) < (r['from'] as number)) return undefined;
+    if (m['kind'] !== 'truncation' || r === null || !ok(r['from']) || !ok(r['to']) || (r['to'] as number) < (r['from'] as number)) return undefined;
   }
   return m as unknown as ItemMeta;
 }
@@ -137,9 +138,12 @@ export function isExpired(untilMs: number, nowMs: number): boolean {
   return untilMs <= nowMs;
 }
 
+/** Code-unit order of two strings (as `<` compares them), -1, 0 or 1. */
+const byText = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+
 /** Held items oldest first (the one whose window ends first), ties by target then entry. */
 export function oldestFirst<T extends { untilMs: number; target: string; entry: string }>(items: T[]): T[] {
-  return [...items].sort((a, b) => a.untilMs - b.untilMs || (a.target < b.target ? -1 : a.target > b.target ? 1 : a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
+  return [...items].sort((a, b) => a.untilMs - b.untilMs || byText(a.target, b.target) || byText(a.entry, b.entry));
 }
 
 /**

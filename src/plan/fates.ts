@@ -269,13 +269,14 @@ export function fateOf(plan: FatePlan | undefined, store: string, name: string):
 
 /** Every fate of one sweep (see the header). */
 export function planFates(input: FateInput): FatePlan {
-  const stopped = new Set(input.stopped ?? []);
+  const stopped = new Set(input.stopped);
   const stops: Stop[] = [];
   for (;;) {
     const plan = planWith(input, stopped);
-    const trips = guardTrips(input, plan, stopped);
+    const trips = guardTrips(input, plan);
     if (trips.length === 0) {
-      for (const [k, f] of plan.items) if (f.fate === 'kept' && f.why === 'policy' && f.condemnedBy === undefined) plan.items.delete(k);
+      // a kept `policy` names no rule (keptWhy never gives it; a protected item kept saying so is `protected`)
+      for (const [k, f] of plan.items) if (f.fate === 'kept' && f.why === 'policy') plan.items.delete(k);
       return { ...plan, stops };
     }
     for (const t of trips) {
@@ -291,8 +292,6 @@ export function planFates(input: FateInput): FatePlan {
 interface Candidate {
   key: string;
   store: string;
-  /** order among stores (ties in age) */
-  storeIndex: number;
   target: string;
   ageMs: number;
   bytes: number;
@@ -332,9 +331,11 @@ function planWith(input: FateInput, stopped: ReadonlySet<string>): Omit<FatePlan
  * (`condemnedBy` the budget's rule): the same budgets planned once more with protection ignored.
  */
 function markProtectedWanted(input: FateInput, stopped: ReadonlySet<string>, items: Map<string, Fate>, policyItems: ReadonlyMap<string, Fate>, policyHolds: ReadonlyMap<string, HoldFate>, until: number | undefined): void {
-  const guarded: string[] = [];
-  for (const r of input.roots) if (r.maxBytes !== undefined || r.keepFree) for (const s of r.sessions) if (s.protected) guarded.push(itemKey(r.key, s.name));
-  for (const st of input.stores) if (st.maxBytes !== undefined || st.keepFree) for (const c of st.contexts) if (c.protected) guarded.push(itemKey(st.key, c.context));
+  // (a protected item of a store no budget reaches is never taken by the plan below either)
+  const guarded = [
+    ...input.roots.flatMap((r) => r.sessions.filter((s) => s.protected).map((s) => itemKey(r.key, s.name))),
+    ...input.stores.flatMap((st) => st.contexts.filter((c) => c.protected).map((c) => itemKey(st.key, c.context))),
+  ];
   if (guarded.length === 0) return;
   const shadow = new Map(policyItems);
   planBudgets(input, stopped, shadow, new Map(policyHolds), until, true);
@@ -354,17 +355,17 @@ function planRootPolicy(
   taken: (holdable: boolean, rule: 'max_age' | 'max_sessions') => Fate,
   items: Map<string, Fate>,
 ): void {
-  const guarded = new Set(r.sessions.filter((s) => s.protected).map((s) => s.name));
+  // Only what the runtime's policy condemns, and by which rule, is taken from planSessions; why a
+  // condemned session stays is decided here (keptWhy). Live and protected sessions keep their rank
+  // there anyway, so every session goes in as one it may remove.
   const p = planSessions(
-    r.sessions.map((s) => ({ name: s.name, liveness: s.live ? 'live' : 'dead', livenessWhy: s.liveWhy ?? '' })),
+    r.sessions.map((s) => ({ name: s.name, liveness: 'dead', livenessWhy: '' })),
     r.retain,
     nowMs,
     r.floorId,
-    (name) => guarded.has(name),
   );
   const condemned = new Map<string, 'max_age' | 'max_sessions'>();
   for (const x of p.remove) condemned.set(x.name, x.reason);
-  for (const x of p.skip) condemned.set(x.name, x.reason);
   for (const s of r.sessions) {
     const rule = condemned.get(s.name);
     const key = itemKey(r.key, s.name);
@@ -448,7 +449,8 @@ interface StoreState {
 }
 
 const byName = (a: { target: string }, b: { target: string }): number => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
-const byAge = (a: Candidate, b: Candidate): number => a.ageMs - b.ageMs || byName(a, b) || a.storeIndex - b.storeIndex;
+/** One store's candidates, oldest first (the names of one store are never alike). */
+const byAge = (a: Candidate, b: Candidate): number => a.ageMs - b.ageMs || byName(a, b);
 
 /**
  * What a budget may not take an item for (undefined: it may): the reason its policy fate keeps it,
@@ -506,7 +508,7 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
       const key = itemKey(r.key, s.name);
       const f = items.get(key);
       if (f?.fate === 'held' || f?.fate === 'removed' || s.bytes === undefined) continue;
-      const c = { key, store: r.key, storeIndex: st.index, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0, holdable: r.holdable };
+      const c = { key, store: r.key, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0, holdable: r.holdable };
       place(st, c, blockOf(f, s, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     for (const x of r.fixed) {
@@ -527,7 +529,7 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
       if (f?.fate === 'held' || f?.fate === 'removed' || x.bytes === undefined) continue;
       // a record its max_messages truncates weighs what the truncation leaves
       const bytes = f?.fate === 'truncated' ? (x.bytesAfterTruncation ?? x.bytes) : x.bytes;
-      const c = { key, store: s.key, storeIndex: st.index, target: x.context, ageMs: x.mtimeMs, bytes, inodes: x.inodes ?? 0, holdable: s.holdable };
+      const c = { key, store: s.key, target: x.context, ageMs: x.mtimeMs, bytes, inodes: x.inodes ?? 0, holdable: s.holdable };
       place(st, c, blockOf(f, x, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     st.before = st.charged;
@@ -567,8 +569,8 @@ function planBudgets(
   // max_bytes, store by store
   for (const st of stores) {
     if (st.maxBytes === undefined) continue;
+    // at or under its budget: `over` ≤ 0 is in reach, and the loop below takes nothing
     const over = st.charged - st.maxBytes;
-    if (over <= 0) continue;
     const reachable = st.candidates.reduce((n, c) => n + c.bytes, 0);
     if (reachable < over) {
       unmet.push(unmetOf(st.key, st.label, 'max_bytes', over, st.staying, st.candidates));
@@ -755,7 +757,7 @@ function keepFreeFor(
   const withRoom = Math.max(0, kf.short + kf.room - freed.bytes);
   const baseInodes = Math.max(0, (kf.inodesShort ?? 0) - freed.inodes);
   const withRoomInodes = Math.max(0, (kf.inodesShort ?? 0) + (kf.inodesRoom ?? 0) - freed.inodes);
-  const roomFits = (withRoom > base || withRoomInodes > baseInodes) && reachable >= withRoom && reachableInodes >= withRoomInodes;
+  const roomFits = reachable >= withRoom && reachableInodes >= withRoomInodes;
   const short = roomFits ? withRoom : base;
   const shortInodes = roomFits ? withRoomInodes : baseInodes;
   let left = short;
@@ -763,8 +765,8 @@ function keepFreeFor(
   let taken = 0;
   let takenInodes = 0;
   let unmet: BudgetUnmet | undefined;
-  const wanted = left > 0 || leftInodes > 0;
-  if (wanted && reachable >= left && reachableInodes >= leftInodes) {
+  // Nothing short (left and leftInodes 0) is in reach and takes nothing; out of reach, something is short.
+  if (reachable >= left && reachableInodes >= leftInodes) {
     for (const p of picks) {
       if (left <= 0 && leftInodes <= 0) break;
       p.take();
@@ -773,7 +775,7 @@ function keepFreeFor(
       taken += p.bytes;
       takenInodes += p.inodes;
     }
-  } else if (wanted) {
+  } else {
     const taking = stores.filter((s) => s.keepFree);
     unmet = unmetOf(undefined, 'keep_free', 'keep_free', Math.max(0, left), taking.flatMap((s) => s.staying), picks);
     if (leftInodes > 0) unmet.inodes_short = leftInodes;
@@ -834,15 +836,14 @@ function unmetOf(
 
 // ---- the guard --------------------------------------------------------------------------------
 
-/** The stores not yet stopped where every rule together would take more than the guard allows. */
-function guardTrips(input: FateInput, plan: Omit<FatePlan, 'stops'>, stopped: ReadonlySet<string>): Stop[] {
+/** The stores where every rule together would take more than the guard allows (a stopped store loses nothing, so it never trips again). */
+function guardTrips(input: FateInput, plan: Omit<FatePlan, 'stops'>): Stop[] {
   const out: Stop[] = [];
   const going = (store: string, names: string[]) => names.filter((n) => {
     const f = plan.items.get(itemKey(store, n));
     return f?.fate === 'held' || f?.fate === 'removed';
   });
   const check = (key: string, kind: Stop['kind'], names: string[]) => {
-    if (stopped.has(key)) return;
     const g = going(key, names);
     const limit = blastRadius({ present: names.length, remove: g.length, configured: input.guard.maxDelete, unattended: input.guard.unattended, confirmLarge: input.guard.confirmLarge });
     if (limit !== undefined) out.push({ store: key, kind, present: names.length, going: g, limit });

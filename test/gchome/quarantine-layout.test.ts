@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   CONTEXT_PAYLOAD,
   DROPPED_PAYLOAD,
+  ITEM_FILE,
+  QUARANTINE_DIR,
   RECORD_PAYLOAD,
   heldKey,
   isExpired,
@@ -41,6 +43,10 @@ describe('item names', () => {
     expect(payloadOf({ kind: 'truncation' })).toBe(DROPPED_PAYLOAD);
     expect([CONTEXT_PAYLOAD, RECORD_PAYLOAD, DROPPED_PAYLOAD]).toEqual(['ctx', 'record.jsonl', 'dropped.jsonl']);
   });
+
+  it('the items live in `<home>/gc/quarantine/`, each with its sidecar `item.json` (the layout a restore by hand reads)', () => {
+    expect([QUARANTINE_DIR, ITEM_FILE]).toEqual(['quarantine', 'item.json']);
+  });
 });
 
 describe('sidecars', () => {
@@ -50,6 +56,11 @@ describe('sidecars', () => {
     expect(text.split('\n')).toHaveLength(2);
     expect(parseMeta(text)).toEqual(trunc);
     expect(parseMeta(serializeMeta({ ...trunc, range: { from: 10, to: 10 } }))).toEqual({ ...trunc, range: { from: 10, to: 10 } });
+  });
+
+  it('read down to zero: times, a message count, a range from the first byte', () => {
+    const zero: ItemMeta = { ...trunc, removed_ms: 0, until_ms: 0, messages: 0, range: { from: 0, to: 0 } };
+    expect(parseMeta(serializeMeta(zero))).toEqual(zero);
   });
 
   it('refuse anything that is not a sidecar, whatever field is wrong', () => {
@@ -112,11 +123,22 @@ describe('deadlines and the purge order', () => {
       { untilMs: 1, target: 'z', entry: '1' },
       { untilMs: 2, target: 'a', entry: '9' },
       { untilMs: 2, target: 'a', entry: '3' },
+      { untilMs: 2, target: 'c', entry: '0' },
     ];
-    const want = ['1/z/1', '2/a/3', '2/a/9', '2/b/2'];
+    // a later target sorts after an earlier one whatever its entry ('c/0' after 'b/2' after 'a/9')
+    const want = ['1/z/1', '2/a/3', '2/a/9', '2/b/2', '2/c/0'];
     expect(oldestFirst(items).map((i) => `${i.untilMs}/${i.target}/${i.entry}`)).toEqual(want);
     expect(oldestFirst([...items].reverse()).map((i) => `${i.untilMs}/${i.target}/${i.entry}`)).toEqual(want);
     expect(items[0]).toEqual({ untilMs: 2, target: 'b', entry: '2' }); // the input is not sorted in place
+  });
+
+  it('items alike in all three (one session held in two roots) stay in the order given (the configured roots\' order)', () => {
+    const twins = [
+      { untilMs: 1, target: 'ses_x', entry: 'e', parent: '/r1' },
+      { untilMs: 1, target: 'ses_x', entry: 'e', parent: '/r2' },
+    ];
+    expect(oldestFirst(twins).map((i) => i.parent)).toEqual(['/r1', '/r2']);
+    expect(oldestFirst([...twins].reverse()).map((i) => i.parent)).toEqual(['/r2', '/r1']);
   });
 });
 
