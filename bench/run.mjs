@@ -17,6 +17,7 @@
 //             (the median of 9 runs each, 3 with --quick; the per-command CPU goal is ≤ 2.5×)
 //   warm     real sweep, nothing changed since the last one      vs find ROOTS -maxdepth 2 -printf '%s %T@\n'
 //   first    real sweep, no cache (trace-cache.json removed)     vs cat of every file it must read
+//   explain  `explain ses_…` of one session, after a warm sweep    vs that warm sweep (goal ≤ 1.5× CPU)
 //   daemon   `murmur-gc daemon` sweeping every few seconds: the CPU of each scheduled sweep after
 //            its first (start-up is paid once per daemon)        vs the warm sweep's find
 //   (both at 1/10 size too: the scaling pair)
@@ -236,7 +237,10 @@ try {
       `find ${stores.filter((s) => !s.endsWith('/archive')).map(q).join(' ')} -mindepth 2 -maxdepth 2 -name conversation.jsonl -print0 >> ${q(list)}`);
     const archive = stores.find((s) => s.endsWith('/archive'));
     const readAll = `xargs -0 cat < ${q(list)} > /dev/null; for f in ${q(archive)}/*/conversation.jsonl; do [ ! -e "$f" ] || head -c 65536 "$f"; done > /dev/null`;
-    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [];
+    // explain: one session in the middle of the first root (its fate, from a whole dry run)
+    const inRoot = fs.readdirSync(m.roots[0]).filter((n) => n.startsWith('ses_')).sort();
+    const target = inRoot[Math.floor(inRoot.length / 2)];
+    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [], explain = [];
     for (let i = 0; i < runs; i++) {
       fs.rmSync(cacheFile, { force: true });
       firstBase.push(sh(readAll));
@@ -250,11 +254,15 @@ try {
       warm.push(w);
       check(w.report.inventory?.traces_read === 0, `${label} warm sweep read no trace (${JSON.stringify(w.report.inventory)})`);
       dry.push(gcRun(cfg, ['--dry-run']));
+      const e = run(process.execPath, [...nodeFlags, bin, 'explain', target, '--json', '--config', cfg]);
+      explain.push(e);
+      check(JSON.parse(e.stdout).fate?.word === 'kept:policy', `${label} explain ${target} says kept:policy`);
     }
     const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
     row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
+    row(`explain one session (a whole dry run), ${n}`, explain, warm, 'the warm sweep', '≤ 1.5× CPU');
     // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
     row(`warm sweep in the daemon (each scheduled sweep after its first), ${n}`, await daemonSweeps(cfg, label, runs, daemonEverySecs), warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`, warmFloor, warmBase, 'find -maxdepth 2 -printf', '(not murmur-gc)', true);
@@ -393,6 +401,7 @@ try {
     if (r.name.startsWith('start-up:')) ratioGoal(r, 2.5);
     else if (/^(warm sweep|first sweep)/.test(r.name)) ratioGoal(r, 2);
     else if (r.name.startsWith('truncate an indexed')) ratioGoal(r, 3);
+    else if (r.name.startsWith('explain')) ratioGoal(r, 1.5);
   }
   if (big !== undefined) {
     const gbsCpu = big.bytes / 1e9 / median(count.map((r) => r.cpu));

@@ -16,6 +16,7 @@ export const EXAMPLES: readonly (readonly [string, string])[] = [
   ['murmur-gc --json > report.json', 'sweep now, one JSON report on stdout'],
   ['murmur-gc status', 'daemon or timer, last sweep, next run, store sizes'],
   ['murmur-gc history --target ses_…', 'what happened to it: removed, held, restored, …'],
+  ['murmur-gc explain ses_…', 'why it is kept or taken, and when that changes'],
   ['murmur-gc conversation ls', 'conversation records, sizes, truncations'],
   ['murmur-gc quarantine ls', 'what the undo window holds, until when'],
   ['murmur-gc restore ses_…', 'put a held session (or context) back, protected'],

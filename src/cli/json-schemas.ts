@@ -413,6 +413,73 @@ export const ProtectionLsSchema = z.strictObject({
   items: z.array(protectedItem.extend({ present: z.boolean() })),
 });
 
+// ---- explain (src/commands/explain.ts; docs/explain.md) ----------------------------------------
+const liveTest = z.enum(['running_record', 'recent_write', 'live_grace']).nullable();
+const due = z.strictObject({
+  at_ms: num.nullable(),
+  event: z.enum(['next_sweep', 'condemned', 'live_ends', 'window_ends', 'never', 'unknown']),
+  then: z.enum(['hold', 'remove', 'truncate', 'purge']).nullable(),
+  rule: nullableString,
+});
+const liveSession = z.strictObject({ session: str, root: str, test: liveTest, why: str, live_until_ms: num.nullable(), pid: int.nullable() });
+export const ExplainSchema = z.strictObject({
+  ...head('explain'),
+  home: str,
+  target: str,
+  now_ms: num,
+  item: z.strictObject({
+    kind: z.enum(['session', 'context', 'held_session', 'held_context', 'held_truncation', 'child_workdir', 'work_log']),
+    name: str,
+    path: str,
+    store: z.enum(['sessions', 'records']),
+    place: str,
+    origin: nullableString,
+    manifest: nullableString,
+  }),
+  fate: z.strictObject({ word: str, condemned_by: nullableString, until_ms: num.nullable(), detail: nullableString }),
+  policy: z
+    .strictObject({
+      retain,
+      capsule: nullableString,
+      owned: z.boolean(),
+      age: z.strictObject({ max_age_secs: num, by: z.enum(['id', 'mtime']), born_ms: num, age_ms: num, condemns_from_ms: num.nullable(), over: z.boolean() }).nullable(),
+      rank: z.strictObject({ max_sessions: int, rank: int, of: int, over: z.boolean(), newer_to_condemn: int }).nullable(),
+      messages: z.strictObject({ max_messages: int, messages: int.nullable(), over: z.boolean(), more_to_condemn: int.nullable() }).nullable(),
+      clock_behind_ms: num.nullable(),
+    })
+    .nullable(),
+  liveness: z
+    .strictObject({ state: z.enum(['live', 'finished', 'dead']), why: str, test: liveTest, last_write_ms: num.nullable(), live_until_ms: num.nullable(), pid: int.nullable(), sessions: z.array(liveSession) })
+    .nullable(),
+  protection: z.strictObject({ since_ms: num.nullable(), by: z.enum(['protect', 'restore']).nullable(), note: nullableString, unreadable: z.boolean() }).nullable(),
+  hold: z.strictObject({ until_ms: num, rule: nullableString, entry: str, keep_free: z.boolean() }).nullable(),
+  guard: z.strictObject({ limit: str, would_take: int, present: int }).nullable(),
+  budgets: z.array(
+    z.discriminatedUnion('rule', [
+      z.strictObject({
+        rule: z.literal('max_bytes'),
+        limit_bytes: num,
+        in_place_bytes: num,
+        item_bytes: num.nullable(),
+        older_removable: z.strictObject({ items: int, bytes: num }),
+        grows_by: num.nullable(),
+        unmet: z.boolean(),
+      }),
+      z.strictObject({ rule: z.literal('keep_free'), required_bytes: num, free_bytes: num, short_bytes: num, short_bytes_after: num, unmet: z.boolean() }),
+    ]),
+  ),
+  beside: z.strictObject({ named_by: z.array(str), named_by_held: z.boolean(), last_write_ms: num.nullable(), children_max_age_secs: num.nullable() }).nullable(),
+  due,
+  moves: z.array(
+    z.strictObject({
+      cause: z.enum(['new_sessions', 'new_messages', 'record_write', 'trace_write', 'process_end', 'growth', 'keep_free', 'release', 'guard', 'restore', 'parent']),
+      count: num.nullable(),
+    }),
+  ),
+  parents: z.array(z.strictObject({ session: str, fate: str, due })),
+  held_too: z.array(z.strictObject({ kind: z.enum(['held_session', 'held_context', 'held_truncation']), path: str, until_ms: num })),
+});
+
 /** What any of these commands prints under --json instead, when it fails (exit 1, 2 or 75). */
 export const ErrorSchema = z.strictObject({
   schema_version: z.literal(SCHEMA_VERSION),
@@ -431,6 +498,7 @@ export const SCHEMAS = {
   protect: ProtectSchema,
   release: ReleaseSchema,
   'protection-ls': ProtectionLsSchema,
+  explain: ExplainSchema,
   error: ErrorSchema,
 } as const;
 

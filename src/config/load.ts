@@ -806,6 +806,7 @@ async function guardHome(home: string, key: 'home' | '--home', file: string | un
 
 /** The warnings of each configuration `loadConfig` returned (see `configWarnings`). */
 const loadedWarnings = new WeakMap<GcConfig, readonly ConfigWarning[]>();
+const loadedSources = new WeakMap<GcConfig, ReadonlyMap<string, PolicySource>>();
 
 /**
  * Resolves the configuration; the first error (in line order) is thrown, its hint saying how many
@@ -820,6 +821,7 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   }
   if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
   loadedWarnings.set(check.config, check.warnings);
+  loadedSources.set(check.config, check.sources);
   return check.config;
 }
 
@@ -831,6 +833,11 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
  */
 export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] {
   return (loadedWarnings.get(config) ?? []).filter((w) => w.code === Codes.configPathMissing && w.keyPath !== 'home' && w.keyPath !== '--home');
+}
+
+/** Where the retain block of the entry `origin` (`sessions[2]`, `records[0]`) of a loaded `config` came from (`config check`'s words); undefined when not known. */
+export function policySourceOf(config: GcConfig, origin: string): PolicySource | undefined {
+  return loadedSources.get(config)?.get(origin);
 }
 
 /** Logs `sweepConfigWarnings(config)`, one warning line each (code, file:line, key path). */

@@ -75,10 +75,13 @@ export class ProtectionSet {
   private readonly contexts = new Map<string, Set<string>>();
   readonly all: boolean;
   readonly size: number;
+  /** the list's items, as read (their notes and times: `murmur-gc explain`) */
+  readonly items: readonly ProtectedItem[];
 
   constructor(items: ProtectedItem[], all = false) {
     this.all = all;
     this.size = items.length;
+    this.items = items;
     for (const i of items) {
       const m = i.kind === 'session' ? this.sessions : this.contexts;
       const s = m.get(i.where) ?? new Set<string>();

@@ -17,18 +17,23 @@ export interface LivenessInput {
   hasSessionEnd: boolean | undefined;
 }
 
+/** Which test made a session live: a running record, a write in the last 60 s, a write within live_grace without session_end. */
+export type LiveTest = 'running_record' | 'recent_write' | 'live_grace';
+
 export interface LivenessVerdict {
   state: Liveness;
   why: string;
+  /** set when live: the test that made it so */
+  test?: LiveTest;
 }
 
 export function judgeLiveness(input: LivenessInput, nowMs: number, liveGraceMs: number): LivenessVerdict {
-  if (input.running === 'alive') return { state: 'live', why: 'its running record names a live process' };
+  if (input.running === 'alive') return { state: 'live', why: 'its running record names a live process', test: 'running_record' };
   const sinceWrite = nowMs - input.lastWriteMs;
-  if (sinceWrite < TEARDOWN_WINDOW_MS) return { state: 'live', why: 'its trace was written in the last 60 s' };
+  if (sinceWrite < TEARDOWN_WINDOW_MS) return { state: 'live', why: 'its trace was written in the last 60 s', test: 'recent_write' };
   if (input.hasSessionEnd === true) return { state: 'finished', why: 'its trace has session_end' };
   if (sinceWrite < liveGraceMs) {
-    return { state: 'live', why: 'its trace has no session_end and was written within live_grace' };
+    return { state: 'live', why: 'its trace has no session_end and was written within live_grace', test: 'live_grace' };
   }
   return { state: 'dead', why: 'no session_end and no write within live_grace' };
 }

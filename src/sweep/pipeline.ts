@@ -74,6 +74,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
       await runStep(ctx, step);
       if (ctx.stopped) break;
     }
+    await opts.inspect?.(ctx);
     return finishReport(ctx);
   } catch (err) {
     await abandonAudit(ctx, isAbort(err));

@@ -113,6 +113,10 @@ describe('the JSON contract', () => {
     check('protect', ['protect', kept[0]!], 0);
     check('protection-ls', ['protection', 'ls'], 0);
     check('release', ['release', kept[0]!], 0);
+    expect(check('explain', ['explain', kept[0]!], 0)).toMatchObject({ command: 'explain', item: { kind: 'session' }, policy: { rank: { rank: 1 } } });
+    check('explain', ['explain', 'ctx_new'], 0);
+    check('explain', ['explain', session], 0);
+    expect(check('error', ['explain', 'ses_'], 2)).toMatchObject({ command: 'explain', error: { code: 'target_ambiguous' } });
     check('sweep', [], 0);
     const st = check('status', ['status'], 0);
     expect(st['stores']).toMatchObject({ quarantine: { items: 4 } });

@@ -64,6 +64,7 @@ describe('a home that is not one', () => {
       ['protect', 'ctx_x'],
       ['release', 'ctx_x'],
       ['protection', 'ls'],
+      ['explain', 'ctx_x'],
       ['config', 'check'],
     ];
     const results = await Promise.all(commands.map((c) => f.runCliAsync([...c, '--home', p], T)));

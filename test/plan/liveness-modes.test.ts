@@ -31,10 +31,10 @@ describe('judgeLiveness', () => {
   it('each verdict says why, in its own words', () => {
     const v = (running: 'alive' | 'none', sinceWriteMs: number, hasSessionEnd: boolean | undefined) =>
       judgeLiveness({ running, lastWriteMs: NOW - sinceWriteMs, hasSessionEnd }, NOW, GRACE);
-    expect(v('alive', GRACE * 2, true)).toEqual({ state: 'live', why: 'its running record names a live process' });
-    expect(v('none', 1_000, true)).toEqual({ state: 'live', why: 'its trace was written in the last 60 s' });
+    expect(v('alive', GRACE * 2, true)).toEqual({ state: 'live', why: 'its running record names a live process', test: 'running_record' });
+    expect(v('none', 1_000, true)).toEqual({ state: 'live', why: 'its trace was written in the last 60 s', test: 'recent_write' });
     expect(v('none', GRACE * 2, true)).toEqual({ state: 'finished', why: 'its trace has session_end' });
-    expect(v('none', GRACE / 2, false)).toEqual({ state: 'live', why: 'its trace has no session_end and was written within live_grace' });
+    expect(v('none', GRACE / 2, false)).toEqual({ state: 'live', why: 'its trace has no session_end and was written within live_grace', test: 'live_grace' });
     expect(v('none', GRACE * 2, undefined)).toEqual({ state: 'dead', why: 'no session_end and no write within live_grace' });
   });
   it('an unreadable trace is never "finished"; a write from the future counts as just written', () => {

@@ -62,6 +62,11 @@ export interface SweepOptions {
   alsoUnattended?: boolean;
   /** Free space of the home's filesystem, for keep_free (tests inject one); default statfs(2). */
   statfs?: StatFs;
+  /**
+   * Called once the steps are over, before anything the sweep opened is closed, with everything
+   * it scanned, measured and planned (`murmur-gc explain` reads one item's fate from a dry run).
+   */
+  inspect?: (ctx: SweepContext) => Promise<void> | void;
 }
 
 export interface Progress {
