@@ -90,6 +90,8 @@ const budget = z.strictObject({
 export const SweepSchema = z.strictObject({
   ...head('sweep'),
   dry_run: z.boolean(),
+  /** `--dry-run --at` only: the instant the dry run forecasts (the sweep's clock, as started_ms) */
+  forecast_ms: num.optional(),
   home: str,
   home_exists: z.boolean(),
   started_ms: num,
