@@ -195,6 +195,7 @@ const rootSize = z.strictObject({
     .optional(),
 });
 const items = z.strictObject({ items: int, bytes: num });
+const nextPurge = z.strictObject({ at_ms: num, items: int, bytes: num });
 
 export const StatusSchema = z.strictObject({
   ...head('status'),
@@ -236,10 +237,15 @@ export const StatusSchema = z.strictObject({
     .nullable(),
   stores: z.strictObject({
     sessions: z.strictObject({ roots: z.array(rootSize), sessions: int, bytes: num }),
-    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int }),
+    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int, by_store: z.array(z.strictObject({ record: str, records: int, bytes: num })) }),
     audit: z.strictObject({ sessions: int, bytes: num, unreadable: int }),
     quarantine: z.strictObject({ items: int, bytes: num, unreadable: int, unverified: int.optional() }).optional(),
     kept: kept.optional(),
+  }),
+  /** the undo window's next purge and the next item a max_age policy condemns (src/plan/expiries.ts) */
+  next_expiries: z.strictObject({
+    purge: nextPurge.nullable(),
+    max_age: z.strictObject({ at_ms: num, store: z.enum(['sessions', 'records']), origin: str, target: str }).nullable(),
   }),
   metrics: z.strictObject({
     version: str,

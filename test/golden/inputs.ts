@@ -169,10 +169,15 @@ export function statusDoc(): StatusDoc {
         sessions: 490,
         bytes: 1_540_000_000,
       },
-      records: { stores: 2, records: 50, bytes: 88_000_000, unreadable: 0 },
+      records: { stores: 2, records: 50, bytes: 88_000_000, unreadable: 0, by_store: [{ record: 'shey', records: 42, bytes: 80_000_000 }, { record: 'ops', records: 8, bytes: 8_000_000 }] },
       audit: { sessions: 31, bytes: 250_000, unreadable: 0 },
       quarantine: { items: 2, bytes: 5_710_000, unreadable: 0 },
       kept: { items: 0, bytes: 0, oldest_ms: null, paths: [] },
+    },
+    next_expiries: {
+      purge: { at_ms: NOW + 12 * HOUR, items: 1, bytes: 3_100_000 },
+      // ses(7, 27 days ago) under max_age: 30d: due the first ms past its 30 days
+      max_age: { at_ms: NOW - 27 * DAY - 7 * MIN + 30 * DAY + 1, store: 'sessions', origin: ROOT, target: ses(7, 27 * DAY) },
     },
     metrics: {
       version: '0.0.0-golden',

@@ -6,7 +6,7 @@ import { parseProm, promValue } from '../helpers/prom.js';
 
 const stores: StoreSizes = {
   sessions: { roots: [], sessions: 7, bytes: 7000 },
-  records: { stores: 2, records: 3, bytes: 300, unreadable: 0 },
+  records: { stores: 2, records: 3, bytes: 300, unreadable: 0, by_store: [{ record: 'shey', records: 2, bytes: 200 }, { record: 'ops', records: 1, bytes: 100 }] },
   audit: { sessions: 1, bytes: 10, unreadable: 0 },
 };
 
