@@ -265,7 +265,12 @@ export const StatusSchema = z.strictObject({
       .nullable(),
     last_success_ms: num.nullable(),
     stores: z.strictObject({ sessions: items, records: items, audit: items }),
+    /** the largest 20 sessions roots / record stores by bytes, then one entry named ".other" summing the rest (docs/metrics.md) */
+    roots: z.array(z.strictObject({ name: str, items: int, bytes: num })),
+    record_stores: z.array(z.strictObject({ name: str, items: int, bytes: num })),
     quarantine: items.nullable(),
+    next_purge: nextPurge.nullable(),
+    next_max_age_ms: num.nullable(),
     totals: z.strictObject({ sweeps: z.strictObject({ ok: int, errors: int, busy: int, failed: int, aborted: int }), bytes_freed: num }).nullable(),
     interval_secs: num.nullable(),
   }),

@@ -99,7 +99,7 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
     timer: verdict.running ? null : await timer(),
     stores,
     next_expiries: expiries,
-    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, nowMs) }),
+    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, nowMs), expiries }),
     protection: await protectionSummary(config),
     config: config.source ?? null,
   };

@@ -19,7 +19,8 @@ export async function writeMetrics(config: GcConfig, summary: SweepSummary, last
   const read = await readStateFile(config.home);
   const totals = read.status === 'ok' ? read.state.totals : undefined;
   const intervalSecs = await sweepIntervalSecs(config, summary.ended_ms);
-  const view = fleetView(VERSION, summary, lastSuccessMs, (await surveyStores(config, summary.ended_ms)).sizes, { totals, intervalSecs });
+  const survey = await surveyStores(config, summary.ended_ms);
+  const view = fleetView(VERSION, summary, lastSuccessMs, survey.sizes, { totals, intervalSecs, expiries: survey.expiries });
   await writeTextfile(textfile, renderMetrics(view));
   return view;
 }
