@@ -123,7 +123,7 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command('status')
-    .description('is the daemon running, what did the last sweep do, when is the next one, how big are the stores')
+    .description('is the daemon running, what did the last sweep do, when is the next one, how big are the stores, what expires next')
     .option('--json', 'print one JSON document on stdout', false)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')

@@ -90,6 +90,8 @@ const budget = z.strictObject({
 export const SweepSchema = z.strictObject({
   ...head('sweep'),
   dry_run: z.boolean(),
+  /** `--dry-run --at` only: the instant the dry run forecasts (the sweep's clock, as started_ms) */
+  forecast_ms: num.optional(),
   home: str,
   home_exists: z.boolean(),
   started_ms: num,
@@ -193,6 +195,7 @@ const rootSize = z.strictObject({
     .optional(),
 });
 const items = z.strictObject({ items: int, bytes: num });
+const nextPurge = z.strictObject({ at_ms: num, items: int, bytes: num });
 
 export const StatusSchema = z.strictObject({
   ...head('status'),
@@ -234,10 +237,15 @@ export const StatusSchema = z.strictObject({
     .nullable(),
   stores: z.strictObject({
     sessions: z.strictObject({ roots: z.array(rootSize), sessions: int, bytes: num }),
-    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int }),
+    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int, by_store: z.array(z.strictObject({ record: str, records: int, bytes: num })) }),
     audit: z.strictObject({ sessions: int, bytes: num, unreadable: int }),
     quarantine: z.strictObject({ items: int, bytes: num, unreadable: int, unverified: int.optional() }).optional(),
     kept: kept.optional(),
+  }),
+  /** the undo window's next purge and the next item a max_age policy condemns (src/plan/expiries.ts) */
+  next_expiries: z.strictObject({
+    purge: nextPurge.nullable(),
+    max_age: z.strictObject({ at_ms: num, store: z.enum(['sessions', 'records']), origin: str, target: str }).nullable(),
   }),
   metrics: z.strictObject({
     version: str,
@@ -257,7 +265,12 @@ export const StatusSchema = z.strictObject({
       .nullable(),
     last_success_ms: num.nullable(),
     stores: z.strictObject({ sessions: items, records: items, audit: items }),
+    /** the largest 20 sessions roots / record stores by bytes, then one entry named ".other" summing the rest (docs/metrics.md) */
+    roots: z.array(z.strictObject({ name: str, items: int, bytes: num })),
+    record_stores: z.array(z.strictObject({ name: str, items: int, bytes: num })),
     quarantine: items.nullable(),
+    next_purge: nextPurge.nullable(),
+    next_max_age_ms: num.nullable(),
     totals: z.strictObject({ sweeps: z.strictObject({ ok: int, errors: int, busy: int, failed: int, aborted: int }), bytes_freed: num }).nullable(),
     interval_secs: num.nullable(),
   }),

@@ -15,6 +15,7 @@ import { registerDaemonCommands } from './daemon.js';
 import { registerExplainCommand } from './explain.js';
 import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
+import { atOption } from './at-time.js';
 import { boundEchoes } from './echo.js';
 import { EXAMPLES, EXIT_CODES } from './help-text.js';
 import { commandOf, envelope } from './json-contract.js';
@@ -48,7 +49,9 @@ export function buildProgram(): Command {
     .option('--unattended', 'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries', false)
     .option('--confirm-large', 'lift the blast-radius limit (max_delete, --unattended) for this one sweep', false)
     .option('--check-config', 'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)', false)
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; forceHome: boolean; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean }) => {
+    .option('--at <time>', 'with --dry-run: the sweep as it would run at that instant on the tree as it is now (a forecast): +36h, +7d, 2026-12-09, 2026-12-09T07:53:00Z (local time without an offset)', atOption)
+    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; forceHome: boolean; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean; at?: number }, cmd: Command) => {
+      if (opts.at !== undefined && (!opts.dryRun || opts.checkConfig)) cmd.error(`error: --at forecasts a dry run${opts.checkConfig ? ', not --check-config' : ': give --dry-run with it (murmur-gc --dry-run --at +7d)'}`, { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
       const code = opts.checkConfig
         ? await runConfigCheck({ json: opts.json, forceHome: opts.forceHome, ...definedOnly({ config: opts.config, home: opts.home }) })
         : await (await import('./sweep.js')).runSweepCommand(opts);

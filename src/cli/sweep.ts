@@ -14,9 +14,13 @@
 // - Human output is grouped (-v lists every item, -q prints only errors) and fits the terminal's
 //   width (80 columns when stdout is not a terminal; src/layout.ts); --json prints the one
 //   report document. On a TTY (not --json, not -q) a progress line runs on stderr.
+// - `--dry-run --at TIME` (a forecast, docs/forecast.md) is that dry run with the sweep's clock
+//   injected at TIME (src/cli/at-time.ts forecastClock) and nothing else changed; its report
+//   says so (`forecast_ms`, and its first line).
 import { homedir } from 'node:os';
 import { layoutFor } from '../layout.js';
-import { renderHuman, type Verbosity } from '../sweep/report.js';
+import { renderHuman, type SweepReport, type Verbosity } from '../sweep/report.js';
+import { forecastClock } from './at-time.js';
 import { recordOneShotSweep, type SweepSummary, type SweepTrigger } from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 import { BusyError, Codes, ConfigError, ExitCodes, GcError, describeError } from '../errors.js';
@@ -40,6 +44,8 @@ export interface SweepFlags {
   unattended?: boolean;
   /** Lift the blast-radius limit for this one sweep. */
   confirmLarge?: boolean;
+  /** `--at`: a dry run judged at this instant (ms), a forecast (src/cli/at-time.ts). */
+  at?: number;
 }
 
 export async function runSweepCommand(opts: SweepFlags): Promise<number> {
@@ -50,8 +56,9 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   // nothing: it is answered before the logger and the pipeline are loaded (docs/benchmarks.md,
   // "Start-up"), with the report the pipeline would make.
   if (opts.dryRun && sweepConfigWarnings(config).length === 0 && config.log.level !== 'debug' && config.log.level !== 'trace') {
-    const report = await dryRunIfNothing(config);
-    if (report) {
+    const empty = await dryRunIfNothing(config, clockOf(opts));
+    if (empty) {
+      const report = forecast(empty, opts);
       process.stdout.write(opts.json ? JSON.stringify(report) + '\n' : renderHuman(report, verbosity));
       return ExitCodes.ok;
     }
@@ -73,7 +80,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
-    const report = await runSweep({ config, dryRun: opts.dryRun, log, signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) });
+    const clock = clockOf(opts);
+    const report = forecast(await runSweep({ config, dryRun: opts.dryRun, log, ...(clock ? { now: clock } : {}), signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) }), opts);
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, trigger, started, Date.now());
@@ -101,6 +109,21 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/**
+ * `--at`: the sweep's clock reads that instant when the sweep starts (and runs on from there at the
+ * real pace): a forecast is exactly a dry run with that clock injected. undefined: the real clock.
+ */
+function clockOf(opts: SweepFlags): (() => number) | undefined {
+  return opts.at === undefined ? undefined : forecastClock(opts.at);
+}
+
+/** The report of a forecast says so (`forecast_ms`, right after `dry_run`); any other is as it is. */
+function forecast(report: SweepReport, opts: SweepFlags): SweepReport {
+  if (opts.at === undefined) return report;
+  const { dry_run, ...rest } = report;
+  return { dry_run, forecast_ms: opts.at, ...rest };
 }
 
 /**

@@ -5,14 +5,16 @@
 // dead or reused pid says "not running". A corrupt state file is reported, not trusted. The
 // number of protected items (and an unreadable protection list) is shown. Its memory is bounded
 // whatever the traces it measures hold (src/sweep/stores.ts, docs/limits.md): counts and sizes
-// only, no command a trace names.
+// only, no command a trace names. The next expiries (when the undo window next purges, when a
+// max_age policy next condemns something; src/plan/expiries.ts) come from the same walk and read
+// no trace (docs/forecast.md "Next expiries").
 import type { GcConfig } from '../config/types.js';
 import { formatBytes, formatWhen } from '../sweep/report.js';
 import { PLAIN, elidePath, tilde, wrap, type Layout } from '../layout.js';
 import { probeProcess } from '../runtime/running.js';
 import { listProtection } from './protect-listing.js';
 import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from '../gchome/state.js';
-import { measureStores, type StoreSizes } from '../sweep/stores.js';
+import { surveyStores, type NextExpiries, type StoreSizes } from '../sweep/stores.js';
 import { outcomeWords, summaryText } from '../sweep/summary.js';
 import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
 import { fleetView, type FleetView } from '../sweep/fleet.js';
@@ -44,6 +46,8 @@ export interface StatusDoc {
   /** murmur-gc.timer, asked only when the daemon is not running (null while it runs). */
   timer: TimerInfo | null;
   stores: StoreSizes;
+  /** What goes next, and when: the undo window's next purge, the next item a max_age policy condemns. */
+  next_expiries: NextExpiries;
   /** The numbers the metrics textfile carries, from the same function (src/sweep/fleet.ts). */
   metrics: FleetView;
   /** The protection list (murmur-gc protection ls): how many items no sweep acts on. */
@@ -67,12 +71,12 @@ export async function judgeDaemon(d: DaemonInfo | null, nowMs = Date.now()): Pro
     : { running: false, why: `pid ${d.pid} is gone or now belongs to another process (start time differs): the daemon was killed` };
 }
 
-export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerInfo> = probeTimer): Promise<StatusDoc> {
+export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerInfo> = probeTimer, nowMs = Date.now()): Promise<StatusDoc> {
   const read = await readStateFile(config.home);
   const state = read.status === 'ok' ? read.state : undefined;
   const d = state?.daemon ?? null;
-  const verdict = await judgeDaemon(d);
-  const stores = await measureStores(config);
+  const verdict = await judgeDaemon(d, nowMs);
+  const { sizes: stores, expiries } = await surveyStores(config, nowMs);
   const lastSweep = state?.last_sweep ?? null;
   const doc: StatusDoc = {
     home: config.home,
@@ -94,7 +98,8 @@ export async function gatherStatus(config: GcConfig, timer: () => Promise<TimerI
     next_run_ms: verdict.running ? (state?.next_run_ms ?? null) : null,
     timer: verdict.running ? null : await timer(),
     stores,
-    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, Date.now()) }),
+    next_expiries: expiries,
+    metrics: fleetView(VERSION, lastSweep, state?.last_success_ms ?? null, stores, { totals: state?.totals, intervalSecs: await sweepIntervalSecs(config, nowMs), expiries }),
     protection: await protectionSummary(config),
     config: config.source ?? null,
   };
@@ -151,6 +156,16 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
     out.push('last sweep: none recorded');
   }
   out.push(`next run:   ${nextRun(s, nowMs)}`);
+  const p = s.next_expiries.purge;
+  if (p) {
+    const what = `${plural(p.items, 'held item')}, ${formatBytes(p.bytes)}`;
+    out.push(p.at_ms <= nowMs ? `next purge: ${what}, due since ${when(p.at_ms)}: the next sweep deletes ${p.items === 1 ? 'it' : 'them'}` : `next purge: ${what}, ${when(p.at_ms)}`);
+  }
+  const a = s.next_expiries.max_age;
+  if (a) {
+    const what = a.store === 'records' ? `context ${a.target} of record store ${a.origin}` : a.origin === `${s.home}/gc` ? `audit trace ${a.target}` : `${a.target} in ${a.origin}`;
+    out.push(`max_age:    ${what} is due ${when(a.at_ms)}`);
+  }
   const st = s.stores;
   out.push('stores:');
   const rows: string[][] = [
@@ -175,9 +190,9 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
   rows.push(['records', plural(st.records.stores, 'store'), plural(st.records.records, 'record'), formatBytes(st.records.bytes), st.records.unreadable ? `${st.records.unreadable} unreadable` : '']);
   rows.push(['audit', '', plural(st.audit.sessions, 'sweep trace'), formatBytes(st.audit.bytes), '']);
   if (st.quarantine) rows.push(['quarantine', '', plural(st.quarantine.items, 'held item'), formatBytes(st.quarantine.bytes), st.quarantine.unreadable || st.quarantine.unverified ? [st.quarantine.unreadable ? `${st.quarantine.unreadable} unreadable` : '', st.quarantine.unverified ? `${st.quarantine.unverified} not murmur-gc's` : ''].filter((x) => x).join(', ') : 'murmur-gc quarantine ls']);
-  const p = s.protection;
-  if (p.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${p.file}: every item counts as protected until it is fixed`]);
-  else if (p.items > 0) rows.push(['protected', '', plural(p.items, 'item'), '', 'murmur-gc protection ls']);
+  const pr = s.protection;
+  if (pr.unreadable !== null) rows.push(['protected', '', 'unreadable', '', `${pr.file}: every item counts as protected until it is fixed`]);
+  else if (pr.items > 0) rows.push(['protected', '', plural(pr.items, 'item'), '', 'murmur-gc protection ls']);
   const k = st.kept ?? { items: 0, bytes: 0, oldest_ms: null, paths: [] };
   if (k.items > 0) rows.push(['kept aside', '', plural(k.items, 'directory', 'directories'), formatBytes(k.bytes), `could not be removed whole, since ${when(k.oldest_ms)}`]);
   lines.push(...fitTable(rows, L));

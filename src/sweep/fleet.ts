@@ -15,16 +15,42 @@
 //   murmur_gc_last_sweep_skipped{code}                    skipped items by stable code
 //   murmur_gc_last_sweep_errors{code}                     errors by stable code
 //   murmur_gc_store_bytes{store}, murmur_gc_store_items{store}   sessions / records / audit
+//   murmur_gc_root_bytes{root}, murmur_gc_root_items{root}       each sessions root
+//   murmur_gc_record_store_bytes{record_store}, …_items{…}       each record store
+//     (bounded: the METRICS_TOP largest by bytes, the rest summed in one series labelled
+//     OTHER_LABEL, which no root path or record store name can be; docs/metrics.md)
 //   murmur_gc_quarantine_bytes, murmur_gc_quarantine_items      what the undo window holds
+//   murmur_gc_next_purge_timestamp_seconds, …_bytes, …_items    the undo window's next purge
+//   murmur_gc_next_max_age_timestamp_seconds                    the next item max_age condemns
 // For the alert rules (contrib/prometheus/murmur-gc.rules.yml):
 //   murmur_gc_sweeps_total{outcome}                       counter: sweeps recorded, by outcome
 //   murmur_gc_freed_bytes_total                           counter: bytes those sweeps freed
 //   murmur_gc_schedule_interval_seconds                   gauge: the cadence sweeps should keep
 // A series whose value is unknown (no sweep yet, no success yet) is left out, never written as 0.
-import type { StoreSizes } from './stores.js';
+import type { NextExpiries, StoreSizes } from './stores.js';
 import type { SweepOutcome, SweepSummary, SweepTotals, SweepTrigger } from '../gchome/state.js';
 
 export const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
+
+/** How many sessions roots, and how many record stores, get a series of their own. */
+export const METRICS_TOP = 20;
+/** The label of the series summing the rest: roots are absolute paths, and a store name never starts with a dot. */
+export const OTHER_LABEL = '.other';
+
+/** One sessions root's or record store's size (`name`: its path or name, or OTHER_LABEL). */
+export interface PartSize {
+  name: string;
+  items: number;
+  bytes: number;
+}
+
+/** The METRICS_TOP largest by bytes (ties by name), then one OTHER_LABEL entry summing the rest, if any. */
+export function topParts(parts: readonly PartSize[], top = METRICS_TOP): PartSize[] {
+  const ranked = [...parts].sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (ranked.length <= top) return ranked;
+  const rest = ranked.slice(top);
+  return [...ranked.slice(0, top), { name: OTHER_LABEL, items: rest.reduce((n, p) => n + p.items, 0), bytes: rest.reduce((n, p) => n + p.bytes, 0) }];
+}
 
 export interface FleetView {
   version: string;
@@ -43,6 +69,14 @@ export interface FleetView {
   } | null;
   last_success_ms: number | null;
   stores: Record<'sessions' | 'records' | 'audit', { items: number; bytes: number }>;
+  /** Each configured sessions root's sessions and bytes, bounded by topParts. */
+  roots: PartSize[];
+  /** Each record store's records and bytes, bounded by topParts. */
+  record_stores: PartSize[];
+  /** The undo window's next purge (src/plan/expiries.ts); null when it holds nothing or was not measured. */
+  next_purge: { at_ms: number; items: number; bytes: number } | null;
+  /** When a max_age policy next condemns an item; null when none will. */
+  next_max_age_ms: number | null;
   /** What the undo window (`quarantine:`) holds; null when not measured. */
   quarantine: { items: number; bytes: number } | null;
   /** Counts over every recorded sweep (the state file's `totals`); null when there is no state file. */
@@ -54,6 +88,7 @@ export interface FleetView {
 export interface FleetHistory {
   totals?: SweepTotals | undefined;
   intervalSecs?: number | null;
+  expiries?: NextExpiries | undefined;
 }
 
 export function fleetView(version: string, last: SweepSummary | null, lastSuccessMs: number | null, stores: StoreSizes, history: FleetHistory = {}): FleetView {
@@ -79,7 +114,11 @@ export function fleetView(version: string, last: SweepSummary | null, lastSucces
       records: { items: stores.records.records, bytes: stores.records.bytes },
       audit: { items: stores.audit.sessions, bytes: stores.audit.bytes },
     },
+    roots: topParts(stores.sessions.roots.map((r) => ({ name: r.root, items: r.sessions, bytes: r.bytes }))),
+    record_stores: topParts(stores.records.by_store.map((r) => ({ name: r.record, items: r.records, bytes: r.bytes }))),
     quarantine: stores.quarantine ? { items: stores.quarantine.items, bytes: stores.quarantine.bytes } : null,
+    next_purge: history.expiries?.purge ?? null,
+    next_max_age_ms: history.expiries?.max_age?.at_ms ?? null,
     totals: history.totals ?? null,
     interval_secs: history.intervalSecs ?? null,
   };
@@ -134,9 +173,22 @@ export function renderMetrics(v: FleetView): string {
   const stores = (['sessions', 'records', 'audit'] as const).map((k) => [k, v.stores[k]] as const);
   family('murmur_gc_store_bytes', 'Bytes held by each store (sessions in the configured roots, conversation records, audit traces).', stores.map(([k, x]) => [{ store: k }, String(x.bytes)]));
   family('murmur_gc_store_items', 'Sessions, records or audit traces in each store.', stores.map(([k, x]) => [{ store: k }, String(x.items)]));
+  family('murmur_gc_root_bytes', `Bytes of the sessions in each configured sessions root (the ${METRICS_TOP} largest; the rest summed as root="${OTHER_LABEL}").`, v.roots.map((r) => [{ root: r.name }, String(r.bytes)]));
+  family('murmur_gc_root_items', `Sessions in each configured sessions root (the same roots as murmur_gc_root_bytes).`, v.roots.map((r) => [{ root: r.name }, String(r.items)]));
+  family('murmur_gc_record_store_bytes', `Bytes of the conversation records of each record store (the ${METRICS_TOP} largest; the rest summed as record_store="${OTHER_LABEL}").`, v.record_stores.map((r) => [{ record_store: r.name }, String(r.bytes)]));
+  family('murmur_gc_record_store_items', 'Conversation records of each record store (the same stores as murmur_gc_record_store_bytes).', v.record_stores.map((r) => [{ record_store: r.name }, String(r.items)]));
   if (v.quarantine) {
     family('murmur_gc_quarantine_bytes', 'Bytes the undo window (quarantine) holds: sessions, contexts and dropped lines not yet deleted for good.', [[{}, String(v.quarantine.bytes)]]);
     family('murmur_gc_quarantine_items', 'Items the undo window (quarantine) holds.', [[{}, String(v.quarantine.items)]]);
+  }
+  const np = v.next_purge;
+  if (np) {
+    family('murmur_gc_next_purge_timestamp_seconds', "When the undo window's next purge is due (Unix time): the first hold's window ends; in the past when it is overdue.", [[{}, secs(np.at_ms)]]);
+    family('murmur_gc_next_purge_bytes', 'Bytes that purge deletes for good (every hold whose window has ended by then).', [[{}, String(np.bytes)]]);
+    family('murmur_gc_next_purge_items', 'Held items that purge deletes for good.', [[{}, String(np.items)]]);
+  }
+  if (v.next_max_age_ms !== null) {
+    family('murmur_gc_next_max_age_timestamp_seconds', 'When a max_age policy next condemns an item nothing condemns now (Unix time).', [[{}, secs(v.next_max_age_ms)]]);
   }
   // ---- for the alert rules: counters kept in the state file, and the cadence -------------------
   if (v.totals) {

@@ -10,7 +10,7 @@ import { VERSION } from '../version.js';
 import { fleetView, renderMetrics, type FleetView } from './fleet.js';
 import { sweepIntervalSecs } from './interval.js';
 import { readStateFile, type SweepSummary } from '../gchome/state.js';
-import { measureStores } from './stores.js';
+import { surveyStores } from './stores.js';
 
 /** Writes the metrics file of `config` (which must have one); returns the view written. */
 export async function writeMetrics(config: GcConfig, summary: SweepSummary, lastSuccessMs: number | null): Promise<FleetView> {
@@ -19,7 +19,8 @@ export async function writeMetrics(config: GcConfig, summary: SweepSummary, last
   const read = await readStateFile(config.home);
   const totals = read.status === 'ok' ? read.state.totals : undefined;
   const intervalSecs = await sweepIntervalSecs(config, summary.ended_ms);
-  const view = fleetView(VERSION, summary, lastSuccessMs, await measureStores(config), { totals, intervalSecs });
+  const survey = await surveyStores(config, summary.ended_ms);
+  const view = fleetView(VERSION, summary, lastSuccessMs, survey.sizes, { totals, intervalSecs, expiries: survey.expiries });
   await writeTextfile(textfile, renderMetrics(view));
   return view;
 }

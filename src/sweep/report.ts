@@ -46,6 +46,11 @@ export interface KeptAside {
 
 export interface SweepReport {
   dry_run: boolean;
+  /**
+   * `--dry-run --at`: the instant this dry run forecasts (docs/forecast.md) — the sweep's clock,
+   * as `started_ms` is; absent in every other report.
+   */
+  forecast_ms?: number;
   home: string;
   home_exists: boolean;
   started_ms: number;
@@ -314,7 +319,8 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   if (verbosity === 'quiet') return r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}\n`).join('');
   const lines: string[] = [];
   const prose = (text: string) => lines.push(...wrap(text, L.width, '', '  '));
-    prose(`murmur-gc ${say(r.dry_run, ['dry run (nothing is changed)', 'sweep'])} — home ${tilde(r.home, L.homeDir)}`);
+  const what = r.forecast_ms !== undefined ? `forecast for ${formatWhen(r.forecast_ms, nowMs)}, a dry run (nothing is changed)` : say(r.dry_run, ['dry run (nothing is changed)', 'sweep']);
+  prose(`murmur-gc ${what} — home ${tilde(r.home, L.homeDir)}`);
   if (r.message) prose(r.message);
   if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
     return lines.join('\n') + '\n';
@@ -372,7 +378,7 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   for (const o of r.orphans ?? []) {
     prose(`Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${humanTime(Math.max(0, o.oldest_ms))}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`);
   }
-  if (r.kept) prose(tildeAll(keptLine(r.kept, r.dry_run ? nowMs : r.started_ms + r.duration_ms), L));
+  if (r.kept) prose(tildeAll(keptLine(r.kept, r.forecast_ms ?? (r.dry_run ? nowMs : r.started_ms + r.duration_ms)), L));
   if (r.audit) prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
 }

@@ -14,11 +14,14 @@
 // logs, other logs, and the capsule's own entries murmur-gc never manages. The traces read for
 // that are summarized as a sweep's are (bounded, docs/limits.md), holding none of their
 // unaccounted work.
+// The next expiries (src/plan/expiries.ts) come from what this walk reads anyway — the held
+// items' deadlines and sizes, the session names, the records' headers and mtimes — and the
+// protection list: no trace is read for them.
 import { listHeld, registryOf } from '../gchome/held-listing.js';
 import { fingerprintOf, type Registry } from '../gchome/registry.js';
 import { listRootHeld } from '../gchome/quarantine-store.js';
 import { readTraceSummary } from '../runtime/trace-scan.js';
-import { CONVERSATIONS_DIR, scanRecords, scanSessionsRoot } from '../runtime/inventory.js';
+import { CONVERSATIONS_DIR, scanRecords, scanSessionsRoot, type ContextScan } from '../runtime/inventory.js';
 import { GC_DIR_NAME } from '../gchome/paths.js';
 import { KEPT_PREFIX, allocatedBytes, measureDir } from '../fsx/remove.js';
 import { keptSinceMs } from '../runtime/gc-entries.js';
@@ -30,6 +33,9 @@ import { Dir, lstatPath } from '../fsx/safe-fs.js';
 import { Codes, errnoCode } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import type { GcConfig } from '../config/types.js';
+import { earliest, nextPurge, nextRecordAge, nextSessionAge, type NextMaxAge, type NextPurge } from '../plan/expiries.js';
+import { readProtection } from '../gchome/protect-file.js';
+import { ProtectionSet } from '../gchome/protect-list.js';
 
 export interface RootSize {
   root: string;
@@ -131,9 +137,29 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
   return out;
 }
 
+/** One record store's size. */
+export interface RecordStoreSize {
+  record: string;
+  records: number;
+  bytes: number;
+}
+
+/** What the undo window and the max_age policies let go next (src/plan/expiries.ts). */
+export interface NextExpiries {
+  purge: NextPurge | null;
+  max_age: NextMaxAge | null;
+}
+
+/** The stores' sizes, and their next expiries as of `nowMs`. */
+export interface StoreSurvey {
+  sizes: StoreSizes;
+  expiries: NextExpiries;
+}
+
 export interface StoreSizes {
   sessions: { roots: RootSize[]; sessions: number; bytes: number };
-  records: { stores: number; records: number; bytes: number; unreadable: number };
+  /** `by_store`: each record store's records and bytes, largest first (ties by name) */
+  records: { stores: number; records: number; bytes: number; unreadable: number; by_store: RecordStoreSize[] };
   audit: { sessions: number; bytes: number; unreadable: number };
   /** What the undo window holds (src/commands/quarantine.ts listHeld): sessions, contexts, dropped lines. */
   /** `unverified` (absent when none): entries named like holds that murmur-gc's registry does not name (not its own; docs/design.md §4a) */
@@ -196,14 +222,15 @@ async function openAnchor(path: string, followFinal: boolean): Promise<Dir | und
   }
 }
 
-/** Count and measure `ses_*` directories directly under `dir`. */
-async function measureSessions(dir: Dir): Promise<{ sessions: number; bytes: number; unreadable: number }> {
+/** Count and measure `ses_*` directories directly under `dir`; `names` gets theirs. */
+async function measureSessions(dir: Dir, names: string[] = []): Promise<{ sessions: number; bytes: number; unreadable: number }> {
   const out = { sessions: 0, bytes: 0, unreadable: 0 };
   for (const name of await dir.list()) {
     if (!isSessionName(name)) continue;
     const st = await dir.lstat(name).catch(() => undefined);
     if (!st?.isDirectory()) continue;
     out.sessions++;
+    names.push(name);
     try {
       out.bytes += (await measureDir(dir, name)).bytes;
     } catch {
@@ -213,26 +240,48 @@ async function measureSessions(dir: Dir): Promise<{ sessions: number; bytes: num
   return out;
 }
 
-export async function measureStores(config: GcConfig): Promise<StoreSizes> {
+/** What the protection list protects (an unreadable list protects everything, as in a sweep). */
+async function protectionOf(home: string): Promise<ProtectionSet> {
+  if (!(await lstatPath(home))) return ProtectionSet.none;
+  const d = await openAnchor(home, true).catch(() => undefined);
+  if (!d) return new ProtectionSet([], true);
+  try {
+    const read = await readProtection(d);
+    return read.status === 'ok' ? new ProtectionSet(read.items) : new ProtectionSet([], true);
+  } finally {
+    await d.close();
+  }
+}
+
+/** The stores' sizes and their next expiries as of `nowMs` (see the header). */
+export async function surveyStores(config: GcConfig, nowMs: number): Promise<StoreSurvey> {
   const kept: KeptAside = { items: 0, bytes: 0, oldest_ms: null, paths: [] };
   const sizes: StoreSizes = {
     sessions: { roots: [], sessions: 0, bytes: 0 },
-    records: { stores: 0, records: 0, bytes: 0, unreadable: 0 },
+    records: { stores: 0, records: 0, bytes: 0, unreadable: 0, by_store: [] },
     audit: { sessions: 0, bytes: 0, unreadable: 0 },
     kept,
   };
+  const protection = await protectionOf(config.home);
+  const ages: (NextMaxAge | undefined)[] = [];
+  let held: { untilMs: number; bytes: number }[] = [];
+  const expiries = (): NextExpiries => ({ purge: nextPurge(held, nowMs), max_age: earliest(ages) });
   const seen = new Set<string>();
   const registry = await registryOf(config.home);
   for (const s of config.sessions) {
     if (seen.has(s.root)) continue;
     seen.add(s.root);
+    // the policy the sweep applies to this root: the first entry's, else the first with a retain block (src/sweep/world.ts)
+    const retain = s.retain ?? config.sessions.find((x) => x.root === s.root && x.retain)?.retain;
     const r: RootSize = { root: s.root, exists: false, sessions: 0, bytes: 0, unreadable: 0 };
     try {
       const d = await openAnchor(s.root, false);
       if (d) {
         r.exists = true;
         try {
-          Object.assign(r, await measureSessions(d));
+          const names: string[] = [];
+          Object.assign(r, await measureSessions(d, names));
+          ages.push(nextSessionAge(names, retain, nowMs, s.root, protection.session(s.root)));
           await findKept(d, kept, registry);
           const beside = await measureBeside(d).catch(() => undefined);
           if (beside) r.beside = beside;
@@ -249,26 +298,34 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
   }
 
   try {
-    const held = await listHeld(config);
-    const unverified = held.problems.filter((p) => p.code === Codes.unverifiedGcEntry).length;
-    sizes.quarantine = { items: held.totals.items, bytes: held.totals.bytes, unreadable: held.problems.length - unverified, ...(unverified > 0 ? { unverified } : {}) };
+    const l = await listHeld(config);
+    held = l.items;
+    const unverified = l.problems.filter((p) => p.code === Codes.unverifiedGcEntry).length;
+    sizes.quarantine = { items: l.totals.items, bytes: l.totals.bytes, unreadable: l.problems.length - unverified, ...(unverified > 0 ? { unverified } : {}) };
   } catch {
     sizes.quarantine = { items: 0, bytes: 0, unreadable: 1 };
   }
 
-  if (!(await lstatPath(config.home))) return sizes;
+  if (!(await lstatPath(config.home))) return { sizes, expiries: expiries() };
   const home = await openAnchor(config.home, true);
-  if (!home) return sizes;
+  if (!home) return { sizes, expiries: expiries() };
   try {
     await findKeptInHome(home, kept);
     const cst = await home.lstat(CONVERSATIONS_DIR);
-    if (cst?.isDirectory()) await measureRecords(home, config.home, sizes.records);
+    if (cst?.isDirectory()) {
+      for (const [store, contexts] of await measureRecords(home, config.home, sizes.records)) {
+        const policies = config.records.filter((p) => p.store === store).map((p) => ({ capsule: p.capsule, retain: p.retain }));
+        if (policies.length > 0) ages.push(nextRecordAge(contexts.map((c) => ({ context: c.context, capsule: c.header?.capsule, mtimeMs: c.file.mtimeMs })), policies, nowMs, store, protection.context(store)));
+      }
+    }
     const gst = await home.lstat(GC_DIR_NAME);
     if (gst?.isDirectory()) {
       try {
         const gc = await home.openDir(GC_DIR_NAME);
         try {
-          Object.assign(sizes.audit, await measureSessions(gc));
+          const names: string[] = [];
+          Object.assign(sizes.audit, await measureSessions(gc, names));
+          ages.push(nextSessionAge(names, config.audit.retain, nowMs, gc.path));
         } finally {
           await gc.close();
         }
@@ -279,19 +336,24 @@ export async function measureStores(config: GcConfig): Promise<StoreSizes> {
   } finally {
     await home.close();
   }
-  return sizes;
+  return { sizes, expiries: expiries() };
 }
 
-/** Records through the sweep's own inventory (same enumeration rules, headers only, no counting). */
-async function measureRecords(home: Dir, homePath: string, out: StoreSizes['records']): Promise<void> {
+/**
+ * Records through the sweep's own inventory (same enumeration rules, headers only, no counting);
+ * returns the contexts of each store.
+ */
+async function measureRecords(home: Dir, homePath: string, out: StoreSizes['records']): Promise<Map<string, ContextScan[]>> {
   const scan = await scanRecords(home, homePath, { collectModes: false, nowMs: Date.now(), debrisAgeMs: Infinity, isPidAlive: () => true });
   out.stores = new Set(scan.contexts.map((c) => c.store)).size;
   out.records = scan.contexts.length;
   out.unreadable = scan.problems.length;
   out.bytes = 0;
-  const byStore = new Map<string, typeof scan.contexts>();
+  const byStore = new Map<string, ContextScan[]>();
   for (const c of scan.contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
   for (const [store, contexts] of byStore) {
+    const part: RecordStoreSize = { record: store, records: contexts.length, bytes: 0 };
+    out.by_store.push(part);
     let dir: Dir | undefined;
     try {
       const conv = await home.openDir(CONVERSATIONS_DIR);
@@ -307,7 +369,7 @@ async function measureRecords(home: Dir, homePath: string, out: StoreSizes['reco
     try {
       for (const c of contexts) {
         try {
-          out.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
+          part.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
         } catch {
           out.unreadable++;
         }
@@ -315,5 +377,8 @@ async function measureRecords(home: Dir, homePath: string, out: StoreSizes['reco
     } finally {
       await dir.close();
     }
+    out.bytes += part.bytes;
   }
+  out.by_store.sort((a, b) => b.bytes - a.bytes || (a.record < b.record ? -1 : 1));
+  return byStore;
 }

@@ -95,6 +95,7 @@ describe('the JSON contract', () => {
 
   it('every --json of the own commands is enveloped and matches its schema, on a real home', () => {
     expect(check('sweep', ['--dry-run'], 0)['command']).toBe('sweep');
+    expect(check('sweep', ['--dry-run', '--at', '+7d'], 0)['forecast_ms']).toBeGreaterThan(Date.now() + 6 * 86_400_000);
     const real = check('sweep', [], 0);
     const kinds = (real['actions'] as { kind: string }[]).map((a) => a.kind);
     expect(new Set(kinds)).toEqual(new Set(['remove_session', 'truncate_record', 'shell_lost', 'remove_record', 'chmod']));

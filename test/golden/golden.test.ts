@@ -104,7 +104,7 @@ describe('golden: status', () => {
     const cfg = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain:\n      max_age: 30d\n`);
     await recordOneShotSweep(home, lastSweep(), NOW);
     const config = await loadConfig({ configPath: cfg, env: { HOME: tmp + '/home/op' }, cwd: tmp });
-    const doc = normalize(await gatherStatus(config, () => Promise.resolve({ state: 'inactive' })), tmp, (k, x) =>
+    const doc = normalize(await gatherStatus(config, () => Promise.resolve({ state: 'inactive' }), NOW), tmp, (k, x) =>
       k === 'bytes' || k.endsWith('_bytes') ? 0 : k === 'version' ? '0.0.0-golden' : k === 'config' && typeof x === 'string' ? '/home/op/.config/murmur-gc/config.yaml' : x,
     );
     golden('status.json', JSON.stringify(doc, null, 2) + '\n');

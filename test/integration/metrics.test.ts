@@ -59,6 +59,8 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
   const ms = (name: string) => Math.round(promValue(m, name)! * 1000);
   const store = (k: string) => ({ items: promValue(m, 'murmur_gc_store_items', { store: k })!, bytes: promValue(m, 'murmur_gc_store_bytes', { store: k })! });
   const last = promValue(m, 'murmur_gc_last_success_timestamp_seconds');
+  const parts = (family: string, label: string) => (m.get(`${family}_bytes`)?.samples ?? []).map((s) => ({ name: s.labels[label]!, items: promValue(m, `${family}_items`, { [label]: s.labels[label]! })!, bytes: s.value }));
+  const stamp = (name: string) => (m.has(name) ? ms(name) : null);
   return {
     version: m.get('murmur_gc_info')?.samples[0]?.labels['version'] ?? '',
     last_sweep: {
@@ -74,7 +76,11 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
     },
     last_success_ms: last === undefined ? null : Math.round(last * 1000),
     stores: { sessions: store('sessions'), records: store('records'), audit: store('audit') },
+    roots: parts('murmur_gc_root', 'root'),
+    record_stores: parts('murmur_gc_record_store', 'record_store'),
     quarantine: m.has('murmur_gc_quarantine_bytes') ? { items: promValue(m, 'murmur_gc_quarantine_items')!, bytes: promValue(m, 'murmur_gc_quarantine_bytes')! } : null,
+    next_purge: m.has('murmur_gc_next_purge_timestamp_seconds') ? { at_ms: stamp('murmur_gc_next_purge_timestamp_seconds')!, items: promValue(m, 'murmur_gc_next_purge_items')!, bytes: promValue(m, 'murmur_gc_next_purge_bytes')! } : null,
+    next_max_age_ms: stamp('murmur_gc_next_max_age_timestamp_seconds'),
     totals: m.has('murmur_gc_sweeps_total')
       ? { sweeps: byLabel('murmur_gc_sweeps_total', 'outcome') as NonNullable<FleetView['totals']>['sweeps'], bytes_freed: promValue(m, 'murmur_gc_freed_bytes_total')! }
       : null,
@@ -163,6 +169,15 @@ describe('one-shot sweep', () => {
     const status = await gatherStatus(config, () => Promise.resolve({ state: 'not_installed' } as TimerInfo));
     expect(status.metrics.quarantine).toEqual(fromFile.quarantine);
     expect(status.stores.quarantine).toMatchObject({ items: 3, bytes: fromFile.quarantine!.bytes });
+    // the next purge: the three holds' windows end together, 24 h after the sweep
+    expect(fromFile.next_purge).toEqual({ at_ms: expect.any(Number) as number, items: 3, bytes: fromFile.quarantine!.bytes });
+    expect(fromFile.next_purge!.at_ms - fromFile.last_sweep.started_ms).toBeGreaterThanOrEqual(86_400_000);
+    expect(fromFile.next_purge!.at_ms - fromFile.last_sweep.ended_ms).toBeLessThanOrEqual(86_400_000);
+    expect(status.metrics.next_purge).toEqual(fromFile.next_purge);
+    expect(status.next_expiries.purge).toEqual(fromFile.next_purge);
+    // per root and per record store, as status measures them
+    expect(fromFile.roots).toEqual([{ name: root, items: 1, bytes: status.stores.sessions.roots[0]!.bytes }]);
+    expect(fromFile.record_stores).toEqual([{ name: 'shey', items: 1, bytes: status.stores.records.bytes }]);
   });
 
   it('counters add up over sweeps (kept in the state file) and the interval follows schedule, or metrics.interval', () => {

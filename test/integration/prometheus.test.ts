@@ -3,7 +3,10 @@
 // textfile; node_exporter's textfile collector reads it with no scrape error and serves every
 // sample of it; Prometheus scraping node_exporter with the shipped rules loaded evaluates every
 // rule without error and shows MurmurGcSweepsFailing pending for that sweep's error code; a
-// following sweep that succeeds makes it go away. Both servers bind 127.0.0.1 on free ports,
+// following sweep that succeeds makes it go away. Every panel query of the shipped Grafana
+// dashboard (contrib/grafana/murmur-gc.json), its variables put in as Grafana would, is evaluated
+// as Grafana does (a range query over the test's time) and returns data, without error or
+// warning; so does its host variable's metric. Both servers bind 127.0.0.1 on free ports,
 // keep their data in the test's temp dir, and are stopped afterwards (test/helpers/servers.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,6 +21,15 @@ import { startServer, waitFor, type Server } from '../helpers/servers.js';
 const NODE_EXPORTER = 'prometheus-node-exporter';
 const req = requirement('Prometheus integration (real node_exporter and Prometheus)', ['root', 'tmpfs', 'cmd:setpriv', `cmd:${NODE_EXPORTER}`, 'cmd:prometheus']);
 const RULES = path.join(f.REPO, 'contrib', 'prometheus', 'murmur-gc.rules.yml');
+const DASHBOARD = path.join(f.REPO, 'contrib', 'grafana', 'murmur-gc.json');
+
+interface Panel {
+  type: string;
+  title: string;
+  datasource?: { uid: string };
+  targets?: { expr: string; datasource?: { uid: string } }[];
+  panels?: Panel[];
+}
 
 interface Alert {
   labels: Record<string, string>;
@@ -35,11 +47,13 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
   let nodeExporter: Server | undefined;
   let prometheus: Server | undefined;
   let failedSweep: { status: number | null; errors: Record<string, number> } | undefined;
+  let startedS = 0;
 
-  const api = async <T,>(p: string): Promise<T> => {
+  const api = async <T,>(p: string, warned = false): Promise<T> => {
     const r = await fetch(prometheus!.url + p, { signal: AbortSignal.timeout(5_000) });
-    const body = (await r.json()) as { status: string; data: T };
+    const body = (await r.json()) as { status: string; data: T; warnings?: string[] };
     if (body.status !== 'success') throw new Error(`${p}: ${JSON.stringify(body)}`);
+    if (warned && body.warnings?.length) throw new Error(`${p}: warnings ${JSON.stringify(body.warnings)}`);
     return body.data;
   };
   const alerts = async (): Promise<Alert[]> => (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts.filter((a) => a.labels['alertname']?.startsWith('MurmurGc'));
@@ -63,7 +77,11 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
       f.writeSession(root, { sessionId: f.idAt('ses_', startMs), startMs, end: true, files: { blob: 'x'.repeat(1000) } });
     }
     execFileSync('mount', ['-o', 'remount,ro', root]);
-    cfg = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\nmetrics:\n  textfile: ${textfile}\n`);
+    // a record store whose record the sweep truncates (the dropped lines held for a day), and whose
+    // max_age comes later: every series the dashboard reads has a value
+    f.writeRecord(home, 'shey', 'ctx-a', { capsule: 'shey', messages: 30 });
+    cfg = f.writeConfig(tmp, `home: ${home}\nquarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 30d }\nmetrics:\n  textfile: ${textfile}\n`);
+    startedS = Math.floor(Date.now() / 1000);
     const r = f.runCli(['--config', cfg, '--json'], tmp);
     const report = JSON.parse(r.stdout) as { errors: { code: string }[] };
     const errors: Record<string, number> = {};
@@ -172,5 +190,44 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
     await waitFor('no murmur-gc alert', async () => ((await alerts()).length === 0 ? true : undefined), 20_000);
     const q = await api<{ result: { value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent('murmur_gc_sweeps_total{outcome="ok"}')}`);
     expect(q.result.map((x) => x.value[1])).toEqual(['1']);
+  });
+
+  it('every panel query of the Grafana dashboard returns data from these series, without error or warning', async () => {
+    const dash = JSON.parse(fs.readFileSync(DASHBOARD, 'utf8')) as { uid: string; panels: Panel[]; templating: { list: { name: string; type: string; query: string | { query: string } }[] } };
+    expect(dash.uid).toBe('murmur-gc');
+    // the host variable: label_values(METRIC, instance) is Grafana's; its metric must carry instance here
+    const vars = dash.templating.list;
+    expect(vars.map((v) => v.name)).toEqual(['datasource', 'instance']);
+    const hostQuery = vars[1]!.query as { query: string };
+    const [, metric, label] = /^label_values\((\w+), (\w+)\)$/.exec(hostQuery.query) ?? [];
+    expect(await api<string[]>(`/api/v1/label/${label}/values?match[]=${metric}`)).toEqual([`127.0.0.1:${nodeExporter!.port}`]);
+    // Grafana's substitutions: every host selected; $__range the dashboard's range; $__rate_interval
+    const end = Math.ceil(Date.now() / 1000);
+    const fill = (expr: string) => expr.replaceAll('$instance', '.*').replaceAll('$__rate_interval', '1m').replaceAll('$__range', `${end - startedS + 60}s`);
+    const panels = dash.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row');
+    expect(panels.length).toBeGreaterThanOrEqual(10);
+    const read = new Set<string>();
+    for (const p of panels) {
+      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.targets?.length, p.title).toBeGreaterThan(0);
+      for (const t of p.targets!) {
+        expect(t.datasource?.uid ?? '${datasource}', p.title).toBe('${datasource}');
+        const q = fill(t.expr);
+        expect(q, `${p.title}: a variable left that the test does not fill`).not.toContain('$');
+        for (const name of q.match(/\bmurmur_gc_[a-z_]+/g) ?? []) read.add(name);
+        // a range query over the sweeps of this test, as a Grafana panel asks; a series appears once scraped twice
+        const data = await waitFor(
+          `${p.title}: ${q}`,
+          async () => {
+            const d = await api<{ resultType: string; result: unknown[] }>(`/api/v1/query_range?query=${encodeURIComponent(q)}&start=${startedS}&end=${Math.ceil(Date.now() / 1000)}&step=1`, true);
+            return d.result.length > 0 ? d : undefined;
+          },
+          10_000,
+        );
+        expect(data.resultType, q).toBe('matrix');
+      }
+    }
+    // the per-root, per-store and next-expiry series are on the dashboard
+    for (const name of ['murmur_gc_root_bytes', 'murmur_gc_record_store_bytes', 'murmur_gc_next_purge_timestamp_seconds', 'murmur_gc_next_purge_bytes', 'murmur_gc_next_max_age_timestamp_seconds']) expect(read, name).toContain(name);
   });
 });

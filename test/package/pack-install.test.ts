@@ -2,7 +2,7 @@
 // `npm install -g --prefix <tmp> ./murmur-gc-*.tgz` (the README's unattended route), runs on its
 // own — no link back into the clone, its dependencies installed beside it — and carries what it
 // needs: docs, the man page (linked by npm), LICENSE, the systemd units, the Prometheus alert
-// rules (contrib/), the bundled bin with every chunk it imports (and not tsc's module tree), and
+// rules and the Grafana dashboard (contrib/), the bundled bin with every chunk it imports (and not tsc's module tree), and
 // source maps that carry their sources (never pointing at an unshipped src/). Packs the dist/
 // that `npm test` just built (scripts are not run,
 // so nothing rewrites dist/ under the other tests). Installing needs the npm registry, or an npm
@@ -88,7 +88,7 @@ afterAll(() => {
 describe('npm pack + npm install -g --prefix', () => {
   it('the tarball holds the CLI, docs, man page, LICENSE, units and example config, and no sources', () => {
     expect(path.basename(tarball)).toBe(`${pkg.name}-${pkg.version}.tgz`);
-    for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/bin.js', 'docs/daemon.md', 'man/murmur-gc.1', 'systemd/murmur-gc.service', 'systemd/murmur-gc-sweep.service', 'systemd/murmur-gc.timer', 'config.example.yaml', 'contrib/prometheus/murmur-gc.rules.yml', 'docs/metrics.md']) {
+    for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/bin.js', 'docs/daemon.md', 'man/murmur-gc.1', 'systemd/murmur-gc.service', 'systemd/murmur-gc-sweep.service', 'systemd/murmur-gc.timer', 'config.example.yaml', 'contrib/prometheus/murmur-gc.rules.yml', 'contrib/grafana/murmur-gc.json', 'docs/metrics.md']) {
       expect(files).toContain(needed);
     }
     expect(files.filter((p) => /^(src|test|bench|scripts|\.ci)\//.test(p))).toEqual([]);

@@ -55,7 +55,7 @@ function allFamilies(): string[] {
     1,
     {
       sessions: { roots: [], sessions: 1, bytes: 1 },
-      records: { stores: 1, records: 1, bytes: 1, unreadable: 0 },
+      records: { stores: 1, records: 1, bytes: 1, unreadable: 0, by_store: [{ record: 's', records: 1, bytes: 1 }] },
       audit: { sessions: 1, bytes: 1, unreadable: 0 },
       quarantine: { items: 1, bytes: 1, unreadable: 0 },
     },

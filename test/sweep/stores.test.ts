@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { measureStores } from '../../src/sweep/stores.js';
+import { surveyStores } from '../../src/sweep/stores.js';
 import { renderStatus, type StatusDoc } from '../../src/commands/status.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -18,7 +18,7 @@ function duBytes(...paths: string[]): number {
   return paths.reduce((n, p) => n + Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]), 0);
 }
 
-describe('measureStores', () => {
+describe('surveyStores: sizes', () => {
   it('a sparse 1 TiB file in a session and in a context counts the blocks it holds: the sizes are du\'s', async () => {
     const home = path.join(tmp, 'home');
     const root = path.join(tmp, 'app', '.murmur');
@@ -32,7 +32,7 @@ describe('measureStores', () => {
     fs.truncateSync(path.join(home, 'conversations', 'shey', 'ctx-b', 'attachment'), 2 ** 40);
     const configPath = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n`);
     const config = await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-    const sizes = await measureStores(config);
+    const sizes = (await surveyStores(config, Date.now())).sizes;
     expect(sizes.sessions.bytes).toBe(duBytes(...ses));
     expect(sizes.sessions.bytes).toBeLessThan(1 << 20);
     expect(sizes.records.bytes).toBe(duBytes(path.join(home, 'conversations', 'shey', 'ctx-a'), path.join(home, 'conversations', 'shey', 'ctx-b')));
@@ -61,11 +61,11 @@ describe('status: what lives beside the sessions of a workdir root', () => {
     fs.writeFileSync(path.join(W, 'task.md'), 't');
     fs.mkdirSync(path.join(W, 'checkpoints'));
     const configPath = f.writeConfig(tmp, `home: ${path.join(tmp, 'home')}\nsessions:\n  - root: ${root}\n`);
-    const sizes = await measureStores(await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp }));
+    const sizes = (await surveyStores(await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp }), Date.now())).sizes;
     const b = sizes.sessions.roots[0]?.beside;
     expect(b).toMatchObject({ workdir: W, tied: { count: 1, bytes: duBytes(tied) }, orphaned: { count: 1, bytes: duBytes(orphan) }, work_logs: { count: 1 }, other_logs: { count: 1 }, unreadable: 0 });
     expect(b?.capsule.map((c) => c.name).sort()).toEqual(['checkpoints', 'task.md']);
-    const doc = { home: tmp, home_exists: true, state_file: '', state: 'missing', daemon: { running: false, why: 'x', pid: null, start_time: null, started_ms: null, stopped_ms: null, config: null, schedule: null }, current_sweep: null, last_sweep: null, next_run_ms: null, timer: null, stores: sizes, metrics: {} as StatusDoc['metrics'], protection: { file: '', items: 0, unreadable: null } } as StatusDoc;
+    const doc = { home: tmp, home_exists: true, state_file: '', state: 'missing', daemon: { running: false, why: 'x', pid: null, start_time: null, started_ms: null, stopped_ms: null, config: null, schedule: null }, current_sweep: null, last_sweep: null, next_run_ms: null, timer: null, stores: sizes, next_expiries: { purge: null, max_age: null }, metrics: {} as StatusDoc['metrics'], protection: { file: '', items: 0, unreadable: null } } as StatusDoc;
     const text = renderStatus(doc);
     expect(text).toMatch(/children +tied +1 child workdir/);
     expect(text).toMatch(/children +orphaned +1 child workdir/);

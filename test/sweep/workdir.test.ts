@@ -8,7 +8,7 @@ import { restoreTarget } from '../../src/commands/quarantine.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory, renderHistory } from '../../src/commands/history.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
-import { measureStores } from '../../src/sweep/stores.js';
+import { surveyStores } from '../../src/sweep/stores.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
@@ -315,7 +315,7 @@ describe('a held session takes its child once the child has finished', () => {
     expect(exists(c.dir)).toBe(true);
     expect(first.orphans ?? []).toEqual([]);
     // status says the same: tied to its (held) parent, not orphaned
-    const sizes = await measureStores(await config('quarantine: 24h\n' + YAML()));
+    const sizes = (await surveyStores(await config('quarantine: 24h\n' + YAML()), Date.now())).sizes;
     expect(sizes.sessions.roots[0]?.beside).toMatchObject({ tied: { count: 1 }, orphaned: { count: 0 } });
     fs.writeFileSync(path.join(c.dir, 'completion.json'), JSON.stringify({ status: 'ok' }));
     const second = await sweep(YAML('quarantine: 24h\n'));
