@@ -362,11 +362,16 @@ export const QuarantineLsSchema = z.strictObject({
       path: str,
       reason: nullableString,
       messages_dropped: int.nullable(),
+      /** the sweep (its audit session id) that held it, when known: `restore --sweep` puts back all it held */
+      audit: nullableString,
       incomplete: z.literal(true).optional(),
     }),
   ),
+  /** of the items listed: with a filter, only those it matched */
   totals: items,
   problems: z.array(problem),
+  /** the filters given (null: none): only matching items are listed */
+  filter: z.strictObject({ root: nullableString, record: nullableString, reason: nullableString, before_ms: num.nullable() }).nullable(),
   config_invalid: configInvalid,
 });
 
@@ -381,15 +386,39 @@ const protectOutcome = {
   audit: nullableString,
 };
 
-export const RestoreSchema = z.strictObject({
-  ...head('restore'),
+const restoredStep = z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() });
+const restoreOne = {
   target: str,
   dry_run: z.boolean(),
-  restored: z.array(z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() })),
+  restored: z.array(restoredStep),
   audit: nullableString,
   protection: z.strictObject(protectOutcome).optional(),
   protection_error: z.strictObject({ code: str, message: str }).optional(),
+};
+
+/** `restore TARGET` */
+const RestoreTargetSchema = z.strictObject({
+  ...head('restore'),
+  ...restoreOne,
 });
+
+/** `restore --sweep AUDIT`: each item as `restore TARGET` tells it, and what could not go back, by cause */
+const RestoreSweepSchema = z.strictObject({
+  ...head('restore'),
+  sweep: str,
+  dry_run: z.boolean(),
+  held: int,
+  restored: z.array(z.strictObject({ ...restoreOne, held_kind: z.enum(['session', 'context', 'truncation']), origin: str })),
+  not_restored: z.array(
+    z.strictObject({
+      code: str,
+      detail: str,
+      items: z.array(z.strictObject({ target: str, held_kind: z.enum(['session', 'context', 'truncation']), origin: nullableString })),
+    }),
+  ),
+});
+
+export const RestoreSchema = z.union([RestoreTargetSchema, RestoreSweepSchema]);
 
 // ---- protect, release, protection ls ----------------------------------------------------------
 export const ProtectSchema = z.strictObject({

@@ -108,6 +108,9 @@ describe('the JSON contract', () => {
     expect(held.map((i) => i.held_kind).sort()).toEqual(['context', 'session', 'session', 'session', 'truncation']);
     expect(held.find((i) => i.held_kind === 'truncation')).toMatchObject({ target: 'ctx_long', messages_dropped: 20 });
     const session = held.find((i) => i.held_kind === 'session')!.target;
+    const filtered = check('quarantine-ls', ['quarantine', 'ls', '--reason', 'max_messages', '--before', '+2d'], 0);
+    expect(filtered).toMatchObject({ items: [{ target: 'ctx_long', audit: real['audit'] }], totals: { items: 1 }, filter: { reason: 'max_messages', root: null } });
+    expect(check('restore', ['restore', '--sweep', real['audit'] as string, '--dry-run'], 0)).toMatchObject({ sweep: real['audit'], held: 5, not_restored: [] });
     check('restore', ['restore', session, '--dry-run'], 0);
     expect(check('restore', ['restore', 'ctx_long'], 0)).toMatchObject({ restored: [{ held_kind: 'truncation', messages_restored: 20 }], protection: { item: { origin: 'shey' } } });
     check('protect', ['protect', kept[0]!], 0);
