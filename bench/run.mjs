@@ -19,6 +19,7 @@
 //   first    real sweep, no cache (trace-cache.json removed)     vs cat of every file it must read
 //   daemon   `murmur-gc daemon` sweeping every few seconds: the CPU of each scheduled sweep after
 //            its first (start-up is paid once per daemon)        vs the warm sweep's find
+//   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio)
 //   (both at 1/10 size too: the scaling pair)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
@@ -236,7 +237,7 @@ try {
       `find ${stores.filter((s) => !s.endsWith('/archive')).map(q).join(' ')} -mindepth 2 -maxdepth 2 -name conversation.jsonl -print0 >> ${q(list)}`);
     const archive = stores.find((s) => s.endsWith('/archive'));
     const readAll = `xargs -0 cat < ${q(list)} > /dev/null; for f in ${q(archive)}/*/conversation.jsonl; do [ ! -e "$f" ] || head -c 65536 "$f"; done > /dev/null`;
-    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [];
+    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [], du = [];
     for (let i = 0; i < runs; i++) {
       fs.rmSync(cacheFile, { force: true });
       firstBase.push(sh(readAll));
@@ -250,11 +251,16 @@ try {
       warm.push(w);
       check(w.report.inventory?.traces_read === 0, `${label} warm sweep read no trace (${JSON.stringify(w.report.inventory)})`);
       dry.push(gcRun(cfg, ['--dry-run']));
+      const d = run(process.execPath, [...nodeFlags, bin, 'du', '--json', '--config', cfg]);
+      du.push(d);
+      const dr = JSON.parse(d.stdout);
+      check(dr.inventory?.traces_read === 0 && dr.problems.length === 0, `${label} du read no trace and found nothing unreadable (${JSON.stringify(dr.inventory)})`);
     }
     const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
     row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
+    row(`du, ${n}`, du, warm, 'the warm sweep', '≤ 1.5× CPU');
     // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
     row(`warm sweep in the daemon (each scheduled sweep after its first), ${n}`, await daemonSweeps(cfg, label, runs, daemonEverySecs), warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`, warmFloor, warmBase, 'find -maxdepth 2 -printf', '(not murmur-gc)', true);
@@ -393,6 +399,7 @@ try {
     if (r.name.startsWith('start-up:')) ratioGoal(r, 2.5);
     else if (/^(warm sweep|first sweep)/.test(r.name)) ratioGoal(r, 2);
     else if (r.name.startsWith('truncate an indexed')) ratioGoal(r, 3);
+    else if (r.name.startsWith('du,')) ratioGoal(r, 1.5);
   }
   if (big !== undefined) {
     const gbsCpu = big.bytes / 1e9 / median(count.map((r) => r.cpu));

@@ -442,6 +442,47 @@ export const ProtectionLsSchema = z.strictObject({
   items: z.array(protectedItem.extend({ present: z.boolean() })),
 });
 
+// ---- du ----------------------------------------------------------------------------------------
+const reclaim = z.strictObject({
+  /** removed for good, purged from the undo window, cut by a measured truncation */
+  bytes: num,
+  /** what that sweep would hold (freed once its window passes) */
+  held_bytes: num,
+  /** records it would truncate whose new size was not measured (not in bytes) */
+  truncations_unmeasured: int,
+});
+const duPlace = {
+  bytes: num,
+  by_age: z.strictObject({ lt_1d: num, lt_7d: num, lt_30d: num, lt_90d: num, older: num }),
+  /** what the sweep's planner frees at now, now + 7 days, now + 30 days */
+  reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }),
+  /** items no rule will ever take */
+  never: num,
+};
+export const DuSchema = z.strictObject({
+  ...head('du'),
+  home: str,
+  home_exists: z.boolean(),
+  now_ms: int,
+  /** du -s -B1 -x HOME */
+  home_bytes: num,
+  gc: z.strictObject({ bytes: num, held: num }),
+  roots: z.array(
+    z.strictObject({
+      root: str,
+      sessions: int,
+      ...duPlace,
+      by_kind: z.strictObject({ traces: num, blobs: num, logs: num, child_workdirs: num, held: num, protected: num, other: num }),
+      beside: z.strictObject({ wrk_logs: num, out: num }).nullable(),
+    }),
+  ),
+  stores: z.array(z.strictObject({ store: str, contexts: int, ...duPlace, by_capsule: z.record(z.string(), num) })),
+  totals: z.strictObject({ bytes: num, reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }), never: num }),
+  inventory: z.strictObject({ traces_read: int, traces_cached: int }),
+  problems: z.array(z.strictObject({ path: str, detail: str })),
+  config_invalid: configInvalid,
+});
+
 /** What any of these commands prints under --json instead, when it fails (exit 1, 2 or 75). */
 export const ErrorSchema = z.strictObject({
   schema_version: z.literal(SCHEMA_VERSION),
@@ -460,6 +501,7 @@ export const SCHEMAS = {
   protect: ProtectSchema,
   release: ReleaseSchema,
   'protection-ls': ProtectionLsSchema,
+  du: DuSchema,
   error: ErrorSchema,
 } as const;
 

@@ -12,6 +12,7 @@ import { registerCompletionCommand } from './completion.js';
 import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
+import { registerDuCommand } from './du.js';
 import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
 import { boundEchoes } from './echo.js';
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerConfigCommands(program);
   registerQuarantineCommands(program);
   registerProtectCommands(program);
+  registerDuCommand(program);
   registerCompletionCommand(program);
   return program;
 }
