@@ -20,6 +20,7 @@
 //   explain  `explain ses_…` of one session, after a warm sweep    vs that warm sweep (goal ≤ 1.5× CPU)
 //   daemon   `murmur-gc daemon` sweeping every few seconds: the CPU of each scheduled sweep after
 //            its first (start-up is paid once per daemon)        vs the warm sweep's find
+//   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio)
 //   (both at 1/10 size too: the scaling pair)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
@@ -240,7 +241,7 @@ try {
     // explain: one session in the middle of the first root (its fate, from a whole dry run)
     const inRoot = fs.readdirSync(m.roots[0]).filter((n) => n.startsWith('ses_')).sort();
     const target = inRoot[Math.floor(inRoot.length / 2)];
-    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [], explain = [];
+    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [], explain = [], du = [];
     for (let i = 0; i < runs; i++) {
       fs.rmSync(cacheFile, { force: true });
       firstBase.push(sh(readAll));
@@ -257,12 +258,17 @@ try {
       const e = run(process.execPath, [...nodeFlags, bin, 'explain', target, '--json', '--config', cfg]);
       explain.push(e);
       check(JSON.parse(e.stdout).fate?.word === 'kept:policy', `${label} explain ${target} says kept:policy`);
+      const d = run(process.execPath, [...nodeFlags, bin, 'du', '--json', '--config', cfg]);
+      du.push(d);
+      const dr = JSON.parse(d.stdout);
+      check(dr.inventory?.traces_read === 0 && dr.problems.length === 0, `${label} du read no trace and found nothing unreadable (${JSON.stringify(dr.inventory)})`);
     }
     const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
     row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
     row(`explain one session (a whole dry run), ${n}`, explain, warm, 'the warm sweep', '≤ 1.5× CPU');
+    row(`du, ${n}`, du, warm, 'the warm sweep', '≤ 1.5× CPU');
     // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
     row(`warm sweep in the daemon (each scheduled sweep after its first), ${n}`, await daemonSweeps(cfg, label, runs, daemonEverySecs), warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`, warmFloor, warmBase, 'find -maxdepth 2 -printf', '(not murmur-gc)', true);
@@ -402,6 +408,7 @@ try {
     else if (/^(warm sweep|first sweep)/.test(r.name)) ratioGoal(r, 2);
     else if (r.name.startsWith('truncate an indexed')) ratioGoal(r, 3);
     else if (r.name.startsWith('explain')) ratioGoal(r, 1.5);
+    else if (r.name.startsWith('du,')) ratioGoal(r, 1.5);
   }
   if (big !== undefined) {
     const gbsCpu = big.bytes / 1e9 / median(count.map((r) => r.cpu));

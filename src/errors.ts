@@ -96,6 +96,11 @@ export const Codes = {
    * or a `.conversation.jsonl.<pid>.<hex>.tmp` of a dead pid, a running record whose process is gone.
    */
   runtimeDebris: 'runtime_debris',
+  /**
+   * An option naming a sessions root or record store that is neither configured nor the origin
+   * of anything it applies to (`quarantine ls --root`/`--record`: a typo, exit 2).
+   */
+  unknownPlace: 'unknown_place',
   /** `history --target` given a prefix of more than one name in the audit trail (exit 2). */
   targetAmbiguous: 'target_ambiguous',
   /**

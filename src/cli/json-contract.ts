@@ -10,7 +10,7 @@ import type { HistoryDoc, SweepHistory, TargetMatch } from '../commands/history.
 /** The contract's version: every enveloped document carries it. */
 export const SCHEMA_VERSION = 2;
 
-export const COMMANDS = ['sweep', 'config check', 'status', 'history', 'quarantine ls', 'restore', 'protect', 'release', 'protection ls', 'explain'] as const;
+export const COMMANDS = ['sweep', 'config check', 'status', 'history', 'quarantine ls', 'restore', 'protect', 'release', 'protection ls', 'explain', 'du'] as const;
 export type JsonCommand = (typeof COMMANDS)[number];
 
 /** `{schema_version, command, ...body}`: the envelope first, the command's members after it. */
@@ -66,7 +66,7 @@ export function commandOf(argv: readonly string[]): JsonCommand | 'conversation'
     if (a === 'config') return 'config check';
     if (a === 'quarantine') return 'quarantine ls';
     if (a === 'protection') return 'protection ls';
-    if (a === 'sweep' || a === 'status' || a === 'history' || a === 'restore' || a === 'protect' || a === 'release' || a === 'explain') return a;
+    if (a === 'sweep' || a === 'status' || a === 'history' || a === 'restore' || a === 'protect' || a === 'release' || a === 'explain' || a === 'du') return a;
   }
   return 'sweep';
 }

@@ -375,11 +375,16 @@ export const QuarantineLsSchema = z.strictObject({
       path: str,
       reason: nullableString,
       messages_dropped: int.nullable(),
+      /** the sweep (its audit session id) that held it, when known: `restore --sweep` puts back all it held */
+      audit: nullableString,
       incomplete: z.literal(true).optional(),
     }),
   ),
+  /** of the items listed: with a filter, only those it matched */
   totals: items,
   problems: z.array(problem),
+  /** the filters given (null: none): only matching items are listed */
+  filter: z.strictObject({ root: nullableString, record: nullableString, reason: nullableString, before_ms: num.nullable() }).nullable(),
   config_invalid: configInvalid,
 });
 
@@ -394,15 +399,39 @@ const protectOutcome = {
   audit: nullableString,
 };
 
-export const RestoreSchema = z.strictObject({
-  ...head('restore'),
+const restoredStep = z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() });
+const restoreOne = {
   target: str,
   dry_run: z.boolean(),
-  restored: z.array(z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() })),
+  restored: z.array(restoredStep),
   audit: nullableString,
   protection: z.strictObject(protectOutcome).optional(),
   protection_error: z.strictObject({ code: str, message: str }).optional(),
+};
+
+/** `restore TARGET` */
+const RestoreTargetSchema = z.strictObject({
+  ...head('restore'),
+  ...restoreOne,
 });
+
+/** `restore --sweep AUDIT`: each item as `restore TARGET` tells it, and what could not go back, by cause */
+const RestoreSweepSchema = z.strictObject({
+  ...head('restore'),
+  sweep: str,
+  dry_run: z.boolean(),
+  held: int,
+  restored: z.array(z.strictObject({ ...restoreOne, held_kind: z.enum(['session', 'context', 'truncation']), origin: str })),
+  not_restored: z.array(
+    z.strictObject({
+      code: str,
+      detail: str,
+      items: z.array(z.strictObject({ target: str, held_kind: z.enum(['session', 'context', 'truncation']), origin: nullableString })),
+    }),
+  ),
+});
+
+export const RestoreSchema = z.union([RestoreTargetSchema, RestoreSweepSchema]);
 
 // ---- protect, release, protection ls ----------------------------------------------------------
 export const ProtectSchema = z.strictObject({
@@ -493,6 +522,47 @@ export const ExplainSchema = z.strictObject({
   held_too: z.array(z.strictObject({ kind: z.enum(['held_session', 'held_context', 'held_truncation']), path: str, until_ms: num })),
 });
 
+// ---- du ----------------------------------------------------------------------------------------
+const reclaim = z.strictObject({
+  /** removed for good, purged from the undo window, cut by a measured truncation */
+  bytes: num,
+  /** what that sweep would hold (freed once its window passes) */
+  held_bytes: num,
+  /** records it would truncate whose new size was not measured (not in bytes) */
+  truncations_unmeasured: int,
+});
+const duPlace = {
+  bytes: num,
+  by_age: z.strictObject({ lt_1d: num, lt_7d: num, lt_30d: num, lt_90d: num, older: num }),
+  /** what the sweep's planner frees at now, now + 7 days, now + 30 days */
+  reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }),
+  /** items no rule will ever take */
+  never: num,
+};
+export const DuSchema = z.strictObject({
+  ...head('du'),
+  home: str,
+  home_exists: z.boolean(),
+  now_ms: int,
+  /** du -s -B1 -x HOME */
+  home_bytes: num,
+  gc: z.strictObject({ bytes: num, held: num }),
+  roots: z.array(
+    z.strictObject({
+      root: str,
+      sessions: int,
+      ...duPlace,
+      by_kind: z.strictObject({ traces: num, blobs: num, logs: num, child_workdirs: num, held: num, protected: num, other: num }),
+      beside: z.strictObject({ wrk_logs: num, out: num }).nullable(),
+    }),
+  ),
+  stores: z.array(z.strictObject({ store: str, contexts: int, ...duPlace, by_capsule: z.record(z.string(), num) })),
+  totals: z.strictObject({ bytes: num, reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }), never: num }),
+  inventory: z.strictObject({ traces_read: int, traces_cached: int }),
+  problems: z.array(z.strictObject({ path: str, detail: str })),
+  config_invalid: configInvalid,
+});
+
 /** What any of these commands prints under --json instead, when it fails (exit 1, 2 or 75). */
 export const ErrorSchema = z.strictObject({
   schema_version: z.literal(SCHEMA_VERSION),
@@ -512,6 +582,7 @@ export const SCHEMAS = {
   release: ReleaseSchema,
   'protection-ls': ProtectionLsSchema,
   explain: ExplainSchema,
+  du: DuSchema,
   error: ErrorSchema,
 } as const;
 

@@ -13,6 +13,7 @@ import { registerConfigCommands, runConfigCheck } from './config.js';
 import { registerConversationCommands } from './conversation.js';
 import { registerDaemonCommands } from './daemon.js';
 import { registerExplainCommand } from './explain.js';
+import { registerDuCommand } from './du.js';
 import { registerProtectCommands } from './protect.js';
 import { registerQuarantineCommands } from './quarantine.js';
 import { atOption } from './at-time.js';
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   registerQuarantineCommands(program);
   registerProtectCommands(program);
   registerExplainCommand(program);
+  registerDuCommand(program);
   registerCompletionCommand(program);
   return program;
 }

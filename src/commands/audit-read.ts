@@ -136,3 +136,34 @@ async function whereOf(gc: Dir, name: string, target: string): Promise<string | 
     await dir.close();
   }
 }
+
+/**
+ * One sweep's WHERE_FILE whole: each target it took → the sessions root or record store directory
+ * it was in (empty for sweeps that did not record it, or when it cannot be read).
+ */
+export async function readSweepWhere(home: string, sweep: string): Promise<Record<string, string>> {
+  if (!isSessionName(sweep) || !(await lstatPath(home))) return {};
+  const h = await Dir.open(home, { followFinal: true });
+  try {
+    if (!(await h.lstat(GC_DIR_NAME))?.isDirectory()) return {};
+    const gc = await h.openDir(GC_DIR_NAME);
+    try {
+      if (!(await gc.lstat(sweep))?.isDirectory()) return {};
+      const dir = await gc.openDir(sweep);
+      try {
+        if (!(await dir.lstat(WHERE_FILE))?.isFile()) return {};
+        const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
+        if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
+        return Object.fromEntries(Object.entries(o as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      } finally {
+        await dir.close();
+      }
+    } finally {
+      await gc.close();
+    }
+  } catch {
+    return {};
+  } finally {
+    await h.close();
+  }
+}

@@ -455,7 +455,7 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
           throw err;
         }
         await audit.done(seq);
-        await settle(ctx, homeDir, audit, [item], 'ok');
+        await settle(ctx, homeDir, audit, [held ? { ...item, heldUntilMs: held.until_ms } : item], 'ok');
         return { ...result(messages), ...(held ? { held } : {}) };
         return result(messages);
       } finally {
@@ -489,7 +489,9 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
       const untilMs = ctx.config.quarantine ? at + ctx.config.quarantine.windowSecs * 1000 : undefined;
       // The undo window: the dropped lines are held (reason conversation_truncate).
       const q = untilMs !== undefined && !opts.dryRun ? await openQuarantineDir(homeDir, true) : undefined;
-      const keeper = q && untilMs !== undefined ? dropKeeper(q, { store: target.store, context: target.context, removed_ms: at, until_ms: untilMs, reason: 'conversation_truncate', run: mintId('ses_'), at_ms: String(at) }) : undefined;
+      // The hold names the audit session of this truncation as its run (`restore --sweep` finds it by it).
+      const run = mintId('ses_');
+      const keeper = q && untilMs !== undefined ? dropKeeper(q, { store: target.store, context: target.context, removed_ms: at, until_ms: untilMs, reason: 'conversation_truncate', run, at_ms: String(at) }) : undefined;
       try {
         // In the audit trail before the rewrite; the intent names the marker the new header will
         // carry, so what happened can be read back from the record itself.
@@ -503,7 +505,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           dropped_before: String(target.header?.truncated?.dropped ?? 0n),
           trigger: MANUAL_TRIGGER,
         } as const;
-        const audit = opts.dryRun ? undefined : await AuditSession.begin(homeDir, mintId('ses_'), VERSION, at);
+        const audit = opts.dryRun ? undefined : await AuditSession.begin(homeDir, run, VERSION, at);
         const seq = await audit?.intend(intent);
         let out: Awaited<ReturnType<typeof truncateRecord>>;
         try {
@@ -526,7 +528,7 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
         await keeper?.settle(out.dropped > 0, out.carriedTo);
         if (audit && seq !== undefined) {
           await audit.done(seq, { messages_dropped: out.dropped });
-          await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER }] : [], 'ok');
+          await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER, ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}) }] : [], 'ok');
         }
         const held =
           untilMs === undefined || out.dropped === 0

@@ -9,6 +9,7 @@
 // a staged truncation that did land (its record carries its marker) is listed as restorable. An
 // item whose sidecar cannot be read, or whose payload is not what its sidecar names, is a
 // problem, not an item (the sweep purges it by its window).
+import { resolve } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { Codes, GcError, describeError } from '../errors.js';
 import { openAnchor, openChain } from '../fsx/dirs.js';
@@ -39,7 +40,9 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
     try {
       for (const h of await listRootHeld(d, measure)) {
         // only a hold murmur-gc's registry vouches for is one (docs/design.md §4a)
-        if (registry.vouch(h.entry, h)?.kind === 'hold') out.items.push({ ...strip(h), path: d.display(h.entry) });
+        const placed = registry.vouch(h.entry, h);
+        // the registry's record names the run that held it and the rule that took it
+        if (placed?.kind === 'hold') out.items.push({ ...strip(h), ...definedOnly({ reason: placed.reason, run: placed.run }), path: d.display(h.entry) });
         else out.problems.push({ target: d.display(h.entry), code: Codes.unverifiedGcEntry, detail: notOurHold(d.display(h.entry)) });
       }
     } catch (err) {
@@ -131,5 +134,31 @@ export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<s
 
 function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
   const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
-  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...definedOnly({ messages: i.messages }) };
+  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...definedOnly({ messages: i.messages, run: i.meta?.run }) };
+}
+
+/**
+ * Which held items `quarantine ls` shows: those of the sessions roots in `roots` or the record
+ * stores in `records` (either, when both are given; every place when neither is), held for
+ * `reason`, and whose window ends before `beforeMs`. Empty lists and undefined bounds select all.
+ */
+export interface HeldFilter {
+  roots?: readonly string[];
+  records?: readonly string[];
+  reason?: string;
+  beforeMs?: number;
+}
+
+/** The listing with only the items `f` selects, and the totals of those (the problems are kept whole). */
+export function filterHeld(l: HeldListing, f: HeldFilter): HeldListing {
+  const roots = new Set((f.roots ?? []).map((r) => resolve(r)));
+  const records = new Set(f.records ?? []);
+  const anyPlace = roots.size === 0 && records.size === 0;
+  const items = l.items.filter(
+    (i) =>
+      (anyPlace || (i.kind === 'session' ? roots.has(resolve(i.origin)) : records.has(i.origin))) &&
+      (f.reason === undefined || i.reason === f.reason) &&
+      (f.beforeMs === undefined || i.untilMs < f.beforeMs),
+  );
+  return { ...l, items, totals: { items: items.length, bytes: items.reduce((n, i) => n + i.bytes, 0) } };
 }

@@ -129,6 +129,8 @@ export interface HeldItem {
   reason?: string;
   /** truncation: message lines held */
   messages?: number;
+  /** the murmur-gc run (its audit session id) that held it, when known: the item's sidecar, or the registry's record of a session's hold */
+  run?: string;
 }
 
 export const heldKey = (i: { parent: string; entry: string }): string => `${i.parent}/${i.entry}`;

@@ -64,7 +64,7 @@ function check(name: keyof typeof SCHEMAS, args: string[], status: number): Reco
 }
 
 /** Members whose keys are data (a code, an action kind, a store, a target): any key is valid there. */
-const MAPS = new Set(['skipped_by_code', 'errors_by_code', 'counts', 'actions_by_store', 'messages_dropped_by_target', 'held_until_by_target', 'parent_session_by_target']);
+const MAPS = new Set(['skipped_by_code', 'errors_by_code', 'counts', 'actions_by_store', 'messages_dropped_by_target', 'held_until_by_target', 'parent_session_by_target', 'by_capsule']);
 const isMap = (trail: string[]): boolean => {
   const [last, prev] = [trail.at(-1) ?? '', trail.at(-2) ?? ''];
   if (MAPS.has(last) || MAPS.has(prev)) return true;
@@ -109,6 +109,9 @@ describe('the JSON contract', () => {
     expect(held.map((i) => i.held_kind).sort()).toEqual(['context', 'session', 'session', 'session', 'truncation']);
     expect(held.find((i) => i.held_kind === 'truncation')).toMatchObject({ target: 'ctx_long', messages_dropped: 20 });
     const session = held.find((i) => i.held_kind === 'session')!.target;
+    const filtered = check('quarantine-ls', ['quarantine', 'ls', '--reason', 'max_messages', '--before', '+2d'], 0);
+    expect(filtered).toMatchObject({ items: [{ target: 'ctx_long', audit: real['audit'] }], totals: { items: 1 }, filter: { reason: 'max_messages', root: null } });
+    expect(check('restore', ['restore', '--sweep', real['audit'] as string, '--dry-run'], 0)).toMatchObject({ sweep: real['audit'], held: 5, not_restored: [] });
     check('restore', ['restore', session, '--dry-run'], 0);
     expect(check('restore', ['restore', 'ctx_long'], 0)).toMatchObject({ restored: [{ held_kind: 'truncation', messages_restored: 20 }], protection: { item: { origin: 'shey' } } });
     check('protect', ['protect', kept[0]!], 0);
@@ -122,6 +125,9 @@ describe('the JSON contract', () => {
     const st = check('status', ['status'], 0);
     expect(st['stores']).toMatchObject({ quarantine: { items: 4 } });
     expect((st['metrics'] as { last_sweep: unknown }).last_sweep).not.toBeNull();
+    const du = check('du', ['du'], 0);
+    expect(du).toMatchObject({ home_exists: true, inventory: { traces_read: 0 }, problems: [] });
+    expect((du['roots'] as { root: string }[]).map((r) => r.root).sort()).toEqual([path.join(T, 'app'), path.join(T, 'bot')]);
     const h = check('history', ['history'], 0);
     expect((h['sweeps'] as unknown[]).length).toBeGreaterThanOrEqual(5);
     const m = check('history', ['history', '--target', session.slice(0, 30)], 0);

@@ -95,7 +95,8 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
       },
       (o) => ({
         done: { messages_dropped: o.dropped },
-        ...(o.dropped > 0 ? { retention: { store: 'records', reason: 'max_messages', target: c.context, messagesDropped: o.dropped, parent: dirname(cdir.path) } } : {}),
+        // (the undo window's deadline goes into the audit's details: history and restore --sweep read it)
+        ...(o.dropped > 0 ? { retention: { store: 'records', reason: 'max_messages', target: c.context, messagesDropped: o.dropped, parent: dirname(cdir.path), ...(hold !== undefined && keeper ? { heldUntilMs: hold } : {}) } } : {}),
       }),
       )
       .catch(async (err: unknown) => {
