@@ -179,10 +179,10 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
     );
     const b = r.beside;
     if (!b) continue;
-    // what lives beside the sessions (README "What lives beside the sessions")
-    rows.push(['    children', 'tied', plural(b.tied.count, 'child workdir'), formatBytes(b.tied.bytes), 'go with their sessions']);
-    rows.push(['    children', 'orphaned', plural(b.orphaned.count, 'child workdir'), formatBytes(b.orphaned.bytes), b.orphaned.oldest_ms === null ? '' : `oldest last written ${when(b.orphaned.oldest_ms)}`]);
-    rows.push(['    logs', 'wrk_', plural(b.work_logs.count, 'work log'), formatBytes(b.work_logs.bytes), 'go with their sessions']);
+    // what lives beside the sessions (docs/design.md), each kind only when the root has some
+    if (b.tied.count) rows.push(['    children', 'tied', plural(b.tied.count, 'child workdir'), formatBytes(b.tied.bytes), 'go with their sessions']);
+    if (b.orphaned.count) rows.push(['    children', 'orphaned', plural(b.orphaned.count, 'child workdir'), formatBytes(b.orphaned.bytes), b.orphaned.oldest_ms === null ? '' : `oldest last written ${when(b.orphaned.oldest_ms)}`]);
+    if (b.work_logs.count) rows.push(['    logs', 'wrk_', plural(b.work_logs.count, 'work log'), formatBytes(b.work_logs.bytes), 'go with their sessions']);
     if (b.other_logs.count) rows.push(['    logs', 'other', plural(b.other_logs.count, 'file'), formatBytes(b.other_logs.bytes), 'not managed']);
     if (b.capsule.length) rows.push(['    capsule', b.capsule.map((c) => c.name).join(' '), '', formatBytes(b.capsule.reduce((n, c) => n + c.bytes, 0)), 'not managed']);
     if (b.unreadable) rows.push(['    beside', '', `${b.unreadable} unreadable`, '', 'symlinks are never followed']);
