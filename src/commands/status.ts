@@ -179,7 +179,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
     );
     const b = r.beside;
     if (!b) continue;
-    // what lives beside the sessions (README "What lives beside the sessions")
+    // what lives beside the sessions (docs/design.md §9a)
     rows.push(['    children', 'tied', plural(b.tied.count, 'child workdir'), formatBytes(b.tied.bytes), 'go with their sessions']);
     rows.push(['    children', 'orphaned', plural(b.orphaned.count, 'child workdir'), formatBytes(b.orphaned.bytes), b.orphaned.oldest_ms === null ? '' : `oldest last written ${when(b.orphaned.oldest_ms)}`]);
     rows.push(['    logs', 'wrk_', plural(b.work_logs.count, 'work log'), formatBytes(b.work_logs.bytes), 'go with their sessions']);
