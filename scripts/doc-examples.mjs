@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Prints the example outputs that README.md and docs/daemon.md show, from a real run of the built
+// Prints the example outputs that docs/commands.md and docs/daemon.md show, from a real run of the built
 // CLI (dist/, `npm run build` first) on a generated home — not part of the tests.
 //
 //   node scripts/doc-examples.mjs [--out DIR] [--keep]
@@ -10,7 +10,7 @@
 // configuration at its default place (~/.config/murmur-gc/config.yaml: an undo window, age and
 // count policies, two disk budgets). The commands run as a user would: on a terminal 80 columns
 // wide (`script -qc`), and with --json piped to jq. Absolute paths under DIR/home print as `~`.
-// Then the two worked examples of the README ("Disk budgets", "The undo window"), each on a small
+// Then the two worked examples of docs/budgets.md and docs/quarantine.md, each on a small
 // home of its own built here. Ids and times differ from run to run (they are minted relative to now); counts, sizes and
 // wording only change when the program does. Each block is printed between `==> name` lines.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -115,7 +115,7 @@ block('history', 'murmur-gc history', tty(['history']).text);
 block('history-target', `murmur-gc history --target ${target.slice(0, 16)}`, tty(['history', '--target', target.slice(0, 16)]).text);
 jsonBlock('history-json', ['history'], '.totals, (.sweeps[0] | {audit, outcome, retention: [.retention[] | del(.targets)]})');
 
-// ---- the worked examples of README "Disk budgets" and "The undo window": small homes -----------
+// ---- the worked examples of docs/budgets.md and docs/quarantine.md: small homes ---------------
 const DAY = 86_400_000;
 const now = Date.now();
 const rnd = prng(7);

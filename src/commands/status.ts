@@ -179,7 +179,7 @@ export function renderStatus(s: StatusDoc, nowMs = Date.now(), L: Layout = PLAIN
     );
     const b = r.beside;
     if (!b) continue;
-    // what lives beside the sessions (docs/design.md), each kind only when the root has some
+    // what lives beside the sessions (docs/design.md §9a), each kind only when the root has some
     if (b.tied.count) rows.push(['    children', 'tied', plural(b.tied.count, 'child workdir'), formatBytes(b.tied.bytes), 'go with their sessions']);
     if (b.orphaned.count) rows.push(['    children', 'orphaned', plural(b.orphaned.count, 'child workdir'), formatBytes(b.orphaned.bytes), b.orphaned.oldest_ms === null ? '' : `oldest last written ${when(b.orphaned.oldest_ms)}`]);
     if (b.work_logs.count) rows.push(['    logs', 'wrk_', plural(b.work_logs.count, 'work log'), formatBytes(b.work_logs.bytes), 'go with their sessions']);

@@ -1,5 +1,5 @@
-// Which directory murmur-gc accepts as the murmur home (`home:`, `--home`; README "Configuration",
-// docs/config.md "The home").
+// Which directory murmur-gc accepts as the murmur home (`home:`, `--home`; docs/config.md
+// "The home: what murmur-gc accepts").
 // Guarantees:
 // - A home is refused when it is a system path — `/`; each of SYSTEM_TOP directly under `/`; any
 //   directory directly inside one of SYSTEM_PARENTS (`/usr/lib`, `/var/tmp`, `/etc/ssh`,

@@ -21,8 +21,9 @@
 //   `max_age` without a unit in this file (read as seconds).
 // - YAML is read with serde_yaml's distinctions: integers are bigint, floats are `YamlFloat`
 //   (so `max_sessions: 5.0` is refused as the runtime refuses it), duplicate keys are an error.
-//   The reader and the schema (src/config/parse.ts, with yaml and zod) are imported only when a
-//   file is read: with no configuration file nothing here loads them.
+//   The reader and its hand-written shape check (src/config/parse.ts, with yaml; no schema
+//   library) are imported only when a file is read: with no configuration file nothing here loads
+//   them.
 // - Retain blocks, wherever they come from (this file or a `murmur.yaml`), follow the runtime's
 //   rules and wording exactly (src/config/retain.ts). An explicit `retain:` replaces the
 //   manifest's block entirely (the manifest's block is then not read). An entry with no policy

@@ -23,7 +23,7 @@
 // either way), and the block's other key is still enforced.
 //
 // YAML values come from src/config/yaml-serde.ts: scalars resolved as serde_yaml 0.9 resolves
-// them (README "Configuration" has the table of integer forms).
+// them (docs/config.md, "Integer forms", has the table).
 import { ConfigError } from '../errors.js';
 import type { RecordRetain, SessionRetain } from './types.js';
 

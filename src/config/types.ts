@@ -32,7 +32,7 @@ export interface SessionsRootConfig {
   maxBytes?: number;
   /**
    * `children: { max_age }` in seconds: orphaned child workdirs beside a `W/.murmur` root older
-   * than this are removed (README "What lives beside the sessions"); undefined: only reported.
+   * than this are removed (docs/design.md §9a); undefined: only reported.
    */
   childrenMaxAgeSecs?: number;
   /** Where this entry came from, for messages: e.g. `sessions[2]` or `running/ses_….json`. */

@@ -21,7 +21,7 @@
 // - Sizes (measured or removed) are allocated bytes, what `du` counts: st_blocks × 512 of every
 //   entry of the tree, directories (the top one too) and links included, a file with several
 //   links counted once per walk — so a sparse file counts what it holds on disk, not its length
-//   (README "Disk budgets").
+//   (docs/budgets.md).
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
 import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';

@@ -2,8 +2,8 @@
 // sparse), and — on a filesystem with a fixed number of inodes — `<home>/gc/.reserve-inodes/`, a
 // directory of RESERVE_INODES empty files, that murmur-gc keeps whenever the home exists, so that a
 // sweep on a filesystem out of space or out of inodes — with keep_free configured before or only
-// after it filled — can still write its lock and audit before it removes anything (README "Disk
-// budgets").
+// after it filled — can still write its lock and audit before it removes anything (docs/budgets.md,
+// "A full disk"; docs/fates.md, "The reserve").
 // Guarantees:
 // - Only ever these names in murmur-gc's own directory, opened and removed descriptor-relatively
 //   (never following a link); anything at those names that is not a regular file (a directory of

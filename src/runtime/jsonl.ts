@@ -19,7 +19,7 @@
 //   - backwards (planKeepNewest), any longer line raises `line_too_long`.
 // - scanRecord without `findId` first takes a fast path (docs/benchmarks.md): synchronous reads (a page-cache
 //   read costs far less CPU than a thread-pool one) straight into a fixed 1 MiB region of the
-//   WebAssembly memory (json-doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
+//   WebAssembly memory (src/json/doc-wasm.ts `chunkRegion`, one scan at a time), each chunk's whole
 //   lines UTF-8-checked in one call and counted in one WebAssembly call; the event loop runs
 //   between chunks (`yieldIfBusy`). A line longer than the region, a region held by another scan,
 //   or no WebAssembly hands the rest to the streaming scanner, which counts its UTF-8-checked
@@ -871,7 +871,7 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
 /**
  * scanRecord's fast path: chunks read synchronously (page-cache reads cost far less CPU than
  * thread-pool ones) straight into the WebAssembly memory's chunk region, whole lines counted
- * there in one call per chunk (json-scan.ts `countMessageLines`), the partial last line moved to
+ * there in one call per chunk (src/json/scan.ts `countMessageLines`), the partial last line moved to
  * the region's start for the next chunk. The event loop is let run between chunks
  * (`yieldIfBusy`), the signal checked before each read. Returns the offset it stopped at: `size`,
  * or the start of a line longer than the region, which the caller's streaming scanner takes on.

@@ -15,7 +15,7 @@
 //   `["murmur.record", capsule, created_ms(, truncated)]` is a header too. A line repeating one of
 //   the header's own fields (`type`, `capsule`, `created_ms`, `truncated`, or one of the marker's
 //   inside `truncated`), however spelled, is NOT a header: the typed struct refuses a duplicate
-//   field (README.md, "What it deletes"). The record then has no owner, as a header-less one.
+//   field (docs/design.md §R5). The record then has no owner, as a header-less one.
 // - Header integers are exact: `created_ms`, `dropped`, `at_ms` are bigints, written back digit
 //   for digit (u64 max included).
 // - `serializeHeader` writes the runtime's bytes: compact JSON, declaration key order, `truncated`

@@ -1,13 +1,18 @@
-// Reads a session's trace.jsonl into a TraceSummary, streaming, parsing only the lines whose
-// event type the sweep needs. Guarantees: never follows a link or opens a FIFO (Dir.openFile);
-// reads at most the size seen at open; torn or garbage lines are counted and skipped; the
-// summary of an unchanged file (same dev/ino/size/mtime) is served from a cache. Memory is
-// bounded whatever the trace holds (docs/limits.md): a line over the line cap is read past (or,
-// when it may be JSON, the trace is not judged: `line_too_long`), a trace of any size more than 16
-// times what it holds on disk is not read (`sparse_file`), and a summary is ids, line offsets and
-// counts with a cap on each (src/runtime/trace.ts; a trace naming more ids than kept is not judged:
-// `too_many_ids`) — never a command. The cache (MemoryTraceCache) keeps no entry over
-// CACHE_ENTRY_CAP and persists at most CACHE_MAX_BYTES.
+// Reads a session's trace.jsonl into a TraceSummary (readTraceSummary), and keeps the cache of
+// trace summaries and record scans (MemoryTraceCache; persisted as <home>/gc/trace-cache.json by
+// src/gchome/trace-cache.ts; src/runtime/inventory.ts stores the record entries). Guarantees:
+// never follows a link or opens a FIFO (Dir.readSmallSync, Dir.openFile); reads at most the size
+// seen at open; a trace up to 1 MiB is read in one synchronous call, a larger one streamed, and a
+// trace is read a second time only when the first pass could not keep its unaccounted work
+// exactly within its caps; torn or garbage lines are counted and skipped (src/runtime/trace.ts
+// parses the lines); an unchanged file (same dev/ino/size/mtime) is served from the cache without
+// being opened. Memory is bounded whatever the trace holds (docs/limits.md): a line over the line
+// cap is read past (or, when it may be JSON, the trace is not judged: `line_too_long`), a trace of
+// any size more than 16 times what it holds on disk is not read (`sparse_file`), and a summary is
+// ids, line offsets and counts with a cap on each (a trace naming more ids than kept is not
+// judged: `too_many_ids`) — never a command; the common summary is one CompactTrace with its ids
+// packed (packIds). The cache keeps no entry over CACHE_ENTRY_CAP and persists at most
+// CACHE_MAX_BYTES.
 import { inoOf, packIno, type BigIntStats, type Dir, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { Codes, GcError } from '../errors.js';
 import { forwardLines, sparseFileError, type Line } from './jsonl.js';

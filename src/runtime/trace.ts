@@ -11,7 +11,7 @@
 //   unreadable to the runtime, so nothing in it is reconciled (its contexts still count for
 //   liveness: that only ever keeps more); the last `session_start` is the parent — when its
 //   `event_id` is not a string there is none, whatever came before, and `shell_lost` omits
-//   `parent_id` (README.md, "What it deletes"); lost work is
+//   `parent_id` (docs/design.md §R9); lost work is
 //   ordered by the bytes of its id; `detached_at_ms` is the `shell_detached` line's `timestamp`
 //   when it is a u64, else 0, kept digit for digit.
 // - What a summary keeps of a trace is bounded whatever the trace holds (docs/limits.md): ids of

@@ -16,7 +16,7 @@ export type Action =
   | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes'; held?: HeldAt }
   /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
   | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
-  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), README "What lives beside the sessions" */
+  /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), docs/design.md §9a */
   | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
   | {
       kind: 'truncate_record';

@@ -82,7 +82,7 @@ export interface SweepReport {
   /**
    * Per `W/.murmur` root with orphaned child workdirs (no session's trace there names them):
    * how many, their allocated bytes, the oldest's last visible write, and how many this sweep
-   * removed (or would) under `children: { max_age }` (README "What lives beside the sessions").
+   * removed (or would) under `children: { max_age }` (docs/design.md §9a).
    */
   orphans?: { root: string; count: number; bytes: number; oldest_ms: number; removed: number; policy_secs: number | null }[];
   kept?: KeptAside;

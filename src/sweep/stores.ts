@@ -43,7 +43,7 @@ export interface RootSize {
   sessions: number;
   bytes: number;
   unreadable: number;
-  /** A `W/.murmur` root: what lives beside its sessions in W (README "What lives beside the sessions"). */
+  /** A `W/.murmur` root: what lives beside its sessions in W (docs/design.md §9a). */
   beside?: BesideSizes;
 }
 

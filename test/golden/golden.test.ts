@@ -1,7 +1,7 @@
 // Golden files: the rendered human report (sweep and dry run, default and -v), `status` and
 // `history` (human and --json), rendered from fixed inputs at a fixed "now" and compared byte for
 // byte with test/golden/*.txt|json. A wording change shows as a diff of those files:
-// `UPDATE_GOLDEN=1 npx vitest run test/golden` rewrites them (README, Development).
+// `UPDATE_GOLDEN=1 npx vitest run test/golden` rewrites them (CONTRIBUTING.md).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -99,7 +99,7 @@ export function requirement(
     run: ok || strict,
     reason,
     check(): void {
-      if (!ok) throw new Error(`${reason} (${REQUIRE_ALL_ENV}=1: this run must provide it; see README "Requirements")`);
+      if (!ok) throw new Error(`${reason} (${REQUIRE_ALL_ENV}=1: this run must provide it; see CONTRIBUTING.md "Requirements")`);
     },
   };
 }

@@ -165,9 +165,9 @@ describe.runIf(req.run)('the shipped rules against a real node_exporter and Prom
     for (const rule of rules) expect(rule.health, `${rule.name}: ${rule.lastError ?? ''}`).toBe('ok');
   });
 
-  it('every query of README "Fleet" is valid PromQL that Prometheus evaluates over these series', async () => {
-    const readme = fs.readFileSync(path.join(f.REPO, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Fleet: alerts and dashboards'));
+  it('every query of docs/metrics.md "Fleet" is valid PromQL that Prometheus evaluates over these series', async () => {
+    const doc = fs.readFileSync(path.join(f.REPO, 'docs', 'metrics.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Fleet: alerts and dashboards'));
     const table = section.slice(0, section.indexOf('\n## ')).split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| question') && !l.startsWith('|---'));
     const queries = table.flatMap((row) => [...row.split(/ \| /)[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\\\|/g, '|')));
     expect(queries.length).toBeGreaterThanOrEqual(5);

@@ -2,7 +2,7 @@
 // repeating one of the header's own fields (`"capsule":"a","capsule":"cap"`: "duplicate field").
 // Such a record has no header: no owner (`ls` shows no capsule), never taken by age pruning nor
 // truncated by a sweep, and `conversation truncate` writes a fresh header with the store's name,
-// as for a header-less record. README.md ("What it deletes") states the rule.
+// as for a header-less record. docs/design.md §R5 states the rule.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Parity: retain blocks accept and refuse what the runtime's YAML reader (serde_yaml 0.9) does —
-// integer forms (the table in README "Configuration"), custom tags, max_age above 2^53 s, and a
+// integer forms (the table in docs/config.md "Integer forms"), custom tags, max_age above 2^53 s, and a
 // quoted scalar continued on a line indented no deeper than its key (libyaml accepts it).
 import { describe, expect, it } from 'vitest';
 import { parseConfigYaml } from '../../src/config/parse.js';

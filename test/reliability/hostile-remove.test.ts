@@ -124,7 +124,7 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     const second = runAs(user, cfg, H);
     expect(second.status).toBe(0);
     expect(second.rep.errors).toEqual([]);
-    // sizes are what the disk holds, as `du` counts them (README "Disk budgets")
+    // sizes are what the disk holds, as `du` counts them (docs/budgets.md)
     const du = Number(execFileSync('du', ['-s', '-B1', kept], { encoding: 'utf8' }).split('\t')[0]);
     expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
     // stderr is the journal (as under the timer's unit): an ok one-shot sweep logs its summary there

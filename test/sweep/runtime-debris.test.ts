@@ -1,5 +1,5 @@
 // What killed runtimes leave under ~/.murmur and nothing of the runtime removes: the debris step
-// removes it once the process is gone (README "What lives beside the sessions").
+// removes it once the process is gone (docs/design.md §5).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 // What a `mur run --workdir W` session leaves beside its sessions root goes with it
-// (README "What lives beside the sessions"): through the real sweep and restore, in process.
+// (docs/design.md §9a): through the real sweep and restore, in process.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,7 +1,11 @@
 // The state one sweep's steps share, and the runner that times each step.
 // Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
-// are the only way a step reports a per-item outcome, and `acted` the only way it reports an
-// action, so the report and the logs always agree and say it in one voice (src/sweep/voice.ts);
+// are the only way a step reports a per-item outcome. `acted` reports an action, counts its bytes
+// freed and logs it in the action's own words (src/sweep/voice.ts); every step reports its actions
+// through it except two, which push to `report.actions` themselves: steps/beside.ts (child
+// workdirs and `wrk_` logs going with their session: bytes freed only when not held, its own
+// debug line, "removed/held beside its session") and steps/orphans.ts (`remove_orphan_workdir`:
+// bytes freed, no log line per item);
 // per-item lines are at debug, and the sweep's end logs one line per cause (flushGrouped,
 // src/sweep/log-groups.ts); the run's effects (real or measure-only, effects.ts) are picked here,
 // once, from `dryRun`; each step's tally (items, bytes, time) is recorded in `steps`, in pipeline
@@ -265,7 +269,10 @@ export interface Unwritable {
   notAttempted: Map<string, number>;
 }
 
-/** The report of a sweep that has not run a step yet. */
+/**
+ * The state of a sweep that has not run a step yet: an empty report, a fresh audit id, nothing
+ * opened, scanned or locked; its effects (real or measure-only) picked once from `opts.dryRun`.
+ */
 export function createContext(opts: SweepOptions, uid: number): SweepContext {
   const now = opts.now ?? Date.now;
   const nowMs = now();
