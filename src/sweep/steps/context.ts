@@ -15,7 +15,7 @@ import { Codes, NORMAL_CODES } from '../../errors.js';
 import type { Debris, ModeEntry, Problem, RecordsScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import type { Dir } from '../../fsx/safe-fs.js';
-import type { MemoryTraceCache } from '../../runtime/trace-scan.js';
+import type { MemoryTraceCache } from '../../runtime/summary-cache.js';
 import type { ChmodAction } from '../../plan/modes.js';
 import type { Fate, FatePlan, HoldFate } from '../../plan/fates.js';
 import type { RecordPolicyConfig } from '../../config/types.js';
