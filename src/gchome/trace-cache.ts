@@ -9,7 +9,7 @@
 // looked at in this sweep are kept, so it cannot grow without bound; an unchanged cache is not
 // rewritten; the write is not fsync'ed (after a crash the cache may be lost or torn, and is rebuilt).
 // Size: never written over CACHE_MAX_BYTES (48 MiB), whatever the traces hold — an entry is at
-// most CACHE_ENTRY_CAP (1 MiB, src/runtime/trace-scan.ts), and the lines past the total are left
+// most CACHE_ENTRY_CAP (1 MiB, src/runtime/summary-cache.ts), and the lines past the total are left
 // out (those files are read again by the next sweep); a larger file is not ours and reads as empty.
 // Memory: the file is never whole in memory, nor a line of it over CACHE_LINE_CAP (16 MiB) —
 // loading indexes it by directory in 1 MiB chunks and
@@ -17,7 +17,7 @@
 // saving goes through one reused 1 MiB buffer.
 import { GC_DIR_NAME } from './paths.js';
 import { syncIo, yieldIfBusy, type Dir, type FileHandle } from '../fsx/safe-fs.js';
-import { CACHE_MAX_BYTES, MemoryTraceCache } from '../runtime/trace-scan.js';
+import { CACHE_MAX_BYTES, MemoryTraceCache } from '../runtime/summary-cache.js';
 
 const CACHE_FILE = 'trace-cache.json';
 const MAGIC = 'murmur-gc cache 6';

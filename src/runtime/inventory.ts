@@ -23,7 +23,8 @@ import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
 import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
-import { CompactTrace, MemoryTraceCache, readTraceSummary, traceFileState, type TraceCache, type TraceFileState } from './trace-scan.js';
+import { readTraceSummary } from './trace-scan.js';
+import { CompactTrace, MemoryTraceCache, traceFileState, type TraceCache, type TraceFileState } from './summary-cache.js';
 import { definedOnly } from '../defined.js';
 
 /** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */

@@ -19,7 +19,8 @@ import { allocatedBytes } from '../fsx/remove.js';
 import { idTimestampMs } from './ids.js';
 import { TRASH_PREFIX, type Debris, type Problem } from './inventory.js';
 import { isWorkId } from './trace.js';
-import { readTraceSummary, type TraceCache } from './trace-scan.js';
+import { readTraceSummary } from './trace-scan.js';
+import { type TraceCache } from './summary-cache.js';
 
 /** The sessions root of a `--workdir` run is `W/.murmur`; its children live in `W/.murmur/children`. */
 export const WORKDIR_ROOT_NAME = '.murmur';

@@ -9,7 +9,7 @@ import { judgeLiveness, type Liveness, type RunningProbe } from '../plan/livenes
 import { scanSessionsRoot, type Problem, type RootScan, type SessionScan } from '../runtime/inventory.js';
 import { probeProcess, readRunningRecords, type RunningRecord } from '../runtime/running.js';
 import { lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
-import type { TraceCache } from '../runtime/trace-scan.js';
+import type { TraceCache } from '../runtime/summary-cache.js';
 import { LostQuota } from '../runtime/trace.js';
 import { GC_DIR } from '../gchome/audit.js';
 import { scanBeside, type BesideScan } from '../runtime/workdir-scan.js';

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { loadTraceCache, saveTraceCache } from '../../src/gchome/trace-cache.js';
-import { CACHE_ENTRY_CAP, CACHE_MAX_BYTES, MemoryTraceCache, type TraceFileState } from '../../src/runtime/trace-scan.js';
+import { CACHE_ENTRY_CAP, CACHE_MAX_BYTES, MemoryTraceCache, type TraceFileState } from '../../src/runtime/summary-cache.js';
 import type { TraceSummary } from '../../src/runtime/trace.js';
 import * as f from '../helpers/fixtures.js';
 

@@ -2,7 +2,7 @@
 // form, and unpackIds gives back exactly the ids of the text, whatever it held: a wrong id would
 // let a live session's context lose its protection.
 import { describe, expect, it } from 'vitest';
-import { CompactTrace, packIds, unpackIds, type TraceFileState } from '../../src/runtime/trace-scan.js';
+import { CompactTrace, packIds, unpackIds, type TraceFileState } from '../../src/runtime/summary-cache.js';
 import { hex, prng } from '../helpers/fixtures.js';
 
 const minted = (prefix: string) => `${prefix}_${hex(32)}`;

@@ -27,7 +27,7 @@ import {
   type TraceSummary,
   type Trust,
 } from '../../src/runtime/trace.js';
-import { MemoryTraceCache } from '../../src/runtime/trace-scan.js';
+import { MemoryTraceCache } from '../../src/runtime/summary-cache.js';
 import { T_STRING } from '../../src/json/scan.js';
 import { prng } from '../helpers/fixtures.js';
 

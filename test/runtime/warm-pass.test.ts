@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { scanRecords, scanSessionsRoot, type RecordsScanOptions } from '../../src/runtime/inventory.js';
-import { MemoryTraceCache } from '../../src/runtime/trace-scan.js';
+import { MemoryTraceCache } from '../../src/runtime/summary-cache.js';
 import * as f from '../helpers/fixtures.js';
 
 let T: string;

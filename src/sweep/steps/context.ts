@@ -15,7 +15,7 @@ import { Codes, NORMAL_CODES } from '../../errors.js';
 import type { Debris, ModeEntry, Problem, RecordsScan } from '../../runtime/inventory.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import type { Dir } from '../../fsx/safe-fs.js';
-import type { MemoryTraceCache } from '../../runtime/trace-scan.js';
+import type { MemoryTraceCache } from '../../runtime/summary-cache.js';
 import type { ChmodAction } from '../../plan/modes.js';
 import type { Fate, FatePlan, HoldFate } from '../../plan/fates.js';
 import type { RecordPolicyConfig } from '../../config/types.js';
@@ -157,107 +157,144 @@ export interface HomeSpace {
   keepFreeInodes?: number;
 }
 
+/**
+ * The slots of one sweep. Each says who writes it (`writes:`; "created" = set once by
+ * createContext and never replaced, though a collection may be added to) and who reads it
+ * (`reads:`; step names are the files of src/sweep/steps/, "commands" the read-only commands that
+ * run the steps themselves: src/commands/du.ts and explain.ts). A slot a later step reads is set
+ * by an earlier step in SWEEP_STEPS order (src/sweep/pipeline.ts); a step that finds its input
+ * slot unset (no home, no roots, a step stopped) does nothing with it.
+ */
 export interface SweepContext {
+  /** writes: created. reads: lock, guard, budget, measure, plan (dryRun, unattended, confirmLarge, the signal). */
   readonly opts: SweepOptions;
+  /** writes: created. reads: the scans, measure, plan, budget, guard, beside, orphans, repair-torn-tail. */
   readonly config: GcConfig;
+  /** writes: created (config.home). reads: every step that opens or names something under the home. */
   readonly home: string;
-  /** what this run does to the disk: real, or measure-only (a dry run); steps act only through it */
+  /** what this run does to the disk: real, or measure-only (a dry run); steps act only through it. writes: created. reads: every step that changes the disk. */
   readonly fx: Effects;
+  /** writes: created. reads: every step (debug lines per item; one line per cause through `grouped`). */
   readonly log: Logger;
-  /** skips, errors and per-item warnings, logged one line per cause at the end (flushGrouped) */
+  /** skips, errors and per-item warnings, logged one line per cause at the end (flushGrouped). writes: skip/fail/acted here. reads: flushGrouped. */
   readonly grouped: GroupedLog;
+  /** writes: created (opts.now or Date.now). reads: lock, recover, audit, reconcile, truncate (instants to record, not ages). */
   readonly now: () => number;
-  /** the sweep's clock: every age is judged against this one instant */
+  /** the sweep's clock: every age is judged against this one instant. writes: created. reads: clock, the scans, measure, plan, debris, quarantine, remove, orphans, beside, repair-torn-tail, recover. */
   readonly nowMs: number;
+  /** writes: created. reads: the scans, plan, quarantine, truncate, beside, orphans, repair-torn-tail (what this uid owns). */
   readonly uid: number;
+  /** writes: created, then every step through acted/skip/fail; plan, budget, beside, orphans and no-home set their own parts. reads: finishReport and the commands. */
   readonly report: SweepReport;
-  /** set by a step when there is nothing more to do (no home, no roots) */
+  /** set by a step when there is nothing more to do (no home, no roots). writes: no-home. reads: the pipeline's runner (it stops there), commands. */
   stopped: boolean;
 
   // lock
+  /** writes: lock. reads: clock, commands (du). */
   homeExists: boolean;
+  /** the home, opened. writes: lock. reads: every later step that touches the home. */
   homeDir: Dir | undefined;
+  /** writes: lock (a real run). reads: the pipeline (released at the end). */
   sweepLock: HeldLock | undefined;
-  /** bytes of the keep_free reserve released before the lock (a dry run: that a real run would release) */
+  /** bytes of the keep_free reserve released before the lock (a dry run: that a real run would release). writes: lock. reads: measure, budget. */
   reserveReleased: number;
-  /** inodes of the reserve's inode part released before the lock (likewise) */
+  /** inodes of the reserve's inode part released before the lock (likewise). writes: lock. reads: measure, budget. */
   reserveInodesReleased: number;
-  /** the caller's signal joined with the sweep lock's (lock compromised) */
+  /** the caller's signal joined with the sweep lock's (lock compromised). writes: lock. reads: every step that loops over items. */
   signal: AbortSignal | undefined;
 
-  // clock (set by the clock step: the wall clock is behind the last sweep; no max_age applies)
+  // clock
+  /** the wall clock is behind the last sweep; no max_age applies. writes: clock. reads: plan, commands (explain). */
   clockSkew: ClockSkew | undefined;
 
-  // audit (created on first destructive step of a real run)
+  // audit (created on the first destructive act of a real run)
+  /** writes: created. reads: plan (the audit root's floor), the acting steps, reconcile, audit. */
   readonly auditId: string;
+  /** writes: effects.ts (on the first act that must be audited). reads: audit. */
   audit: AuditSession | undefined;
+  /** writes: effects.ts (each act's retention event). reads: audit. */
   readonly retentionItems: RetentionItem[];
+  /** writes: reconcile. reads: audit. */
   readonly lostTasks: LostTask[];
 
   // scans
+  /** the trace cache, loaded from and saved to <home>/gc. writes: scan-sessions. reads: scan-records, the pipeline (saved at the end), commands (du). */
   cache: MemoryTraceCache | undefined;
+  /** liveness of every session and context. writes: scan-sessions. reads: scan-records, measure, plan, quarantine, beside, orphans, reconcile, repair-torn-tail, trust, audit, commands. */
   world: SessionsWorld;
+  /** writes: scan-records. reads: measure, commands. */
   records: RecordsScan | undefined;
+  /** writes: scan-records. reads: debris. */
   debris: Debris[];
+  /** writes: scan-records. reads: plan. */
   modes: ModeEntry[];
 
   // protect (the protection list: what no sweep acts on until the operator releases it)
+  /** writes: protect. reads: plan, commands. */
   protection: ProtectionSet;
 
-  // the stores (set by the scans)
+  // the stores
+  /** writes: scan-sessions. reads: measure, plan, budget, remove, orphans, commands. */
   sessionPlans: SessionsRootPlan[];
+  /** writes: scan-records. reads: plan, budget, remove, truncate, repair-torn-tail, commands (explain). */
   recordPlans: RecordStorePlan[];
 
   // measure (sizes only when a budget is configured; the space whenever the home exists)
+  /** writes: measure. reads: plan, commands (du). */
   sizes: MeasuredSizes | undefined;
+  /** writes: measure. reads: plan, budget. */
   space: HomeSpace | undefined;
-  /** keep_free short: the largest live sessions on the home's filesystem, largest first (what is filling it, most likely) */
+  /** keep_free short: the largest live sessions on the home's filesystem, largest first (what is filling it, most likely). writes: measure. reads: budget. */
   liveLargest: { path: string; bytes: number }[];
-  /** which part of the reserve is not in place (or a real run releases it this sweep); inodes only where they are counted */
+  /** which part of the reserve is not in place (or a real run releases it this sweep); inodes only where they are counted. writes: measure. reads: plan, budget. */
   reserveMissing: { bytes: boolean; inodes: boolean };
-  /** `<home>/gc/quarantine` as the measure step listed it (the plan and the quarantine step read it) */
+  /** `<home>/gc/quarantine` as measure listed it. writes: measure. reads: plan, quarantine, budget, commands (explain). */
   quarantineListing: QuarantineListing | undefined;
 
   // plan
+  /** writes: plan. reads: chmod. */
   chmods: { entry: ModeEntry; action: ChmodAction }[];
-  /** what the fate planner decided (src/plan/fates.ts; its input is made from this context again when a budget is planned again) */
+  /** what the fate planner decided (src/plan/fates.ts; its input is made from this context again when a budget is planned again). writes: plan, budget (planned again). reads: quarantine, remove, truncate, repair-torn-tail, budget, commands. */
   fates: FatePlan | undefined;
-  /** items (itemKey) and holds (`<parent>/<entry>`) whose act did not happen: a budget planned again counts them as staying */
+  /** items (itemKey) and holds (`<parent>/<entry>`) whose act did not happen: a budget planned again counts them as staying. writes: quarantine, remove, truncate, budget. reads: budget, commands (explain). */
   readonly failed: Set<string>;
-  /** items and holds acted on this sweep (itemKey / hold key), with the fate each act carried out (or tried) */
+  /** items and holds acted on this sweep (itemKey / hold key), with the fate each act carried out (or tried). writes: quarantine, remove, truncate. reads: budget, commands (explain). */
   readonly acts: Map<string, Fate | HoldFate>;
 
   // undo window
-  /** `quarantine:` in ms; undefined: removals are at once */
+  /** `quarantine:` in ms; undefined: removals are at once. writes: created. reads: plan, commands (explain). */
   readonly quarantineMs: number | undefined;
-  /** items this sweep held (or, in a dry run, would hold) */
+  /** items this sweep held (or, in a dry run, would hold). writes: remove, truncate. reads: finishReport. */
   readonly heldNow: HeldItem[];
-  /** `heldKey` of every held item this sweep purged (or would purge) */
+  /** `heldKey` of every held item this sweep purged (or would purge). writes: quarantine. reads: beside, finishReport. */
   readonly purgedNow: Set<string>;
-  /** held items deleted for good, for the audit trace (`quarantine_purge`) */
+  /** held items deleted for good, for the audit trace (`quarantine_purge`). writes: effects.ts. reads: audit. */
   readonly purged: PurgedItem[];
-  /** `<home>/gc/quarantine`, opened (created in a real run) on first use */
+  /** `<home>/gc/quarantine`, opened (created in a real run) on first use. writes: measure, quarantine. reads: plan, budget, truncate, the pipeline (closed at the end), commands. */
   quarantineDir: Dir | undefined;
   /**
    * What murmur-gc placed under its own names in directories a capsule can write
    * (src/gchome/registry.ts): only what it vouches for is held into, purged, restored or finished.
+   * writes: trust. reads: debris, beside, audit, commands (explain).
    */
   registry: Registry;
 
   /**
    * Sessions roots this process may not write (the scan step's one probe per root), with what
    * this sweep did not attempt there, per kind: reported once per root at the end.
+   * writes: scan-sessions. reads: plan, debris, finishReport.
    */
   readonly unwritable: Map<string, Unwritable>;
 
-  /** what earlier removals set aside and this sweep could not remove either (src/fsx/remove.ts retryKept) */
+  /** what earlier removals set aside and this sweep could not remove either (src/fsx/remove.ts retryKept). writes: debris, quarantine. reads: finishReport. */
   readonly kept: { path: string; bytes: number; sinceMs: number }[];
 
   // effects
-  /** `<root>/<session>` of every session removed (or that would be), never reconciled after */
+  /** `<root>/<session>` of every session removed (or that would be), never reconciled after. writes: remove. reads: reconcile. */
   readonly removedSessions: Set<string>;
+  /** writes: runStep. reads: the pipeline, finishReport. */
   readonly steps: StepStats[];
-  /** the step running now, and its label (for progress) */
+  /** the step running now, and its label (for progress). writes: runStep. reads: progress. */
   step: string;
   stepLabel: string;
 }

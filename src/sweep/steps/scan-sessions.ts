@@ -9,7 +9,7 @@
 // writable"). Entries named like murmur-gc's own in a root or its children/ that its registry does
 // not vouch for are taken out of the scan and reported (steps/trust.ts).
 import { loadTraceCache } from '../../gchome/trace-cache.js';
-import { MemoryTraceCache } from '../../runtime/trace-scan.js';
+import { MemoryTraceCache } from '../../runtime/summary-cache.js';
 import { scanSessionsWorld, type SessionView } from '../world.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, problem, type SweepContext, type StepTally } from './context.js';

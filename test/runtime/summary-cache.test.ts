@@ -6,7 +6,7 @@
 // path JSON escapes (whose lines always take the general parse). Also: storing back what a lookup
 // returned re-encodes nothing, and a changed value still changes the cache.
 import { describe, expect, it } from 'vitest';
-import { CompactTrace, MemoryTraceCache, type CachedRecord, type TraceFileState } from '../../src/runtime/trace-scan.js';
+import { CompactTrace, MemoryTraceCache, type CachedRecord, type TraceFileState } from '../../src/runtime/summary-cache.js';
 import { parseHeaderLine, type RecordHeader } from '../../src/runtime/record.js';
 import type { DetachedWork, TraceSummary } from '../../src/runtime/trace.js';
 import { hex, idAt, prng } from '../helpers/fixtures.js';
