@@ -2,7 +2,16 @@
 // it, and no module may reach itself through its imports. `npm run lint` runs this with eslint;
 // test/lint/layers.test.ts proves an upward import fails it.
 /** Top to bottom; folders on one row are siblings and may not import each other. */
-const LAYERS = [['cli'], ['commands', 'daemon'], ['sweep'], ['plan'], ['gchome'], ['runtime'], ['config'], ['json', 'fsx']];
+const LAYERS = [
+  ['cli'],
+  ['commands', 'daemon'],
+  ['sweep'],
+  ['plan'],
+  ['gchome'],
+  ['runtime'],
+  ['config'],
+  ['json', 'fsx'],
+];
 
 const forbidden = [
   {
@@ -28,11 +37,15 @@ const forbidden = [
 ];
 LAYERS.forEach((row, rank) => {
   for (const folder of row) {
-    const notBelow = LAYERS.slice(0, rank + 1).flat().filter((f) => f !== folder);
+    const notBelow = LAYERS.slice(0, rank + 1)
+      .flat()
+      .filter((f) => f !== folder);
     forbidden.push({
       name: `layer-${folder}`,
       severity: 'error',
-      comment: `src/${folder}/ may import only from the folders below it (${LAYERS.slice(rank + 1).flat().join(', ')}) and src/*.ts.`,
+      comment: `src/${folder}/ may import only from the folders below it (${LAYERS.slice(rank + 1)
+        .flat()
+        .join(', ')}) and src/*.ts.`,
       from: { path: `^src/${folder}/` },
       to: { path: `^src/(${notBelow.join('|')})/` },
     });

@@ -46,7 +46,7 @@ function readChild(dfd, name, max) {
     const want = Math.min(Number(fs.fstatSync(fd, bigint).size), max);
     if (buf.length < want) buf = Buffer.allocUnsafe(want);
     let off = 0;
-    for (let n; off < want && (n = fs.readSync(fd, buf, off, want - off, off)) > 0; ) off += n;
+    for (let n; off < want && (n = fs.readSync(fd, buf, off, want - off, off)) > 0;) off += n;
     files++;
     bytes += off;
   } finally {
@@ -92,7 +92,10 @@ function statChildren(parent, file) {
 const before = process.cpuUsage();
 if (mode === 'first') {
   for (const root of m.roots) eachChildDir(root, (sfd) => readChild(sfd, 'trace.jsonl', Infinity));
-  for (const store of stores) eachChildDir(path.join(conversations, store), (cfd) => readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity));
+  for (const store of stores)
+    eachChildDir(path.join(conversations, store), (cfd) =>
+      readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity),
+    );
 } else {
   const cache = path.join(m.home, 'gc', 'trace-cache.json');
   if (fs.existsSync(cache)) bytes += fs.readFileSync(cache).length;

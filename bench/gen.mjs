@@ -51,7 +51,10 @@ export function generate(opts) {
   const rnd = prng(opts.seed ?? 12);
   const hexr = (n) => {
     let s = '';
-    while (s.length < n) s += Math.floor(rnd() * 0x100000000).toString(16).padStart(8, '0');
+    while (s.length < n)
+      s += Math.floor(rnd() * 0x100000000)
+        .toString(16)
+        .padStart(8, '0');
     return s.slice(0, n);
   };
   const id = (prefix, ms) => prefix + Math.floor(ms).toString(16).padStart(12, '0') + '7' + hexr(3) + '8' + hexr(15);
@@ -120,7 +123,24 @@ export function generate(opts) {
   const tSessions = Number(process.hrtime.bigint() - t0) / 1e9;
 
   // ---- records --------------------------------------------------------------------------------
-  const words = ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a \\"quoted\\" word', 'C:\\\\path\\\\to', 'tab\\there', 'line\\nbreak', 'retention', 'sweep', 'daemon', 'conversation'];
+  const words = [
+    'the',
+    'record',
+    'keeps',
+    'growing',
+    'café',
+    'naïve',
+    '日本語',
+    'emoji 😀',
+    'a \\"quoted\\" word',
+    'C:\\\\path\\\\to',
+    'tab\\there',
+    'line\\nbreak',
+    'retention',
+    'sweep',
+    'daemon',
+    'conversation',
+  ];
   const bodies = [];
   for (let i = 0; i < 256; i++) {
     const target = 120 + Math.floor(rnd() * 900);
@@ -131,7 +151,8 @@ export function generate(opts) {
   const message = (ms, k) => {
     const body = bodies[k & 255];
     const r = k % 5;
-    if (r === 4) return `{"role":"tool","content":[{"type":"tool_result","tool_call_id":"call_${k}","text":"${body}"}],"id":"${id('msg_', ms)}","is_error":false}\n`;
+    if (r === 4)
+      return `{"role":"tool","content":[{"type":"tool_result","tool_call_id":"call_${k}","text":"${body}"}],"id":"${id('msg_', ms)}","is_error":false}\n`;
     return `{"role":"${r % 2 ? 'assistant' : 'user'}","content":[{"type":"text","text":"${body}"}],"id":"${id('msg_', ms)}"}\n`;
   };
   for (const s of [...STORES, 'archive']) fs.mkdirSync(path.join(conv, s), { mode: 0o700 });
@@ -223,7 +244,10 @@ function parseArgs(argv) {
     else if (a === '--out') {
       o.out = path.resolve(v);
       i++;
-    } else throw new Error(`unknown argument ${a} (usage: --sessions N --roots R --records M --big-mb X [--big K] [--out DIR])`);
+    } else
+      throw new Error(
+        `unknown argument ${a} (usage: --sessions N --roots R --records M --big-mb X [--big K] [--out DIR])`,
+      );
   }
   return o;
 }
@@ -242,8 +266,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   }
   const m = generate(opts);
   const mb = (b) => (b / 1048576).toFixed(0);
-  console.log(`${m.out}: ${m.sessions} sessions in ${m.roots.length} roots (${mb(m.traceBytes)} MiB of traces) in ${m.seconds.sessions.toFixed(1)} s; ` +
-    `${m.records} records (${mb(m.recordBytes)} MiB, ${m.recordMessages} messages) in ${m.seconds.records.toFixed(1)} s; ` +
-    `${m.big.length} big records of ${mb(m.big[0]?.bytes ?? 0)} MiB in ${m.seconds.big.toFixed(1)} s`);
+  console.log(
+    `${m.out}: ${m.sessions} sessions in ${m.roots.length} roots (${mb(m.traceBytes)} MiB of traces) in ${m.seconds.sessions.toFixed(1)} s; ` +
+      `${m.records} records (${mb(m.recordBytes)} MiB, ${m.recordMessages} messages) in ${m.seconds.records.toFixed(1)} s; ` +
+      `${m.big.length} big records of ${mb(m.big[0]?.bytes ?? 0)} MiB in ${m.seconds.big.toFixed(1)} s`,
+  );
   console.log(`config: ${path.join(m.out, 'config.yaml')}`);
 }

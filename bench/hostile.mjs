@@ -61,7 +61,10 @@ function setup(label) {
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
   fs.mkdirSync(root, { recursive: true });
   const preload = path.join(T, 'io.cjs');
-  fs.writeFileSync(preload, `process.on('exit', () => { try { require('fs').writeFileSync(process.env.MGC_IO_OUT, require('fs').readFileSync('/proc/self/io', 'latin1')); } catch {} });\n`);
+  fs.writeFileSync(
+    preload,
+    `process.on('exit', () => { try { require('fs').writeFileSync(process.env.MGC_IO_OUT, require('fs').readFileSync('/proc/self/io', 'latin1')); } catch {} });\n`,
+  );
   const cfg = path.join(T, 'config.yaml');
   fs.writeFileSync(cfg, `home: ${home}\nsessions:\n  - root: ${root}\n`);
   return { T, home, root, preload, cfg };
@@ -120,13 +123,44 @@ const scenarios = {
     fs.mkdirSync(dir);
     const fd = fs.openSync(path.join(dir, 'trace.jsonl'), 'w');
     const start = idAt('evt_', now - 3600_000);
-    fs.writeSync(fd, traceLine({ event_type: 'session_start', event_id: start, parent_id: null, session_id: ses, timestamp: now - 3600_000, capsule_name: 'demo', capsule_version: '1', context_id: null }));
+    fs.writeSync(
+      fd,
+      traceLine({
+        event_type: 'session_start',
+        event_id: start,
+        parent_id: null,
+        session_id: ses,
+        timestamp: now - 3600_000,
+        capsule_name: 'demo',
+        capsule_version: '1',
+        context_id: null,
+      }),
+    );
     const command = 'x'.repeat(20 * MiB);
     for (let i = 0; i < 25; i++) {
-      fs.writeSync(fd, traceLine({ event_type: 'shell_detached', event_id: idAt('evt_', now - 3000_000 + i), parent_id: start, session_id: ses, timestamp: now - 3000_000 + i, turn: 0, task_id: null, work_id: idAt('wrk_', now - 3000_000 + i), binary: '/bin/sh', command, grace_ms: 10000 }));
+      fs.writeSync(
+        fd,
+        traceLine({
+          event_type: 'shell_detached',
+          event_id: idAt('evt_', now - 3000_000 + i),
+          parent_id: start,
+          session_id: ses,
+          timestamp: now - 3000_000 + i,
+          turn: 0,
+          task_id: null,
+          work_id: idAt('wrk_', now - 3000_000 + i),
+          binary: '/bin/sh',
+          command,
+          grace_ms: 10000,
+        }),
+      );
     }
     fs.closeSync(fd);
-    const rows = [['sweep 1', measure(env, ['--json', '--config', env.cfg])], ['sweep 2', measure(env, ['--json', '--config', env.cfg])], ['status', measure(env, ['status', '--json', '--config', env.cfg])]];
+    const rows = [
+      ['sweep 1', measure(env, ['--json', '--config', env.cfg])],
+      ['sweep 2', measure(env, ['--json', '--config', env.cfg])],
+      ['status', measure(env, ['status', '--json', '--config', env.cfg])],
+    ];
     return { env, rows };
   },
   reconcile() {
@@ -139,12 +173,41 @@ const scenarios = {
     const trace = path.join(dir, 'trace.jsonl');
     const fd = fs.openSync(trace, 'w');
     const start = idAt('evt_', t0);
-    fs.writeSync(fd, traceLine({ event_type: 'session_start', event_id: start, parent_id: null, session_id: ses, timestamp: t0, context_id: null }));
+    fs.writeSync(
+      fd,
+      traceLine({
+        event_type: 'session_start',
+        event_id: start,
+        parent_id: null,
+        session_id: ses,
+        timestamp: t0,
+        context_id: null,
+      }),
+    );
     const command = 'x'.repeat(20 * MiB);
-    for (let i = 0; i < 25; i++) fs.writeSync(fd, traceLine({ event_type: 'shell_detached', event_id: idAt('evt_', t0 + i), parent_id: start, session_id: ses, timestamp: t0 + i, turn: 0, task_id: null, work_id: idAt('wrk_', t0 + i), binary: '/bin/sh', command, grace_ms: 10000 }));
+    for (let i = 0; i < 25; i++)
+      fs.writeSync(
+        fd,
+        traceLine({
+          event_type: 'shell_detached',
+          event_id: idAt('evt_', t0 + i),
+          parent_id: start,
+          session_id: ses,
+          timestamp: t0 + i,
+          turn: 0,
+          task_id: null,
+          work_id: idAt('wrk_', t0 + i),
+          binary: '/bin/sh',
+          command,
+          grace_ms: 10000,
+        }),
+      );
     fs.closeSync(fd);
     fs.utimesSync(trace, t0 / 1000, t0 / 1000);
-    const rows = [['dry run', measure(env, ['--json', '--dry-run', '--config', env.cfg])], ['sweep', measure(env, ['--json', '--config', env.cfg])]];
+    const rows = [
+      ['dry run', measure(env, ['--json', '--dry-run', '--config', env.cfg])],
+      ['sweep', measure(env, ['--json', '--config', env.cfg])],
+    ];
     return { env, rows };
   },
   'many-lost'() {
@@ -154,9 +217,34 @@ const scenarios = {
     const dir = path.join(env.root, ses);
     fs.mkdirSync(dir);
     const start = idAt('evt_', t0);
-    const lines = [traceLine({ event_type: 'session_start', event_id: start, parent_id: null, session_id: ses, timestamp: t0, capsule_name: 'demo', capsule_version: '1', context_id: null })];
+    const lines = [
+      traceLine({
+        event_type: 'session_start',
+        event_id: start,
+        parent_id: null,
+        session_id: ses,
+        timestamp: t0,
+        capsule_name: 'demo',
+        capsule_version: '1',
+        context_id: null,
+      }),
+    ];
     for (let i = 0; i < 50_000; i++) {
-      lines.push(traceLine({ event_type: 'shell_detached', event_id: idAt('evt_', t0 + i), parent_id: start, session_id: ses, timestamp: t0 + i, turn: 0, task_id: null, work_id: idAt('wrk_', t0 + i), binary: '/usr/bin/sleep', command: `sleep ${600 + i}`, grace_ms: 10000 }));
+      lines.push(
+        traceLine({
+          event_type: 'shell_detached',
+          event_id: idAt('evt_', t0 + i),
+          parent_id: start,
+          session_id: ses,
+          timestamp: t0 + i,
+          turn: 0,
+          task_id: null,
+          work_id: idAt('wrk_', t0 + i),
+          binary: '/usr/bin/sleep',
+          command: `sleep ${600 + i}`,
+          grace_ms: 10000,
+        }),
+      );
     }
     const trace = path.join(dir, 'trace.jsonl');
     fs.writeFileSync(trace, lines.join(''));
@@ -173,19 +261,50 @@ const scenarios = {
     fs.mkdirSync(dir);
     const trace = path.join(dir, 'trace.jsonl');
     const fd = fs.openSync(trace, 'w');
-    fs.writeSync(fd, traceLine({ event_type: 'session_start', event_id: idAt('evt_', t0), parent_id: null, session_id: ses, timestamp: t0, context_id: null }));
+    fs.writeSync(
+      fd,
+      traceLine({
+        event_type: 'session_start',
+        event_id: idAt('evt_', t0),
+        parent_id: null,
+        session_id: ses,
+        timestamp: t0,
+        context_id: null,
+      }),
+    );
     for (let b = 0; b < 100; b++) {
       const lines = [];
       for (let i = 0; i < 10_000; i++) {
         const k = b * 10_000 + i;
-        lines.push(traceLine({ event_type: 'task_start', event_id: idAt('evt_', t0 + k), session_id: ses, timestamp: t0 + k, task_id: idAt('tsk_', t0 + k), context_id: idAt('ctx_', t0 + k), trust: 'trusted' }));
-        lines.push(traceLine({ event_type: 'shell_completed', event_id: idAt('evt_', t0 + k), session_id: ses, timestamp: t0 + k, work_id: idAt('wrk_', t0 + k) }));
+        lines.push(
+          traceLine({
+            event_type: 'task_start',
+            event_id: idAt('evt_', t0 + k),
+            session_id: ses,
+            timestamp: t0 + k,
+            task_id: idAt('tsk_', t0 + k),
+            context_id: idAt('ctx_', t0 + k),
+            trust: 'trusted',
+          }),
+        );
+        lines.push(
+          traceLine({
+            event_type: 'shell_completed',
+            event_id: idAt('evt_', t0 + k),
+            session_id: ses,
+            timestamp: t0 + k,
+            work_id: idAt('wrk_', t0 + k),
+          }),
+        );
       }
       fs.writeSync(fd, lines.join(''));
     }
     fs.closeSync(fd);
     fs.utimesSync(trace, t0 / 1000, t0 / 1000);
-    const rows = [['sweep 1', measure(env, ['--json', '--config', env.cfg])], ['sweep 2', measure(env, ['--json', '--config', env.cfg])]];
+    const rows = [
+      ['sweep 1', measure(env, ['--json', '--config', env.cfg])],
+      ['sweep 2', measure(env, ['--json', '--config', env.cfg])],
+    ];
     return { env, rows };
   },
   accounted() {
@@ -196,9 +315,38 @@ const scenarios = {
     const dir = path.join(env.root, ses);
     fs.mkdirSync(dir);
     const trace = path.join(dir, 'trace.jsonl');
-    const lines = [traceLine({ event_type: 'session_start', event_id: idAt('evt_', t0), parent_id: null, session_id: ses, timestamp: t0, context_id: null })];
-    for (let k = 0; k < 300_000; k++) lines.push(traceLine({ event_type: 'shell_completed', event_id: idAt('evt_', t0 + k), session_id: ses, timestamp: t0 + k, work_id: `w${k}` }));
-    for (let k = 0; k < 10; k++) lines.push(traceLine({ event_type: 'shell_detached', event_id: idAt('evt_', t0 + k), session_id: ses, timestamp: t0 + k, work_id: `lost${k}`, binary: '/bin/sh', command: 'sleep 1' }));
+    const lines = [
+      traceLine({
+        event_type: 'session_start',
+        event_id: idAt('evt_', t0),
+        parent_id: null,
+        session_id: ses,
+        timestamp: t0,
+        context_id: null,
+      }),
+    ];
+    for (let k = 0; k < 300_000; k++)
+      lines.push(
+        traceLine({
+          event_type: 'shell_completed',
+          event_id: idAt('evt_', t0 + k),
+          session_id: ses,
+          timestamp: t0 + k,
+          work_id: `w${k}`,
+        }),
+      );
+    for (let k = 0; k < 10; k++)
+      lines.push(
+        traceLine({
+          event_type: 'shell_detached',
+          event_id: idAt('evt_', t0 + k),
+          session_id: ses,
+          timestamp: t0 + k,
+          work_id: `lost${k}`,
+          binary: '/bin/sh',
+          command: 'sleep 1',
+        }),
+      );
     fs.writeFileSync(trace, lines.join(''));
     fs.utimesSync(trace, t0 / 1000, t0 / 1000);
     const rows = [['dry run', measure(env, ['--json', '--dry-run', '--config', env.cfg])]];
@@ -227,7 +375,13 @@ const scenarios = {
     const trace = path.join(dir, 'trace.jsonl');
     const fd = fs.openSync(trace, 'w');
     // 1 MiB of real lines every 20 MiB: 5 % of 20 GiB allocated
-    const line = traceLine({ event_type: 'inference', event_id: idAt('evt_', t0), session_id: ses, timestamp: t0, text: 'y'.repeat(200) });
+    const line = traceLine({
+      event_type: 'inference',
+      event_id: idAt('evt_', t0),
+      session_id: ses,
+      timestamp: t0,
+      text: 'y'.repeat(200),
+    });
     const chunk = Buffer.from(line.repeat(Math.floor(MiB / line.length)));
     for (let at = 0; at < 20 * 1024 * MiB; at += 20 * MiB) fs.writeSync(fd, chunk, 0, chunk.length, at);
     fs.ftruncateSync(fd, 20 * 1024 * MiB);

@@ -42,8 +42,42 @@ const KEEP = 1000;
 const hasTime = existsSync('/usr/bin/time');
 
 const WORDS = {
-  mixed: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a "quoted" word', 'C:\\path\\to', 'tab\there', 'line\nbreak', 'retention', 'sweep', 'daemon', 'conversation'],
-  plain: ['the', 'record', 'keeps', 'growing', 'café', 'naïve', '日本語', 'emoji 😀', 'a quoted word', 'C:/path/to', 'retention', 'sweep', 'daemon', 'conversation', 'function', 'return x;'],
+  mixed: [
+    'the',
+    'record',
+    'keeps',
+    'growing',
+    'café',
+    'naïve',
+    '日本語',
+    'emoji 😀',
+    'a "quoted" word',
+    'C:\\path\\to',
+    'tab\there',
+    'line\nbreak',
+    'retention',
+    'sweep',
+    'daemon',
+    'conversation',
+  ],
+  plain: [
+    'the',
+    'record',
+    'keeps',
+    'growing',
+    'café',
+    'naïve',
+    '日本語',
+    'emoji 😀',
+    'a quoted word',
+    'C:/path/to',
+    'retention',
+    'sweep',
+    'daemon',
+    'conversation',
+    'function',
+    'return x;',
+  ],
   escapes: ['"a"', 'b\n', '\\c', 'd\t', '"é"', '\n\n', 'x = "1";\n', '\\'],
 }[kind];
 
@@ -70,8 +104,15 @@ async function generate(path, bytes) {
       let chunk = '';
       for (let i = 0; i < 4000 && written + chunk.length < bytes; i++) {
         const b = bodies[(lines + i) % bodies.length];
-        const id = 'msg_' + (ms++).toString(16).padStart(12, '0') + '7000800000000000' + (lines + i).toString(16).padStart(4, '0').slice(-4);
-        const msg = b.role === 'tool' ? { role: b.role, content: b.content, id, tool_call_id: 'call_1', is_error: false } : { role: b.role, content: b.content, id };
+        const id =
+          'msg_' +
+          (ms++).toString(16).padStart(12, '0') +
+          '7000800000000000' +
+          (lines + i).toString(16).padStart(4, '0').slice(-4);
+        const msg =
+          b.role === 'tool'
+            ? { role: b.role, content: b.content, id, tool_call_id: 'call_1', is_error: false }
+            : { role: b.role, content: b.content, id };
         chunk += JSON.stringify(msg) + '\n';
       }
       const buf = Buffer.from(chunk);
@@ -174,7 +215,9 @@ try {
   const tg = process.hrtime.bigint();
   const gen = await generate(file, Math.round(sizeMB * 1024 * 1024));
   const genS = Number(process.hrtime.bigint() - tg) / 1e9;
-  console.log(`record (${kind} lines): ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`);
+  console.log(
+    `record (${kind} lines): ${(gen.bytes / 1048576).toFixed(1)} MiB, ${gen.messages} message lines (generated in ${genS.toFixed(1)} s); ${runs} warm runs each, medians`,
+  );
 
   const sample = (f) => Array.from({ length: runs }, f);
   const nodeStart = sample(() => timed([process.execPath, '-e', '0']));
@@ -193,21 +236,45 @@ try {
   const rows = [
     ['node -e 0 (startup)', m(nodeStart, (x) => x.wall), undefined, undefined, rss(nodeStart)],
     ['wc -l', m(wc, (x) => x.wall), undefined, 1, rss(wc)],
-    ['scanRecord', m(scan, (x) => x.wall), m(scan, (x) => x.out.op), m(scan, (x) => x.wall) / m(wc, (x) => x.wall), rss(scan)],
+    [
+      'scanRecord',
+      m(scan, (x) => x.wall),
+      m(scan, (x) => x.out.op),
+      m(scan, (x) => x.wall) / m(wc, (x) => x.wall),
+      rss(scan),
+    ],
     [`tail -n ${KEEP} > out`, m(tail, (x) => x.wall), undefined, 1, rss(tail)],
-    [`planKeepNewest(${KEEP}) + copy`, m(keep, (x) => x.wall), m(keep, (x) => x.out.op), m(keep, (x) => x.wall) / m(tail, (x) => x.wall), rss(keep)],
-    [`  its backward phase alone (${KEEP + 1} messages from EOF)`, m(back, (x) => x.wall), m(back, (x) => x.out.op), m(back, (x) => x.wall) / m(tail, (x) => x.wall), rss(back)],
+    [
+      `planKeepNewest(${KEEP}) + copy`,
+      m(keep, (x) => x.wall),
+      m(keep, (x) => x.out.op),
+      m(keep, (x) => x.wall) / m(tail, (x) => x.wall),
+      rss(keep),
+    ],
+    [
+      `  its backward phase alone (${KEEP + 1} messages from EOF)`,
+      m(back, (x) => x.wall),
+      m(back, (x) => x.out.op),
+      m(back, (x) => x.wall) / m(tail, (x) => x.wall),
+      rss(back),
+    ],
   ];
   const mbps = (s) => `${(gen.bytes / 1048576 / s).toFixed(0)} MiB/s`;
   console.log('');
   console.log('| variant | wall s | op s (in-process) | ratio (wall) | peak RSS |');
   console.log('|---|---:|---:|---:|---:|');
   for (const [name, wall, op, ratio, r] of rows) {
-    console.log(`| ${name} | ${wall.toFixed(3)} | ${op === undefined ? '–' : op.toFixed(3)} | ${ratio === undefined ? '–' : ratio.toFixed(1) + '×'} | ${r} |`);
+    console.log(
+      `| ${name} | ${wall.toFixed(3)} | ${op === undefined ? '–' : op.toFixed(3)} | ${ratio === undefined ? '–' : ratio.toFixed(1) + '×'} | ${r} |`,
+    );
   }
   console.log('');
-  console.log(`scanRecord throughput (in-process): ${mbps(m(scan, (x) => x.out.op))} wall, ${mbps(m(scan, (x) => x.out.cpu))} per CPU-second (all threads); wc -l: ${mbps(m(wc, (x) => x.wall))}`);
-  console.log(`planKeepNewest alone (in-process): ${m(keep, (x) => x.out.plan).toFixed(3)} s; its backward phase ${m(back, (x) => x.out.op).toFixed(3)} s — the rest is the forward pass that classifies the dropped prefix to count it exactly`);
+  console.log(
+    `scanRecord throughput (in-process): ${mbps(m(scan, (x) => x.out.op))} wall, ${mbps(m(scan, (x) => x.out.cpu))} per CPU-second (all threads); wc -l: ${mbps(m(wc, (x) => x.wall))}`,
+  );
+  console.log(
+    `planKeepNewest alone (in-process): ${m(keep, (x) => x.out.plan).toFixed(3)} s; its backward phase ${m(back, (x) => x.out.op).toFixed(3)} s — the rest is the forward pass that classifies the dropped prefix to count it exactly`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -46,7 +46,15 @@ const bin = path.join(repo, 'dist', 'cli', 'bin.js');
 const floorScript = path.join(repo, 'bench', 'floor.mjs');
 
 function args(argv) {
-  const o = { quick: false, runs: undefined, bigMb: undefined, truncMb: undefined, data: undefined, md: undefined, only: undefined };
+  const o = {
+    quick: false,
+    runs: undefined,
+    bigMb: undefined,
+    truncMb: undefined,
+    data: undefined,
+    md: undefined,
+    only: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
@@ -103,7 +111,10 @@ function daemonSweeps(cfg, label, sweeps, everySecs) {
   fs.writeFileSync(dcfg, `${fs.readFileSync(cfg, 'utf8')}\nschedule: "*/${everySecs} * * * * *"\nrun_on_start: true\n`);
   const env = { ...process.env };
   delete env.NOTIFY_SOCKET;
-  const child = spawn(process.execPath, [...nodeFlags, bin, 'daemon', '--config', dcfg], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const child = spawn(process.execPath, [...nodeFlags, bin, 'daemon', '--config', dcfg], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+  });
   const tick = 100; // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s on Linux
   const proc = (file) => fs.readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
   const cpuNow = () => {
@@ -132,8 +143,13 @@ function daemonSweeps(cfg, label, sweeps, everySecs) {
     child.on('error', reject);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      if (marks.length < sweeps + 1) return reject(new Error(`${label} daemon exited ${code} after ${marks.length} sweeps`));
-      for (const { summary } of marks) check(summary.outcome === 'ok' && Object.keys(summary.counts ?? {}).length === 0, `${label} daemon sweep had nothing to do (${summary.outcome}, ${JSON.stringify(summary.counts)})`);
+      if (marks.length < sweeps + 1)
+        return reject(new Error(`${label} daemon exited ${code} after ${marks.length} sweeps`));
+      for (const { summary } of marks)
+        check(
+          summary.outcome === 'ok' && Object.keys(summary.counts ?? {}).length === 0,
+          `${label} daemon sweep had nothing to do (${summary.outcome}, ${JSON.stringify(summary.counts)})`,
+        );
       resolve(marks.slice(1).map((m, k) => ({ s: m.summary.duration_ms / 1000, cpu: m.cpu - marks[k].cpu, rssMB })));
     });
   });
@@ -152,7 +168,10 @@ function runShort(cmd, argv, o = {}) {
   const r = spawnSync('bash', ['-c', script, rssFile, cmd, ...argv], { encoding: 'utf8', ...o });
   const s = Number(process.hrtime.bigint() - t) / 1e9;
   if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} exited ${r.status}`);
-  const secs = (x) => { const m = /^(\d+)m([\d.]+)s$/.exec(x); return m ? Number(m[1]) * 60 + Number(m[2]) : NaN; };
+  const secs = (x) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(x);
+    return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+  };
   const [user, sys] = (r.stdout.trim().split('\n')[1] ?? '').split(/\s+/).map(secs);
   const rss = hasTime ? /@@(\d+)/.exec(fs.readFileSync(rssFile, 'utf8'))?.[1] : undefined;
   return { s, cpu: user + sys, rssMB: rss === undefined ? NaN : Number(rss) / 1024 };
@@ -167,7 +186,9 @@ const q = (p) => `'${p.replace(/'/g, `'\\''`)}'`;
 const shebang = /^#!\/usr\/bin\/env -S node(.*)$/.exec(fs.readFileSync(bin, 'utf8').split('\n')[0] ?? '');
 const nodeFlags = shebang ? shebang[1].trim().split(/\s+/).filter(Boolean) : [];
 function gcRun(cfg, extra = [], env = {}) {
-  const r = run(process.execPath, [...nodeFlags, bin, '--json', '--config', cfg, ...extra], { env: { ...process.env, ...env } });
+  const r = run(process.execPath, [...nodeFlags, bin, '--json', '--config', cfg, ...extra], {
+    env: { ...process.env, ...env },
+  });
   return { ...r, report: JSON.parse(r.stdout) };
 }
 
@@ -178,10 +199,18 @@ function home(name, spec, big) {
   const mf = path.join(dir, 'manifest.json');
   if (fs.existsSync(mf)) {
     const m = JSON.parse(fs.readFileSync(mf, 'utf8'));
-    if (m.sessions === spec.sessions && m.records === spec.records && m.roots.length === spec.roots && (big === 0 || (m.big[0]?.bytes ?? 0) >= big * 1048576)) return m;
+    if (
+      m.sessions === spec.sessions &&
+      m.records === spec.records &&
+      m.roots.length === spec.roots &&
+      (big === 0 || (m.big[0]?.bytes ?? 0) >= big * 1048576)
+    )
+      return m;
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  process.stderr.write(`generating ${name}: ${spec.sessions} sessions / ${spec.roots} roots / ${spec.records} records${big ? ` / ${opt.quick || opt.only === 'records' ? 1 : 2} × ${big} MiB` : ''} … `);
+  process.stderr.write(
+    `generating ${name}: ${spec.sessions} sessions / ${spec.roots} roots / ${spec.records} records${big ? ` / ${opt.quick || opt.only === 'records' ? 1 : 2} × ${big} MiB` : ''} … `,
+  );
   const m = generate({ ...spec, bigMb: big, big: opt.quick || opt.only === 'records' ? 1 : 2, out: dir });
   process.stderr.write(`${(m.seconds.sessions + m.seconds.records + m.seconds.big).toFixed(1)} s\n`);
   return m;
@@ -194,9 +223,24 @@ function row(name, mgc, base, baseName, goal, floor = false, max = undefined) {
   const cpu = median(mgc.map((x) => x.cpu));
   const bcpu = median(base.map((x) => x.cpu));
   // (a baseline under 10 ms of CPU cannot give a CPU ratio: /usr/bin/time counts in 10 ms steps)
-  const r = { name, s: ms, cpu, rss: Math.max(...mgc.map((x) => x.rssMB)), baseName, base: bs, bcpu, ratio: ms / bs, cpuRatio: bcpu >= 0.01 ? cpu / bcpu : NaN, goal, floor, max };
+  const r = {
+    name,
+    s: ms,
+    cpu,
+    rss: Math.max(...mgc.map((x) => x.rssMB)),
+    baseName,
+    base: bs,
+    bcpu,
+    ratio: ms / bs,
+    cpuRatio: bcpu >= 0.01 ? cpu / bcpu : NaN,
+    goal,
+    floor,
+    max,
+  };
   rows.push(r);
-  process.stderr.write(`  ${name}: ${ms.toFixed(3)} s (cpu ${cpu.toFixed(2)} s, ${r.rss.toFixed(0)} MB) vs ${baseName} ${bs.toFixed(3)} s (cpu ${bcpu.toFixed(2)} s) = ${r.ratio.toFixed(2)}× wall, ${r.cpuRatio.toFixed(2)}× cpu\n`);
+  process.stderr.write(
+    `  ${name}: ${ms.toFixed(3)} s (cpu ${cpu.toFixed(2)} s, ${r.rss.toFixed(0)} MB) vs ${baseName} ${bs.toFixed(3)} s (cpu ${bcpu.toFixed(2)} s) = ${r.ratio.toFixed(2)}× wall, ${r.cpuRatio.toFixed(2)}× cpu\n`,
+  );
 }
 const notes = [];
 const check = (cond, what) => {
@@ -222,12 +266,21 @@ try {
   const bareEnv = { ...process.env, HOME: bareHome, XDG_CONFIG_HOME: path.join(bareHome, '.config') };
   delete bareEnv.NODE_OPTIONS;
   const cmds = [['--dry-run'], ['status'], ['--help']];
-  const base = [], byCmd = cmds.map(() => []);
+  const base = [],
+    byCmd = cmds.map(() => []);
   for (let i = 0; i < startupRuns; i++) {
     base.push(runShort(process.execPath, ['-e', '0'], { env: bareEnv }));
     cmds.forEach((c, k) => byCmd[k].push(runShort(process.execPath, [...nodeFlags, bin, ...c], { env: bareEnv })));
   }
-  cmds.forEach((c, k) => row(`start-up: murmur-gc ${c.join(' ')}${c[0] === '--dry-run' ? ' (no ~/.murmur)' : ''}`, byCmd[k], base, 'node -e 0', '≤ 2.5× CPU'));
+  cmds.forEach((c, k) =>
+    row(
+      `start-up: murmur-gc ${c.join(' ')}${c[0] === '--dry-run' ? ' (no ~/.murmur)' : ''}`,
+      byCmd[k],
+      base,
+      'node -e 0',
+      '≤ 2.5× CPU',
+    ),
+  );
 
   // ---- homes: warm / first, at two sizes -----------------------------------------------------
   const sweepScenario = async (label, m, daemonEverySecs) => {
@@ -238,14 +291,31 @@ try {
     // The files a first sweep must read: every trace, every record of a configured store whole,
     // the first 64 KiB (header probe) of the others.
     const list = path.join(tmp, `${label}.files`);
-    sh(`find ${m.roots.map(q).join(' ')} -mindepth 2 -maxdepth 2 -name trace.jsonl -print0 > ${q(list)}; ` +
-      `find ${stores.filter((s) => !s.endsWith('/archive')).map(q).join(' ')} -mindepth 2 -maxdepth 2 -name conversation.jsonl -print0 >> ${q(list)}`);
+    sh(
+      `find ${m.roots.map(q).join(' ')} -mindepth 2 -maxdepth 2 -name trace.jsonl -print0 > ${q(list)}; ` +
+        `find ${stores
+          .filter((s) => !s.endsWith('/archive'))
+          .map(q)
+          .join(' ')} -mindepth 2 -maxdepth 2 -name conversation.jsonl -print0 >> ${q(list)}`,
+    );
     const archive = stores.find((s) => s.endsWith('/archive'));
     const readAll = `xargs -0 cat < ${q(list)} > /dev/null; for f in ${q(archive)}/*/conversation.jsonl; do [ ! -e "$f" ] || head -c 65536 "$f"; done > /dev/null`;
     // explain: one session in the middle of the first root (its fate, from a whole dry run)
-    const inRoot = fs.readdirSync(m.roots[0]).filter((n) => n.startsWith('ses_')).sort();
+    const inRoot = fs
+      .readdirSync(m.roots[0])
+      .filter((n) => n.startsWith('ses_'))
+      .sort();
     const target = inRoot[Math.floor(inRoot.length / 2)];
-    const first = [], firstBase = [], warm = [], warmBase = [], dry = [], firstFloor = [], warmFloor = [], explain = [], du = [], peerBase = [];
+    const first = [],
+      firstBase = [],
+      warm = [],
+      warmBase = [],
+      dry = [],
+      firstFloor = [],
+      warmFloor = [],
+      explain = [],
+      du = [],
+      peerBase = [];
     // The peer: systemd-tmpfiles cleaning the same directories by age, an age nothing here reaches.
     const tmpfilesConf = path.join(tmp, `${label}.tmpfiles.conf`);
     fs.writeFileSync(tmpfilesConf, [...m.roots, ...stores].map((d) => `d ${d} - - - 3650d\n`).join(''));
@@ -258,13 +328,19 @@ try {
       firstFloor.push(run(process.execPath, [floorScript, 'first', m.out]));
       const f = gcRun(cfg);
       first.push(f);
-      check(f.report.actions.length === 0 && f.report.errors.length === 0, `${label} first sweep had nothing to do (${f.report.actions.length} actions, ${f.report.errors.length} errors)`);
+      check(
+        f.report.actions.length === 0 && f.report.errors.length === 0,
+        `${label} first sweep had nothing to do (${f.report.actions.length} actions, ${f.report.errors.length} errors)`,
+      );
       warmBase.push(sh(walk));
       if (peer) peerBase.push(sh(peer));
       warmFloor.push(run(process.execPath, [floorScript, 'warm', m.out]));
       const w = gcRun(cfg);
       warm.push(w);
-      check(w.report.inventory?.traces_read === 0, `${label} warm sweep read no trace (${JSON.stringify(w.report.inventory)})`);
+      check(
+        w.report.inventory?.traces_read === 0,
+        `${label} warm sweep read no trace (${JSON.stringify(w.report.inventory)})`,
+      );
       dry.push(gcRun(cfg, ['--dry-run']));
       const e = run(process.execPath, [...nodeFlags, bin, 'explain', target, '--json', '--config', cfg]);
       explain.push(e);
@@ -272,21 +348,62 @@ try {
       const d = run(process.execPath, [...nodeFlags, bin, 'du', '--json', '--config', cfg]);
       du.push(d);
       const dr = JSON.parse(d.stdout);
-      check(dr.inventory?.traces_read === 0 && dr.problems.length === 0, `${label} du read no trace and found nothing unreadable (${JSON.stringify(dr.inventory)})`);
+      check(
+        dr.inventory?.traces_read === 0 && dr.problems.length === 0,
+        `${label} du read no trace and found nothing unreadable (${JSON.stringify(dr.inventory)})`,
+      );
     }
     const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
-    if (peer) check(entriesNow() === entriesBefore, `${label} systemd-tmpfiles --clean removed nothing (${entriesBefore} entries before)`);
+    if (peer)
+      check(
+        entriesNow() === entriesBefore,
+        `${label} systemd-tmpfiles --clean removed nothing (${entriesBefore} entries before)`,
+      );
     row(`warm sweep, ${n}`, warm, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
-    if (peer) row(`warm sweep against the peer, ${n}`, warm, peerBase, 'systemd-tmpfiles --clean', label === 'large' ? '≤ 1×' : '≤ 1.5×', false, label === 'large' ? 1 : 1.5);
+    if (peer)
+      row(
+        `warm sweep against the peer, ${n}`,
+        warm,
+        peerBase,
+        'systemd-tmpfiles --clean',
+        label === 'large' ? '≤ 1×' : '≤ 1.5×',
+        false,
+        label === 'large' ? 1 : 1.5,
+      );
     row(`warm --dry-run, ${n}`, dry, warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
     row(`explain one session (a whole dry run), ${n}`, explain, warm, 'the warm sweep', '≤ 1.5× CPU');
     row(`du, ${n}`, du, warm, 'the warm sweep', '≤ 1.5× CPU');
     // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
-    row(`warm sweep in the daemon (each scheduled sweep after its first), ${n}`, await daemonSweeps(cfg, label, runs, daemonEverySecs), warmBase, 'find -maxdepth 2 -printf', '≤ 2×');
-    row(`floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`, warmFloor, warmBase, 'find -maxdepth 2 -printf', '(not murmur-gc)', true);
-    row(`floor of a first sweep: its opens and reads in node (bench/floor.mjs), ${n}`, firstFloor, firstBase, 'cat of the files read', '(not murmur-gc)', true);
-    return { first: median(first.map((r) => r.s)), warm: median(warm.map((r) => r.s)), firstCpu: median(first.map((r) => r.cpu)), warmCpu: median(warm.map((r) => r.cpu)) };
+    row(
+      `warm sweep in the daemon (each scheduled sweep after its first), ${n}`,
+      await daemonSweeps(cfg, label, runs, daemonEverySecs),
+      warmBase,
+      'find -maxdepth 2 -printf',
+      '≤ 2×',
+    );
+    row(
+      `floor of a warm sweep: its lstats in node (bench/floor.mjs), ${n}`,
+      warmFloor,
+      warmBase,
+      'find -maxdepth 2 -printf',
+      '(not murmur-gc)',
+      true,
+    );
+    row(
+      `floor of a first sweep: its opens and reads in node (bench/floor.mjs), ${n}`,
+      firstFloor,
+      firstBase,
+      'cat of the files read',
+      '(not murmur-gc)',
+      true,
+    );
+    return {
+      first: median(first.map((r) => r.s)),
+      warm: median(warm.map((r) => r.s)),
+      firstCpu: median(first.map((r) => r.cpu)),
+      warmCpu: median(warm.map((r) => r.cpu)),
+    };
   };
   let small, large, mL;
   if (opt.only === 'startup') {
@@ -305,105 +422,148 @@ try {
   // ---- one big record: count, truncate (new), truncate (indexed) -----------------------------
   let countS;
   let big;
-  const count = [], countBase = [], gcStart = [];
+  const count = [],
+    countBase = [],
+    gcStart = [];
   if (opt.only !== 'sweeps' && opt.only !== 'startup' && opt.only !== 'small') {
-  // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
-  big = (() => {
-    const src = mL.big[0];
-    const want = Math.min(src.bytes, truncMb * 1048576);
-    if (want >= src.bytes) return src;
-    const fd = fs.openSync(src.path, 'r');
-    const buf = Buffer.allocUnsafe(want);
-    fs.readSync(fd, buf, 0, want, 0);
-    fs.closeSync(fd);
-    const cut = buf.lastIndexOf(10) + 1;
-    const p = path.join(tmp, 'trunc-src.jsonl');
-    fs.writeFileSync(p, buf.subarray(0, cut), { mode: 0o600 });
-    let lines = 0;
-    for (let i = buf.indexOf(10); i >= 0 && i < cut; i = buf.indexOf(10, i + 1)) lines++;
-    return { path: p, bytes: cut, messages: lines - 1 };
-  })();
-  const th = path.join(tmp, 'trunc', '.murmur');
-  const tdir = path.join(th, 'conversations', 'archive', 'ctx_big');
-  fs.mkdirSync(tdir, { recursive: true, mode: 0o700 });
-  for (const d of [th, path.dirname(tdir), path.dirname(path.dirname(tdir)), tdir]) fs.chmodSync(d, 0o700);
-  const tfile = path.join(tdir, 'conversation.jsonl');
-  const cfgKeep = path.join(tmp, 'trunc-keep.yaml');
-  const cfgIndex = path.join(tmp, 'trunc-index.yaml');
-  fs.writeFileSync(cfgKeep, `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: ${KEEP} }\n`);
-  fs.writeFileSync(cfgIndex, `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: 1000000000 }\n`);
-  const fresh = () => {
-    fs.rmSync(path.join(th, 'gc'), { recursive: true, force: true });
-    fs.copyFileSync(big.path, tfile);
-    fs.chmodSync(tfile, 0o600);
-  };
-  const other = path.join(tmp, 'copy.jsonl');
-  const tNew = [], tNewBase = [], tIdx = [], tIdxBase = [];
-  // murmur-gc's own start-up (module loading, configuration, an empty sweep): a dry run on an
-  // empty home, to give the counting rate of the scan itself
-  const emptyHome = path.join(tmp, 'empty-home');
-  fs.mkdirSync(emptyHome, { mode: 0o700 });
-  for (let i = 0; i < runs; i++) gcStart.push(run(process.execPath, [...nodeFlags, bin, '--home', emptyHome, '--dry-run', '--quiet']));
-  fresh();
-  for (let i = 0; i < runs; i++) {
-    countBase.push(run('wc', ['-l', tfile]));
-    const c = gcRun(cfgKeep, ['--dry-run']);
-    count.push(c);
-    check(c.report.actions[0]?.messages_dropped === big.messages - KEEP, `count: dry run plans to drop ${c.report.actions[0]?.messages_dropped}, expected ${big.messages - KEEP}`);
-  }
-  for (let i = 0; i < runs; i++) {
+    // The count/truncate record: the first truncMb MiB of the first big record, cut at a line end.
+    big = (() => {
+      const src = mL.big[0];
+      const want = Math.min(src.bytes, truncMb * 1048576);
+      if (want >= src.bytes) return src;
+      const fd = fs.openSync(src.path, 'r');
+      const buf = Buffer.allocUnsafe(want);
+      fs.readSync(fd, buf, 0, want, 0);
+      fs.closeSync(fd);
+      const cut = buf.lastIndexOf(10) + 1;
+      const p = path.join(tmp, 'trunc-src.jsonl');
+      fs.writeFileSync(p, buf.subarray(0, cut), { mode: 0o600 });
+      let lines = 0;
+      for (let i = buf.indexOf(10); i >= 0 && i < cut; i = buf.indexOf(10, i + 1)) lines++;
+      return { path: p, bytes: cut, messages: lines - 1 };
+    })();
+    const th = path.join(tmp, 'trunc', '.murmur');
+    const tdir = path.join(th, 'conversations', 'archive', 'ctx_big');
+    fs.mkdirSync(tdir, { recursive: true, mode: 0o700 });
+    for (const d of [th, path.dirname(tdir), path.dirname(path.dirname(tdir)), tdir]) fs.chmodSync(d, 0o700);
+    const tfile = path.join(tdir, 'conversation.jsonl');
+    const cfgKeep = path.join(tmp, 'trunc-keep.yaml');
+    const cfgIndex = path.join(tmp, 'trunc-index.yaml');
+    fs.writeFileSync(cfgKeep, `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: ${KEEP} }\n`);
+    fs.writeFileSync(
+      cfgIndex,
+      `home: ${th}\nrecords:\n  - capsule: archive\n    retain: { max_messages: 1000000000 }\n`,
+    );
+    const fresh = () => {
+      fs.rmSync(path.join(th, 'gc'), { recursive: true, force: true });
+      fs.copyFileSync(big.path, tfile);
+      fs.chmodSync(tfile, 0o600);
+    };
+    const other = path.join(tmp, 'copy.jsonl');
+    const tNew = [],
+      tNewBase = [],
+      tIdx = [],
+      tIdxBase = [];
+    // murmur-gc's own start-up (module loading, configuration, an empty sweep): a dry run on an
+    // empty home, to give the counting rate of the scan itself
+    const emptyHome = path.join(tmp, 'empty-home');
+    fs.mkdirSync(emptyHome, { mode: 0o700 });
+    for (let i = 0; i < runs; i++)
+      gcStart.push(run(process.execPath, [...nodeFlags, bin, '--home', emptyHome, '--dry-run', '--quiet']));
     fresh();
-    tNewBase.push(run('wc', ['-l', tfile]));
-    const t = gcRun(cfgKeep);
-    tNew.push(t);
-    check(t.report.actions[0]?.kept === KEEP, `trunc-new kept ${t.report.actions[0]?.kept}`);
-  }
-  for (let i = 0; i < runs; i++) {
-    fresh();
-    const idx = gcRun(cfgIndex);
-    check(idx.report.actions.length === 0, 'indexing sweep changed nothing');
-    fs.copyFileSync(big.path, other);
-    tIdxBase.push(sh(`tail -n ${KEEP} ${q(other)} > ${q(other)}.t && mv ${q(other)}.t ${q(other)}`));
-    const t = gcRun(cfgKeep);
-    tIdx.push(t);
-    check(t.report.actions[0]?.kept === KEEP && t.report.inventory?.records_count_cached === 1, `trunc (indexed) kept ${t.report.actions[0]?.kept}, inventory ${JSON.stringify(t.report.inventory)}`);
-  }
-  fs.rmSync(other, { force: true });
-  const mib = (big.bytes / 1048576).toFixed(0);
-  row(`count a new ${mib} MiB record (--dry-run)`, count, countBase, 'wc -l', '≥ 1 GB/s');
-  row(`truncate a new ${mib} MiB record to ${KEEP}`, tNew, tNewBase, 'wc -l', '—');
-  row(`truncate an indexed ${mib} MiB record to ${KEEP}`, tIdx, tIdxBase.map((r) => ({ s: r.s + nodeStart, cpu: r.cpu + nodeStartCpu })), `tail -n ${KEEP} > t && mv + node -e 0`, '≤ 3×');
-  countS = median(count.map((r) => r.s));
+    for (let i = 0; i < runs; i++) {
+      countBase.push(run('wc', ['-l', tfile]));
+      const c = gcRun(cfgKeep, ['--dry-run']);
+      count.push(c);
+      check(
+        c.report.actions[0]?.messages_dropped === big.messages - KEEP,
+        `count: dry run plans to drop ${c.report.actions[0]?.messages_dropped}, expected ${big.messages - KEEP}`,
+      );
+    }
+    for (let i = 0; i < runs; i++) {
+      fresh();
+      tNewBase.push(run('wc', ['-l', tfile]));
+      const t = gcRun(cfgKeep);
+      tNew.push(t);
+      check(t.report.actions[0]?.kept === KEEP, `trunc-new kept ${t.report.actions[0]?.kept}`);
+    }
+    for (let i = 0; i < runs; i++) {
+      fresh();
+      const idx = gcRun(cfgIndex);
+      check(idx.report.actions.length === 0, 'indexing sweep changed nothing');
+      fs.copyFileSync(big.path, other);
+      tIdxBase.push(sh(`tail -n ${KEEP} ${q(other)} > ${q(other)}.t && mv ${q(other)}.t ${q(other)}`));
+      const t = gcRun(cfgKeep);
+      tIdx.push(t);
+      check(
+        t.report.actions[0]?.kept === KEEP && t.report.inventory?.records_count_cached === 1,
+        `trunc (indexed) kept ${t.report.actions[0]?.kept}, inventory ${JSON.stringify(t.report.inventory)}`,
+      );
+    }
+    fs.rmSync(other, { force: true });
+    const mib = (big.bytes / 1048576).toFixed(0);
+    row(`count a new ${mib} MiB record (--dry-run)`, count, countBase, 'wc -l', '≥ 1 GB/s');
+    row(`truncate a new ${mib} MiB record to ${KEEP}`, tNew, tNewBase, 'wc -l', '—');
+    row(
+      `truncate an indexed ${mib} MiB record to ${KEEP}`,
+      tIdx,
+      tIdxBase.map((r) => ({ s: r.s + nodeStart, cpu: r.cpu + nodeStartCpu })),
+      `tail -n ${KEEP} > t && mv + node -e 0`,
+      '≤ 3×',
+    );
+    countS = median(count.map((r) => r.s));
   }
 
   // ---- table ---------------------------------------------------------------------------------
   const cpu = os.cpus();
   const lines = [];
-  lines.push(`machine: ${cpu[0]?.model ?? '?'} × ${cpu.length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  lines.push(`node ${process.version}; ${new Date(started).toISOString()}; ${runs} runs each, medians; peak RSS = max over runs`);
-  lines.push(`node start-up (node -e 0): ${nodeStart.toFixed(3)} s wall, ${nodeStartCpu.toFixed(2)} s CPU; murmur-gc run as its bin's shebang runs it: node ${[...nodeFlags, 'dist/cli/bin.js'].join(' ')}`);
+  lines.push(
+    `machine: ${cpu[0]?.model ?? '?'} × ${cpu.length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at the end ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+  lines.push(
+    `node ${process.version}; ${new Date(started).toISOString()}; ${runs} runs each, medians; peak RSS = max over runs`,
+  );
+  lines.push(
+    `node start-up (node -e 0): ${nodeStart.toFixed(3)} s wall, ${nodeStartCpu.toFixed(2)} s CPU; murmur-gc run as its bin's shebang runs it: node ${[...nodeFlags, 'dist/cli/bin.js'].join(' ')}`,
+  );
   lines.push('');
-  lines.push('| scenario | murmur-gc wall (s) | CPU (s) | peak RSS (MB) | baseline | baseline wall (s) | CPU (s) | ratio wall | ratio CPU | goal |');
+  lines.push(
+    '| scenario | murmur-gc wall (s) | CPU (s) | peak RSS (MB) | baseline | baseline wall (s) | CPU (s) | ratio wall | ratio CPU | goal |',
+  );
   lines.push('|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
   const c = (x) => x.toFixed(x < 1 ? 3 : 2);
-  for (const r of rows) lines.push(`| ${r.name} | ${r.s.toFixed(3)} | ${c(r.cpu)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${c(r.bcpu)} | ${r.ratio.toFixed(2)}× | ${Number.isNaN(r.cpuRatio) ? '—' : r.cpuRatio.toFixed(2) + '×'} | ${r.goal} |`);
+  for (const r of rows)
+    lines.push(
+      `| ${r.name} | ${r.s.toFixed(3)} | ${c(r.cpu)} | ${r.rss.toFixed(0)} | ${r.baseName} | ${r.base.toFixed(3)} | ${c(r.bcpu)} | ${r.ratio.toFixed(2)}× | ${Number.isNaN(r.cpuRatio) ? '—' : r.cpuRatio.toFixed(2) + '×'} | ${r.goal} |`,
+    );
   lines.push('');
   if (big !== undefined) {
     const gbs = big.bytes / 1e9 / Math.max(countS - nodeStart, 1e-3);
     const countCpu = median(count.map((r) => r.cpu));
-    lines.push(`counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`);
+    lines.push(
+      `counting: ${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall, ${gbs.toFixed(2)} GB/s net of node start-up, ${(big.bytes / 1e9 / Math.max(countCpu - nodeStartCpu, 1e-3)).toFixed(2)} GB/s per CPU-second net of start-up (goal ≥ 1 GB/s); wc -l ${(big.bytes / 1e9 / median(countBase.map((r) => r.s))).toFixed(2)} GB/s wall`,
+    );
     const own = median(gcStart.map((r) => r.cpu));
-    lines.push(`murmur-gc's own start-up (--dry-run on an empty home): ${median(gcStart.map((r) => r.s)).toFixed(3)} s wall, ${own.toFixed(2)} s CPU; counting net of it: ${(big.bytes / 1e9 / Math.max(countCpu - own, 1e-3)).toFixed(2)} GB/s per CPU-second`);
+    lines.push(
+      `murmur-gc's own start-up (--dry-run on an empty home): ${median(gcStart.map((r) => r.s)).toFixed(3)} s wall, ${own.toFixed(2)} s CPU; counting net of it: ${(big.bytes / 1e9 / Math.max(countCpu - own, 1e-3)).toFixed(2)} GB/s per CPU-second`,
+    );
   }
   if (large !== undefined) {
-    lines.push(`scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`);
+    lines.push(
+      `scaling ×10 entries (${S.sessions}+${S.records} → ${L.sessions}+${L.records}): first sweep ${(large.first / small.first).toFixed(2)}× wall, ${(large.firstCpu / small.firstCpu).toFixed(2)}× CPU; warm sweep ${(large.warm / small.warm).toFixed(2)}× wall, ${(large.warmCpu / small.warmCpu).toFixed(2)}× CPU (goal ≤ 11×)`,
+    );
   }
   // What the sweep goals leave above the floor of their system calls (bench/floor.mjs): the CPU
   // murmur-gc may spend on start-up, parsing, validation and planning within its goal.
   for (const f of rows.filter((r) => r.floor)) {
     const what = f.name.replace(/^floor of (a \w+ sweep): .*, (\d+ sessions.*)$/, '$1 at $2');
     if (Number.isNaN(f.cpuRatio)) continue; // (a baseline under 10 ms of CPU: the quick smoke)
-    lines.push(`floor of ${what}: ${f.cpu.toFixed(2)} s CPU, ${f.cpuRatio.toFixed(2)}× ${f.baseName}; the ≤ 2× goal leaves ${(2 * f.bcpu - f.cpu).toFixed(2)} s of CPU above it`);
+    lines.push(
+      `floor of ${what}: ${f.cpu.toFixed(2)} s CPU, ${f.cpuRatio.toFixed(2)}× ${f.baseName}; the ≤ 2× goal leaves ${(2 * f.bcpu - f.cpu).toFixed(2)} s of CPU above it`,
+    );
   }
   const peak = Math.max(...rows.filter((r) => !r.floor).map((r) => r.rss));
   lines.push(`memory: peak RSS over every murmur-gc run ${peak.toFixed(0)} MB (goal ≤ 150 MB)`);
@@ -413,8 +573,16 @@ try {
   const ratioGoal = (r, max) =>
     goals.push(
       Number.isNaN(r.cpuRatio)
-        ? [`${r.name}: ≤ ${max}× ${r.baseName}`, `baseline under 10 ms of CPU: ${r.ratio.toFixed(2)}× wall only`, undefined]
-        : [`${r.name}: ≤ ${max}× ${r.baseName}`, `${r.cpuRatio.toFixed(2)}× CPU (${r.ratio.toFixed(2)}× wall)`, r.cpuRatio <= max],
+        ? [
+            `${r.name}: ≤ ${max}× ${r.baseName}`,
+            `baseline under 10 ms of CPU: ${r.ratio.toFixed(2)}× wall only`,
+            undefined,
+          ]
+        : [
+            `${r.name}: ≤ ${max}× ${r.baseName}`,
+            `${r.cpuRatio.toFixed(2)}× CPU (${r.ratio.toFixed(2)}× wall)`,
+            r.cpuRatio <= max,
+          ],
     );
   for (const r of rows) {
     if (r.max !== undefined) ratioGoal(r, r.max);
@@ -426,17 +594,31 @@ try {
   }
   if (big !== undefined) {
     const gbsCpu = big.bytes / 1e9 / median(count.map((r) => r.cpu));
-    goals.push(['counting a new record ≥ 1 GB/s (the whole --dry-run command, start-up included)', `${gbsCpu.toFixed(2)} GB/s per CPU-second (${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall)`, gbsCpu >= 1]);
+    goals.push([
+      'counting a new record ≥ 1 GB/s (the whole --dry-run command, start-up included)',
+      `${gbsCpu.toFixed(2)} GB/s per CPU-second (${(big.bytes / 1e9 / countS).toFixed(2)} GB/s wall)`,
+      gbsCpu >= 1,
+    ]);
   }
   if (large !== undefined) {
-    const f = large.firstCpu / small.firstCpu, w = large.warmCpu / small.warmCpu;
-    goals.push(['scaling: ×10 entries ≤ ×11 time', `first sweep ×${f.toFixed(2)}, warm ×${w.toFixed(2)} CPU`, Math.max(f, w) <= 11]);
+    const f = large.firstCpu / small.firstCpu,
+      w = large.warmCpu / small.warmCpu;
+    goals.push([
+      'scaling: ×10 entries ≤ ×11 time',
+      `first sweep ×${f.toFixed(2)}, warm ×${w.toFixed(2)} CPU`,
+      Math.max(f, w) <= 11,
+    ]);
   }
   // the first sweep against the floor of its own system calls (same home, same run)
   for (const f of rows.filter((r) => r.floor && r.name.startsWith('floor of a first sweep'))) {
     const at = f.name.replace(/^.*\), /, '');
     const sweep = rows.find((r) => r.name === `first sweep, ${at}`);
-    if (sweep && f.cpu >= 0.01) goals.push([`first sweep, ${at}: ≤ 2× its floor (bench/floor.mjs)`, `${(sweep.cpu / f.cpu).toFixed(2)}× CPU (${(sweep.s / f.s).toFixed(2)}× wall)`, sweep.cpu / f.cpu <= 2]);
+    if (sweep && f.cpu >= 0.01)
+      goals.push([
+        `first sweep, ${at}: ≤ 2× its floor (bench/floor.mjs)`,
+        `${(sweep.cpu / f.cpu).toFixed(2)}× CPU (${(sweep.s / f.s).toFixed(2)}× wall)`,
+        sweep.cpu / f.cpu <= 2,
+      ]);
   }
   goals.push(['peak RSS ≤ 150 MB in every run', `${peak.toFixed(0)} MB`, peak <= 150]);
   lines.push('');

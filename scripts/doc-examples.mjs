@@ -67,7 +67,10 @@ delete env.CI;
  */
 const tilde = (s) => {
   const at = new RegExp(`${HOME.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\S*)( {2,})`, 'g');
-  return s.replace(at, (_m, rest, pad) => `~${rest}${pad}${' '.repeat(HOME.length - 1)}`).split(HOME).join('~');
+  return s
+    .replace(at, (_m, rest, pad) => `~${rest}${pad}${' '.repeat(HOME.length - 1)}`)
+    .split(HOME)
+    .join('~');
 };
 const quote = (a) => (/^[\w./~=:-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
 
@@ -76,7 +79,10 @@ function tty(argv) {
   const cmd = `stty cols 80 rows 50; ${[process.execPath, BIN, ...argv].map(quote).join(' ')}`;
   const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { env, encoding: 'utf8', maxBuffer: 1 << 28 });
   // script reports the command's status; the terminal's carriage returns and the status line go
-  const text = r.stdout.replace(/\r\n/g, '\n').replace(/^.*\r(?!\n)/gm, '').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  const text = r.stdout
+    .replace(/\r\n/g, '\n')
+    .replace(/^.*\r(?!\n)/gm, '')
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
   return { text: tilde(text), status: r.status };
 }
 
@@ -100,20 +106,39 @@ function block(name, command, text) {
 
 const dry = tty(['--dry-run']);
 block('dry-run', 'murmur-gc --dry-run', dry.text);
-jsonBlock('dry-run-json', ['--dry-run'], '{schema_version, command, dry_run, bytes_freed, steps: [.steps[].step], budget: [.budget.stores[] | {"label": .label, bytes_before, bytes_after, held, removed}]}');
+jsonBlock(
+  'dry-run-json',
+  ['--dry-run'],
+  '{schema_version, command, dry_run, bytes_freed, steps: [.steps[].step], budget: [.budget.stores[] | {"label": .label, bytes_before, bytes_after, held, removed}]}',
+);
 const sweep = tty([]);
 block('sweep', 'murmur-gc', sweep.text);
 const held = tty(['quarantine', 'ls']);
 block('quarantine-ls', 'murmur-gc quarantine ls', excerpt(held.text, 6, 1));
 jsonBlock('quarantine-ls-json', ['quarantine', 'ls'], '.items[0], .totals');
-const target = JSON.parse(spawnSync(process.execPath, [BIN, 'quarantine', 'ls', '--json'], { env, encoding: 'utf8', maxBuffer: 1 << 28 }).stdout).items.find((i) => i.held_kind === 'session').target;
+const target = JSON.parse(
+  spawnSync(process.execPath, [BIN, 'quarantine', 'ls', '--json'], { env, encoding: 'utf8', maxBuffer: 1 << 28 })
+    .stdout,
+).items.find((i) => i.held_kind === 'session').target;
 block('restore', `murmur-gc restore ${target}`, tty(['restore', target]).text);
 block('sweep-again', 'murmur-gc', tty([]).text);
 block('status', 'murmur-gc status', tty(['status']).text);
-jsonBlock('status-json', ['status'], '{schema_version, command, last_sweep: .last_sweep | {trigger, outcome, counts, bytes_freed}, quarantine: .stores.quarantine}');
+jsonBlock(
+  'status-json',
+  ['status'],
+  '{schema_version, command, last_sweep: .last_sweep | {trigger, outcome, counts, bytes_freed}, quarantine: .stores.quarantine}',
+);
 block('history', 'murmur-gc history', tty(['history']).text);
-block('history-target', `murmur-gc history --target ${target.slice(0, 16)}`, tty(['history', '--target', target.slice(0, 16)]).text);
-jsonBlock('history-json', ['history'], '.totals, (.sweeps[0] | {audit, outcome, retention: [.retention[] | del(.targets)]})');
+block(
+  'history-target',
+  `murmur-gc history --target ${target.slice(0, 16)}`,
+  tty(['history', '--target', target.slice(0, 16)]).text,
+);
+jsonBlock(
+  'history-json',
+  ['history'],
+  '.totals, (.sweeps[0] | {audit, outcome, retention: [.retention[] | del(.targets)]})',
+);
 
 // ---- the worked examples of docs/budgets.md and docs/quarantine.md: small homes ---------------
 const DAY = 86_400_000;
@@ -128,8 +153,11 @@ function session(root, ageDays, kib, live = false) {
   const dir = path.join(root, id);
   fs.mkdirSync(path.join(dir, 'blobs'), { recursive: true });
   const t = now - ageDays * DAY;
-  const line = (o) => JSON.stringify({ event_id: mint('evt_', t), parent_id: null, session_id: id, timestamp: t, ...o });
-  const trace = [line({ event_type: 'session_start', capsule_name: 'demo', capsule_version: '1.0.0', context_id: null })];
+  const line = (o) =>
+    JSON.stringify({ event_id: mint('evt_', t), parent_id: null, session_id: id, timestamp: t, ...o });
+  const trace = [
+    line({ event_type: 'session_start', capsule_name: 'demo', capsule_version: '1.0.0', context_id: null }),
+  ];
   if (!live) trace.push(line({ event_type: 'session_end', duration_ms: 5, exit_status: 'ok' }));
   fs.writeFileSync(path.join(dir, 'trace.jsonl'), trace.join('\n') + '\n');
   fs.writeFileSync(path.join(dir, 'blobs', hex(64)), 'x'.repeat(kib * 1024 - 4096));
@@ -144,7 +172,14 @@ function record(home, ageDays, messages) {
   const dir = path.join(home, 'conversations', 'shey', ctx);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lines = [JSON.stringify({ type: 'murmur.record', capsule: 'shey', created_ms: created })];
-  for (let i = 0; i < messages; i++) lines.push(JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `message ${i}` }], id: mint('msg_', created + i * 1000) }));
+  for (let i = 0; i < messages; i++)
+    lines.push(
+      JSON.stringify({
+        role: i % 2 ? 'assistant' : 'user',
+        content: [{ type: 'text', text: `message ${i}` }],
+        id: mint('msg_', created + i * 1000),
+      }),
+    );
   const file = path.join(dir, 'conversation.jsonl');
   fs.writeFileSync(file, lines.join('\n') + '\n', { mode: 0o600 });
   const m = (now - ageDays * DAY) / 1000;
@@ -164,7 +199,10 @@ function freshHome(name, yaml) {
 }
 
 {
-  const home = freshHome('budget', 'sessions:\n  - root: ~/app/.murmur\n    retain: { max_age: 5d }\n    max_bytes: 800K\n');
+  const home = freshHome(
+    'budget',
+    'sessions:\n  - root: ~/app/.murmur\n    retain: { max_age: 5d }\n    max_bytes: 800K\n',
+  );
   const root = path.join(home, 'app', '.murmur');
   session(root, 10, 300, true);
   for (const d of [9, 8, 4, 3, 2]) session(root, d, 300);
@@ -172,7 +210,10 @@ function freshHome(name, yaml) {
 }
 
 {
-  const home = freshHome('undo', 'quarantine: 24h\nsessions:\n  - root: ~/app/.murmur\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 2000 }\n');
+  const home = freshHome(
+    'undo',
+    'quarantine: 24h\nsessions:\n  - root: ~/app/.murmur\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 2000 }\n',
+  );
   const root = path.join(home, 'app', '.murmur');
   const [, younger] = [session(root, 40, 196), session(root, 35, 196), session(root, 10, 196), session(root, 5, 196)];
   void younger;
@@ -181,18 +222,34 @@ function freshHome(name, yaml) {
   block('undo-sweep', 'murmur-gc', tty([]).text);
   block('undo-quarantine-ls', 'murmur-gc quarantine ls', tty(['quarantine', 'ls']).text);
   // the runtime appends one message to the truncated record meanwhile
-  fs.appendFileSync(big.file, JSON.stringify({ role: 'user', content: [{ type: 'text', text: 'one more' }], id: mint('msg_', now) }) + '\n');
+  fs.appendFileSync(
+    big.file,
+    JSON.stringify({ role: 'user', content: [{ type: 'text', text: 'one more' }], id: mint('msg_', now) }) + '\n',
+  );
   block('undo-restore-record', `murmur-gc restore ${big.ctx}`, tty(['restore', big.ctx]).text);
   const lines = fs.readFileSync(big.file, 'utf8').split('\n');
   const rel = `~/.murmur/conversations/shey/${big.ctx}/conversation.jsonl`;
-  block('undo-record-after', `grep -c '"role"' ${rel}`, `${lines.filter((l) => l.includes('"role"')).length}\n$ head -1 ${rel}\n${lines[0]}\n`);
-  const held = JSON.parse(spawnSync(process.execPath, [BIN, 'quarantine', 'ls', '--json'], { env, encoding: 'utf8' }).stdout).items.filter((i) => i.held_kind === 'session').map((i) => i.target).sort();
+  block(
+    'undo-record-after',
+    `grep -c '"role"' ${rel}`,
+    `${lines.filter((l) => l.includes('"role"')).length}\n$ head -1 ${rel}\n${lines[0]}\n`,
+  );
+  const held = JSON.parse(
+    spawnSync(process.execPath, [BIN, 'quarantine', 'ls', '--json'], { env, encoding: 'utf8' }).stdout,
+  )
+    .items.filter((i) => i.held_kind === 'session')
+    .map((i) => i.target)
+    .sort();
   block('undo-restore-session', `murmur-gc restore ${held[0]}`, tty(['restore', held[0]]).text);
   block('undo-sweep-again', 'murmur-gc', tty([]).text);
   block('undo-history-target', `murmur-gc history --target ${held[0]}`, tty(['history', '--target', held[0]]).text);
   fs.mkdirSync(path.join(root, held[1]));
   const refused = tty(['restore', held[1]]);
-  block('undo-restore-exists', `mkdir ~/app/.murmur/${held[1]}; murmur-gc restore ${held[1]}; echo "exit $?"`, `${refused.text}exit ${refused.status}\n`);
+  block(
+    'undo-restore-exists',
+    `mkdir ~/app/.murmur/${held[1]}; murmur-gc restore ${held[1]}; echo "exit $?"`,
+    `${refused.text}exit ${refused.status}\n`,
+  );
   block('undo-status-tail', 'murmur-gc status | tail -2', excerpt(tty(['status']).text, 0, 2).replace(/^…\n/, ''));
 }
 

@@ -185,9 +185,13 @@ export class BusyError extends GcError {
 export class HeldOpenError extends GcError {
   readonly pids: readonly number[];
   constructor(path: string, pids: readonly number[]) {
-    super(Codes.recordHeldOpen, `${path} is held open for writing by ${pidList(pids)}: not rewritten while it is (what it writes would land in the replaced file and be lost)`, {
-      hint: `let ${pids.length === 1 ? 'that process' : 'those processes'} close the record (or stop ${pids.length === 1 ? 'it' : 'them'}), then run again`,
-    });
+    super(
+      Codes.recordHeldOpen,
+      `${path} is held open for writing by ${pidList(pids)}: not rewritten while it is (what it writes would land in the replaced file and be lost)`,
+      {
+        hint: `let ${pids.length === 1 ? 'that process' : 'those processes'} close the record (or stop ${pids.length === 1 ? 'it' : 'them'}), then run again`,
+      },
+    );
     this.name = 'HeldOpenError';
     this.pids = pids;
   }
@@ -210,7 +214,7 @@ export class RefusalError extends GcError {
 /** The errno-style code of a Node fs error, or undefined. */
 export function errnoCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const c = (err).code;
+    const c = err.code;
     return typeof c === 'string' ? c : undefined;
   }
   return undefined;

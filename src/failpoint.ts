@@ -31,7 +31,8 @@ export type FailpointName =
   | 'registry:after_place';
 
 export function failpoint(name: FailpointName): void {
-  if (armed === undefined || (armed !== name && armed !== `${name}:error`) || (nth !== undefined && ++reached !== nth)) return;
+  if (armed === undefined || (armed !== name && armed !== `${name}:error`) || (nth !== undefined && ++reached !== nth))
+    return;
   if (armed === name) process.kill(process.pid, 'SIGKILL');
   throw Object.assign(new Error(`EIO: injected failure at ${name}`), { code: 'EIO' });
 }

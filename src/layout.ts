@@ -20,7 +20,10 @@ export const PLAIN: Layout = { width: DEFAULT_WIDTH };
 
 /** The terminal's width on a TTY (`columns`), else 80. */
 export function layoutFor(out: { isTTY?: boolean; columns?: number }, homeDir: string | undefined): Layout {
-  const cols = out.isTTY === true && typeof out.columns === 'number' && out.columns > 0 ? Math.max(MIN_WIDTH, out.columns) : DEFAULT_WIDTH;
+  const cols =
+    out.isTTY === true && typeof out.columns === 'number' && out.columns > 0
+      ? Math.max(MIN_WIDTH, out.columns)
+      : DEFAULT_WIDTH;
   return { width: cols, homeDir };
 }
 
@@ -46,18 +49,22 @@ export function elidePath(p: string, max: number): string {
   const text = () => [...parts.slice(0, head), '…', ...parts.slice(tail)].join('/');
   // Take components from both ends, alternately, while the result fits.
   for (;;) {
-    const grewHead = head < tail - 1 && (() => {
-      head++;
-      if (text().length <= max) return true;
-      head--;
-      return false;
-    })();
-    const grewTail = tail - 1 > head && (() => {
-      tail--;
-      if (text().length <= max) return true;
-      tail++;
-      return false;
-    })();
+    const grewHead =
+      head < tail - 1 &&
+      (() => {
+        head++;
+        if (text().length <= max) return true;
+        head--;
+        return false;
+      })();
+    const grewTail =
+      tail - 1 > head &&
+      (() => {
+        tail--;
+        if (text().length <= max) return true;
+        tail++;
+        return false;
+      })();
     if (!grewHead && !grewTail) break;
   }
   return text();
@@ -93,7 +100,14 @@ export function wrap(text: string, width: number, first = '', rest = '    '): st
  * `whole`: the path is never elided (a listing meant to be read back, `-v`): it may pass the
  * width, on a line of its own with its head.
  */
-export function fitLine(head: string, path: string, tail: string, layout: Layout, minPath = 24, whole = false): string[] {
+export function fitLine(
+  head: string,
+  path: string,
+  tail: string,
+  layout: Layout,
+  minPath = 24,
+  whole = false,
+): string[] {
   const w = layout.width;
   const p = tilde(path, layout.homeDir);
   const room = w - head.length - tail.length;

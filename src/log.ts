@@ -57,7 +57,10 @@ export function createLogger(opts: LogOptions): Logger {
   const underJ = underJournal(env);
   const pretty = opts.pretty && !underJ ? loadPretty() : undefined;
   if (pretty) {
-    return pino({ ...base, level: opts.level }, pretty({ destination: 2, sync: true, colorize: colorWanted(env), ignore: 'pid,hostname,name' }));
+    return pino(
+      { ...base, level: opts.level },
+      pretty({ destination: 2, sync: true, colorize: colorWanted(env), ignore: 'pid,hostname,name' }),
+    );
   }
   if (underJ) return pino({ ...base, level: opts.level }, journalDestination());
   return pino({ ...base, level: opts.level }, pino.destination({ dest: 2, sync: true }));

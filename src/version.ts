@@ -16,5 +16,10 @@ export const RUNTIME_FORMATS: readonly string[] = [
 
 /** `murmur-gc --version`: version, Node version, runtime formats understood. */
 export function versionText(nodeVersion: string = process.version): string {
-  return [`murmur-gc ${VERSION}`, `node ${nodeVersion}`, 'runtime formats understood:', ...RUNTIME_FORMATS.map((f) => `  ${f}`)].join('\n');
+  return [
+    `murmur-gc ${VERSION}`,
+    `node ${nodeVersion}`,
+    'runtime formats understood:',
+    ...RUNTIME_FORMATS.map((f) => `  ${f}`),
+  ].join('\n');
 }

@@ -9,7 +9,9 @@ describe('definedOnly', () => {
     expect(r).toEqual({ a: 1, c: null, d: 0, e: '', f: false, g: 'x' });
     expect(Object.keys(r)).toEqual(['a', 'c', 'd', 'e', 'f', 'g']);
     expect('b' in r).toBe(false);
-    expect(JSON.stringify({ z: 0, ...definedOnly({ y: undefined as number | undefined, x: 2 }) })).toBe('{"z":0,"x":2}');
+    expect(JSON.stringify({ z: 0, ...definedOnly({ y: undefined as number | undefined, x: 2 }) })).toBe(
+      '{"z":0,"x":2}',
+    );
     expect(o).toEqual({ a: 1, b: undefined, c: null, d: 0, e: '', f: false, g: 'x' });
   });
 

@@ -32,8 +32,15 @@ describe('layout', () => {
   it('puts the details below an item that does not fit, and never drops the item id', () => {
     const id = 'ses_01a1600baba07aaaaaaaaaaaaaaaaaa1';
     const L = { width: 80, homeDir: '/home/op' };
-    expect(fitLine('  remove session ', `/home/op/s/${id}`, '  (max_age, 1 B)', L)).toEqual([`  remove session ~/s/${id}  (max_age, 1 B)`]);
-    const two = fitLine('  remove session ', `/srv/agents/build-farm/workspaces/nightly/.murmur/sessions/${id}`, '  (max_sessions, 2.2 MiB; held until 2026-12-01 19:58:00 UTC)', L);
+    expect(fitLine('  remove session ', `/home/op/s/${id}`, '  (max_age, 1 B)', L)).toEqual([
+      `  remove session ~/s/${id}  (max_age, 1 B)`,
+    ]);
+    const two = fitLine(
+      '  remove session ',
+      `/srv/agents/build-farm/workspaces/nightly/.murmur/sessions/${id}`,
+      '  (max_sessions, 2.2 MiB; held until 2026-12-01 19:58:00 UTC)',
+      L,
+    );
     expect(two).toHaveLength(2);
     expect(two[0]).toContain(id);
     for (const l of two) expect([...l].length).toBeLessThanOrEqual(80);

@@ -24,7 +24,8 @@ export class AtTimeError extends Error {
 }
 
 /** What --at accepts, in words (its help and every refusal say it). */
-export const AT_FORMS = '+DURATION (+36h, +7d: the duration grammar of the configuration) or an ISO 8601 date or date-time (2026-12-09, 2026-12-09T07:53, 2026-12-09T07:53:00Z; local time without an offset)';
+export const AT_FORMS =
+  '+DURATION (+36h, +7d: the duration grammar of the configuration) or an ISO 8601 date or date-time (2026-12-09, 2026-12-09T07:53, 2026-12-09T07:53:00Z; local time without an offset)';
 
 /** The last ms of 9999-12-31 UTC: what a four-digit year reaches, and what every time format here shows. */
 const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
@@ -35,7 +36,10 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{
 export function parseAtTime(text: string, nowMs: number): number {
   const at = text.startsWith('+') ? relative(text, nowMs) : absolute(text);
   if (at > LAST_MS) throw new AtTimeError(`'${text}' is after 9999-12-31`);
-  if (at < nowMs) throw new AtTimeError(`'${text}' is in the past: a forecast judges the tree as it is now, and what it held then is not known (a dry run without --at shows now)`);
+  if (at < nowMs)
+    throw new AtTimeError(
+      `'${text}' is in the past: a forecast judges the tree as it is now, and what it held then is not known (a dry run without --at shows now)`,
+    );
   return at;
 }
 
@@ -43,7 +47,10 @@ function relative(text: string, nowMs: number): number {
   try {
     return nowMs + parseDurationSecs(text.slice(1)) * 1000;
   } catch (err) {
-    if (err instanceof DurationError) throw new AtTimeError(`'${text}': after '+' comes a duration: a whole number, optionally suffixed s, m, h or d (+36h, +7d)`);
+    if (err instanceof DurationError)
+      throw new AtTimeError(
+        `'${text}': after '+' comes a duration: a whole number, optionally suffixed s, m, h or d (+36h, +7d)`,
+      );
     throw err;
   }
 }
@@ -54,18 +61,34 @@ function absolute(text: string): number {
     const hint = /^\d+[smhd]?$/.test(text) ? ` (a duration from now takes a '+': +${text})` : '';
     throw new AtTimeError(`'${text}' is not a time: give ${AT_FORMS}${hint}`);
   }
-  const [y, mo, d, h = 0, mi = 0, s = 0] = m.slice(1, 7).map((x) => (x === undefined ? undefined : Number(x))) as [number, number, number, number?, number?, number?];
+  const [y, mo, d, h = 0, mi = 0, s = 0] = m.slice(1, 7).map((x) => (x === undefined ? undefined : Number(x))) as [
+    number,
+    number,
+    number,
+    number?,
+    number?,
+    number?,
+  ];
   const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0'));
   const zone = m[8];
-  if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) throw new AtTimeError(`'${text}' names no date or time of the calendar`);
+  if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59)
+    throw new AtTimeError(`'${text}' names no date or time of the calendar`);
   if (zone !== undefined) {
     const off = zone === 'Z' || zone === 'z' ? 0 : offsetMinutes(zone, text);
     return Date.UTC(y, mo - 1, d, h, mi, s, ms) - off * 60_000;
   }
   const local = new Date(y, mo - 1, d, h, mi, s, ms);
   // (a local time a daylight-saving change skips comes back shifted: refused, never moved)
-  if (local.getFullYear() !== y || local.getMonth() !== mo - 1 || local.getDate() !== d || local.getHours() !== h || local.getMinutes() !== mi) {
-    throw new AtTimeError(`'${text}' does not exist in the local time zone (a daylight-saving change skips it); give an offset (${text}+01:00) or another time`);
+  if (
+    local.getFullYear() !== y ||
+    local.getMonth() !== mo - 1 ||
+    local.getDate() !== d ||
+    local.getHours() !== h ||
+    local.getMinutes() !== mi
+  ) {
+    throw new AtTimeError(
+      `'${text}' does not exist in the local time zone (a daylight-saving change skips it); give an offset (${text}+01:00) or another time`,
+    );
   }
   return local.getTime();
 }

@@ -42,7 +42,8 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): string
   try {
     const enable = (nodeModule as { enableCompileCache?: Enable }).enableCompileCache;
     const uid = process.getuid?.();
-    if (typeof enable !== 'function' || uid === undefined || (env['NODE_DISABLE_COMPILE_CACHE'] ?? '') !== '') return undefined;
+    if (typeof enable !== 'function' || uid === undefined || (env['NODE_DISABLE_COMPILE_CACHE'] ?? '') !== '')
+      return undefined;
     if ((env['NODE_COMPILE_CACHE'] ?? '') !== '') return enable().directory;
     const dir = compileCacheDir(uid);
     return safeCacheDir(dir, uid) ? enable(dir).directory : undefined;

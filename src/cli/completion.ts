@@ -60,7 +60,9 @@ function flagsOf(o: OptionSpec): string[] {
 
 function valueOptions(nodes: Node[], kind?: OptionSpec['value']): string[] {
   const set = new Set<string>();
-  for (const n of nodes) for (const o of n.options) if (o.value !== 'none' && (kind === undefined || o.value === kind)) for (const f of flagsOf(o)) set.add(f);
+  for (const n of nodes)
+    for (const o of n.options)
+      if (o.value !== 'none' && (kind === undefined || o.value === kind)) for (const f of flagsOf(o)) set.add(f);
   return [...set].sort();
 }
 
@@ -101,9 +103,19 @@ function bash(nodes: Node[], name: string, fn: string): string {
     pathCase(nodes, '    ', '', ';;'),
     '  done',
     '  case "$prev" in',
-    ...(valueOptions(nodes, 'file').length > 0 ? [`    ${valueOptions(nodes, 'file').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return ;;`] : []),
-    ...(valueOptions(nodes, 'dir').length > 0 ? [`    ${valueOptions(nodes, 'dir').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return ;;`] : []),
-    ...(valueOptions(nodes, 'other').length > 0 ? [`    ${valueOptions(nodes, 'other').join('|')}) COMPREPLY=(); return ;;`] : []),
+    ...(valueOptions(nodes, 'file').length > 0
+      ? [
+          `    ${valueOptions(nodes, 'file').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") ); return ;;`,
+        ]
+      : []),
+    ...(valueOptions(nodes, 'dir').length > 0
+      ? [
+          `    ${valueOptions(nodes, 'dir').join('|')}) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") ); return ;;`,
+        ]
+      : []),
+    ...(valueOptions(nodes, 'other').length > 0
+      ? [`    ${valueOptions(nodes, 'other').join('|')}) COMPREPLY=(); return ;;`]
+      : []),
     '  esac',
     '  local words=""',
     '  case "$cpath" in',
@@ -135,8 +147,12 @@ function zsh(nodes: Node[], name: string, fn: string): string {
     pathCase(nodes, '    ', '', ';;'),
     '  done',
     '  case "$prev" in',
-    ...(valueOptions(nodes, 'file').length > 0 ? [`    ${valueOptions(nodes, 'file').join('|')}) _files; return ;;`] : []),
-    ...(valueOptions(nodes, 'dir').length > 0 ? [`    ${valueOptions(nodes, 'dir').join('|')}) _files -/; return ;;`] : []),
+    ...(valueOptions(nodes, 'file').length > 0
+      ? [`    ${valueOptions(nodes, 'file').join('|')}) _files; return ;;`]
+      : []),
+    ...(valueOptions(nodes, 'dir').length > 0
+      ? [`    ${valueOptions(nodes, 'dir').join('|')}) _files -/; return ;;`]
+      : []),
     ...(valueOptions(nodes, 'other').length > 0 ? [`    ${valueOptions(nodes, 'other').join('|')}) return 1 ;;`] : []),
     '  esac',
     '  local -a candidates',
@@ -177,7 +193,9 @@ function fish(nodes: Node[], name: string, fn: string): string {
     '            continue',
     '        end',
     '        switch $w',
-    ...(values.length > 0 ? [`            case ${values.join(' ')}`, '                set skip 1', '                continue'] : []),
+    ...(values.length > 0
+      ? [`            case ${values.join(' ')}`, '                set skip 1', '                continue']
+      : []),
     "            case '-*'",
     '                continue',
     '        end',
@@ -195,8 +213,17 @@ function fish(nodes: Node[], name: string, fn: string): string {
     for (const c of n.commands) lines.push(`complete -c ${name} ${cond} -a ${fq(c.name)} -d ${fq(c.description)}`);
     if (n.choices.length > 0) lines.push(`complete -c ${name} ${cond} -a ${fq(n.choices.join(' '))}`);
     for (const o of n.options) {
-      const flags = [o.short ? `-s ${o.short.slice(1)}` : '', o.long ? `-l ${o.long.slice(2)}` : ''].filter((f) => f !== '').join(' ');
-      const value = o.value === 'file' ? ' -r -F' : o.value === 'dir' ? " -x -a '(__fish_complete_directories)'" : o.value === 'other' ? ' -x' : '';
+      const flags = [o.short ? `-s ${o.short.slice(1)}` : '', o.long ? `-l ${o.long.slice(2)}` : '']
+        .filter((f) => f !== '')
+        .join(' ');
+      const value =
+        o.value === 'file'
+          ? ' -r -F'
+          : o.value === 'dir'
+            ? " -x -a '(__fish_complete_directories)'"
+            : o.value === 'other'
+              ? ' -x'
+              : '';
       lines.push(`complete -c ${name} ${cond} ${flags}${value} -d ${fq(o.description)}`);
     }
   }

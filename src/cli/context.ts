@@ -35,7 +35,9 @@ export interface InvalidConfig {
  * when that key resolved, else `--home`, else `$HOME/.murmur`) and the entries that resolved, and
  * `invalid` says what is wrong; the caller shows what it finds, says so, and exits 2 (docs/config.md).
  */
-export async function loadForView(flags: CommonFlags): Promise<{ config: GcConfig; invalid: InvalidConfig | undefined }> {
+export async function loadForView(
+  flags: CommonFlags,
+): Promise<{ config: GcConfig; invalid: InvalidConfig | undefined }> {
   const { checkConfig, viewFallbackConfig } = await import('../config/load.js');
   const opts = {
     ...definedOnly({ configPath: flags.config, home: flags.home }),
@@ -47,7 +49,10 @@ export async function loadForView(flags: CommonFlags): Promise<{ config: GcConfi
   const first = check.errors[0];
   if (check.fatal === 0 && check.config) return { config: check.config, invalid: undefined };
   const config = viewFallbackConfig(check, opts);
-  const at = first?.file !== undefined ? `${first.file}${first.line !== undefined ? `:${first.line}:${first.column ?? 1}` : ''}: ` : '';
+  const at =
+    first?.file !== undefined
+      ? `${first.file}${first.line !== undefined ? `:${first.line}:${first.column ?? 1}` : ''}: `
+      : '';
   return {
     config,
     invalid: {
@@ -62,7 +67,10 @@ export async function loadForView(flags: CommonFlags): Promise<{ config: GcConfi
 /** The one stderr line a view prints when it runs on the fallback configuration. */
 export function invalidConfigNotice(invalid: InvalidConfig, home: string): string {
   const more = invalid.errors > 1 ? ` (and ${invalid.errors - 1} more)` : '';
-  return boundEchoes(`murmur-gc: invalid configuration [config_invalid]: ${invalid.first}${more}\n  showing what ${home} holds without it (exit 2); ${invalid.hint}\n`, process.argv.slice(2));
+  return boundEchoes(
+    `murmur-gc: invalid configuration [config_invalid]: ${invalid.first}${more}\n  showing what ${home} holds without it (exit 2); ${invalid.hint}\n`,
+    process.argv.slice(2),
+  );
 }
 
 /**
@@ -72,6 +80,10 @@ export function invalidConfigNotice(invalid: InvalidConfig, home: string): strin
 export async function oneShotLogger(config: GcConfig | undefined, verbose: boolean, json: boolean): Promise<Logger> {
   const { createLogger } = await import('../log.js');
   const configured = config?.log.level ?? 'info';
-  const level = ['trace', 'debug', 'error', 'fatal', 'silent'].includes(configured) ? configured : verbose ? 'info' : 'warn';
+  const level = ['trace', 'debug', 'error', 'fatal', 'silent'].includes(configured)
+    ? configured
+    : verbose
+      ? 'info'
+      : 'warn';
   return createLogger({ level, pretty: !json && process.stderr.isTTY === true && process.env['CI'] === undefined });
 }

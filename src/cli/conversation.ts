@@ -54,7 +54,8 @@ export function parseKeep(value: string): number {
   const v = value.trim();
   if (!/^\+?\d+$/.test(v)) throw new InvalidArgumentError('--keep takes a whole number of messages.');
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n > U32_MAX) throw new InvalidArgumentError(`--keep takes a whole number of messages, at most ${U32_MAX}.`);
+  if (!Number.isSafeInteger(n) || n > U32_MAX)
+    throw new InvalidArgumentError(`--keep takes a whole number of messages, at most ${U32_MAX}.`);
   return n;
 }
 
@@ -79,13 +80,17 @@ async function runLs(opts: LsOpts): Promise<number> {
   const { isHardProblem, listRecords, locateMessage } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
   // On a terminal (not --json) a status line while a large record is read; erased before output.
-  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet: false }) ? new ProgressLine(process.stderr, false) : undefined;
+  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet: false })
+    ? new ProgressLine(process.stderr, false)
+    : undefined;
   if (line) ctx.progress = (p) => line.update(p);
   // --message short-circuits before --record (the runtime ignores --record with --message).
   if (opts.message !== undefined) {
     const { locations, problems } = await locateMessage(ctx, opts.message).finally(() => line?.end());
     const code = warnAll(ctx, problems, isHardProblem);
-    process.stdout.write(opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(echoArg(opts.message), locations));
+    process.stdout.write(
+      opts.json ? renderLocateJson(opts.message, locations) : renderLocateText(echoArg(opts.message), locations),
+    );
     return code;
   }
   const { rows, problems } = await listRecords(ctx, opts.record).finally(() => line?.end());
@@ -97,7 +102,12 @@ async function runLs(opts: LsOpts): Promise<number> {
 async function runRm(contextId: string, opts: ActOpts): Promise<number> {
   const { removeContext } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
-  const r = await removeContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force });
+  const r = await removeContext(ctx, {
+    context: contextId,
+    record: opts.record,
+    dryRun: opts.dryRun,
+    force: opts.force,
+  });
   process.stdout.write(opts.json ? renderResultJson(r) : renderRemoveText(r));
   return ExitCodes.ok;
 }
@@ -111,7 +121,13 @@ async function runTruncate(contextId: string, opts: ActOpts & { keep: number }):
   }
   const { truncateContext } = await import('../commands/conversation.js');
   const ctx = await setup(opts);
-  const r = await truncateContext(ctx, { context: contextId, record: opts.record, dryRun: opts.dryRun, force: opts.force, keep: opts.keep });
+  const r = await truncateContext(ctx, {
+    context: contextId,
+    record: opts.record,
+    dryRun: opts.dryRun,
+    force: opts.force,
+    keep: opts.keep,
+  });
   process.stdout.write(opts.json ? renderResultJson(r) : renderTruncateText(r));
   // Lines a process may still write to the replaced file are not in the record: not a clean run.
   return r.held_open_by && r.held_open_by.length > 0 ? ExitCodes.failed : ExitCodes.ok;
@@ -152,7 +168,11 @@ export function registerConversationCommands(program: Command): void {
       .command('truncate')
       .description('keep only the newest N messages of a record (atomic, append-safe rewrite)')
       .argument('<context-id>', 'the context whose record to truncate')
-      .requiredOption('--keep <n>', 'how many of the newest messages to keep: a whole number; 0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)', parseKeep)
+      .requiredOption(
+        '--keep <n>',
+        'how many of the newest messages to keep: a whole number; 0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)',
+        parseKeep,
+      )
       .option('--record <name>', 'the record store holding it (needed when several stores have the context)')
       .option('--dry-run', 'check everything and say what would be dropped; change nothing', false)
       .option('--json', 'print one JSON document on stdout', false)

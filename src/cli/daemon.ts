@@ -31,7 +31,10 @@ function parseSince(value: string): number {
   }
 }
 
-export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags: CommonFlags) => Promise<GcConfig> } = {}): Promise<number> {
+export async function runDaemonCommand(
+  flags: CommonFlags,
+  deps: { load?: (flags: CommonFlags) => Promise<GcConfig> } = {},
+): Promise<number> {
   // Handlers before the configuration is loaded: a stop or reload during start-up is kept and
   // handed to the daemon (bin.ts starts recording even earlier, before the CLI is loaded).
   recordEarlySignals();
@@ -52,9 +55,16 @@ export async function runDaemonCommand(flags: CommonFlags, deps: { load?: (flags
     releaseEarlySignals();
     throw err;
   }
-  const log = createLogger({ level: config.log.level, pretty: process.stderr.isTTY === true && process.env['CI'] === undefined });
+  const log = createLogger({
+    level: config.log.level,
+    pretty: process.stderr.isTTY === true && process.env['CI'] === undefined,
+  });
   void notified?.then((r) => {
-    if (!r.sent) log.warn({ code: Codes.ioError }, `could not tell systemd the daemon is ready (${r.detail ?? 'unknown'}); systemd stops a Type=notify unit that never reports ready when TimeoutStartSec= runs out`);
+    if (!r.sent)
+      log.warn(
+        { code: Codes.ioError },
+        `could not tell systemd the daemon is ready (${r.detail ?? 'unknown'}); systemd stops a Type=notify unit that never reports ready when TimeoutStartSec= runs out`,
+      );
   });
   if (stopRequested()) {
     const got = releaseEarlySignals();
@@ -85,7 +95,10 @@ export async function runStatusCommand(opts: CommonFlags & { json: boolean }): P
   return invalid ? ExitCodes.usage : ExitCodes.ok;
 }
 
-export async function runHistoryCommand(opts: CommonFlags & { json: boolean; target?: string; since?: number }, nowMs = Date.now()): Promise<number> {
+export async function runHistoryCommand(
+  opts: CommonFlags & { json: boolean; target?: string; since?: number },
+  nowMs = Date.now(),
+): Promise<number> {
   const { config, invalid } = await loadForView(opts);
   const sinceMs = opts.since === undefined ? undefined : nowMs - opts.since * 1000;
   const { readAuditHistory } = await import('../commands/audit-read.js');
@@ -94,13 +107,23 @@ export async function runHistoryCommand(opts: CommonFlags & { json: boolean; tar
   const read = await readAuditHistory(config.home, definedOnly({ sinceMs, target: opts.target }));
   // What the undo window holds now: a removal it holds is "held", not "removed".
   const held = new Map<string, number>();
-  for (const i of (await listHeld(config, false)).items) held.set(heldNowKey(i.kind === 'session' ? 'sessions' : 'records', i.target), i.untilMs);
+  for (const i of (await listHeld(config, false)).items)
+    held.set(heldNowKey(i.kind === 'session' ? 'sessions' : 'records', i.target), i.untilMs);
   const doc = buildHistory(
-    { home: config.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held },
+    {
+      home: config.home,
+      auditRoot: read.auditRoot,
+      exists: read.exists,
+      problems: read.problems,
+      where: read.where,
+      held,
+    },
     read.sweeps,
     definedOnly({ sinceMs, target: opts.target }),
   );
-  process.stdout.write(opts.json ? jsonLine('history', { ...historyJson(doc), config_invalid: invalid ?? null }) : renderHistory(doc));
+  process.stdout.write(
+    opts.json ? jsonLine('history', { ...historyJson(doc), config_invalid: invalid ?? null }) : renderHistory(doc),
+  );
   if (invalid) {
     process.stderr.write(invalidConfigNotice(invalid, config.home));
     return ExitCodes.usage;
@@ -123,7 +146,9 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command('status')
-    .description('is the daemon running, what did the last sweep do, when is the next one, how big are the stores, what expires next')
+    .description(
+      'is the daemon running, what did the last sweep do, when is the next one, how big are the stores, what expires next',
+    )
     .option('--json', 'print one JSON document on stdout', false)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
@@ -137,7 +162,10 @@ export function registerDaemonCommands(program: Command): void {
     .command('history')
     .description("past sweeps from murmur-gc's audit traces in <home>/gc: what each removed or truncated, and why")
     .option('--json', 'print one JSON document on stdout', false)
-    .option('--target <name>', 'what happened to this session (ses_…) or conversation context: removed, held, truncated, purged, restored, reconciled; a unique prefix of the id will do')
+    .option(
+      '--target <name>',
+      'what happened to this session (ses_…) or conversation context: removed, held, truncated, purged, restored, reconciled; a unique prefix of the id will do',
+    )
     .option('--since <duration>', 'only sweeps started within this duration (90, 30m, 12h, 7d)', parseSince)
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')

@@ -28,13 +28,22 @@ const KIND_WORDS: Record<string, string> = {
   protected: 'protected sessions',
   other: 'other',
 };
-const AGE_WORDS: Record<string, string> = { lt_1d: '< 1 day', lt_7d: '< 7 days', lt_30d: '< 30 days', lt_90d: '< 90 days', older: 'older' };
+const AGE_WORDS: Record<string, string> = {
+  lt_1d: '< 1 day',
+  lt_7d: '< 7 days',
+  lt_30d: '< 30 days',
+  lt_90d: '< 90 days',
+  older: 'older',
+};
 
 /** `label  size  ####` in `width` columns; the bar is the share of `of`. */
 function barLine(label: string, bytes: number, of: number, width: number, indent = ''): string {
   const size = formatBytes(bytes).padStart(10);
   const labelWidth = Math.min(36, Math.max(12, width - 10 - 2 - 20));
-  const l = (indent + label).length > labelWidth ? (indent + label).slice(0, labelWidth - 1) + '…' : (indent + label).padEnd(labelWidth);
+  const l =
+    (indent + label).length > labelWidth
+      ? (indent + label).slice(0, labelWidth - 1) + '…'
+      : (indent + label).padEnd(labelWidth);
   const room = Math.max(0, width - labelWidth - size.length - 2);
   const n = of > 0 ? Math.round((bytes / of) * room) : 0;
   return `${l}${size}  ${'#'.repeat(Math.min(room, n))}`.trimEnd();
@@ -56,11 +65,14 @@ export function renderDu(r: DuReport, layout: Layout): string {
   if (r.gc.held > 0) out.push(barLine('of it held', r.gc.held, biggest, w, '    '));
   for (const x of r.roots) {
     out.push(barLine(`root ${path(x.root, 31)}`, x.bytes, biggest, w));
-    for (const [k, b] of Object.entries(x.by_kind)) if (b > 0) out.push(barLine(KIND_WORDS[k] ?? k, b, biggest, w, '  '));
-    if (x.beside && x.beside.wrk_logs + x.beside.out > 0) out.push(`  beside it: wrk_ logs ${formatBytes(x.beside.wrk_logs)}, out/ ${formatBytes(x.beside.out)}`);
+    for (const [k, b] of Object.entries(x.by_kind))
+      if (b > 0) out.push(barLine(KIND_WORDS[k] ?? k, b, biggest, w, '  '));
+    if (x.beside && x.beside.wrk_logs + x.beside.out > 0)
+      out.push(`  beside it: wrk_ logs ${formatBytes(x.beside.wrk_logs)}, out/ ${formatBytes(x.beside.out)}`);
   }
   const ages: Record<string, number> = {};
-  for (const p of [...r.roots, ...r.stores]) for (const [k, b] of Object.entries(p.by_age)) ages[k] = (ages[k] ?? 0) + b;
+  for (const p of [...r.roots, ...r.stores])
+    for (const [k, b] of Object.entries(p.by_age)) ages[k] = (ages[k] ?? 0) + b;
   const ageMax = Math.max(1, ...Object.values(ages));
   out.push('sessions and records by age:');
   for (const [k, b] of Object.entries(ages)) out.push(barLine(AGE_WORDS[k] ?? k, b, ageMax, w, '  '));
@@ -78,7 +90,10 @@ export function renderDu(r: DuReport, layout: Layout): string {
   out.push(`  within 30 days ${reclaimPart(t.reclaimable.within_30d)}`);
   out.push(`  never (no rule will take it) ${formatBytes(t.never)}`);
   const unmeasured = t.reclaimable.within_30d.truncations_unmeasured;
-  if (unmeasured > 0) out.push(`  (and ${unmeasured} record truncation${unmeasured === 1 ? '' : 's'} whose size is measured only with a disk budget)`);
+  if (unmeasured > 0)
+    out.push(
+      `  (and ${unmeasured} record truncation${unmeasured === 1 ? '' : 's'} whose size is measured only with a disk budget)`,
+    );
   for (const p of r.problems.slice(0, 5)) out.push(`unreadable: ${p.path}: ${p.detail}`);
   if (r.problems.length > 5) out.push(`(and ${r.problems.length - 5} more unreadable: --json lists them)`);
   return out.map((l) => (l.length > w ? wrap(l, w) : l)).join('\n') + '\n';
@@ -117,7 +132,9 @@ async function runDu(opts: DuOpts): Promise<number> {
 export function registerDuCommand(program: Command): void {
   program
     .command('du')
-    .description('what the home and every sessions root hold (by store, kind, age) and what a sweep would free now, within 7 and 30 days; writes nothing')
+    .description(
+      'what the home and every sessions root hold (by store, kind, age) and what a sweep would free now, within 7 and 30 days; writes nothing',
+    )
     .option('--config <file>', 'configuration file (default $XDG_CONFIG_HOME/murmur-gc/config.yaml)')
     .option('--home <dir>', 'the murmur home (default from the config, else $HOME/.murmur)')
     .option('--force-home', FORCE_HOME_HELP, false)

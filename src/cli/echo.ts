@@ -13,7 +13,10 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 /** The form of `arg` to print: itself when short and plain, else escaped and bounded. */
 export function echoArg(arg: string): string {
   if (arg.length <= ECHO_MAX && !UNSAFE.test(arg)) return arg;
-  const esc = (s: string) => JSON.stringify(s).slice(1, -1).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const esc = (s: string) =>
+    JSON.stringify(s)
+      .slice(1, -1)
+      .replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (arg.length <= ECHO_MAX) return `"${esc(arg)}"`;
   const half = ECHO_MAX / 2;
   return `"${esc(arg.slice(0, half))}…(${arg.length} characters)…${esc(arg.slice(-half))}"`;

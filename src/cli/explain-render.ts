@@ -47,12 +47,20 @@ const KIND_WORDS: Record<ExplainDoc['item']['kind'], string> = {
 
 function head(d: ExplainDoc, L: Layout): string[] {
   const i = d.item;
-  const where = i.store === 'sessions' ? `${i.kind === 'child_workdir' || i.kind === 'work_log' ? 'beside' : 'in'} sessions root ` : 'in record store ';
-  const origin = i.origin === null ? '' : ` (${i.origin}${i.manifest !== null ? `, its retain from ${tilde(i.manifest, L.homeDir)}` : ''})`;
+  const where =
+    i.store === 'sessions'
+      ? `${i.kind === 'child_workdir' || i.kind === 'work_log' ? 'beside' : 'in'} sessions root `
+      : 'in record store ';
+  const origin =
+    i.origin === null
+      ? ''
+      : ` (${i.origin}${i.manifest !== null ? `, its retain from ${tilde(i.manifest, L.homeDir)}` : ''})`;
   const first = `${KIND_WORDS[i.kind]} ${i.name}`;
-  const place = i.store === 'sessions' ? elidePath(tilde(i.place, L.homeDir), Math.max(24, L.width - where.length - 4)) : i.place;
+  const place =
+    i.store === 'sessions' ? elidePath(tilde(i.place, L.homeDir), Math.max(24, L.width - where.length - 4)) : i.place;
   const lines = wrap(`${first} ${where}${place}${origin}`, L.width, '', '    ');
-  if (i.kind.startsWith('held_') || i.kind === 'child_workdir' || i.kind === 'work_log') lines.push(`  ${elidePath(tilde(i.path, L.homeDir), L.width - 2)}`);
+  if (i.kind.startsWith('held_') || i.kind === 'child_workdir' || i.kind === 'work_log')
+    lines.push(`  ${elidePath(tilde(i.path, L.homeDir), L.width - 2)}`);
   return lines;
 }
 
@@ -70,10 +78,15 @@ function nowWords(d: ExplainDoc): string {
         case 'policy': {
           const b = d.beside;
           if (b !== null) {
-            if (b.named_by.length > 0 || b.named_by_held) return 'kept: it goes only with the sessions whose traces name it';
-            return d.item.kind === 'child_workdir' && b.children_max_age_secs !== null ? 'kept: no rule takes it now' : 'kept: no policy takes it (only a session whose trace names it takes it along)';
+            if (b.named_by.length > 0 || b.named_by_held)
+              return 'kept: it goes only with the sessions whose traces name it';
+            return d.item.kind === 'child_workdir' && b.children_max_age_secs !== null
+              ? 'kept: no rule takes it now'
+              : 'kept: no policy takes it (only a session whose trace names it takes it along)';
           }
-          return d.policy === null || (d.policy.retain === null && d.budgets.length === 0) ? 'kept: no policy covers it' : 'kept: no rule takes it now';
+          return d.policy === null || (d.policy.retain === null && d.budgets.length === 0)
+            ? 'kept: no policy covers it'
+            : 'kept: no rule takes it now';
         }
         case 'live':
           return `kept: live${by}`;
@@ -93,7 +106,9 @@ function nowWords(d: ExplainDoc): string {
           return `kept: ${why ?? ''}${f.detail !== null ? ` — ${f.detail}` : ''}`;
       }
     case 'held':
-      return why === undefined ? `held in the undo window until ${localTime(f.until_ms ?? 0)}${ruleWords(d.hold?.rule ?? null)}` : `condemned by ${why}: the next sweep holds it`;
+      return why === undefined
+        ? `held in the undo window until ${localTime(f.until_ms ?? 0)}${ruleWords(d.hold?.rule ?? null)}`
+        : `condemned by ${why}: the next sweep holds it`;
     case 'removed':
       return `condemned by ${why ?? '?'}: the next sweep removes it for good${f.condemned_by !== null ? ` (in place of holding it for ${f.condemned_by})` : ''}`;
     case 'truncated':
@@ -110,12 +125,23 @@ function nowWords(d: ExplainDoc): string {
 function budgetLine(b: BudgetFacts, d: ExplainDoc): string {
   const what = d.item.store === 'sessions' ? 'root' : 'store';
   if (b.rule === 'max_bytes') {
-    const older = b.older_removable.items > 0 ? `; ${plural(b.older_removable.items, 'older removable item')} (${formatBytes(b.older_removable.bytes)}) ${b.older_removable.items === 1 ? 'goes' : 'go'} first` : '';
+    const older =
+      b.older_removable.items > 0
+        ? `; ${plural(b.older_removable.items, 'older removable item')} (${formatBytes(b.older_removable.bytes)}) ${b.older_removable.items === 1 ? 'goes' : 'go'} first`
+        : '';
     const mine = b.item_bytes !== null ? `, it ${formatBytes(b.item_bytes)}` : '';
-    const grows = b.grows_by !== null && !d.fate.word.includes('max_bytes') ? `; it goes once the ${what} holds ${formatBytes(b.grows_by)} more` : b.grows_by === null ? '; it may not take it' : '';
+    const grows =
+      b.grows_by !== null && !d.fate.word.includes('max_bytes')
+        ? `; it goes once the ${what} holds ${formatBytes(b.grows_by)} more`
+        : b.grows_by === null
+          ? '; it may not take it'
+          : '';
     return `max_bytes ${formatBytes(b.limit_bytes)}: the ${what} holds ${formatBytes(b.in_place_bytes)} in place${mine}${older}${grows}${b.unmet ? ' (unmet)' : ''}`;
   }
-  const short = b.short_bytes > 0 ? `, short by ${formatBytes(b.short_bytes)}${b.short_bytes_after > 0 ? ` (${formatBytes(b.short_bytes_after)} after this sweep)` : ''}` : ', not short';
+  const short =
+    b.short_bytes > 0
+      ? `, short by ${formatBytes(b.short_bytes)}${b.short_bytes_after > 0 ? ` (${formatBytes(b.short_bytes_after)} after this sweep)` : ''}`
+      : ', not short';
   return `keep_free ${formatBytes(b.required_bytes)}: ${formatBytes(b.free_bytes)} free when measured${short}${b.unmet ? ' (unmet)' : ''}`;
 }
 
@@ -125,42 +151,68 @@ function factLines(d: ExplainDoc, L: Layout): string[] {
   if (p !== null) {
     if (p.retain === null && d.item.kind === 'context' && !p.owned) {
       // said by the fate line
-    } else if (p.retain === null && d.budgets.length === 0) out.push(`no retain policy for this ${d.item.store === 'sessions' ? 'sessions root' : 'record store'}`);
+    } else if (p.retain === null && d.budgets.length === 0)
+      out.push(`no retain policy for this ${d.item.store === 'sessions' ? 'sessions root' : 'record store'}`);
     const a = p.age;
     if (a !== null) {
       const born = a.by === 'id' ? 'minted' : 'last written';
       const over = a.over && a.condemns_from_ms !== null ? `; past it since ${localTime(a.condemns_from_ms)}` : '';
-      out.push(`max_age ${formatWindow(a.max_age_secs)}: ${born} ${localTime(a.born_ms)}, ${span(a.age_ms)} ${a.age_ms < 0 ? 'in the future' : 'old'}${over}`);
+      out.push(
+        `max_age ${formatWindow(a.max_age_secs)}: ${born} ${localTime(a.born_ms)}, ${span(a.age_ms)} ${a.age_ms < 0 ? 'in the future' : 'old'}${over}`,
+      );
     }
-    if (p.clock_behind_ms !== null) out.push(`max_age is not applied: the clock is ${span(p.clock_behind_ms)} behind the last sweep (docs/config.md)`);
+    if (p.clock_behind_ms !== null)
+      out.push(
+        `max_age is not applied: the clock is ${span(p.clock_behind_ms)} behind the last sweep (docs/config.md)`,
+      );
     const r = p.rank;
-    if (r !== null) out.push(`max_sessions ${r.max_sessions}: ${r.rank === 1 ? 'the newest' : `${ordinal(r.rank)} newest`} of ${r.of}${r.over ? ` (past the newest ${r.max_sessions})` : ''}`);
+    if (r !== null)
+      out.push(
+        `max_sessions ${r.max_sessions}: ${r.rank === 1 ? 'the newest' : `${ordinal(r.rank)} newest`} of ${r.of}${r.over ? ` (past the newest ${r.max_sessions})` : ''}`,
+      );
     const m = p.messages;
-    if (m !== null) out.push(`max_messages ${m.max_messages}: ${m.messages === null ? 'messages not counted' : plural(m.messages, 'message')}${m.over ? ` (${m.messages! - m.max_messages} over)` : ''}`);
+    if (m !== null)
+      out.push(
+        `max_messages ${m.max_messages}: ${m.messages === null ? 'messages not counted' : plural(m.messages, 'message')}${m.over ? ` (${m.messages! - m.max_messages} over)` : ''}`,
+      );
   }
   const l = d.liveness;
   if (l !== null) {
     if (l.sessions.length > 0) {
       const s = l.sessions;
       const first = s[0]!;
-      out.push(`live: named by live session ${first.session} (${first.why}${first.pid !== null ? `, pid ${first.pid}` : ''})${s.length > 1 ? ` and ${plural(s.length - 1, 'other')}` : ''}`);
+      out.push(
+        `live: named by live session ${first.session} (${first.why}${first.pid !== null ? `, pid ${first.pid}` : ''})${s.length > 1 ? ` and ${plural(s.length - 1, 'other')}` : ''}`,
+      );
     } else out.push(`${l.state}: ${l.why}${l.pid !== null ? ` (pid ${l.pid})` : ''}`);
   }
   const pr = d.protection;
   if (pr !== null) {
-    out.push(pr.unreadable ? 'protected: the protection list cannot be read, so every item counts as protected (murmur-gc protection ls)' : `protected since ${localTime(pr.since_ms ?? 0)} by ${pr.by ?? 'protect'}${pr.note !== null ? `: ${JSON.stringify(pr.note)}` : ''}`);
+    out.push(
+      pr.unreadable
+        ? 'protected: the protection list cannot be read, so every item counts as protected (murmur-gc protection ls)'
+        : `protected since ${localTime(pr.since_ms ?? 0)} by ${pr.by ?? 'protect'}${pr.note !== null ? `: ${JSON.stringify(pr.note)}` : ''}`,
+    );
   }
-  for (const h of d.held_too) out.push(`${h.kind === 'held_truncation' ? 'its dropped lines are' : 'a copy of that name is'} also held, until ${localTime(h.until_ms)}: murmur-gc explain ${tilde(h.path, L.homeDir)}`);
+  for (const h of d.held_too)
+    out.push(
+      `${h.kind === 'held_truncation' ? 'its dropped lines are' : 'a copy of that name is'} also held, until ${localTime(h.until_ms)}: murmur-gc explain ${tilde(h.path, L.homeDir)}`,
+    );
   const g = d.guard;
   if (g !== null) out.push(`guard: this sweep would take ${g.would_take} of ${g.present} here; ${g.limit}`);
   for (const b of d.budgets) out.push(budgetLine(b, d));
   const b = d.beside;
   if (b !== null) {
-    if (b.named_by.length > 0) out.push(`named by the trace of ${b.named_by.length === 1 ? `session ${b.named_by[0]}` : `${plural(b.named_by.length, 'session')}: ${b.named_by.join(', ')}`}`);
+    if (b.named_by.length > 0)
+      out.push(
+        `named by the trace of ${b.named_by.length === 1 ? `session ${b.named_by[0]}` : `${plural(b.named_by.length, 'session')}: ${b.named_by.join(', ')}`}`,
+      );
     else if (b.named_by_held) out.push('named by the trace of a held session: it goes into that hold once finished');
     else {
       const last = b.last_write_ms !== null ? `; last written ${localTime(b.last_write_ms)}` : '';
-      out.push(`no session's trace names it${d.item.kind === 'child_workdir' ? ` (an orphan): ${b.children_max_age_secs === null ? 'no children.max_age policy' : `children.max_age ${formatWindow(b.children_max_age_secs)}`}${last}` : ''}`);
+      out.push(
+        `no session's trace names it${d.item.kind === 'child_workdir' ? ` (an orphan): ${b.children_max_age_secs === null ? 'no children.max_age policy' : `children.max_age ${formatWindow(b.children_max_age_secs)}`}${last}` : ''}`,
+      );
     }
   }
   for (const x of d.parents) out.push(`with session ${x.session}: ${x.fate}, ${dueWords(x.due, d, true)}`);
@@ -188,13 +240,22 @@ function dueWords(due: Due, d: ExplainDoc, short = false): string {
   switch (due.event) {
     case 'next_sweep': {
       if (short) return 'taken by the next sweep';
-      const until = due.then === 'hold' && d.fate.until_ms !== null ? ` (until ${localTime(d.fate.until_ms)} if it ran now)` : due.then === 'truncate' && d.fate.until_ms !== null ? ' (its dropped lines held)' : '';
+      const until =
+        due.then === 'hold' && d.fate.until_ms !== null
+          ? ` (until ${localTime(d.fate.until_ms)} if it ran now)`
+          : due.then === 'truncate' && d.fate.until_ms !== null
+            ? ' (its dropped lines held)'
+            : '';
       return `now: the next sweep ${thenWords(due, d)}${until}`;
     }
     case 'condemned':
-      return short ? `due ${at}` : `${at}: ${due.rule ?? 'max_age'} condemns it; the first sweep from then ${thenWords(due, d)}`;
+      return short
+        ? `due ${at}`
+        : `${at}: ${due.rule ?? 'max_age'} condemns it; the first sweep from then ${thenWords(due, d)}`;
     case 'live_ends':
-      return short ? `due ${at}` : `${at}: it stops counting as live (no further write); the first sweep from then ${thenWords(due, d)}${rule}`;
+      return short
+        ? `due ${at}`
+        : `${at}: it stops counting as live (no further write); the first sweep from then ${thenWords(due, d)}${rule}`;
     case 'window_ends':
       return short ? `due ${at}` : `${at}: its window ends; the first sweep from then deletes it for good`;
     case 'never':
@@ -227,10 +288,13 @@ function moveWords(m: Move, d: ExplainDoc): string {
     case 'growth':
       return `the ${what} holding ${formatBytes(m.count ?? 0)} more in place (max_bytes takes the oldest first)`;
     case 'keep_free':
-      return d.hold !== null ? 'keep_free purges holds first, before their window ends, when the filesystem is short' : 'the filesystem running short of keep_free (it takes the oldest removable items first)';
+      return d.hold !== null
+        ? 'keep_free purges holds first, before their window ends, when the filesystem is short'
+        : 'the filesystem running short of keep_free (it takes the oldest removable items first)';
     case 'release': {
       const from = d.policy?.age?.condemns_from_ms;
-      const then = from !== null && from !== undefined && from > d.now_ms ? ` (max_age condemns it from ${localTime(from)})` : '';
+      const then =
+        from !== null && from !== undefined && from > d.now_ms ? ` (max_age condemns it from ${localTime(from)})` : '';
       return `murmur-gc release ${d.item.name}: sweeps act on it by the policy again${then}`;
     }
     case 'guard':

@@ -39,8 +39,13 @@ async function runExplain(target: string, opts: ExplainFlags): Promise<number> {
 export function registerExplainCommand(program: Command): void {
   program
     .command('explain')
-    .description("why a session, context, child workdir, work log or hold is kept or taken, by the dry run's own plan, and when that changes")
-    .argument('<target>', 'a ses_ id, a context id, a child workdir, a wrk_ log, a path to one of them or to a hold, or a unique prefix of an id')
+    .description(
+      "why a session, context, child workdir, work log or hold is kept or taken, by the dry run's own plan, and when that changes",
+    )
+    .argument(
+      '<target>',
+      'a ses_ id, a context id, a child workdir, a wrk_ log, a path to one of them or to a hold, or a unique prefix of an id',
+    )
     .option('--root <dir>', 'the sessions root of a session (when several hold it)')
     .option('--record <name>', 'the record store of a context (when several hold it)')
     .option('--json', 'print one JSON document on stdout', false)

@@ -6,7 +6,10 @@ import { ExitCodes } from '../errors.js';
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [ExitCodes.ok, 'done (a sweep without errors; status and history answered)'],
   [ExitCodes.failed, 'finished with errors, a refusal, or history --target found nothing'],
-  [ExitCodes.usage, 'usage error or invalid configuration (nothing touched; status, history, quarantine ls still show the home)'],
+  [
+    ExitCodes.usage,
+    'usage error or invalid configuration (nothing touched; status, history, quarantine ls still show the home)',
+  ],
   [ExitCodes.busy, 'another murmur-gc sweep or writer holds the lock (try again later)'],
 ];
 
@@ -28,18 +31,30 @@ export const EXAMPLES: readonly (readonly [string, string])[] = [
 
 /** The configuration's top-level keys (config.example.yaml explains each in full). */
 export const CONFIG_KEYS: readonly (readonly [string, string])[] = [
-  ['home', 'the Murmur home (default ~/.murmur); --home beats it. A system path (/, /etc, $HOME itself…) or a directory that is not recognisably a murmur home (none of conversations/, running/, state/, gc/… in it, and not empty) is refused, exit 2.'],
+  [
+    'home',
+    'the Murmur home (default ~/.murmur); --home beats it. A system path (/, /etc, $HOME itself…) or a directory that is not recognisably a murmur home (none of conversations/, running/, state/, gc/… in it, and not empty) is refused, exit 2.',
+  ],
   ['force_home', 'true: use home even when it would be refused (as --force-home does; default false).'],
   ['schedule', 'when the daemon sweeps: cron syntax, 5 or 6 fields (default every 30 minutes).'],
   ['run_on_start', 'the daemon sweeps once when it starts (default true).'],
   ['random_delay', 'a random wait of up to this duration before each scheduled sweep (default 0).'],
   ['live_grace', 'a session without session_end is live this long after its last trace write (default 1h).'],
   ['max_delete', '{count, fraction}: the most one sweep may remove from one store (blast radius).'],
-  ['keep_free', 'free space to keep on the home\'s filesystem, a size or a percentage (default none).'],
+  ['keep_free', "free space to keep on the home's filesystem, a size or a percentage (default none)."],
   ['quarantine', 'the undo window: removals are held this long before they are deleted (default none).'],
-  ['sessions', 'sessions roots (root, workdir or project), each with an optional retain {max_sessions, max_age} and max_bytes.'],
-  ['records', 'conversation record stores (capsule or manifest, store), each with an optional retain {max_messages, max_age} and max_bytes.'],
-  ['audit', 'retain {max_sessions, max_age} of murmur-gc\'s own audit traces (default max_age 90d).'],
-  ['metrics', 'textfile: a .prom file for node_exporter, replaced after every sweep (default none); interval: the sweep interval its alerts assume.'],
+  [
+    'sessions',
+    'sessions roots (root, workdir or project), each with an optional retain {max_sessions, max_age} and max_bytes.',
+  ],
+  [
+    'records',
+    'conversation record stores (capsule or manifest, store), each with an optional retain {max_messages, max_age} and max_bytes.',
+  ],
+  ['audit', "retain {max_sessions, max_age} of murmur-gc's own audit traces (default max_age 90d)."],
+  [
+    'metrics',
+    'textfile: a .prom file for node_exporter, replaced after every sweep (default none); interval: the sweep interval its alerts assume.',
+  ],
   ['log', 'level: trace, debug, info, warn, error, fatal or silent (default info).'],
 ];

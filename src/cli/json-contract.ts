@@ -10,11 +10,26 @@ import type { HistoryDoc, SweepHistory, TargetMatch } from '../commands/history.
 /** The contract's version: every enveloped document carries it. */
 export const SCHEMA_VERSION = 2;
 
-export const COMMANDS = ['sweep', 'config check', 'status', 'history', 'quarantine ls', 'restore', 'protect', 'release', 'protection ls', 'explain', 'du'] as const;
+export const COMMANDS = [
+  'sweep',
+  'config check',
+  'status',
+  'history',
+  'quarantine ls',
+  'restore',
+  'protect',
+  'release',
+  'protection ls',
+  'explain',
+  'du',
+] as const;
 export type JsonCommand = (typeof COMMANDS)[number];
 
 /** `{schema_version, command, ...body}`: the envelope first, the command's members after it. */
-export function envelope<T extends object>(command: JsonCommand, body: T): { schema_version: number; command: JsonCommand } & Omit<T, 'schema_version' | 'command'> {
+export function envelope<T extends object>(
+  command: JsonCommand,
+  body: T,
+): { schema_version: number; command: JsonCommand } & Omit<T, 'schema_version' | 'command'> {
   const { schema_version: _v, command: _c, ...rest } = body as T & { schema_version?: unknown; command?: unknown };
   return { schema_version: SCHEMA_VERSION, command, ...(rest as Omit<T, 'schema_version' | 'command'>) };
 }
@@ -49,7 +64,12 @@ export function historyJson(doc: HistoryDoc): Record<string, unknown> {
       {
         ...s,
         retention: s.retention.map((r) => renamed(r, { dropped_by_target: 'messages_dropped_by_target' })),
-        reconciled: { ...s.reconciled, ...(s.reconciled.sessions ? { sessions: s.reconciled.sessions.map((r) => renamed(r, { session: 'target' })) } : {}) },
+        reconciled: {
+          ...s.reconciled,
+          ...(s.reconciled.sessions
+            ? { sessions: s.reconciled.sessions.map((r) => renamed(r, { session: 'target' })) }
+            : {}),
+        },
         quarantine: { ...s.quarantine, restored: s.quarantine.restored.map((r) => renamed(r, { held: 'held_kind' })) },
       },
       { session_id: 'audit' },
@@ -66,7 +86,17 @@ export function commandOf(argv: readonly string[]): JsonCommand | 'conversation'
     if (a === 'config') return 'config check';
     if (a === 'quarantine') return 'quarantine ls';
     if (a === 'protection') return 'protection ls';
-    if (a === 'sweep' || a === 'status' || a === 'history' || a === 'restore' || a === 'protect' || a === 'release' || a === 'explain' || a === 'du') return a;
+    if (
+      a === 'sweep' ||
+      a === 'status' ||
+      a === 'history' ||
+      a === 'restore' ||
+      a === 'protect' ||
+      a === 'release' ||
+      a === 'explain' ||
+      a === 'du'
+    )
+      return a;
   }
   return 'sweep';
 }

@@ -8,7 +8,10 @@
 import { z } from 'zod';
 import { COMMANDS, SCHEMA_VERSION, type JsonCommand } from './json-contract.js';
 
-const head = <C extends JsonCommand>(command: C) => ({ schema_version: z.literal(SCHEMA_VERSION), command: z.literal(command) });
+const head = <C extends JsonCommand>(command: C) => ({
+  schema_version: z.literal(SCHEMA_VERSION),
+  command: z.literal(command),
+});
 const num = z.number();
 const int = z.number().int();
 const str = z.string();
@@ -28,11 +31,54 @@ const heldAt = z.strictObject({ until_ms: num, path: str });
 const condemnedBy = z.enum(['max_age', 'max_sessions', 'max_bytes']);
 /** Every action kind of src/sweep/actions.ts, each with exactly its members. */
 const action = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('remove_session'), root: str, target: str, reason: sessionReason, bytes: num, condemned_by: condemnedBy.optional(), held: heldAt.optional() }),
-  z.strictObject({ kind: z.literal('remove_record'), record: str, target: str, reason: z.enum(['max_age', 'max_bytes', 'keep_free']), path: str, bytes: num, condemned_by: condemnedBy.optional(), held: heldAt.optional() }),
-  z.strictObject({ kind: z.literal('remove_orphan_workdir'), root: str, target: str, path: str, reason: z.literal('children_max_age'), bytes: num, age_ms: num }),
-  z.strictObject({ kind: z.literal('remove_child_workdir'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
-  z.strictObject({ kind: z.literal('remove_work_log'), root: str, target: str, parent_session: str, path: str, reason: sessionReason, bytes: num, held: heldAt.optional() }),
+  z.strictObject({
+    kind: z.literal('remove_session'),
+    root: str,
+    target: str,
+    reason: sessionReason,
+    bytes: num,
+    condemned_by: condemnedBy.optional(),
+    held: heldAt.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('remove_record'),
+    record: str,
+    target: str,
+    reason: z.enum(['max_age', 'max_bytes', 'keep_free']),
+    path: str,
+    bytes: num,
+    condemned_by: condemnedBy.optional(),
+    held: heldAt.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('remove_orphan_workdir'),
+    root: str,
+    target: str,
+    path: str,
+    reason: z.literal('children_max_age'),
+    bytes: num,
+    age_ms: num,
+  }),
+  z.strictObject({
+    kind: z.literal('remove_child_workdir'),
+    root: str,
+    target: str,
+    parent_session: str,
+    path: str,
+    reason: sessionReason,
+    bytes: num,
+    held: heldAt.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('remove_work_log'),
+    root: str,
+    target: str,
+    parent_session: str,
+    path: str,
+    reason: sessionReason,
+    bytes: num,
+    held: heldAt.optional(),
+  }),
   z.strictObject({
     kind: z.literal('truncate_record'),
     record: str,
@@ -45,18 +91,69 @@ const action = z.discriminatedUnion('kind', [
     concurrent_append: z.strictObject({ lines_out_of_order: int }).optional(),
     held: heldAt.optional(),
   }),
-  z.strictObject({ kind: z.literal('purge_quarantine'), store: z.enum(['sessions', 'records']), origin: str, target: str, held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']), reason: z.enum(['expired', 'keep_free']), path: str, bytes: num }),
-  z.strictObject({ kind: z.literal('shell_lost'), target: str, root: str, work_id: str, binary: str, binary_bytes: num, command: str, command_bytes: num, detached_at_ms: num, task_id: nullableString }),
+  z.strictObject({
+    kind: z.literal('purge_quarantine'),
+    store: z.enum(['sessions', 'records']),
+    origin: str,
+    target: str,
+    held_kind: z.enum(['session', 'context', 'truncation', 'unreadable']),
+    reason: z.enum(['expired', 'keep_free']),
+    path: str,
+    bytes: num,
+  }),
+  z.strictObject({
+    kind: z.literal('shell_lost'),
+    target: str,
+    root: str,
+    work_id: str,
+    binary: str,
+    binary_bytes: num,
+    command: str,
+    command_bytes: num,
+    detached_at_ms: num,
+    task_id: nullableString,
+  }),
   z.strictObject({ kind: z.literal('repair_torn_tail'), record: str, target: str, path: str }),
   z.strictObject({ kind: z.literal('chmod'), path: str, from: str, to: str }),
-  z.strictObject({ kind: z.literal('remove_debris'), path: str, code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']), detail: str, bytes: num }),
+  z.strictObject({
+    kind: z.literal('remove_debris'),
+    path: str,
+    code: z.enum(['process_interrupted', 'io_error', 'runtime_debris']),
+    detail: str,
+    bytes: num,
+  }),
 ]);
 /** A store the blast-radius guard stops (src/sweep/report.ts StopInfo). */
-const stopInfo = z.strictObject({ store: str, kind: z.enum(['sessions', 'records']), present: int, would_take: int, limit: str });
+const stopInfo = z.strictObject({
+  store: str,
+  kind: z.enum(['sessions', 'records']),
+  present: int,
+  would_take: int,
+  limit: str,
+});
 /** What became of every item, per store (src/sweep/fate-counts.ts; docs/fates.md). */
-const fates = z.array(z.strictObject({ kind: z.enum(['sessions', 'records', 'held']), place: str, items: int, counts: z.record(z.string(), int) }));
+const fates = z.array(
+  z.strictObject({
+    kind: z.enum(['sessions', 'records', 'held']),
+    place: str,
+    items: int,
+    counts: z.record(z.string(), int),
+  }),
+);
 const budget = z.strictObject({
-  stores: z.array(z.strictObject({ store: str, label: str, max_bytes: num.nullable(), bytes_before: num, bytes_after: num, removed: int, bytes_freed: num, held: int, held_purged: int })),
+  stores: z.array(
+    z.strictObject({
+      store: str,
+      label: str,
+      max_bytes: num.nullable(),
+      bytes_before: num,
+      bytes_after: num,
+      removed: int,
+      bytes_freed: num,
+      held: int,
+      held_purged: int,
+    }),
+  ),
   keep_free: z
     .strictObject({
       required_bytes: num,
@@ -68,7 +165,15 @@ const budget = z.strictObject({
       largest_live: z.array(z.strictObject({ path: str, bytes: num })),
       purged: int,
       removed: int,
-      reserve: z.strictObject({ path: str, released_bytes: num, released_inodes: int, room_bytes: num, room_inodes: int, put_back: z.boolean(), put_back_inodes: z.boolean() }),
+      reserve: z.strictObject({
+        path: str,
+        released_bytes: num,
+        released_inodes: int,
+        room_bytes: num,
+        room_inodes: int,
+        put_back: z.boolean(),
+        put_back_inodes: z.boolean(),
+      }),
     })
     .nullable(),
   unmet: z.array(
@@ -101,13 +206,27 @@ export const SweepSchema = z.strictObject({
   errors: z.array(problem),
   audit: nullableString,
   bytes_freed: num,
-  inventory: z.strictObject({ sessions_roots: int, sessions: int, records: int, traces_read: int, traces_cached: int, records_counted: int, records_count_cached: int }),
+  inventory: z.strictObject({
+    sessions_roots: int,
+    sessions: int,
+    records: int,
+    traces_read: int,
+    traces_cached: int,
+    records_counted: int,
+    records_count_cached: int,
+  }),
   message: str.optional(),
   config: nullableString.optional(),
   steps: z.array(z.strictObject({ step: str, items: int, bytes: num, ms: num })).optional(),
   budget: budget.optional(),
-  quarantine: z.strictObject({ window_secs: num, held: int, held_bytes: num, purged: int, purged_bytes: num }).optional(),
-  orphans: z.array(z.strictObject({ root: str, count: int, bytes: num, oldest_ms: num, removed: int, policy_secs: num.nullable() })).optional(),
+  quarantine: z
+    .strictObject({ window_secs: num, held: int, held_bytes: num, purged: int, purged_bytes: num })
+    .optional(),
+  orphans: z
+    .array(
+      z.strictObject({ root: str, count: int, bytes: num, oldest_ms: num, removed: int, policy_secs: num.nullable() }),
+    )
+    .optional(),
   kept: kept.optional(),
   fates: fates.optional(),
   stopped: z.array(stopInfo).optional(),
@@ -116,7 +235,9 @@ export const SweepSchema = z.strictObject({
 
 // ---- config check -----------------------------------------------------------------------------
 /** Where the blast-radius guard would stop an entry (src/commands/config-plan.ts). */
-const entryStop = z.strictObject({ limit: z.string(), would_take: z.number().int(), present: z.number().int() }).nullable();
+const entryStop = z
+  .strictObject({ limit: z.string(), would_take: z.number().int(), present: z.number().int() })
+  .nullable();
 const configProblem = z.strictObject({
   severity: z.enum(['error', 'warning']),
   code: str,
@@ -126,8 +247,14 @@ const configProblem = z.strictObject({
   key: str,
   message: str,
 });
-const retain = z.strictObject({ max_sessions: int.optional(), max_messages: int.optional(), max_age_secs: num.optional() }).nullable();
-const policySource = z.strictObject({ from: z.enum(['config', 'manifest', 'none']), manifest: nullableString, note: nullableString });
+const retain = z
+  .strictObject({ max_sessions: int.optional(), max_messages: int.optional(), max_age_secs: num.optional() })
+  .nullable();
+const policySource = z.strictObject({
+  from: z.enum(['config', 'manifest', 'none']),
+  manifest: nullableString,
+  note: nullableString,
+});
 
 export const ConfigCheckSchema = z.strictObject({
   ...head('config check'),
@@ -143,10 +270,36 @@ export const ConfigCheckSchema = z.strictObject({
       random_delay_secs: num,
       live_grace_secs: num,
       max_delete: z.strictObject({ count: int.optional(), fraction: num.optional() }).nullable(),
-      keep_free: z.union([z.strictObject({ kind: z.literal('bytes'), bytes: num, per_sweep_percent: int }), z.strictObject({ kind: z.literal('percent'), percent: num, per_sweep_percent: int })]).nullable(),
+      keep_free: z
+        .union([
+          z.strictObject({ kind: z.literal('bytes'), bytes: num, per_sweep_percent: int }),
+          z.strictObject({ kind: z.literal('percent'), percent: num, per_sweep_percent: int }),
+        ])
+        .nullable(),
       quarantine_secs: num.nullable(),
-      sessions: z.array(z.strictObject({ root: str, origin: str, retain, source: policySource, max_bytes: num.nullable(), keep_free: z.boolean(), children: z.strictObject({ max_age_secs: int }).nullable(), problem: z.strictObject({ code: str, detail: str }).nullable() })),
-      records: z.array(z.strictObject({ store: str, capsule: str, origin: str, retain, source: policySource, max_bytes: num.nullable(), keep_free: z.boolean() })),
+      sessions: z.array(
+        z.strictObject({
+          root: str,
+          origin: str,
+          retain,
+          source: policySource,
+          max_bytes: num.nullable(),
+          keep_free: z.boolean(),
+          children: z.strictObject({ max_age_secs: int }).nullable(),
+          problem: z.strictObject({ code: str, detail: str }).nullable(),
+        }),
+      ),
+      records: z.array(
+        z.strictObject({
+          store: str,
+          capsule: str,
+          origin: str,
+          retain,
+          source: policySource,
+          max_bytes: num.nullable(),
+          keep_free: z.boolean(),
+        }),
+      ),
       audit: z.strictObject({ retain }),
       log_level: str,
       metrics_textfile: nullableString,
@@ -162,8 +315,29 @@ export const ConfigCheckSchema = z.strictObject({
       not_planned: nullableString,
       entries: z.array(
         z.discriminatedUnion('kind', [
-          z.strictObject({ kind: z.literal('sessions'), origin: z.string(), root: z.string(), root_exists: z.boolean(), sessions: z.number().int(), held: z.number().int(), bytes: z.number(), stopped: entryStop, stopped_unattended: entryStop }),
-          z.strictObject({ kind: z.literal('records'), origin: z.string(), store: z.string(), records: z.number().int(), held: z.number().int(), truncated: z.number().int(), messages_dropped: z.number().int(), bytes: z.number(), stopped: entryStop, stopped_unattended: entryStop }),
+          z.strictObject({
+            kind: z.literal('sessions'),
+            origin: z.string(),
+            root: z.string(),
+            root_exists: z.boolean(),
+            sessions: z.number().int(),
+            held: z.number().int(),
+            bytes: z.number(),
+            stopped: entryStop,
+            stopped_unattended: entryStop,
+          }),
+          z.strictObject({
+            kind: z.literal('records'),
+            origin: z.string(),
+            store: z.string(),
+            records: z.number().int(),
+            held: z.number().int(),
+            truncated: z.number().int(),
+            messages_dropped: z.number().int(),
+            bytes: z.number(),
+            stopped: entryStop,
+            stopped_unattended: entryStop,
+          }),
         ]),
       ),
     })
@@ -204,7 +378,16 @@ export const StatusSchema = z.strictObject({
   state_file: str,
   state: z.enum(['ok', 'missing', 'corrupt', 'no_home']),
   state_detail: str.optional(),
-  daemon: z.strictObject({ running: z.boolean(), why: str, pid: int.nullable(), start_time: nullableString, started_ms: num.nullable(), stopped_ms: num.nullable(), config: nullableString, schedule: nullableString }),
+  daemon: z.strictObject({
+    running: z.boolean(),
+    why: str,
+    pid: int.nullable(),
+    start_time: nullableString,
+    started_ms: num.nullable(),
+    stopped_ms: num.nullable(),
+    config: nullableString,
+    schedule: nullableString,
+  }),
   current_sweep: z.strictObject({ started_ms: num, trigger }).nullable(),
   last_sweep: z
     .strictObject({
@@ -237,7 +420,13 @@ export const StatusSchema = z.strictObject({
     .nullable(),
   stores: z.strictObject({
     sessions: z.strictObject({ roots: z.array(rootSize), sessions: int, bytes: num }),
-    records: z.strictObject({ stores: int, records: int, bytes: num, unreadable: int, by_store: z.array(z.strictObject({ record: str, records: int, bytes: num })) }),
+    records: z.strictObject({
+      stores: int,
+      records: int,
+      bytes: num,
+      unreadable: int,
+      by_store: z.array(z.strictObject({ record: str, records: int, bytes: num })),
+    }),
     audit: z.strictObject({ sessions: int, bytes: num, unreadable: int }),
     quarantine: z.strictObject({ items: int, bytes: num, unreadable: int, unverified: int.optional() }).optional(),
     kept: kept.optional(),
@@ -245,7 +434,9 @@ export const StatusSchema = z.strictObject({
   /** the undo window's next purge and the next item a max_age policy condemns (src/plan/expiries.ts) */
   next_expiries: z.strictObject({
     purge: nextPurge.nullable(),
-    max_age: z.strictObject({ at_ms: num, store: z.enum(['sessions', 'records']), origin: str, target: str }).nullable(),
+    max_age: z
+      .strictObject({ at_ms: num, store: z.enum(['sessions', 'records']), origin: str, target: str })
+      .nullable(),
   }),
   metrics: z.strictObject({
     version: str,
@@ -271,7 +462,12 @@ export const StatusSchema = z.strictObject({
     quarantine: items.nullable(),
     next_purge: nextPurge.nullable(),
     next_max_age_ms: num.nullable(),
-    totals: z.strictObject({ sweeps: z.strictObject({ ok: int, errors: int, busy: int, failed: int, aborted: int }), bytes_freed: num }).nullable(),
+    totals: z
+      .strictObject({
+        sweeps: z.strictObject({ ok: int, errors: int, busy: int, failed: int, aborted: int }),
+        bytes_freed: num,
+      })
+      .nullable(),
     interval_secs: num.nullable(),
   }),
   protection: z.strictObject({ file: str, items: int, unreadable: nullableString }),
@@ -316,10 +512,21 @@ const historySweep = z.strictObject({
   }),
   quarantine: z.strictObject({
     purged: z.array(z.strictObject({ store: str, reason: str, targets: z.array(str) })),
-    restored: z.array(z.strictObject({ store: str, held_kind: str, target: str, origin: str, messages_restored: int.optional() })),
+    restored: z.array(
+      z.strictObject({ store: str, held_kind: str, target: str, origin: str, messages_restored: int.optional() }),
+    ),
   }),
   protection: z.array(z.strictObject({ change: str, store: str, target: str, origin: str, by: str })).optional(),
-  totals: z.strictObject({ sessions_removed: int, sessions_held: int, records_removed: int, records_held: int, beside_removed: int, beside_held: int, records_truncated: int, messages_dropped: int }),
+  totals: z.strictObject({
+    sessions_removed: int,
+    sessions_held: int,
+    records_removed: int,
+    records_held: int,
+    beside_removed: int,
+    beside_held: int,
+    records_truncated: int,
+    messages_dropped: int,
+  }),
   invalid_lines: int,
   truncated_read: z.boolean(),
 });
@@ -354,7 +561,19 @@ export const HistorySchema = z.strictObject({
   target_prefix: nullableString.optional(),
   sweeps: z.array(historySweep),
   matches: z.array(historyMatch).optional(),
-  totals: z.strictObject({ sweeps: int, sessions_removed: int, sessions_held: int, records_removed: int, records_held: int, beside_removed: int, beside_held: int, records_truncated: int, messages_dropped: int, reconciled_tasks: int, held: int }),
+  totals: z.strictObject({
+    sweeps: int,
+    sessions_removed: int,
+    sessions_held: int,
+    records_removed: int,
+    records_held: int,
+    beside_removed: int,
+    beside_held: int,
+    records_truncated: int,
+    messages_dropped: int,
+    reconciled_tasks: int,
+    held: int,
+  }),
   problems: z.array(problem),
   config_invalid: configInvalid,
 });
@@ -384,12 +603,25 @@ export const QuarantineLsSchema = z.strictObject({
   totals: items,
   problems: z.array(problem),
   /** the filters given (null: none): only matching items are listed */
-  filter: z.strictObject({ root: nullableString, record: nullableString, reason: nullableString, before_ms: num.nullable() }).nullable(),
+  filter: z
+    .strictObject({ root: nullableString, record: nullableString, reason: nullableString, before_ms: num.nullable() })
+    .nullable(),
   config_invalid: configInvalid,
 });
 
-const protectedItem = z.strictObject({ kind: z.enum(['session', 'context']), target: str, origin: str, since_ms: num, by: z.enum(['restore', 'protect']), note: str.optional() });
-const judgement = z.strictObject({ condemned: z.enum(['max_age', 'max_sessions', 'max_messages']).nullable(), policy: nullableString, unknown: nullableString });
+const protectedItem = z.strictObject({
+  kind: z.enum(['session', 'context']),
+  target: str,
+  origin: str,
+  since_ms: num,
+  by: z.enum(['restore', 'protect']),
+  note: str.optional(),
+});
+const judgement = z.strictObject({
+  condemned: z.enum(['max_age', 'max_sessions', 'max_messages']).nullable(),
+  policy: nullableString,
+  unknown: nullableString,
+});
 const protectOutcome = {
   item: protectedItem,
   added: z.boolean(),
@@ -399,7 +631,12 @@ const protectOutcome = {
   audit: nullableString,
 };
 
-const restoredStep = z.strictObject({ held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']), from: str, to: str, messages_restored: int.optional() });
+const restoredStep = z.strictObject({
+  held_kind: z.enum(['session', 'context', 'truncation', 'child_workdir', 'work_log']),
+  from: str,
+  to: str,
+  messages_restored: int.optional(),
+});
 const restoreOne = {
   target: str,
   dry_run: z.boolean(),
@@ -421,12 +658,20 @@ const RestoreSweepSchema = z.strictObject({
   sweep: str,
   dry_run: z.boolean(),
   held: int,
-  restored: z.array(z.strictObject({ ...restoreOne, held_kind: z.enum(['session', 'context', 'truncation']), origin: str })),
+  restored: z.array(
+    z.strictObject({ ...restoreOne, held_kind: z.enum(['session', 'context', 'truncation']), origin: str }),
+  ),
   not_restored: z.array(
     z.strictObject({
       code: str,
       detail: str,
-      items: z.array(z.strictObject({ target: str, held_kind: z.enum(['session', 'context', 'truncation']), origin: nullableString })),
+      items: z.array(
+        z.strictObject({
+          target: str,
+          held_kind: z.enum(['session', 'context', 'truncation']),
+          origin: nullableString,
+        }),
+      ),
     }),
   ),
 });
@@ -463,14 +708,29 @@ const due = z.strictObject({
   then: z.enum(['hold', 'remove', 'truncate', 'purge']).nullable(),
   rule: nullableString,
 });
-const liveSession = z.strictObject({ session: str, root: str, test: liveTest, why: str, live_until_ms: num.nullable(), pid: int.nullable() });
+const liveSession = z.strictObject({
+  session: str,
+  root: str,
+  test: liveTest,
+  why: str,
+  live_until_ms: num.nullable(),
+  pid: int.nullable(),
+});
 export const ExplainSchema = z.strictObject({
   ...head('explain'),
   home: str,
   target: str,
   now_ms: num,
   item: z.strictObject({
-    kind: z.enum(['session', 'context', 'held_session', 'held_context', 'held_truncation', 'child_workdir', 'work_log']),
+    kind: z.enum([
+      'session',
+      'context',
+      'held_session',
+      'held_context',
+      'held_truncation',
+      'child_workdir',
+      'work_log',
+    ]),
     name: str,
     path: str,
     store: z.enum(['sessions', 'records']),
@@ -484,16 +744,49 @@ export const ExplainSchema = z.strictObject({
       retain,
       capsule: nullableString,
       owned: z.boolean(),
-      age: z.strictObject({ max_age_secs: num, by: z.enum(['id', 'mtime']), born_ms: num, age_ms: num, condemns_from_ms: num.nullable(), over: z.boolean() }).nullable(),
-      rank: z.strictObject({ max_sessions: int, rank: int, of: int, over: z.boolean(), newer_to_condemn: int }).nullable(),
-      messages: z.strictObject({ max_messages: int, messages: int.nullable(), over: z.boolean(), more_to_condemn: int.nullable() }).nullable(),
+      age: z
+        .strictObject({
+          max_age_secs: num,
+          by: z.enum(['id', 'mtime']),
+          born_ms: num,
+          age_ms: num,
+          condemns_from_ms: num.nullable(),
+          over: z.boolean(),
+        })
+        .nullable(),
+      rank: z
+        .strictObject({ max_sessions: int, rank: int, of: int, over: z.boolean(), newer_to_condemn: int })
+        .nullable(),
+      messages: z
+        .strictObject({
+          max_messages: int,
+          messages: int.nullable(),
+          over: z.boolean(),
+          more_to_condemn: int.nullable(),
+        })
+        .nullable(),
       clock_behind_ms: num.nullable(),
     })
     .nullable(),
   liveness: z
-    .strictObject({ state: z.enum(['live', 'finished', 'dead']), why: str, test: liveTest, last_write_ms: num.nullable(), live_until_ms: num.nullable(), pid: int.nullable(), sessions: z.array(liveSession) })
+    .strictObject({
+      state: z.enum(['live', 'finished', 'dead']),
+      why: str,
+      test: liveTest,
+      last_write_ms: num.nullable(),
+      live_until_ms: num.nullable(),
+      pid: int.nullable(),
+      sessions: z.array(liveSession),
+    })
     .nullable(),
-  protection: z.strictObject({ since_ms: num.nullable(), by: z.enum(['protect', 'restore']).nullable(), note: nullableString, unreadable: z.boolean() }).nullable(),
+  protection: z
+    .strictObject({
+      since_ms: num.nullable(),
+      by: z.enum(['protect', 'restore']).nullable(),
+      note: nullableString,
+      unreadable: z.boolean(),
+    })
+    .nullable(),
   hold: z.strictObject({ until_ms: num, rule: nullableString, entry: str, keep_free: z.boolean() }).nullable(),
   guard: z.strictObject({ limit: str, would_take: int, present: int }).nullable(),
   budgets: z.array(
@@ -507,19 +800,47 @@ export const ExplainSchema = z.strictObject({
         grows_by: num.nullable(),
         unmet: z.boolean(),
       }),
-      z.strictObject({ rule: z.literal('keep_free'), required_bytes: num, free_bytes: num, short_bytes: num, short_bytes_after: num, unmet: z.boolean() }),
+      z.strictObject({
+        rule: z.literal('keep_free'),
+        required_bytes: num,
+        free_bytes: num,
+        short_bytes: num,
+        short_bytes_after: num,
+        unmet: z.boolean(),
+      }),
     ]),
   ),
-  beside: z.strictObject({ named_by: z.array(str), named_by_held: z.boolean(), last_write_ms: num.nullable(), children_max_age_secs: num.nullable() }).nullable(),
+  beside: z
+    .strictObject({
+      named_by: z.array(str),
+      named_by_held: z.boolean(),
+      last_write_ms: num.nullable(),
+      children_max_age_secs: num.nullable(),
+    })
+    .nullable(),
   due,
   moves: z.array(
     z.strictObject({
-      cause: z.enum(['new_sessions', 'new_messages', 'record_write', 'trace_write', 'process_end', 'growth', 'keep_free', 'release', 'guard', 'restore', 'parent']),
+      cause: z.enum([
+        'new_sessions',
+        'new_messages',
+        'record_write',
+        'trace_write',
+        'process_end',
+        'growth',
+        'keep_free',
+        'release',
+        'guard',
+        'restore',
+        'parent',
+      ]),
       count: num.nullable(),
     }),
   ),
   parents: z.array(z.strictObject({ session: str, fate: str, due })),
-  held_too: z.array(z.strictObject({ kind: z.enum(['held_session', 'held_context', 'held_truncation']), path: str, until_ms: num })),
+  held_too: z.array(
+    z.strictObject({ kind: z.enum(['held_session', 'held_context', 'held_truncation']), path: str, until_ms: num }),
+  ),
 });
 
 // ---- du ----------------------------------------------------------------------------------------
@@ -552,12 +873,24 @@ export const DuSchema = z.strictObject({
       root: str,
       sessions: int,
       ...duPlace,
-      by_kind: z.strictObject({ traces: num, blobs: num, logs: num, child_workdirs: num, held: num, protected: num, other: num }),
+      by_kind: z.strictObject({
+        traces: num,
+        blobs: num,
+        logs: num,
+        child_workdirs: num,
+        held: num,
+        protected: num,
+        other: num,
+      }),
       beside: z.strictObject({ wrk_logs: num, out: num }).nullable(),
     }),
   ),
   stores: z.array(z.strictObject({ store: str, contexts: int, ...duPlace, by_capsule: z.record(z.string(), num) })),
-  totals: z.strictObject({ bytes: num, reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }), never: num }),
+  totals: z.strictObject({
+    bytes: num,
+    reclaimable: z.strictObject({ now: reclaim, within_7d: reclaim, within_30d: reclaim }),
+    never: num,
+  }),
   inventory: z.strictObject({ traces_read: int, traces_cached: int }),
   problems: z.array(z.strictObject({ path: str, detail: str })),
   config_invalid: configInvalid,
@@ -589,6 +922,15 @@ export const SCHEMAS = {
 /** The JSON Schema (draft 2020-12) of one document, as committed under docs/schemas/. */
 export function jsonSchemaText(name: keyof typeof SCHEMAS): string {
   const schema = z.toJSONSchema(SCHEMAS[name], { target: 'draft-2020-12', io: 'output' });
-  return JSON.stringify({ ...schema, $id: `https://github.com/murmur-gc/murmur-gc/docs/schemas/${name}.json`, title: `murmur-gc ${name.replace('-', ' ')} --json (schema_version ${SCHEMA_VERSION})` }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        ...schema,
+        $id: `https://github.com/murmur-gc/murmur-gc/docs/schemas/${name}.json`,
+        title: `murmur-gc ${name.replace('-', ' ')} --json (schema_version ${SCHEMA_VERSION})`,
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }
-

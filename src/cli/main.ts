@@ -35,7 +35,9 @@ export function buildProgram(): Command {
   // A flag that is off unless given says so by being a flag: no "(default: false)". Set before
   // the commands are added, so every command inherits it.
   const base = new Help();
-  program.configureHelp({ optionDescription: (o) => (o.isBoolean() && o.defaultValue === false ? o.description : base.optionDescription(o)) });
+  program.configureHelp({
+    optionDescription: (o) => (o.isBoolean() && o.defaultValue === false ? o.description : base.optionDescription(o)),
+  });
 
   const sweep = program
     .command('sweep', { isDefault: true })
@@ -47,17 +49,54 @@ export function buildProgram(): Command {
     .option('--force-home', FORCE_HOME_HELP, false)
     .addOption(new Option('-v, --verbose', 'list every item in the report, and log at info').default(false))
     .addOption(new Option('-q, --quiet', 'print only errors').default(false).conflicts('verbose'))
-    .option('--unattended', 'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries', false)
+    .option(
+      '--unattended',
+      'run as a scheduled sweep (the shipped timer passes it): a store stops when one sweep would remove more than half of it and more than 20 entries',
+      false,
+    )
     .option('--confirm-large', 'lift the blast-radius limit (max_delete, --unattended) for this one sweep', false)
-    .option('--check-config', 'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)', false)
-    .option('--at <time>', 'with --dry-run: the sweep as it would run at that instant on the tree as it is now (a forecast): +36h, +7d, 2026-12-09, 2026-12-09T07:53:00Z (local time without an offset)', atOption)
-    .action(async (opts: { dryRun: boolean; json: boolean; config?: string; home?: string; forceHome: boolean; verbose: boolean; quiet: boolean; unattended: boolean; confirmLarge: boolean; checkConfig: boolean; at?: number }, cmd: Command) => {
-      if (opts.at !== undefined && (!opts.dryRun || opts.checkConfig)) cmd.error(`error: --at forecasts a dry run${opts.checkConfig ? ', not --check-config' : ': give --dry-run with it (murmur-gc --dry-run --at +7d)'}`, { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' });
-      const code = opts.checkConfig
-        ? await runConfigCheck({ json: opts.json, forceHome: opts.forceHome, ...definedOnly({ config: opts.config, home: opts.home }) })
-        : await (await import('./sweep.js')).runSweepCommand(opts);
-      if (code !== 0) throw new ExitWith(code);
-    });
+    .option(
+      '--check-config',
+      'sweep nothing: check the configuration instead (the same as `murmur-gc config check`)',
+      false,
+    )
+    .option(
+      '--at <time>',
+      'with --dry-run: the sweep as it would run at that instant on the tree as it is now (a forecast): +36h, +7d, 2026-12-09, 2026-12-09T07:53:00Z (local time without an offset)',
+      atOption,
+    )
+    .action(
+      async (
+        opts: {
+          dryRun: boolean;
+          json: boolean;
+          config?: string;
+          home?: string;
+          forceHome: boolean;
+          verbose: boolean;
+          quiet: boolean;
+          unattended: boolean;
+          confirmLarge: boolean;
+          checkConfig: boolean;
+          at?: number;
+        },
+        cmd: Command,
+      ) => {
+        if (opts.at !== undefined && (!opts.dryRun || opts.checkConfig))
+          cmd.error(
+            `error: --at forecasts a dry run${opts.checkConfig ? ', not --check-config' : ': give --dry-run with it (murmur-gc --dry-run --at +7d)'}`,
+            { exitCode: ExitCodes.usage, code: 'murmur-gc.optionNotApplicable' },
+          );
+        const code = opts.checkConfig
+          ? await runConfigCheck({
+              json: opts.json,
+              forceHome: opts.forceHome,
+              ...definedOnly({ config: opts.config, home: opts.home }),
+            })
+          : await (await import('./sweep.js')).runSweepCommand(opts);
+        if (code !== 0) throw new ExitWith(code);
+      },
+    );
   program.addHelpText('after', () => topLevelHelp(sweep));
 
   registerConversationCommands(program);
@@ -106,23 +145,31 @@ export function reportError(err: unknown, json: boolean, argv: readonly string[]
   // The error document: in the envelope of src/cli/json-contract.ts, except `conversation`'s,
   // which keeps mur conversation's shape.
   const command = commandOf(argv);
-  const errorDoc = (error: { code: string; message: string; hint?: string | null }) => JSON.stringify(command === 'conversation' ? { error } : envelope(command, { error })) + '\n';
+  const errorDoc = (error: { code: string; message: string; hint?: string | null }) =>
+    JSON.stringify(command === 'conversation' ? { error } : envelope(command, { error })) + '\n';
   if (err instanceof RefusalError) {
-    if (json) process.stdout.write(errorDoc({ code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) }));
+    if (json)
+      process.stdout.write(
+        errorDoc({ code: err.code, message: b(err.message), hint: err.hint === undefined ? null : b(err.hint) }),
+      );
     process.stderr.write(b(`error[${err.code}]: ${err.message}\n  hint: ${err.hint ?? ''}\n`));
     return err.exitCode;
   }
   if (err instanceof GcError) {
-    if (json) process.stdout.write(errorDoc({ code: err.code, message: b(err.message), ...(err.hint !== undefined ? { hint: b(err.hint) } : {}) }));
+    if (json)
+      process.stdout.write(
+        errorDoc({ code: err.code, message: b(err.message), ...(err.hint !== undefined ? { hint: b(err.hint) } : {}) }),
+      );
     const prefix = err instanceof ConfigError ? 'invalid configuration' : 'error';
-    process.stderr.write(b(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`));
+    process.stderr.write(
+      b(`murmur-gc: ${prefix} [${err.code}]: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`),
+    );
     return err.exitCode;
   }
   if (json) process.stdout.write(errorDoc({ code: 'io_error', message: b(describeError(err)) }));
   process.stderr.write(b(`murmur-gc: unexpected failure [io_error]: ${describeError(err)}\n`));
   return ExitCodes.failed;
 }
-
 
 /** What `murmur-gc --help` adds: the default sweep's options, the exit codes, one example each. */
 function topLevelHelp(sweep: Command): string {

@@ -61,7 +61,8 @@ function section(cmd: Command, help: Help, lines: string[]): void {
   const args = help.visibleArguments(cmd);
   if (args.length > 0) {
     lines.push('.RS', '.PP', 'Arguments:');
-    for (const a of args) lines.push('.TP', `\\fI${roffText(help.argumentTerm(a))}\\fR`, roffText(help.argumentDescription(a)));
+    for (const a of args)
+      lines.push('.TP', `\\fI${roffText(help.argumentTerm(a))}\\fR`, roffText(help.argumentDescription(a)));
     lines.push('.RE');
   }
   const opts = help.visibleOptions(cmd);
@@ -96,29 +97,60 @@ export function renderManPage(program: Command, version: string): string {
   lines.push(usageLine(program, help));
   lines.push('.SH DESCRIPTION');
   lines.push(roffText(program.description()));
-  const dflt = commands.find((c) => (program as unknown as { _defaultCommandName?: string })._defaultCommandName === c.name());
+  const dflt = commands.find(
+    (c) => (program as unknown as { _defaultCommandName?: string })._defaultCommandName === c.name(),
+  );
   if (dflt) {
     lines.push('.PP');
     lines.push(roffText(`With no command, ${name} runs \`${dflt.name()}\`, and takes its options.`));
   }
   lines.push('.SH OPTIONS');
-  for (const o of help.visibleOptions(program)) lines.push('.TP', term(help.optionTerm(o)), roffText(help.optionDescription(o)));
+  for (const o of help.visibleOptions(program))
+    lines.push('.TP', term(help.optionTerm(o)), roffText(help.optionDescription(o)));
   lines.push('.SH COMMANDS');
   for (const cmd of commands) section(cmd, help, lines);
   lines.push('.SH CONFIGURATION');
-  lines.push(roffText('A YAML file, by default $XDG_CONFIG_HOME/murmur-gc/config.yaml (--config FILE names another; without one, built-in defaults that delete nothing). Every key is optional and unknown keys are refused; config.example.yaml in the package explains each, and `murmur-gc config check` shows every error and the effective policy. The top-level keys:'));
+  lines.push(
+    roffText(
+      'A YAML file, by default $XDG_CONFIG_HOME/murmur-gc/config.yaml (--config FILE names another; without one, built-in defaults that delete nothing). Every key is optional and unknown keys are refused; config.example.yaml in the package explains each, and `murmur-gc config check` shows every error and the effective policy. The top-level keys:',
+    ),
+  );
   for (const [key, what] of CONFIG_KEYS) lines.push('.TP', bold(key), roffText(what));
   lines.push('.SH EXIT STATUS');
   for (const [code, what] of EXIT_CODES) lines.push('.TP', bold(String(code)), roffText(`${what}.`));
   lines.push('.SH ENVIRONMENT');
-  lines.push('.TP', bold('XDG_CONFIG_HOME'), roffText('where the configuration is looked for (default $HOME/.config).'));
+  lines.push(
+    '.TP',
+    bold('XDG_CONFIG_HOME'),
+    roffText('where the configuration is looked for (default $HOME/.config).'),
+  );
   lines.push('.TP', bold('HOME'), roffText('the default murmur home is $HOME/.murmur.'));
   lines.push('.SH FILES');
-  lines.push('.TP', bold('$XDG_CONFIG_HOME/murmur-gc/config.yaml'), roffText('the configuration (config.example.yaml in the package documents every key).'));
-  lines.push('.TP', bold('~/.murmur'), roffText('the Murmur home murmur-gc maintains (home: in the configuration, or --home).'));
-  lines.push('.TP', bold('~/.murmur/gc/ses_*/trace.jsonl'), roffText("murmur-gc's own audit traces: what each sweep removed, truncated or reconciled, and why."));
-  lines.push('.TP', bold('~/.murmur/gc/state.json'), roffText('the last sweep, the daemon, and the clock reference (murmur-gc status reads it).'));
-  lines.push('.TP', bold('~/.murmur/gc/quarantine/'), roffText('contexts and dropped lines the undo window holds (murmur-gc quarantine ls).'));
+  lines.push(
+    '.TP',
+    bold('$XDG_CONFIG_HOME/murmur-gc/config.yaml'),
+    roffText('the configuration (config.example.yaml in the package documents every key).'),
+  );
+  lines.push(
+    '.TP',
+    bold('~/.murmur'),
+    roffText('the Murmur home murmur-gc maintains (home: in the configuration, or --home).'),
+  );
+  lines.push(
+    '.TP',
+    bold('~/.murmur/gc/ses_*/trace.jsonl'),
+    roffText("murmur-gc's own audit traces: what each sweep removed, truncated or reconciled, and why."),
+  );
+  lines.push(
+    '.TP',
+    bold('~/.murmur/gc/state.json'),
+    roffText('the last sweep, the daemon, and the clock reference (murmur-gc status reads it).'),
+  );
+  lines.push(
+    '.TP',
+    bold('~/.murmur/gc/quarantine/'),
+    roffText('contexts and dropped lines the undo window holds (murmur-gc quarantine ls).'),
+  );
   lines.push('.SH EXAMPLES');
   for (const [cmd, what] of EXAMPLES) lines.push('.TP', bold(cmd), roffText(`${what}.`));
   lines.push('.SH SEE ALSO');

@@ -55,7 +55,12 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   // A dry run with nothing to sweep, no configuration warning and no debug lines asked for logs
   // nothing: it is answered before the logger and the pipeline are loaded (docs/benchmarks.md,
   // "Start-up"), with the report the pipeline would make.
-  if (opts.dryRun && sweepConfigWarnings(config).length === 0 && config.log.level !== 'debug' && config.log.level !== 'trace') {
+  if (
+    opts.dryRun &&
+    sweepConfigWarnings(config).length === 0 &&
+    config.log.level !== 'debug' &&
+    config.log.level !== 'trace'
+  ) {
     const empty = await dryRunIfNothing(config, clockOf(opts));
     if (empty) {
       const report = forecast(empty, opts);
@@ -65,7 +70,9 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   }
   const log = await oneShotLogger(config, opts.verbose, opts.json);
   logConfigWarnings(log, config);
-  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet }) ? new ProgressLine(process.stderr, opts.dryRun) : undefined;
+  const line = ProgressLine.wanted(process.stderr, { json: opts.json, quiet })
+    ? new ProgressLine(process.stderr, opts.dryRun)
+    : undefined;
   const started = Date.now();
   // Loaded before the signal handlers below: the pipeline's lock (proper-lockfile) loads signal-exit,
   // which re-raises SIGTERM/SIGINT when its listener is the only one left, so ours (a `once`
@@ -81,7 +88,19 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
   process.once('SIGINT', onSignal);
   try {
     const clock = clockOf(opts);
-    const report = forecast(await runSweep({ config, dryRun: opts.dryRun, log, ...(clock ? { now: clock } : {}), signal: stop.signal, unattended: opts.unattended === true, confirmLarge: opts.confirmLarge === true, ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}) }), opts);
+    const report = forecast(
+      await runSweep({
+        config,
+        dryRun: opts.dryRun,
+        log,
+        ...(clock ? { now: clock } : {}),
+        signal: stop.signal,
+        unattended: opts.unattended === true,
+        confirmLarge: opts.confirmLarge === true,
+        ...(line ? { progress: (p) => line.update(p), beforeLogs: () => line.end() } : {}),
+      }),
+      opts,
+    );
     line?.end();
     if (!opts.dryRun) {
       const summary = summarizeReport(report, trigger, started, Date.now());
@@ -100,7 +119,13 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       const s =
         err instanceof BusyError
           ? busySummary(trigger, started, ended, err.message)
-          : failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
+          : failedSummary(
+              trigger,
+              started,
+              ended,
+              err instanceof GcError ? err.code : Codes.ioError,
+              describeError(err),
+            );
       await record(config.home, log, s, quiet);
       await metrics(config, log, s);
     }
@@ -141,14 +166,22 @@ async function record(home: string, log: Logger, s: SweepSummary, quiet: boolean
 }
 
 /** Write the metrics file (when configured) from the summary just recorded; the error, if any. */
-async function metrics(config: GcConfig, log: Logger, s: SweepSummary): Promise<{ target: string; code: string; detail: string } | undefined> {
+async function metrics(
+  config: GcConfig,
+  log: Logger,
+  s: SweepSummary,
+): Promise<{ target: string; code: string; detail: string } | undefined> {
   if (!config.metrics) return undefined;
   try {
     const { lastSuccessAfter, writeMetrics } = await import('../sweep/metrics.js');
     await writeMetrics(config, s, await lastSuccessAfter(config.home, s));
     return undefined;
   } catch (err) {
-    const e = { target: config.metrics.textfile, code: Codes.ioError, detail: `the metrics file could not be written: ${describeError(err)}` };
+    const e = {
+      target: config.metrics.textfile,
+      code: Codes.ioError,
+      detail: `the metrics file could not be written: ${describeError(err)}`,
+    };
     log.error({ code: e.code, target: e.target }, e.detail);
     return e;
   }

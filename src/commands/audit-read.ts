@@ -14,7 +14,16 @@ import { applyDetails, summarizeAuditTrace, targetMatches, type SweepHistory } f
 
 /** Bytes read per trace at most (a gc trace is a few lines; this bounds a damaged one). */
 export const READ_CAP = 64 << 20;
-const WANTED = new Set(['session_start', 'retention', 'task_start', 'task_end', 'session_end', 'quarantine_purge', 'quarantine_restore', 'protection']);
+const WANTED = new Set([
+  'session_start',
+  'retention',
+  'task_start',
+  'task_end',
+  'session_end',
+  'quarantine_purge',
+  'quarantine_restore',
+  'protection',
+]);
 const INTENT_FILE = 'intent.jsonl';
 
 export interface AuditRead {
@@ -32,7 +41,10 @@ export function peekType(line: Buffer): string | undefined {
   return m?.[1];
 }
 
-export async function readAuditHistory(home: string, opts: { sinceMs?: number; target?: string } = {}): Promise<AuditRead> {
+export async function readAuditHistory(
+  home: string,
+  opts: { sinceMs?: number; target?: string } = {},
+): Promise<AuditRead> {
   const auditRoot = `${home}/${GC_DIR_NAME}`;
   const out: AuditRead = { auditRoot, exists: false, sweeps: [], problems: [], where: {} };
   if (!(await lstatPath(home))) return out;
@@ -96,7 +108,11 @@ async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined>
           invalid++;
         }
       }
-      const h = summarizeAuditTrace(name, lines, { invalidLines: invalid, intentPending, truncatedRead: size > READ_CAP });
+      const h = summarizeAuditTrace(name, lines, {
+        invalidLines: invalid,
+        intentPending,
+        truncatedRead: size > READ_CAP,
+      });
       if (h) applyDetails(h, await readDetails(dir));
       return h;
     } finally {
@@ -112,7 +128,7 @@ async function readDetails(dir: Dir): Promise<AuditDetails | undefined> {
   try {
     if (!(await dir.lstat(DETAILS_FILE))?.isFile()) return undefined;
     const o = JSON.parse((await readSmallFile(dir, DETAILS_FILE, 64 << 20)).toString('utf8')) as unknown;
-    return typeof o === 'object' && o !== null ? (o) : undefined;
+    return typeof o === 'object' && o !== null ? o : undefined;
   } catch {
     return undefined;
   }
@@ -154,7 +170,9 @@ export async function readSweepWhere(home: string, sweep: string): Promise<Recor
         if (!(await dir.lstat(WHERE_FILE))?.isFile()) return {};
         const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
         if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
-        return Object.fromEntries(Object.entries(o as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+        return Object.fromEntries(
+          Object.entries(o as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+        );
       } finally {
         await dir.close();
       }

@@ -66,7 +66,11 @@ export interface ConfigPlan {
 /** Where a key of the configuration file is, for a warning (undefined: not known). */
 export type KeyLocator = (file: string | undefined, keyPath: string) => { line: number; column: number } | undefined;
 
-export async function planConfig(config: GcConfig, file: string | undefined, locate: KeyLocator): Promise<{ plan: ConfigPlan; warnings: ConfigWarning[] }> {
+export async function planConfig(
+  config: GcConfig,
+  file: string | undefined,
+  locate: KeyLocator,
+): Promise<{ plan: ConfigPlan; warnings: ConfigWarning[] }> {
   const homeExists = (await lstatPath(config.home))?.isDirectory() === true;
   let report: SweepReport | undefined;
   let notPlanned: string | null = null;
@@ -112,16 +116,35 @@ export async function planConfig(config: GcConfig, file: string | undefined, loc
         bytes += a.bytes;
       }
     }
-    entries.push({ kind: 'records', origin: r.origin, store: r.store, records, held, truncated, messages_dropped: dropped, bytes, stopped: stopOf(report?.stopped, 'records', r.store), stopped_unattended: stopOf(report?.stopped_unattended, 'records', r.store) });
+    entries.push({
+      kind: 'records',
+      origin: r.origin,
+      store: r.store,
+      records,
+      held,
+      truncated,
+      messages_dropped: dropped,
+      bytes,
+      stopped: stopOf(report?.stopped, 'records', r.store),
+      stopped_unattended: stopOf(report?.stopped_unattended, 'records', r.store),
+    });
   }
-  return { plan: { home: config.home, home_exists: homeExists, not_planned: notPlanned, entries }, warnings: report ? budgetWarnings(config, report, file, locate) : [] };
+  return {
+    plan: { home: config.home, home_exists: homeExists, not_planned: notPlanned, entries },
+    warnings: report ? budgetWarnings(config, report, file, locate) : [],
+  };
 }
 
 /**
  * A `max_bytes` below what the items its budget may not remove (live sessions, contexts in use,
  * protected or foreign items…) hold now can never be met: every sweep reports `budget_unmet`.
  */
-function budgetWarnings(config: GcConfig, report: SweepReport, file: string | undefined, locate: KeyLocator): ConfigWarning[] {
+function budgetWarnings(
+  config: GcConfig,
+  report: SweepReport,
+  file: string | undefined,
+  locate: KeyLocator,
+): ConfigWarning[] {
   const out: ConfigWarning[] = [];
   for (const u of report.budget?.unmet ?? []) {
     if (u.reason !== 'max_bytes' || u.store === undefined) continue;
@@ -132,7 +155,9 @@ function budgetWarnings(config: GcConfig, report: SweepReport, file: string | un
     const heldBytes = Object.values(u.held).reduce((n, h) => n + h.bytes, 0);
     if (heldBytes <= entry.maxBytes) continue;
     const what = 'root' in entry ? `sessions root ${entry.root}` : `record store ${entry.store}`;
-    const held = Object.entries(u.held).map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`).join(', ');
+    const held = Object.entries(u.held)
+      .map(([code, h]) => `${code} ${h.items} (${formatBytes(h.bytes)})`)
+      .join(', ');
     const keyPath = `${entry.origin}.max_bytes`;
     const at = locate(file, keyPath);
     out.push({

@@ -36,8 +36,25 @@
 //   cannot be held: its context is removed at once, with a `cross_device` warning.
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
-import { BusyError, Codes, GcError, HeldOpenError, RefusalError, describeError, errnoCode, pidList } from '../errors.js';
-import { CONVERSATIONS_DIR, RECORD_FILE, countMessages, scanRecords, type ContextScan, type Problem, type RecordsScan } from '../runtime/inventory.js';
+import {
+  BusyError,
+  Codes,
+  GcError,
+  HeldOpenError,
+  RefusalError,
+  describeError,
+  errnoCode,
+  pidList,
+} from '../errors.js';
+import {
+  CONVERSATIONS_DIR,
+  RECORD_FILE,
+  countMessages,
+  scanRecords,
+  type ContextScan,
+  type Problem,
+  type RecordsScan,
+} from '../runtime/inventory.js';
 import { scanRecord, sparseFileError } from '../runtime/jsonl.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../gchome/lock.js';
 import { dropKeeper, holdContext, openQuarantineDir } from '../gchome/quarantine-store.js';
@@ -119,10 +136,29 @@ async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T
   }
 }
 
-function scan(homeDir: Dir, home: string, countAll: boolean, record: string | undefined, nowMs: number, progress?: (p: Progress) => void): Promise<RecordsScan> {
+function scan(
+  homeDir: Dir,
+  home: string,
+  countAll: boolean,
+  record: string | undefined,
+  nowMs: number,
+  progress?: (p: Progress) => void,
+): Promise<RecordsScan> {
   return scanRecords(homeDir, home, {
     countAll,
-    ...(progress ? { onCount: (c: { records: number; bytes: number }) => progress({ step: 'count_records', label: 'counting messages', done: c.records, total: undefined, bytes: c.bytes, unit: c.records === 1 ? 'record' : 'records' }) } : {}),
+    ...(progress
+      ? {
+          onCount: (c: { records: number; bytes: number }) =>
+            progress({
+              step: 'count_records',
+              label: 'counting messages',
+              done: c.records,
+              total: undefined,
+              bytes: c.bytes,
+              unit: c.records === 1 ? 'record' : 'records',
+            }),
+        }
+      : {}),
     collectModes: false,
     nowMs,
     debrisAgeMs: DEBRIS_AGE_MS,
@@ -172,7 +208,15 @@ export async function listRecords(ctx: ConversationContext, record: string | und
     if (!homeDir) return { rows: [], problems: [] };
     const s = await scan(homeDir, ctx.config.home, true, record, nowMs, ctx.progress);
     const rows = s.contexts.map((c) =>
-      listingOf({ record: c.store, context: c.context, path: c.path, messages: c.messages ?? 0, bytes: c.file.size, mtimeMs: c.file.mtimeMs, header: c.header }),
+      listingOf({
+        record: c.store,
+        context: c.context,
+        path: c.path,
+        messages: c.messages ?? 0,
+        bytes: c.file.size,
+        mtimeMs: c.file.mtimeMs,
+        header: c.header,
+      }),
     );
     return { rows: sortListings(rows), problems: s.problems };
   });
@@ -197,13 +241,25 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
       const { fh, stat } = await recordDir.openFile(RECORD_FILE);
       records++;
       const base = before;
-      const onRead = ctx.progress ? (b: number) => ctx.progress?.({ step: 'locate_message', label: 'looking for the message', done: records, total: s.contexts.length, bytes: base + b }) : undefined;
+      const onRead = ctx.progress
+        ? (b: number) =>
+            ctx.progress?.({
+              step: 'locate_message',
+              label: 'looking for the message',
+              done: records,
+              total: s.contexts.length,
+              bytes: base + b,
+            })
+        : undefined;
       before += Number(stat.size);
       try {
         const sparse = sparseFileError(stat);
         if (sparse) throw sparse;
         const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
-        const loc = locationOf({ record: c.store, context_id: c.context, path: c.path }, locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }));
+        const loc = locationOf(
+          { record: c.store, context_id: c.context, path: c.path },
+          locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }),
+        );
         if (loc) found.push(loc);
       } finally {
         await fh.close();
@@ -214,7 +270,12 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
 }
 
 /** Open each listed context directory (never following a link) and hand it to `fn`. */
-async function forEachRecord(homeDir: Dir, contexts: ContextScan[], problems: Problem[], fn: (c: ContextScan, dir: Dir) => Promise<void>): Promise<void> {
+async function forEachRecord(
+  homeDir: Dir,
+  contexts: ContextScan[],
+  problems: Problem[],
+  fn: (c: ContextScan, dir: Dir) => Promise<void>,
+): Promise<void> {
   if (contexts.length === 0) return;
   const byStore = new Map<string, ContextScan[]>();
   for (const c of contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
@@ -283,7 +344,13 @@ async function resolveContext(
     // `rm` also reaches a context directory that holds no record file, as `mur conversation rm` does.
     const listed = opts.fileless === true ? [...s.contexts, ...s.fileless] : s.contexts;
     const matches = listed.filter((c) => c.context === context).sort((a, b) => compareUtf8(a.store, b.store));
-    if (matches.length > 1) throw refusal(ambiguousContextRefusal(context, matches.map((m) => m.store)));
+    if (matches.length > 1)
+      throw refusal(
+        ambiguousContextRefusal(
+          context,
+          matches.map((m) => m.store),
+        ),
+      );
     const only = matches[0];
     if (only) return only;
     for (const p of s.problems) {
@@ -314,7 +381,14 @@ function checkOwner(target: ContextScan): void {
 }
 
 /** Refuses a context a live session uses (docs/design.md §2) unless `force`; then it only warns. */
-async function checkLive(ctx: ConversationContext, homeDir: Dir, target: ContextScan, action: 'remove' | 'truncate', force: boolean, nowMs: number): Promise<void> {
+async function checkLive(
+  ctx: ConversationContext,
+  homeDir: Dir,
+  target: ContextScan,
+  action: 'remove' | 'truncate',
+  force: boolean,
+  nowMs: number,
+): Promise<void> {
   const cache = await loadTraceCache(homeDir);
   let world: Awaited<ReturnType<typeof scanSessionsWorld>>;
   try {
@@ -324,23 +398,39 @@ async function checkLive(ctx: ConversationContext, homeDir: Dir, target: Context
   }
   for (const p of world.problems) ctx.log.warn({ code: p.code, target: p.target }, p.detail);
   if (!world.liveContexts.has(target.context)) return;
-  const v = world.views.find((w) => w.liveness === 'live' && w.scan.trace?.ok === true && w.scan.trace.summary.contextIds.includes(target.context));
+  const v = world.views.find(
+    (w) =>
+      w.liveness === 'live' && w.scan.trace?.ok === true && w.scan.trace.summary.contextIds.includes(target.context),
+  );
   const r = liveContextRefusal(target.context, v ? { id: v.scan.name, root: v.root, why: v.why } : undefined, action);
   if (!force) throw refusal(r);
-  ctx.log.warn({ code: Codes.liveContext, target: `${target.store}/${target.context}` }, `${r.message} — going ahead because of --force`);
+  ctx.log.warn(
+    { code: Codes.liveContext, target: `${target.store}/${target.context}` },
+    `${r.message} — going ahead because of --force`,
+  );
 }
 
 function busy(target: ContextScan): BusyError {
-  return new BusyError(`${target.path} is locked by another murmur-gc (a sweep is working on this record); try again when it has finished`);
+  return new BusyError(
+    `${target.path} is locked by another murmur-gc (a sweep is working on this record); try again when it has finished`,
+  );
 }
 
 /** Take the record's lock (creating `<home>/gc/locks/<store>/` like the sweep), or throw busy. */
-async function lockRecord(ctx: ConversationContext, homeDir: Dir, target: ContextScan, waitMs: number): Promise<HeldLock> {
+async function lockRecord(
+  ctx: ConversationContext,
+  homeDir: Dir,
+  target: ContextScan,
+  waitMs: number,
+): Promise<HeldLock> {
   await ensureLockDir(homeDir, [encodeURIComponent(target.store)]);
   const lock = await acquireLock(recordLockPath(ctx.config.home, target.store, target.context), { waitMs });
   if (!lock) throw busy(target);
   if (lock.brokeDeadHolder) {
-    ctx.log.warn({ code: Codes.processInterrupted, target: `${target.store}/${target.context}` }, 'the record lock of a murmur-gc that died was removed');
+    ctx.log.warn(
+      { code: Codes.processInterrupted, target: `${target.store}/${target.context}` },
+      'the record lock of a murmur-gc that died was removed',
+    );
   }
   return lock;
 }
@@ -357,7 +447,8 @@ async function probeRecordLock(ctx: ConversationContext, target: ContextScan): P
 async function countIn(dir: Dir, signal?: AbortSignal): Promise<number> {
   const st = await dir.lstat(RECORD_FILE);
   if (!st) return 0;
-  if (!st.isFile()) throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
+  if (!st.isFile())
+    throw new GcError(Codes.changedSinceScan, `${dir.display(RECORD_FILE)} is no longer a regular file`);
   try {
     return (await countMessages(dir, RECORD_FILE, signal)).messages;
   } catch (err) {
@@ -387,7 +478,14 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
     checkOwner(target);
     await checkLive(ctx, homeDir, target, 'remove', opts.force, nowMs);
     const dirPath = dirname(target.path);
-    const result = (messages: number): RemoveResult => ({ action: 'remove', record: target.store, context_id: target.context, path: dirPath, messages, dry_run: opts.dryRun });
+    const result = (messages: number): RemoveResult => ({
+      action: 'remove',
+      record: target.store,
+      context_id: target.context,
+      path: dirPath,
+      messages,
+      dry_run: opts.dryRun,
+    });
 
     const windowMs = ctx.config.quarantine ? ctx.config.quarantine.windowSecs * 1000 : undefined;
     const untilMs = windowMs === undefined ? undefined : nowMs + windowMs;
@@ -399,7 +497,10 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
         await measureDir(storeDir, target.context, target.dirIdentity);
         const cdir = await storeDir.openDir(target.context, target.dirIdentity);
         try {
-          const held = untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` } : undefined;
+          const held =
+            untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev
+              ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` }
+              : undefined;
           return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
         } finally {
           await cdir.close();
@@ -415,11 +516,25 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
       try {
         // Re-read under the lock: a sweep may have acted while we waited.
         const st = await storeDir.lstat(target.context);
-        if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
+        if (!st?.isDirectory())
+          throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
         // In the audit trail before the act (no removal without its audit).
         const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
-        const item: RetentionItem = { store: 'records', reason: 'manual', target: target.context, parent: storeDir.path, trigger: MANUAL_TRIGGER };
-        const seq = await audit.intend({ kind: 'remove_record', store: 'records', reason: 'manual', parent: storeDir.path, target: target.context, trigger: MANUAL_TRIGGER });
+        const item: RetentionItem = {
+          store: 'records',
+          reason: 'manual',
+          target: target.context,
+          parent: storeDir.path,
+          trigger: MANUAL_TRIGGER,
+        };
+        const seq = await audit.intend({
+          kind: 'remove_record',
+          store: 'records',
+          reason: 'manual',
+          parent: storeDir.path,
+          target: target.context,
+          trigger: MANUAL_TRIGGER,
+        });
         let messages = 0;
         const count = async (d: Dir) => {
           messages = await countIn(d, lock.signal);
@@ -431,12 +546,23 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
             // store is on another filesystem than the home (then removed at once, with a warning).
             const q = await openQuarantineDir(homeDir, true);
             try {
-              const meta: ItemMeta = { kind: 'context', store: target.store, context: target.context, removed_ms: nowMs, until_ms: untilMs, reason: 'conversation_rm', run: audit.sessionId };
+              const meta: ItemMeta = {
+                kind: 'context',
+                store: target.store,
+                context: target.context,
+                removed_ms: nowMs,
+                until_ms: untilMs,
+                reason: 'conversation_rm',
+                run: audit.sessionId,
+              };
               const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
               held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
             } catch (err) {
               if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
-              ctx.log.warn({ code: Codes.crossDevice, target: `${target.store}/${target.context}` }, `${describeError(err)}; removed at once`);
+              ctx.log.warn(
+                { code: Codes.crossDevice, target: `${target.store}/${target.context}` },
+                `${describeError(err)}; removed at once`,
+              );
             } finally {
               await q?.close();
             }
@@ -470,7 +596,10 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
 // ---- truncate -----------------------------------------------------------------------------------
 
 /** Keep the newest `keep` messages through the sweep's staged, append-safe rewrite. */
-export async function truncateContext(ctx: ConversationContext, opts: ActOptions & { keep: number }): Promise<TruncateResult> {
+export async function truncateContext(
+  ctx: ConversationContext,
+  opts: ActOptions & { keep: number },
+): Promise<TruncateResult> {
   const now = ctx.now ?? Date.now;
   const nowMs = now();
   return withHome(ctx.config.home, async (homeDir) => {
@@ -491,7 +620,18 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
       const q = untilMs !== undefined && !opts.dryRun ? await openQuarantineDir(homeDir, true) : undefined;
       // The hold names the audit session of this truncation as its run (`restore --sweep` finds it by it).
       const run = mintId('ses_');
-      const keeper = q && untilMs !== undefined ? dropKeeper(q, { store: target.store, context: target.context, removed_ms: at, until_ms: untilMs, reason: 'conversation_truncate', run, at_ms: String(at) }) : undefined;
+      const keeper =
+        q && untilMs !== undefined
+          ? dropKeeper(q, {
+              store: target.store,
+              context: target.context,
+              removed_ms: at,
+              until_ms: untilMs,
+              reason: 'conversation_truncate',
+              run,
+              at_ms: String(at),
+            })
+          : undefined;
       try {
         // In the audit trail before the rewrite; the intent names the marker the new header will
         // carry, so what happened can be read back from the record itself.
@@ -521,30 +661,79 @@ export async function truncateContext(ctx: ConversationContext, opts: ActOptions
           if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
           if (audit) {
             const dropped = await truncationLanded({ op: 'intent', seq: seq ?? 0, ...intent });
-            await settle(ctx, homeDir, audit, dropped ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: dropped, trigger: MANUAL_TRIGGER }] : []);
+            await settle(
+              ctx,
+              homeDir,
+              audit,
+              dropped
+                ? [
+                    {
+                      store: 'records',
+                      reason: 'max_messages',
+                      target: target.context,
+                      parent: intent.parent,
+                      messagesDropped: dropped,
+                      trigger: MANUAL_TRIGGER,
+                    },
+                  ]
+                : [],
+            );
           }
           throw err;
         }
         await keeper?.settle(out.dropped > 0, out.carriedTo);
         if (audit && seq !== undefined) {
           await audit.done(seq, { messages_dropped: out.dropped });
-          await settle(ctx, homeDir, audit, out.dropped > 0 ? [{ store: 'records', reason: 'max_messages', target: target.context, parent: intent.parent, messagesDropped: out.dropped, trigger: MANUAL_TRIGGER, ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}) }] : [], 'ok');
+          await settle(
+            ctx,
+            homeDir,
+            audit,
+            out.dropped > 0
+              ? [
+                  {
+                    store: 'records',
+                    reason: 'max_messages',
+                    target: target.context,
+                    parent: intent.parent,
+                    messagesDropped: out.dropped,
+                    trigger: MANUAL_TRIGGER,
+                    ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}),
+                  },
+                ]
+              : [],
+            'ok',
+          );
         }
         const held =
           untilMs === undefined || out.dropped === 0
             ? undefined
-            : { until_ms: untilMs, path: keeper?.entry !== undefined && q ? `${q.path}/${keeper.entry}/${keeper.payload}` : `${ctx.config.home}/gc/quarantine` };
+            : {
+                until_ms: untilMs,
+                path:
+                  keeper?.entry !== undefined && q
+                    ? `${q.path}/${keeper.entry}/${keeper.payload}`
+                    : `${ctx.config.home}/gc/quarantine`,
+              };
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
         const stillHeld = out.heldBy ?? [];
         if (out.outOfOrder) {
           // "none lost" only when it was checked: every replaced file let go, and carried whole.
           const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
-          ctx.log.warn({ code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines }, `a writer kept appending during the rewrite; ${outOfOrderLines} of its lines were placed after newer ones${carried}`);
+          ctx.log.warn(
+            { code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines },
+            `a writer kept appending during the rewrite; ${outOfOrderLines} of its lines were placed after newer ones${carried}`,
+          );
         } else if (out.reordered && stillHeld.length === 0) {
-          ctx.log.info({ code: Codes.concurrentAppend, path: target.path }, 'a writer appended during the rename; its lines were kept in order');
+          ctx.log.info(
+            { code: Codes.concurrentAppend, path: target.path },
+            'a writer appended during the rename; its lines were kept in order',
+          );
         }
         if (stillHeld.length > 0) {
-          ctx.log.error({ code: Codes.recordHeldOpen, path: target.path, pids: stillHeld }, `${pidList(stillHeld)} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record`);
+          ctx.log.error(
+            { code: Codes.recordHeldOpen, path: target.path, pids: stillHeld },
+            `${pidList(stillHeld)} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record`,
+          );
         }
         return {
           action: 'truncate',
@@ -586,7 +775,13 @@ async function refuseHeldOpen(homeDir: Dir, target: ContextScan): Promise<void> 
  * (the session is removed). A failure here is a warning: the intent log stays, and the next
  * sweep completes the audit from the disk.
  */
-async function settle(ctx: ConversationContext, homeDir: Dir, audit: AuditSession, items: RetentionItem[], status: 'ok' | 'failed' = 'failed'): Promise<void> {
+async function settle(
+  ctx: ConversationContext,
+  homeDir: Dir,
+  audit: AuditSession,
+  items: RetentionItem[],
+  status: 'ok' | 'failed' = 'failed',
+): Promise<void> {
   const now = ctx.now ?? Date.now;
   try {
     if (items.length === 0) {
@@ -601,6 +796,9 @@ async function settle(ctx: ConversationContext, homeDir: Dir, audit: AuditSessio
     await audit.finish(items, [], status, now());
   } catch (err) {
     await audit.abandon().catch(() => undefined);
-    ctx.log.warn({ code: Codes.ioError, audit: audit.sessionId }, `the audit trace could not be completed (${describeError(err)}); the next sweep completes it`);
+    ctx.log.warn(
+      { code: Codes.ioError, audit: audit.sessionId },
+      `the audit trace could not be completed (${describeError(err)}); the next sweep completes it`,
+    );
   }
 }

@@ -160,11 +160,20 @@ async function contentsBytes(d: Dir, w: Walk, depth: number): Promise<number> {
 }
 
 function emptyReclaim(): DuPlace['reclaimable'] {
-  return { now: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 }, within_7d: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 }, within_30d: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 } };
+  return {
+    now: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 },
+    within_7d: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 },
+    within_30d: { bytes: 0, held_bytes: 0, truncations_unmeasured: 0 },
+  };
 }
 
 function emptyPlace(): DuPlace {
-  return { bytes: 0, by_age: { lt_1d: 0, lt_7d: 0, lt_30d: 0, lt_90d: 0, older: 0 }, reclaimable: emptyReclaim(), never: 0 };
+  return {
+    bytes: 0,
+    by_age: { lt_1d: 0, lt_7d: 0, lt_30d: 0, lt_90d: 0, older: 0 },
+    reclaimable: emptyReclaim(),
+    never: 0,
+  };
 }
 
 function bucketOf(ageMs: number): AgeBucket {
@@ -188,7 +197,12 @@ function sessionPart(name: string, st: BigIntStats): RootKind {
 }
 
 /** The parts of one session read in the root's relative pass; undefined: it needs the descriptor walk. */
-function sessionPass(at: RelativeReads, name: string, st: BigIntStats, w: Walk): { parts: [RootKind, number][]; bytes: number } | undefined {
+function sessionPass(
+  at: RelativeReads,
+  name: string,
+  st: BigIntStats,
+  w: Walk,
+): { parts: [RootKind, number][]; bytes: number } | undefined {
   const added: bigint[] = [];
   const undo = () => {
     for (const i of added) w.linked.delete(i);
@@ -205,7 +219,15 @@ function sessionPass(at: RelativeReads, name: string, st: BigIntStats, w: Walk):
   const listed = (path: string, before: BigIntStats): string[] | undefined => {
     const names = at.list(path);
     const after = at.lstat(path);
-    if (names instanceof Error || after === undefined || after instanceof Error || !after.isDirectory() || after.ino !== before.ino || after.dev !== before.dev) return undefined;
+    if (
+      names instanceof Error ||
+      after === undefined ||
+      after instanceof Error ||
+      !after.isDirectory() ||
+      after.ino !== before.ino ||
+      after.dev !== before.dev
+    )
+      return undefined;
     return names;
   };
   const names = listed(name, st);
@@ -236,7 +258,14 @@ function sessionPass(at: RelativeReads, name: string, st: BigIntStats, w: Walk):
   return { parts, bytes };
 }
 
-async function walkRoot(ctx: SweepContext, p: SessionsRootPlan, nowMs: number, problems: DuReport['problems'], items: Measured[], holds: Map<string, number>): Promise<DuRoot | undefined> {
+async function walkRoot(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  nowMs: number,
+  problems: DuReport['problems'],
+  items: Measured[],
+  holds: Map<string, number>,
+): Promise<DuRoot | undefined> {
   const root = p.input.root;
   let d: Dir;
   try {
@@ -245,7 +274,13 @@ async function walkRoot(ctx: SweepContext, p: SessionsRootPlan, nowMs: number, p
     problems.push({ path: root, detail: describeError(err) });
     return undefined;
   }
-  const out: DuRoot = { root, sessions: p.views.length, ...emptyPlace(), by_kind: { traces: 0, blobs: 0, logs: 0, child_workdirs: 0, held: 0, protected: 0, other: 0 }, beside: null };
+  const out: DuRoot = {
+    root,
+    sessions: p.views.length,
+    ...emptyPlace(),
+    by_kind: { traces: 0, blobs: 0, logs: 0, child_workdirs: 0, held: 0, protected: 0, other: 0 },
+    beside: null,
+  };
   const w: Walk = { dev: d.stat.dev, linked: new Set(), problems };
   try {
     const isProtected = ctx.protection.session(p.input.root);
@@ -320,7 +355,10 @@ async function walkRoot(ctx: SweepContext, p: SessionsRootPlan, nowMs: number, p
 }
 
 /** `W/logs/wrk_*.log` and `W/out` of a `W/.murmur` root. */
-async function besideBytes(workdir: string, problems: DuReport['problems']): Promise<{ wrk_logs: number; out: number }> {
+async function besideBytes(
+  workdir: string,
+  problems: DuReport['problems'],
+): Promise<{ wrk_logs: number; out: number }> {
   const r = { wrk_logs: 0, out: 0 };
   let w: Dir;
   try {
@@ -335,7 +373,8 @@ async function besideBytes(workdir: string, problems: DuReport['problems']): Pro
     if (logs?.isDirectory() && logs.dev === walk.dev) {
       const l = await w.openDir('logs', identityOf(logs));
       try {
-        for (const [n, st] of entries(l)) if (n.startsWith('wrk_') && n.endsWith('.log') && st.isFile()) r.wrk_logs += fileBytes(st, walk);
+        for (const [n, st] of entries(l))
+          if (n.startsWith('wrk_') && n.endsWith('.log') && st.isFile()) r.wrk_logs += fileBytes(st, walk);
       } finally {
         await l.close();
       }
@@ -351,9 +390,18 @@ async function besideBytes(workdir: string, problems: DuReport['problems']): Pro
 }
 
 /** The home: its record stores (by capsule), `<home>/gc` (with the undo window), the rest. */
-async function walkHome(ctx: SweepContext, home: Dir, nowMs: number, problems: DuReport['problems'], items: Measured[], holds: Map<string, number>): Promise<{ bytes: number; gc: DuReport['gc']; stores: DuStore[] }> {
+async function walkHome(
+  ctx: SweepContext,
+  home: Dir,
+  nowMs: number,
+  problems: DuReport['problems'],
+  items: Measured[],
+  holds: Map<string, number>,
+): Promise<{ bytes: number; gc: DuReport['gc']; stores: DuStore[] }> {
   const w: Walk = { dev: home.stat.dev, linked: new Set(), problems };
-  const capsuleOf = new Map((ctx.records?.contexts ?? []).map((c) => [`${c.store}\0${c.context}`, c.header?.capsule ?? '(no header)']));
+  const capsuleOf = new Map(
+    (ctx.records?.contexts ?? []).map((c) => [`${c.store}\0${c.context}`, c.header?.capsule ?? '(no header)']),
+  );
   const stores: DuStore[] = [];
   const gc = { bytes: 0, held: 0 };
   let bytes = allocatedBytes(home.stat);
@@ -408,7 +456,15 @@ async function walkHome(ctx: SweepContext, home: Dir, nowMs: number, problems: D
   return { bytes, gc, stores };
 }
 
-async function walkStore(conv: Dir, store: string, st: BigIntStats, w: Walk, capsuleOf: Map<string, string>, nowMs: number, items: Measured[]): Promise<DuStore> {
+async function walkStore(
+  conv: Dir,
+  store: string,
+  st: BigIntStats,
+  w: Walk,
+  capsuleOf: Map<string, string>,
+  nowMs: number,
+  items: Measured[],
+): Promise<DuStore> {
   const out: DuStore = { store, contexts: 0, by_capsule: {}, ...emptyPlace() };
   let s: Dir;
   try {
@@ -428,7 +484,7 @@ async function walkStore(conv: Dir, store: string, st: BigIntStats, w: Walk, cap
       out.contexts++;
       out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + b;
       items.push({ key: itemKey(`records:${store}`, ctxName), bytes: b });
-      const rec = cst.isDirectory() ? (await recordMtime(s, ctxName)) : undefined;
+      const rec = cst.isDirectory() ? await recordMtime(s, ctxName) : undefined;
       out.by_age[bucketOf(nowMs - (rec ?? Number(cst.mtimeMs)))] += b;
     }
   } finally {
@@ -453,14 +509,28 @@ const NEVER_WHY = new Set(['protected', 'foreign_owner', 'not_owned', 'not_writa
 
 export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = Date.now()): Promise<DuReport> {
   const ctx = createContext({ config, dryRun: true, log, now: () => nowMs }, processUid());
-  const report: DuReport = { home: config.home, home_exists: false, now_ms: nowMs, home_bytes: 0, gc: { bytes: 0, held: 0 }, roots: [], stores: [], totals: { bytes: 0, reclaimable: emptyReclaim(), never: 0 }, inventory: { traces_read: 0, traces_cached: 0 }, problems: [] };
+  const report: DuReport = {
+    home: config.home,
+    home_exists: false,
+    now_ms: nowMs,
+    home_bytes: 0,
+    gc: { bytes: 0, held: 0 },
+    roots: [],
+    stores: [],
+    totals: { bytes: 0, reclaimable: emptyReclaim(), never: 0 },
+    inventory: { traces_read: 0, traces_cached: 0 },
+    problems: [],
+  };
   try {
     for (const step of SWEEP_STEPS) {
       await runStep(ctx, step);
       if (ctx.stopped || step.name === 'plan') break;
     }
     report.home_exists = ctx.homeExists;
-    report.inventory = { traces_read: ctx.report.inventory.traces_read, traces_cached: ctx.report.inventory.traces_cached };
+    report.inventory = {
+      traces_read: ctx.report.inventory.traces_read,
+      traces_cached: ctx.report.inventory.traces_cached,
+    };
     const items: Measured[] = [];
     const holds = new Map<string, number>();
     const placeOf = new Map<string, DuPlace>();
@@ -479,7 +549,9 @@ export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = D
       for (const s of h.stores) placeOf.set(`records:${s.store}`, s);
     }
     const input = fateInput(ctx);
-    const plans: FatePlan[] = HORIZONS.map((hz) => (hz.days === 0 && ctx.fates ? ctx.fates : planFates({ ...input, nowMs: nowMs + hz.days * DAY })));
+    const plans: FatePlan[] = HORIZONS.map((hz) =>
+      hz.days === 0 && ctx.fates ? ctx.fates : planFates({ ...input, nowMs: nowMs + hz.days * DAY }),
+    );
     const byKey = new Map(items.map((i) => [i.key, i.bytes]));
     const storeOfItem = (key: string) => key.slice(0, key.indexOf('\0'));
     HORIZONS.forEach((hz, i) => {
@@ -509,13 +581,22 @@ export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = D
     const last = plans[plans.length - 1]!;
     const ruled = new Map<string, boolean>();
     for (const r of input.roots) ruled.set(r.key, anyRule([r.retain], r.maxBytes, r.keepFree));
-    for (const s of input.stores) ruled.set(s.key, anyRule(s.policies.map((p) => p.retain), s.maxBytes, s.keepFree));
+    for (const s of input.stores)
+      ruled.set(
+        s.key,
+        anyRule(
+          s.policies.map((p) => p.retain),
+          s.maxBytes,
+          s.keepFree,
+        ),
+      );
     for (const [key, bytes] of byKey) {
       const store = storeOfItem(key);
       const place = placeOf.get(store);
       if (!place) continue;
       const f = last.items.get(key);
-      if (f === undefined ? ruled.get(store) === false : f.fate === 'kept' && NEVER_WHY.has(f.why)) place.never += bytes;
+      if (f === undefined ? ruled.get(store) === false : f.fate === 'kept' && NEVER_WHY.has(f.why))
+        place.never += bytes;
     }
     for (const p of [...report.roots, ...report.stores]) {
       report.totals.never += p.never;
@@ -528,7 +609,8 @@ export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = D
       }
     }
     // the home's record stores are in the home; a root outside it is not: the total counts the home once, each root outside it
-    report.totals.bytes = report.home_bytes + report.roots.filter((r) => !inside(r.root, config.home)).reduce((n, r) => n + r.bytes, 0);
+    report.totals.bytes =
+      report.home_bytes + report.roots.filter((r) => !inside(r.root, config.home)).reduce((n, r) => n + r.bytes, 0);
     for (const s of ctx.report.errors) report.problems.push({ path: s.target, detail: `${s.code}: ${s.detail}` });
     return report;
   } finally {

@@ -22,9 +22,24 @@ import type { GcConfig } from '../config/types.js';
 import { policySourceOf } from '../config/load.js';
 import { Codes, ExitCodes, GcError, RefusalError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { judgeLiveness, type LiveTest, type Liveness, type LivenessInput, type RunningProbe } from '../plan/liveness.js';
+import {
+  judgeLiveness,
+  type LiveTest,
+  type Liveness,
+  type LivenessInput,
+  type RunningProbe,
+} from '../plan/liveness.js';
 import { fateOf, itemKey, type Fate, type FateInput, type HoldFate } from '../plan/fates.js';
-import { ageCondemnsFromMs, bornMs, bytesBudget, firstTrue, liveUntilMs, messagesToCondemn, rankOf, sessionsToCondemn } from '../plan/explain.js';
+import {
+  ageCondemnsFromMs,
+  bornMs,
+  bytesBudget,
+  firstTrue,
+  liveUntilMs,
+  messagesToCondemn,
+  rankOf,
+  sessionsToCondemn,
+} from '../plan/explain.js';
 import { childEntryName, planOrphans } from '../plan/workdir.js';
 import { notASessionId } from '../runtime/ids.js';
 import { readRunningRecords } from '../runtime/running.js';
@@ -46,7 +61,8 @@ export const ExplainCodes = {
   optionNotApplicable: 'option_not_applicable',
 } as const;
 
-export type ExplainKind = 'session' | 'context' | 'held_session' | 'held_context' | 'held_truncation' | 'child_workdir' | 'work_log';
+export type ExplainKind =
+  'session' | 'context' | 'held_session' | 'held_context' | 'held_truncation' | 'child_workdir' | 'work_log';
 
 export interface ExplainItem {
   kind: ExplainKind;
@@ -81,7 +97,14 @@ export interface PolicyFacts {
   capsule: string | null;
   /** a record: whether a policy of its store names its capsule; a session: true */
   owned: boolean;
-  age: { max_age_secs: number; by: 'id' | 'mtime'; born_ms: number; age_ms: number; condemns_from_ms: number | null; over: boolean } | null;
+  age: {
+    max_age_secs: number;
+    by: 'id' | 'mtime';
+    born_ms: number;
+    age_ms: number;
+    condemns_from_ms: number | null;
+    over: boolean;
+  } | null;
   rank: { max_sessions: number; rank: number; of: number; over: boolean; newer_to_condemn: number } | null;
   messages: { max_messages: number; messages: number | null; over: boolean; more_to_condemn: number | null } | null;
   /** the clock is behind the last sweep by this much: max_age is not applied (docs/config.md); null: it is */
@@ -129,8 +152,23 @@ export interface HoldFacts {
 }
 
 export type BudgetFacts =
-  | { rule: 'max_bytes'; limit_bytes: number; in_place_bytes: number; item_bytes: number | null; older_removable: { items: number; bytes: number }; grows_by: number | null; unmet: boolean }
-  | { rule: 'keep_free'; required_bytes: number; free_bytes: number; short_bytes: number; short_bytes_after: number; unmet: boolean };
+  | {
+      rule: 'max_bytes';
+      limit_bytes: number;
+      in_place_bytes: number;
+      item_bytes: number | null;
+      older_removable: { items: number; bytes: number };
+      grows_by: number | null;
+      unmet: boolean;
+    }
+  | {
+      rule: 'keep_free';
+      required_bytes: number;
+      free_bytes: number;
+      short_bytes: number;
+      short_bytes_after: number;
+      unmet: boolean;
+    };
 
 export interface BesideFacts {
   /** the sessions in place whose traces name it (a child workdir by delegation_start, a log by its work id) */
@@ -155,7 +193,18 @@ export interface Due {
   rule: string | null;
 }
 
-export type MoveCause = 'new_sessions' | 'new_messages' | 'record_write' | 'trace_write' | 'process_end' | 'growth' | 'keep_free' | 'release' | 'guard' | 'restore' | 'parent';
+export type MoveCause =
+  | 'new_sessions'
+  | 'new_messages'
+  | 'record_write'
+  | 'trace_write'
+  | 'process_end'
+  | 'growth'
+  | 'keep_free'
+  | 'release'
+  | 'guard'
+  | 'restore'
+  | 'parent';
 
 /** What would move the instant (or make one): `count` is sessions, messages, bytes or a pid, by cause. */
 export interface Move {
@@ -212,7 +261,8 @@ export async function explainTarget(config: GcConfig, log: Logger, opts: Explain
       doc = await explainIn(ctx, opts);
     },
   });
-  if (!doc) throw notFound(config, opts.target, 'there is nothing to sweep (no murmur home and no configured sessions root)');
+  if (!doc)
+    throw notFound(config, opts.target, 'there is nothing to sweep (no murmur home and no configured sessions root)');
   return doc;
 }
 
@@ -220,9 +270,21 @@ export async function explainTarget(config: GcConfig, log: Logger, opts: Explain
 
 type Place =
   | { kind: 'session'; name: string; path: string; p: SessionsRootPlan; v: SessionView }
-  | { kind: 'held_session'; name: string; path: string; p: SessionsRootPlan; h: SessionsRootPlan['scan']['held'][number] }
+  | {
+      kind: 'held_session';
+      name: string;
+      path: string;
+      p: SessionsRootPlan;
+      h: SessionsRootPlan['scan']['held'][number];
+    }
   | { kind: 'context'; name: string; path: string; c: ContextScan }
-  | { kind: 'held_context' | 'held_truncation'; name: string; path: string; i: NonNullable<SweepContext['quarantineListing']>['items'][number]; key: string }
+  | {
+      kind: 'held_context' | 'held_truncation';
+      name: string;
+      path: string;
+      i: NonNullable<SweepContext['quarantineListing']>['items'][number];
+      key: string;
+    }
   | { kind: 'child_workdir'; name: string; path: string; p: SessionsRootPlan; c: ChildEntry }
   | { kind: 'work_log'; name: string; path: string; alias: string; p: SessionsRootPlan; l: LogEntry };
 
@@ -234,19 +296,29 @@ function placesOf(ctx: SweepContext): Place[] {
     for (const h of p.scan.held) out.push({ kind: 'held_session', name: h.session, path: `${root}/${h.entry}`, p, h });
     const b = p.beside;
     if (!b) continue;
-    for (const c of b.children?.entries ?? []) out.push({ kind: 'child_workdir', name: c.name, path: `${b.workdir}/.murmur/children/${c.name}`, p, c });
-    for (const l of b.logs?.wrk ?? []) out.push({ kind: 'work_log', name: l.name, alias: l.workId, path: `${b.workdir}/logs/${l.name}`, p, l });
+    for (const c of b.children?.entries ?? [])
+      out.push({ kind: 'child_workdir', name: c.name, path: `${b.workdir}/.murmur/children/${c.name}`, p, c });
+    for (const l of b.logs?.wrk ?? [])
+      out.push({ kind: 'work_log', name: l.name, alias: l.workId, path: `${b.workdir}/logs/${l.name}`, p, l });
   }
-  for (const c of ctx.records?.contexts ?? []) out.push({ kind: 'context', name: c.context, path: `${ctx.home}/${CONVERSATIONS_DIR}/${c.store}/${c.context}`, c });
+  for (const c of ctx.records?.contexts ?? [])
+    out.push({ kind: 'context', name: c.context, path: `${ctx.home}/${CONVERSATIONS_DIR}/${c.store}/${c.context}`, c });
   const q = ctx.quarantineDir;
   for (const i of q ? (ctx.quarantineListing?.items ?? []) : []) {
     if (i.kind !== 'context' && i.kind !== 'truncation') continue;
-    out.push({ kind: i.kind === 'context' ? 'held_context' : 'held_truncation', name: i.target, path: `${q!.path}/${i.entry}`, i, key: `${q!.path}/${i.entry}` });
+    out.push({
+      kind: i.kind === 'context' ? 'held_context' : 'held_truncation',
+      name: i.target,
+      path: `${q!.path}/${i.entry}`,
+      i,
+      key: `${q!.path}/${i.entry}`,
+    });
   }
   return out;
 }
 
-const storeOf = (pl: Place): 'sessions' | 'records' => (pl.kind === 'context' || pl.kind === 'held_context' || pl.kind === 'held_truncation' ? 'records' : 'sessions');
+const storeOf = (pl: Place): 'sessions' | 'records' =>
+  pl.kind === 'context' || pl.kind === 'held_context' || pl.kind === 'held_truncation' ? 'records' : 'sessions';
 function placeName(pl: Place): string {
   switch (pl.kind) {
     case 'context':
@@ -274,7 +346,10 @@ const CANDIDATES_SHOWN = 10;
 function ambiguous(given: string, what: string, candidates: string[], hint: string): GcError {
   const shown = candidates.slice(0, CANDIDATES_SHOWN).join(', ');
   const more = candidates.length > CANDIDATES_SHOWN ? ` and ${candidates.length - CANDIDATES_SHOWN} more` : '';
-  return new GcError(Codes.targetAmbiguous, `${given} ${what} ${candidates.length}: ${shown}${more}`, { exitCode: ExitCodes.usage, hint });
+  return new GcError(Codes.targetAmbiguous, `${given} ${what} ${candidates.length}: ${shown}${more}`, {
+    exitCode: ExitCodes.usage,
+    hint,
+  });
 }
 
 /** The one place `opts` names (see the header). */
@@ -295,12 +370,19 @@ function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; 
     }
   }
   // --root / --record: for a session only / a context only (as protect and restore take them)
-  const usage = (message: string, hint: string) => new GcError(ExplainCodes.optionNotApplicable, message, { exitCode: ExitCodes.usage, hint });
+  const usage = (message: string, hint: string) =>
+    new GcError(ExplainCodes.optionNotApplicable, message, { exitCode: ExitCodes.usage, hint });
   if (opts.record !== undefined && hits.length > 0 && hits.every((x) => storeOf(x) === 'sessions')) {
-    throw usage(`--record applies to a context only; ${given} is in a sessions root`, 'pass --root <DIR> for the sessions root of a session');
+    throw usage(
+      `--record applies to a context only; ${given} is in a sessions root`,
+      'pass --root <DIR> for the sessions root of a session',
+    );
   }
   if (opts.root !== undefined && hits.length > 0 && hits.every((x) => storeOf(x) === 'records')) {
-    throw usage(`--root applies to a session only; ${notASessionId(given) ?? `${given} is a context`} in a record store`, 'pass --record <NAME> for the record store of a context');
+    throw usage(
+      `--root applies to a session only; ${notASessionId(given) ?? `${given} is a context`} in a record store`,
+      'pass --record <NAME> for the record store of a context',
+    );
   }
   if (opts.root !== undefined) {
     const root = resolve(opts.cwd ?? process.cwd(), opts.root);
@@ -312,11 +394,27 @@ function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; 
   // the hold is named by its path.
   const inPlace = hits.filter((x) => !x.kind.startsWith('held_'));
   const held = hits.filter((x) => x.kind.startsWith('held_'));
-  if (inPlace.length === 1 && held.every((h) => placeName(h) === placeName(inPlace[0]!) && h.name === inPlace[0]!.name)) return { place: inPlace[0]!, heldToo: held };
+  if (inPlace.length === 1 && held.every((h) => placeName(h) === placeName(inPlace[0]!) && h.name === inPlace[0]!.name))
+    return { place: inPlace[0]!, heldToo: held };
   if (hits.length > 1) {
     const places = new Set(hits.map((x) => `${storeOf(x)}:${placeName(x)}`));
-    const flag = places.size === 1 ? 'its path' : hits.every((x) => storeOf(x) === 'records') ? '--record <NAME>' : hits.every((x) => storeOf(x) === 'sessions') ? '--root <DIR>' : 'a path';
-    throw ambiguous(given, 'names', hits.map((x) => `${x.kind.replace('_', ' ')} ${x.name} in ${placeName(x)}${x.kind.startsWith('held_') ? ` (${x.path})` : ''}`), `pass ${flag} to say which one`);
+    const flag =
+      places.size === 1
+        ? 'its path'
+        : hits.every((x) => storeOf(x) === 'records')
+          ? '--record <NAME>'
+          : hits.every((x) => storeOf(x) === 'sessions')
+            ? '--root <DIR>'
+            : 'a path';
+    throw ambiguous(
+      given,
+      'names',
+      hits.map(
+        (x) =>
+          `${x.kind.replace('_', ' ')} ${x.name} in ${placeName(x)}${x.kind.startsWith('held_') ? ` (${x.path})` : ''}`,
+      ),
+      `pass ${flag} to say which one`,
+    );
   }
   return { place: hits[0]!, heldToo: [] };
 }
@@ -324,26 +422,48 @@ function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; 
 // ---- what the dry run decided ------------------------------------------------------------------
 
 /** The item's fate as the dry run ended it: the act's when one was carried out, `failed` when it did not happen, else the plan's. */
-function finalFate(ctx: SweepContext, key: string, planned: Fate | HoldFate | undefined): { word: string; fate: Fate | HoldFate | undefined } {
+function finalFate(
+  ctx: SweepContext,
+  key: string,
+  planned: Fate | HoldFate | undefined,
+): { word: string; fate: Fate | HoldFate | undefined } {
   if (ctx.failed.has(key)) return { word: 'failed', fate: undefined };
   const acted = ctx.acts.get(key);
   if (acted) return { word: fateWord(acted), fate: acted };
   if (!planned) return { word: 'kept:policy', fate: undefined };
-  const taking = planned.fate === 'removed' || planned.fate === 'truncated' || planned.fate === 'purged' || (planned.fate === 'held' && 'rule' in planned);
+  const taking =
+    planned.fate === 'removed' ||
+    planned.fate === 'truncated' ||
+    planned.fate === 'purged' ||
+    (planned.fate === 'held' && 'rule' in planned);
   return { word: taking ? 'not_reached' : fateWord(planned), fate: planned };
 }
 
 function fateNow(ctx: SweepContext, key: string, planned: Fate | HoldFate | undefined, target: string): FateNow {
   const { word, fate } = finalFate(ctx, key, planned);
-  const condemned = fate && (fate.fate === 'kept' || fate.fate === 'removed') && 'condemnedBy' in fate ? (fate.condemnedBy ?? null) : null;
+  const condemned =
+    fate && (fate.fate === 'kept' || fate.fate === 'removed') && 'condemnedBy' in fate
+      ? (fate.condemnedBy ?? null)
+      : null;
   const until = fate?.fate === 'held' ? fate.untilMs : fate?.fate === 'truncated' ? (fate.heldUntilMs ?? null) : null;
-  const skipped = ctx.report.skipped.find((s) => s.target.endsWith(target) && (s.code === Codes.liveSession || s.code === Codes.liveContext || s.code === Codes.protected || s.code === Codes.blastRadius)) ??
-    ctx.report.errors.find((e) => e.target.endsWith(target));
+  const skipped =
+    ctx.report.skipped.find(
+      (s) =>
+        s.target.endsWith(target) &&
+        (s.code === Codes.liveSession ||
+          s.code === Codes.liveContext ||
+          s.code === Codes.protected ||
+          s.code === Codes.blastRadius),
+    ) ?? ctx.report.errors.find((e) => e.target.endsWith(target));
   return { word, condemned_by: condemned, until_ms: until, detail: skipped?.detail ?? null };
 }
 
 function sessionLiveness(ctx: SweepContext, v: SessionView): LivenessInput {
-  return { running: ctx.world.running.get(v.scan.name) ?? 'none', lastWriteMs: v.lastWriteMs, hasSessionEnd: v.scan.trace?.ok ? v.scan.trace.summary.hasSessionEnd : undefined };
+  return {
+    running: ctx.world.running.get(v.scan.name) ?? 'none',
+    lastWriteMs: v.lastWriteMs,
+    hasSessionEnd: v.scan.trace?.ok ? v.scan.trace.summary.hasSessionEnd : undefined,
+  };
 }
 
 async function pidsOf(ctx: SweepContext): Promise<Map<string, number>> {
@@ -353,7 +473,11 @@ async function pidsOf(ctx: SweepContext): Promise<Map<string, number>> {
   return out;
 }
 
-function liveSession(ctx: SweepContext, v: SessionView, pids: ReadonlyMap<string, number>): LiveSession & { state: Liveness; lastWriteMs: number } {
+function liveSession(
+  ctx: SweepContext,
+  v: SessionView,
+  pids: ReadonlyMap<string, number>,
+): LiveSession & { state: Liveness; lastWriteMs: number } {
   const l = sessionLiveness(ctx, v);
   const grace = ctx.config.liveGraceSecs * 1000;
   const verdict = judgeLiveness(l, ctx.nowMs, grace);
@@ -381,16 +505,40 @@ function budgetsOf(ctx: SweepContext, input: FateInput, key: string, name: strin
   const items = ctx.fates?.items ?? new Map<string, Fate>();
   const stopped = new Set((ctx.report.stopped ?? []).map((s) => `${s.kind}:${s.store}`));
   const store = b?.stores.find((s) => s.store === key);
-  const unmet = (reason: string) => (b?.unmet ?? []).some((u) => u.reason === reason && (reason === 'keep_free' || u.store === key));
+  const unmet = (reason: string) =>
+    (b?.unmet ?? []).some((u) => u.reason === reason && (reason === 'keep_free' || u.store === key));
   const bb = bytesBudget(input, items, stopped, key, name, store?.bytes_before ?? 0);
-  if (bb) out.push({ rule: 'max_bytes', limit_bytes: bb.limit, in_place_bytes: bb.inPlace, item_bytes: bb.itemBytes ?? null, older_removable: bb.olderRemovable, grows_by: bb.growsBy ?? null, unmet: unmet('max_bytes') });
+  if (bb)
+    out.push({
+      rule: 'max_bytes',
+      limit_bytes: bb.limit,
+      in_place_bytes: bb.inPlace,
+      item_bytes: bb.itemBytes ?? null,
+      older_removable: bb.olderRemovable,
+      grows_by: bb.growsBy ?? null,
+      unmet: unmet('max_bytes'),
+    });
   const kf = b?.keep_free;
-  const takesPart = input.roots.find((r) => r.key === key)?.keepFree ?? input.stores.find((s) => s.key === key)?.keepFree ?? false;
-  if (kf && takesPart) out.push({ rule: 'keep_free', required_bytes: kf.required_bytes, free_bytes: kf.free_bytes, short_bytes: kf.short_bytes, short_bytes_after: kf.short_bytes_after, unmet: unmet('keep_free') });
+  const takesPart =
+    input.roots.find((r) => r.key === key)?.keepFree ?? input.stores.find((s) => s.key === key)?.keepFree ?? false;
+  if (kf && takesPart)
+    out.push({
+      rule: 'keep_free',
+      required_bytes: kf.required_bytes,
+      free_bytes: kf.free_bytes,
+      short_bytes: kf.short_bytes,
+      short_bytes_after: kf.short_bytes_after,
+      unmet: unmet('keep_free'),
+    });
   return out;
 }
 
-function protectionOf(ctx: SweepContext, kind: 'session' | 'context', target: string, where: string): ProtectionFacts | null {
+function protectionOf(
+  ctx: SweepContext,
+  kind: 'session' | 'context',
+  target: string,
+  where: string,
+): ProtectionFacts | null {
   const p = ctx.protection.items.find((i) => i.kind === kind && i.target === target && i.where === where);
   if (p) return { since_ms: p.since_ms, by: p.by, note: p.note ?? null, unreadable: false };
   return ctx.protection.all ? { since_ms: null, by: null, note: null, unreadable: true } : null;
@@ -413,13 +561,29 @@ function configuredInput(ctx: SweepContext, input: FateInput): FateInput {
 }
 
 const retainJson = (r: { maxSessions?: number; maxMessages?: number; maxAgeSecs?: number } | undefined) =>
-  r === undefined ? null : definedOnly({ max_sessions: r.maxSessions, max_messages: r.maxMessages, max_age_secs: r.maxAgeSecs });
+  r === undefined
+    ? null
+    : definedOnly({ max_sessions: r.maxSessions, max_messages: r.maxMessages, max_age_secs: r.maxAgeSecs });
 
-function ageFacts(ctx: SweepContext, input: FateInput, key: string, name: string, maxAgeSecs: number | undefined, by: 'id' | 'mtime'): PolicyFacts['age'] {
+function ageFacts(
+  ctx: SweepContext,
+  input: FateInput,
+  key: string,
+  name: string,
+  maxAgeSecs: number | undefined,
+  by: 'id' | 'mtime',
+): PolicyFacts['age'] {
   const born = bornMs(input, key, name);
   if (maxAgeSecs === undefined || born === undefined) return null;
   const from = ageCondemnsFromMs(configuredInput(ctx, input), key, name) ?? null;
-  return { max_age_secs: maxAgeSecs, by, born_ms: born, age_ms: ctx.nowMs - born, condemns_from_ms: from, over: from !== null && from <= ctx.nowMs && !ctx.clockSkew };
+  return {
+    max_age_secs: maxAgeSecs,
+    by,
+    born_ms: born,
+    age_ms: ctx.nowMs - born,
+    condemns_from_ms: from,
+    over: from !== null && from <= ctx.nowMs && !ctx.clockSkew,
+  };
 }
 
 function originOf(config: GcConfig, origin: string | null): { origin: string | null; manifest: string | null } {
@@ -435,7 +599,16 @@ async function explainIn(ctx: SweepContext, opts: ExplainOptions): Promise<Expla
   const input = fateInput(ctx);
   const pids = await pidsOf(ctx);
   const base = { home: ctx.home, target: opts.target, now_ms: ctx.nowMs };
-  const held_too = heldToo.map((h) => ({ kind: h.kind, path: h.path, until_ms: h.kind === 'held_session' ? h.h.untilMs : h.kind === 'held_context' || h.kind === 'held_truncation' ? h.i.untilMs : 0 }));
+  const held_too = heldToo.map((h) => ({
+    kind: h.kind,
+    path: h.path,
+    until_ms:
+      h.kind === 'held_session'
+        ? h.h.untilMs
+        : h.kind === 'held_context' || h.kind === 'held_truncation'
+          ? h.i.untilMs
+          : 0,
+  }));
   switch (pl.kind) {
     case 'session':
       return { ...base, ...sessionDoc(ctx, input, pids, pl.p, pl.v), held_too };
@@ -453,7 +626,13 @@ async function explainIn(ctx: SweepContext, opts: ExplainOptions): Promise<Expla
 
 type Body = Omit<ExplainDoc, 'home' | 'target' | 'now_ms' | 'held_too'>;
 
-function sessionDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string, number>, p: SessionsRootPlan, v: SessionView): Body {
+function sessionDoc(
+  ctx: SweepContext,
+  input: FateInput,
+  pids: ReadonlyMap<string, number>,
+  p: SessionsRootPlan,
+  v: SessionView,
+): Body {
   const name = v.scan.name;
   const key = itemKey(p.key, name);
   const root = input.roots.find((r) => r.key === p.key);
@@ -466,13 +645,37 @@ function sessionDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
     capsule: null,
     owned: true,
     age: ageFacts(ctx, input, p.key, name, retain?.maxAgeSecs, 'id'),
-    rank: rank && retain?.maxSessions !== undefined ? { max_sessions: retain.maxSessions, rank: rank.rank, of: rank.of, over: rank.rank > retain.maxSessions, newer_to_condemn: sessionsToCondemn(rank.rank, retain.maxSessions) } : null,
+    rank:
+      rank && retain?.maxSessions !== undefined
+        ? {
+            max_sessions: retain.maxSessions,
+            rank: rank.rank,
+            of: rank.of,
+            over: rank.rank > retain.maxSessions,
+            newer_to_condemn: sessionsToCondemn(rank.rank, retain.maxSessions),
+          }
+        : null,
     messages: null,
     clock_behind_ms: ctx.clockSkew?.behindMs ?? null,
   };
-  const liveness: LivenessFacts = { state: live.state, why: live.why, test: live.test, last_write_ms: live.lastWriteMs, live_until_ms: live.live_until_ms, pid: live.pid, sessions: [] };
+  const liveness: LivenessFacts = {
+    state: live.state,
+    why: live.why,
+    test: live.test,
+    last_write_ms: live.lastWriteMs,
+    live_until_ms: live.live_until_ms,
+    pid: live.pid,
+    sessions: [],
+  };
   const body: Body = {
-    item: { kind: 'session', name, path: `${p.input.root}/${name}`, store: 'sessions', place: p.input.root, ...originOf(ctx.config, p.input.origin) },
+    item: {
+      kind: 'session',
+      name,
+      path: `${p.input.root}/${name}`,
+      store: 'sessions',
+      place: p.input.root,
+      ...originOf(ctx.config, p.input.origin),
+    },
     fate,
     policy,
     liveness,
@@ -486,11 +689,24 @@ function sessionDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
     parents: [],
   };
   const holdable = root?.holdable === true && ctx.quarantineMs !== undefined;
-  forecast(ctx, body, holdable, liveness.state === 'live' ? [liveness] : [], root?.writable !== false, v.scan.uid === ctx.uid);
+  forecast(
+    ctx,
+    body,
+    holdable,
+    liveness.state === 'live' ? [liveness] : [],
+    root?.writable !== false,
+    v.scan.uid === ctx.uid,
+  );
   return body;
 }
 
-function contextDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string, number>, c: ContextScan, path: string): Body {
+function contextDoc(
+  ctx: SweepContext,
+  input: FateInput,
+  pids: ReadonlyMap<string, number>,
+  c: ContextScan,
+  path: string,
+): Body {
   const storeKey = `records:${c.store}`;
   const key = itemKey(storeKey, c.context);
   const st = input.stores.find((s) => s.key === storeKey);
@@ -499,7 +715,11 @@ function contextDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
   const pol = plan?.policies.find((x) => x.capsule === capsule);
   const retain = pol?.retain;
   const fate = fateNow(ctx, key, fateOf(ctx.fates, storeKey, c.context), c.context);
-  const live = ctx.world.views.filter((v) => v.liveness === 'live' && v.scan.trace?.ok === true && v.scan.trace.summary.contextIds.includes(c.context)).map((v) => liveSession(ctx, v, pids));
+  const live = ctx.world.views
+    .filter(
+      (v) => v.liveness === 'live' && v.scan.trace?.ok === true && v.scan.trace.summary.contextIds.includes(c.context),
+    )
+    .map((v) => liveSession(ctx, v, pids));
   const sessions = live.map(({ state: _s, lastWriteMs: _w, ...rest }) => rest);
   const liveness: LivenessFacts | null =
     sessions.length === 0
@@ -509,7 +729,9 @@ function contextDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
           why: `named by ${sessions.length === 1 ? 'a live session' : `${sessions.length} live sessions`}`,
           test: null,
           last_write_ms: null,
-          live_until_ms: sessions.some((s) => s.live_until_ms === null) ? null : Math.max(...sessions.map((s) => s.live_until_ms!)),
+          live_until_ms: sessions.some((s) => s.live_until_ms === null)
+            ? null
+            : Math.max(...sessions.map((s) => s.live_until_ms!)),
           pid: null,
           sessions,
         };
@@ -523,13 +745,25 @@ function contextDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
         rank: null,
         messages:
           retain?.maxMessages !== undefined
-            ? { max_messages: retain.maxMessages, messages, over: messages !== null && messages > retain.maxMessages, more_to_condemn: messages === null ? null : messagesToCondemn(messages, retain.maxMessages) }
+            ? {
+                max_messages: retain.maxMessages,
+                messages,
+                over: messages !== null && messages > retain.maxMessages,
+                more_to_condemn: messages === null ? null : messagesToCondemn(messages, retain.maxMessages),
+              }
             : null,
         clock_behind_ms: ctx.clockSkew?.behindMs ?? null,
       }
     : null;
   const body: Body = {
-    item: { kind: 'context', name: c.context, path, store: 'records', place: c.store, ...originOf(ctx.config, pol?.origin ?? plan?.policies[0]?.origin ?? null) },
+    item: {
+      kind: 'context',
+      name: c.context,
+      path,
+      store: 'records',
+      place: c.store,
+      ...originOf(ctx.config, pol?.origin ?? plan?.policies[0]?.origin ?? null),
+    },
     fate,
     policy,
     liveness,
@@ -543,20 +777,44 @@ function contextDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<strin
     parents: [],
   };
   const holdable = st?.holdable === true && ctx.quarantineMs !== undefined;
-  forecast(ctx, body, holdable, liveness ? sessions.map((s) => ({ state: 'live', ...s })) : [], true, c.dirUid === ctx.uid && c.file.uid === ctx.uid);
+  forecast(
+    ctx,
+    body,
+    holdable,
+    liveness ? sessions.map((s) => ({ state: 'live', ...s })) : [],
+    true,
+    c.dirUid === ctx.uid && c.file.uid === ctx.uid,
+  );
   return body;
 }
 
-function holdDoc(ctx: SweepContext, input: FateInput, pl: Extract<Place, { kind: 'held_session' | 'held_context' | 'held_truncation' }>): Body {
+function holdDoc(
+  ctx: SweepContext,
+  input: FateInput,
+  pl: Extract<Place, { kind: 'held_session' | 'held_context' | 'held_truncation' }>,
+): Body {
   const key = pl.kind === 'held_session' ? `${pl.p.input.root}/${pl.h.entry}` : pl.key;
   const hin = input.holds.find((h) => h.key === key);
   const fate = fateNow(ctx, key, ctx.fates?.holds.get(key), key);
   const untilMs = pl.kind === 'held_session' ? pl.h.untilMs : pl.i.untilMs;
-  const rule = pl.kind === 'held_session' ? (ctx.registry.vouch(pl.h.entry, { identity: pl.h.identity, birth: pl.h.birth })?.reason ?? null) : (pl.i.reason ?? null);
+  const rule =
+    pl.kind === 'held_session'
+      ? (ctx.registry.vouch(pl.h.entry, { identity: pl.h.identity, birth: pl.h.birth })?.reason ?? null)
+      : (pl.i.reason ?? null);
   const entry = pl.kind === 'held_session' ? pl.h.entry : pl.i.entry;
-  const origin = pl.kind === 'held_session' ? pl.p.input.origin : (ctx.config.records.find((r) => r.store === pl.i.origin)?.origin ?? null);
+  const origin =
+    pl.kind === 'held_session'
+      ? pl.p.input.origin
+      : (ctx.config.records.find((r) => r.store === pl.i.origin)?.origin ?? null);
   const body: Body = {
-    item: { kind: pl.kind, name: pl.name, path: pl.path, store: storeOf(pl), place: placeName(pl), ...originOf(ctx.config, origin) },
+    item: {
+      kind: pl.kind,
+      name: pl.name,
+      path: pl.path,
+      store: storeOf(pl),
+      place: placeName(pl),
+      ...originOf(ctx.config, origin),
+    },
     fate: { ...fate, until_ms: untilMs },
     policy: null,
     liveness: null,
@@ -570,7 +828,8 @@ function holdDoc(ctx: SweepContext, input: FateInput, pl: Extract<Place, { kind:
     parents: [],
   };
   const word = fate.word;
-  if (word.startsWith('purged')) body.due = { at_ms: ctx.nowMs, event: 'next_sweep', then: 'purge', rule: word.slice('purged:'.length) };
+  if (word.startsWith('purged'))
+    body.due = { at_ms: ctx.nowMs, event: 'next_sweep', then: 'purge', rule: word.slice('purged:'.length) };
   else if (word === 'held') body.due = { at_ms: untilMs, event: 'window_ends', then: 'purge', rule: 'expired' };
   else body.due = { at_ms: null, event: 'unknown', then: null, rule: null };
   if (hin?.keepFree === true && word === 'held') body.moves.push({ cause: 'keep_free', count: null });
@@ -578,17 +837,28 @@ function holdDoc(ctx: SweepContext, input: FateInput, pl: Extract<Place, { kind:
   return body;
 }
 
-function besideDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string, number>, pl: Extract<Place, { kind: 'child_workdir' | 'work_log' }>): Body {
+function besideDoc(
+  ctx: SweepContext,
+  input: FateInput,
+  pids: ReadonlyMap<string, number>,
+  pl: Extract<Place, { kind: 'child_workdir' | 'work_log' }>,
+): Body {
   const p = pl.p;
   const workdir = p.beside?.workdir ?? '';
   const names = (v: SessionView): boolean => {
     const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
     if (!t) return false;
-    return pl.kind === 'child_workdir' ? (t.delegations ?? []).some((d) => childEntryName(d.childWorkdir, workdir) === pl.name) : (t.workIds ?? []).includes(pl.alias);
+    return pl.kind === 'child_workdir'
+      ? (t.delegations ?? []).some((d) => childEntryName(d.childWorkdir, workdir) === pl.name)
+      : (t.workIds ?? []).includes(pl.alias);
   };
   const parents = p.views.filter(names);
   const namedByHeld = pl.kind === 'child_workdir' && (p.heldTied?.has(pl.name) ?? false);
-  const action = ctx.report.actions.find((a) => (a.kind === 'remove_child_workdir' || a.kind === 'remove_work_log' || a.kind === 'remove_orphan_workdir') && a.path === pl.path);
+  const action = ctx.report.actions.find(
+    (a) =>
+      (a.kind === 'remove_child_workdir' || a.kind === 'remove_work_log' || a.kind === 'remove_orphan_workdir') &&
+      a.path === pl.path,
+  );
   const skipped = ctx.report.skipped.find((s) => s.target === pl.path);
   let word = 'kept:policy';
   let until: number | null = null;
@@ -598,9 +868,17 @@ function besideDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string
     until = held?.until_ms ?? null;
   } else if (skipped) word = `kept:${skipped.code}`;
   const maxAge = p.input.childrenMaxAgeSecs ?? null;
-  const lastWrite = pl.kind === 'child_workdir' ? pl.c.sessions.reduce((m, s) => Math.max(m, s.lastWriteMs), pl.c.mtimeMs) : null;
+  const lastWrite =
+    pl.kind === 'child_workdir' ? pl.c.sessions.reduce((m, s) => Math.max(m, s.lastWriteMs), pl.c.mtimeMs) : null;
   const body: Body = {
-    item: { kind: pl.kind, name: pl.name, path: pl.path, store: 'sessions', place: p.input.root, ...originOf(ctx.config, p.input.origin) },
+    item: {
+      kind: pl.kind,
+      name: pl.name,
+      path: pl.path,
+      store: 'sessions',
+      place: p.input.root,
+      ...originOf(ctx.config, p.input.origin),
+    },
     fate: { word, condemned_by: null, until_ms: until, detail: skipped?.detail ?? null },
     policy: null,
     liveness: null,
@@ -608,13 +886,23 @@ function besideDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string
     hold: null,
     guard: null,
     budgets: [],
-    beside: { named_by: parents.map((v) => v.scan.name), named_by_held: namedByHeld, last_write_ms: lastWrite, children_max_age_secs: maxAge },
+    beside: {
+      named_by: parents.map((v) => v.scan.name),
+      named_by_held: namedByHeld,
+      last_write_ms: lastWrite,
+      children_max_age_secs: maxAge,
+    },
     due: { at_ms: null, event: 'never', then: null, rule: null },
     moves: [],
     parents: [],
   };
   if (action) {
-    body.due = { at_ms: ctx.nowMs, event: 'next_sweep', then: word.startsWith('held') ? 'hold' : 'remove', rule: word.slice(word.indexOf(':') + 1) };
+    body.due = {
+      at_ms: ctx.nowMs,
+      event: 'next_sweep',
+      then: word.startsWith('held') ? 'hold' : 'remove',
+      rule: word.slice(word.indexOf(':') + 1),
+    };
     return body;
   }
   if (parents.length > 0) {
@@ -632,10 +920,16 @@ function besideDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string
   }
   if (pl.kind === 'child_workdir' && !namedByHeld && maxAge !== null && p.beside) {
     // An orphan: children.max_age by its most recent visible write, the planner's comparison.
-    const j = { uid: ctx.uid, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s: string) => ctx.world.running.get(s) ?? 'none' };
+    const j = {
+      uid: ctx.uid,
+      liveGraceMs: ctx.config.liveGraceSecs * 1000,
+      running: (s: string) => ctx.world.running.get(s) ?? 'none',
+    };
     const v = orphansOf(ctx, p.beside, p.views, maxAge, p.heldTied, p.heldUncertain).find((o) => o.name === pl.name);
     if (v?.why === 'younger than children.max_age') {
-      const young = (t: number) => planOrphans([pl.c], new Set(), maxAge * 1000, false, { ...j, nowMs: t })[0]?.why === 'younger than children.max_age';
+      const young = (t: number) =>
+        planOrphans([pl.c], new Set(), maxAge * 1000, false, { ...j, nowMs: t })[0]?.why ===
+        'younger than children.max_age';
       const at = firstTrue((t) => !young(t), Math.floor(v.lastWriteMs + maxAge * 1000) + 1);
       body.due = { at_ms: at ?? null, event: 'condemned', then: 'remove', rule: 'children_max_age' };
     } else body.due = { at_ms: null, event: 'unknown', then: null, rule: null };
@@ -650,19 +944,38 @@ function besideDoc(ctx: SweepContext, input: FateInput, pids: ReadonlyMap<string
  * a taking now is the next sweep; a hold's end is its window's; a live item's is when its trace
  * stops counting as written; an age is when max_age passes it; nothing else has an instant.
  */
-function forecast(ctx: SweepContext, body: Body, holdable: boolean, live: { state: Liveness; live_until_ms: number | null; pid: number | null; test: LiveTest | null }[], writable: boolean, owned: boolean): void {
+function forecast(
+  ctx: SweepContext,
+  body: Body,
+  holdable: boolean,
+  live: { state: Liveness; live_until_ms: number | null; pid: number | null; test: LiveTest | null }[],
+  writable: boolean,
+  owned: boolean,
+): void {
   const word = body.fate.word;
-  const then = (rule: string): Due['then'] => (rule === 'max_messages' ? 'truncate' : rule === 'keep_free' || !holdable ? 'remove' : 'hold');
+  const then = (rule: string): Due['then'] =>
+    rule === 'max_messages' ? 'truncate' : rule === 'keep_free' || !holdable ? 'remove' : 'hold';
   const policy = body.policy;
   const age = policy?.age ?? null;
   const protectedNow = body.protection !== null;
   const taking = /^(held|removed|truncated):/.exec(word);
   if (taking) {
     const rule = word.slice(word.indexOf(':') + 1);
-    body.due = { at_ms: ctx.nowMs, event: 'next_sweep', then: taking[1] === 'held' ? 'hold' : taking[1] === 'truncated' ? 'truncate' : 'remove', rule };
+    body.due = {
+      at_ms: ctx.nowMs,
+      event: 'next_sweep',
+      then: taking[1] === 'held' ? 'hold' : taking[1] === 'truncated' ? 'truncate' : 'remove',
+      rule,
+    };
   } else if (word === 'failed' || word === 'not_reached') {
     body.due = { at_ms: null, event: 'unknown', then: null, rule: null };
-  } else if (!owned || !writable || word === 'kept:not_owned' || word === 'kept:foreign_owner' || word === 'kept:not_writable') {
+  } else if (
+    !owned ||
+    !writable ||
+    word === 'kept:not_owned' ||
+    word === 'kept:foreign_owner' ||
+    word === 'kept:not_writable'
+  ) {
     body.due = { at_ms: null, event: 'never', then: null, rule: null };
   } else if (protectedNow) {
     body.due = { at_ms: null, event: 'never', then: null, rule: null };
@@ -672,7 +985,12 @@ function forecast(ctx: SweepContext, body: Body, holdable: boolean, live: { stat
     body.moves.push({ cause: 'guard', count: null });
   } else {
     // Not taken now: the first instant a rule condemns it, and the end of what keeps it live.
-    const condemnedAt = body.fate.condemned_by !== null ? ctx.nowMs : age !== null && age.condemns_from_ms !== null && policy?.clock_behind_ms === null ? age.condemns_from_ms : undefined;
+    const condemnedAt =
+      body.fate.condemned_by !== null
+        ? ctx.nowMs
+        : age !== null && age.condemns_from_ms !== null && policy?.clock_behind_ms === null
+          ? age.condemns_from_ms
+          : undefined;
     const rule = body.fate.condemned_by ?? (condemnedAt !== undefined ? 'max_age' : null);
     const liveNow = live.filter((l) => l.state === 'live');
     const process = liveNow.find((l) => l.live_until_ms === null);
@@ -681,16 +999,23 @@ function forecast(ctx: SweepContext, body: Body, holdable: boolean, live: { stat
     else {
       const liveEnd = liveNow.reduce((m, l) => Math.max(m, l.live_until_ms ?? 0), 0);
       const at = Math.max(condemnedAt, liveEnd);
-      body.due = { at_ms: at, event: liveEnd > condemnedAt ? 'live_ends' : 'condemned', then: rule === null ? null : then(rule), rule };
+      body.due = {
+        at_ms: at,
+        event: liveEnd > condemnedAt ? 'live_ends' : 'condemned',
+        then: rule === null ? null : then(rule),
+        rule,
+      };
     }
     if (process) body.moves.push({ cause: 'process_end', count: process.pid });
-    if (liveNow.some((l) => l.test === 'recent_write' || l.test === 'live_grace')) body.moves.push({ cause: 'trace_write', count: null });
+    if (liveNow.some((l) => l.test === 'recent_write' || l.test === 'live_grace'))
+      body.moves.push({ cause: 'trace_write', count: null });
   }
   if (body.due.event !== 'next_sweep' && body.fate.condemned_by === null && !protectedNow && owned && writable) {
     const rank = policy?.rank;
     if (rank && !rank.over) body.moves.push({ cause: 'new_sessions', count: rank.newer_to_condemn });
     const m = policy?.messages;
-    if (m && !m.over && m.more_to_condemn !== null) body.moves.push({ cause: 'new_messages', count: m.more_to_condemn });
+    if (m && !m.over && m.more_to_condemn !== null)
+      body.moves.push({ cause: 'new_messages', count: m.more_to_condemn });
     if (age?.by === 'mtime' && !age.over) body.moves.push({ cause: 'record_write', count: null });
     for (const b of body.budgets) {
       if (b.rule === 'max_bytes' && b.grows_by !== null) body.moves.push({ cause: 'growth', count: b.grows_by });

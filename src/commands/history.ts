@@ -75,7 +75,16 @@ export interface SweepTotals {
   messages_dropped: number;
 }
 
-const noTotals = (): SweepTotals => ({ sessions_removed: 0, sessions_held: 0, records_removed: 0, records_held: 0, beside_removed: 0, beside_held: 0, records_truncated: 0, messages_dropped: 0 });
+const noTotals = (): SweepTotals => ({
+  sessions_removed: 0,
+  sessions_held: 0,
+  records_removed: 0,
+  records_held: 0,
+  beside_removed: 0,
+  beside_held: 0,
+  records_truncated: 0,
+  messages_dropped: 0,
+});
 
 export interface SweepHistory {
   /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
@@ -100,7 +109,10 @@ export interface SweepHistory {
   /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
   reconciled: { tasks: number; task_ids: string[]; sessions?: ReconciledSession[] };
   /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
-  quarantine: { purged: { store: string; reason: string; targets: string[] }[]; restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[] };
+  quarantine: {
+    purged: { store: string; reason: string; targets: string[] }[];
+    restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[];
+  };
   /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
   protection?: { change: string; store: string; target: string; origin: string; by: string }[];
   totals: SweepTotals;
@@ -185,7 +197,11 @@ function num(v: unknown): number | undefined {
  * One sweep from the parsed lines of its trace (in file order). Undefined when the trace is
  * not murmur-gc's (its session_start names another capsule).
  */
-export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: TraceLinesMeta): SweepHistory | undefined {
+export function summarizeAuditTrace(
+  sessionId: string,
+  lines: unknown[],
+  meta: TraceLinesMeta,
+): SweepHistory | undefined {
   const h: SweepHistory = {
     session_id: sessionId,
     started_ms: idTimestampMs(sessionId, 'ses_') ?? null,
@@ -220,7 +236,9 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
       case 'retention': {
         const store = typeof l['store'] === 'string' ? l['store'] : '?';
         const reason = typeof l['reason'] === 'string' ? l['reason'] : '?';
-        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
+        const targets = Array.isArray(l['targets'])
+          ? l['targets'].filter((t): t is string => typeof t === 'string')
+          : [];
         const removed = num(l['removed']) ?? targets.length;
         const e: RetentionEntry = { store, reason, removed, targets };
         if (typeof l['trigger'] === 'string') {
@@ -233,21 +251,38 @@ export function summarizeAuditTrace(sessionId: string, lines: unknown[], meta: T
         break;
       }
       case 'quarantine_purge': {
-        const targets = Array.isArray(l['targets']) ? l['targets'].filter((t): t is string => typeof t === 'string') : [];
-        h.quarantine.purged.push({ store: typeof l['store'] === 'string' ? l['store'] : '?', reason: typeof l['reason'] === 'string' ? l['reason'] : '?', targets });
+        const targets = Array.isArray(l['targets'])
+          ? l['targets'].filter((t): t is string => typeof t === 'string')
+          : [];
+        h.quarantine.purged.push({
+          store: typeof l['store'] === 'string' ? l['store'] : '?',
+          reason: typeof l['reason'] === 'string' ? l['reason'] : '?',
+          targets,
+        });
         break;
       }
       case 'quarantine_restore': {
-        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
-        const r: SweepHistory['quarantine']['restored'][number] = { store: str('store'), held: str('held'), target: str('target'), origin: str('origin') };
+        const str = (k: string) => (typeof l[k] === 'string' ? l[k] : '?');
+        const r: SweepHistory['quarantine']['restored'][number] = {
+          store: str('store'),
+          held: str('held'),
+          target: str('target'),
+          origin: str('origin'),
+        };
         const m = num(l['messages_restored']);
         if (m !== undefined) r.messages_restored = m;
         h.quarantine.restored.push(r);
         break;
       }
       case 'protection': {
-        const str = (k: string) => (typeof l[k] === 'string' ? (l[k]) : '?');
-        (h.protection ??= []).push({ change: str('change'), store: str('store'), target: str('target'), origin: str('origin'), by: str('by') });
+        const str = (k: string) => (typeof l[k] === 'string' ? l[k] : '?');
+        (h.protection ??= []).push({
+          change: str('change'),
+          store: str('store'),
+          target: str('target'),
+          origin: str('origin'),
+          by: str('by'),
+        });
         break;
       }
       case 'task_start':
@@ -309,7 +344,10 @@ export interface TargetMatch {
  * sweep's details say it held counts as held; for a sweep that did not record it, what the trail
  * or the window shows was held (held now, purged or restored since) does.
  */
-export function totalsOf(s: SweepHistory, stateOf: (r: RetentionEntry, target: string) => keyof Fate = () => 'removed'): SweepTotals {
+export function totalsOf(
+  s: SweepHistory,
+  stateOf: (r: RetentionEntry, target: string) => keyof Fate = () => 'removed',
+): SweepTotals {
   const t = noTotals();
   for (const r of s.retention) {
     if (r.reason === 'max_messages') {
@@ -331,7 +369,12 @@ export function totalsOf(s: SweepHistory, stateOf: (r: RetentionEntry, target: s
  * it in `after` (the sweeps that followed, oldest first), else held when the undo window holds it
  * now, else removed.
  */
-function fateOf(after: SweepHistory[], store: string, target: string, held: HeldNow): { state: keyof Fate; until?: number } {
+function fateOf(
+  after: SweepHistory[],
+  store: string,
+  target: string,
+  held: HeldNow,
+): { state: keyof Fate; until?: number } {
   for (const s of after) {
     if (s.quarantine.purged.some((p) => p.store === store && p.targets.includes(target))) return { state: 'purged' };
     if (s.quarantine.restored.some((r) => r.store === store && r.target === target)) return { state: 'restored' };
@@ -342,7 +385,13 @@ function fateOf(after: SweepHistory[], store: string, target: string, held: Held
   return until !== undefined ? { state: 'held', until } : { state: 'removed' };
 }
 
-export function findTarget(sweeps: SweepHistory[], target: string, where: Record<string, string> = {}, held: HeldNow = new Map(), all: SweepHistory[] = sweeps): TargetMatch[] {
+export function findTarget(
+  sweeps: SweepHistory[],
+  target: string,
+  where: Record<string, string> = {},
+  held: HeldNow = new Map(),
+  all: SweepHistory[] = sweeps,
+): TargetMatch[] {
   const out: TargetMatch[] = [];
   const later = (s: SweepHistory) => all.slice(all.indexOf(s) + 1);
   for (const s of sweeps) {
@@ -372,21 +421,66 @@ export function findTarget(sweeps: SweepHistory[], target: string, where: Record
     }
     for (const p of s.quarantine.purged) {
       if (!p.targets.includes(target)) continue;
-      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.reason, action: 'purged', exit_status: s.exit_status, outcome: statusWord(s), where: null, line_removed: p.targets.length, manual: false });
+      out.push({
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: p.store,
+        reason: p.reason,
+        action: 'purged',
+        exit_status: s.exit_status,
+        outcome: statusWord(s),
+        where: null,
+        line_removed: p.targets.length,
+        manual: false,
+      });
     }
     for (const r of s.quarantine.restored) {
       if (r.target !== target) continue;
-      const m: TargetMatch = { sweep: s.session_id, started_ms: s.started_ms, store: r.store, reason: r.held, action: 'restored', exit_status: s.exit_status, outcome: statusWord(s), where: r.origin, line_removed: 1, manual: true };
+      const m: TargetMatch = {
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: r.store,
+        reason: r.held,
+        action: 'restored',
+        exit_status: s.exit_status,
+        outcome: statusWord(s),
+        where: r.origin,
+        line_removed: 1,
+        manual: true,
+      };
       if (r.messages_restored !== undefined) m.line_messages_dropped = r.messages_restored;
       out.push(m);
     }
     for (const r of s.reconciled.sessions ?? []) {
       if (r.session !== target) continue;
-      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: 'sessions', reason: 'shell_lost', action: 'reconciled', exit_status: s.exit_status, outcome: statusWord(s), where: r.root, line_removed: r.work_ids.length, manual: false, work_ids: r.work_ids });
+      out.push({
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: 'sessions',
+        reason: 'shell_lost',
+        action: 'reconciled',
+        exit_status: s.exit_status,
+        outcome: statusWord(s),
+        where: r.root,
+        line_removed: r.work_ids.length,
+        manual: false,
+        work_ids: r.work_ids,
+      });
     }
     for (const p of s.protection ?? []) {
       if (p.target !== target) continue;
-      out.push({ sweep: s.session_id, started_ms: s.started_ms, store: p.store, reason: p.by, action: p.change === 'release' ? 'released' : 'protected', exit_status: s.exit_status, outcome: statusWord(s), where: p.origin, line_removed: 1, manual: true });
+      out.push({
+        sweep: s.session_id,
+        started_ms: s.started_ms,
+        store: p.store,
+        reason: p.by,
+        action: p.change === 'release' ? 'released' : 'protected',
+        exit_status: s.exit_status,
+        outcome: statusWord(s),
+        where: p.origin,
+        line_removed: 1,
+        manual: true,
+      });
     }
   }
   return out;
@@ -418,7 +512,14 @@ function startKey(s: SweepHistory): number {
 }
 
 export function buildHistory(
-  base: { home: string; auditRoot: string; exists: boolean; problems: HistoryDoc['problems']; where?: Record<string, string>; held?: HeldNow },
+  base: {
+    home: string;
+    auditRoot: string;
+    exists: boolean;
+    problems: HistoryDoc['problems'];
+    where?: Record<string, string>;
+    held?: HeldNow;
+  },
   all: SweepHistory[],
   q: HistoryQuery,
 ): HistoryDoc {
@@ -522,10 +623,14 @@ export function resolveTarget(sweeps: SweepHistory[], given: string): string {
   if (hits.length <= 1) return hits[0] ?? given;
   const shown = hits.slice(0, CANDIDATES_SHOWN).join(', ');
   const more = hits.length > CANDIDATES_SHOWN ? ` and ${hits.length - CANDIDATES_SHOWN} more` : '';
-  throw new GcError(Codes.targetAmbiguous, `--target ${given} is a prefix of ${hits.length} names in the audit trail: ${shown}${more}`, {
-    exitCode: ExitCodes.usage,
-    hint: 'give more of the id',
-  });
+  throw new GcError(
+    Codes.targetAmbiguous,
+    `--target ${given} is a prefix of ${hits.length} names in the audit trail: ${shown}${more}`,
+    {
+      exitCode: ExitCodes.usage,
+      hint: 'give more of the id',
+    },
+  );
 }
 
 // ---- rendering ---------------------------------------------------------------------------------
@@ -555,10 +660,15 @@ function retentionWords(r: RetentionEntry): string {
   const f = r.fate;
   const beside = r.store === 'sessions' ? r.targets.filter((t) => !t.startsWith('ses_')).length : 0;
   const own = r.targets.length - beside;
-  const what = r.store === 'sessions' ? (r.reason === 'children_max_age' ? 'orphaned child workdir' : 'session') : 'record';
+  const what =
+    r.store === 'sessions' ? (r.reason === 'children_max_age' ? 'orphaned child workdir' : 'session') : 'record';
   const n = r.reason === 'children_max_age' ? r.targets.length : own;
-  const besideWords = beside > 0 && r.reason !== 'children_max_age' ? ` (and ${plural(beside, 'child workdir or work log', 'child workdirs and work logs')} with them)` : '';
-  if (f && f.removed !== r.targets.length) return `${r.store}/${r.reason}: ${plural(n, what)} taken${besideWords}${fateWords(f, 'item')}`;
+  const besideWords =
+    beside > 0 && r.reason !== 'children_max_age'
+      ? ` (and ${plural(beside, 'child workdir or work log', 'child workdirs and work logs')} with them)`
+      : '';
+  if (f && f.removed !== r.targets.length)
+    return `${r.store}/${r.reason}: ${plural(n, what)} taken${besideWords}${fateWords(f, 'item')}`;
   return `${r.store}/${r.reason}: ${plural(n, what)} removed${besideWords}`;
 }
 
@@ -570,7 +680,10 @@ function perRecord(d: Record<string, number> | undefined): string {
   if (!d) return '';
   const all = Object.entries(d).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   const more = all.length > PER_RECORD_SHOWN ? `, and ${all.length - PER_RECORD_SHOWN} more` : '';
-  return ` (${all.slice(0, PER_RECORD_SHOWN).map(([t, n]) => `${t} ${n}`).join(', ')}${more})`;
+  return ` (${all
+    .slice(0, PER_RECORD_SHOWN)
+    .map(([t, n]) => `${t} ${n}`)
+    .join(', ')}${more})`;
 }
 
 /** ` — 1 removed, 1 held now (restorable), 1 held then deleted for good, 1 held then restored`; nothing when all were removed at once. */
@@ -616,18 +729,26 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   const out: string[] = [];
   const since = doc.since_ms === null ? '' : ` since ${iso(doc.since_ms)}`;
   if (!doc.audit_root_exists) {
-    out.push(`murmur-gc history — no audit trail at ${doc.audit_root}: no sweep has removed, truncated or reconciled anything there yet.`);
+    out.push(
+      `murmur-gc history — no audit trail at ${doc.audit_root}: no sweep has removed, truncated or reconciled anything there yet.`,
+    );
     return out.join('\n') + '\n';
   }
   if (doc.target !== null) {
     const matches = doc.matches ?? [];
     if (matches.length === 0) {
-      out.push(`${doc.target}: no sweep in the audit trail${since} removed, held, truncated, purged, restored or reconciled it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`);
+      out.push(
+        `${doc.target}: no sweep in the audit trail${since} removed, held, truncated, purged, restored or reconciled it, nor did a conversation rm or truncate (${doc.audit_root}; audit traces themselves are retained by audit.retain).`,
+      );
     } else {
-      out.push(`${doc.target}:${doc.target_prefix ? ` (the one name in the trail starting ${doc.target_prefix})` : ''}`);
+      out.push(
+        `${doc.target}:${doc.target_prefix ? ` (the one name in the trail starting ${doc.target_prefix})` : ''}`,
+      );
       for (const m of matches) {
         if (m.action === 'purged') {
-          out.push(`  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason}: purged for space before its window passed`}; that sweep: ${m.outcome}`);
+          out.push(
+            `  deleted for good from the quarantine by sweep ${m.sweep} at ${iso(m.started_ms)}: ${m.store}/${m.reason === 'expired' ? 'its undo window passed' : `${m.reason}: purged for space before its window passed`}; that sweep: ${m.outcome}`,
+          );
           continue;
         }
         if (m.action === 'protected' || m.action === 'released') {
@@ -640,13 +761,20 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
           continue;
         }
         if (m.action === 'reconciled') {
-          out.push(`  reconciled by sweep ${m.sweep} at ${iso(m.started_ms)} in sessions root ${m.where ?? '?'}: ${plural(m.line_removed, 'background command')} marked lost (shell_lost); that sweep: ${m.outcome}`);
+          out.push(
+            `  reconciled by sweep ${m.sweep} at ${iso(m.started_ms)} in sessions root ${m.where ?? '?'}: ${plural(m.line_removed, 'background command')} marked lost (shell_lost); that sweep: ${m.outcome}`,
+          );
           for (const w of m.work_ids ?? []) out.push(`    ${w}`);
           continue;
         }
         if (m.action === 'restored') {
-          const what = m.reason === 'truncation' ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back` : `the held ${m.reason} put back`;
-          out.push(`  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`);
+          const what =
+            m.reason === 'truncation'
+              ? `${plural(m.line_messages_dropped ?? 0, 'dropped message')} put back`
+              : `the held ${m.reason} put back`;
+          out.push(
+            `  restored by murmur-gc restore (${m.sweep}) at ${iso(m.started_ms)} into ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where ?? '?'}: ${what}`,
+          );
           continue;
         }
         const extra =
@@ -657,14 +785,20 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
             : m.line_removed > 1
               ? ` (with ${m.line_removed - 1} other${m.line_removed - 1 === 1 ? '' : 's'})`
               : '';
-        const from = m.where !== null ? ` from ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where}` : '';
+        const from =
+          m.where !== null ? ` from ${m.store === 'sessions' ? 'sessions root' : 'record store'} ${m.where}` : '';
         if (m.manual) {
-          const by = m.action === 'truncated' ? `murmur-gc conversation truncate, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped` : 'murmur-gc conversation rm';
+          const by =
+            m.action === 'truncated'
+              ? `murmur-gc conversation truncate, ${plural(m.line_messages_dropped ?? 0, 'message')} dropped`
+              : 'murmur-gc conversation rm';
           out.push(`  ${m.action} by hand (${by}; audit ${m.sweep}) at ${iso(m.started_ms)}${from}; ${m.outcome}`);
           continue;
         }
         const withSession = m.parent_session !== undefined ? ` with session ${m.parent_session}` : '';
-        out.push(`  ${matchVerb(m)}${withSession} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`);
+        out.push(
+          `  ${matchVerb(m)}${withSession} by sweep ${m.sweep} at ${iso(m.started_ms)}${from}: ${m.store}/${m.reason}${extra}; that sweep: ${m.outcome}`,
+        );
         out.push(...heldNote(m, doc.target, iso));
       }
     }
@@ -672,31 +806,56 @@ export function renderHistory(doc: HistoryDoc, nowMs = Date.now()): string {
   }
   const byHand = doc.sweeps.filter((s) => s.manual).length;
   const hand = byHand > 0 ? ` and ${plural(byHand, 'action')} by hand (conversation rm/truncate)` : '';
-  out.push(`murmur-gc history — ${plural(doc.sweeps.length - byHand, 'sweep')} with changes${hand}${since} (audit trail ${doc.audit_root})`);
+  out.push(
+    `murmur-gc history — ${plural(doc.sweeps.length - byHand, 'sweep')} with changes${hand}${since} (audit trail ${doc.audit_root})`,
+  );
   for (const s of doc.sweeps) {
     const dur = s.duration_ms === null ? '' : `, ${formatDuration(s.duration_ms)}`;
     out.push(`${iso(s.started_ms)}  ${s.session_id}  ${s.manual ? 'by hand, ' : ''}${statusWord(s)}${dur}`);
     for (const r of s.retention) out.push(`    ${retentionWords(r)}`);
-    for (const p of s.quarantine.purged) out.push(`    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`);
-    for (const r of s.quarantine.restored) out.push(`    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`);
-    for (const p of s.protection ?? []) out.push(`    ${p.change === 'release' ? 'released from' : 'put on'} the protection list: ${p.store === 'sessions' ? 'session' : 'context'} ${p.target} in ${p.origin}${p.by === 'restore' ? ' (restored)' : ''}`);
+    for (const p of s.quarantine.purged)
+      out.push(
+        `    quarantine: ${p.targets.length} held ${p.store === 'sessions' ? 'session(s)' : 'record item(s)'} deleted for good (${p.reason})`,
+      );
+    for (const r of s.quarantine.restored)
+      out.push(
+        `    restored from the quarantine: ${r.held} ${r.target} into ${r.origin}${r.messages_restored !== undefined ? ` (${plural(r.messages_restored, 'message')})` : ''}`,
+      );
+    for (const p of s.protection ?? [])
+      out.push(
+        `    ${p.change === 'release' ? 'released from' : 'put on'} the protection list: ${p.store === 'sessions' ? 'session' : 'context'} ${p.target} in ${p.origin}${p.by === 'restore' ? ' (restored)' : ''}`,
+      );
     if (s.reconciled.tasks > 0) {
       // One line per session reconciled (its work ids below it with --target), never every id on one line.
       const known = s.reconciled.sessions ?? [];
       out.push(`    reconciled lost background work: ${plural(s.reconciled.tasks, 'session')}`);
-      for (const r of known.slice(0, RECONCILED_SHOWN)) out.push(`      ${r.session}: ${plural(r.work_ids.length, 'command')} marked lost (task ${r.task_id})`);
-      if (known.length > RECONCILED_SHOWN) out.push(`      … and ${known.length - RECONCILED_SHOWN} more (--json has them all)`);
+      for (const r of known.slice(0, RECONCILED_SHOWN))
+        out.push(`      ${r.session}: ${plural(r.work_ids.length, 'command')} marked lost (task ${r.task_id})`);
+      if (known.length > RECONCILED_SHOWN)
+        out.push(`      … and ${known.length - RECONCILED_SHOWN} more (--json has them all)`);
       const unnamed = s.reconciled.task_ids.filter((t) => !known.some((r) => r.task_id === t));
       for (const t of unnamed.slice(0, RECONCILED_SHOWN)) out.push(`      detached_lost task ${t}`);
-      if (unnamed.length > RECONCILED_SHOWN) out.push(`      … and ${unnamed.length - RECONCILED_SHOWN} more tasks (--json has them all)`);
+      if (unnamed.length > RECONCILED_SHOWN)
+        out.push(`      … and ${unnamed.length - RECONCILED_SHOWN} more tasks (--json has them all)`);
     }
-    if (s.retention.length === 0 && s.reconciled.tasks === 0 && s.quarantine.purged.length === 0 && s.quarantine.restored.length === 0 && !s.protection?.length) out.push('    no removals recorded');
+    if (
+      s.retention.length === 0 &&
+      s.reconciled.tasks === 0 &&
+      s.quarantine.purged.length === 0 &&
+      s.quarantine.restored.length === 0 &&
+      !s.protection?.length
+    )
+      out.push('    no removals recorded');
     if (s.invalid_lines > 0) out.push(`    (${plural(s.invalid_lines, 'unreadable line')} skipped)`);
     if (s.truncated_read) out.push('    (trace larger than the read cap; only its beginning was read)');
   }
   const t = doc.totals;
-  const pair = (removed: number, heldN: number, one: string, many?: string) => `${plural(removed, one, many)} removed${heldN > 0 ? `, ${heldN} held` : ''}`;
-  const beside = t.beside_removed + t.beside_held > 0 ? `, ${pair(t.beside_removed, t.beside_held, 'child workdir or work log', 'child workdirs and work logs')}` : '';
+  const pair = (removed: number, heldN: number, one: string, many?: string) =>
+    `${plural(removed, one, many)} removed${heldN > 0 ? `, ${heldN} held` : ''}`;
+  const beside =
+    t.beside_removed + t.beside_held > 0
+      ? `, ${pair(t.beside_removed, t.beside_held, 'child workdir or work log', 'child workdirs and work logs')}`
+      : '';
   out.push(
     `Total: ${pair(t.sessions_removed, t.sessions_held, 'session')}, ${pair(t.records_removed, t.records_held, 'record')}${beside}, ${plural(t.records_truncated, 'record truncation')} (${plural(t.messages_dropped, 'message')} dropped), ${plural(t.reconciled_tasks, 'reconciliation')}${t.held > 0 ? `; of what they held, ${t.held} still held (murmur-gc quarantine ls)` : ''}.`,
   );

@@ -25,7 +25,14 @@ import { acquireLock, sweepLockPath } from '../gchome/lock.js';
 import { auditProtection, protectionPath, readProtection, writeProtection } from '../gchome/protect-file.js';
 import { Dir } from '../fsx/safe-fs.js';
 import type { Logger } from '../log.js';
-import { PROTECT_LIMIT, kindOf, protectedText, sameItem, type ProtectedItem, type ProtectedKind } from '../gchome/protect-list.js';
+import {
+  PROTECT_LIMIT,
+  kindOf,
+  protectedText,
+  sameItem,
+  type ProtectedItem,
+  type ProtectedKind,
+} from '../gchome/protect-list.js';
 import { planRecords } from '../plan/records.js';
 import { planSessions } from '../plan/sessions.js';
 import { GC_DIR } from '../gchome/audit.js';
@@ -106,7 +113,11 @@ function retainWords(r: { maxSessions?: number; maxMessages?: number; maxAgeSecs
 }
 
 /** Would a sweep act on this item now, were it not protected? (the planners, for one item) */
-export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' | 'target' | 'where'>, nowMs: number): Promise<Judgement> {
+export async function judgeItem(
+  config: GcConfig,
+  i: Pick<ProtectedItem, 'kind' | 'target' | 'where'>,
+  nowMs: number,
+): Promise<Judgement> {
   try {
     if (i.kind === 'session') {
       const entry = config.sessions.find((s) => resolve(s.root) === i.where && s.retain !== undefined);
@@ -121,7 +132,11 @@ export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' 
         await d.close();
       }
       if (!names.includes(i.target)) return { condemned: null, policy, unknown: null };
-      const plan = planSessions(names.map((name) => ({ name, liveness: 'dead' as const, livenessWhy: '' })), entry.retain, nowMs);
+      const plan = planSessions(
+        names.map((name) => ({ name, liveness: 'dead' as const, livenessWhy: '' })),
+        entry.retain,
+        nowMs,
+      );
       return { condemned: plan.remove.find((r) => r.name === i.target)?.reason ?? null, policy, unknown: null };
     }
     const policies = config.records.filter((r) => r.store === i.where && r.retain !== undefined);
@@ -134,7 +149,12 @@ export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' 
       const st = await dir.lstat(RECORD_FILE);
       if (!st?.isFile()) return { condemned: null, policy, unknown: `${ctxPath}/${RECORD_FILE} is not a regular file` };
       const counted = await countMessages(dir, RECORD_FILE);
-      const input = { context: i.target, header: counted.utf8 ? counted.header : undefined, mtimeMs: Number(st.mtimeMs), messages: counted.messages };
+      const input = {
+        context: i.target,
+        header: counted.utf8 ? counted.header : undefined,
+        mtimeMs: Number(st.mtimeMs),
+        messages: counted.messages,
+      };
       for (const p of policies) {
         const plan = planRecords([input], p.capsule, p.retain, new Set(), nowMs);
         if (plan.remove.length > 0) return { condemned: 'max_age', policy, unknown: null };
@@ -151,7 +171,8 @@ export async function judgeItem(config: GcConfig, i: Pick<ProtectedItem, 'kind' 
 
 async function withSweepLock<T>(config: GcConfig, fn: () => Promise<T>): Promise<T> {
   const lock = await acquireLock(sweepLockPath(config.home), { waitMs: 3000 });
-  if (!lock) throw new BusyError(`a murmur-gc sweep holds ${sweepLockPath(config.home)}; try again when it has finished`);
+  if (!lock)
+    throw new BusyError(`a murmur-gc sweep holds ${sweepLockPath(config.home)}; try again when it has finished`);
   try {
     return await fn();
   } finally {
@@ -162,7 +183,11 @@ async function withSweepLock<T>(config: GcConfig, fn: () => Promise<T>): Promise
 async function currentList(home: Dir): Promise<ProtectedItem[]> {
   const read = await readProtection(home);
   if (read.status === 'unreadable') {
-    throw refuse(ProtectCodes.unreadable, `${read.detail}; it was not changed`, 'check it (murmur-gc protection ls), then move it away: until then every sweep counts every item as protected');
+    throw refuse(
+      ProtectCodes.unreadable,
+      `${read.detail}; it was not changed`,
+      'check it (murmur-gc protection ls), then move it away: until then every sweep counts every item as protected',
+    );
   }
   return read.items;
 }
@@ -171,21 +196,34 @@ async function currentList(home: Dir): Promise<ProtectedItem[]> {
 function notFoundWords(kind: ProtectedKind, target: string): string {
   if (kind === 'session') return `session ${target} is in no configured sessions root`;
   const taken = notASessionId(target);
-  return taken !== undefined ? `${taken}, and no configured record store holds a context of that name` : `context ${target} is in no configured record store`;
+  return taken !== undefined
+    ? `${taken}, and no configured record store holds a context of that name`
+    : `context ${target} is in no configured record store`;
 }
 
 function notProtectedWords(kind: ProtectedKind, target: string, wanted: string | undefined): string {
   if (wanted === undefined) return `${target} is not protected`;
   const taken = kind === 'context' ? notASessionId(target) : undefined;
-  return taken !== undefined ? `${taken}, and no context of that name is protected in record store ${wanted}` : `${target} is not protected in ${wanted}`;
+  return taken !== undefined
+    ? `${taken}, and no context of that name is protected in record store ${wanted}`
+    : `${target} is not protected in ${wanted}`;
 }
 
 /** The kind of `ref.target`; a flag for the other kind (--record for a session, --root for a context) is refused. */
 function checkFlags(ref: ItemRef): ProtectedKind {
   const kind = kindOf(ref.target);
-  if (kind === 'session' && ref.record !== undefined) throw refuse(ProtectCodes.notFound, `${ref.target} is a session id; --record names a record store`, 'pass --root <DIR> for the sessions root of a session');
+  if (kind === 'session' && ref.record !== undefined)
+    throw refuse(
+      ProtectCodes.notFound,
+      `${ref.target} is a session id; --record names a record store`,
+      'pass --root <DIR> for the sessions root of a session',
+    );
   if (kind === 'context' && ref.root !== undefined) {
-    throw refuse(ProtectCodes.notFound, `${notASessionId(ref.target) ?? `${ref.target} is a context id (not ses_…)`}; --root names a sessions root`, 'pass --record <NAME> for the record store of a context');
+    throw refuse(
+      ProtectCodes.notFound,
+      `${notASessionId(ref.target) ?? `${ref.target} is a context id (not ses_…)`}; --root names a sessions root`,
+      'pass --record <NAME> for the record store of a context',
+    );
   }
   return kind;
 }
@@ -195,7 +233,10 @@ async function locate(config: GcConfig, ref: ItemRef): Promise<{ kind: Protected
   const kind = checkFlags(ref);
   if (kind === 'session' && ref.root !== undefined) return { kind, where: resolve(ref.root) };
   if (kind === 'context' && ref.record !== undefined) return { kind, where: ref.record };
-  const candidates = kind === 'session' ? [...new Set(config.sessions.map((s) => resolve(s.root)))] : [...new Set(config.records.map((r) => r.store))];
+  const candidates =
+    kind === 'session'
+      ? [...new Set(config.sessions.map((s) => resolve(s.root)))]
+      : [...new Set(config.records.map((r) => r.store))];
   const found: string[] = [];
   for (const w of candidates) if (await exists(itemPath(config, { kind, target: ref.target, where: w }))) found.push(w);
   const flag = kind === 'session' ? '--root <DIR>' : '--record <NAME>';
@@ -206,39 +247,77 @@ async function locate(config: GcConfig, ref: ItemRef): Promise<{ kind: Protected
       `pass ${flag} to protect it there ahead of time; murmur-gc quarantine ls lists what the undo window holds (restore protects what it puts back)`,
     );
   }
-  if (found.length > 1) throw refuse(ProtectCodes.ambiguous, `${kind} ${ref.target} is in ${found.length} places: ${found.join(', ')}`, `pass ${flag} to say which one, e.g. ${flag.split(' ')[0]} ${found[0]}`);
+  if (found.length > 1)
+    throw refuse(
+      ProtectCodes.ambiguous,
+      `${kind} ${ref.target} is in ${found.length} places: ${found.join(', ')}`,
+      `pass ${flag} to say which one, e.g. ${flag.split(' ')[0]} ${found[0]}`,
+    );
   return { kind, where: found[0]! };
 }
 
 /** Adds one item to the list (the caller holds the sweep lock). */
-async function addItem(config: GcConfig, home: Dir, log: Logger, item: ProtectedItem, now: () => number): Promise<ProtectOutcome> {
+async function addItem(
+  config: GcConfig,
+  home: Dir,
+  log: Logger,
+  item: ProtectedItem,
+  now: () => number,
+): Promise<ProtectOutcome> {
   const items = await currentList(home);
   const had = items.find((i) => sameItem(i, item));
   let audit: string | null = null;
   if (!had) {
     const next = [...items, item];
     if (Buffer.byteLength(protectedText(next)) > PROTECT_LIMIT) {
-      throw refuse(ProtectCodes.full, `the protection list ${protectionPath(config.home)} would grow past ${PROTECT_LIMIT} bytes; ${item.target} was not protected`, 'release items that no longer need it (murmur-gc protection ls)');
+      throw refuse(
+        ProtectCodes.full,
+        `the protection list ${protectionPath(config.home)} would grow past ${PROTECT_LIMIT} bytes; ${item.target} was not protected`,
+        'release items that no longer need it (murmur-gc protection ls)',
+      );
     }
     // Written before anything slower (the judgement may count a large record's messages).
     await writeProtection(home, next);
     log.info({ target: item.target, origin: item.where, by: item.by }, 'protected');
-    audit = await auditProtection(home, now, { change: 'protect', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: item.by });
+    audit = await auditProtection(home, now, {
+      change: 'protect',
+      store: item.kind === 'session' ? 'sessions' : 'records',
+      target: item.target,
+      origin: item.where,
+      by: item.by,
+    });
   }
   const present = await exists(itemPath(config, item));
   const judgement = await judgeItem(config, item, now());
   return { item: had ?? item, added: !had, present, judgement, runtime: runtimeNote(item.kind), audit };
 }
 
-export async function protectTarget(config: GcConfig, log: Logger, ref: ItemRef & { note?: string }, now: () => number = Date.now): Promise<ProtectOutcome> {
+export async function protectTarget(
+  config: GcConfig,
+  log: Logger,
+  ref: ItemRef & { note?: string },
+  now: () => number = Date.now,
+): Promise<ProtectOutcome> {
   const home = await openHome(config);
-  if (!home) throw refuse(ProtectCodes.notFound, `there is no murmur home at ${config.home} to keep the protection list in`, 'run murmur-gc once the runtime has created its home');
+  if (!home)
+    throw refuse(
+      ProtectCodes.notFound,
+      `there is no murmur home at ${config.home} to keep the protection list in`,
+      'run murmur-gc once the runtime has created its home',
+    );
   try {
     const gc = await home.mkdir(GC_DIR, 0o700);
     await gc.close();
     return await withSweepLock(config, async () => {
       const { kind, where } = await locate(config, ref);
-      const item: ProtectedItem = { kind, target: ref.target, where, since_ms: now(), by: 'protect', ...definedOnly({ note: ref.note }) };
+      const item: ProtectedItem = {
+        kind,
+        target: ref.target,
+        where,
+        since_ms: now(),
+        by: 'protect',
+        ...definedOnly({ note: ref.note }),
+      };
       return addItem(config, home, log, item, now);
     });
   } finally {
@@ -246,9 +325,19 @@ export async function protectTarget(config: GcConfig, log: Logger, ref: ItemRef 
   }
 }
 
-export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef, now: () => number = Date.now): Promise<ReleaseOutcome> {
+export async function releaseTarget(
+  config: GcConfig,
+  log: Logger,
+  ref: ItemRef,
+  now: () => number = Date.now,
+): Promise<ReleaseOutcome> {
   const home = await openHome(config);
-  if (!home) throw refuse(ProtectCodes.notProtected, `${ref.target} is not protected: there is no murmur home at ${config.home}`, 'murmur-gc protection ls lists what is protected');
+  if (!home)
+    throw refuse(
+      ProtectCodes.notProtected,
+      `${ref.target} is not protected: there is no murmur home at ${config.home}`,
+      'murmur-gc protection ls lists what is protected',
+    );
   try {
     return await withSweepLock(config, async () => {
       const kind = checkFlags(ref);
@@ -256,15 +345,41 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
       const wanted = kind === 'session' ? (ref.root === undefined ? undefined : resolve(ref.root)) : ref.record;
       // Without --root/--record, the item of that name whatever its kind: a list may hold one
       // whose kind was judged otherwise when it was written.
-      const mine = items.filter((i) => i.target === ref.target && (wanted === undefined || (i.kind === kind && i.where === wanted)));
-      if (mine.length === 0) throw refuse(ProtectCodes.notProtected, notProtectedWords(kind, ref.target, wanted), 'murmur-gc protection ls lists what is protected');
+      const mine = items.filter(
+        (i) => i.target === ref.target && (wanted === undefined || (i.kind === kind && i.where === wanted)),
+      );
+      if (mine.length === 0)
+        throw refuse(
+          ProtectCodes.notProtected,
+          notProtectedWords(kind, ref.target, wanted),
+          'murmur-gc protection ls lists what is protected',
+        );
       const flag = mine[0]!.kind === 'session' ? '--root' : '--record';
-      if (mine.length > 1) throw refuse(ProtectCodes.ambiguous, `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`, `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`);
+      if (mine.length > 1)
+        throw refuse(
+          ProtectCodes.ambiguous,
+          `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`,
+          `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`,
+        );
       const item = mine[0]!;
-      await writeProtection(home, items.filter((i) => !sameItem(i, item)));
+      await writeProtection(
+        home,
+        items.filter((i) => !sameItem(i, item)),
+      );
       log.info({ target: item.target, origin: item.where }, 'released');
-      const audit = await auditProtection(home, now, { change: 'release', store: item.kind === 'session' ? 'sessions' : 'records', target: item.target, origin: item.where, by: 'release' });
-      return { item, present: await exists(itemPath(config, item)), judgement: await judgeItem(config, item, now()), audit };
+      const audit = await auditProtection(home, now, {
+        change: 'release',
+        store: item.kind === 'session' ? 'sessions' : 'records',
+        target: item.target,
+        origin: item.where,
+        by: 'release',
+      });
+      return {
+        item,
+        present: await exists(itemPath(config, item)),
+        judgement: await judgeItem(config, item, now()),
+        audit,
+      };
     });
   } finally {
     await home.close();
@@ -275,10 +390,18 @@ export async function releaseTarget(config: GcConfig, log: Logger, ref: ItemRef,
  * Protects what `restore` just put back (the caller holds the sweep lock, so no sweep runs between
  * the restore and this). `to` is the path the restore put it at.
  */
-export async function protectRestored(config: GcConfig, home: Dir, log: Logger, r: { target: string; restored: { held_kind: string; to: string }[] }, now: () => number): Promise<ProtectOutcome | undefined> {
+export async function protectRestored(
+  config: GcConfig,
+  home: Dir,
+  log: Logger,
+  r: { target: string; restored: { held_kind: string; to: string }[] },
+  now: () => number,
+): Promise<ProtectOutcome | undefined> {
   const kind = kindOf(r.target);
   // The target itself, not what came back with it (a session's child workdirs and work logs come first).
-  const first = r.restored.find((x) => (kind === 'session' ? x.held_kind === 'session' : x.held_kind === 'context' || x.held_kind === 'truncation'));
+  const first = r.restored.find((x) =>
+    kind === 'session' ? x.held_kind === 'session' : x.held_kind === 'context' || x.held_kind === 'truncation',
+  );
   if (!first) return undefined;
   // session: <root>/<id>; context: <home>/conversations/<store>/<ctx>[/conversation.jsonl]
   const rel = first.to.slice(`${config.home}/${CONVERSATIONS_DIR}/`.length).split('/');
@@ -306,7 +429,11 @@ export function renderProtectOutcome(p: ProtectOutcome): string[] {
   );
   if (!p.present) out.push(`note: ${t} is not in ${p.item.where} now; the protection applies once it is`);
   const j = judgementWords(p.judgement, p.item);
-  out.push(p.judgement.condemned !== null ? `${j}: without the protection the next sweep would ${p.judgement.condemned === 'max_messages' ? 'truncate' : 'remove'} it again` : j);
+  out.push(
+    p.judgement.condemned !== null
+      ? `${j}: without the protection the next sweep would ${p.judgement.condemned === 'max_messages' ? 'truncate' : 'remove'} it again`
+      : j,
+  );
   out.push(p.runtime);
   return out;
 }

@@ -34,13 +34,27 @@ import type { GcConfig } from '../config/types.js';
 import { BusyError, Codes, GcError, RefusalError, describeError, withPath } from '../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE } from '../runtime/inventory.js';
 import { acquireLock, ensureLockDir, recordLockPath, sweepLockPath, type HeldLock } from '../gchome/lock.js';
-import { listQuarantineDir, listRootHeld, openHeldLines, openQuarantineDir, purgeEntry, type QueueItem, type RootHeld } from '../gchome/quarantine-store.js';
+import {
+  listQuarantineDir,
+  listRootHeld,
+  openHeldLines,
+  openQuarantineDir,
+  purgeEntry,
+  type QueueItem,
+  type RootHeld,
+} from '../gchome/quarantine-store.js';
 import { RECORD_FILE_MODE, firstLineEnd } from '../runtime/record-truncate.js';
 import { Dir, type Identity } from '../fsx/safe-fs.js';
 import { stagedRewrite } from '../runtime/staged-rewrite.js';
 import type { Logger } from '../log.js';
 import { isSessionName, mintId, notASessionId } from '../runtime/ids.js';
-import { CONTEXT_PAYLOAD, payloadOf, restoreChain, restoredMarker, type ItemMeta } from '../gchome/quarantine-layout.js';
+import {
+  CONTEXT_PAYLOAD,
+  payloadOf,
+  restoreChain,
+  restoredMarker,
+  type ItemMeta,
+} from '../gchome/quarantine-layout.js';
 import { parseHeaderLine, serializeHeader, type RecordHeader } from '../runtime/record.js';
 import { VERSION } from '../version.js';
 import { failpoint } from '../failpoint.js';
@@ -80,7 +94,12 @@ export interface RestoreResult {
   target: string;
   dry_run: boolean;
   /** what was (or would be) put back, in order */
-  restored: { held_kind: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log'; from: string; to: string; messages_restored?: number }[];
+  restored: {
+    held_kind: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log';
+    from: string;
+    to: string;
+    messages_restored?: number;
+  }[];
   /** the audit trace of this restore, null in a dry run */
   audit: string | null;
   /** what was put back is protected from every sweep (src/commands/protect.ts); absent in a dry run */
@@ -90,7 +109,13 @@ export interface RestoreResult {
 }
 
 /** After a restore: protect what came back, and judge it by the current policy. */
-async function withProtection(config: GcConfig, home: Dir, log: Logger, r: RestoreResult, now: () => number): Promise<RestoreResult> {
+async function withProtection(
+  config: GcConfig,
+  home: Dir,
+  log: Logger,
+  r: RestoreResult,
+  now: () => number,
+): Promise<RestoreResult> {
   try {
     const p = await protectRestored(config, home, log, r, now);
     return p ? { ...r, protection: p } : r;
@@ -113,7 +138,8 @@ async function takeLock(path: string): Promise<HeldLock | undefined> {
 async function withSweepLock<T>(config: GcConfig, dryRun: boolean, fn: () => Promise<T>): Promise<T> {
   if (dryRun) return fn();
   const lock = await takeLock(sweepLockPath(config.home));
-  if (!lock) throw new BusyError(`a murmur-gc sweep holds ${sweepLockPath(config.home)}; try again when it has finished`);
+  if (!lock)
+    throw new BusyError(`a murmur-gc sweep holds ${sweepLockPath(config.home)}; try again when it has finished`);
   try {
     return await fn();
   } finally {
@@ -121,13 +147,27 @@ async function withSweepLock<T>(config: GcConfig, dryRun: boolean, fn: () => Pro
   }
 }
 
-export async function restoreTarget(config: GcConfig, log: Logger, opts: RestoreOptions, now: () => number = Date.now): Promise<RestoreResult> {
+export async function restoreTarget(
+  config: GcConfig,
+  log: Logger,
+  opts: RestoreOptions,
+  now: () => number = Date.now,
+): Promise<RestoreResult> {
   const home = await openAnchor(config.home, true);
-  if (!home && !isSessionName(opts.target)) throw refuse(RestoreCodes.notHeld, `nothing named '${opts.target}' is held: there is no murmur home at ${config.home}`, 'murmur-gc quarantine ls lists what the undo window holds');
+  if (!home && !isSessionName(opts.target))
+    throw refuse(
+      RestoreCodes.notHeld,
+      `nothing named '${opts.target}' is held: there is no murmur home at ${config.home}`,
+      'murmur-gc quarantine ls lists what the undo window holds',
+    );
   try {
     if (!home) {
       // A session may be held in a configured root even without a home; the audit trail needs one.
-      throw refuse(RestoreCodes.notHeld, `there is no murmur home at ${config.home} to keep the audit trail of a restore`, 'run murmur-gc once the runtime has created its home');
+      throw refuse(
+        RestoreCodes.notHeld,
+        `there is no murmur home at ${config.home} to keep the audit trail of a restore`,
+        'run murmur-gc once the runtime has created its home',
+      );
     }
     if (!opts.dryRun) {
       const gc = await home.mkdir(GC_DIR, 0o700);
@@ -140,11 +180,22 @@ export async function restoreTarget(config: GcConfig, log: Logger, opts: Restore
         // its held item gone.
         const recovered = await recoverInterruptedAudits(home, config.home, now());
         for (const r of recovered) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
-        await protectRecovered(home, log, recovered.flatMap((r) => r.restored), now);
+        await protectRecovered(
+          home,
+          log,
+          recovered.flatMap((r) => r.restored),
+          now,
+        );
         // and the small temps a killed run left under <home>/gc (e.g. an audit it was creating)
-        for (const t of await removeDeadGcTemps(config.home).catch(() => [])) log.warn({ code: Codes.processInterrupted, path: t.path, pid: t.pid }, 'leftover temp file of a killed murmur-gc removed');
+        for (const t of await removeDeadGcTemps(config.home).catch(() => []))
+          log.warn(
+            { code: Codes.processInterrupted, path: t.path, pid: t.pid },
+            'leftover temp file of a killed murmur-gc removed',
+          );
       }
-      const r = await (isSessionName(opts.target) ? restoreSession(config, home, log, opts, now) : restoreContext(config, home, log, opts, now));
+      const r = await (isSessionName(opts.target)
+        ? restoreSession(config, home, log, opts, now)
+        : restoreContext(config, home, log, opts, now));
       return opts.dryRun ? r : withProtection(config, home, log, r, now);
     });
   } finally {
@@ -221,16 +272,27 @@ async function notHeldHint(home: string, target: string): Promise<string> {
     const purges = findTarget(read.sweeps, target).filter((m) => m.action === 'purged');
     const last = purges.at(-1);
     if (!last) return general;
-    const why = last.reason === 'expired' ? 'its undo window had passed' : `purged for space (${last.reason}) before its window passed`;
+    const why =
+      last.reason === 'expired'
+        ? 'its undo window had passed'
+        : `purged for space (${last.reason}) before its window passed`;
     return `it was deleted for good by sweep ${last.sweep}: ${why} (murmur-gc history --target ${target} has the whole trail)`;
   } catch {
     return general;
   }
 }
 
-async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
+async function restoreSession(
+  config: GcConfig,
+  home: Dir,
+  log: Logger,
+  opts: RestoreOptions,
+  now: () => number,
+): Promise<RestoreResult> {
   const wanted = opts.root === undefined ? undefined : resolve(opts.root);
-  const roots = [...new Set(config.sessions.map((s) => s.root))].filter((r) => wanted === undefined || resolve(r) === wanted);
+  const roots = [...new Set(config.sessions.map((s) => s.root))].filter(
+    (r) => wanted === undefined || resolve(r) === wanted,
+  );
   const found: { root: string; h: RootHeld }[] = [];
   // Only a hold murmur-gc's registry vouches for is put back (docs/design.md §4a).
   const registry = await Registry.load(home);
@@ -249,59 +311,110 @@ async function restoreSession(config: GcConfig, home: Dir, log: Logger, opts: Re
     }
   }
   if (found.length === 0) {
-    if (notOurs.length > 0) throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held by murmur-gc: ${notOurHold(notOurs[0]!)}`, 'murmur-gc quarantine ls lists what the undo window holds');
-    throw refuse(RestoreCodes.notHeld, `session ${opts.target} is not held in ${opts.root ?? 'any configured sessions root'}`, await notHeldHint(config.home, opts.target));
+    if (notOurs.length > 0)
+      throw refuse(
+        RestoreCodes.notHeld,
+        `session ${opts.target} is not held by murmur-gc: ${notOurHold(notOurs[0]!)}`,
+        'murmur-gc quarantine ls lists what the undo window holds',
+      );
+    throw refuse(
+      RestoreCodes.notHeld,
+      `session ${opts.target} is not held in ${opts.root ?? 'any configured sessions root'}`,
+      await notHeldHint(config.home, opts.target),
+    );
   }
   const roots2 = [...new Set(found.map((f) => f.root))];
   if (roots2.length > 1) {
-    throw refuse(RestoreCodes.ambiguous, `session ${opts.target} is held in ${roots2.length} sessions roots: ${roots2.join(', ')}`, `pass --root <DIR> to say which one, e.g. --root ${roots2[0]}`);
+    throw refuse(
+      RestoreCodes.ambiguous,
+      `session ${opts.target} is held in ${roots2.length} sessions roots: ${roots2.join(', ')}`,
+      `pass --root <DIR> to say which one, e.g. --root ${roots2[0]}`,
+    );
   }
   // Held more than once in one root (removed, restored, removed again): the newest hold.
   const { root, h } = found.sort((a, b) => b.h.untilMs - a.h.untilMs)[0]!;
   const d = await Dir.open(root);
   try {
     if (await d.lstat(opts.target)) {
-      throw refuse(RestoreCodes.exists, `${d.display(opts.target)} exists now; the held session was not put back`, `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`);
+      throw refuse(
+        RestoreCodes.exists,
+        `${d.display(opts.target)} exists now; the held session was not put back`,
+        `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`,
+      );
     }
     const step = { held_kind: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
     // What went with it from beside the root comes back with it, first (docs/design.md §9a).
-    const besideStep = (b: BesideHeld) => ({ held_kind: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const), from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`, to: b.to });
+    const besideStep = (b: BesideHeld) => ({
+      held_kind: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const),
+      from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`,
+      to: b.to,
+    });
     if (opts.dryRun) {
       const hd = await d.openDir(h.entry, h.identity);
       const beside = await listBeside(hd, root).finally(() => hd.close());
       return { target: opts.target, dry_run: true, restored: [...beside.map(besideStep), step], audit: null };
     }
     const st = await d.lstat(h.entry);
-    if (!st?.isDirectory()) throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
+    if (!st?.isDirectory())
+      throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
     await d.openDir(h.entry, h.identity).then((x) => x.close());
     const audit = new RestoreAudit(home, now);
     const item: RestoredItem = { store: 'sessions', held: 'session', target: opts.target, origin: root };
     let besideBack: BesideHeld[] = [];
     try {
-      const seq = await audit.intend({ kind: 'restore_session', parent: root, target: h.entry, restore: { ...item, to: d.display(opts.target), entries: [h.entry] } });
-      besideBack = await restoreBeside(d, h.entry, h.identity, (p) => refuse(RestoreCodes.exists, `${p} exists now; the held session was not put back`, `move it away first if the held one should take its place`));
+      const seq = await audit.intend({
+        kind: 'restore_session',
+        parent: root,
+        target: h.entry,
+        restore: { ...item, to: d.display(opts.target), entries: [h.entry] },
+      });
+      besideBack = await restoreBeside(d, h.entry, h.identity, (p) =>
+        refuse(
+          RestoreCodes.exists,
+          `${p} exists now; the held session was not put back`,
+          `move it away first if the held one should take its place`,
+        ),
+      );
       await d.rename(h.entry, opts.target);
       await d.sync().catch(() => undefined);
       await audit.done(seq, item);
       // the hold is gone: the registry keeps only what is still there
       registry.touched();
-      await registry.settle(home).catch((err: unknown) => log.warn({ code: Codes.ioError }, `registry not settled (the next sweep settles it): ${describeError(err)}`));
+      await registry
+        .settle(home)
+        .catch((err: unknown) =>
+          log.warn({ code: Codes.ioError }, `registry not settled (the next sweep settles it): ${describeError(err)}`),
+        );
     } catch (err) {
       await audit.abandon();
       throw err;
     }
     log.info({ target: opts.target, root }, 'session restored from the quarantine');
-    return { target: opts.target, dry_run: false, restored: [...besideBack.map(besideStep), step], audit: await audit.finish() };
+    return {
+      target: opts.target,
+      dry_run: false,
+      restored: [...besideBack.map(besideStep), step],
+      audit: await audit.finish(),
+    };
   } finally {
     await d.close();
   }
 }
 
-async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: RestoreOptions, now: () => number): Promise<RestoreResult> {
+async function restoreContext(
+  config: GcConfig,
+  home: Dir,
+  log: Logger,
+  opts: RestoreOptions,
+  now: () => number,
+): Promise<RestoreResult> {
   const q = await openQuarantineDir(home, false);
   const lookalike = notASessionId(opts.target);
   if (!q) {
-    const what = lookalike !== undefined ? `${lookalike}, and no context is held (the quarantine is empty)` : `context '${opts.target}' is not held (the quarantine is empty)`;
+    const what =
+      lookalike !== undefined
+        ? `${lookalike}, and no context is held (the quarantine is empty)`
+        : `context '${opts.target}' is not held (the quarantine is empty)`;
     throw refuse(RestoreCodes.notHeld, what, 'murmur-gc quarantine ls lists what the undo window holds');
   }
   const audit = new RestoreAudit(home, now);
@@ -309,7 +422,11 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
     const listed = await listQuarantineDir(q, false);
     const landed = await landedStaged(home, listed.items);
     let mine = listed.items.filter(
-      (i) => !i.incomplete && i.meta?.context === opts.target && (i.meta.state !== 'staged' || landed.has(i.entry)) && (opts.record === undefined || i.meta.store === opts.record),
+      (i) =>
+        !i.incomplete &&
+        i.meta?.context === opts.target &&
+        (i.meta.state !== 'staged' || landed.has(i.entry)) &&
+        (opts.record === undefined || i.meta.store === opts.record),
     );
     const stores = [...new Set(mine.map((i) => i.meta!.store))].sort();
     if (mine.length === 0) {
@@ -319,13 +436,20 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
         await notHeldHint(config.home, opts.target),
       );
     }
-    if (stores.length > 1) throw refuse(RestoreCodes.ambiguous, `context '${opts.target}' is held from ${stores.length} record stores: ${stores.join(', ')}`, `pass --record <NAME> to say which one, e.g. --record ${stores[0]}`);
+    if (stores.length > 1)
+      throw refuse(
+        RestoreCodes.ambiguous,
+        `context '${opts.target}' is held from ${stores.length} record stores: ${stores.join(', ')}`,
+        `pass --record <NAME> to say which one, e.g. --record ${stores[0]}`,
+      );
     const store = stores[0]!;
-    mine = mine.sort((a, b) => (a.meta!.removed_ms - b.meta!.removed_ms) || (a.entry < b.entry ? -1 : 1));
+    mine = mine.sort((a, b) => a.meta!.removed_ms - b.meta!.removed_ms || (a.entry < b.entry ? -1 : 1));
     const contexts = mine.filter((i) => i.kind === 'context');
     const truncations = mine.filter((i) => i.kind === 'truncation');
     const result: RestoreResult = { target: opts.target, dry_run: opts.dryRun, restored: [], audit: null };
-    const conv = opts.dryRun ? await home.openDir(CONVERSATIONS_DIR).catch(() => undefined) : await home.mkdir(CONVERSATIONS_DIR, 0o700);
+    const conv = opts.dryRun
+      ? await home.openDir(CONVERSATIONS_DIR).catch(() => undefined)
+      : await home.mkdir(CONVERSATIONS_DIR, 0o700);
     const storeExists = conv ? (await conv.lstat(store)) !== undefined : false;
     await conv?.close();
 
@@ -343,7 +467,11 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
       }
       if (ctxItem) {
         if (storeDir && (await storeDir.lstat(opts.target))) {
-          throw refuse(RestoreCodes.exists, `${storeDir.display(opts.target)} exists now; the held context was not put back`, `move it away (murmur-gc conversation rm ${opts.target} --record ${store}) if the held one should take its place`);
+          throw refuse(
+            RestoreCodes.exists,
+            `${storeDir.display(opts.target)} exists now; the held context was not put back`,
+            `move it away (murmur-gc conversation rm ${opts.target} --record ${store}) if the held one should take its place`,
+          );
         }
         const to = `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}`;
         result.restored.push({ held_kind: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
@@ -352,7 +480,12 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
           const restored: RestoredItem = { store: 'records', held: 'context', target: opts.target, origin: store };
           try {
             await item.openDir(CONTEXT_PAYLOAD).then((x) => x.close());
-            const seq = await audit.intend({ kind: 'restore_context', parent: q.path, target: ctxItem.entry, restore: { ...restored, to: storeDir.display(opts.target), entries: [ctxItem.entry] } });
+            const seq = await audit.intend({
+              kind: 'restore_context',
+              parent: q.path,
+              target: ctxItem.entry,
+              restore: { ...restored, to: storeDir.display(opts.target), entries: [ctxItem.entry] },
+            });
             await item.renameInto(CONTEXT_PAYLOAD, storeDir, opts.target);
             await storeDir.sync().catch(() => undefined);
             await audit.done(seq, restored);
@@ -367,8 +500,25 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
       const cutoff = ctxItem?.meta!.removed_ms;
       const pending = cutoff !== undefined ? truncations.filter((t) => t.meta!.removed_ms <= cutoff) : truncations;
       if (pending.length > 0) {
-        const done = await restoreTruncations(config, home, q, storeDir, store, opts, pending, cutoff, log, ctxItem !== undefined, audit);
-        result.restored.push({ held_kind: 'truncation', from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '), to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`, messages_restored: done.messages });
+        const done = await restoreTruncations(
+          config,
+          home,
+          q,
+          storeDir,
+          store,
+          opts,
+          pending,
+          cutoff,
+          log,
+          ctxItem !== undefined,
+          audit,
+        );
+        result.restored.push({
+          held_kind: 'truncation',
+          from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '),
+          to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`,
+          messages_restored: done.messages,
+        });
       }
     } finally {
       await storeDir?.close();
@@ -384,7 +534,10 @@ async function restoreContext(config: GcConfig, home: Dir, log: Logger, opts: Re
 }
 
 /** The record's first line (with its `\n`, when it has one) and its end offset. */
-async function headLine(fh: FileHandle, size: number): Promise<{ line: Buffer; end: number; header: RecordHeader | undefined }> {
+async function headLine(
+  fh: FileHandle,
+  size: number,
+): Promise<{ line: Buffer; end: number; header: RecordHeader | undefined }> {
   const end = await firstLineEnd(fh, size);
   const line = Buffer.alloc(end);
   await fh.read(line, 0, end, 0);
@@ -412,7 +565,11 @@ async function restoreTruncations(
 ): Promise<{ messages: number; items: QueueItem[] }> {
   const ctxDir = storeDir ? await storeDir.openDir(opts.target).catch(() => undefined) : undefined;
   if (!ctxDir && !(opts.dryRun && ctxRestoredFirst)) {
-    throw refuse(RestoreCodes.conflict, `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target} does not exist: there is no record to put the held lines back into`, 'murmur-gc quarantine ls shows what is held; the lines go when their window passes');
+    throw refuse(
+      RestoreCodes.conflict,
+      `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target} does not exist: there is no record to put the held lines back into`,
+      'murmur-gc quarantine ls shows what is held; the lines go when their window passes',
+    );
   }
   if (!ctxDir) {
     // dry run: the context is restored first, and it carries the marker of the newest truncation
@@ -428,7 +585,8 @@ async function restoreTruncations(
         `${ctxDir.display(RECORD_FILE)} does not carry the truncation marker of a held truncation (it was truncated again since its lines were held, or they are back already); putting them back would leave a gap or repeat them`,
         'the held lines stay in the quarantine until their window passes (murmur-gc quarantine ls)',
       );
-    const chainFor = (h: RecordHeader | undefined, items: QueueItem[]) => restoreChain(items as (QueueItem & { meta: ItemMeta })[], h?.truncated?.at_ms.toString());
+    const chainFor = (h: RecordHeader | undefined, items: QueueItem[]) =>
+      restoreChain(items as (QueueItem & { meta: ItemMeta })[], h?.truncated?.at_ms.toString());
     if (opts.dryRun) {
       if (!(await ctxDir.lstat(RECORD_FILE))) throw conflict();
       const { fh, stat } = await ctxDir.openFile(RECORD_FILE);
@@ -442,10 +600,18 @@ async function restoreTruncations(
     }
     await ensureLockDir(home, [encodeURIComponent(store)]);
     lock = await takeLock(recordLockPath(config.home, store, opts.target));
-    if (!lock) throw new BusyError(`${ctxDir.display(RECORD_FILE)} is locked by another murmur-gc; try again when it has finished`);
+    if (!lock)
+      throw new BusyError(
+        `${ctxDir.display(RECORD_FILE)} is locked by another murmur-gc; try again when it has finished`,
+      );
     // Listed again under the record's lock: a truncation that held lines since is seen whole.
     const fresh = (await listQuarantineDir(q, false)).items.filter(
-      (i) => !i.incomplete && i.kind === 'truncation' && i.meta?.context === opts.target && i.meta.store === store && (cutoff === undefined || i.meta.removed_ms <= cutoff),
+      (i) =>
+        !i.incomplete &&
+        i.kind === 'truncation' &&
+        i.meta?.context === opts.target &&
+        i.meta.store === store &&
+        (cutoff === undefined || i.meta.removed_ms <= cutoff),
     );
     let chain: QueueItem[] = [];
     let messages = 0;
@@ -475,14 +641,25 @@ async function restoreTruncations(
         messages = chain.reduce((n, i) => n + (i.meta!.messages ?? 0), 0);
         const h = head.header!;
         const marker = restoredMarker(h.truncated, messages, chain[0]!.meta!.prior ?? null);
-        expected = serializeHeader({ type: h.type, capsule: h.capsule, created_ms: h.created_ms, ...(marker ? { truncated: marker } : {}) });
+        expected = serializeHeader({
+          type: h.type,
+          capsule: h.capsule,
+          created_ms: h.created_ms,
+          ...(marker ? { truncated: marker } : {}),
+        });
         // Logged before the rewrite: recovery reads the record's first line (and the lines after
         // it) to tell whether this rewrite landed (src/gchome/audit-recovery.ts).
         seq = await audit.intend({
           kind: 'restore_truncation',
           parent: q.path,
           target: chain[0]!.entry,
-          restore: { ...restored, messagesRestored: messages, to: ctxDir.display(RECORD_FILE), entries: chain.map((c) => c.entry), header: expected },
+          restore: {
+            ...restored,
+            messagesRestored: messages,
+            to: ctxDir.display(RECORD_FILE),
+            entries: chain.map((c) => c.entry),
+            header: expected,
+          },
         });
         return { prefix: Buffer.from(expected), insert: inserts, copyFrom: head.end };
       },

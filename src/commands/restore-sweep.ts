@@ -78,9 +78,20 @@ function findSweep(sweeps: SweepHistory[], given: string, home: string): SweepHi
   const hits = given.length >= 8 ? sweeps.filter((s) => s.session_id.startsWith(given)) : [];
   if (hits.length === 1) return hits[0]!;
   if (hits.length > 1) {
-    throw new GcError(Codes.targetAmbiguous, `--sweep ${given} is a prefix of ${hits.length} audit ids: ${hits.slice(0, 5).map((s) => s.session_id).join(', ')}${hits.length > 5 ? ', …' : ''}`, { exitCode: ExitCodes.usage, hint: 'give more of the id' });
+    throw new GcError(
+      Codes.targetAmbiguous,
+      `--sweep ${given} is a prefix of ${hits.length} audit ids: ${hits
+        .slice(0, 5)
+        .map((s) => s.session_id)
+        .join(', ')}${hits.length > 5 ? ', …' : ''}`,
+      { exitCode: ExitCodes.usage, hint: 'give more of the id' },
+    );
   }
-  throw new RefusalError(SweepRestoreCodes.unknown, `no sweep ${given} in the audit trail (${home}/gc)`, 'murmur-gc history lists the sweeps by their audit id (audit traces go by audit.retain)');
+  throw new RefusalError(
+    SweepRestoreCodes.unknown,
+    `no sweep ${given} in the audit trail (${home}/gc)`,
+    'murmur-gc history lists the sweeps by their audit id (audit traces go by audit.retain)',
+  );
 }
 
 /** What `s` held, by its own trace (and details); `heldNow` fills in for a sweep that did not record it. */
@@ -93,7 +104,11 @@ export function heldBy(s: SweepHistory, where: Record<string, string>, heldNow: 
       if (r.store === 'sessions' && !target.startsWith('ses_')) continue;
       const kind = r.store === 'sessions' ? 'session' : r.reason === 'max_messages' ? 'truncation' : 'context';
       const at = where[target];
-      const unit: HeldUnit = { kind, target, origin: at === undefined ? undefined : r.store === 'sessions' ? at : basename(at) };
+      const unit: HeldUnit = {
+        kind,
+        target,
+        origin: at === undefined ? undefined : r.store === 'sessions' ? at : basename(at),
+      };
       const held = r.held_until_by_target ? target in r.held_until_by_target : heldNow(unit);
       if (held) out.set(`${kind}\0${target}`, unit);
     }
@@ -106,14 +121,29 @@ function goneCause(u: HeldUnit, s: SweepHistory, ordered: SweepHistory[]): { cod
   const store = u.kind === 'session' ? 'sessions' : 'records';
   for (const later of ordered.slice(ordered.indexOf(s))) {
     const p = later.quarantine.purged.find((x) => x.store === store && x.targets.includes(u.target));
-    if (p) return p.reason === 'expired' ? { code: SweepRestoreCodes.purgedExpired, detail: 'purged since: their window passed' } : { code: SweepRestoreCodes.purgedKeepFree, detail: `purged since for space (${p.reason}) before their window passed` };
+    if (p)
+      return p.reason === 'expired'
+        ? { code: SweepRestoreCodes.purgedExpired, detail: 'purged since: their window passed' }
+        : {
+            code: SweepRestoreCodes.purgedKeepFree,
+            detail: `purged since for space (${p.reason}) before their window passed`,
+          };
     if (later === s) continue;
-    if (later.quarantine.restored.some((x) => x.store === store && x.target === u.target)) return { code: SweepRestoreCodes.restoredAlready, detail: 'put back already (murmur-gc restore)' };
+    if (later.quarantine.restored.some((x) => x.store === store && x.target === u.target))
+      return { code: SweepRestoreCodes.restoredAlready, detail: 'put back already (murmur-gc restore)' };
   }
-  return { code: SweepRestoreCodes.noLongerHeld, detail: 'not held now in a configured sessions root or the quarantine, and the audit trail does not say why' };
+  return {
+    code: SweepRestoreCodes.noLongerHeld,
+    detail: 'not held now in a configured sessions root or the quarantine, and the audit trail does not say why',
+  };
 }
 
-export async function restoreSweep(config: GcConfig, log: Logger, opts: { sweep: string; dryRun: boolean }, now: () => number = Date.now): Promise<SweepRestoreResult> {
+export async function restoreSweep(
+  config: GcConfig,
+  log: Logger,
+  opts: { sweep: string; dryRun: boolean },
+  now: () => number = Date.now,
+): Promise<SweepRestoreResult> {
   const read = await readAuditHistory(config.home);
   const ordered = [...read.sweeps].sort((a, b) => startKey(a) - startKey(b) || (a.session_id < b.session_id ? -1 : 1));
   const s = findSweep(ordered, opts.sweep, config.home);
@@ -121,12 +151,30 @@ export async function restoreSweep(config: GcConfig, log: Logger, opts: { sweep:
   const where = await readSweepWhere(config.home, sweep);
   const held = await listHeld(config, false);
   const sameKind = (u: HeldUnit, kind: string) => (u.kind === 'session' ? kind === 'session' : kind !== 'session');
-  const mine = (u: HeldUnit) => held.items.filter((i) => i.run === sweep && i.target === u.target && sameKind(u, i.kind) && (u.origin === undefined || (u.kind === 'session' ? resolve(i.origin) === resolve(u.origin) : i.origin === u.origin)));
+  const mine = (u: HeldUnit) =>
+    held.items.filter(
+      (i) =>
+        i.run === sweep &&
+        i.target === u.target &&
+        sameKind(u, i.kind) &&
+        (u.origin === undefined ||
+          (u.kind === 'session' ? resolve(i.origin) === resolve(u.origin) : i.origin === u.origin)),
+    );
   const units = heldBy(s, where, (u) => mine(u).length > 0);
   if (units.length === 0) {
-    throw new RefusalError(RestoreCodes.notHeld, `sweep ${sweep} held nothing: what it took it removed at once (or it took nothing)`, `murmur-gc history --json shows what sweep ${sweep} did`);
+    throw new RefusalError(
+      RestoreCodes.notHeld,
+      `sweep ${sweep} held nothing: what it took it removed at once (or it took nothing)`,
+      `murmur-gc history --json shows what sweep ${sweep} did`,
+    );
   }
-  const result: SweepRestoreResult = { sweep, dry_run: opts.dryRun, held: units.length, restored: [], not_restored: [] };
+  const result: SweepRestoreResult = {
+    sweep,
+    dry_run: opts.dryRun,
+    held: units.length,
+    restored: [],
+    not_restored: [],
+  };
   const causes = new Map<string, NotRestored>();
   const cannot = (u: HeldUnit, code: string, detail: string) => {
     const c = causes.get(code) ?? { code, detail, items: [] };
@@ -138,7 +186,11 @@ export async function restoreSweep(config: GcConfig, log: Logger, opts: { sweep:
   let busy = false;
   for (const u of units) {
     if (busy) {
-      cannot(u, Codes.storageBusy, 'not attempted: a sweep took the sweep lock (run it again once the sweep has finished)');
+      cannot(
+        u,
+        Codes.storageBusy,
+        'not attempted: a sweep took the sweep lock (run it again once the sweep has finished)',
+      );
       continue;
     }
     const ours = mine(u);
@@ -153,19 +205,48 @@ export async function restoreSweep(config: GcConfig, log: Logger, opts: { sweep:
     done.add(key);
     // restore TARGET puts back the newest hold of a session, and every held item of a context in
     // its chain: restored here only when all of that is this sweep's
-    const others = held.items.filter((i) => i.target === u.target && sameKind(u, i.kind) && (u.kind === 'session' ? resolve(i.origin) === resolve(origin) : i.origin === origin) && i.run !== sweep);
-    const blocking = u.kind === 'session' ? others.filter((o) => o.untilMs > Math.max(...ours.map((x) => x.untilMs))) : others;
+    const others = held.items.filter(
+      (i) =>
+        i.target === u.target &&
+        sameKind(u, i.kind) &&
+        (u.kind === 'session' ? resolve(i.origin) === resolve(origin) : i.origin === origin) &&
+        i.run !== sweep,
+    );
+    const blocking =
+      u.kind === 'session' ? others.filter((o) => o.untilMs > Math.max(...ours.map((x) => x.untilMs))) : others;
     if (blocking.length > 0) {
-      cannot(u, SweepRestoreCodes.heldByAnother, `also held by another sweep (${blocking[0]!.run ?? 'unknown'}): murmur-gc restore TARGET would put back both`);
+      cannot(
+        u,
+        SweepRestoreCodes.heldByAnother,
+        `also held by another sweep (${blocking[0]!.run ?? 'unknown'}): murmur-gc restore TARGET would put back both`,
+      );
       continue;
     }
     try {
-      const r = await restoreTarget(config, log, { target: u.target, dryRun: opts.dryRun, ...(u.kind === 'session' ? { root: origin } : { record: origin }) }, now);
-      result.restored.push({ ...r, held_kind: u.kind === 'session' ? 'session' : r.restored.some((x) => x.held_kind === 'context') ? 'context' : 'truncation', origin });
+      const r = await restoreTarget(
+        config,
+        log,
+        { target: u.target, dryRun: opts.dryRun, ...(u.kind === 'session' ? { root: origin } : { record: origin }) },
+        now,
+      );
+      result.restored.push({
+        ...r,
+        held_kind:
+          u.kind === 'session'
+            ? 'session'
+            : r.restored.some((x) => x.held_kind === 'context')
+              ? 'context'
+              : 'truncation',
+        origin,
+      });
     } catch (err) {
       if (err instanceof BusyError) {
         busy = true;
-        cannot(u, Codes.storageBusy, 'not attempted: a sweep took the sweep lock (run it again once the sweep has finished)');
+        cannot(
+          u,
+          Codes.storageBusy,
+          'not attempted: a sweep took the sweep lock (run it again once the sweep has finished)',
+        );
       } else if (err instanceof GcError) {
         cannot(u, err.code, refusalWords(err, u));
       } else {
@@ -179,7 +260,9 @@ export async function restoreSweep(config: GcConfig, log: Logger, opts: { sweep:
 
 /** A refusal of restore TARGET as a cause (the first item's own words come with it). */
 function refusalWords(err: GcError, u: HeldUnit): string {
-  if (err.code === RestoreCodes.exists) return `a ${u.kind === 'session' ? 'session' : 'context'} of that name exists now (${err.message})`;
-  if (err.code === RestoreCodes.conflict) return `the record was truncated again since, or is gone: putting the lines back would leave a gap (${err.message})`;
+  if (err.code === RestoreCodes.exists)
+    return `a ${u.kind === 'session' ? 'session' : 'context'} of that name exists now (${err.message})`;
+  if (err.code === RestoreCodes.conflict)
+    return `the record was truncated again since, or is gone: putting the lines back would leave a gap (${err.message})`;
   return err.message;
 }

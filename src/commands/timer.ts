@@ -30,7 +30,18 @@ export function probeTimer(env: NodeJS.ProcessEnv = process.env): Promise<TimerI
   return new Promise((resolve) => {
     execFile(
       'systemctl',
-      ['--user', 'show', '--timestamp=unix', '-p', 'LoadState', '-p', 'ActiveState', '-p', 'NextElapseUSecRealtime', TIMER_UNIT],
+      [
+        '--user',
+        'show',
+        '--timestamp=unix',
+        '-p',
+        'LoadState',
+        '-p',
+        'ActiveState',
+        '-p',
+        'NextElapseUSecRealtime',
+        TIMER_UNIT,
+      ],
       { timeout: 2000, env },
       (err, stdout) => {
         if (err) resolve({ state: 'unknown', why: timerFailureWords(err) });
@@ -41,7 +52,10 @@ export function probeTimer(env: NodeJS.ProcessEnv = process.env): Promise<TimerI
 }
 
 /** Why systemd could not be asked, in words (`status`'s next run). */
-export function timerFailureWords(err: { killed?: boolean | undefined; code?: string | number | null | undefined }): string {
+export function timerFailureWords(err: {
+  killed?: boolean | undefined;
+  code?: string | number | null | undefined;
+}): string {
   if (err.code === 'ENOENT') return `systemctl is not installed, so whether ${TIMER_UNIT} runs is not known`;
   if (err.killed === true) return `systemctl did not answer within 2 s about ${TIMER_UNIT}`;
   return `no systemd user manager answered about ${TIMER_UNIT} (systemctl --user failed: no user session, or systemd is not running)`;

@@ -44,7 +44,14 @@ function isMissing(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSymbolicLink(): boolean }): string {
+function kindOf(st: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSymbolicLink(): boolean;
+}): string {
   if (st.isDirectory()) return 'a directory';
   if (st.isFIFO()) return 'a FIFO';
   if (st.isSocket()) return 'a socket';
@@ -58,7 +65,10 @@ function kindOf(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boo
  * @throws ConfigFileError for a non-regular file, a symlink (when not followed), a file over the
  *   size limit, invalid UTF-8, or any other I/O error.
  */
-export async function readTextFileIfExists(filePath: string, options: ReadTextOptions = {}): Promise<string | undefined> {
+export async function readTextFileIfExists(
+  filePath: string,
+  options: ReadTextOptions = {},
+): Promise<string | undefined> {
   const follow = options.followSymlinks ?? true;
   const maxBytes = options.maxBytes ?? MAX_CONFIG_FILE_BYTES;
   let st;
@@ -75,7 +85,11 @@ export async function readTextFileIfExists(filePath: string, options: ReadTextOp
     throw new ConfigFileError(Codes.notRegular, filePath, `is not a regular file (${kindOf(st)})`);
   }
   if (st.size > BigInt(maxBytes)) {
-    throw new ConfigFileError(Codes.fileTooLarge, filePath, `is larger than ${maxBytes} bytes (${st.size} bytes; not read)`);
+    throw new ConfigFileError(
+      Codes.fileTooLarge,
+      filePath,
+      `is larger than ${maxBytes} bytes (${st.size} bytes; not read)`,
+    );
   }
 
   const flags = C.O_RDONLY | C.O_NONBLOCK | (follow ? 0 : C.O_NOFOLLOW);
@@ -102,7 +116,11 @@ export async function readTextFileIfExists(filePath: string, options: ReadTextOp
       if (bytesRead === 0) break;
       total += bytesRead;
       if (total > maxBytes) {
-        throw new ConfigFileError(Codes.fileTooLarge, filePath, `is larger than ${maxBytes} bytes (it grew while read; not read)`);
+        throw new ConfigFileError(
+          Codes.fileTooLarge,
+          filePath,
+          `is larger than ${maxBytes} bytes (it grew while read; not read)`,
+        );
       }
     }
     try {

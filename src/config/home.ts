@@ -22,10 +22,44 @@ import { Dir } from '../fsx/safe-fs.js';
 export const HOME_MARKERS = ['conversations', 'running', 'state', 'spend', 'compiled', 'formations', 'gc'] as const;
 
 /** Directories directly under `/` that are the system's, never a murmur home. */
-export const SYSTEM_TOP = ['bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'libx32', 'lost+found', 'media', 'mnt', 'opt', 'proc', 'root', 'run', 'sbin', 'snap', 'srv', 'sys', 'tmp', 'usr', 'var'] as const;
+export const SYSTEM_TOP = [
+  'bin',
+  'boot',
+  'dev',
+  'etc',
+  'home',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'lost+found',
+  'media',
+  'mnt',
+  'opt',
+  'proc',
+  'root',
+  'run',
+  'sbin',
+  'snap',
+  'srv',
+  'sys',
+  'tmp',
+  'usr',
+  'var',
+] as const;
 
 /** Directories whose direct entries are the system's (or other users' homes, or mount points). */
-export const SYSTEM_PARENTS = ['/usr', '/usr/local', '/var', '/etc', '/run', '/run/user', '/home', '/mnt', '/media'] as const;
+export const SYSTEM_PARENTS = [
+  '/usr',
+  '/usr/local',
+  '/var',
+  '/etc',
+  '/run',
+  '/run/user',
+  '/home',
+  '/mnt',
+  '/media',
+] as const;
 
 /** Everything inside these is a kernel filesystem. */
 const KERNEL_TREES = ['/proc', '/sys', '/dev'];

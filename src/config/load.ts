@@ -64,7 +64,14 @@ import { YamlFloat, isMapping, parseDurationValue, parseRetainBlock } from './re
 import { YamlSyntaxError, type Locator } from './yaml-error.js';
 import type { RawConfig, RecordEntry, SessionEntry } from './parse.js';
 import { parseKeepFree, parseSizeValue } from './size.js';
-import type { GcConfig, KeepFree, RecordPolicyConfig, RecordRetain, SessionRetain, SessionsRootConfig } from './types.js';
+import type {
+  GcConfig,
+  KeepFree,
+  RecordPolicyConfig,
+  RecordRetain,
+  SessionRetain,
+  SessionsRootConfig,
+} from './types.js';
 import { definedOnly } from '../defined.js';
 
 export interface LoadConfigOptions {
@@ -242,7 +249,11 @@ function subBlock(manifest: Mapping, key: string, file: string): Mapping | undef
 }
 
 /** The manifest's `trace.retain`; `exists: false` when there is no manifest (no policy). */
-async function manifestTraceRetain(file: string, options: ReadTextOptions, sink: Sink): Promise<{ exists: boolean; retain: SessionRetain | undefined }> {
+async function manifestTraceRetain(
+  file: string,
+  options: ReadTextOptions,
+  sink: Sink,
+): Promise<{ exists: boolean; retain: SessionRetain | undefined }> {
   const manifest = await readManifest(file, options, sink);
   if (manifest === undefined) return { exists: false, retain: undefined };
   const trace = subBlock(manifest, 'trace', file);
@@ -258,7 +269,12 @@ async function checkDir(ctx: PathContext, keyPath: string, dir: string, what: st
   return false;
 }
 
-function optionalTrimmedString(block: Mapping | undefined, key: string, keyPath: string, file: string): string | undefined {
+function optionalTrimmedString(
+  block: Mapping | undefined,
+  key: string,
+  keyPath: string,
+  file: string,
+): string | undefined {
   const value = block?.[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new ConfigError(keyPath, 'must be a string', file);
@@ -267,28 +283,54 @@ function optionalTrimmedString(block: Mapping | undefined, key: string, keyPath:
 
 // ── entries ─────────────────────────────────────────────────────────────────────────────────
 
-
 /** `children: { max_age: <duration> }` of a sessions entry: the age in seconds. */
 function parseChildrenBlock(value: unknown, keyPath: string, file: string | undefined): number {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(keyPath, `must be a block of keys (${CHILDREN_KEYS.join(', ')})`, file);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(keyPath, `must be a block of keys (${CHILDREN_KEYS.join(', ')})`, file);
   const block = value as Record<string, unknown>;
-  for (const k of Object.keys(block)) if (!CHILDREN_KEYS.includes(k)) throw new ConfigError(`${keyPath}.${k}`, `unknown key '${k}'; expected: ${CHILDREN_KEYS.join(', ')}`, file);
-  if (block['max_age'] === undefined) throw new ConfigError(keyPath, 'must set max_age (e.g. children: { max_age: 30d })', file);
+  for (const k of Object.keys(block))
+    if (!CHILDREN_KEYS.includes(k))
+      throw new ConfigError(`${keyPath}.${k}`, `unknown key '${k}'; expected: ${CHILDREN_KEYS.join(', ')}`, file);
+  if (block['max_age'] === undefined)
+    throw new ConfigError(keyPath, 'must set max_age (e.g. children: { max_age: 30d })', file);
   return parseDurationValue(block['max_age'], `${keyPath}.max_age`, file);
 }
 
-async function resolveSessionEntry(entry: SessionEntry, index: number, ctx: PathContext): Promise<SessionsRootConfig[]> {
+async function resolveSessionEntry(
+  entry: SessionEntry,
+  index: number,
+  ctx: PathContext,
+): Promise<SessionsRootConfig[]> {
   const origin = `sessions[${index}]`;
-  const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
-  const childrenAge = entry.children === undefined ? undefined : await attempt(ctx.sink, () => Promise.resolve(parseChildrenBlock(entry.children, `${origin}.children`, ctx.file)));
+  const maxBytes =
+    entry.max_bytes === undefined
+      ? undefined
+      : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
+  const childrenAge =
+    entry.children === undefined
+      ? undefined
+      : await attempt(ctx.sink, () =>
+          Promise.resolve(parseChildrenBlock(entry.children, `${origin}.children`, ctx.file)),
+        );
   const roots = await attempt(ctx.sink, () => resolveSessionRoots(entry, origin, ctx));
-  if (roots === undefined || (entry.max_bytes !== undefined && maxBytes === undefined) || (entry.children !== undefined && childrenAge === undefined)) return [];
+  if (
+    roots === undefined ||
+    (entry.max_bytes !== undefined && maxBytes === undefined) ||
+    (entry.children !== undefined && childrenAge === undefined)
+  )
+    return [];
   // An entry whose manifest is broken deletes nothing until it is fixed: no budget either.
   const keepFree = entry.keep_free === false ? { keepFree: false as const } : {};
-  return roots.map((r) => (r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }), ...keepFree }));
+  return roots.map((r) =>
+    r.problem ? r : { ...r, ...definedOnly({ maxBytes, childrenMaxAgeSecs: childrenAge }), ...keepFree },
+  );
 }
 
-async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: PathContext): Promise<SessionsRootConfig[]> {
+async function resolveSessionRoots(
+  entry: SessionEntry,
+  origin: string,
+  ctx: PathContext,
+): Promise<SessionsRootConfig[]> {
   const given = (['root', 'workdir', 'project'] as const).filter((k) => entry[k] !== undefined);
   if (given.length !== 1) {
     throw new ConfigError(
@@ -318,7 +360,12 @@ async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: Pat
     const pattern = resolvePath(entry.root, `${origin}.root`, ctx);
     const roots = await expandGlob(pattern);
     if (!hasGlob(pattern)) await checkDir(ctx, `${origin}.root`, pattern, 'nothing there is swept until it exists');
-    else if (roots.length === 0) warn(ctx, `${origin}.root`, `'${pattern}' matches no directory: nothing is swept for this entry until one exists`);
+    else if (roots.length === 0)
+      warn(
+        ctx,
+        `${origin}.root`,
+        `'${pattern}' matches no directory: nothing is swept for this entry until one exists`,
+      );
     checked();
     sources.set(origin, { from: hasExplicit ? 'config' : 'none' });
     return roots.map((root) => ({ root, retain: explicit, origin }));
@@ -338,14 +385,37 @@ async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: Pat
     const manifest = path.join(dir, MANIFEST_FILE_NAME);
     try {
       const m = await manifestTraceRetain(manifest, { followSymlinks: false }, ctx.sink);
-      if (!m.exists && exists) warn(ctx, `${origin}.workdir`, `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`);
-      sources.set(origin, m.retain ? { from: 'manifest', manifest } : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' });
+      if (!m.exists && exists)
+        warn(
+          ctx,
+          `${origin}.workdir`,
+          `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`,
+        );
+      sources.set(
+        origin,
+        m.retain
+          ? { from: 'manifest', manifest }
+          : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' },
+      );
       return [{ root, retain: m.retain, origin }];
     } catch (err) {
       if (!(err instanceof GcError)) throw err;
-      collect(ctx.sink.problems, err instanceof ConfigError ? err : new ConfigError(`${origin}.workdir`, err.message, ctx.file));
+      collect(
+        ctx.sink.problems,
+        err instanceof ConfigError ? err : new ConfigError(`${origin}.workdir`, err.message, ctx.file),
+      );
       sources.set(origin, { from: 'none', manifest, note: 'the manifest is invalid' });
-      return [{ root, retain: undefined, origin, problem: { code: err.code, detail: `${origin}: ${err.message}; no policy applies to this entry until it is fixed` } }];
+      return [
+        {
+          root,
+          retain: undefined,
+          origin,
+          problem: {
+            code: err.code,
+            detail: `${origin}: ${err.message}; no policy applies to this entry until it is fixed`,
+          },
+        },
+      ];
     }
   }
   const project = resolvePath(entry.project ?? '', `${origin}.project`, ctx);
@@ -357,21 +427,46 @@ async function resolveSessionRoots(entry: SessionEntry, origin: string, ctx: Pat
   }
   const manifest = path.join(project, MANIFEST_FILE_NAME);
   const m = await manifestTraceRetain(manifest, {}, ctx.sink);
-  if (!m.exists && exists) warn(ctx, `${origin}.project`, `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`);
-  sources.set(origin, m.retain ? { from: 'manifest', manifest } : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' });
+  if (!m.exists && exists)
+    warn(
+      ctx,
+      `${origin}.project`,
+      `'${manifest}' does not exist: no policy applies to this entry (nothing is deleted there)`,
+    );
+  sources.set(
+    origin,
+    m.retain
+      ? { from: 'manifest', manifest }
+      : { from: 'none', manifest, note: m.exists ? 'the manifest has no trace.retain' : 'no manifest' },
+  );
   return [{ root: path.join(project, 'workdir'), retain: m.retain, origin }];
 }
 
-async function resolveRecordEntry(entry: RecordEntry, index: number, ctx: PathContext): Promise<RecordPolicyConfig | undefined> {
+async function resolveRecordEntry(
+  entry: RecordEntry,
+  index: number,
+  ctx: PathContext,
+): Promise<RecordPolicyConfig | undefined> {
   const origin = `records[${index}]`;
-  const maxBytes = entry.max_bytes === undefined ? undefined : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
+  const maxBytes =
+    entry.max_bytes === undefined
+      ? undefined
+      : await attempt(ctx.sink, () => parseSizeValue(entry.max_bytes, `${origin}.max_bytes`, ctx.file));
   const policy = await attempt(ctx.sink, () => resolveRecordPolicy(entry, origin, ctx));
   if (policy === undefined || (entry.max_bytes !== undefined && maxBytes === undefined)) return undefined;
-  return { ...policy, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(entry.keep_free === false ? { keepFree: false as const } : {}) };
+  return {
+    ...policy,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(entry.keep_free === false ? { keepFree: false as const } : {}),
+  };
 }
 
 /** The entry's policy; undefined (with a warning) when its manifest does not exist. */
-async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: PathContext): Promise<RecordPolicyConfig | undefined> {
+async function resolveRecordPolicy(
+  entry: RecordEntry,
+  origin: string,
+  ctx: PathContext,
+): Promise<RecordPolicyConfig | undefined> {
   if (entry.capsule !== undefined && entry.manifest !== undefined) {
     throw new ConfigError(origin, 'names capsule and manifest; give exactly one of them', ctx.file);
   }
@@ -399,7 +494,11 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   const manifest = await readManifest(file, {}, ctx.sink);
   if (manifest === undefined) {
     // Nothing names the capsule or the store: the entry is left out (it deletes nothing) and said so.
-    warn(ctx, `${origin}.manifest`, `'${file}' does not exist: this entry is left out (nothing in its record store is deleted) until it does`);
+    warn(
+      ctx,
+      `${origin}.manifest`,
+      `'${file}' does not exist: this entry is left out (nothing in its record store is deleted) until it does`,
+    );
     sources.set(origin, { from: 'none', manifest: file, note: 'the manifest does not exist' });
     return undefined;
   }
@@ -412,7 +511,10 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
   const context = subBlock(manifest, 'context', file);
   const recordStore = optionalTrimmedString(context, 'record_store', 'context.record_store', file);
   const rawStore = context?.['record_store'];
-  const store = recordStore === undefined ? capsule : checkSegment(recordStore, 'context.record_store', file, typeof rawStore === 'string' ? rawStore : recordStore);
+  const store =
+    recordStore === undefined
+      ? capsule
+      : checkSegment(recordStore, 'context.record_store', file, typeof rawStore === 'string' ? rawStore : recordStore);
 
   let retain: RecordRetain | undefined;
   if (entry.retain !== undefined) {
@@ -422,10 +524,22 @@ async function resolveRecordPolicy(entry: RecordEntry, origin: string, ctx: Path
     retain = parseRetainBlock(context['retain'], 'context.retain', 'context', file);
     // Parsed (and so validated) even when inert, as the runtime does.
     const record = optionalTrimmedString(context, 'record', 'context.record', file);
-    const transport = optionalTrimmedString(subBlock(manifest, 'inference', file), 'transport', 'inference.transport', file);
+    const transport = optionalTrimmedString(
+      subBlock(manifest, 'inference', file),
+      'transport',
+      'inference.transport',
+      file,
+    );
     if (record === 'off' || transport === 'process') {
       retain = undefined;
-      sources.set(origin, { from: 'none', manifest: file, note: record === 'off' ? 'context.record is off: its context.retain is inert' : 'inference.transport is process: its context.retain is inert' });
+      sources.set(origin, {
+        from: 'none',
+        manifest: file,
+        note:
+          record === 'off'
+            ? 'context.record is off: its context.retain is inert'
+            : 'inference.transport is process: its context.retain is inert',
+      });
     } else {
       sources.set(origin, { from: 'manifest', manifest: file });
     }
@@ -443,18 +557,32 @@ export const KEEP_FREE_WARN_PERCENT = 90;
  * `max_age` without a unit — the runtime's grammar reads `max_age: 30` as thirty seconds, not
  * days. Warnings (code config_destructive) for `config check`; a unit (`30s`) silences the second.
  */
-function warnDestructive(raw: RawConfig, sessions: readonly [number, SessionEntry][], records: readonly [number, RecordEntry][], keepFree: KeepFree | undefined, ctx: PathContext): void {
-  const push = (keyPath: string, message: string) => ctx.sink.warnings.push({ code: Codes.configDestructive, file: ctx.file, keyPath, message });
+function warnDestructive(
+  raw: RawConfig,
+  sessions: readonly [number, SessionEntry][],
+  records: readonly [number, RecordEntry][],
+  keepFree: KeepFree | undefined,
+  ctx: PathContext,
+): void {
+  const push = (keyPath: string, message: string) =>
+    ctx.sink.warnings.push({ code: Codes.configDestructive, file: ctx.file, keyPath, message });
   if (keepFree?.kind === 'percent' && keepFree.percent >= KEEP_FREE_WARN_PERCENT) {
-    push('keep_free', `${keepFree.percent}% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than ${100 - keepFree.percent}% full, nearly all of them`);
+    push(
+      'keep_free',
+      `${keepFree.percent}% of the filesystem must stay free: every sweep removes the oldest removable items of every entry with a policy on it until it does — on a filesystem more than ${100 - keepFree.percent}% full, nearly all of them`,
+    );
   }
   const bareAge = (block: unknown, keyPath: string) => {
     if (!isMapping(block)) return;
     const v = block['max_age'];
-    const digits = typeof v === 'bigint' ? String(v) : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? v.trim() : undefined;
+    const digits =
+      typeof v === 'bigint' ? String(v) : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? v.trim() : undefined;
     // A refused value (`max_age: 0`) is an error already.
     if (digits === undefined || ctx.sink.errors.some((e) => e.keyPath === `${keyPath}.max_age`)) return;
-    push(`${keyPath}.max_age`, `${digits} has no unit and is read as ${digits} second${digits === '1' ? '' : 's'} (the runtime's grammar); write ${digits}s to mean seconds, or ${digits}d for days`);
+    push(
+      `${keyPath}.max_age`,
+      `${digits} has no unit and is read as ${digits} second${digits === '1' ? '' : 's'} (the runtime's grammar); write ${digits}s to mean seconds, or ${digits}d for days`,
+    );
   };
   for (const [i, e] of sessions) bareAge(e.retain, `sessions[${i}].retain`);
   for (const [i, e] of records) bareAge(e.retain, `records[${i}].retain`);
@@ -499,7 +627,11 @@ async function refuseSharedRoots(sessions: readonly SessionsRootConfig[], ctx: P
  * `max_delete: { count, fraction }` (src/plan/guards.ts): a whole count >= 1 and/or 0 < fraction
  * <= 1. Each key is checked on its own, so a block with two bad keys reports both.
  */
-function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: string | undefined, sink: Sink): { count?: number; fraction?: number } | undefined {
+function parseMaxDelete(
+  raw: { count?: unknown; fraction?: unknown },
+  file: string | undefined,
+  sink: Sink,
+): { count?: number; fraction?: number } | undefined {
   const out: { count?: number; fraction?: number } = {};
   const before = sink.errors.length;
   const check = (fn: () => void) => {
@@ -523,7 +655,8 @@ function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: stri
   if (raw.fraction !== undefined) {
     check(() => {
       const v = raw.fraction;
-      const x = typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
+      const x =
+        typeof v === 'bigint' ? Number(v) : v instanceof YamlFloat && Number.isFinite(v.value) ? v.value : undefined;
       if (x === undefined) throw new ConfigError('max_delete.fraction', 'must be a number (0 < fraction <= 1)', file);
       if (x <= 0) throw new ConfigError('max_delete.fraction', 'must be more than 0', file);
       if (x > 1) throw new ConfigError('max_delete.fraction', 'must be at most 1', file);
@@ -541,7 +674,10 @@ function parseMaxDelete(raw: { count?: unknown; fraction?: unknown }, file: stri
 /** The XDG location, or throws when neither XDG_CONFIG_HOME (absolute) nor HOME is usable. */
 export function defaultConfigPath(env: Record<string, string | undefined>): string {
   const xdg = env['XDG_CONFIG_HOME'];
-  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? path.resolve(xdg) : path.join(homeFromEnv(env, ''), '.config');
+  const base =
+    xdg !== undefined && xdg !== '' && path.isAbsolute(xdg)
+      ? path.resolve(xdg)
+      : path.join(homeFromEnv(env, ''), '.config');
   return path.join(base, CONFIG_FILE_NAME);
 }
 
@@ -567,7 +703,8 @@ export interface ConfigCheck {
 }
 
 function located(sink: Sink): void {
-  const place = (file: string | undefined, keyPath: string) => (file === undefined ? undefined : sink.locators.get(file)?.(parseKeyPath(keyPath)));
+  const place = (file: string | undefined, keyPath: string) =>
+    file === undefined ? undefined : sink.locators.get(file)?.(parseKeyPath(keyPath));
   for (const e of [...sink.errors, ...sink.problems]) {
     if (e.line !== undefined) continue;
     const at = place(e.file, e.keyPath);
@@ -589,15 +726,22 @@ function located(sink: Sink): void {
  * Errors as a reader meets them: grouped by file (in the order the files were first named), and
  * within a file by line and column; an error about the file as a whole comes first.
  */
-function inLineOrder<T extends { file: string | undefined; line?: number | undefined; column?: number | undefined }>(items: readonly T[]): T[] {
+function inLineOrder<T extends { file: string | undefined; line?: number | undefined; column?: number | undefined }>(
+  items: readonly T[],
+): T[] {
   const fileRank = new Map<string | undefined, number>();
   for (const i of items) if (!fileRank.has(i.file)) fileRank.set(i.file, fileRank.size);
   return items
     .map((item, n) => ({ item, n }))
-    .sort((a, b) => (fileRank.get(a.item.file) ?? 0) - (fileRank.get(b.item.file) ?? 0) || (a.item.line ?? 0) - (b.item.line ?? 0) || (a.item.column ?? 0) - (b.item.column ?? 0) || a.n - b.n)
+    .sort(
+      (a, b) =>
+        (fileRank.get(a.item.file) ?? 0) - (fileRank.get(b.item.file) ?? 0) ||
+        (a.item.line ?? 0) - (b.item.line ?? 0) ||
+        (a.item.column ?? 0) - (b.item.column ?? 0) ||
+        a.n - b.n,
+    )
     .map(({ item }) => item);
 }
-
 
 /**
  * Resolves the configuration, collecting every error and warning (never throwing a ConfigError).
@@ -614,8 +758,15 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     const fatal = sink.errors.length;
     return {
       home: found.home,
-      resolved, source: file, errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)], fatal, warnings: inLineOrder(sink.warnings), config: fatal === 0 ? config : undefined, sources: sink.sources,
-      locate: (f, keyPath) => (f === undefined ? undefined : sink.locators.get(f)?.(parseKeyPath(keyPath))) };
+      resolved,
+      source: file,
+      errors: [...inLineOrder(sink.errors), ...inLineOrder(sink.problems)],
+      fatal,
+      warnings: inLineOrder(sink.warnings),
+      config: fatal === 0 ? config : undefined,
+      sources: sink.sources,
+      locate: (f, keyPath) => (f === undefined ? undefined : sink.locators.get(f)?.(parseKeyPath(keyPath))),
+    };
   };
 
   let file: string | undefined;
@@ -638,7 +789,11 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
 
   // No file: the built-in defaults, which are what an empty file gives. The YAML parser and the
   // schema (src/config/parse.ts) are loaded only when there is a file to read.
-  let shape: { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } = { raw: {}, sessions: [], records: [] };
+  let shape: { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } = {
+    raw: {},
+    sessions: [],
+    records: [],
+  };
   if (source !== undefined) {
     const { parseYaml, validateSchema } = await import('./parse.js');
     let doc: unknown;
@@ -659,10 +814,19 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
     if (opts.home !== undefined) {
       if (opts.home === '') throw new ConfigError('--home', 'must not be empty');
       const h = resolvePath(opts.home, '--home', { env, base: cwd, file: undefined, sink });
-      if ((await pathKind(h)) === 'missing') sink.warnings.push({ code: Codes.configPathMissing, file: undefined, keyPath: '--home', message: `'${h}' does not exist: there is nothing to sweep until the runtime creates it` });
+      if ((await pathKind(h)) === 'missing')
+        sink.warnings.push({
+          code: Codes.configPathMissing,
+          file: undefined,
+          keyPath: '--home',
+          message: `'${h}' does not exist: there is nothing to sweep until the runtime creates it`,
+        });
       return h;
     }
-    const h = raw.home !== undefined ? resolvePath(raw.home, 'home', ctx) : path.join(homeFromEnv(env, 'home', file), '.murmur');
+    const h =
+      raw.home !== undefined
+        ? resolvePath(raw.home, 'home', ctx)
+        : path.join(homeFromEnv(env, 'home', file), '.murmur');
     if ((await pathKind(h)) === 'missing') {
       // The default home is not in the file: the warning names no file then.
       const message = `'${h}' does not exist: there is nothing to sweep until the runtime creates it`;
@@ -675,7 +839,15 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   if (home !== undefined) found.home = home;
   const forceHome = opts.forceHome === true || raw.force_home === true;
   const userHomes = await userHomesOf(env);
-  if (home !== undefined) await guardHome(home, opts.home !== undefined ? '--home' : 'home', raw.home !== undefined && opts.home === undefined ? file : undefined, forceHome, userHomes, sink);
+  if (home !== undefined)
+    await guardHome(
+      home,
+      opts.home !== undefined ? '--home' : 'home',
+      raw.home !== undefined && opts.home === undefined ? file : undefined,
+      forceHome,
+      userHomes,
+      sink,
+    );
   const schedule = raw.schedule ?? DEFAULT_SCHEDULE;
   await attempt(sink, async () => {
     // `cron` is loaded only to check a configured schedule (the default is known good, see
@@ -690,11 +862,21 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
   });
 
   const randomDelaySecs =
-    raw.random_delay === undefined ? 0 : await attempt(sink, () => parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true }));
+    raw.random_delay === undefined
+      ? 0
+      : await attempt(sink, () => parseDurationValue(raw.random_delay, 'random_delay', file, { allowZero: true }));
   const liveGraceSecs =
-    raw.live_grace === undefined ? DEFAULT_LIVE_GRACE_SECS : await attempt(sink, () => parseDurationValue(raw.live_grace, 'live_grace', file));
-  const keepFree = raw.keep_free === undefined ? undefined : await attempt(sink, () => parseKeepFree(raw.keep_free, 'keep_free', file));
-  const quarantineSecs = raw.quarantine === undefined ? undefined : await attempt(sink, () => parseDurationValue(raw.quarantine, 'quarantine', file));
+    raw.live_grace === undefined
+      ? DEFAULT_LIVE_GRACE_SECS
+      : await attempt(sink, () => parseDurationValue(raw.live_grace, 'live_grace', file));
+  const keepFree =
+    raw.keep_free === undefined
+      ? undefined
+      : await attempt(sink, () => parseKeepFree(raw.keep_free, 'keep_free', file));
+  const quarantineSecs =
+    raw.quarantine === undefined
+      ? undefined
+      : await attempt(sink, () => parseDurationValue(raw.quarantine, 'quarantine', file));
 
   const sessions: SessionsRootConfig[] = [];
   for (const [i, entry] of sessionEntries) sessions.push(...(await resolveSessionEntry(entry, i, ctx)));
@@ -721,9 +903,18 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
       const textfile = resolvePath(textfileRaw, 'metrics.textfile', ctx);
       // node_exporter's textfile collector reads `*.prom` only: anything else would never be seen.
       if (!textfile.endsWith('.prom') || textfile.endsWith('/.prom')) {
-        throw new ConfigError('metrics.textfile', `'${textfileRaw}' must name a file ending in .prom (the textfile collector reads only *.prom)`, file);
+        throw new ConfigError(
+          'metrics.textfile',
+          `'${textfileRaw}' must name a file ending in .prom (the textfile collector reads only *.prom)`,
+          file,
+        );
       }
-      await checkDir(ctx, 'metrics.textfile', path.dirname(textfile), 'the metrics file cannot be written (each real sweep reports io_error) until it exists');
+      await checkDir(
+        ctx,
+        'metrics.textfile',
+        path.dirname(textfile),
+        'the metrics file cannot be written (each real sweep reports io_error) until it exists',
+      );
       // The cadence the shipped alert rules compare against (docs/metrics.md): with the timer,
       // whose OnCalendar= murmur-gc cannot see, this is how a changed cadence reaches them.
       if (intervalRaw === undefined) return { textfile };
@@ -737,7 +928,8 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
       : await attempt(sink, () => parseRetainBlock(raw.audit?.retain, 'audit.retain', 'trace', file));
   const maxDelete = raw.max_delete ? parseMaxDelete(raw.max_delete, file, sink) : undefined;
 
-  if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined) return done(file, undefined);
+  if (sink.errors.length > 0 || home === undefined || randomDelaySecs === undefined || liveGraceSecs === undefined)
+    return done(file, undefined);
   return done(file, {
     home,
     ...(forceHome ? { forceHome: true } : {}),
@@ -766,7 +958,11 @@ export async function checkConfig(opts: LoadConfigOptions): Promise<ConfigCheck>
  * Nothing may act on it (no sweep, restore or protect loads it); it says where to look.
  */
 export function viewFallbackConfig(check: ConfigCheck, opts: LoadConfigOptions): GcConfig {
-  const home = check.home ?? (opts.home !== undefined && opts.home !== '' ? path.resolve(opts.cwd ?? process.cwd(), opts.home) : path.join(homeFromEnv(opts.env, 'home', check.source), '.murmur'));
+  const home =
+    check.home ??
+    (opts.home !== undefined && opts.home !== ''
+      ? path.resolve(opts.cwd ?? process.cwd(), opts.home)
+      : path.join(homeFromEnv(opts.env, 'home', check.source), '.murmur'));
   return {
     home,
     schedule: DEFAULT_SCHEDULE,
@@ -795,11 +991,23 @@ async function userHomesOf(env: Record<string, string | undefined>): Promise<str
  * home is a `config_invalid` error at its key (`--home`, or `home` in `file`, or the default home,
  * which names no file) — unless forced, which is a `config_destructive` warning there instead.
  */
-async function guardHome(home: string, key: 'home' | '--home', file: string | undefined, force: boolean, userHomes: readonly string[], sink: Sink): Promise<void> {
+async function guardHome(
+  home: string,
+  key: 'home' | '--home',
+  file: string | undefined,
+  force: boolean,
+  userHomes: readonly string[],
+  sink: Sink,
+): Promise<void> {
   const why = await judgeHome(home, userHomes).catch(() => undefined);
   if (why === undefined) return;
   if (force) {
-    sink.warnings.push({ code: Codes.configDestructive, file, keyPath: key, message: `'${home}' ${why}; it is used anyway (--force-home / force_home): every sweep makes it private and creates gc/ in it` });
+    sink.warnings.push({
+      code: Codes.configDestructive,
+      file,
+      keyPath: key,
+      message: `'${home}' ${why}; it is used anyway (--force-home / force_home): every sweep makes it private and creates gc/ in it`,
+    });
     return;
   }
   sink.errors.push(new ConfigError(key, refusedHomeMessage(home, why, key), file));
@@ -817,7 +1025,8 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
   const check = await checkConfig(opts);
   const first = check.errors[0];
   if (check.fatal > 0 && first) {
-    if (check.fatal > 1) first.hint = `${check.fatal - 1} more error${check.fatal === 2 ? '' : 's'}: \`murmur-gc config check\` lists every one`;
+    if (check.fatal > 1)
+      first.hint = `${check.fatal - 1} more error${check.fatal === 2 ? '' : 's'}: \`murmur-gc config check\` lists every one`;
     throw first;
   }
   if (!check.config) throw new ConfigError('', 'invalid configuration', check.source);
@@ -833,7 +1042,9 @@ export async function loadConfig(opts: LoadConfigOptions): Promise<GcConfig> {
  * says so ("nothing to sweep"), and a fresh machine has none yet.
  */
 export function sweepConfigWarnings(config: GcConfig): readonly ConfigWarning[] {
-  return (loadedWarnings.get(config) ?? []).filter((w) => w.code === Codes.configPathMissing && w.keyPath !== 'home' && w.keyPath !== '--home');
+  return (loadedWarnings.get(config) ?? []).filter(
+    (w) => w.code === Codes.configPathMissing && w.keyPath !== 'home' && w.keyPath !== '--home',
+  );
 }
 
 /** Where the retain block of the entry `origin` (`sessions[2]`, `records[0]`) of a loaded `config` came from (`config check`'s words); undefined when not known. */
@@ -844,7 +1055,13 @@ export function policySourceOf(config: GcConfig, origin: string): PolicySource |
 /** Logs `sweepConfigWarnings(config)`, one warning line each (code, file:line, key path). */
 export function logConfigWarnings(log: Pick<Logger, 'warn'>, config: GcConfig): void {
   for (const w of sweepConfigWarnings(config)) {
-    const at = w.file === undefined ? undefined : `${w.file}${w.line !== undefined ? `:${w.line}${w.column !== undefined ? `:${w.column}` : ''}` : ''}`;
-    log.warn({ code: w.code, key: w.keyPath, ...definedOnly({ config: at }) }, `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`);
+    const at =
+      w.file === undefined
+        ? undefined
+        : `${w.file}${w.line !== undefined ? `:${w.line}${w.column !== undefined ? `:${w.column}` : ''}` : ''}`;
+    log.warn(
+      { code: w.code, key: w.keyPath, ...definedOnly({ config: at }) },
+      `${at !== undefined ? `${at}: ` : ''}${w.keyPath}: ${w.message}`,
+    );
   }
 }

@@ -45,7 +45,13 @@ function locatorOf(doc: Document, lc: LineCounter): Locator {
 
 export function parseYaml(text: string, file: string | undefined): { data: unknown; locate: Locator } {
   const deep = nestingBeyond(text);
-  if (deep) throw new ConfigError('', `invalid YAML at line ${deep.line}, column ${deep.column}: nesting too deep (more than ${MAX_NESTING} levels)`, file, deep);
+  if (deep)
+    throw new ConfigError(
+      '',
+      `invalid YAML at line ${deep.line}, column ${deep.column}: nesting too deep (more than ${MAX_NESTING} levels)`,
+      file,
+      deep,
+    );
   let lineCounter = new LineCounter();
   const options = { intAsBigInt: true, prettyErrors: false, uniqueKeys: true } as const;
   let doc = parseDocument(text, { ...options, lineCounter });
@@ -62,7 +68,10 @@ export function parseYaml(text: string, file: string | undefined): { data: unkno
     throw new YamlSyntaxError(
       doc.errors.map((e) => {
         const { line, col } = lineCounter.linePos(e.pos[0]);
-        return new ConfigError('', `invalid YAML at line ${line}, column ${col}: ${e.message}`, file, { line, column: col });
+        return new ConfigError('', `invalid YAML at line ${line}, column ${col}: ${e.message}`, file, {
+          line,
+          column: col,
+        });
       }),
     );
   }
@@ -129,7 +138,8 @@ export type RawConfig = {
 
 type Path = readonly (string | number)[];
 /** One shape issue: a block's unknown keys (all of them, in `for…in` order) with the keys it takes, or one message. */
-type Issue = { path: Path; keys: string[]; expected: readonly string[] } | { path: Path; keys?: undefined; message: string };
+type Issue =
+  { path: Path; keys: string[]; expected: readonly string[] } | { path: Path; keys?: undefined; message: string };
 /** Checks `value` (never undefined) at `path`, appends its issues, returns the value kept. */
 type Check = (value: unknown, path: Path, issues: Issue[]) => unknown;
 
@@ -164,17 +174,22 @@ function block(shape: Readonly<Record<string, Check>>): Check {
   };
 }
 
-const nullable = (check: Check): Check => (value, path, issues) => (value === null ? null : check(value, path, issues));
+const nullable =
+  (check: Check): Check =>
+  (value, path, issues) =>
+    value === null ? null : check(value, path, issues);
 
-const listOf = (entry: Check): Check => (value, path, issues) => {
-  if (!Array.isArray(value)) {
-    issues.push({ path, message: 'must be a list' });
-    return value;
-  }
-  const out: unknown[] = new Array<unknown>(value.length);
-  for (let i = 0; i < value.length; i++) out[i] = entry(value[i], [...path, i], issues);
-  return out;
-};
+const listOf =
+  (entry: Check): Check =>
+  (value, path, issues) => {
+    if (!Array.isArray(value)) {
+      issues.push({ path, message: 'must be a list' });
+      return value;
+    }
+    const out: unknown[] = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = entry(value[i], [...path, i], issues);
+    return out;
+  };
 
 const anything: Check = (value) => value;
 
@@ -189,7 +204,11 @@ const string: Check = (value, path, issues) => {
  * read, so no value can make the check throw.
  */
 const text: Check = (value, path, issues) => {
-  if (typeof value !== 'string') issues.push({ path, message: value === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string' });
+  if (typeof value !== 'string')
+    issues.push({
+      path,
+      message: value === null ? 'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)' : 'must be a string',
+    });
   else if (value.length === 0) issues.push({ path, message: 'must not be empty' });
   return value;
 };
@@ -200,12 +219,28 @@ const boolean: Check = (value, path, issues) => {
 };
 
 const logLevel: Check = (value, path, issues) => {
-  if (!(LOG_LEVELS as readonly unknown[]).includes(value)) issues.push({ path, message: `must be one of: ${LOG_LEVELS.join(', ')}` });
+  if (!(LOG_LEVELS as readonly unknown[]).includes(value))
+    issues.push({ path, message: `must be one of: ${LOG_LEVELS.join(', ')}` });
   return value;
 };
 
-const sessionEntry = block({ root: text, workdir: text, project: text, retain: anything, max_bytes: anything, children: anything, keep_free: boolean });
-const recordEntry = block({ capsule: string, store: string, manifest: text, retain: anything, max_bytes: anything, keep_free: boolean });
+const sessionEntry = block({
+  root: text,
+  workdir: text,
+  project: text,
+  retain: anything,
+  max_bytes: anything,
+  children: anything,
+  keep_free: boolean,
+});
+const recordEntry = block({
+  capsule: string,
+  store: string,
+  manifest: text,
+  retain: anything,
+  max_bytes: anything,
+  keep_free: boolean,
+});
 
 const configBlock = block({
   home: text,
@@ -248,7 +283,13 @@ function issuesToErrors(issues: readonly Issue[], file: string | undefined): Con
   for (const issue of issues) {
     if (issue.keys !== undefined) {
       for (const key of issue.keys) {
-        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'; expected: ${issue.expected.join(', ')}`, file));
+        unknown.push(
+          new ConfigError(
+            formatKeyPath([...issue.path, key]),
+            `unknown key '${key}'; expected: ${issue.expected.join(', ')}`,
+            file,
+          ),
+        );
       }
     } else {
       other.push(new ConfigError(formatKeyPath(issue.path), issue.message, file));
@@ -262,7 +303,11 @@ function issuesToErrors(issues: readonly Issue[], file: string | undefined): Con
  * Validates the top-level block: every shape issue is collected; the keys without issues (and,
  * inside `sessions`/`records`, the entries without issues) are kept so they are checked too.
  */
-export function validateSchema(doc: unknown, file: string | undefined, errors: ConfigError[]): { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } {
+export function validateSchema(
+  doc: unknown,
+  file: string | undefined,
+  errors: ConfigError[],
+): { raw: RawConfig; sessions: [number, SessionEntry][]; records: [number, RecordEntry][] } {
   const parsed = check<RawConfig>(configBlock, doc);
   if (parsed.ok) {
     const raw = parsed.data;
@@ -290,5 +335,9 @@ export function validateSchema(doc: unknown, file: string | undefined, errors: C
     });
     return out;
   };
-  return { raw, sessions: entries('sessions', sessionEntry, raw.sessions), records: entries('records', recordEntry, raw.records) };
+  return {
+    raw,
+    sessions: entries('sessions', sessionEntry, raw.sessions),
+    records: entries('records', recordEntry, raw.records),
+  };
 }

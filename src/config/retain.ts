@@ -151,8 +151,18 @@ export function isMapping(value: unknown): value is Record<string, unknown> {
  * One `retain:` block. `value` undefined (key absent) → undefined: no policy. Errors are
  * `ConfigError(<field path>, <runtime message>, file)`.
  */
-export function parseRetainBlock(value: unknown, blockPath: string, kind: 'trace', file?: string): SessionRetain | undefined;
-export function parseRetainBlock(value: unknown, blockPath: string, kind: 'context', file?: string): RecordRetain | undefined;
+export function parseRetainBlock(
+  value: unknown,
+  blockPath: string,
+  kind: 'trace',
+  file?: string,
+): SessionRetain | undefined;
+export function parseRetainBlock(
+  value: unknown,
+  blockPath: string,
+  kind: 'context',
+  file?: string,
+): RecordRetain | undefined;
 export function parseRetainBlock(
   value: unknown,
   blockPath: string,
@@ -171,7 +181,11 @@ export function parseRetainBlock(
   // `retain:` with nothing under it parses as null and means exactly `retain: {}`.
   if (value === null) throw new ConfigError(blockPath, RETAIN_EMPTY_BLOCK, file);
   if (!isMapping(value)) {
-    throw new ConfigError(blockPath, `must be a block of keys (${accepted.join(', ')}), got '${rustDebug(value)}'`, file);
+    throw new ConfigError(
+      blockPath,
+      `must be a block of keys (${accepted.join(', ')}), got '${rustDebug(value)}'`,
+      file,
+    );
   }
   const entries = Object.entries(value);
   if (entries.length === 0) throw new ConfigError(blockPath, RETAIN_EMPTY_BLOCK, file);
@@ -261,7 +275,8 @@ function rustNumber(value: bigint | number | YamlFloat): string {
 /** serde_yaml 0.9's `Debug` for a `Value`, compact form (`{:?}`). */
 export function rustDebug(value: unknown): string {
   if (value === null || value === undefined) return 'Null';
-  if (value instanceof YamlTagged) return `TaggedValue { tag: !${value.tag.replace(/^!/, '')}, value: ${rustDebug(value.value)} }`;
+  if (value instanceof YamlTagged)
+    return `TaggedValue { tag: !${value.tag.replace(/^!/, '')}, value: ${rustDebug(value.value)} }`;
   if (typeof value === 'boolean') return `Bool(${value})`;
   if (typeof value === 'bigint' || typeof value === 'number' || value instanceof YamlFloat) {
     return `Number(${rustNumber(value)})`;

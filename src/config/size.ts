@@ -50,20 +50,32 @@ const KEEP_FREE_KEYS = ['free', 'per_sweep'];
 export function parseKeepFree(value: unknown, fieldPath: string, file: string | undefined): KeepFree {
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof YamlFloat)) {
     const b = value as Record<string, unknown>;
-    for (const k of Object.keys(b)) if (!KEEP_FREE_KEYS.includes(k)) throw new ConfigError(`${fieldPath}.${k}`, `unknown key '${k}'; expected: ${KEEP_FREE_KEYS.join(', ')}`, file);
-    if (b['free'] === undefined) throw new ConfigError(fieldPath, 'must set free (e.g. keep_free: { free: 10%, per_sweep: 25% })', file);
+    for (const k of Object.keys(b))
+      if (!KEEP_FREE_KEYS.includes(k))
+        throw new ConfigError(`${fieldPath}.${k}`, `unknown key '${k}'; expected: ${KEEP_FREE_KEYS.join(', ')}`, file);
+    if (b['free'] === undefined)
+      throw new ConfigError(fieldPath, 'must set free (e.g. keep_free: { free: 10%, per_sweep: 25% })', file);
     const free = parseFreeValue(b['free'], `${fieldPath}.free`, file);
     const ps = b['per_sweep'];
     if (ps === undefined) return { ...free, perSweepPercent: KEEP_FREE_PER_SWEEP_DEFAULT };
     const m = typeof ps === 'string' ? /^([0-9]{1,3})%$/.exec(ps) : null;
     const n = m ? Number(m[1]) : NaN;
-    if (!(n >= 1 && n <= 100)) throw new ConfigError(`${fieldPath}.per_sweep`, `'${typeof ps === 'string' ? ps : rustDebug(ps)}' must be a whole percentage from 1% to 100% (the most keep_free takes of one store's items in one sweep)`, file);
+    if (!(n >= 1 && n <= 100))
+      throw new ConfigError(
+        `${fieldPath}.per_sweep`,
+        `'${typeof ps === 'string' ? ps : rustDebug(ps)}' must be a whole percentage from 1% to 100% (the most keep_free takes of one store's items in one sweep)`,
+        file,
+      );
     return { ...free, perSweepPercent: n };
   }
   return { ...parseFreeValue(value, fieldPath, file), perSweepPercent: KEEP_FREE_PER_SWEEP_DEFAULT };
 }
 
-function parseFreeValue(value: unknown, fieldPath: string, file: string | undefined): { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number } {
+function parseFreeValue(
+  value: unknown,
+  fieldPath: string,
+  file: string | undefined,
+): { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number } {
   if (typeof value === 'string' && value.endsWith('%')) {
     const m = /^([0-9]{1,2})%$/.exec(value);
     const n = m ? Number(m[1]) : NaN;
@@ -82,7 +94,10 @@ function parseFreeValue(value: unknown, fieldPath: string, file: string | undefi
 }
 
 /** The byte count `keep_free` asks for on a filesystem of `totalBytes`. */
-export function keepFreeBytes(k: { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number }, totalBytes: number): number {
+export function keepFreeBytes(
+  k: { kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number },
+  totalBytes: number,
+): number {
   return k.kind === 'bytes' ? k.bytes : Math.ceil((totalBytes * k.percent) / 100);
 }
 

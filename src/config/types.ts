@@ -7,7 +7,9 @@
  * `keep_free`: an absolute byte count or a percentage of the filesystem's total size, and the
  * most it takes of any one store's items in one sweep (`per_sweep`, a percentage; default 50).
  */
-export type KeepFree = ({ kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number }) & { perSweepPercent: number };
+export type KeepFree = ({ kind: 'bytes'; bytes: number } | { kind: 'percent'; percent: number }) & {
+  perSweepPercent: number;
+};
 
 /** `trace.retain` semantics: both keys ANDed; at least one present. */
 export interface SessionRetain {

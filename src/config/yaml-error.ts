@@ -9,6 +9,11 @@ export type Locator = (segments: readonly (string | number)[]) => { line: number
 export class YamlSyntaxError extends ConfigError {
   constructor(readonly all: ConfigError[]) {
     const first = all[0] ?? new ConfigError('', 'invalid YAML');
-    super(first.keyPath, first.detail, first.file, first.line !== undefined && first.column !== undefined ? { line: first.line, column: first.column } : undefined);
+    super(
+      first.keyPath,
+      first.detail,
+      first.file,
+      first.line !== undefined && first.column !== undefined ? { line: first.line, column: first.column } : undefined,
+    );
   }
 }

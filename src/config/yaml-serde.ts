@@ -61,7 +61,11 @@ function digitsButNotNumber(scalar: string): boolean {
 
 function parseUnsigned(scalar: string, max: bigint): bigint | undefined {
   const unpositive = scalar.startsWith('+') ? scalar.slice(1) : scalar;
-  for (const [prefix, radix] of [['0x', 16], ['0o', 8], ['0b', 2]] as const) {
+  for (const [prefix, radix] of [
+    ['0x', 16],
+    ['0o', 8],
+    ['0b', 2],
+  ] as const) {
     if (unpositive.startsWith(prefix)) {
       const v = fromStrRadix(unpositive.slice(2), radix, false);
       if (v !== undefined && v <= max) return v;
@@ -73,7 +77,11 @@ function parseUnsigned(scalar: string, max: bigint): bigint | undefined {
 }
 
 function parseNegative(scalar: string, min: bigint): bigint | undefined {
-  for (const [prefix, radix] of [['-0x', 16], ['-0o', 8], ['-0b', 2]] as const) {
+  for (const [prefix, radix] of [
+    ['-0x', 16],
+    ['-0o', 8],
+    ['-0b', 2],
+  ] as const) {
     if (scalar.startsWith(prefix)) {
       const v = fromStrRadix('-' + scalar.slice(3), radix, true);
       if (v !== undefined && v >= min && v <= -min - 1n) return v;
@@ -86,7 +94,8 @@ function parseNegative(scalar: string, min: bigint): bigint | undefined {
 
 /** Rust's `f64::from_str` grammar (decimal, optional exponent, `inf`/`infinity`/`nan`). */
 function rustParseF64(s: string): number | undefined {
-  if (/^[+-]?(?:inf|infinity|nan)$/i.test(s)) return s.toLowerCase().includes('nan') ? Number.NaN : s.startsWith('-') ? -Infinity : Infinity;
+  if (/^[+-]?(?:inf|infinity|nan)$/i.test(s))
+    return s.toLowerCase().includes('nan') ? Number.NaN : s.startsWith('-') ? -Infinity : Infinity;
   if (!/^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/.test(s)) return undefined;
   return Number(s);
 }
@@ -96,7 +105,8 @@ export function resolvePlainScalar(v: string): unknown {
   if (v === '' || v === '~' || v === 'null') return null;
   if (v === 'true') return true;
   if (v === 'false') return false;
-  const u = parseUnsigned(v, U64_MAX) ?? parseNegative(v, I64_MIN) ?? parseUnsigned(v, U128_MAX) ?? parseNegative(v, I128_MIN);
+  const u =
+    parseUnsigned(v, U64_MAX) ?? parseNegative(v, I64_MIN) ?? parseUnsigned(v, U128_MAX) ?? parseNegative(v, I128_MIN);
   if (u !== undefined) return u;
   if (digitsButNotNumber(v)) return v;
   const unsigned = v.startsWith('+') ? v.slice(1) : v;
@@ -119,12 +129,14 @@ function scalarValue(node: Scalar): unknown {
         return text;
       case `${CORE}int`: {
         const v = /^[+-]?[0-9]+$/.test(text) ? BigInt(text) : undefined;
-        if (v === undefined || v < I64_MIN || v > -I64_MIN - 1n) throw new YamlValueError(`invalid value: string ${JSON.stringify(text)}, expected an integer`);
+        if (v === undefined || v < I64_MIN || v > -I64_MIN - 1n)
+          throw new YamlValueError(`invalid value: string ${JSON.stringify(text)}, expected an integer`);
         return v;
       }
       case `${CORE}float`: {
         const f = rustParseF64(text);
-        if (f === undefined) throw new YamlValueError(`invalid value: string ${JSON.stringify(text)}, expected a float`);
+        if (f === undefined)
+          throw new YamlValueError(`invalid value: string ${JSON.stringify(text)}, expected a float`);
         return new YamlFloat(f);
       }
       case `${CORE}bool`:
@@ -152,7 +164,7 @@ export function documentToData(doc: Document, maxAliases = 100): unknown {
     if (node === null || node === undefined) return null;
     if (isAlias(node)) {
       if (++aliases > maxAliases) throw new YamlValueError(`more than ${maxAliases} aliases`);
-      return convert((node).resolve(doc), depth + 1);
+      return convert(node.resolve(doc), depth + 1);
     }
     const tag = (node as { tag?: string }).tag;
     const custom = tag !== undefined && !tag.startsWith(CORE) && tag !== '!';
@@ -167,7 +179,12 @@ export function documentToData(doc: Document, maxAliases = 100): unknown {
         const k = pair.key as Node | null;
         const key = isScalar(k) ? String(k.source) : k === null ? '' : String(convert(k, depth + 1));
         // defineProperty: a `__proto__` key stays an ordinary (unknown, refused) key.
-        Object.defineProperty(out, key, { value: convert(pair.value, depth + 1), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(out, key, {
+          value: convert(pair.value, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       return custom ? new YamlTagged(tag.replace(/^!/, ''), out) : out;
     }
@@ -226,7 +243,11 @@ function quotedTokens(text: string): { offset: number; end: number }[] {
       return;
     }
     const t = node as { type?: unknown; offset?: unknown; source?: unknown };
-    if ((t.type === 'double-quoted-scalar' || t.type === 'single-quoted-scalar') && typeof t.offset === 'number' && typeof t.source === 'string') {
+    if (
+      (t.type === 'double-quoted-scalar' || t.type === 'single-quoted-scalar') &&
+      typeof t.offset === 'number' &&
+      typeof t.source === 'string'
+    ) {
       out.push({ offset: t.offset, end: t.offset + t.source.length });
     }
     for (const v of Object.values(node)) if (typeof v === 'object') walk(v, depth + 1);

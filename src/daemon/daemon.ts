@@ -48,7 +48,15 @@ import type { Logger } from '../log.js';
 import { writeMetrics } from '../sweep/metrics.js';
 import { KEEP_FREE_CHECK_MS, KeepFreeWatch } from './keep-free.js';
 import type { StatFs } from '../fsx/statfs.js';
-import { newerSweeps, readStateFile, writeStateFile, STATE_VERSION, type DaemonState, type SweepSummary, type SweepTrigger } from '../gchome/state.js';
+import {
+  newerSweeps,
+  readStateFile,
+  writeStateFile,
+  STATE_VERSION,
+  type DaemonState,
+  type SweepSummary,
+  type SweepTrigger,
+} from '../gchome/state.js';
 import { busySummary, failedSummary, logSweepSummary, summarizeReport } from '../sweep/summary.js';
 
 /** After a stop signal, give the in-flight sweep this long to reach a safe point. */
@@ -72,9 +80,21 @@ export interface DaemonDeps {
 }
 
 /** Build (and so validate) the cron job of a schedule; a bad expression is a ConfigError. */
-export function makeCronJob(schedule: string, onTick: () => Promise<void>, onError: (err: unknown) => void, source?: string): CronJob {
+export function makeCronJob(
+  schedule: string,
+  onTick: () => Promise<void>,
+  onError: (err: unknown) => void,
+  source?: string,
+): CronJob {
   try {
-    return CronJob.from({ cronTime: schedule, onTick, start: false, waitForCompletion: true, errorHandler: onError, name: 'murmur-gc sweep' });
+    return CronJob.from({
+      cronTime: schedule,
+      onTick,
+      start: false,
+      waitForCompletion: true,
+      errorHandler: onError,
+      name: 'murmur-gc sweep',
+    });
   } catch (err) {
     throw new ConfigError('schedule', `'${schedule}' is not a usable cron schedule (${describeError(err)})`, source);
   }
@@ -113,7 +133,14 @@ export class Daemon {
       ...(deps.statfs ? { statfs: deps.statfs } : {}),
       trigger: () => this.tick('keep_free'),
     });
-    this.state = { version: STATE_VERSION, updated_ms: this.now(), daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null };
+    this.state = {
+      version: STATE_VERSION,
+      updated_ms: this.now(),
+      daemon: null,
+      next_run_ms: null,
+      current_sweep: null,
+      last_sweep: null,
+    };
     this.done = new Promise<number>((resolve) => {
       this.resolveDone = resolve;
     });
@@ -148,19 +175,33 @@ export class Daemon {
   private async startUp(): Promise<void> {
     const config = this.config;
     logConfigWarnings(this.log, config);
-    const job = makeCronJob(config.schedule, () => this.tick('schedule'), (err) => this.onCronError(err), config.source);
+    const job = makeCronJob(
+      config.schedule,
+      () => this.tick('schedule'),
+      (err) => this.onCronError(err),
+      config.source,
+    );
     const token = (await startTimeOf(process.pid)) ?? null;
 
     const prior = await readStateFile(config.home);
     if (prior.status === 'ok') {
       const d = prior.state.daemon;
-      if (d && d.stopped_ms === null && d.pid !== process.pid && d.start_time !== null && (await probeProcess(d.pid, d.start_time)) === 'alive') {
+      if (
+        d &&
+        d.stopped_ms === null &&
+        d.pid !== process.pid &&
+        d.start_time !== null &&
+        (await probeProcess(d.pid, d.start_time)) === 'alive'
+      ) {
         throw new BusyError(`another murmur-gc daemon (pid ${d.pid}) is running for ${config.home}; stop it first`);
       }
       this.state.last_sweep = prior.state.last_sweep;
       if (prior.state.last_success_ms !== undefined) this.state.last_success_ms = prior.state.last_success_ms;
     } else if (prior.status === 'corrupt') {
-      this.log.warn({ code: Codes.invalidLine, path: `${config.home}/gc/state.json` }, `the state file is unreadable and will be rewritten: ${prior.detail}`);
+      this.log.warn(
+        { code: Codes.invalidLine, path: `${config.home}/gc/state.json` },
+        `the state file is unreadable and will be rewritten: ${prior.detail}`,
+      );
     }
 
     // Temp files a killed murmur-gc left under <home>/gc are removed by every real sweep (its
@@ -206,14 +247,20 @@ export class Daemon {
   }
 
   private onCronError(err: unknown): void {
-    this.log.error({ code: err instanceof GcError ? err.code : Codes.ioError }, `scheduled sweep failed: ${describeError(err)}`);
+    this.log.error(
+      { code: err instanceof GcError ? err.code : Codes.ioError },
+      `scheduled sweep failed: ${describeError(err)}`,
+    );
   }
 
   /** One scheduled or start-up sweep, unless one is already running. Never rejects. */
   tick(trigger: SweepTrigger): Promise<void> {
     if (this.stopping) return Promise.resolve();
     if (this.inflight) {
-      this.log.info({ trigger, running_since: isoOrNull(this.state.current_sweep?.started_ms ?? null) }, 'sweep skipped: the previous sweep is still running');
+      this.log.info(
+        { trigger, running_since: isoOrNull(this.state.current_sweep?.started_ms ?? null) },
+        'sweep skipped: the previous sweep is still running',
+      );
       return Promise.resolve();
     }
     const p = this.sweepOnce(trigger).catch((err: unknown) => {
@@ -255,7 +302,10 @@ export class Daemon {
       try {
         await writeMetrics(config, summary, this.state.last_success_ms ?? null);
       } catch (err) {
-        this.log.error({ code: Codes.ioError, path: config.metrics.textfile }, `could not write the metrics file: ${describeError(err)}`);
+        this.log.error(
+          { code: Codes.ioError, path: config.metrics.textfile },
+          `could not write the metrics file: ${describeError(err)}`,
+        );
       }
     }
   }
@@ -263,12 +313,24 @@ export class Daemon {
   /** Run one sweep; its summary, whatever the outcome. */
   private async sweepSummary(config: GcConfig, trigger: SweepTrigger, started: number): Promise<SweepSummary> {
     try {
-      const report = await this.sweep({ config, dryRun: false, log: this.log, signal: this.stopController.signal, unattended: true });
+      const report = await this.sweep({
+        config,
+        dryRun: false,
+        log: this.log,
+        signal: this.stopController.signal,
+        unattended: true,
+      });
       return summarizeReport(report, trigger, started, this.now());
     } catch (err) {
       const ended = this.now();
       if (err instanceof BusyError) return busySummary(trigger, started, ended, err.message);
-      return failedSummary(trigger, started, ended, err instanceof GcError ? err.code : Codes.ioError, describeError(err));
+      return failedSummary(
+        trigger,
+        started,
+        ended,
+        err instanceof GcError ? err.code : Codes.ioError,
+        describeError(err),
+      );
     }
   }
 
@@ -280,7 +342,12 @@ export class Daemon {
     try {
       next = await this.load();
       if (next.schedule !== this.config.schedule) {
-        job = makeCronJob(next.schedule, () => this.tick('schedule'), (err) => this.onCronError(err), next.source);
+        job = makeCronJob(
+          next.schedule,
+          () => this.tick('schedule'),
+          (err) => this.onCronError(err),
+          next.source,
+        );
       }
     } catch (err) {
       this.log.error(
@@ -305,10 +372,22 @@ export class Daemon {
     this.state.next_run_ms = this.nextRunMs();
     if (old.home !== next.home) {
       // The old home's state must not keep naming a running daemon.
-      const stale: DaemonState = { ...this.state, daemon: this.state.daemon ? { ...this.state.daemon, stopped_ms: this.now() } : null, next_run_ms: null };
+      const stale: DaemonState = {
+        ...this.state,
+        daemon: this.state.daemon ? { ...this.state.daemon, stopped_ms: this.now() } : null,
+        next_run_ms: null,
+      };
       await writeStateFile(old.home, { ...stale, updated_ms: this.now() }).catch(() => false);
     }
-    this.log.info({ schedule: next.schedule, home: next.home, next_run: isoOrNull(this.state.next_run_ms), rescheduled: job !== undefined }, 'configuration reloaded');
+    this.log.info(
+      {
+        schedule: next.schedule,
+        home: next.home,
+        next_run: isoOrNull(this.state.next_run_ms),
+        rescheduled: job !== undefined,
+      },
+      'configuration reloaded',
+    );
     logConfigWarnings(this.log, next);
     await this.saveState();
   }
@@ -322,7 +401,10 @@ export class Daemon {
     this.stopping = true;
     const t0 = this.now();
     const running = this.inflight !== undefined;
-    this.log.info({ signal, sweep_running: running }, running ? 'stopping: the running sweep stops at its next safe point' : 'stopping');
+    this.log.info(
+      { signal, sweep_running: running },
+      running ? 'stopping: the running sweep stops at its next safe point' : 'stopping',
+    );
     void this.job?.stop();
     this.keepFree.stop();
     this.stopController.abort(new GcError(Codes.aborted, `received ${signal}`));

@@ -60,7 +60,9 @@ export class KeepFreeWatch {
         return;
       }
       const required = keepFreeBytes(config.keepFree, space.totalBytes);
-      const inodes = countsInodes(space) ? { free: space.freeInodes, required: keepFreeInodes(config.keepFree, space.totalBytes, space.totalInodes) } : undefined;
+      const inodes = countsInodes(space)
+        ? { free: space.freeInodes, required: keepFreeInodes(config.keepFree, space.totalBytes, space.totalInodes) }
+        : undefined;
       const inodesShort = inodes !== undefined && inodes.free < inodes.required;
       if (space.freeBytes >= required && !inodesShort) {
         this.armed = true;
@@ -69,7 +71,12 @@ export class KeepFreeWatch {
       if (!this.armed) return;
       this.armed = false;
       this.opts.log.info(
-        { home: config.home, free_bytes: space.freeBytes, required_bytes: required, ...(inodes ? { free_inodes: inodes.free, required_inodes: inodes.required } : {}) },
+        {
+          home: config.home,
+          free_bytes: space.freeBytes,
+          required_bytes: required,
+          ...(inodes ? { free_inodes: inodes.free, required_inodes: inodes.required } : {}),
+        },
         space.freeBytes < required
           ? `free space under the home (${formatBytes(space.freeBytes)}) is below keep_free (${formatBytes(required)}): sweeping now`
           : `free inodes under the home (${inodes!.free}) are below keep_free's share of them (${inodes!.required}): sweeping now`,

@@ -27,7 +27,10 @@ const NOTIFY_TIMEOUT_MS = 15_000;
  * Tells the service manager the daemon is ready, when one asked (NOTIFY_SOCKET); undefined when
  * none did. `command` is for tests.
  */
-export function notifyReady(env: NodeJS.ProcessEnv = process.env, command = 'systemd-notify'): Promise<NotifyOutcome> | undefined {
+export function notifyReady(
+  env: NodeJS.ProcessEnv = process.env,
+  command = 'systemd-notify',
+): Promise<NotifyOutcome> | undefined {
   const socket = env['NOTIFY_SOCKET'];
   delete env['NOTIFY_SOCKET'];
   if (socket === undefined || socket === '') return undefined;
@@ -46,7 +49,10 @@ export function notifyReady(env: NodeJS.ProcessEnv = process.env, command = 'sys
       if (code === 0) resolve({ sent: true });
       else {
         const why = stderr.split('\n').find((l) => l.trim() !== '') ?? '';
-        resolve({ sent: false, detail: `${command} ${signal !== null ? `was killed by ${signal}` : `exited with ${String(code)}`}${why !== '' ? `: ${why.trim()}` : ''}` });
+        resolve({
+          sent: false,
+          detail: `${command} ${signal !== null ? `was killed by ${signal}` : `exited with ${String(code)}`}${why !== '' ? `: ${why.trim()}` : ''}`,
+        });
       }
     });
     child.unref();

@@ -24,7 +24,16 @@
 //   (docs/budgets.md).
 import { failpoint } from '../failpoint.js';
 import { Codes, GcError, codeOf, describeError, errnoCode } from '../errors.js';
-import { identityOf, modeBits, processUid, sameIdentity, yieldIfBusy, type BigIntStats, type Dir, type Identity } from './safe-fs.js';
+import {
+  identityOf,
+  modeBits,
+  processUid,
+  sameIdentity,
+  yieldIfBusy,
+  type BigIntStats,
+  type Dir,
+  type Identity,
+} from './safe-fs.js';
 
 /** Descriptors a walk keeps open at most; deeper ancestors are re-opened through `..`. */
 const KEEP_OPEN = 64;
@@ -45,7 +54,12 @@ function emptyStats(): RemovalStats {
 }
 
 /** The allocated bytes of a directory tree, without changing anything (budgets, dry runs, status). */
-export async function measureDir(parent: Dir, name: string, expect?: Identity, signal?: AbortSignal): Promise<RemovalStats> {
+export async function measureDir(
+  parent: Dir,
+  name: string,
+  expect?: Identity,
+  signal?: AbortSignal,
+): Promise<RemovalStats> {
   const d = await parent.openDir(name, expect);
   try {
     return await walk(d, false, signal);
@@ -66,7 +80,13 @@ interface Frame {
 }
 
 /** Open a subdirectory for the walk; when removing, give an owner-locked one of ours its bits back. */
-async function openSub(parent: Dir, name: string, st: BigIntStats, remove: boolean, stats: RemovalStats): Promise<Dir | undefined> {
+async function openSub(
+  parent: Dir,
+  name: string,
+  st: BigIntStats,
+  remove: boolean,
+  stats: RemovalStats,
+): Promise<Dir | undefined> {
   const id = identityOf(st);
   if (remove && Number(st.uid) === processUid() && (modeBits(st) & 0o700) !== 0o700) {
     await parent.chmodChildNoFollow(name, id, modeBits(st) | 0o700);
@@ -97,7 +117,9 @@ async function walk(top: Dir, remove: boolean, signal?: AbortSignal): Promise<Re
   stats.bytes += allocatedBytes(top.stat);
   /** inodes with several links already counted in this walk */
   const linked = new Set<bigint>();
-  const stack: Frame[] = [{ dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 }];
+  const stack: Frame[] = [
+    { dir: top, identity: top.identity, display: top.path, name: '', names: await top.list(), next: 0 },
+  ];
   let firstError: Error | undefined;
   const passOver = (err: unknown) => {
     if (err instanceof Error && err.name === 'AbortError') throw err;
@@ -196,7 +218,12 @@ export interface RemoveOptions {
 /** Make a directory of ours we are about to empty readable and searchable to its owner. */
 async function ownerBits(parent: Dir, name: string, expect: Identity): Promise<void> {
   const st = await parent.lstat(name);
-  if (st?.isDirectory() && sameIdentity(identityOf(st), expect) && Number(st.uid) === processUid() && (modeBits(st) & 0o700) !== 0o700) {
+  if (
+    st?.isDirectory() &&
+    sameIdentity(identityOf(st), expect) &&
+    Number(st.uid) === processUid() &&
+    (modeBits(st) & 0o700) !== 0o700
+  ) {
     await parent.chmodChildNoFollow(name, expect, modeBits(st) | 0o700);
   }
 }
@@ -205,7 +232,13 @@ async function ownerBits(parent: Dir, name: string, expect: Identity): Promise<v
  * Empty and remove the trash directory `parent/trash`. When something inside cannot go, what is
  * left is moved aside under a name no sweep retries, and one error says so.
  */
-async function emptyTrash(parent: Dir, trash: Dir, trashEntry: string, runId: string, original: string): Promise<RemovalStats> {
+async function emptyTrash(
+  parent: Dir,
+  trash: Dir,
+  trashEntry: string,
+  runId: string,
+  original: string,
+): Promise<RemovalStats> {
   let stats: RemovalStats;
   try {
     stats = await walk(trash, true);
@@ -235,7 +268,12 @@ async function emptyTrash(parent: Dir, trash: Dir, trashEntry: string, runId: st
 }
 
 /** Remove `parent/name` (a directory whose identity must still be `expect`). */
-export async function removeDir(parent: Dir, name: string, expect: Identity, opts: RemoveOptions): Promise<RemovalStats> {
+export async function removeDir(
+  parent: Dir,
+  name: string,
+  expect: Identity,
+  opts: RemoveOptions,
+): Promise<RemovalStats> {
   const st = await parent.lstat(name);
   if (!st || !st.isDirectory() || !sameIdentity(identityOf(st), expect)) {
     throw new GcError(Codes.changedSinceScan, `${parent.display(name)} changed since it was scanned; left alone`);
@@ -287,7 +325,8 @@ export type KeptRetry = { removed: true; stats: RemovalStats } | { removed: fals
  */
 export async function retryKept(parent: Dir, name: string, expect: Identity): Promise<KeptRetry> {
   const st = await parent.lstat(name);
-  if (!st || !st.isDirectory() || !sameIdentity(identityOf(st), expect)) return { removed: false, bytes: 0, why: 'it changed since it was scanned' };
+  if (!st || !st.isDirectory() || !sameIdentity(identityOf(st), expect))
+    return { removed: false, bytes: 0, why: 'it changed since it was scanned' };
   try {
     await ownerBits(parent, name, expect);
     const d = await parent.openDir(name, expect);

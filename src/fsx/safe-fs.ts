@@ -54,7 +54,11 @@ const FILE_READ_FLAGS = C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK;
  * for); Node passes numeric flags through to open(2). Undefined elsewhere: such repairs are
  * reported instead of done.
  */
-const O_PATH: number | undefined = process.platform === 'linux' && ['x64', 'arm64', 'ia32', 'arm', 'riscv64', 's390x', 'ppc64', 'loong64'].includes(process.arch) ? 0o10000000 : undefined;
+const O_PATH: number | undefined =
+  process.platform === 'linux' &&
+  ['x64', 'arm64', 'ia32', 'arm', 'riscv64', 's390x', 'ppc64', 'loong64'].includes(process.arch)
+    ? 0o10000000
+    : undefined;
 
 export function processUid(): number {
   return typeof process.geteuid === 'function' ? process.geteuid() : -1;
@@ -209,7 +213,11 @@ export class Dir {
     const before = enterDirSync(this.dirFd);
     const prefix = before !== undefined ? '' : `/proc/self/fd/${this.dirFd}/`;
     const checked = (path: string): string => {
-      if (NOT_RELATIVE_NAMES.test(path)) throw new GcError(Codes.ioError, `refusing a path that is not a chain of single names: ${JSON.stringify(path)}`);
+      if (NOT_RELATIVE_NAMES.test(path))
+        throw new GcError(
+          Codes.ioError,
+          `refusing a path that is not a chain of single names: ${JSON.stringify(path)}`,
+        );
       return prefix + path;
     };
     try {
@@ -265,7 +273,8 @@ export class Dir {
       `/proc/self/fd/${this.dirFd}/..`,
       DIR_FLAGS,
       (st) => {
-        if (!sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${display} was moved while it was being walked`);
+        if (!sameIdentity(identityOf(st), expect))
+          throw new GcError(Codes.changedSinceScan, `${display} was moved while it was being walked`);
       },
       display,
     );
@@ -282,8 +291,10 @@ export class Dir {
       err.code = 'ENOENT';
       throw err;
     }
-    if (pre.isSymbolicLink()) throw new GcError(Codes.symlink, `${this.display(name)} is a symbolic link; not following it`);
-    if (!pre.isFile()) throw new GcError(Codes.notRegular, `${this.display(name)} is not a regular file; not opening it`);
+    if (pre.isSymbolicLink())
+      throw new GcError(Codes.symlink, `${this.display(name)} is a symbolic link; not following it`);
+    if (!pre.isFile())
+      throw new GcError(Codes.notRegular, `${this.display(name)} is not a regular file; not opening it`);
     return pre;
   }
 
@@ -316,7 +327,12 @@ export class Dir {
    * Read a regular child whole when it is at most `maxBytes` (same refusals as openFile); returns
    * undefined when it is larger (the caller streams it instead). Synchronous: for small files.
    */
-  readSmallSync(name: string, maxBytes: number, lstat?: BigIntStats, into?: Buffer): { data: Buffer; stat: BigIntStats } | undefined {
+  readSmallSync(
+    name: string,
+    maxBytes: number,
+    lstat?: BigIntStats,
+    into?: Buffer,
+  ): { data: Buffer; stat: BigIntStats } | undefined {
     const pre = lstat ?? this.lstatSync(name);
     if (pre?.isFile() && pre.size > BigInt(maxBytes)) return undefined;
     const r = this.readHeadSync(name, maxBytes, pre, into);
@@ -329,7 +345,12 @@ export class Dir {
    * file). `into`: a buffer to read into when it is large enough (the data returned is a view of
    * it, valid until the caller reuses it). Synchronous.
    */
-  readHeadSync(name: string, maxBytes: number, lstat?: BigIntStats, into?: Buffer): { data: Buffer; stat: BigIntStats } {
+  readHeadSync(
+    name: string,
+    maxBytes: number,
+    lstat?: BigIntStats,
+    into?: Buffer,
+  ): { data: Buffer; stat: BigIntStats } {
     const pre = lstat ? this.checkRegular(name, lstat) : this.regularChild(name);
     const fd = fs.openSync(this.child(name), FILE_READ_FLAGS);
     try {
@@ -454,7 +475,10 @@ export class Dir {
   async chmodChildNoFollow(name: string, expect: Identity, mode: number): Promise<void> {
     await Promise.resolve();
     if (O_PATH === undefined) {
-      throw new GcError(Codes.ioError, `${this.display(name)} cannot be opened by its owner and this platform has no O_PATH; its mode is left alone`);
+      throw new GcError(
+        Codes.ioError,
+        `${this.display(name)} cannot be opened by its owner and this platform has no O_PATH; its mode is left alone`,
+      );
     }
     const fd = fs.openSync(this.child(name), O_PATH | C.O_NOFOLLOW);
     try {
@@ -472,7 +496,12 @@ export class Dir {
    * Write a small file atomically: exclusive temp (mode), fsync, rename over `name`, fsync dir.
    * `durable: false` skips both fsyncs (still atomic; after a crash the old or new contents).
    */
-  async writeFileAtomic(name: string, data: string | Buffer, mode: number, opts: { durable?: boolean } = {}): Promise<void> {
+  async writeFileAtomic(
+    name: string,
+    data: string | Buffer,
+    mode: number,
+    opts: { durable?: boolean } = {},
+  ): Promise<void> {
     const durable = opts.durable ?? true;
     const tmp = `.${name}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
     const fh = await this.createExclusive(tmp, mode);
@@ -599,7 +628,10 @@ export async function readSmallFile(dir: Dir, name: string, limit = 1 << 20): Pr
   const { fh, stat } = await dir.openFile(name);
   try {
     if (stat.size > BigInt(limit)) {
-      throw new GcError(Codes.fileTooLarge, `${dir.display(name)} is larger than ${limit} bytes (${stat.size} bytes); not reading it`);
+      throw new GcError(
+        Codes.fileTooLarge,
+        `${dir.display(name)} is larger than ${limit} bytes (${stat.size} bytes); not reading it`,
+      );
     }
     const buf = Buffer.alloc(Number(stat.size));
     let off = 0;
@@ -619,7 +651,8 @@ export const syncIo = {
   fstat: (fd: number): BigIntStats => fs.fstatSync(fd, { bigint: true }),
   read: (fd: number, buf: Buffer, pos: number, len: number): number => fs.readSync(fd, buf, 0, len, pos),
   write: (fd: number, buf: Buffer, len: number, pos: number): number => fs.writeSync(fd, buf, 0, len, pos),
-  fsyncAsync: (fd: number): Promise<void> => new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve()))),
+  fsyncAsync: (fd: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve()))),
   ftruncate: (fd: number, len: number): void => fs.ftruncateSync(fd, len),
   /** Open an existing regular file for O_APPEND writes (never creating, never following a link). */
   openAppend: (path: string): number => fs.openSync(path, C.O_WRONLY | C.O_APPEND | C.O_NOFOLLOW | C.O_NONBLOCK),

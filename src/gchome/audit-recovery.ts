@@ -26,7 +26,14 @@ import { basename, dirname } from 'node:path';
 import { Codes, errnoCode } from '../errors.js';
 import { idTimestampMs, mintId } from '../runtime/ids.js';
 import { CONTEXT_PAYLOAD, parseItemDirName } from './quarantine-layout.js';
-import { peekEventType, quarantinePurgeLine, quarantineRestoreLine, retentionLine, sessionEndLine, sessionStartLine } from '../runtime/trace.js';
+import {
+  peekEventType,
+  quarantinePurgeLine,
+  quarantineRestoreLine,
+  retentionLine,
+  sessionEndLine,
+  sessionStartLine,
+} from '../runtime/trace.js';
 import { RECORD_FILE, TRASH_PREFIX, readHeader } from '../runtime/inventory.js';
 import { finishTrash } from '../fsx/remove.js';
 import { openQuarantineDir, purgeEntry } from './quarantine-store.js';
@@ -34,7 +41,19 @@ import { probeProcess } from '../runtime/running.js';
 import { Dir, identityOf, lstatPath, readSmallFile } from '../fsx/safe-fs.js';
 import { parseTempName } from '../runtime/staged-rewrite.js';
 import { VERSION } from '../version.js';
-import { GC_DIR, INTENT_FILE, WHERE_FILE, groupPurges, groupRetention, parseIntentLog, whereText, type IntentLine, type PurgedItem, type RestoredItem, type RetentionItem } from './audit.js';
+import {
+  GC_DIR,
+  INTENT_FILE,
+  WHERE_FILE,
+  groupPurges,
+  groupRetention,
+  parseIntentLog,
+  whereText,
+  type IntentLine,
+  type PurgedItem,
+  type RestoredItem,
+  type RetentionItem,
+} from './audit.js';
 import { removeDeadAuditTemps } from './leftovers.js';
 import { restoreLanded } from './restore-landed.js';
 import { definedOnly } from '../defined.js';
@@ -93,9 +112,17 @@ async function removeDeadRecordTemps(recordPath: string): Promise<void> {
 async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Promise<RestoredItem | undefined> {
   const r = intent.restore;
   if (!r || !intent.parent || !intent.target || typeof r.to !== 'string' || !Array.isArray(r.entries)) return undefined;
-  const item: RestoredItem = { store: r.store, held: r.held, target: r.target, origin: r.origin, ...definedOnly({ messagesRestored: r.messagesRestored }) };
+  const item: RestoredItem = {
+    store: r.store,
+    held: r.held,
+    target: r.target,
+    origin: r.origin,
+    ...definedOnly({ messagesRestored: r.messagesRestored }),
+  };
   if (intent.kind === 'restore_session') {
-    const happened = done || ((await lstatPath(`${intent.parent}/${intent.target}`)) === undefined && (await lstatPath(r.to)) !== undefined);
+    const happened =
+      done ||
+      ((await lstatPath(`${intent.parent}/${intent.target}`)) === undefined && (await lstatPath(r.to)) !== undefined);
     return happened ? item : undefined;
   }
   const q = await openQuarantineDir(home, false);
@@ -103,7 +130,9 @@ async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Prom
   try {
     let happened = done;
     if (!happened && intent.kind === 'restore_context') {
-      happened = (await lstatPath(`${q.path}/${intent.target}/${CONTEXT_PAYLOAD}`)) === undefined && (await lstatPath(r.to)) !== undefined;
+      happened =
+        (await lstatPath(`${q.path}/${intent.target}/${CONTEXT_PAYLOAD}`)) === undefined &&
+        (await lstatPath(r.to)) !== undefined;
     }
     if (!happened && intent.kind === 'restore_truncation') happened = await restoreLanded(q, r);
     if (intent.kind === 'restore_truncation') await removeDeadRecordTemps(r.to);
@@ -143,7 +172,12 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         // Still being written by a live process (a `conversation rm|truncate` runs outside the
         // sweep lock): not interrupted, leave it alone.
         const owner = log.owner;
-        if (owner?.pid !== undefined && owner.pid !== process.pid && (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive') continue;
+        if (
+          owner?.pid !== undefined &&
+          owner.pid !== process.pid &&
+          (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive'
+        )
+          continue;
         const items: RetentionItem[] = [];
         const purged: PurgedItem[] = [];
         const restored: RestoredItem[] = [];
@@ -161,7 +195,8 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
             const p = intent.purge;
             if (!p || !intent.parent || !intent.target || typeof p.target !== 'string') continue;
             settled++;
-            if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined) continue;
+            if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined)
+              continue;
             purged.push({ store: p.store, reason: String(p.reason), target: p.target, held: String(p.held) });
             continue;
           }
@@ -171,13 +206,27 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
           if (intent.kind === 'truncate_record') {
             const dropped = done ? done.messages_dropped : await truncationLanded(intent);
             if (!dropped || dropped <= 0) continue;
-            items.push({ store: intent.store, reason: intent.reason, target: intent.target, messagesDropped: dropped, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
+            items.push({
+              store: intent.store,
+              reason: intent.reason,
+              target: intent.target,
+              messagesDropped: dropped,
+              ...(intent.parent ? { parent: intent.parent } : {}),
+              ...(intent.trigger ? { trigger: intent.trigger } : {}),
+            });
             continue;
           }
           let happened = done !== undefined;
-          if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
+          if (!happened && intent.parent)
+            happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
           if (!happened) continue;
-          items.push({ store: intent.store, reason: intent.reason, target: intent.target, ...(intent.parent ? { parent: intent.parent } : {}), ...(intent.trigger ? { trigger: intent.trigger } : {}) });
+          items.push({
+            store: intent.store,
+            reason: intent.reason,
+            target: intent.target,
+            ...(intent.parent ? { parent: intent.parent } : {}),
+            ...(intent.trigger ? { trigger: intent.trigger } : {}),
+          });
         }
         let trace = '';
         try {
@@ -189,30 +238,56 @@ export async function recoverInterruptedAudits(home: Dir, homePath: string, nowM
         let startId: string | null = null;
         if (nl > 0) {
           try {
-            const o = JSON.parse(trace.slice(0, nl)) as { event_type?: unknown; event_id?: unknown; session_id?: unknown };
-            if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name) startId = o.event_id;
+            const o = JSON.parse(trace.slice(0, nl)) as {
+              event_type?: unknown;
+              event_id?: unknown;
+              session_id?: unknown;
+            };
+            if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name)
+              startId = o.event_id;
           } catch {
             startId = null;
           }
         }
-        const hasEnd = startId !== null && trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
+        const hasEnd =
+          startId !== null &&
+          trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
         if (!hasEnd) {
           const fresh = startId === null;
           let text = fresh ? '' : trace.endsWith('\n') ? '' : '\n';
           const sessionEventId = startId ?? mintId('evt_');
-          if (fresh) text += sessionStartLine({ eventId: sessionEventId, sessionId: name, timestamp: nowMs }, 'murmur-gc', VERSION);
-          const common = () => ({ eventId: mintId('evt_'), parentId: sessionEventId, sessionId: name, timestamp: nowMs });
+          if (fresh)
+            text += sessionStartLine(
+              { eventId: sessionEventId, sessionId: name, timestamp: nowMs },
+              'murmur-gc',
+              VERSION,
+            );
+          const common = () => ({
+            eventId: mintId('evt_'),
+            parentId: sessionEventId,
+            sessionId: name,
+            timestamp: nowMs,
+          });
           for (const g of groupRetention(items)) {
-            text += retentionLine(common(), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
+            text += retentionLine(
+              common(),
+              g.store,
+              g.reason,
+              g.targets,
+              g.reason === 'max_messages' ? g.messagesDropped : undefined,
+              g.trigger,
+            );
           }
-          for (const g of groupPurges(purged)) text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
+          for (const g of groupPurges(purged))
+            text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
           for (const r of restored) text += quarantineRestoreLine(common(), r);
           // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
           const startedMs = idTimestampMs(name, 'ses_');
           const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
           text += sessionEndLine(common(), ranMs, 'canceled');
           const where = whereText(items);
-          if (where !== undefined) await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
+          if (where !== undefined)
+            await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
           if (fresh) {
             // No usable session_start: the trace is written whole, atomically.
             await sdir.writeFileAtomic('trace.jsonl', text, 0o600);

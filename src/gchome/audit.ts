@@ -96,7 +96,9 @@ export interface ProtectionChange {
   by: 'restore' | 'protect' | 'release';
 }
 
-export function groupPurges(items: PurgedItem[]): { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }[] {
+export function groupPurges(
+  items: PurgedItem[],
+): { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }[] {
   const out = new Map<string, { store: RetentionStore; reason: string; targets: string[]; kinds: string[] }>();
   for (const i of items) {
     const k = `${i.store}\0${i.reason}`;
@@ -138,8 +140,12 @@ export interface AuditDetails {
 
 export function detailsText(items: RetentionItem[], tasks: LostTask[]): string | undefined {
   const d: AuditDetails = {};
-  for (const i of items) if (i.reason === 'max_messages' && i.messagesDropped !== undefined) (d.dropped ??= {})[i.target] = i.messagesDropped;
-  for (const t of tasks) if (t.session) (d.reconciled ??= {})[t.taskId] = { session: t.session.id, root: t.session.root, work_ids: t.session.workIds };
+  for (const i of items)
+    if (i.reason === 'max_messages' && i.messagesDropped !== undefined)
+      (d.dropped ??= {})[i.target] = i.messagesDropped;
+  for (const t of tasks)
+    if (t.session)
+      (d.reconciled ??= {})[t.taskId] = { session: t.session.id, root: t.session.root, work_ids: t.session.workIds };
   for (const i of items) if (i.session !== undefined) (d.beside ??= {})[i.target] = i.session;
   for (const i of items) if (i.heldUntilMs !== undefined) (d.held ??= {})[i.target] = i.heldUntilMs;
   return d.dropped || d.reconciled || d.beside || d.held ? JSON.stringify(d) + '\n' : undefined;
@@ -182,7 +188,11 @@ export interface IntentLine {
  */
 export class AuditUnavailable extends GcError {
   constructor(path: string, cause: unknown) {
-    super(Codes.ioError, `the audit trace could not be created in ${path} (${describeError(cause)}); nothing was removed — free space or fix the directory, then run again`, { cause });
+    super(
+      Codes.ioError,
+      `the audit trace could not be created in ${path} (${describeError(cause)}); nothing was removed — free space or fix the directory, then run again`,
+      { cause },
+    );
     this.name = 'AbortError';
   }
 }
@@ -208,7 +218,13 @@ export function groupRetention(items: RetentionItem[]): RetentionGroup[] {
       let targets = mine.map((i) => i.target);
       // sessions newest-first (as the runtime ranks them); records ascending by context id.
       targets = store === 'sessions' ? [...targets].sort().reverse() : [...targets].sort();
-      out.push({ store, reason, targets, messagesDropped: mine.reduce((n, i) => n + (i.messagesDropped ?? 0), 0), ...(trigger ? { trigger } : {}) });
+      out.push({
+        store,
+        reason,
+        targets,
+        messagesDropped: mine.reduce((n, i) => n + (i.messagesDropped ?? 0), 0),
+        ...(trigger ? { trigger } : {}),
+      });
     }
   }
   return out;
@@ -250,7 +266,14 @@ export class AuditSession {
       placed = staging;
       intent = await dir.createExclusive(INTENT_FILE, 0o600);
       // Who writes this audit: a recovery (another sweep) leaves it alone while this process lives.
-      await intent.write(JSON.stringify({ op: 'owner', seq: 0, pid: process.pid, start_time: (await startTimeOf(process.pid)) ?? null }) + '\n');
+      await intent.write(
+        JSON.stringify({
+          op: 'owner',
+          seq: 0,
+          pid: process.pid,
+          start_time: (await startTimeOf(process.pid)) ?? null,
+        }) + '\n',
+      );
       trace = await dir.createExclusive('trace.jsonl', 0o600);
       const eventId = mintId('evt_');
       const start = Buffer.from(sessionStartLine({ eventId, sessionId, timestamp: nowMs }, 'murmur-gc', version));
@@ -314,12 +337,25 @@ export class AuditSession {
     nowMs: number,
     extra: { purged?: PurgedItem[]; restored?: RestoredItem[]; protection?: ProtectionChange[] } = {},
   ): Promise<void> {
-    const common = (parentId: string) => ({ eventId: mintId('evt_'), parentId, sessionId: this.sessionId, timestamp: nowMs });
+    const common = (parentId: string) => ({
+      eventId: mintId('evt_'),
+      parentId,
+      sessionId: this.sessionId,
+      timestamp: nowMs,
+    });
     let text = '';
     for (const g of groupRetention(items)) {
-      text += retentionLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.reason === 'max_messages' ? g.messagesDropped : undefined, g.trigger);
+      text += retentionLine(
+        common(this.sessionEventId),
+        g.store,
+        g.reason,
+        g.targets,
+        g.reason === 'max_messages' ? g.messagesDropped : undefined,
+        g.trigger,
+      );
     }
-    for (const g of groupPurges(extra.purged ?? [])) text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
+    for (const g of groupPurges(extra.purged ?? []))
+      text += quarantinePurgeLine(common(this.sessionEventId), g.store, g.reason, g.targets, g.kinds);
     for (const r of extra.restored ?? []) text += quarantineRestoreLine(common(this.sessionEventId), r);
     for (const p of extra.protection ?? []) text += protectionLine(common(this.sessionEventId), p);
     for (const t of tasks) {
@@ -329,9 +365,11 @@ export class AuditSession {
     }
     text += sessionEndLine(common(this.sessionEventId), Math.max(0, nowMs - this.startedMs), exitStatus);
     const where = whereText(items);
-    if (where !== undefined) await this.dir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
+    if (where !== undefined)
+      await this.dir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
     const details = detailsText(items, tasks);
-    if (details !== undefined) await this.dir.writeFileAtomic(DETAILS_FILE, details, 0o600, { durable: false }).catch(() => undefined);
+    if (details !== undefined)
+      await this.dir.writeFileAtomic(DETAILS_FILE, details, 0o600, { durable: false }).catch(() => undefined);
     await this.trace.write(text);
     await this.trace.sync();
     await this.trace.close();
@@ -363,7 +401,11 @@ export class AuditSession {
 }
 
 /** Parse an intent log; unknown lines are ignored. */
-export function parseIntentLog(text: string): { intents: Map<number, IntentLine>; done: Map<number, IntentLine>; owner?: IntentLine } {
+export function parseIntentLog(text: string): {
+  intents: Map<number, IntentLine>;
+  done: Map<number, IntentLine>;
+  owner?: IntentLine;
+} {
   const intents = new Map<number, IntentLine>();
   const done = new Map<number, IntentLine>();
   let owner: IntentLine | undefined;

@@ -18,7 +18,13 @@ import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../runtime/inventory
 import { humanTime } from '../runtime/conversation-format.js';
 import { restoredPendingEntries } from './restore-landed.js';
 import { oldestFirst, restoreChain, type HeldItem, type ItemMeta } from './quarantine-layout.js';
-import { listQuarantineDir, listRootHeld, openQuarantineDir, type QueueItem, type RootHeld } from './quarantine-store.js';
+import {
+  listQuarantineDir,
+  listRootHeld,
+  openQuarantineDir,
+  type QueueItem,
+  type RootHeld,
+} from './quarantine-store.js';
 import { definedOnly } from '../defined.js';
 import { Registry } from './registry.js';
 
@@ -42,8 +48,18 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
         // only a hold murmur-gc's registry vouches for is one (docs/design.md §4a)
         const placed = registry.vouch(h.entry, h);
         // the registry's record names the run that held it and the rule that took it
-        if (placed?.kind === 'hold') out.items.push({ ...strip(h), ...definedOnly({ reason: placed.reason, run: placed.run }), path: d.display(h.entry) });
-        else out.problems.push({ target: d.display(h.entry), code: Codes.unverifiedGcEntry, detail: notOurHold(d.display(h.entry)) });
+        if (placed?.kind === 'hold')
+          out.items.push({
+            ...strip(h),
+            ...definedOnly({ reason: placed.reason, run: placed.run }),
+            path: d.display(h.entry),
+          });
+        else
+          out.problems.push({
+            target: d.display(h.entry),
+            code: Codes.unverifiedGcEntry,
+            detail: notOurHold(d.display(h.entry)),
+          });
       }
     } catch (err) {
       out.problems.push({ target: r, code: Codes.ioError, detail: `${r}: ${describeError(err)}` });
@@ -67,11 +83,20 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
             if (back.has(i.entry)) continue;
             if (i.unreadable !== undefined) {
               // No sidecar: nothing to restore; the sweep purges it by the window in its name.
-              if (!i.sidecarTempsOnly) out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemUnreadable, detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}` });
+              if (!i.sidecarTempsOnly)
+                out.problems.push({
+                  target: q.display(i.entry),
+                  code: Codes.quarantineItemUnreadable,
+                  detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}`,
+                });
               continue;
             }
             if (i.payloadMismatch !== undefined) {
-              out.problems.push({ target: q.display(i.entry), code: Codes.quarantineItemInvalid, detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}` });
+              out.problems.push({
+                target: q.display(i.entry),
+                code: Codes.quarantineItemInvalid,
+                detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}`,
+              });
               continue;
             }
             out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
@@ -81,7 +106,11 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
         }
       }
     } catch (err) {
-      out.problems.push({ target: `${config.home}/gc/quarantine`, code: err instanceof GcError ? err.code : Codes.ioError, detail: describeError(err) });
+      out.problems.push({
+        target: `${config.home}/gc/quarantine`,
+        code: err instanceof GcError ? err.code : Codes.ioError,
+        detail: describeError(err),
+      });
     } finally {
       await home.close();
     }
@@ -113,15 +142,22 @@ export function notOurHold(path: string): string {
  */
 export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<string>> {
   const out = new Set<string>();
-  const truncs = items.filter((i) => !i.incomplete && i.kind === 'truncation' && i.meta !== undefined) as (QueueItem & { meta: ItemMeta })[];
-  const keys = new Set(truncs.filter((i) => i.meta.state === 'staged').map((i) => JSON.stringify([i.meta.store, i.meta.context])));
+  const truncs = items.filter((i) => !i.incomplete && i.kind === 'truncation' && i.meta !== undefined) as (QueueItem & {
+    meta: ItemMeta;
+  })[];
+  const keys = new Set(
+    truncs.filter((i) => i.meta.state === 'staged').map((i) => JSON.stringify([i.meta.store, i.meta.context])),
+  );
   for (const k of keys) {
     const [store, context] = JSON.parse(k) as [string, string];
     let dir: Dir | undefined;
     try {
       dir = await openChain(home, [CONVERSATIONS_DIR, store, context]);
       const h = await readHeader(dir, RECORD_FILE);
-      const chain = restoreChain(truncs.filter((i) => i.meta.store === store && i.meta.context === context), h?.truncated?.at_ms.toString());
+      const chain = restoreChain(
+        truncs.filter((i) => i.meta.store === store && i.meta.context === context),
+        h?.truncated?.at_ms.toString(),
+      );
       for (const c of chain) if (c.meta.state === 'staged') out.add(c.entry);
     } catch {
       // no record: nothing shows the truncation landed
@@ -132,9 +168,22 @@ export async function landedStaged(home: Dir, items: QueueItem[]): Promise<Set<s
   return out;
 }
 
-function strip(i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>): HeldItem {
+function strip(
+  i: HeldItem & Partial<Pick<QueueItem, 'identity' | 'meta' | 'incomplete'>> & Partial<Pick<RootHeld, 'uid'>>,
+): HeldItem {
   const { kind, target, origin, untilMs, removedMs, bytes, parent, entry } = i;
-  return { kind, target, origin, untilMs, removedMs, bytes, parent, entry, ...(i.reason ? { reason: i.reason } : {}), ...definedOnly({ messages: i.messages, run: i.meta?.run }) };
+  return {
+    kind,
+    target,
+    origin,
+    untilMs,
+    removedMs,
+    bytes,
+    parent,
+    entry,
+    ...(i.reason ? { reason: i.reason } : {}),
+    ...definedOnly({ messages: i.messages, run: i.meta?.run }),
+  };
 }
 
 /**

@@ -30,7 +30,8 @@ import { allocatedBytes } from '../fsx/remove.js';
 import { probeProcess } from '../runtime/running.js';
 import { Dir, identityOf, lstatPath, sameIdentity } from '../fsx/safe-fs.js';
 
-const TEMP_RE = /^\.(?:state\.json|trace-cache\.json|trace-appends\.json|registry\.jsonl|protected\.json|[A-Za-z0-9_.~!*'()%-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
+const TEMP_RE =
+  /^\.(?:state\.json|trace-cache\.json|trace-appends\.json|registry\.jsonl|protected\.json|[A-Za-z0-9_.~!*'()%-]+\.owner\.json)\.(\d+)\.[0-9a-f]+\.tmp$/;
 
 export interface RemovedTemp {
   path: string;
@@ -111,7 +112,12 @@ async function breakDeadLocks(sub: Dir, subPath: string, out: RemovedTemp[]): Pr
     const owner = await readOwnerFile(lockPath);
     if (!(await breakDeadLock(lockPath))) continue;
     const pid = typeof owner?.pid === 'number' ? owner.pid : undefined;
-    out.push({ path: lockPath, pid, bytes: 0, detail: `lock directory of a killed process${pid !== undefined ? ` (pid ${pid})` : ''}` });
+    out.push({
+      path: lockPath,
+      pid,
+      bytes: 0,
+      detail: `lock directory of a killed process${pid !== undefined ? ` (pid ${pid})` : ''}`,
+    });
   }
 }
 
@@ -151,7 +157,12 @@ async function removeHoldDebris(gc: Dir, out: RemovedTemp[], nowMs: number): Pro
       } catch {
         continue; // something was made in it meanwhile: not ours to judge now
       }
-      out.push({ path: q.display(entry), pid: mine[0]?.pid, bytes: 0, detail: 'a held item a killed hold left without its sidecar or payload (it never became a hold)' });
+      out.push({
+        path: q.display(entry),
+        pid: mine[0]?.pid,
+        bytes: 0,
+        detail: 'a held item a killed hold left without its sidecar or payload (it never became a hold)',
+      });
     }
   } finally {
     await q.close();
@@ -223,7 +234,11 @@ export async function removeDeadAuditTemps(auditDir: Dir): Promise<RemovedTemp[]
   return out;
 }
 
-async function removeIn(dir: Dir, out: RemovedTemp[], pidOf: (name: string) => number | undefined = gcTempPid): Promise<void> {
+async function removeIn(
+  dir: Dir,
+  out: RemovedTemp[],
+  pidOf: (name: string) => number | undefined = gcTempPid,
+): Promise<void> {
   const names = await dir.list();
   const present = new Set(names);
   for (const name of names) {

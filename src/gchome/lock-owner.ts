@@ -177,7 +177,12 @@ export async function judgeHolder(lockPath: string): Promise<{ verdict: HolderVe
  * that one; a release always runs proper-lockfile's own unlock), then that temp and the temps of
  * other dead processes for this lock go.
  */
-export async function dismantleLock(lockPath: string, holderPid: number, ino: string | null, removeDir: () => Promise<void>): Promise<void> {
+export async function dismantleLock(
+  lockPath: string,
+  holderPid: number,
+  ino: string | null,
+  removeDir: () => Promise<void>,
+): Promise<void> {
   const d = await Dir.open(dirname(lockPath));
   try {
     const parked = tempName(lockPath, holderPid);

@@ -18,7 +18,16 @@ import lockfile from 'proper-lockfile';
 import { identityOf, lstatPath, type Dir, type Identity } from '../fsx/safe-fs.js';
 import { Codes, GcError } from '../errors.js';
 import { startTimeOf } from '../runtime/running.js';
-import { dismantleLock, judgeHolder, lockDirIno, promoteCandidate, readOwnerFile, removeCandidate, removeLockDir, writeCandidate } from './lock-owner.js';
+import {
+  dismantleLock,
+  judgeHolder,
+  lockDirIno,
+  promoteCandidate,
+  readOwnerFile,
+  removeCandidate,
+  removeLockDir,
+  writeCandidate,
+} from './lock-owner.js';
 
 export const LOCK_STALE_MS = 30_000;
 export const LOCK_UPDATE_MS = 5_000;
@@ -53,7 +62,11 @@ export async function acquireLock(lockPath: string, opts: AcquireOptions): Promi
   return undefined;
 }
 
-async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolder: boolean): Promise<HeldLock | undefined> {
+async function tryAcquire(
+  lockPath: string,
+  opts: AcquireOptions,
+  brokeDeadHolder: boolean,
+): Promise<HeldLock | undefined> {
   const controller = new AbortController();
   const retries =
     opts.waitMs <= 0
@@ -81,7 +94,11 @@ async function tryAcquire(lockPath: string, opts: AcquireOptions, brokeDeadHolde
     throw err;
   }
   try {
-    await promoteCandidate(lockPath, candidate, { pid: process.pid, start_time: startTime, lock_ino: await lockDirIno(lockPath) });
+    await promoteCandidate(lockPath, candidate, {
+      pid: process.pid,
+      start_time: startTime,
+      lock_ino: await lockDirIno(lockPath),
+    });
   } catch {
     // The candidate stays as the evidence (ENOSPC…): still decidable, and removed on release.
   }
@@ -132,7 +149,11 @@ export async function probeLock(lockPath: string): Promise<boolean> {
   try {
     const st = await lstatPath(lockPath);
     if (!st?.isDirectory()) return false;
-    const held = await lockfile.check(target(lockPath), { lockfilePath: lockPath, realpath: false, stale: LOCK_STALE_MS });
+    const held = await lockfile.check(target(lockPath), {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: LOCK_STALE_MS,
+    });
     return held && !(await holderIsDead(lockPath));
   } catch {
     return false;
@@ -151,7 +172,10 @@ export function recordLockPath(home: string, store: string, context: string): st
 export function traceLockPath(home: string, root: string, session: string): string {
   const key = process
     .getBuiltinModule('node:crypto')
-    .createHash('sha256').update(`${root}/${session}`).digest('hex').slice(0, 32);
+    .createHash('sha256')
+    .update(`${root}/${session}`)
+    .digest('hex')
+    .slice(0, 32);
   return `${home}/gc/locks/traces/${key}.lock`;
 }
 
@@ -175,11 +199,16 @@ export function sweepLockPath(home: string): string {
 
 /** What sits where a lock directory belongs (see the header). */
 export type LockPathState =
-  | { kind: 'free' }
-  | { kind: 'lock' }
-  | { kind: 'debris'; what: string; identity: Identity; isDir: boolean };
+  { kind: 'free' } | { kind: 'lock' } | { kind: 'debris'; what: string; identity: Identity; isDir: boolean };
 
-function kindOf(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+function kindOf(st: {
+  isFile(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isSymbolicLink(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}): string {
   if (st.isFile()) return 'a regular file';
   if (st.isFIFO()) return 'a FIFO';
   if (st.isSocket()) return 'a socket';
@@ -193,7 +222,12 @@ function kindOf(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): boolean;
  * with lstat and a listing through `parent`'s descriptor (see the header). `nowMs` dates an
  * ownerless directory's staleness.
  */
-export async function inspectLockPath(parent: Dir, name: string, nowMs: number, staleMs = LOCK_STALE_MS): Promise<LockPathState> {
+export async function inspectLockPath(
+  parent: Dir,
+  name: string,
+  nowMs: number,
+  staleMs = LOCK_STALE_MS,
+): Promise<LockPathState> {
   const st = await parent.lstat(name);
   if (!st) return { kind: 'free' };
   const identity = identityOf(st);
@@ -213,9 +247,15 @@ export async function inspectLockPath(parent: Dir, name: string, nowMs: number, 
   if (entries.length === 0) return { kind: 'lock' };
   const holding = `holding ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`;
   const { verdict } = await judgeHolder(parent.display(name)).catch(() => ({ verdict: 'unknown' as const }));
-  if (verdict === 'dead') return { kind: 'debris', what: `a lock directory of a murmur-gc that died, ${holding}`, identity, isDir: true };
+  if (verdict === 'dead')
+    return { kind: 'debris', what: `a lock directory of a murmur-gc that died, ${holding}`, identity, isDir: true };
   if (verdict === 'alive') return { kind: 'lock' };
   const idleMs = nowMs - Number(st.mtimeMs);
   if (idleMs < staleMs) return { kind: 'lock' };
-  return { kind: 'debris', what: `a directory ${holding}, with no holder, untouched for ${Math.round(idleMs / 1000)} s`, identity, isDir: true };
+  return {
+    kind: 'debris',
+    what: `a directory ${holding}, with no holder, untouched for ${Math.round(idleMs / 1000)} s`,
+    identity,
+    isDir: true,
+  };
 }

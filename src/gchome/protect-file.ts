@@ -16,7 +16,16 @@ import type { Logger } from '../log.js';
 import { mintId } from '../runtime/ids.js';
 import { VERSION } from '../version.js';
 import { AuditSession, type ProtectionChange, type RestoredItem } from './audit.js';
-import { PROTECT_FILE, PROTECT_LIMIT, PROTECT_VERSION, parseProtected, protectedText, sameItem, type ProtectedItem, type ProtectedKind } from './protect-list.js';
+import {
+  PROTECT_FILE,
+  PROTECT_LIMIT,
+  PROTECT_VERSION,
+  parseProtected,
+  protectedText,
+  sameItem,
+  type ProtectedItem,
+  type ProtectedKind,
+} from './protect-list.js';
 
 export type ProtectionRead = { status: 'ok'; items: ProtectedItem[] } | { status: 'unreadable'; detail: string };
 
@@ -39,7 +48,11 @@ export async function readProtection(home: Dir): Promise<ProtectionRead> {
     if (!(await gc.lstat(PROTECT_FILE))) return { status: 'ok', items: [] };
     const raw = await readSmallFile(gc, PROTECT_FILE, PROTECT_LIMIT);
     const items = parseProtected(raw.toString('utf8'));
-    if (!items) return { status: 'unreadable', detail: `${path} is not a murmur-gc protection list (version ${PROTECT_VERSION})` };
+    if (!items)
+      return {
+        status: 'unreadable',
+        detail: `${path} is not a murmur-gc protection list (version ${PROTECT_VERSION})`,
+      };
     return { status: 'ok', items };
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return { status: 'ok', items: [] };
@@ -74,7 +87,12 @@ export async function auditProtection(home: Dir, now: () => number, change: Prot
  * a list that cannot be read or written is logged (`protected_unreadable` already makes every
  * sweep count every item as protected).
  */
-export async function protectRecovered(home: Dir, log: Logger, restored: readonly RestoredItem[], now: () => number): Promise<number> {
+export async function protectRecovered(
+  home: Dir,
+  log: Logger,
+  restored: readonly RestoredItem[],
+  now: () => number,
+): Promise<number> {
   if (restored.length === 0) return 0;
   const failed = (code: string | undefined, detail: string): number => {
     log.warn({ code }, `an interrupted restore was completed, but what it put back could not be protected: ${detail}`);
@@ -87,14 +105,26 @@ export async function protectRecovered(home: Dir, log: Logger, restored: readonl
     const add: ProtectedItem[] = [];
     for (const r of restored) {
       const kind: ProtectedKind = r.store === 'sessions' ? 'session' : 'context';
-      const item: ProtectedItem = { kind, target: r.target, where: kind === 'session' ? resolve(r.origin) : r.origin, since_ms: now(), by: 'restore' };
+      const item: ProtectedItem = {
+        kind,
+        target: r.target,
+        where: kind === 'session' ? resolve(r.origin) : r.origin,
+        since_ms: now(),
+        by: 'restore',
+      };
       if (![...items, ...add].some((i) => sameItem(i, item))) add.push(item);
     }
     if (add.length === 0) return 0;
     await writeProtection(home, [...items, ...add]);
     for (const i of add) {
       log.info({ target: i.target, origin: i.where, by: i.by }, 'protected (a restore completed by recovery)');
-      await auditProtection(home, now, { change: 'protect', store: i.kind === 'session' ? 'sessions' : 'records', target: i.target, origin: i.where, by: i.by });
+      await auditProtection(home, now, {
+        change: 'protect',
+        store: i.kind === 'session' ? 'sessions' : 'records',
+        target: i.target,
+        origin: i.where,
+        by: i.by,
+      });
     }
     return add.length;
   } catch (err) {

@@ -36,7 +36,10 @@ export function kindOf(target: string): ProtectedKind {
   return isSessionName(target) ? 'session' : 'context';
 }
 
-export function sameItem(a: Pick<ProtectedItem, 'kind' | 'target' | 'where'>, b: Pick<ProtectedItem, 'kind' | 'target' | 'where'>): boolean {
+export function sameItem(
+  a: Pick<ProtectedItem, 'kind' | 'target' | 'where'>,
+  b: Pick<ProtectedItem, 'kind' | 'target' | 'where'>,
+): boolean {
   return a.kind === b.kind && a.target === b.target && a.where === b.where;
 }
 
@@ -53,7 +56,14 @@ export function parseProtected(text: string): ProtectedItem[] | undefined {
   for (const e of v['items'] as unknown[]) {
     if (!isObj(e)) continue;
     const { kind, target, where, since_ms: since, by, note } = e;
-    if ((kind !== 'session' && kind !== 'context') || typeof target !== 'string' || target === '' || typeof where !== 'string' || where === '') continue;
+    if (
+      (kind !== 'session' && kind !== 'context') ||
+      typeof target !== 'string' ||
+      target === '' ||
+      typeof where !== 'string' ||
+      where === ''
+    )
+      continue;
     if (typeof since !== 'number' || !Number.isFinite(since)) continue;
     const item: ProtectedItem = { kind, target, where, since_ms: since, by: by === 'restore' ? 'restore' : 'protect' };
     if (typeof note === 'string') item.note = note;

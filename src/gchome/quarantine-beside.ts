@@ -42,20 +42,36 @@ async function openOrCreate(parent: Dir, name: string): Promise<Dir> {
  * runs on the moved directory; when it throws, the entry is moved back to `from/name` (when that
  * name is still free) and the error is passed on.
  */
-export async function holdBeside(root: Dir, heldEntry: string, held: Identity, from: Dir, sub: BesideSub, name: string, expect: Identity, verify?: (moved: Dir) => Promise<void>): Promise<number> {
+export async function holdBeside(
+  root: Dir,
+  heldEntry: string,
+  held: Identity,
+  from: Dir,
+  sub: BesideSub,
+  name: string,
+  expect: Identity,
+  verify?: (moved: Dir) => Promise<void>,
+): Promise<number> {
   const pre = await from.lstat(name);
-  if (!pre || !sameIdentity(identityOf(pre), expect)) throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed since it was scanned; left alone`);
+  if (!pre || !sameIdentity(identityOf(pre), expect))
+    throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed since it was scanned; left alone`);
   const h = await root.openDir(heldEntry, held);
   try {
     const b = await h.mkdir(BESIDE_DIR, 0o700);
     try {
       const s = await b.mkdir(sub, 0o700);
       try {
-        if (await s.lstat(name)) throw new GcError(Codes.ioError, `${s.display(name)} already exists; ${from.display(name)} not moved`);
+        if (await s.lstat(name))
+          throw new GcError(Codes.ioError, `${s.display(name)} already exists; ${from.display(name)} not moved`);
         try {
           await from.renameInto(name, s, name);
         } catch (err) {
-          if (errnoCode(err) === 'EXDEV') throw new GcError(Codes.crossDevice, `${from.display(name)} is on another filesystem than ${root.path}; it cannot be held`, { cause: err });
+          if (errnoCode(err) === 'EXDEV')
+            throw new GcError(
+              Codes.crossDevice,
+              `${from.display(name)} is on another filesystem than ${root.path}; it cannot be held`,
+              { cause: err },
+            );
           throw err;
         }
         failpoint('beside:after_hold');
@@ -77,7 +93,9 @@ export async function holdBeside(root: Dir, heldEntry: string, held: Identity, f
             throw err;
           }
         }
-        return post.isDirectory() ? (await measureDir(s, name, expect).catch(() => ({ bytes: allocatedBytes(post) }))).bytes : allocatedBytes(post);
+        return post.isDirectory()
+          ? (await measureDir(s, name, expect).catch(() => ({ bytes: allocatedBytes(post) }))).bytes
+          : allocatedBytes(post);
       } finally {
         await s.close();
       }
@@ -116,7 +134,12 @@ export async function listBeside(held: Dir, rootPath: string): Promise<BesideHel
       try {
         for (const name of await s.list()) {
           if (!canComeBack(sub, name)) continue;
-          out.push({ sub, name, to: sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}` });
+          out.push({
+            sub,
+            name,
+            to:
+              sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}`,
+          });
         }
       } finally {
         await s.close();
@@ -133,18 +156,31 @@ export async function listBeside(held: Dir, rootPath: string): Promise<BesideHel
  * renamed back). `root` is the sessions root `W/.murmur`. Refuses (`exists`, nothing moved) when a
  * target name is taken.
  */
-export async function restoreBeside(root: Dir, heldEntry: string, held: Identity, refuseExists: (path: string) => Error): Promise<BesideHeld[]> {
+export async function restoreBeside(
+  root: Dir,
+  heldEntry: string,
+  held: Identity,
+  refuseExists: (path: string) => Error,
+): Promise<BesideHeld[]> {
   const h = await root.openDir(heldEntry, held);
   try {
     const items = await listBeside(h, root.path);
     if (items.length === 0) return [];
-    if (root.path.replace(/\/+$/, '').split('/').pop() !== WORKDIR_ROOT_NAME) throw new GcError(Codes.ioError, `${root.path} is not a workdir's sessions root; what ${heldEntry} holds beside it cannot be put back`);
+    if (root.path.replace(/\/+$/, '').split('/').pop() !== WORKDIR_ROOT_NAME)
+      throw new GcError(
+        Codes.ioError,
+        `${root.path} is not a workdir's sessions root; what ${heldEntry} holds beside it cannot be put back`,
+      );
     const w = await Dir.open(dirname(root.path), { followFinal: true });
     try {
       const wr = await w.openDir(WORKDIR_ROOT_NAME);
       await wr.close();
-      if (!sameIdentity(wr.identity, root.identity)) throw new GcError(Codes.changedSinceScan, `${root.path} was replaced; nothing put back`);
-      const targets: Record<BesideSub, Dir> = { children: await openOrCreate(root, CHILDREN_DIR), logs: await openOrCreate(w, LOGS_DIR) };
+      if (!sameIdentity(wr.identity, root.identity))
+        throw new GcError(Codes.changedSinceScan, `${root.path} was replaced; nothing put back`);
+      const targets: Record<BesideSub, Dir> = {
+        children: await openOrCreate(root, CHILDREN_DIR),
+        logs: await openOrCreate(w, LOGS_DIR),
+      };
       const b = await h.openDir(BESIDE_DIR);
       try {
         for (const i of items) if (await targets[i.sub].lstat(i.name)) throw refuseExists(i.to);

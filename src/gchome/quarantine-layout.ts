@@ -90,9 +90,18 @@ export function parseMeta(text: string): ItemMeta | undefined {
   // (a number, string or boolean has none of the fields below, so it is refused by them)
   if (o === null) return undefined;
   const m = o as Record<string, unknown>;
-  const str = (k: string) => typeof m[k] === 'string' && (m[k]).length > 0;
-  const int = (k: string) => typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k]) >= 0;
-  if ((m['kind'] !== 'context' && m['kind'] !== 'truncation') || !str('store') || !str('context') || !int('removed_ms') || !int('until_ms') || !str('reason') || !str('run')) return undefined;
+  const str = (k: string) => typeof m[k] === 'string' && m[k].length > 0;
+  const int = (k: string) => typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && m[k] >= 0;
+  if (
+    (m['kind'] !== 'context' && m['kind'] !== 'truncation') ||
+    !str('store') ||
+    !str('context') ||
+    !int('removed_ms') ||
+    !int('until_ms') ||
+    !str('reason') ||
+    !str('run')
+  )
+    return undefined;
   // A store or context name is one path segment (docs/design.md §R1): nothing else is ever put back.
   for (const k of ['store', 'context']) {
     const v = m[k] as string;
@@ -102,13 +111,27 @@ export function parseMeta(text: string): ItemMeta | undefined {
   if (m['range'] !== undefined) {
     const r = m['range'] as Record<string, unknown> | null;
     const ok = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-    if (m['kind'] !== 'truncation' || r === null || !ok(r['from']) || !ok(r['to']) || (r['to'] as number) < (r['from'] as number)) return undefined;
+    if (
+      m['kind'] !== 'truncation' ||
+      r === null ||
+      !ok(r['from']) ||
+      !ok(r['to']) ||
+      (r['to'] as number) < (r['from'] as number)
+    )
+      return undefined;
   }
   return m as unknown as ItemMeta;
 }
 
 export function markerToMeta(t: TruncationMarker | undefined): NonNullable<ItemMeta['prior']> | null {
-  return t ? { dropped: t.dropped.toString(), oldest_surviving_id: t.oldest_surviving_id, last_dropped_id: t.last_dropped_id, at_ms: t.at_ms.toString() } : null;
+  return t
+    ? {
+        dropped: t.dropped.toString(),
+        oldest_surviving_id: t.oldest_surviving_id,
+        last_dropped_id: t.last_dropped_id,
+        at_ms: t.at_ms.toString(),
+      }
+    : null;
 }
 
 /** One held item, wherever it is. */
@@ -161,7 +184,13 @@ export function restoredMarker(
 ): TruncationMarker | undefined {
   const left = (current?.dropped ?? 0n) - BigInt(restoredMessages);
   if (left <= 0n) return undefined;
-  if (prior) return { dropped: left, oldest_surviving_id: prior.oldest_surviving_id, last_dropped_id: prior.last_dropped_id, at_ms: BigInt(prior.at_ms) };
+  if (prior)
+    return {
+      dropped: left,
+      oldest_surviving_id: prior.oldest_surviving_id,
+      last_dropped_id: prior.last_dropped_id,
+      at_ms: BigInt(prior.at_ms),
+    };
   // Truncated earlier than anything held: the ids of that older cut are unknown here; keep the
   // current marker's time and ids, with the count corrected.
   return current ? { ...current, dropped: left } : undefined;
@@ -173,12 +202,16 @@ export function restoredMarker(
  * after it. Empty when no held item carries the record's marker (nothing can go back in order).
  * Among items with the same `at_ms` the newest hold counts.
  */
-export function restoreChain<T extends { meta: Pick<ItemMeta, 'at_ms' | 'prior' | 'removed_ms'> }>(items: T[], currentAtMs: string | undefined): T[] {
+export function restoreChain<T extends { meta: Pick<ItemMeta, 'at_ms' | 'prior' | 'removed_ms'> }>(
+  items: T[],
+  currentAtMs: string | undefined,
+): T[] {
   const byAt = new Map<string, T>();
-  for (const i of [...items].sort((a, b) => a.meta.removed_ms - b.meta.removed_ms)) if (i.meta.at_ms !== undefined) byAt.set(i.meta.at_ms, i);
+  for (const i of [...items].sort((a, b) => a.meta.removed_ms - b.meta.removed_ms))
+    if (i.meta.at_ms !== undefined) byAt.set(i.meta.at_ms, i);
   const out: T[] = [];
   const seen = new Set<string>();
-  for (let at = currentAtMs; at !== undefined && !seen.has(at); ) {
+  for (let at = currentAtMs; at !== undefined && !seen.has(at);) {
     seen.add(at);
     const i = byAt.get(at);
     if (!i) break;

@@ -42,7 +42,15 @@ import { parseSessionQuarantineName, sessionQuarantineName } from '../runtime/gc
 import { GC_DIR_NAME } from './paths.js';
 import type { RecordHeader } from '../runtime/record.js';
 import { KEPT_PREFIX, measureDir, removeDir, type RemovalStats } from '../fsx/remove.js';
-import { Dir, identityOf, readSmallFile, sameIdentity, type BigIntStats, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import {
+  Dir,
+  identityOf,
+  readSmallFile,
+  sameIdentity,
+  type BigIntStats,
+  type FileHandle,
+  type Identity,
+} from '../fsx/safe-fs.js';
 import { definedOnly } from '../defined.js';
 
 const DIR_MODE = 0o700;
@@ -55,7 +63,12 @@ function nonce(): string {
 
 function asSymlinkError(path: string, err: unknown): unknown {
   const c = errnoCode(err);
-  if (c === 'ELOOP' || c === 'ENOTDIR') return new GcError(Codes.symlink, `${path} is not a directory (a symbolic link?); the quarantine is never followed`, { cause: err });
+  if (c === 'ELOOP' || c === 'ENOTDIR')
+    return new GcError(
+      Codes.symlink,
+      `${path} is not a directory (a symbolic link?); the quarantine is never followed`,
+      { cause: err },
+    );
   return err;
 }
 
@@ -108,10 +121,17 @@ async function measured(parent: Dir, name: string, expect: Identity): Promise<nu
  * `verify` (e.g. the trace is unchanged since the scan) runs on the moved directory; if it throws,
  * the session is put back under its name.
  */
-export async function holdSession(root: Dir, name: string, expect: Identity, untilMs: number, verify?: (d: Dir) => Promise<void>): Promise<{ entry: string; bytes: number }> {
+export async function holdSession(
+  root: Dir,
+  name: string,
+  expect: Identity,
+  untilMs: number,
+  verify?: (d: Dir) => Promise<void>,
+): Promise<{ entry: string; bytes: number }> {
   await checkScanned(root, name, expect);
   const entry = sessionQuarantineName(untilMs, name);
-  if (await root.lstat(entry)) throw new GcError(Codes.ioError, `${root.display(entry)} already exists; ${name} not moved`);
+  if (await root.lstat(entry))
+    throw new GcError(Codes.ioError, `${root.display(entry)} already exists; ${name} not moved`);
   await root.rename(name, entry);
   try {
     const d = await root.openDir(entry, expect);
@@ -144,7 +164,14 @@ export async function dropEmptyItem(q: Dir, entry: string): Promise<void> {
  * Hold context directory `store/name` in `q` (the quarantine dir) as `<until>.<nonce>/ctx`, with
  * its sidecar. Throws GcError `cross_device` when the store is on another filesystem (nothing moved).
  */
-export async function holdContext(store: Dir, name: string, expect: Identity, q: Dir, meta: ItemMeta, verify?: (d: Dir) => Promise<void>): Promise<{ entry: string; bytes: number }> {
+export async function holdContext(
+  store: Dir,
+  name: string,
+  expect: Identity,
+  q: Dir,
+  meta: ItemMeta,
+  verify?: (d: Dir) => Promise<void>,
+): Promise<{ entry: string; bytes: number }> {
   await checkScanned(store, name, expect);
   const entry = itemDirName(meta.until_ms, nonce());
   const item = await q.mkdir(entry, DIR_MODE);
@@ -156,7 +183,11 @@ export async function holdContext(store: Dir, name: string, expect: Identity, q:
       await item.close();
       await dropEmptyItem(q, entry);
       if (errnoCode(err) === 'EXDEV') {
-        throw new GcError(Codes.crossDevice, `${store.display(name)} is on another filesystem than ${q.path}; it cannot be held in the quarantine`, { cause: err });
+        throw new GcError(
+          Codes.crossDevice,
+          `${store.display(name)} is on another filesystem than ${q.path}; it cannot be held in the quarantine`,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -206,7 +237,14 @@ const COPY_FALLBACK = new Set(['EXDEV', 'EPERM', 'EMLINK']);
  * link whose inode is not the open record (the name was replaced) is removed, and this throws.
  * A write error (ENOSPC…) names its path.
  */
-export async function holdDropped(q: Dir, meta: ItemMeta, rec: { dir: Dir; name: string }, src: FileHandle, from: number, to: number): Promise<HeldDropped> {
+export async function holdDropped(
+  q: Dir,
+  meta: ItemMeta,
+  rec: { dir: Dir; name: string },
+  src: FileHandle,
+  from: number,
+  to: number,
+): Promise<HeldDropped> {
   const entry = itemDirName(meta.until_ms, nonce());
   const item = await q.mkdir(entry, DIR_MODE);
   try {
@@ -222,7 +260,10 @@ export async function holdDropped(q: Dir, meta: ItemMeta, rec: { dir: Dir; name:
       const st = await item.lstat(RECORD_PAYLOAD);
       if (!st?.isFile() || !sameIdentity(identityOf(st), want)) {
         await item.unlink(RECORD_PAYLOAD).catch(() => undefined);
-        throw new GcError(Codes.changedSinceScan, `${rec.dir.display(rec.name)} was replaced while its dropped lines were being held`);
+        throw new GcError(
+          Codes.changedSinceScan,
+          `${rec.dir.display(rec.name)} was replaced while its dropped lines were being held`,
+        );
       }
       const m: ItemMeta = { ...meta, range: { from, to } };
       await item.writeFileAtomic(ITEM_FILE, serializeMeta(m), FILE_MODE).catch((err: unknown) => {
@@ -252,7 +293,8 @@ async function copyDropped(item: Dir, src: FileHandle, from: number, to: number)
     let out = 0;
     while (pos < to) {
       const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
-      if (bytesRead === 0) throw new GcError(Codes.changedSinceScan, `the record shrank while its dropped lines were kept`);
+      if (bytesRead === 0)
+        throw new GcError(Codes.changedSinceScan, `the record shrank while its dropped lines were kept`);
       let w = 0;
       while (w < bytesRead) w += (await fh.write(buf, w, bytesRead - w, out + w)).bytesWritten;
       pos += bytesRead;
@@ -276,7 +318,14 @@ async function copyDropped(item: Dir, src: FileHandle, from: number, to: number)
  * longer is (never the live record), and it has no other link (whose bytes it would cut).
  * Returns the bytes of the old inode the new record does not hold (0 when none).
  */
-export async function trimHeld(q: Dir, entry: string, linked: Identity, to: number, rec: { dir: Dir; name: string }, carried: number | undefined): Promise<number> {
+export async function trimHeld(
+  q: Dir,
+  entry: string,
+  linked: Identity,
+  to: number,
+  rec: { dir: Dir; name: string },
+  carried: number | undefined,
+): Promise<number> {
   const now = await rec.dir.lstat(rec.name);
   if (now && sameIdentity(identityOf(now), linked)) return 0;
   const item = await q.openDir(entry);
@@ -310,7 +359,10 @@ export async function openHeldLines(item: Dir, meta: ItemMeta): Promise<{ fh: Fi
   const to = meta.range?.to ?? Number(stat.size);
   if (Number(stat.size) < to) {
     await fh.close();
-    throw new GcError(Codes.changedSinceScan, `${item.display(name)} holds ${stat.size} bytes, fewer than its dropped lines (${to})`);
+    throw new GcError(
+      Codes.changedSinceScan,
+      `${item.display(name)} holds ${stat.size} bytes, fewer than its dropped lines (${to})`,
+    );
   }
   return { fh, from, to };
 }
@@ -393,7 +445,8 @@ async function readSidecar(item: Dir): Promise<{ meta: ItemMeta } | { unreadable
   const st = await item.lstat(ITEM_FILE);
   if (!st) return { unreadable: 'it has no item.json' };
   if (!st.isFile()) return { unreadable: 'its item.json is not a regular file' };
-  if (st.size > BigInt(SIDECAR_MAX_BYTES)) return { unreadable: `its item.json is larger than ${SIDECAR_MAX_BYTES} bytes` };
+  if (st.size > BigInt(SIDECAR_MAX_BYTES))
+    return { unreadable: `its item.json is larger than ${SIDECAR_MAX_BYTES} bytes` };
   if (st.size === 0n) return { unreadable: 'its item.json is empty' };
   let text: string;
   try {
@@ -451,8 +504,12 @@ export async function listQuarantineDir(
       const meta = 'meta' in sidecar ? sidecar.meta : undefined;
       const payload = meta ? payloadOf(meta) : CONTEXT_PAYLOAD;
       const pst = meta && item ? await item.lstat(payload) : undefined;
-      const ok = meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
-      const payloadMismatch = meta !== undefined && pst !== undefined && !ok ? `its ${payload} is ${kindWords(pst)}, not the ${meta.kind === 'context' ? 'directory' : 'regular file'} its item.json names` : undefined;
+      const ok =
+        meta !== undefined && pst !== undefined && (meta.kind === 'context' ? pst.isDirectory() : pst.isFile());
+      const payloadMismatch =
+        meta !== undefined && pst !== undefined && !ok
+          ? `its ${payload} is ${kindWords(pst)}, not the ${meta.kind === 'context' ? 'directory' : 'regular file'} its item.json names`
+          : undefined;
       let bytes = 0;
       let inodes: number | undefined;
       if (measure) {
@@ -478,10 +535,19 @@ export async function listQuarantineDir(
         ...(payloadMismatch !== undefined ? { payloadMismatch } : {}),
         changedMs,
         ...(inodes !== undefined ? { inodes } : {}),
-        ...(unreadable !== undefined ? { unreadable, sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined) } : {}),
+        ...(unreadable !== undefined
+          ? {
+              unreadable,
+              sidecarTempsOnly: item !== undefined && (await item.list()).every((n) => sidecarTempPid(n) !== undefined),
+            }
+          : {}),
       });
     } catch (err) {
-      problems.push({ target: q.display(entry), code: errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError, detail: `${q.display(entry)}: ${describeError(err)}` });
+      problems.push({
+        target: q.display(entry),
+        code: errnoCode(err) === 'ELOOP' ? Codes.symlink : Codes.ioError,
+        detail: `${q.display(entry)}: ${describeError(err)}`,
+      });
     } finally {
       await item?.close();
     }
@@ -507,7 +573,19 @@ export async function listRootHeld(root: Dir, measure: boolean): Promise<RootHel
     if (!st?.isDirectory()) continue;
     const identity = identityOf(st);
     const bytes = measure ? await measured(root, entry, identity) : 0;
-    out.push({ kind: 'session', target: p.session, origin: root.path, untilMs: p.untilMs, removedMs: undefined, bytes, parent: root.path, entry, identity, uid: Number(st.uid), birth: st.birthtimeNs });
+    out.push({
+      kind: 'session',
+      target: p.session,
+      origin: root.path,
+      untilMs: p.untilMs,
+      removedMs: undefined,
+      bytes,
+      parent: root.path,
+      entry,
+      identity,
+      uid: Number(st.uid),
+      birth: st.birthtimeNs,
+    });
   }
   return out;
 }
@@ -526,8 +604,19 @@ export function dropKeeper(q: Dir, base: Omit<ItemMeta, 'kind' | 'messages' | 'p
   let meta: ItemMeta | undefined;
   let rec: { dir: Dir; name: string; to: number } | undefined;
   return {
-    hook: async (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string }): Promise<void> => {
-      const m: ItemMeta = { kind: 'truncation', ...base, messages: info.dropped, prior: markerToMeta(info.header?.truncated), state: 'staged' };
+    hook: async (
+      src: FileHandle,
+      from: number,
+      to: number,
+      info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string },
+    ): Promise<void> => {
+      const m: ItemMeta = {
+        kind: 'truncation',
+        ...base,
+        messages: info.dropped,
+        prior: markerToMeta(info.header?.truncated),
+        state: 'staged',
+      };
       held = await holdDropped(q, m, { dir: info.dir, name: info.name }, src, from, to);
       meta = held.payload === RECORD_PAYLOAD ? { ...m, range: { from, to } } : m;
       rec = { dir: info.dir, name: info.name, to };

@@ -62,8 +62,17 @@ const keyOf = (name: string, fp: { dev: string; ino: string }): string => `${nam
 function isPlaced(v: unknown): v is Placed & { op: 'add' } {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
-  const str = (k: string) => typeof o[k] === 'string' && (o[k]).length > 0;
-  return o['op'] === 'add' && str('dir') && str('name') && (o['kind'] === 'hold' || o['kind'] === 'trash' || o['kind'] === 'kept') && str('dev') && str('ino') && typeof o['birth'] === 'string' && str('run');
+  const str = (k: string) => typeof o[k] === 'string' && o[k].length > 0;
+  return (
+    o['op'] === 'add' &&
+    str('dir') &&
+    str('name') &&
+    (o['kind'] === 'hold' || o['kind'] === 'trash' || o['kind'] === 'kept') &&
+    str('dev') &&
+    str('ino') &&
+    typeof o['birth'] === 'string' &&
+    str('run')
+  );
 }
 
 /** The records of `<home>/gc/registry.jsonl`, as one sweep (or restore, or view) holds them. */
@@ -157,12 +166,18 @@ export class Registry {
   async place(home: Dir, items: readonly Placed[]): Promise<void> {
     const fresh = items.filter((p) => !this.records.has(keyOf(p.name, p)));
     if (fresh.length === 0) return;
-    if (this.unreadable !== undefined) throw new GcError(Codes.ioError, `${this.unreadable}; what murmur-gc would place in a capsule's directory cannot be recorded, so nothing is`);
+    if (this.unreadable !== undefined)
+      throw new GcError(
+        Codes.ioError,
+        `${this.unreadable}; what murmur-gc would place in a capsule's directory cannot be recorded, so nothing is`,
+      );
     let text = this.endsWithNewline ? '' : '\n';
     for (const p of fresh) text += JSON.stringify({ op: 'add', ...p }) + '\n';
     const gc = await home.mkdir(GC_DIR_NAME, 0o700);
     try {
-      const fh = (await gc.lstat(REGISTRY_FILE)) ? (await gc.openAppend(REGISTRY_FILE)).fh : await gc.createExclusive(REGISTRY_FILE, 0o600);
+      const fh = (await gc.lstat(REGISTRY_FILE))
+        ? (await gc.openAppend(REGISTRY_FILE)).fh
+        : await gc.createExclusive(REGISTRY_FILE, 0o600);
       try {
         await fh.write(text);
         await fh.sync();
@@ -202,7 +217,13 @@ export class Registry {
       try {
         for (const p of list) {
           const st = await d.lstat(p.name);
-          if (st?.isDirectory() && String(st.dev) === p.dev && String(st.ino) === p.ino && (p.birth === '0' || st.birthtimeNs === 0n || String(st.birthtimeNs) === p.birth)) keep.push(p);
+          if (
+            st?.isDirectory() &&
+            String(st.dev) === p.dev &&
+            String(st.ino) === p.ino &&
+            (p.birth === '0' || st.birthtimeNs === 0n || String(st.birthtimeNs) === p.birth)
+          )
+            keep.push(p);
         }
       } finally {
         await d.close();
@@ -234,7 +255,14 @@ function definedPlaced(p: Placed): Placed {
 }
 
 /** The record of a directory (stats `st`) murmur-gc is about to rename to `name` in `dir`. */
-export function placing(dir: string, name: string, kind: PlacedKind, st: Fingerprint, run: string, hold?: { session: string; untilMs: number; reason: string }): Placed {
+export function placing(
+  dir: string,
+  name: string,
+  kind: PlacedKind,
+  st: Fingerprint,
+  run: string,
+  hold?: { session: string; untilMs: number; reason: string },
+): Placed {
   return {
     dir,
     name,

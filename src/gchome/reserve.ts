@@ -167,7 +167,13 @@ export async function createInodeReserve(gc: Dir): Promise<boolean> {
  * `discard` run, when the filesystem had no room (ENOSPC, EDQUOT); any other error is thrown,
  * `discard` run too.
  */
-async function placeByRename(gc: Dir, temp: string, name: string, write: () => Promise<void>, discard: () => Promise<void>): Promise<boolean> {
+async function placeByRename(
+  gc: Dir,
+  temp: string,
+  name: string,
+  write: () => Promise<void>,
+  discard: () => Promise<void>,
+): Promise<boolean> {
   let placed = false;
   try {
     await write();

@@ -15,7 +15,7 @@ import { GC_DIR, INTENT_FILE, parseIntentLog, type IntentLine } from './audit.js
 async function sameBytes(a: FileHandle, aFrom: number, b: FileHandle, bFrom: number, len: number): Promise<boolean> {
   const x = Buffer.allocUnsafe(1 << 20);
   const y = Buffer.allocUnsafe(1 << 20);
-  for (let off = 0; off < len; ) {
+  for (let off = 0; off < len;) {
     const n = Math.min(x.length, len - off);
     const r1 = (await a.read(x, 0, n, aFrom + off)).bytesRead;
     const r2 = (await b.read(y, 0, n, bFrom + off)).bytesRead;
@@ -94,10 +94,17 @@ export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
         const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
         for (const [seq, intent] of log.intents) {
           const r = intent.restore;
-          if (!intent.kind?.startsWith('restore_') || intent.kind === 'restore_session' || !r || !Array.isArray(r.entries)) continue;
+          if (
+            !intent.kind?.startsWith('restore_') ||
+            intent.kind === 'restore_session' ||
+            !r ||
+            !Array.isArray(r.entries)
+          )
+            continue;
           q ??= await openQuarantineDir(home, false);
           if (!q) return out;
-          if (log.done.get(seq) !== undefined || (intent.kind === 'restore_truncation' && (await restoreLanded(q, r)))) for (const e of r.entries) out.add(e);
+          if (log.done.get(seq) !== undefined || (intent.kind === 'restore_truncation' && (await restoreLanded(q, r))))
+            for (const e of r.entries) out.add(e);
         }
       } catch {
         // unreadable: nothing known about it

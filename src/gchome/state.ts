@@ -102,12 +102,17 @@ export interface SweepTotals {
 }
 
 export type StateRead =
-  | { status: 'ok'; state: DaemonState }
-  | { status: 'missing' | 'no_home' }
-  | { status: 'corrupt'; detail: string };
+  { status: 'ok'; state: DaemonState } | { status: 'missing' | 'no_home' } | { status: 'corrupt'; detail: string };
 
 export function emptyState(nowMs: number): DaemonState {
-  return { version: STATE_VERSION, updated_ms: nowMs, daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null };
+  return {
+    version: STATE_VERSION,
+    updated_ms: nowMs,
+    daemon: null,
+    next_run_ms: null,
+    current_sweep: null,
+    last_sweep: null,
+  };
 }
 
 // ---- parsing (pure) ---------------------------------------------------------------------------
@@ -151,13 +156,19 @@ function parseTotals(v: unknown): SweepTotals | undefined {
  * The totals a write puts on disk: per count the larger of the file's and `state`'s, plus
  * `state.last_sweep` when it is newer than the file's (the write that first records it).
  */
-export function nextTotals(state: Pick<DaemonState, 'last_sweep' | 'totals'>, onDisk: Pick<DaemonState, 'last_sweep' | 'totals'> | undefined): SweepTotals | undefined {
+export function nextTotals(
+  state: Pick<DaemonState, 'last_sweep' | 'totals'>,
+  onDisk: Pick<DaemonState, 'last_sweep' | 'totals'> | undefined,
+): SweepTotals | undefined {
   const a = state.totals;
   const b = onDisk?.totals;
   const last = state.last_sweep;
   const fresh = last !== null && (onDisk?.last_sweep == null || last.ended_ms > onDisk.last_sweep.ended_ms);
   if (a === undefined && b === undefined && !fresh) return undefined;
-  const sweeps = Object.fromEntries(OUTCOMES.map((o) => [o, Math.max(a?.sweeps[o] ?? 0, b?.sweeps[o] ?? 0)])) as Record<SweepOutcome, number>;
+  const sweeps = Object.fromEntries(OUTCOMES.map((o) => [o, Math.max(a?.sweeps[o] ?? 0, b?.sweeps[o] ?? 0)])) as Record<
+    SweepOutcome,
+    number
+  >;
   let bytes = Math.max(a?.bytes_freed ?? 0, b?.bytes_freed ?? 0);
   if (fresh) {
     sweeps[last.outcome] += 1;
@@ -197,7 +208,8 @@ export function parseSweepSummary(v: unknown): SweepSummary | null {
   const kept = v['kept'];
   if (isObj(kept)) {
     const items = num(kept['items']);
-    if (items !== undefined && items > 0) s.kept = { items, bytes: num(kept['bytes']) ?? 0, oldest_ms: num(kept['oldest_ms']) ?? null };
+    if (items !== undefined && items > 0)
+      s.kept = { items, bytes: num(kept['bytes']) ?? 0, oldest_ms: num(kept['oldest_ms']) ?? null };
   }
   return s;
 }
@@ -275,7 +287,9 @@ export async function readStateFile(home: string): Promise<StateRead> {
     try {
       const raw = await readSmallFile(gc, STATE_FILE, STATE_LIMIT);
       const state = parseState(raw.toString('utf8'));
-      return state ? { status: 'ok', state } : { status: 'corrupt', detail: `${statePath(home)} is not a murmur-gc state file (version ${STATE_VERSION})` };
+      return state
+        ? { status: 'ok', state }
+        : { status: 'corrupt', detail: `${statePath(home)} is not a murmur-gc state file (version ${STATE_VERSION})` };
     } finally {
       await gc.close();
     }
@@ -330,7 +344,10 @@ export async function writeStateFile(home: string, state: DaemonState): Promise<
  * route) and the daemon both write state.json; each merges what is on disk before it writes, so
  * neither puts back an older summary over the other's newer one.
  */
-export function newerSweeps(mine: Pick<DaemonState, 'last_sweep' | 'last_success_ms'>, onDisk: Pick<DaemonState, 'last_sweep' | 'last_success_ms'> | undefined): { last_sweep: SweepSummary | null; last_success_ms?: number } {
+export function newerSweeps(
+  mine: Pick<DaemonState, 'last_sweep' | 'last_success_ms'>,
+  onDisk: Pick<DaemonState, 'last_sweep' | 'last_success_ms'> | undefined,
+): { last_sweep: SweepSummary | null; last_success_ms?: number } {
   const a = mine.last_sweep;
   const b = onDisk?.last_sweep ?? null;
   const last = a === null ? b : b !== null && b.ended_ms > a.ended_ms ? b : a;

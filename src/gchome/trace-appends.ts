@@ -77,14 +77,28 @@ export class TraceAppends {
     const k = keyOf(root, session);
     const e = this.kept.get(k) ?? this.loaded.get(k);
     if (!e) return undefined;
-    if (e.dev !== String(trace.identity.dev) || e.ino !== String(trace.identity.ino) || e.size !== trace.size || e.mtime_ms !== trace.mtimeMs) return undefined;
+    if (
+      e.dev !== String(trace.identity.dev) ||
+      e.ino !== String(trace.identity.ino) ||
+      e.size !== trace.size ||
+      e.mtime_ms !== trace.mtimeMs
+    )
+      return undefined;
     this.kept.set(k, e);
     return e.runtime_mtime_ms;
   }
 
   /** murmur-gc appended to the trace: `after` is its state right after, `runtimeMs` the runtime's last write. */
   record(root: string, session: string, after: TraceState, runtimeMs: number): void {
-    this.kept.set(keyOf(root, session), { root, session, dev: String(after.identity.dev), ino: String(after.identity.ino), size: after.size, mtime_ms: after.mtimeMs, runtime_mtime_ms: runtimeMs });
+    this.kept.set(keyOf(root, session), {
+      root,
+      session,
+      dev: String(after.identity.dev),
+      ino: String(after.identity.ino),
+      size: after.size,
+      mtime_ms: after.mtimeMs,
+      runtime_mtime_ms: runtimeMs,
+    });
     this.dirty = true;
   }
 

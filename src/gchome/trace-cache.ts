@@ -51,7 +51,10 @@ export async function loadTraceCache(home: Dir, chunkBytes = CHUNK): Promise<Mem
       }
       await indexFile(fd, Number(f.stat.size), cache, chunkBytes);
       const at = fd;
-      cache.indexed((start, end, into, to) => readAt(at, start, end, into, to), () => syncIo.close(at));
+      cache.indexed(
+        (start, end, into, to) => readAt(at, start, end, into, to),
+        () => syncIo.close(at),
+      );
       return cache;
     } finally {
       await gc.close();
@@ -84,7 +87,7 @@ async function indexFile(fd: number, size: number, cache: MemoryTraceCache, chun
   /** file offset of buf[0] */
   let base = 0;
   let first = true;
-  for (let pos = 0; ; ) {
+  for (let pos = 0; ;) {
     await yieldIfBusy();
     if (have === buf.length) {
       if (buf.length >= CACHE_LINE_CAP) return;
@@ -156,7 +159,7 @@ export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promis
 }
 
 async function writeAll(fh: FileHandle, buf: Buffer, len: number): Promise<void> {
-  for (let off = 0; off < len; ) {
+  for (let off = 0; off < len;) {
     const { bytesWritten } = await fh.write(buf, off, len - off);
     if (bytesWritten <= 0) throw new Error('short write');
     off += bytesWritten;

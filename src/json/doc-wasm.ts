@@ -39,8 +39,44 @@
 
 import { initTables, scanStringFunction } from './string-wasm.js';
 import {
-  I32, add, and, bitmask, block, br, brIf, call, ctz, eq, eqz, geU, get, gtU, i8x16Eq, ifElse, inc, k, ld32, ld8, loop, ltS, ltU, ne, or, ret, select,
-  set, shl, splat8, st32, st8, sub, v128Load, wasmModule, when, type Code, type WasmFunction,
+  I32,
+  add,
+  and,
+  bitmask,
+  block,
+  br,
+  brIf,
+  call,
+  ctz,
+  eq,
+  eqz,
+  geU,
+  get,
+  gtU,
+  i8x16Eq,
+  ifElse,
+  inc,
+  k,
+  ld32,
+  ld8,
+  loop,
+  ltS,
+  ltU,
+  ne,
+  or,
+  ret,
+  select,
+  set,
+  shl,
+  splat8,
+  st32,
+  st8,
+  sub,
+  v128Load,
+  wasmModule,
+  when,
+  type Code,
+  type WasmFunction,
 } from './wasm-asm.js';
 
 export const WS_TABLE = 768;
@@ -85,7 +121,16 @@ const F_LINES = 3;
 
 /** Whitespace skip: p over the bytes the table at local `table` marks, never past end. */
 function ws(p: number, end: number, table: number): Code {
-  return block('ws', loop('wsl', brIf('ws', geU(get(p), get(end))), brIf('ws', eqz(ld8(add(ld8(get(p)), get(table))))), inc(p), br('wsl')));
+  return block(
+    'ws',
+    loop(
+      'wsl',
+      brIf('ws', geU(get(p), get(end))),
+      brIf('ws', eqz(ld8(add(ld8(get(p)), get(table))))),
+      inc(p),
+      br('wsl'),
+    ),
+  );
 }
 
 // ---- doc(p, end, inLine) -> 0 invalid, 1 valid, 2 undecided --------------------------------------
@@ -93,7 +138,21 @@ function ws(p: number, end: number, table: number): Code {
 // by the first `\n` before end, which is not whitespace there; every token test fails on it.
 
 function docFunction(): WasmFunction {
-  const P = 0, END = 1, LINE = 2, DEPTH = 3, STATE = 4, C = 5, T = 6, ESC = 7, FSTART = 8, CUR = 9, R = 10, S = 11, KIND = 12, N = 13, WSB = 14;
+  const P = 0,
+    END = 1,
+    LINE = 2,
+    DEPTH = 3,
+    STATE = 4,
+    C = 5,
+    T = 6,
+    ESC = 7,
+    FSTART = 8,
+    CUR = 9,
+    R = 10,
+    S = 11,
+    KIND = 12,
+    N = 13,
+    WSB = 14;
   const STATE_VALUE = 0;
   // The listing proper. States: VALUE (p at a value) and KEY (p at an object key); AFTER (a value
   // of type t just ended at p) is reached by falling through or from a closing bracket.
@@ -283,7 +342,12 @@ function docFunction(): WasmFunction {
 // ---- match(s, e) -> index of the wanted key spelled by bytes [s, e), or -1 ------------------------
 
 function matchFunction(): WasmFunction {
-  const S = 0, E = 1, LEN = 2, KI = 3, BASE = 4, J = 5;
+  const S = 0,
+    E = 1,
+    LEN = 2,
+    KI = 3,
+    BASE = 4,
+    J = 5;
   const body: Code = [
     set(LEN, sub(get(E), get(S))),
     set(KI, k(0)),
@@ -295,7 +359,13 @@ function matchFunction(): WasmFunction {
         'next',
         brIf('next', ne(ld8(get(BASE)), get(LEN))),
         set(J, k(0)),
-        loop('cmp', when(eq(get(J), get(LEN)), ret(get(KI))), brIf('next', ne(ld8(add(get(S), get(J))), ld8(add(get(BASE), get(J)), 1))), inc(J), br('cmp')),
+        loop(
+          'cmp',
+          when(eq(get(J), get(LEN)), ret(get(KI))),
+          brIf('next', ne(ld8(add(get(S), get(J))), ld8(add(get(BASE), get(J)), 1))),
+          inc(J),
+          br('cmp'),
+        ),
       ),
       inc(KI),
       br('keys'),
@@ -309,10 +379,22 @@ function matchFunction(): WasmFunction {
 // ---- lines(p, end) -> 0 done, 1 stopped at an undecided line ------------------------------------
 
 function linesFunction(simd: boolean): WasmFunction {
-  const P = 0, END = 1, Q = 2, M = 3, S = 4, R = 5, COUNT = 6, WSB = 7;
+  const P = 0,
+    END = 1,
+    Q = 2,
+    M = 3,
+    S = 4,
+    R = 5,
+    COUNT = 6,
+    WSB = 7;
   // from q to the next `\n` (there is one before end)
   const findNewline: Code = simd
-    ? loop('nl', set(M, bitmask(i8x16Eq(v128Load(get(Q)), splat8(0x0a)))), when(eqz(get(M)), inc(Q, 16), br('nl')), set(Q, add(get(Q), ctz(get(M)))))
+    ? loop(
+        'nl',
+        set(M, bitmask(i8x16Eq(v128Load(get(Q)), splat8(0x0a)))),
+        when(eqz(get(M)), inc(Q, 16), br('nl')),
+        set(Q, add(get(Q), ctz(get(M)))),
+      )
     : loop('nl', when(ne(ld8(get(Q)), k(0x0a)), inc(Q), br('nl')));
   const body: Code = [
     set(COUNT, k(0)),
@@ -517,6 +599,7 @@ export function scalarWasmDocForTests(): WasmDoc | undefined {
  * Instantiated on first use (`unbuilt`), not when it is asked for here.
  */
 export function wasmDoc(): WasmDoc | undefined {
-  if (instance === undefined) instance = (globalThis as { WebAssembly?: unknown }).WebAssembly === undefined ? null : unbuilt(true);
+  if (instance === undefined)
+    instance = (globalThis as { WebAssembly?: unknown }).WebAssembly === undefined ? null : unbuilt(true);
   return instance ?? undefined;
 }

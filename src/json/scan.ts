@@ -34,7 +34,21 @@
 // chunk was read into the memory (jsonl.ts). The parity tests run every path side by side
 // (test/parity/json-scan-wasm-doc.test.ts, json-scan-fast-paths.test.ts).
 
-import { DATA_BASE, MAX_COPY, FIELDS, ITEMS, OUT_COUNT, OUT_DUPES, OUT_ITEMS, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, wasmDoc, type WasmDoc } from './doc-wasm.js';
+import {
+  DATA_BASE,
+  MAX_COPY,
+  FIELDS,
+  ITEMS,
+  OUT_COUNT,
+  OUT_DUPES,
+  OUT_ITEMS,
+  OUT_LAST,
+  OUT_STOP,
+  OUT_TOP,
+  keysFit,
+  wasmDoc,
+  type WasmDoc,
+} from './doc-wasm.js';
 
 export const T_NONE = 0;
 export const T_OBJECT = 1;
@@ -392,7 +406,16 @@ export class JsonScanner {
         }
         continue;
       }
-      if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      if (
+        e === 0x22 ||
+        e === 0x5c ||
+        e === 0x2f ||
+        e === 0x62 ||
+        e === 0x66 ||
+        e === 0x6e ||
+        e === 0x72 ||
+        e === 0x74
+      ) {
         i += 2;
         continue;
       }
@@ -526,7 +549,10 @@ export function classifyMessage(buf: Uint8Array, start: number, end: number): Li
   const role = sc.fields[0] as Span;
   if (role.type !== T_STRING) return NOT_A_MESSAGE;
   const id = sc.fields[1] as Span;
-  return { isMessage: true, id: id.type === T_STRING ? decodeJsonString(buf, id.start, id.end, id.escaped) : undefined };
+  return {
+    isMessage: true,
+    id: id.type === T_STRING ? decodeJsonString(buf, id.start, id.end, id.escaped) : undefined,
+  };
 }
 
 /**

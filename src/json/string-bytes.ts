@@ -17,11 +17,30 @@ export type StringMode = typeof VALUE | typeof CANONICAL;
 
 /** The character a two-byte escape `\x` stands for, by x (0: not one) */
 const SHORT = new Uint8Array(128);
-for (const [x, c] of [[0x22, 0x22], [0x5c, 0x5c], [0x2f, 0x2f], [0x62, 0x08], [0x66, 0x0c], [0x6e, 0x0a], [0x72, 0x0d], [0x74, 0x09]] as const) SHORT[x] = c;
+for (const [x, c] of [
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+  [0x2f, 0x2f],
+  [0x62, 0x08],
+  [0x66, 0x0c],
+  [0x6e, 0x0a],
+  [0x72, 0x0d],
+  [0x74, 0x09],
+] as const)
+  SHORT[x] = c;
 /** How CANONICAL writes a character below 0x80: 0 as it is, else the letter of its two-byte escape, 0xff as `\u00xx` */
 const CANON = new Uint8Array(128);
 for (let c = 0; c < 0x20; c++) CANON[c] = 0xff;
-for (const [c, x] of [[0x22, 0x22], [0x5c, 0x5c], [0x08, 0x62], [0x0c, 0x66], [0x0a, 0x6e], [0x0d, 0x72], [0x09, 0x74]] as const) CANON[c] = x;
+for (const [c, x] of [
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+  [0x08, 0x62],
+  [0x0c, 0x66],
+  [0x0a, 0x6e],
+  [0x0d, 0x72],
+  [0x09, 0x74],
+] as const)
+  CANON[c] = x;
 const HEX = Buffer.from('0123456789abcdef');
 
 function hexVal(c: number): number {
@@ -29,7 +48,12 @@ function hexVal(c: number): number {
 }
 
 function hex4(buf: Uint8Array, i: number): number {
-  return (hexVal(buf[i] as number) << 12) | (hexVal(buf[i + 1] as number) << 8) | (hexVal(buf[i + 2] as number) << 4) | hexVal(buf[i + 3] as number);
+  return (
+    (hexVal(buf[i] as number) << 12) |
+    (hexVal(buf[i + 1] as number) << 8) |
+    (hexVal(buf[i + 2] as number) << 4) |
+    hexVal(buf[i + 3] as number)
+  );
 }
 
 /** Length (and, with `out`, the bytes) of code point `cp` in `mode`. */
@@ -81,7 +105,14 @@ function emit(cp: number, mode: StringMode, out: Uint8Array | undefined, at: num
   return 4;
 }
 
-function walk(buf: Uint8Array, s: number, e: number, mode: StringMode, out: Uint8Array | undefined, at: number): number {
+function walk(
+  buf: Uint8Array,
+  s: number,
+  e: number,
+  mode: StringMode,
+  out: Uint8Array | undefined,
+  at: number,
+): number {
   let n = 0;
   let i = s;
   while (i < e) {
@@ -135,6 +166,13 @@ export function stringBytes(buf: Uint8Array, s: number, e: number, mode: StringM
 }
 
 /** Writes buf[s, e)'s string in `mode` at out[at]; returns how many bytes (out must hold stringBytes of them). */
-export function writeString(buf: Uint8Array, s: number, e: number, mode: StringMode, out: Uint8Array, at: number): number {
+export function writeString(
+  buf: Uint8Array,
+  s: number,
+  e: number,
+  mode: StringMode,
+  out: Uint8Array,
+  at: number,
+): number {
   return walk(buf, s, e, mode, out, at);
 }

@@ -19,7 +19,43 @@
 // module scan.ts runs, and writes the tables (`initTables`) into its memory. Where WebAssembly is
 // unavailable (e.g. node --jitless) scan.ts keeps its JavaScript loop, which follows the same rules.
 
-import { I32, V128, add, and, bitmask, block, br, brIf, ctz, eq, eqz, geU, get, gtU, i8x16Eq, i8x16LtU, ifElse, inc, k, ld8, loop, ltU, ne, or, ret, set, shl, sub, tee, v128Load, v128Or, splat8, when, type Code, type WasmFunction } from './wasm-asm.js';
+import {
+  I32,
+  V128,
+  add,
+  and,
+  bitmask,
+  block,
+  br,
+  brIf,
+  ctz,
+  eq,
+  eqz,
+  geU,
+  get,
+  gtU,
+  i8x16Eq,
+  i8x16LtU,
+  ifElse,
+  inc,
+  k,
+  ld8,
+  loop,
+  ltU,
+  ne,
+  or,
+  ret,
+  set,
+  shl,
+  sub,
+  tee,
+  v128Load,
+  v128Or,
+  splat8,
+  when,
+  type Code,
+  type WasmFunction,
+} from './wasm-asm.js';
 
 // ---- the function: scanString(p, end) -> i32 ----------------------------------------------------
 
@@ -130,7 +166,15 @@ function scanStringBody(simd: boolean): Code {
 /** scanString(p, end) -> i32, for the module doc-wasm.ts builds. */
 export function scanStringFunction(simd: boolean): WasmFunction {
   // locals after the two params: 6 i32 (c, escaped, cu, m, bit, q), then 1 v128 (v)
-  return { params: [I32, I32], results: [I32], locals: [[6, I32], [1, V128]], body: scanStringBody(simd) };
+  return {
+    params: [I32, I32],
+    results: [I32],
+    locals: [
+      [6, I32],
+      [1, V128],
+    ],
+    body: scanStringBody(simd),
+  };
 }
 
 // ---- tables ----------------------------------------------------------------------------------

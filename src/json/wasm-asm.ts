@@ -108,7 +108,10 @@ export const loop = (label: string, ...body: Code[]): Code => new Ctl('loop', na
 /** `cond; if ... end` (no label, no value). */
 export const when = (cond: Code, ...then: Code[]): Code => [cond, new Ctl('if', null, then)];
 /** `cond; if ... else ... end`; with `type` (e.g. I32) both arms leave a value of that type. */
-export const ifElse = (cond: Code, then: Code[], els: Code[], type = VOID): Code => [cond, new Ctl('if', null, then, els, type)];
+export const ifElse = (cond: Code, then: Code[], els: Code[], type = VOID): Code => [
+  cond,
+  new Ctl('if', null, then, els, type),
+];
 export const br = (label: string): Code => new Ctl('br', named(label));
 export const brIf = (label: string, cond: Code): Code => [cond, new Ctl('brIf', named(label))];
 
@@ -126,7 +129,9 @@ export const set = (x: number, v: Code): Code => [v, 0x21, ...uleb(x)];
 export const tee = (x: number, v: Code): Code => [v, 0x22, ...uleb(x)];
 /** `i32.const v`. */
 export const k = (v: number): Code => [0x41, ...sleb(v)];
-const bin = (opcode: number) => (a: Code, b: Code): Code => [a, b, opcode];
+const bin =
+  (opcode: number) =>
+  (a: Code, b: Code): Code => [a, b, opcode];
 export const eq = bin(0x46);
 export const ne = bin(0x47);
 export const ltS = bin(0x48);
@@ -200,8 +205,12 @@ function name(s: string): number[] {
  * least `memory.minPages` pages with no maximum, exported as `memory.export`. Signatures are
  * shared in the order they first occur; exports come in function order, the memory last.
  */
-export function wasmModule(functions: readonly WasmFunction[], memory: { minPages: number; export: string }): Uint8Array {
-  for (let i = 0; i < functions.length; i++) if (!(i in functions)) throw new Error(`wasm-asm: no function at index ${i}`);
+export function wasmModule(
+  functions: readonly WasmFunction[],
+  memory: { minPages: number; export: string },
+): Uint8Array {
+  for (let i = 0; i < functions.length; i++)
+    if (!(i in functions)) throw new Error(`wasm-asm: no function at index ${i}`);
   const types: string[] = [];
   const typeBytes: number[] = [];
   const funcTypes: number[] = [];
@@ -229,7 +238,14 @@ export function wasmModule(functions: readonly WasmFunction[], memory: { minPage
     code.push(...uleb(b.length), ...b);
   }
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00, // magic, version 1
     ...section(1, [...uleb(types.length), ...typeBytes]),
     ...section(3, [...uleb(functions.length), ...funcTypes]),
     ...section(5, [1, 0x00, ...uleb(memory.minPages)]), // one memory: min pages, no max

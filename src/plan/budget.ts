@@ -71,8 +71,13 @@ export interface BudgetReport {
  * `max_bytes`, and keep_free when it has a policy (retain or max_bytes) and sits on the home's
  * filesystem.
  */
-export function sessionsRootBudget(e: { root: string; retain: unknown; maxBytes?: number | undefined; keepFree?: false | undefined }, keepFree: boolean, onHomeFs: boolean): BudgetStore | undefined {
-  const takesKeepFree = keepFree && e.keepFree !== false && (e.retain !== undefined || e.maxBytes !== undefined) && onHomeFs;
+export function sessionsRootBudget(
+  e: { root: string; retain: unknown; maxBytes?: number | undefined; keepFree?: false | undefined },
+  keepFree: boolean,
+  onHomeFs: boolean,
+): BudgetStore | undefined {
+  const takesKeepFree =
+    keepFree && e.keepFree !== false && (e.retain !== undefined || e.maxBytes !== undefined) && onHomeFs;
   if (e.maxBytes === undefined && !takesKeepFree) return undefined;
   return { key: `sessions:${e.root}`, label: `sessions root ${e.root}`, maxBytes: e.maxBytes, keepFree: takesKeepFree };
 }
@@ -89,10 +94,21 @@ export interface RecordStoreBudget {
  * policies of one store act as one: its `max_bytes` is the smallest of theirs, and it takes part
  * in keep_free when any of them has a policy (retain or max_bytes).
  */
-export function recordStoreBudgets(policies: readonly Pick<RecordPolicyConfig, 'store' | 'capsule' | 'retain' | 'maxBytes' | 'keepFree'>[], keepFree: boolean): RecordStoreBudget[] {
-  const byStore = new Map<string, { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean; optedOut: boolean }>();
+export function recordStoreBudgets(
+  policies: readonly Pick<RecordPolicyConfig, 'store' | 'capsule' | 'retain' | 'maxBytes' | 'keepFree'>[],
+  keepFree: boolean,
+): RecordStoreBudget[] {
+  const byStore = new Map<
+    string,
+    { capsules: Set<string>; maxBytes: number | undefined; hasPolicy: boolean; optedOut: boolean }
+  >();
   for (const r of policies) {
-    const e = byStore.get(r.store) ?? { capsules: new Set<string>(), maxBytes: undefined, hasPolicy: false, optedOut: false };
+    const e = byStore.get(r.store) ?? {
+      capsules: new Set<string>(),
+      maxBytes: undefined,
+      hasPolicy: false,
+      optedOut: false,
+    };
     e.capsules.add(r.capsule);
     if (r.maxBytes !== undefined) e.maxBytes = Math.min(e.maxBytes ?? Infinity, r.maxBytes);
     e.hasPolicy ||= r.retain !== undefined || r.maxBytes !== undefined;
@@ -103,8 +119,11 @@ export function recordStoreBudgets(policies: readonly Pick<RecordPolicyConfig, '
   for (const [name, e] of byStore) {
     const takesKeepFree = keepFree && e.hasPolicy && !e.optedOut;
     if (e.maxBytes === undefined && !takesKeepFree) continue;
-    out.push({ name, capsules: e.capsules, store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: takesKeepFree } });
+    out.push({
+      name,
+      capsules: e.capsules,
+      store: { key: `records:${name}`, label: `record store ${name}`, maxBytes: e.maxBytes, keepFree: takesKeepFree },
+    });
   }
   return out;
 }
-

@@ -64,7 +64,8 @@ export function nextSessionAge(
     const minted = idTimestampMs(n, 'ses_') ?? 0;
     if (minted < nowMs - ageMs || isProtected(n)) return; // condemned now, or never taken
     const at = minted + ageMs + 1;
-    if (!best || at < best.at_ms || (at === best.at_ms && n < best.target)) best = { at_ms: at, store: 'sessions', origin, target: n };
+    if (!best || at < best.at_ms || (at === best.at_ms && n < best.target))
+      best = { at_ms: at, store: 'sessions', origin, target: n };
   });
   return best;
 }
@@ -80,12 +81,15 @@ export function nextRecordAge(
   let best: NextMaxAge | undefined;
   for (const c of contexts) {
     if (c.capsule === undefined || isProtected(c.context)) continue;
-    const ages = policies.filter((p) => p.capsule === c.capsule && p.retain?.maxAgeSecs !== undefined).map((p) => p.retain!.maxAgeSecs! * 1000);
+    const ages = policies
+      .filter((p) => p.capsule === c.capsule && p.retain?.maxAgeSecs !== undefined)
+      .map((p) => p.retain!.maxAgeSecs! * 1000);
     if (ages.length === 0) continue;
     const ageMs = Math.min(...ages);
     if (c.mtimeMs < nowMs - ageMs) continue; // condemned now
     const at = Math.floor(c.mtimeMs + ageMs) + 1;
-    if (!best || at < best.at_ms || (at === best.at_ms && c.context < best.target)) best = { at_ms: at, store: 'records', origin, target: c.context };
+    if (!best || at < best.at_ms || (at === best.at_ms && c.context < best.target))
+      best = { at_ms: at, store: 'records', origin, target: c.context };
   }
   return best;
 }

@@ -13,7 +13,16 @@
 // - Ranks are the runtime's: every `ses_` name present, newest first by its UTF-8 bytes, as
 //   src/plan/sessions.ts ranks them (live and protected sessions keep their rank).
 import { TEARDOWN_WINDOW_MS, judgeLiveness, type LivenessInput } from './liveness.js';
-import { fateOf, itemKey, planFates, type Fate, type FateInput, type PolicyRule, type RootIn, type StoreIn } from './fates.js';
+import {
+  fateOf,
+  itemKey,
+  planFates,
+  type Fate,
+  type FateInput,
+  type PolicyRule,
+  type RootIn,
+  type StoreIn,
+} from './fates.js';
 import { idTimestampMs } from '../runtime/ids.js';
 
 /** The policy rule (`max_age`, `max_sessions`, `max_messages`) a fate carries out or is kept in spite of, if any. */
@@ -43,13 +52,23 @@ function policyOnly(input: FateInput, store: string, nowMs: number, ageOnly: boo
   for (const s of input.stores) {
     if (s.key !== store) continue;
     const { maxBytes: _b, ...rest } = s;
-    stores.push({ ...rest, keepFree: false, policies: s.policies.map((p) => ({ capsule: p.capsule, retain: trim(p.retain) })) });
+    stores.push({
+      ...rest,
+      keepFree: false,
+      policies: s.policies.map((p) => ({ capsule: p.capsule, retain: trim(p.retain) })),
+    });
   }
   return { nowMs, guard: { unattended: false, confirmLarge: true }, roots, stores, holds: [] };
 }
 
 /** The policy rule that condemns `name` of `store` at `nowMs` by the planner (budgets, holds and the guard left out), or undefined. */
-export function policyRuleAt(input: FateInput, store: string, name: string, nowMs: number, ageOnly = false): PolicyRule | undefined {
+export function policyRuleAt(
+  input: FateInput,
+  store: string,
+  name: string,
+  nowMs: number,
+  ageOnly = false,
+): PolicyRule | undefined {
   return policyRuleOf(fateOf(planFates(policyOnly(input, store, nowMs, ageOnly)), store, name));
 }
 
@@ -144,7 +163,10 @@ export function messagesToCondemn(messages: number, maxMessages: number): number
 export function liveUntilMs(l: LivenessInput, nowMs: number, liveGraceMs: number): number | undefined {
   if (l.running === 'alive' || judgeLiveness(l, nowMs, liveGraceMs).state !== 'live') return undefined;
   const window = l.hasSessionEnd === true ? TEARDOWN_WINDOW_MS : Math.max(TEARDOWN_WINDOW_MS, liveGraceMs);
-  return firstTrue((t) => t >= nowMs && judgeLiveness(l, t, liveGraceMs).state !== 'live', Math.ceil(l.lastWriteMs + window));
+  return firstTrue(
+    (t) => t >= nowMs && judgeLiveness(l, t, liveGraceMs).state !== 'live',
+    Math.ceil(l.lastWriteMs + window),
+  );
 }
 
 /** A `max_bytes` budget as it bears on one item in place: what goes before it, and how much more the store must hold for it to go. */
@@ -165,7 +187,14 @@ export interface BytesBudget {
  * items (kept by its policy, measured, and nothing keeping them: not live, protected, another
  * user's, unwritable, failed or stopped) oldest first, as the planner orders them.
  */
-export function bytesBudget(input: FateInput, items: ReadonlyMap<string, Fate>, stopped: ReadonlySet<string>, store: string, name: string, inPlace: number): BytesBudget | undefined {
+export function bytesBudget(
+  input: FateInput,
+  items: ReadonlyMap<string, Fate>,
+  stopped: ReadonlySet<string>,
+  store: string,
+  name: string,
+  inPlace: number,
+): BytesBudget | undefined {
   const root = input.roots.find((r) => r.key === store);
   const st = input.stores.find((s) => s.key === store);
   const limit = root?.maxBytes ?? st?.maxBytes;
@@ -181,17 +210,40 @@ export function bytesBudget(input: FateInput, items: ReadonlyMap<string, Fate>, 
   // taken now by max_bytes (or for good by keep_free in place of max_bytes' hold): it goes first
   const byBytes = (key: string): boolean => {
     const f = items.get(key);
-    return f !== undefined && (((f.fate === 'held' || f.fate === 'removed') && f.rule === 'max_bytes') || (f.fate === 'removed' && f.condemnedBy === 'max_bytes'));
+    return (
+      f !== undefined &&
+      (((f.fate === 'held' || f.fate === 'removed') && f.rule === 'max_bytes') ||
+        (f.fate === 'removed' && f.condemnedBy === 'max_bytes'))
+    );
   };
-  for (const s of root?.sessions ?? []) all.push({ name: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, removable: s.bytes !== undefined && mayGo(itemKey(store, s.name), s), byBytes: byBytes(itemKey(store, s.name)) });
+  for (const s of root?.sessions ?? [])
+    all.push({
+      name: s.name,
+      ageMs: idTimestampMs(s.name, 'ses_') ?? 0,
+      bytes: s.bytes,
+      removable: s.bytes !== undefined && mayGo(itemKey(store, s.name), s),
+      byBytes: byBytes(itemKey(store, s.name)),
+    });
   for (const c of st?.contexts ?? []) {
     const key = itemKey(store, c.context);
     // a record its max_messages truncates weighs what the truncation leaves
     const bytes = items.get(key)?.fate === 'truncated' ? (c.bytesAfterTruncation ?? c.bytes) : c.bytes;
-    all.push({ name: c.context, ageMs: c.mtimeMs, bytes, removable: bytes !== undefined && mayGo(key, c), byBytes: byBytes(key) });
+    all.push({
+      name: c.context,
+      ageMs: c.mtimeMs,
+      bytes,
+      removable: bytes !== undefined && mayGo(key, c),
+      byBytes: byBytes(key),
+    });
   }
   const me = all.find((i) => i.name === name);
-  const older = all.filter((i) => (i.removable || i.byBytes) && i.name !== name && me !== undefined && (i.ageMs < me.ageMs || (i.ageMs === me.ageMs && i.name < name)));
+  const older = all.filter(
+    (i) =>
+      (i.removable || i.byBytes) &&
+      i.name !== name &&
+      me !== undefined &&
+      (i.ageMs < me.ageMs || (i.ageMs === me.ageMs && i.name < name)),
+  );
   const olderBytes = older.reduce((n, i) => n + (i.bytes ?? 0), 0);
   // max_bytes takes the oldest removable while the store is over it: this one once
   // inPlace − olderBytes > limit (those it takes now counted among the older).

@@ -69,11 +69,18 @@ export type Fate =
   | { fate: 'kept'; why: KeptWhy; condemnedBy?: Rule }
   | { fate: 'held'; rule: 'max_age' | 'max_sessions' | 'max_bytes'; untilMs: number }
   /** `condemnedBy`: what this sweep would have held it for, when keep_free took it for good instead */
-  | { fate: 'removed'; rule: 'max_age' | 'max_sessions' | BudgetRule; condemnedBy?: 'max_age' | 'max_sessions' | 'max_bytes' }
+  | {
+      fate: 'removed';
+      rule: 'max_age' | 'max_sessions' | BudgetRule;
+      condemnedBy?: 'max_age' | 'max_sessions' | 'max_bytes';
+    }
   /** the newest `keep` messages stay; `heldUntilMs`: the dropped lines are held until then */
   | { fate: 'truncated'; keep: number; dropped: number; heldUntilMs?: number };
 
-export type HoldFate = { fate: 'held'; untilMs: number } | { fate: 'purged'; rule: 'expired' | 'keep_free' } | { fate: 'kept'; why: 'foreign_owner' | 'failed' };
+export type HoldFate =
+  | { fate: 'held'; untilMs: number }
+  | { fate: 'purged'; rule: 'expired' | 'keep_free' }
+  | { fate: 'kept'; why: 'foreign_owner' | 'failed' };
 
 export interface SessionIn {
   name: string;
@@ -317,7 +324,10 @@ function planWith(input: FateInput, stopped: ReadonlySet<string>): Omit<FatePlan
   }
 
   // 2. the budgets
-  const budgeted = input.keepFree !== undefined || input.roots.some((r) => r.maxBytes !== undefined) || input.stores.some((s) => s.maxBytes !== undefined);
+  const budgeted =
+    input.keepFree !== undefined ||
+    input.roots.some((r) => r.maxBytes !== undefined) ||
+    input.stores.some((s) => s.maxBytes !== undefined);
   if (!budgeted) return { items, holds, budget: { stores: [], keepFree: undefined, unmet: [] } };
   const policyItems = new Map(items);
   const policyHolds = new Map(holds);
@@ -330,7 +340,14 @@ function planWith(input: FateInput, stopped: ReadonlySet<string>): Omit<FatePlan
  * A protected item a budget would have taken, were it not protected, is kept saying so
  * (`condemnedBy` the budget's rule): the same budgets planned once more with protection ignored.
  */
-function markProtectedWanted(input: FateInput, stopped: ReadonlySet<string>, items: Map<string, Fate>, policyItems: ReadonlyMap<string, Fate>, policyHolds: ReadonlyMap<string, HoldFate>, until: number | undefined): void {
+function markProtectedWanted(
+  input: FateInput,
+  stopped: ReadonlySet<string>,
+  items: Map<string, Fate>,
+  policyItems: ReadonlyMap<string, Fate>,
+  policyHolds: ReadonlyMap<string, HoldFate>,
+  until: number | undefined,
+): void {
   // (a protected item of a store no budget reaches is never taken by the plan below either)
   const guarded = [
     ...input.roots.flatMap((r) => r.sessions.filter((s) => s.protected).map((s) => itemKey(r.key, s.name))),
@@ -343,7 +360,8 @@ function markProtectedWanted(input: FateInput, stopped: ReadonlySet<string>, ite
     const real = items.get(key);
     const would = shadow.get(key);
     if (real?.fate !== 'kept' || real.why !== 'policy') continue;
-    if (would?.fate === 'held' || would?.fate === 'removed') items.set(key, { fate: 'kept', why: 'protected', condemnedBy: would.rule });
+    if (would?.fate === 'held' || would?.fate === 'removed')
+      items.set(key, { fate: 'kept', why: 'protected', condemnedBy: would.rule });
   }
 }
 
@@ -375,7 +393,13 @@ function planRootPolicy(
 }
 
 /** Why an item a rule condemns stays, or undefined when it may go. */
-function keptWhy(i: { protected: boolean; live: boolean; owned: boolean }, writable: boolean, failed: boolean, stopped: boolean, rule: Rule): Fate | undefined {
+function keptWhy(
+  i: { protected: boolean; live: boolean; owned: boolean },
+  writable: boolean,
+  failed: boolean,
+  stopped: boolean,
+  rule: Rule,
+): Fate | undefined {
   const why: KeptWhy | undefined = i.protected
     ? 'protected'
     : i.live
@@ -392,7 +416,14 @@ function keptWhy(i: { protected: boolean; live: boolean; owned: boolean }, writa
   return why === undefined ? undefined : { fate: 'kept', why, condemnedBy: rule };
 }
 
-function planStorePolicy(s: StoreIn, nowMs: number, stopped: boolean, failed: ReadonlySet<string>, until: number | undefined, items: Map<string, Fate>): void {
+function planStorePolicy(
+  s: StoreIn,
+  nowMs: number,
+  stopped: boolean,
+  failed: ReadonlySet<string>,
+  until: number | undefined,
+  items: Map<string, Fate>,
+): void {
   const ruleOf = new Map<string, { rule: 'max_age' | 'max_messages'; keep?: number; dropped?: number }>();
   const owners = new Set<string>();
   for (const pol of s.policies) {
@@ -401,14 +432,20 @@ function planStorePolicy(s: StoreIn, nowMs: number, stopped: boolean, failed: Re
     owners.add(pol.capsule);
     const mine = s.contexts.filter((c) => c.capsule === pol.capsule);
     const p = planRecords(
-      mine.map((c) => ({ context: c.context, header: { type: 'murmur.record', capsule: pol.capsule, created_ms: 0n }, mtimeMs: c.mtimeMs, messages: c.messages })),
+      mine.map((c) => ({
+        context: c.context,
+        header: { type: 'murmur.record', capsule: pol.capsule, created_ms: 0n },
+        mtimeMs: c.mtimeMs,
+        messages: c.messages,
+      })),
       pol.capsule,
       pol.retain,
       new Set(),
       nowMs,
     );
     for (const x of p.remove) ruleOf.set(x.context, { rule: 'max_age' });
-    for (const x of p.truncate) ruleOf.set(x.context, { rule: 'max_messages', keep: x.keep, dropped: x.messagesDropped });
+    for (const x of p.truncate)
+      ruleOf.set(x.context, { rule: 'max_messages', keep: x.keep, dropped: x.messagesDropped });
   }
   for (const c of s.contexts) {
     const key = itemKey(s.key, c.context);
@@ -419,8 +456,20 @@ function planStorePolicy(s: StoreIn, nowMs: number, stopped: boolean, failed: Re
     else {
       const kept = keptWhy(c, s.writable, failed.has(key), stopped, r.rule);
       if (kept) items.set(key, kept);
-      else if (r.rule === 'max_age') items.set(key, s.holdable && until !== undefined ? { fate: 'held', rule: 'max_age', untilMs: until } : { fate: 'removed', rule: 'max_age' });
-      else items.set(key, { fate: 'truncated', keep: r.keep ?? 0, dropped: r.dropped ?? 0, ...(until !== undefined ? { heldUntilMs: until } : {}) });
+      else if (r.rule === 'max_age')
+        items.set(
+          key,
+          s.holdable && until !== undefined
+            ? { fate: 'held', rule: 'max_age', untilMs: until }
+            : { fate: 'removed', rule: 'max_age' },
+        );
+      else
+        items.set(key, {
+          fate: 'truncated',
+          keep: r.keep ?? 0,
+          dropped: r.dropped ?? 0,
+          ...(until !== undefined ? { heldUntilMs: until } : {}),
+        });
     }
   }
 }
@@ -448,7 +497,8 @@ interface StoreState {
   heldPurged: number;
 }
 
-const byName = (a: { target: string }, b: { target: string }): number => (a.target < b.target ? -1 : a.target > b.target ? 1 : 0);
+const byName = (a: { target: string }, b: { target: string }): number =>
+  a.target < b.target ? -1 : a.target > b.target ? 1 : 0;
 /** One store's candidates, oldest first (the names of one store are never alike). */
 const byAge = (a: Candidate, b: Candidate): number => a.ageMs - b.ageMs || byName(a, b);
 
@@ -463,7 +513,8 @@ function blockOf(
   where: { liveCode: string; writable: boolean; stopped: boolean; failed: boolean },
   ignoreProtection: boolean,
 ): string | undefined {
-  if (f?.fate === 'kept' && f.why !== 'policy' && !(ignoreProtection && f.why === 'protected')) return f.why === 'live' ? where.liveCode : f.why;
+  if (f?.fate === 'kept' && f.why !== 'policy' && !(ignoreProtection && f.why === 'protected'))
+    return f.why === 'live' ? where.liveCode : f.why;
   if (i.protected && !ignoreProtection) return 'protected';
   if (i.live) return where.liveCode;
   if (!i.owned) return 'foreign_owner';
@@ -474,10 +525,21 @@ function blockOf(
 }
 
 /** The stores a budget reaches, with what they hold in place once the policies acted. */
-function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map<string, Fate>, ignoreProtection: boolean): StoreState[] {
+function budgetStores(
+  input: FateInput,
+  stopped: ReadonlySet<string>,
+  items: Map<string, Fate>,
+  ignoreProtection: boolean,
+): StoreState[] {
   const out: StoreState[] = [];
   const failed = input.failed ?? new Set<string>();
-  const state = (key: string, label: string, maxBytes: number | undefined, keepFree: boolean, holdable: boolean): StoreState => ({
+  const state = (
+    key: string,
+    label: string,
+    maxBytes: number | undefined,
+    keepFree: boolean,
+    holdable: boolean,
+  ): StoreState => ({
     key,
     label,
     index: out.length,
@@ -508,7 +570,15 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
       const key = itemKey(r.key, s.name);
       const f = items.get(key);
       if (f?.fate === 'held' || f?.fate === 'removed' || s.bytes === undefined) continue;
-      const c = { key, store: r.key, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0, holdable: r.holdable };
+      const c = {
+        key,
+        store: r.key,
+        target: s.name,
+        ageMs: idTimestampMs(s.name, 'ses_') ?? 0,
+        bytes: s.bytes,
+        inodes: s.inodes ?? 0,
+        holdable: r.holdable,
+      };
       place(st, c, blockOf(f, s, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     for (const x of r.fixed) {
@@ -529,7 +599,15 @@ function budgetStores(input: FateInput, stopped: ReadonlySet<string>, items: Map
       if (f?.fate === 'held' || f?.fate === 'removed' || x.bytes === undefined) continue;
       // a record its max_messages truncates weighs what the truncation leaves
       const bytes = f?.fate === 'truncated' ? (x.bytesAfterTruncation ?? x.bytes) : x.bytes;
-      const c = { key, store: s.key, target: x.context, ageMs: x.mtimeMs, bytes, inodes: x.inodes ?? 0, holdable: s.holdable };
+      const c = {
+        key,
+        store: s.key,
+        target: x.context,
+        ageMs: x.mtimeMs,
+        bytes,
+        inodes: x.inodes ?? 0,
+        holdable: s.holdable,
+      };
       place(st, c, blockOf(f, x, { ...where, failed: failed.has(key) }, ignoreProtection));
     }
     st.before = st.charged;
@@ -649,7 +727,9 @@ function policyFrees(input: FateInput, store: string, items: Map<string, Fate>):
 
 /** What a truncation frees on the disk once its dropped lines are not held. */
 function truncationFrees(c: ContextIn): number {
-  return c.bytes !== undefined && c.bytesAfterTruncation !== undefined ? Math.max(0, c.bytes - c.bytesAfterTruncation) : 0;
+  return c.bytes !== undefined && c.bytesAfterTruncation !== undefined
+    ? Math.max(0, c.bytes - c.bytesAfterTruncation)
+    : 0;
 }
 
 /** A keep_free candidate: a hold to purge (0), a hold this sweep would make (1), or an item in place (2). */
@@ -676,7 +756,14 @@ function keepFreeFor(
   const counts = { purged: 0, removed: 0 };
   // 0. what earlier sweeps hold, the window that ends first first
   for (const h of input.holds) {
-    if (!h.keepFree || h.bytes === undefined || holds.get(h.key)?.fate !== 'held' || !h.owned || input.failed?.has(h.key) === true) continue;
+    if (
+      !h.keepFree ||
+      h.bytes === undefined ||
+      holds.get(h.key)?.fate !== 'held' ||
+      !h.owned ||
+      input.failed?.has(h.key) === true
+    )
+      continue;
     const st = byKey.get(h.store);
     picks.push({
       order: 0,
@@ -777,7 +864,14 @@ function keepFreeFor(
     }
   } else {
     const taking = stores.filter((s) => s.keepFree);
-    unmet = unmetOf(undefined, 'keep_free', 'keep_free', Math.max(0, left), taking.flatMap((s) => s.staying), picks);
+    unmet = unmetOf(
+      undefined,
+      'keep_free',
+      'keep_free',
+      Math.max(0, left),
+      taking.flatMap((s) => s.staying),
+      picks,
+    );
     if (leftInodes > 0) unmet.inodes_short = leftInodes;
     if (beyond.items > 0) unmet.beyond_per_sweep = beyond;
   }
@@ -799,19 +893,32 @@ function keepFreeFor(
 }
 
 /** This sweep's holds in one store, with what taking them for good would free. */
-function thisSweepsHolds(input: FateInput, store: string, items: Map<string, Fate>): { key: string; target: string; ageMs: number; bytes: number; inodes: number }[] {
+function thisSweepsHolds(
+  input: FateInput,
+  store: string,
+  items: Map<string, Fate>,
+): { key: string; target: string; ageMs: number; bytes: number; inodes: number }[] {
   const out: { key: string; target: string; ageMs: number; bytes: number; inodes: number }[] = [];
   const root = input.roots.find((r) => r.key === store);
   for (const s of root?.sessions ?? []) {
     const key = itemKey(store, s.name);
-    if (items.get(key)?.fate === 'held' && s.bytes !== undefined) out.push({ key, target: s.name, ageMs: idTimestampMs(s.name, 'ses_') ?? 0, bytes: s.bytes, inodes: s.inodes ?? 0 });
+    if (items.get(key)?.fate === 'held' && s.bytes !== undefined)
+      out.push({
+        key,
+        target: s.name,
+        ageMs: idTimestampMs(s.name, 'ses_') ?? 0,
+        bytes: s.bytes,
+        inodes: s.inodes ?? 0,
+      });
   }
   const rs = input.stores.find((s) => s.key === store);
   for (const c of rs?.contexts ?? []) {
     const key = itemKey(store, c.context);
     const f = items.get(key);
-    if (f?.fate === 'held' && c.bytes !== undefined) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: c.bytes, inodes: c.inodes ?? 0 });
-    else if (f?.fate === 'truncated' && f.heldUntilMs !== undefined && truncationFrees(c) > 0) out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: truncationFrees(c), inodes: 0 });
+    if (f?.fate === 'held' && c.bytes !== undefined)
+      out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: c.bytes, inodes: c.inodes ?? 0 });
+    else if (f?.fate === 'truncated' && f.heldUntilMs !== undefined && truncationFrees(c) > 0)
+      out.push({ key, target: c.context, ageMs: c.mtimeMs, bytes: truncationFrees(c), inodes: 0 });
   }
   return out;
 }
@@ -831,7 +938,16 @@ function unmetOf(
     h.bytes += s.bytes;
   }
   const largest = [...staying].sort((a, b) => b.bytes - a.bytes || byName(a, b)).slice(0, UNMET_LARGEST);
-  return { store, label, reason, bytes_short: short, held, removable: { items: removable.length, bytes: removable.reduce((n, c) => n + c.bytes, 0) }, removed: 0, largest };
+  return {
+    store,
+    label,
+    reason,
+    bytes_short: short,
+    held,
+    removable: { items: removable.length, bytes: removable.reduce((n, c) => n + c.bytes, 0) },
+    removed: 0,
+    largest,
+  };
 }
 
 // ---- the guard --------------------------------------------------------------------------------
@@ -839,16 +955,33 @@ function unmetOf(
 /** The stores where every rule together would take more than the guard allows (a stopped store loses nothing, so it never trips again). */
 function guardTrips(input: FateInput, plan: Omit<FatePlan, 'stops'>): Stop[] {
   const out: Stop[] = [];
-  const going = (store: string, names: string[]) => names.filter((n) => {
-    const f = plan.items.get(itemKey(store, n));
-    return f?.fate === 'held' || f?.fate === 'removed';
-  });
+  const going = (store: string, names: string[]) =>
+    names.filter((n) => {
+      const f = plan.items.get(itemKey(store, n));
+      return f?.fate === 'held' || f?.fate === 'removed';
+    });
   const check = (key: string, kind: Stop['kind'], names: string[]) => {
     const g = going(key, names);
-    const limit = blastRadius({ present: names.length, remove: g.length, configured: input.guard.maxDelete, unattended: input.guard.unattended, confirmLarge: input.guard.confirmLarge });
+    const limit = blastRadius({
+      present: names.length,
+      remove: g.length,
+      configured: input.guard.maxDelete,
+      unattended: input.guard.unattended,
+      confirmLarge: input.guard.confirmLarge,
+    });
     if (limit !== undefined) out.push({ store: key, kind, present: names.length, going: g, limit });
   };
-  for (const r of input.roots) check(r.key, 'sessions', r.sessions.map((s) => s.name));
-  for (const s of input.stores) check(s.key, 'records', s.contexts.map((c) => c.context));
+  for (const r of input.roots)
+    check(
+      r.key,
+      'sessions',
+      r.sessions.map((s) => s.name),
+    );
+  for (const s of input.stores)
+    check(
+      s.key,
+      'records',
+      s.contexts.map((c) => c.context),
+    );
   return out;
 }

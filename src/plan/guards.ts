@@ -35,7 +35,8 @@ export function blastRadius(i: BlastInput): string | undefined {
   const c = i.configured;
   if (c) {
     if (c.count !== undefined && i.remove > c.count) return `max_delete.count is ${c.count}`;
-    if (c.fraction !== undefined && i.remove > c.fraction * i.present) return `max_delete.fraction is ${c.fraction} (${Math.floor(c.fraction * i.present)} of ${i.present})`;
+    if (c.fraction !== undefined && i.remove > c.fraction * i.present)
+      return `max_delete.fraction is ${c.fraction} (${Math.floor(c.fraction * i.present)} of ${i.present})`;
     return undefined;
   }
   if (i.unattended && i.remove > UNATTENDED_FRACTION * i.present && i.remove > UNATTENDED_MIN_COUNT) {

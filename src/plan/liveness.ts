@@ -28,9 +28,11 @@ export interface LivenessVerdict {
 }
 
 export function judgeLiveness(input: LivenessInput, nowMs: number, liveGraceMs: number): LivenessVerdict {
-  if (input.running === 'alive') return { state: 'live', why: 'its running record names a live process', test: 'running_record' };
+  if (input.running === 'alive')
+    return { state: 'live', why: 'its running record names a live process', test: 'running_record' };
   const sinceWrite = nowMs - input.lastWriteMs;
-  if (sinceWrite < TEARDOWN_WINDOW_MS) return { state: 'live', why: 'its trace was written in the last 60 s', test: 'recent_write' };
+  if (sinceWrite < TEARDOWN_WINDOW_MS)
+    return { state: 'live', why: 'its trace was written in the last 60 s', test: 'recent_write' };
   if (input.hasSessionEnd === true) return { state: 'finished', why: 'its trace has session_end' };
   if (sinceWrite < liveGraceMs) {
     return { state: 'live', why: 'its trace has no session_end and was written within live_grace', test: 'live_grace' };

@@ -32,18 +32,34 @@ export function targetMode(role: ModeRole, mode: number): number {
 export function planMode(input: ModeInput, uid: number): ChmodAction | ModeSkip | undefined {
   const want = targetMode(input.role, input.mode);
   if (input.kind === 'symlink') {
-    return { path: input.path, code: 'symlink', detail: `${input.path} is a symbolic link; its mode is not reasserted through it` };
+    return {
+      path: input.path,
+      code: 'symlink',
+      detail: `${input.path} is a symbolic link; its mode is not reasserted through it`,
+    };
   }
   const expectDir = input.role !== 'private_file';
   if ((expectDir && input.kind !== 'dir') || (!expectDir && input.kind !== 'file')) {
-    return { path: input.path, code: 'not_regular', detail: `${input.path} is not a ${expectDir ? 'directory' : 'regular file'}; left alone` };
+    return {
+      path: input.path,
+      code: 'not_regular',
+      detail: `${input.path} is not a ${expectDir ? 'directory' : 'regular file'}; left alone`,
+    };
   }
   if ((input.mode & 0o7777) === want) return undefined;
   if (input.uid !== uid) {
-    return { path: input.path, code: 'foreign_owner', detail: `${input.path} belongs to uid ${input.uid}, not ${uid}; its mode is left alone` };
+    return {
+      path: input.path,
+      code: 'foreign_owner',
+      detail: `${input.path} belongs to uid ${input.uid}, not ${uid}; its mode is left alone`,
+    };
   }
   if (input.kind === 'file' && input.nlink > 1) {
-    return { path: input.path, code: 'hard_link', detail: `${input.path} has ${input.nlink} hard links; its mode is left alone` };
+    return {
+      path: input.path,
+      code: 'hard_link',
+      detail: `${input.path} has ${input.nlink} hard links; its mode is left alone`,
+    };
   }
   return { path: input.path, from: input.mode & 0o7777, to: want };
 }

@@ -61,8 +61,7 @@ export function planRecords(
   for (const c of sorted) {
     if (!c.header || c.header.capsule !== capsule) continue;
     const overAge = floor !== undefined && c.mtimeMs < floor;
-    const overCount =
-      retain.maxMessages !== undefined && c.messages !== undefined && c.messages > retain.maxMessages;
+    const overCount = retain.maxMessages !== undefined && c.messages !== undefined && c.messages > retain.maxMessages;
     if (!overAge && !overCount) continue;
     if (isProtected(c.context)) {
       plan.skip.push({

@@ -62,11 +62,21 @@ export function planSessions(
     if (!overAge && !overCount) return;
     const reason = overAge ? 'max_age' : 'max_sessions';
     if (isProtected(s.name)) {
-      plan.skip.push({ name: s.name, reason, code: 'protected', detail: `${s.name} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${reason} condemns it` });
+      plan.skip.push({
+        name: s.name,
+        reason,
+        code: 'protected',
+        detail: `${s.name} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${reason} condemns it`,
+      });
       return;
     }
     if (s.liveness === 'live') {
-      plan.skip.push({ name: s.name, reason, code: 'live_session', detail: `${s.name} is live (${s.livenessWhy}); kept although ${reason} condemns it` });
+      plan.skip.push({
+        name: s.name,
+        reason,
+        code: 'live_session',
+        detail: `${s.name} is live (${s.livenessWhy}); kept although ${reason} condemns it`,
+      });
       return;
     }
     plan.remove.push({ name: s.name, reason });

@@ -84,7 +84,11 @@ export function childEntryName(childWorkdir: string, workdir: string): string | 
 export function childLiveWhy(c: ChildEntry, j: BesideJudge): string | undefined {
   if (c.unjudged !== undefined) return `nothing inside can be judged (${c.unjudged})`;
   for (const s of c.sessions) {
-    const v = judgeLiveness({ running: j.running(s.name), lastWriteMs: s.lastWriteMs, hasSessionEnd: s.hasSessionEnd }, j.nowMs, j.liveGraceMs);
+    const v = judgeLiveness(
+      { running: j.running(s.name), lastWriteMs: s.lastWriteMs, hasSessionEnd: s.hasSessionEnd },
+      j.nowMs,
+      j.liveGraceMs,
+    );
     if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
   }
   return undefined;
@@ -100,19 +104,27 @@ export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: 
     for (const d of p.delegations) {
       const name = childEntryName(d.childWorkdir, f.workdir);
       if (name === undefined) {
-        out.skip.push({ session: p.session, target: `${f.workdir}/.murmur/${p.session}`, code: Codes.childWorkdirOutside, detail: `${p.session}'s trace names a child workdir outside ${f.workdir}/.murmur/children (delegation ${d.delegationId}); nothing there is touched` });
+        out.skip.push({
+          session: p.session,
+          target: `${f.workdir}/.murmur/${p.session}`,
+          code: Codes.childWorkdirOutside,
+          detail: `${p.session}'s trace names a child workdir outside ${f.workdir}/.murmur/children (delegation ${d.delegationId}); nothing there is touched`,
+        });
         continue;
       }
       const c = children.get(name);
       if (!c || chosen.has(`c/${name}`)) continue;
       const target = childPath(name);
-      const keep = (code: string, detail: string) => out.skip.push({ session: p.session, target, code, detail: `${target} (child of ${p.session}): ${detail}` });
+      const keep = (code: string, detail: string) =>
+        out.skip.push({ session: p.session, target, code, detail: `${target} (child of ${p.session}): ${detail}` });
       if (c.kind === 'symlink') keep(Codes.symlink, 'a symbolic link; never followed, kept');
       else if (c.kind !== 'dir') keep(Codes.notRegular, 'not a directory; kept');
       else if (c.uid !== j.uid) keep(Codes.foreignOwner, `belongs to uid ${c.uid}; kept`);
       else if (f.claimedChildren.has(name)) keep(Codes.childKept, 'a session that stays names it too; kept');
-      else if (f.uncertain !== undefined) keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this child too; kept`);
-      else if (!d.ended && c.completion === undefined) keep(Codes.childKept, 'not finished (no terminal delegation line, no final completion.json); kept');
+      else if (f.uncertain !== undefined)
+        keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this child too; kept`);
+      else if (!d.ended && c.completion === undefined)
+        keep(Codes.childKept, 'not finished (no terminal delegation line, no final completion.json); kept');
       else {
         const live = childLiveWhy(c, j);
         if (live !== undefined) keep(Codes.childKept, `${live}; kept`);
@@ -126,12 +138,14 @@ export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: 
       const l = logs.get(id);
       if (!l || chosen.has(`l/${id}`)) continue;
       const target = `${f.workdir}/logs/${l.name}`;
-      const keep = (code: string, detail: string) => out.skip.push({ session: p.session, target, code, detail: `${target} (log of ${p.session}): ${detail}` });
+      const keep = (code: string, detail: string) =>
+        out.skip.push({ session: p.session, target, code, detail: `${target} (log of ${p.session}): ${detail}` });
       if (l.kind === 'symlink') keep(Codes.symlink, 'a symbolic link; never followed, kept');
       else if (l.kind !== 'file') keep(Codes.notRegular, 'not a regular file; kept');
       else if (l.uid !== j.uid) keep(Codes.foreignOwner, `belongs to uid ${l.uid}; kept`);
       else if (f.claimedWorkIds.has(id)) keep(Codes.childKept, 'a session that stays names it too; kept');
-      else if (f.uncertain !== undefined) keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this log too; kept`);
+      else if (f.uncertain !== undefined)
+        keep(Codes.childKept, `${f.uncertain}, which stays, has no readable trace: it may name this log too; kept`);
       else {
         chosen.add(`l/${id}`);
         out.remove.push({ kind: 'work_log', name: l.name, session: p.session });
@@ -158,7 +172,13 @@ export interface OrphanVerdict {
  * (`session_end`, not live; none dead), nothing unjudgeable. `uncertain`: some session of the root
  * has no readable trace (it might name any child), so none goes.
  */
-export function planOrphans(children: readonly ChildEntry[], tied: ReadonlySet<string>, maxAgeMs: number | undefined, uncertain: boolean, j: BesideJudge): OrphanVerdict[] {
+export function planOrphans(
+  children: readonly ChildEntry[],
+  tied: ReadonlySet<string>,
+  maxAgeMs: number | undefined,
+  uncertain: boolean,
+  j: BesideJudge,
+): OrphanVerdict[] {
   const out: OrphanVerdict[] = [];
   for (const c of children) {
     if (tied.has(c.name)) continue;

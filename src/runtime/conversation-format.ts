@@ -58,7 +58,8 @@ const two = (n: number): string => String(n).padStart(2, '0');
 
 /** UTC wall clock `YYYY-MM-DD HH:MM:SS` of a non-negative ms timestamp (sub-second part dropped). */
 export function fmtTimestamp(ms: number): string {
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`a timestamp must be a non-negative integer of ms, got ${ms}`);
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new RangeError(`a timestamp must be a non-negative integer of ms, got ${ms}`);
   const secs = Math.floor(ms / 1000);
   const days = Math.floor(secs / 86_400);
   const sod = secs - days * 86_400;
@@ -123,7 +124,12 @@ export interface RecordListing {
 /** The `truncated` marker in its declaration order, or null. */
 export function markerJson(m: TruncationMarker | undefined): TruncationMarker | null {
   if (!m) return null;
-  return { dropped: m.dropped, oldest_surviving_id: m.oldest_surviving_id, last_dropped_id: m.last_dropped_id, at_ms: m.at_ms };
+  return {
+    dropped: m.dropped,
+    oldest_surviving_id: m.oldest_surviving_id,
+    last_dropped_id: m.last_dropped_id,
+    at_ms: m.at_ms,
+  };
 }
 
 export function listingOf(input: {
@@ -173,7 +179,15 @@ export function lsWidths(rows: RecordListing[]): LsWidths {
   return w;
 }
 
-function lsLine(w: LsWidths, record: string, context: string, messages: string, size: string, touched: string, truncated: string): string {
+function lsLine(
+  w: LsWidths,
+  record: string,
+  context: string,
+  messages: string,
+  size: string,
+  touched: string,
+  truncated: string,
+): string {
   return `${padRight(record, w.record)} ${padRight(context, w.context)} ${padLeft(messages, w.messages)} ${padLeft(size, w.size)}  ${padRight(touched, 20)} ${truncated}`;
 }
 
@@ -196,7 +210,9 @@ export function lsRowLine(r: RecordListing, w: LsWidths = RUNTIME_WIDTHS): strin
 /** The whole `ls` text (newline-terminated); `record` is the `--record` filter when given. */
 export function renderLsText(rows: RecordListing[], record: string | undefined): string {
   if (rows.length === 0) {
-    return record === undefined ? 'No conversation records.\n' : `No conversation records under record store '${record}'.\n`;
+    return record === undefined
+      ? 'No conversation records.\n'
+      : `No conversation records under record store '${record}'.\n`;
   }
   const w = lsWidths(rows);
   return [lsHeaderLine(w), ...rows.map((r) => lsRowLine(r, w))].join('\n') + '\n';
@@ -213,7 +229,15 @@ export { stringifyExact };
 
 export type MessageLocation =
   | { record: string; context_id: string; path: string; status: 'present'; position: number; total: number }
-  | { record: string; context_id: string; path: string; status: 'truncated'; dropped: bigint; oldest_surviving_id: string; last_dropped_id: string };
+  | {
+      record: string;
+      context_id: string;
+      path: string;
+      status: 'truncated';
+      dropped: bigint;
+      oldest_surviving_id: string;
+      last_dropped_id: string;
+    };
 
 export type LocateAnswer =
   | { status: 'present'; position: number; total: number }
@@ -226,20 +250,39 @@ export type LocateAnswer =
  * uuid-v7 time is at or before that of `last_dropped_id`; else unknown (also when either id's
  * time cannot be read). `last_dropped_id` is kept for the text (not part of the JSON shape).
  */
-export function locateAnswer(msgId: string, scan: { position: number | undefined; messages: number; header: RecordHeader | undefined }): LocateAnswer {
-  if (scan.position !== undefined) return { status: 'present', position: scan.position, total: Math.max(scan.position, scan.messages) };
+export function locateAnswer(
+  msgId: string,
+  scan: { position: number | undefined; messages: number; header: RecordHeader | undefined },
+): LocateAnswer {
+  if (scan.position !== undefined)
+    return { status: 'present', position: scan.position, total: Math.max(scan.position, scan.messages) };
   const marker = scan.header?.truncated;
   if (!marker) return { status: 'unknown' };
   const minted = idTimestampMs(msgId, 'msg_');
   const last = idTimestampMs(marker.last_dropped_id, 'msg_');
   if (minted === undefined || last === undefined || minted > last) return { status: 'unknown' };
-  return { status: 'truncated', dropped: marker.dropped, oldest_surviving_id: marker.oldest_surviving_id, last_dropped_id: marker.last_dropped_id };
+  return {
+    status: 'truncated',
+    dropped: marker.dropped,
+    oldest_surviving_id: marker.oldest_surviving_id,
+    last_dropped_id: marker.last_dropped_id,
+  };
 }
 
-export function locationOf(where: { record: string; context_id: string; path: string }, a: LocateAnswer): MessageLocation | undefined {
+export function locationOf(
+  where: { record: string; context_id: string; path: string },
+  a: LocateAnswer,
+): MessageLocation | undefined {
   const base = { record: where.record, context_id: where.context_id, path: where.path };
   if (a.status === 'present') return { ...base, status: 'present', position: a.position, total: a.total };
-  if (a.status === 'truncated') return { ...base, status: 'truncated', dropped: a.dropped, oldest_surviving_id: a.oldest_surviving_id, last_dropped_id: a.last_dropped_id };
+  if (a.status === 'truncated')
+    return {
+      ...base,
+      status: 'truncated',
+      dropped: a.dropped,
+      oldest_surviving_id: a.oldest_surviving_id,
+      last_dropped_id: a.last_dropped_id,
+    };
   return undefined;
 }
 
@@ -261,8 +304,12 @@ export function renderLocateText(msgId: string, locations: MessageLocation[]): s
   const known = locations.some((l) => l.status === 'present' || droppedExactly(msgId, l));
   const lines: string[] = [];
   for (const l of locations) {
-    if (l.status === 'present') lines.push(`present:   ${msgId} is message ${l.position} of ${l.total} in ${l.record}/${l.context_id}`);
-    else if (droppedExactly(msgId, l)) lines.push(`truncated: ${msgId} was dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`);
+    if (l.status === 'present')
+      lines.push(`present:   ${msgId} is message ${l.position} of ${l.total} in ${l.record}/${l.context_id}`);
+    else if (droppedExactly(msgId, l))
+      lines.push(
+        `truncated: ${msgId} was dropped from ${l.record}/${l.context_id} (${l.dropped} messages dropped; oldest surviving is ${l.oldest_surviving_id})`,
+      );
     else if (!known) {
       lines.push(
         `truncated: ${msgId} is not in ${l.record}/${l.context_id}; if it ever was, it is among the ${l.dropped} messages dropped (by mint order: it is no newer than the last one dropped, ${l.last_dropped_id}; oldest surviving is ${l.oldest_surviving_id})`,
@@ -274,9 +321,20 @@ export function renderLocateText(msgId: string, locations: MessageLocation[]): s
 
 export function renderLocateJson(msgId: string, locations: MessageLocation[]): string {
   const shaped = locations.map((l) =>
-    l.status === 'present' ? l : { record: l.record, context_id: l.context_id, path: l.path, status: l.status, dropped: l.dropped, oldest_surviving_id: l.oldest_surviving_id },
+    l.status === 'present'
+      ? l
+      : {
+          record: l.record,
+          context_id: l.context_id,
+          path: l.path,
+          status: l.status,
+          dropped: l.dropped,
+          oldest_surviving_id: l.oldest_surviving_id,
+        },
   );
-  return stringifyExact({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations: shaped }) + '\n';
+  return (
+    stringifyExact({ message_id: msgId, status: locations.length > 0 ? 'found' : 'unknown', locations: shaped }) + '\n'
+  );
 }
 
 // ---- rm / truncate ----------------------------------------------------------------------------
@@ -320,7 +378,9 @@ export interface TruncateResult {
 }
 
 function heldText(h: { until_ms: number; path: string } | undefined, target: string, dry: boolean): string {
-  return h ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${humanTime(h.until_ms)} (murmur-gc restore ${target} puts it back)\n` : '';
+  return h
+    ? `${dry ? 'would be held' : 'held'} in ${h.path} until ${humanTime(h.until_ms)} (murmur-gc restore ${target} puts it back)\n`
+    : '';
 }
 
 export function renderRemoveText(r: RemoveResult): string {
@@ -344,7 +404,15 @@ export function renderTruncateText(r: TruncateResult): string {
 /** Key order as declared: action, record, context_id, path, … , dry_run. */
 export function renderResultJson(r: RemoveResult | TruncateResult): string {
   if (r.action === 'remove') {
-    const o: RemoveResult = { action: 'remove', record: r.record, context_id: r.context_id, path: r.path, messages: r.messages, dry_run: r.dry_run, ...(r.held ? { held: r.held } : {}) };
+    const o: RemoveResult = {
+      action: 'remove',
+      record: r.record,
+      context_id: r.context_id,
+      path: r.path,
+      messages: r.messages,
+      dry_run: r.dry_run,
+      ...(r.held ? { held: r.held } : {}),
+    };
     return JSON.stringify(o) + '\n';
   }
   const o: TruncateResult = {
@@ -357,7 +425,9 @@ export function renderResultJson(r: RemoveResult | TruncateResult): string {
     oldest_surviving_id: r.oldest_surviving_id,
     last_dropped_id: r.last_dropped_id,
     dry_run: r.dry_run,
-    ...(r.concurrent_append ? { concurrent_append: { lines_out_of_order: r.concurrent_append.lines_out_of_order } } : {}),
+    ...(r.concurrent_append
+      ? { concurrent_append: { lines_out_of_order: r.concurrent_append.lines_out_of_order } }
+      : {}),
     ...(r.held_open_by && r.held_open_by.length > 0 ? { held_open_by: [...r.held_open_by] } : {}),
     ...(r.held ? { held: r.held } : {}),
   };

@@ -20,11 +20,29 @@ import { SESSION_QUARANTINE_PREFIX, parseSessionQuarantineName } from './gc-entr
 import { parseHeaderLine, type RecordHeader } from './record.js';
 import type { LostQuota, TraceSummary } from './trace.js';
 import { scanRecord, scanRecordBytes, sparseFileError } from './jsonl.js';
-import { Dir, identityOf, inoOf, lstatPath, modeBits, packIno, processUid, yieldIfBusy, type BigIntStats, type Identity, type PackedIno } from '../fsx/safe-fs.js';
+import {
+  Dir,
+  identityOf,
+  inoOf,
+  lstatPath,
+  modeBits,
+  packIno,
+  processUid,
+  yieldIfBusy,
+  type BigIntStats,
+  type Identity,
+  type PackedIno,
+} from '../fsx/safe-fs.js';
 import { KEPT_PREFIX } from '../fsx/remove.js';
 import { parseTempName } from './staged-rewrite.js';
 import { readTraceSummary } from './trace-scan.js';
-import { CompactTrace, MemoryTraceCache, traceFileState, type TraceCache, type TraceFileState } from './summary-cache.js';
+import {
+  CompactTrace,
+  MemoryTraceCache,
+  traceFileState,
+  type TraceCache,
+  type TraceFileState,
+} from './summary-cache.js';
 import { definedOnly } from '../defined.js';
 
 /** A path whose mode the sweep reasserts (src/plan/modes.ts decides how), as scanned. */
@@ -109,12 +127,17 @@ function rethrowAbort(err: unknown): void {
 }
 
 function signalReason(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && ((err).code === Codes.lockCompromised || (err).code === Codes.aborted);
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    'code' in err &&
+    (err.code === Codes.lockCompromised || err.code === Codes.aborted)
+  );
 }
 
 function problemOf(target: string, err: unknown): Problem {
   rethrowAbort(err);
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : '';
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
   const stable = Object.values(Codes).includes(code as (typeof Codes)[keyof typeof Codes]) ? code : Codes.ioError;
   return { target, code: stable, detail: `${target}: ${describeError(err)}` };
 }
@@ -185,7 +208,10 @@ const SMALL_RECORD_BYTES = 1 << 20;
  */
 let recordBuf: Buffer | undefined;
 function recordBuffer(size: number): Buffer {
-  if (!recordBuf || recordBuf.length < size) recordBuf = Buffer.allocUnsafe(Math.min(SMALL_RECORD_BYTES, Math.max(64 << 10, 2 ** Math.ceil(Math.log2(size + 1)))));
+  if (!recordBuf || recordBuf.length < size)
+    recordBuf = Buffer.allocUnsafe(
+      Math.min(SMALL_RECORD_BYTES, Math.max(64 << 10, 2 ** Math.ceil(Math.log2(size + 1)))),
+    );
   return recordBuf;
 }
 
@@ -194,7 +220,12 @@ function recordBuffer(size: number): Buffer {
  * `sparse_file` for a record that is mostly holes (not read, at any size) and `line_too_long` for
  * one holding a line over the line cap that may be JSON (docs/limits.md).
  */
-export async function countMessages(dir: Dir, name: string, signal?: AbortSignal, onRead?: (bytesRead: number) => void): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
+export async function countMessages(
+  dir: Dir,
+  name: string,
+  signal?: AbortSignal,
+  onRead?: (bytesRead: number) => void,
+): Promise<{ messages: number; header: RecordHeader | undefined; utf8: boolean; terminated: boolean }> {
   // Judged before anything is read, at any size (a 1 MiB hole costs no disk either).
   const pre = dir.lstatSync(name);
   if (pre?.isFile()) {
@@ -248,7 +279,17 @@ export interface RecordsScanOptions {
 
 /** Scan `<home>/conversations`. `home` stays open; everything below is opened and closed here. */
 export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOptions): Promise<RecordsScan> {
-  const out: RecordsScan = { exists: false, counted: 0, countedBytes: 0, countsCached: 0, contexts: [], fileless: [], modes: [], debris: [], problems: [] };
+  const out: RecordsScan = {
+    exists: false,
+    counted: 0,
+    countedBytes: 0,
+    countsCached: 0,
+    contexts: [],
+    fileless: [],
+    modes: [],
+    debris: [],
+    problems: [],
+  };
   const rootSt = await home.lstat(CONVERSATIONS_DIR);
   if (!rootSt) return out;
   if (opts.collectModes) pushMode(out, opts, modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
@@ -267,9 +308,14 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
       if (opts.stores && !opts.stores.has(store)) continue;
       const sst = await root.lstat(store);
       if (!sst) continue;
-      if (opts.collectModes) pushMode(out, opts, modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
+      if (opts.collectModes)
+        pushMode(out, opts, modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
       if (sst.isSymbolicLink()) {
-        out.problems.push({ target: root.display(store), code: Codes.symlink, detail: `${root.display(store)} is a symbolic link; record stores are never followed` });
+        out.problems.push({
+          target: root.display(store),
+          code: Codes.symlink,
+          detail: `${root.display(store)} is a symbolic link; record stores are never followed`,
+        });
         continue;
       }
       if (!sst.isDirectory()) continue;
@@ -305,7 +351,11 @@ async function uncountable<T>(target: string, out: RecordsScan, count: () => Pro
   } catch (err) {
     const code = errnoCode(err);
     if (code !== Codes.sparseFile && code !== Codes.lineTooLong) throw err;
-    out.problems.push({ target, code, detail: `${target}: ${describeError(err)}; its messages are not counted (${Math.round(performance.now() - t0)} ms spent)` });
+    out.problems.push({
+      target,
+      code,
+      detail: `${target}: ${describeError(err)}; its messages are not counted (${Math.round(performance.now() - t0)} ms spent)`,
+    });
     return undefined;
   }
 }
@@ -344,7 +394,13 @@ function warmRecords(sdir: Dir, batch: readonly string[]): Map<string, WarmRecor
   return out;
 }
 
-async function scanStore(sdir: Dir, store: string, anchor: string, opts: RecordsScanOptions, out: RecordsScan): Promise<void> {
+async function scanStore(
+  sdir: Dir,
+  store: string,
+  anchor: string,
+  opts: RecordsScanOptions,
+  out: RecordsScan,
+): Promise<void> {
   const contexts = await sdir.list();
   // Asked once, before this scan stores anything under the store: a first sweep makes no pass.
   const cacheKnowsStore = opts.countCache?.knowsDir('R', sdir.path) === true;
@@ -360,20 +416,37 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
     if (context.startsWith(TRASH_PREFIX)) {
       const st = await sdir.lstat(context);
       if (st?.isDirectory()) {
-        out.debris.push({ kind: 'trash_dir', ref: { anchor, chain }, path: sdir.display(context), identity: identityOf(st), detail: 'a context directory an interrupted murmur-gc run had started to remove' });
+        out.debris.push({
+          kind: 'trash_dir',
+          ref: { anchor, chain },
+          path: sdir.display(context),
+          identity: identityOf(st),
+          detail: 'a context directory an interrupted murmur-gc run had started to remove',
+        });
       }
       continue;
     }
     if (context.startsWith(KEPT_PREFIX)) {
       const st = await sdir.lstat(context);
-      if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor, chain }, path: sdir.display(context), identity: identityOf(st), detail: 'what an earlier removal could not remove whole' });
+      if (st?.isDirectory())
+        out.debris.push({
+          kind: 'kept_dir',
+          ref: { anchor, chain },
+          path: sdir.display(context),
+          identity: identityOf(st),
+          detail: 'what an earlier removal could not remove whole',
+        });
       continue;
     }
     if (context.startsWith('.')) continue;
     const cst = await sdir.lstat(context);
     if (!cst) continue;
     if (cst.isSymbolicLink()) {
-      out.problems.push({ target: sdir.display(context), code: Codes.symlink, detail: `${sdir.display(context)} is a symbolic link; contexts are never followed` });
+      out.problems.push({
+        target: sdir.display(context),
+        code: Codes.symlink,
+        detail: `${sdir.display(context)} is a symbolic link; contexts are never followed`,
+      });
       continue;
     }
     if (!cst.isDirectory()) continue;
@@ -393,7 +466,13 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         if (!tst?.isFile()) continue;
         const old = opts.nowMs - Number(tst.mtimeMs) > opts.debrisAgeMs;
         if ((t.pid !== process.pid && !opts.isPidAlive(t.pid)) || old) {
-          out.debris.push({ kind: 'temp_file', ref: { anchor, chain: [...chain, entry] }, path: cdir.display(entry), identity: identityOf(tst), detail: `temp file of an interrupted rewrite (pid ${t.pid})` });
+          out.debris.push({
+            kind: 'temp_file',
+            ref: { anchor, chain: [...chain, entry] },
+            path: cdir.display(entry),
+            identity: identityOf(tst),
+            detail: `temp file of an interrupted rewrite (pid ${t.pid})`,
+          });
         }
       }
       const fst = await cdir.lstat(RECORD_FILE);
@@ -412,11 +491,19 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
       }
       if (opts.collectModes) pushMode(out, opts, modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
       if (fst.isSymbolicLink()) {
-        out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.symlink, detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed` });
+        out.problems.push({
+          target: cdir.display(RECORD_FILE),
+          code: Codes.symlink,
+          detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed`,
+        });
         continue;
       }
       if (!fst.isFile()) {
-        out.problems.push({ target: cdir.display(RECORD_FILE), code: Codes.notRegular, detail: `${cdir.display(RECORD_FILE)} is not a regular file; never opened` });
+        out.problems.push({
+          target: cdir.display(RECORD_FILE),
+          code: Codes.notRegular,
+          detail: `${cdir.display(RECORD_FILE)} is not a regular file; never opened`,
+        });
         continue;
       }
       let header: RecordHeader | undefined;
@@ -432,11 +519,18 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
         // (read into one reused buffer: scanRecordBytes copies out what it returns, and nothing
         // else sees the bytes, so 10 000 records do not leave 10 000 buffers for the GC)
         // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
-        const whole = !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst) ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size))) : undefined;
+        const whole =
+          !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst)
+            ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size)))
+            : undefined;
         const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
         unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
         terminated = known ? known.terminated : wholeScan?.terminated;
-        header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
+        header = known
+          ? (known.header ?? undefined)
+          : wholeScan
+            ? wholeScan.header
+            : await readHeader(cdir, RECORD_FILE);
         const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
         if (!unreadable && (opts.countAll || owned)) {
           if (known?.messages !== undefined) {
@@ -445,8 +539,11 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
           } else {
             out.counted++;
             const before = out.countedBytes;
-            const onRead = opts.onCount ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b }) : undefined;
-            const c = wholeScan ?? (await uncountable(key, out, () => countMessages(cdir, RECORD_FILE, opts.signal, onRead)));
+            const onRead = opts.onCount
+              ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b })
+              : undefined;
+            const c =
+              wholeScan ?? (await uncountable(key, out, () => countMessages(cdir, RECORD_FILE, opts.signal, onRead)));
             out.countedBytes = before + Number(fst.size);
             if (wholeScan) onRead?.(Number(fst.size));
             if (c) {
@@ -457,7 +554,12 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
             }
           }
         }
-        recordFound(out, opts, { sdir, store, context, key, state, cst, fst }, { header, messages, unreadable, terminated });
+        recordFound(
+          out,
+          opts,
+          { sdir, store, context, key, state, cst, fst },
+          { header, messages, unreadable, terminated },
+        );
       } catch (err) {
         out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
         continue;
@@ -475,7 +577,16 @@ async function scanStore(sdir: Dir, store: string, anchor: string, opts: Records
  * whatever route the lstat took) and no count is needed that the cache lacks. False (nothing
  * reported): scanStore reads it.
  */
-function warmRecord(sdir: Dir, store: string, context: string, anchor: string, chain: string[], w: WarmRecord, opts: RecordsScanOptions, out: RecordsScan): boolean {
+function warmRecord(
+  sdir: Dir,
+  store: string,
+  context: string,
+  anchor: string,
+  chain: string[],
+  w: WarmRecord,
+  opts: RecordsScanOptions,
+  out: RecordsScan,
+): boolean {
   const state = traceFileState(w.fst);
   const known = opts.countCache?.getRecord(sdir.path, context, state);
   if (!known) return false;
@@ -490,7 +601,12 @@ function warmRecord(sdir: Dir, store: string, context: string, anchor: string, c
     pushMode(out, opts, modeEntryAt(key, anchor, [...chain, RECORD_FILE], w.fst, 'private_file'));
   }
   if (counted) out.countsCached++;
-  recordFound(out, opts, { sdir, store, context, key, state, cst: w.cst, fst: w.fst }, { header, messages: counted ? known.messages : undefined, unreadable, terminated: known.terminated });
+  recordFound(
+    out,
+    opts,
+    { sdir, store, context, key, state, cst: w.cst, fst: w.fst },
+    { header, messages: counted ? known.messages : undefined, unreadable, terminated: known.terminated },
+  );
   return true;
 }
 
@@ -498,8 +614,21 @@ function warmRecord(sdir: Dir, store: string, context: string, anchor: string, c
 function recordFound(
   out: RecordsScan,
   opts: RecordsScanOptions,
-  at: { sdir: Dir; store: string; context: string; key: string; state: TraceFileState; cst: BigIntStats; fst: BigIntStats },
-  found: { header: RecordHeader | undefined; messages: number | undefined; unreadable: boolean; terminated: boolean | undefined },
+  at: {
+    sdir: Dir;
+    store: string;
+    context: string;
+    key: string;
+    state: TraceFileState;
+    cst: BigIntStats;
+    fst: BigIntStats;
+  },
+  found: {
+    header: RecordHeader | undefined;
+    messages: number | undefined;
+    unreadable: boolean;
+    terminated: boolean | undefined;
+  },
 ): void {
   let { header, messages } = found;
   const { unreadable, terminated } = found;
@@ -507,16 +636,29 @@ function recordFound(
     // The runtime reads nothing in it: no header, no messages, no owner (docs/design.md §R1).
     header = undefined;
     messages = 0;
-    out.problems.push({ target: at.key, code: Codes.recordUnreadable, detail: `${at.key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)` });
+    out.problems.push({
+      target: at.key,
+      code: Codes.recordUnreadable,
+      detail: `${at.key} is not valid UTF-8; the runtime cannot read it, so it is never pruned or truncated (\`conversation rm\` removes it)`,
+    });
   }
-  opts.countCache?.setRecord(at.sdir.path, at.context, at.state, { header: header ?? null, unreadable, ...definedOnly({ messages, terminated }) });
+  opts.countCache?.setRecord(at.sdir.path, at.context, at.state, {
+    header: header ?? null,
+    unreadable,
+    ...definedOnly({ messages, terminated }),
+  });
   out.contexts.push({
     store: at.store,
     context: at.context,
     path: at.key,
     dirIdentity: identityOf(at.cst),
     dirUid: Number(at.cst.uid),
-    file: { identity: identityOf(at.fst), size: Number(at.fst.size), mtimeMs: Number(at.fst.mtimeMs), uid: Number(at.fst.uid) },
+    file: {
+      identity: identityOf(at.fst),
+      size: Number(at.fst.size),
+      mtimeMs: Number(at.fst.mtimeMs),
+      uid: Number(at.fst.uid),
+    },
     header,
     messages,
     ...(unreadable ? { unreadable } : {}),
@@ -540,7 +682,11 @@ export async function scanHomeModes(home: Dir, anchor: string): Promise<{ modes:
     ref: { anchor, chain: [] },
     identity: home.identity,
   });
-  for (const [name, childRole] of [['state', 'private_dir'], ['running', 'private_file'], ['gc', undefined]] as const) {
+  for (const [name, childRole] of [
+    ['state', 'private_dir'],
+    ['running', 'private_file'],
+    ['gc', undefined],
+  ] as const) {
     const st = await home.lstat(name);
     if (!st) continue;
     modes.push(modeEntry(home, anchor, [name], st, 'private_dir'));
@@ -670,7 +816,16 @@ function warmStats(root: Dir, batch: readonly string[]): Map<string, { dir: Warm
   root.relativePassSync((at) => {
     for (const name of known) {
       const d = at.lstat(name);
-      const dir: WarmDir = d === undefined ? 'gone' : d instanceof Error ? d : d.isSymbolicLink() ? 'link' : d.isDirectory() ? new ScannedSession(name, d) : 'other';
+      const dir: WarmDir =
+        d === undefined
+          ? 'gone'
+          : d instanceof Error
+            ? d
+            : d.isSymbolicLink()
+              ? 'link'
+              : d.isDirectory()
+                ? new ScannedSession(name, d)
+                : 'other';
       const t = at.lstat(`${name}/trace.jsonl`);
       const hit = t !== undefined && !(t instanceof Error) && t.isFile() && t.dev === root.stat.dev;
       out.set(name, { dir, trace: hit ? { state: traceFileState(t), identity: identityOf(t) } : undefined });
@@ -680,7 +835,11 @@ function warmStats(root: Dir, batch: readonly string[]): Map<string, { dir: Warm
 }
 
 function symlinkSession(root: Dir, name: string): Problem {
-  return { target: root.display(name), code: Codes.symlink, detail: `${root.display(name)} is a symbolic link; not a session directory, never followed` };
+  return {
+    target: root.display(name),
+    code: Codes.symlink,
+    detail: `${root.display(name)} is a symbolic link; not a session directory, never followed`,
+  };
 }
 
 /**
@@ -690,21 +849,40 @@ function symlinkSession(root: Dir, name: string): Problem {
 function kept(t: TraceOk, lost: LostQuota | undefined): TraceOk {
   if (t.summary.unaccounted.length === 0) return t;
   const summary = lost ? lost.take(t.summary) : { ...t.summary, unaccounted: [], unaccountedMore: true };
-  return summary === t.summary ? t : { ok: true, summary, mtimeMs: t.mtimeMs, size: t.size, identity: t.identity, fromCache: t.fromCache };
+  return summary === t.summary
+    ? t
+    : { ok: true, summary, mtimeMs: t.mtimeMs, size: t.size, identity: t.identity, fromCache: t.fromCache };
 }
 
 /**
  * Scan one sessions root. The root's final component must not be a symlink. `lost`: the
  * unaccounted work the caller (a sweep, which reconciles it) may still hold; without it none is kept.
  */
-export async function scanSessionsRoot(rootPath: string, cache: TraceCache | undefined, signal?: AbortSignal, lost?: LostQuota): Promise<RootScan> {
-  const out: RootScan = { root: rootPath, exists: false, identity: undefined, sessions: [], held: [], debris: [], problems: [] };
+export async function scanSessionsRoot(
+  rootPath: string,
+  cache: TraceCache | undefined,
+  signal?: AbortSignal,
+  lost?: LostQuota,
+): Promise<RootScan> {
+  const out: RootScan = {
+    root: rootPath,
+    exists: false,
+    identity: undefined,
+    sessions: [],
+    held: [],
+    debris: [],
+    problems: [],
+  };
   let root: Dir;
   try {
     const pre = await lstatPath(rootPath);
     if (!pre) return out;
     if (pre.isSymbolicLink()) {
-      out.problems.push({ target: rootPath, code: Codes.symlink, detail: `${rootPath} is a symbolic link; a sessions root is never followed` });
+      out.problems.push({
+        target: rootPath,
+        code: Codes.symlink,
+        detail: `${rootPath} is a symbolic link; a sessions root is never followed`,
+      });
       return out;
     }
     if (!pre.isDirectory()) return out;
@@ -713,7 +891,11 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
     const code = errnoCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return out;
     if (code === 'ELOOP') {
-      out.problems.push({ target: rootPath, code: Codes.symlink, detail: `${rootPath} is a symbolic link; a sessions root is never followed` });
+      out.problems.push({
+        target: rootPath,
+        code: Codes.symlink,
+        detail: `${rootPath} is a symbolic link; a sessions root is never followed`,
+      });
       return out;
     }
     out.problems.push(problemOf(rootPath, err));
@@ -723,7 +905,11 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
   out.identity = root.identity;
   try {
     if (Number(root.stat.uid) !== processUid()) {
-      out.problems.push({ target: rootPath, code: Codes.foreignOwner, detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept` });
+      out.problems.push({
+        target: rootPath,
+        code: Codes.foreignOwner,
+        detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept`,
+      });
       return out;
     }
     const names = await root.list();
@@ -739,19 +925,42 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
       if (name.startsWith(TRASH_PREFIX)) {
         const st = await root.lstat(name);
         if (st?.isDirectory()) {
-          out.debris.push({ kind: 'trash_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'a session directory an interrupted murmur-gc run had started to remove' });
+          out.debris.push({
+            kind: 'trash_dir',
+            ref: { anchor: rootPath, chain: [name] },
+            path: root.display(name),
+            identity: identityOf(st),
+            birth: st.birthtimeNs,
+            detail: 'a session directory an interrupted murmur-gc run had started to remove',
+          });
         }
         continue;
       }
       if (name.startsWith(KEPT_PREFIX)) {
         const st = await root.lstat(name);
-        if (st?.isDirectory()) out.debris.push({ kind: 'kept_dir', ref: { anchor: rootPath, chain: [name] }, path: root.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'what an earlier removal could not remove whole' });
+        if (st?.isDirectory())
+          out.debris.push({
+            kind: 'kept_dir',
+            ref: { anchor: rootPath, chain: [name] },
+            path: root.display(name),
+            identity: identityOf(st),
+            birth: st.birthtimeNs,
+            detail: 'what an earlier removal could not remove whole',
+          });
         continue;
       }
       if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
         const q = parseSessionQuarantineName(name);
         const st = q ? await root.lstat(name) : undefined;
-        if (q && st?.isDirectory()) out.held.push({ entry: name, session: q.session, untilMs: q.untilMs, identity: identityOf(st), uid: Number(st.uid), birth: st.birthtimeNs });
+        if (q && st?.isDirectory())
+          out.held.push({
+            entry: name,
+            session: q.session,
+            untilMs: q.untilMs,
+            identity: identityOf(st),
+            uid: Number(st.uid),
+            birth: st.birthtimeNs,
+          });
         continue;
       }
       if (idTimestampMs(name, 'ses_') === undefined) continue;
@@ -803,7 +1012,10 @@ export async function scanSessionsRoot(rootPath: string, cache: TraceCache | und
               // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
               if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong || p.code === Codes.tooManyIds) {
                 s.trace.mtimeMs = Number(tst.mtimeMs);
-                out.problems.push({ ...p, detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)` });
+                out.problems.push({
+                  ...p,
+                  detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)`,
+                });
               }
             }
           }

@@ -42,7 +42,14 @@ import { GcError, Codes } from '../errors.js';
 import { classifyLine, parseHeaderLine, type RecordHeader } from './record.js';
 import { chunkRegion } from '../json/doc-wasm.js';
 import { yieldIfBusy } from '../fsx/safe-fs.js';
-import { T_STRING, countMessageLines, decodeJsonString, isMessageLine, lastMessageIdSpan, messageCount } from '../json/scan.js';
+import {
+  T_STRING,
+  countMessageLines,
+  decodeJsonString,
+  isMessageLine,
+  lastMessageIdSpan,
+  messageCount,
+} from '../json/scan.js';
 import { definedOnly } from '../defined.js';
 
 export const DEFAULT_BUFFER_SIZE = 1024 * 1024;
@@ -147,7 +154,8 @@ function checkRange(from: number, to: number): void {
 
 function checkBufferSize(bufferSize: number | undefined): number {
   const size = bufferSize ?? DEFAULT_BUFFER_SIZE;
-  if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`bufferSize must be a positive integer, got ${size}`);
+  if (!Number.isSafeInteger(size) || size < 1)
+    throw new RangeError(`bufferSize must be a positive integer, got ${size}`);
   return size;
 }
 
@@ -157,7 +165,10 @@ function bufferFor(bufferSize: number | undefined, span: number): Buffer {
 
 function lineTooLong(start: number, cap: number, backward = false): GcError {
   const which = backward ? `the line ending at byte ${start}` : `the line at byte ${start}`;
-  return new GcError(Codes.lineTooLong, `${which} is longer than the ${cap}-byte line cap${backward ? '' : ' and may be JSON'}; the file is not judged (docs/limits.md)`);
+  return new GcError(
+    Codes.lineTooLong,
+    `${which} is longer than the ${cap}-byte line cap${backward ? '' : ' and may be JSON'}; the file is not judged (docs/limits.md)`,
+  );
 }
 
 /**
@@ -216,14 +227,23 @@ const allowance = new SparseAllowance();
  * process reads of files is at most SPARSE_RATIO × what they hold on disk (4 KiB at least each),
  * plus that allowance. `nowMs`: the wall clock (file mtimes are wall-clock times).
  */
-export function sparseFileError(st: { size: bigint; blocks: bigint; mtimeMs: bigint | number }, nowMs = Date.now(), recent: SparseAllowance = allowance): GcError | undefined {
+export function sparseFileError(
+  st: { size: bigint; blocks: bigint; mtimeMs: bigint | number },
+  nowMs = Date.now(),
+  recent: SparseAllowance = allowance,
+): GcError | undefined {
   const allocated = st.blocks * 512n;
   const floor = allocated > BigInt(SPARSE_FLOOR_BYTES) ? allocated : BigInt(SPARSE_FLOOR_BYTES);
   if (st.size <= floor * BigInt(SPARSE_RATIO)) return undefined;
   const fresh = Number(st.mtimeMs) >= nowMs - RECENT_WRITE_MS;
   if (fresh && recent.take(Number(st.size))) return undefined;
-  const why = fresh ? `; written in the last minute, but more than the ${RECENT_SPARSE_BYTES_PER_MIN / (1 << 20)} MiB a minute read of such files` : '';
-  return new GcError(Codes.sparseFile, `the file is ${st.size} bytes of which ${allocated} are allocated on disk (mostly holes: over ${SPARSE_RATIO}× what it holds)${why}; not read (docs/limits.md)`);
+  const why = fresh
+    ? `; written in the last minute, but more than the ${RECENT_SPARSE_BYTES_PER_MIN / (1 << 20)} MiB a minute read of such files`
+    : '';
+  return new GcError(
+    Codes.sparseFile,
+    `the file is ${st.size} bytes of which ${allocated} are allocated on disk (mostly holes: over ${SPARSE_RATIO}× what it holds)${why}; not read (docs/limits.md)`,
+  );
 }
 
 /** JSON's blanks (space, tab, CR; a line holds no LF). */
@@ -460,14 +480,17 @@ class ForwardScanner {
       return false;
     }
     this.signal?.throwIfAborted();
-    const cur = ahead ?? this.startRead(this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)));
+    const cur =
+      ahead ?? this.startRead(this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)));
     this.chunks++;
     // Read-ahead from the second chunk on (a reader that wants only the first line never pays
     // for it): the next chunk is read into the other buffer while this one is scanned. The
     // current chunk's views stay valid until the next fill(), whose first act is to copy the
     // unscanned rest into `carry`.
     if (this.chunks >= 2 && this.readPos < this.to) {
-      const next = this.startRead(this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)));
+      const next = this.startRead(
+        this.chunks % 2 === 0 ? this.buf : (this.spare ??= Buffer.allocUnsafe(this.buf.length)),
+      );
       next.done.catch(() => undefined); // observed when awaited; never an unhandled rejection
       this.ahead = next;
     }
@@ -554,7 +577,10 @@ class ForwardScanner {
 export async function* forwardLines(fh: FileHandle, opts: ForwardOptions): AsyncGenerator<Line, void, undefined> {
   const s = new ForwardScanner(fh, opts.from ?? 0, opts.to, opts.bufferSize, opts.signal, opts.maxLineBytes);
   while (await s.fill()) {
-    while (s.next()) yield s.overlong ? { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated, overlong: s.overlong } : { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
+    while (s.next())
+      yield s.overlong
+        ? { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated, overlong: s.overlong }
+        : { bytes: s.bytes, start: s.start, end: s.end, terminated: s.terminated };
   }
 }
 
@@ -820,13 +846,27 @@ class RecordScanAccumulator {
 
   result(): RecordScan {
     if (!this.utf8) {
-      const none: RecordScan = { utf8: false, terminated: this.terminated, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined };
+      const none: RecordScan = {
+        utf8: false,
+        terminated: this.terminated,
+        header: undefined,
+        headerEnd: 0,
+        messages: 0,
+        lastMessageId: undefined,
+      };
       if (this.findId !== undefined) none.position = undefined;
       return none;
     }
     this.keep();
     const lastMessageId = this.idLen < 0 ? undefined : decodeJsonString(this.idBytes, 0, this.idLen, this.idEscaped);
-    const scan: RecordScan = { utf8: true, terminated: this.terminated, header: this.header, headerEnd: this.headerEnd, messages: this.messages, lastMessageId };
+    const scan: RecordScan = {
+      utf8: true,
+      terminated: this.terminated,
+      header: this.header,
+      headerEnd: this.headerEnd,
+      messages: this.messages,
+      lastMessageId,
+    };
     if (this.findId !== undefined) scan.position = this.position;
     return scan;
   }
@@ -876,7 +916,13 @@ export async function scanRecord(fh: FileHandle, size: number, opts: RecordScanO
  * (`yieldIfBusy`), the signal checked before each read. Returns the offset it stopped at: `size`,
  * or the start of a line longer than the region, which the caller's streaming scanner takes on.
  */
-async function scanIntoRegion(fh: FileHandle, size: number, opts: RecordScanOptions, acc: RecordScanAccumulator, mem: Buffer): Promise<number> {
+async function scanIntoRegion(
+  fh: FileHandle,
+  size: number,
+  opts: RecordScanOptions,
+  acc: RecordScanAccumulator,
+  mem: Buffer,
+): Promise<number> {
   const cap = Math.min(mem.length, checkBufferSize(opts.bufferSize));
   const fd = fh.fd;
   let pos = 0; // file offset of mem[0]
@@ -906,7 +952,8 @@ async function scanIntoRegion(fh: FileHandle, size: number, opts: RecordScanOpti
         if (acc.bulkOk && isUtf8(mem.subarray(i, last + 1))) {
           acc.bulk(mem, i, last + 1);
         } else {
-          for (let j = mem.indexOf(10, i); i <= last; i = j + 1, j = mem.indexOf(10, i)) acc.line(mem.subarray(i, j), pos + i, pos + j, true);
+          for (let j = mem.indexOf(10, i); i <= last; i = j + 1, j = mem.indexOf(10, i))
+            acc.line(mem.subarray(i, j), pos + i, pos + j, true);
         }
       }
       acc.keep(); // the id's bytes are about to be overwritten
@@ -946,7 +993,10 @@ export function scanRecordBytes(data: Buffer, opts: { findId?: string } = {}): R
 }
 
 function unreadable(): GcError {
-  return new GcError(Codes.recordUnreadable, 'stream did not contain valid UTF-8 (the runtime cannot read this record; it is never truncated)');
+  return new GcError(
+    Codes.recordUnreadable,
+    'stream did not contain valid UTF-8 (the runtime cannot read this record; it is never truncated)',
+  );
 }
 
 /**
@@ -1001,7 +1051,16 @@ export async function planKeepNewest(
   }
 
   if (lastDroppedStart < 0) {
-    return { header, total: found, dropped: 0, kept: found, cutOffset: 0, oldestSurvivingId: '', lastDroppedId: '', terminated };
+    return {
+      header,
+      total: found,
+      dropped: 0,
+      kept: found,
+      cutOffset: 0,
+      oldestSurvivingId: '',
+      lastDroppedId: '',
+      terminated,
+    };
   }
 
   if (opts.knownTotal !== undefined && Number.isSafeInteger(opts.knownTotal) && opts.knownTotal > keep) {
@@ -1016,7 +1075,16 @@ export async function planKeepNewest(
       }
     }
     const dropped = opts.knownTotal - keep;
-    return { header, total: opts.knownTotal, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };
+    return {
+      header,
+      total: opts.knownTotal,
+      dropped,
+      kept: keep,
+      cutOffset,
+      oldestSurvivingId,
+      lastDroppedId,
+      terminated,
+    };
   }
 
   // Count the messages before the last dropped one; its start is a line start, so every line in
@@ -1024,11 +1092,23 @@ export async function planKeepNewest(
   // That is scanRecord's count of the prefix (its header is the same first line).
   let before = 0;
   if (lastDroppedStart > 0) {
-    const prefix = await scanRecord(fh, lastDroppedStart, { ...definedOnly({ bufferSize: opts.bufferSize, maxLineBytes: opts.maxLineBytes }), ...(opts.signal ? { signal: opts.signal } : {}) });
+    const prefix = await scanRecord(fh, lastDroppedStart, {
+      ...definedOnly({ bufferSize: opts.bufferSize, maxLineBytes: opts.maxLineBytes }),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     if (!prefix.utf8) throw unreadable();
     header = prefix.header;
     before = prefix.messages;
   }
   const dropped = before + 1;
-  return { header, total: dropped + keep, dropped, kept: keep, cutOffset, oldestSurvivingId, lastDroppedId, terminated };
+  return {
+    header,
+    total: dropped + keep,
+    dropped,
+    kept: keep,
+    cutOffset,
+    oldestSurvivingId,
+    lastDroppedId,
+    terminated,
+  };
 }

@@ -65,7 +65,11 @@ function heldOpenProbe(opts: { heldOpen?: Probe }): Probe {
  * after one /proc scan). A file that is no longer the `expect`ed one answers [] (the rewrite that
  * follows finds the change itself). Opens the file as every read here does (never a link or FIFO).
  */
-export async function heldOpenBy(dir: Dir, name: string, opts: { expect?: Identity; heldOpen?: Probe } = {}): Promise<number[]> {
+export async function heldOpenBy(
+  dir: Dir,
+  name: string,
+  opts: { expect?: Identity; heldOpen?: Probe } = {},
+): Promise<number[]> {
   const { fh, stat } = await dir.openFile(name);
   try {
     if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return [];
@@ -75,7 +79,13 @@ export async function heldOpenBy(dir: Dir, name: string, opts: { expect?: Identi
   }
 }
 
-async function refuseHeldOpen(dir: Dir, name: string, opts: { heldOpen?: Probe }, stat: BigIntStats, fd: number): Promise<void> {
+async function refuseHeldOpen(
+  dir: Dir,
+  name: string,
+  opts: { heldOpen?: Probe },
+  stat: BigIntStats,
+  fd: number,
+): Promise<void> {
   const pids = await heldOpenProbe(opts)(identityOf(stat), fd);
   if (pids.length > 0) throw new HeldOpenError(dir.display(name), pids);
 }
@@ -101,13 +111,18 @@ export interface TruncateOptions {
    * rewrite commits (`dir`/`name`: the record, so its inode can be kept by a hard link). Throwing
    * stops the truncation (nothing rewritten).
    */
-  keepDropped?: (src: FileHandle, from: number, to: number, info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string }) => Promise<void>;
+  keepDropped?: (
+    src: FileHandle,
+    from: number,
+    to: number,
+    info: { header: RecordHeader | undefined; dropped: number; dir: Dir; name: string },
+  ) => Promise<void>;
 }
 
 /** Offset just past the first line's `\n` in [0, limit), or `limit` when there is none. */
 export async function firstLineEnd(fh: FileHandle, limit: number): Promise<number> {
   const buf = Buffer.allocUnsafe(64 * 1024);
-  for (let pos = 0; pos < limit; ) {
+  for (let pos = 0; pos < limit;) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, limit - pos), pos);
     if (bytesRead === 0) break;
     const nl = buf.subarray(0, bytesRead).indexOf(10);
@@ -125,7 +140,11 @@ const NEWLINE = Buffer.from('\n');
  * torn — the kernel can expose a write part-way — and closed the file before the scan: its bytes
  * are then already beyond the snapshot, and the line is not torn at all.)
  */
-async function mayTerminate(opts: { holders?: (identity: Identity, ownFd?: number) => Promise<number[]> }, stat: BigIntStats, fd: number): Promise<boolean> {
+async function mayTerminate(
+  opts: { holders?: (identity: Identity, ownFd?: number) => Promise<number[]> },
+  stat: BigIntStats,
+  fd: number,
+): Promise<boolean> {
   const probe = opts.holders ?? processesHolding;
   if ((await probe(identityOf(stat), fd)).length > 0) return false;
   return syncIo.fstat(fd).size === stat.size;
@@ -134,7 +153,8 @@ async function mayTerminate(opts: { holders?: (identity: Identity, ownFd?: numbe
 function knownTotalFor(opts: TruncateOptions, stat: BigIntStats): number | undefined {
   const k = opts.known;
   if (!k) return undefined;
-  const same = sameIdentity(identityOf(stat), k.identity) && Number(stat.size) === k.size && Number(stat.mtimeMs) === k.mtimeMs;
+  const same =
+    sameIdentity(identityOf(stat), k.identity) && Number(stat.size) === k.size && Number(stat.mtimeMs) === k.mtimeMs;
   return same ? k.messages : undefined;
 }
 
@@ -150,7 +170,11 @@ function planOpts(opts: TruncateOptions, stat: BigIntStats): { signal?: AbortSig
 }
 
 /** The staged-rewrite options both rewrites here share: the record, its 0600 mode, the checks. */
-function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal?: AbortSignal; holders?: Probe; heldOpen?: Probe }) {
+function rewriteTarget(
+  dir: Dir,
+  name: string,
+  opts: { expect?: Identity; signal?: AbortSignal; holders?: Probe; heldOpen?: Probe },
+) {
   return {
     dir,
     name,
@@ -166,17 +190,34 @@ function rewriteTarget(dir: Dir, name: string, opts: { expect?: Identity; signal
  * What `truncateRecord` would do to this file now, measured without writing: the same plan
  * (messages dropped and kept, the new header), the sizes before and after.
  */
-export async function measureTruncation(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
+export async function measureTruncation(
+  ctxDir: Dir,
+  fileName: string,
+  opts: TruncateOptions,
+): Promise<TruncateOutcome> {
   const { fh, stat } = await ctxDir.openFile(fileName);
   try {
     const size = Number(stat.size);
     notSparse(stat);
     const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
     if (p.dropped === 0) {
-      return { dropped: 0, droppedBytes: 0, kept: p.kept, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: size, bytesAfter: size, appendedDuring: 0, reordered: false, outOfOrder: false };
+      return {
+        dropped: 0,
+        droppedBytes: 0,
+        kept: p.kept,
+        oldestSurvivingId: '',
+        lastDroppedId: '',
+        bytesBefore: size,
+        bytesAfter: size,
+        appendedDuring: 0,
+        reordered: false,
+        outOfOrder: false,
+      };
     }
     await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
-    const header = serializeHeader(nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs));
+    const header = serializeHeader(
+      nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs),
+    );
     const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
     return {
       dropped: p.dropped,
@@ -210,18 +251,51 @@ export async function truncateRecord(ctxDir: Dir, fileName: string, opts: Trunca
       sizeSeen = size;
       notSparse(stat);
       const p = await planKeepNewest(src, size, opts.keep, planOpts(opts, stat));
-      outcome = { dropped: p.dropped, droppedBytes: 0, kept: p.kept, oldestSurvivingId: p.oldestSurvivingId, lastDroppedId: p.lastDroppedId };
+      outcome = {
+        dropped: p.dropped,
+        droppedBytes: 0,
+        kept: p.kept,
+        oldestSurvivingId: p.oldestSurvivingId,
+        lastDroppedId: p.lastDroppedId,
+      };
       if (p.dropped === 0) return undefined;
       const from = p.header ? await firstLineEnd(src, p.cutOffset) : 0;
       outcome.droppedBytes = p.cutOffset - from;
-      if (opts.keepDropped) await opts.keepDropped(src, from, p.cutOffset, { header: p.header, dropped: p.dropped, dir: ctxDir, name: fileName });
-      const header = nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs);
+      if (opts.keepDropped)
+        await opts.keepDropped(src, from, p.cutOffset, {
+          header: p.header,
+          dropped: p.dropped,
+          dir: ctxDir,
+          name: fileName,
+        });
+      const header = nextHeader(
+        p.header,
+        opts.fallbackCapsule,
+        p.dropped,
+        p.oldestSurvivingId,
+        p.lastDroppedId,
+        opts.nowMs,
+      );
       const terminate = !p.terminated && (await mayTerminate(opts, stat, src.fd));
-      return { prefix: Buffer.from(serializeHeader(header)), copyFrom: p.cutOffset, ...(terminate ? { suffix: NEWLINE } : {}) };
+      return {
+        prefix: Buffer.from(serializeHeader(header)),
+        copyFrom: p.cutOffset,
+        ...(terminate ? { suffix: NEWLINE } : {}),
+      };
     },
   });
   if (!rw) {
-    return { ...outcome, droppedBytes: 0, oldestSurvivingId: '', lastDroppedId: '', bytesBefore: sizeSeen, bytesAfter: sizeSeen, appendedDuring: 0, reordered: false, outOfOrder: false };
+    return {
+      ...outcome,
+      droppedBytes: 0,
+      oldestSurvivingId: '',
+      lastDroppedId: '',
+      bytesBefore: sizeSeen,
+      bytesAfter: sizeSeen,
+      appendedDuring: 0,
+      reordered: false,
+      outOfOrder: false,
+    };
   }
   return {
     ...outcome,
@@ -256,7 +330,12 @@ type RepairOptions = { expect?: Identity; signal?: AbortSignal; holders?: Probe;
 type TornTail = { why: 'terminated' | 'held'; pids?: number[] } | undefined;
 
 /** Whether a torn last line needs its `\n` (undefined), and why not otherwise. */
-async function tornTailDecision(opts: RepairOptions, fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> }, size: number, stat: BigIntStats): Promise<TornTail> {
+async function tornTailDecision(
+  opts: RepairOptions,
+  fh: { fd: number; read: (b: Buffer, o: number, l: number, p: number) => Promise<{ bytesRead: number }> },
+  size: number,
+  stat: BigIntStats,
+): Promise<TornTail> {
   if (size === 0) return { why: 'terminated' };
   const last = Buffer.alloc(1);
   const { bytesRead } = await fh.read(last, 0, 1, size - 1);
@@ -270,10 +349,13 @@ async function tornTailDecision(opts: RepairOptions, fh: { fd: number; read: (b:
 export async function measureTornTail(ctxDir: Dir, fileName: string, opts: RepairOptions): Promise<RepairOutcome> {
   const { fh, stat } = await ctxDir.openFile(fileName);
   try {
-    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
+    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect))
+      return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
     const not = await tornTailDecision(opts, fh, Number(stat.size), stat);
     if (!not) await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
-    return not ? { repaired: false, ...not, bytesBefore: Number(stat.size) } : { repaired: true, bytesBefore: Number(stat.size) };
+    return not
+      ? { repaired: false, ...not, bytesBefore: Number(stat.size) }
+      : { repaired: true, bytesBefore: Number(stat.size) };
   } finally {
     await fh.close();
   }

@@ -21,7 +21,18 @@
 // - `serializeHeader` writes the runtime's bytes: compact JSON, declaration key order, `truncated`
 //   omitted when absent, `\n`-terminated, whatever the key order of the object it is given.
 import { isUtf8 } from 'node:buffer';
-import { JsonScanner, T_ARRAY, T_NULL, T_OBJECT, classifyMessage, jsonKeys, spanString, spanU64, type LineClass, type Span } from '../json/scan.js';
+import {
+  JsonScanner,
+  T_ARRAY,
+  T_NULL,
+  T_OBJECT,
+  classifyMessage,
+  jsonKeys,
+  spanString,
+  spanU64,
+  type LineClass,
+  type Span,
+} from '../json/scan.js';
 
 export type { LineClass } from '../json/scan.js';
 
@@ -89,7 +100,8 @@ function structFields(sc: JsonScanner, count: number, required: number): Span[] 
   if (sc.top === T_ARRAY) {
     if (sc.itemCount < required || sc.itemCount > count) return undefined;
     const out: Span[] = [];
-    for (let k = 0; k < count; k++) out.push(k < sc.itemCount ? { ...(sc.items[k] as Span) } : { type: 0, start: 0, end: 0, escaped: false });
+    for (let k = 0; k < count; k++)
+      out.push(k < sc.itemCount ? { ...(sc.items[k] as Span) } : { type: 0, start: 0, end: 0, escaped: false });
     return out;
   }
   return undefined;
@@ -194,4 +206,3 @@ function u64(n: bigint, name: string): string {
   }
   return n.toString();
 }
-

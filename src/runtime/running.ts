@@ -48,7 +48,17 @@ export function stagingPid(name: string): number | undefined {
 /** A running record is small (a few hundred bytes of pretty JSON); anything larger is not one. */
 export const RUNNING_RECORD_MAX_BYTES = 64 * 1024;
 
-const RUNNING_KEYS = jsonKeys('session_id', 'url', 'pid', 'process_start', 'capsule_name', 'capsule_version', 'workdir', 'outlives_launcher', 'started_at');
+const RUNNING_KEYS = jsonKeys(
+  'session_id',
+  'url',
+  'pid',
+  'process_start',
+  'capsule_name',
+  'capsule_version',
+  'workdir',
+  'outlives_launcher',
+  'started_at',
+);
 const STRING_FIELDS = [0, 1, 3, 4, 5, 6, 8];
 const runningScanner = new JsonScanner();
 const U32_MAX = 4294967295n;
@@ -61,13 +71,20 @@ export function parseRunningRecord(file: string, raw: Buffer | string): RunningR
   if (!sc.scan(buf, 0, buf.length, RUNNING_KEYS) || sc.top !== T_OBJECT) return undefined;
   const f = sc.fields;
   const strings: Array<string | undefined> = [];
-  for (let k = 0; k < RUNNING_KEYS.strings.length; k++) strings.push(STRING_FIELDS.includes(k) ? spanString(buf, f[k] as Span) : undefined);
+  for (let k = 0; k < RUNNING_KEYS.strings.length; k++)
+    strings.push(STRING_FIELDS.includes(k) ? spanString(buf, f[k] as Span) : undefined);
   if (STRING_FIELDS.some((k) => strings[k] === undefined)) return undefined;
   const pid = spanU64(buf, f[2] as Span);
   if (pid === undefined || pid > U32_MAX) return undefined;
   const outlives = (f[7] as Span).type;
   if (outlives !== T_TRUE && outlives !== T_FALSE) return undefined;
-  return { file, sessionId: strings[0] as string, pid: Number(pid), startTime: strings[3] as string, workdir: strings[6] as string };
+  return {
+    file,
+    sessionId: strings[0] as string,
+    pid: Number(pid),
+    startTime: strings[3] as string,
+    workdir: strings[6] as string,
+  };
 }
 
 /** Read every `*.json` under `<home>/running`. Missing directory → no records. */
@@ -92,10 +109,19 @@ export async function readRunningRecords(home: Dir): Promise<RunningScan> {
         const raw = await readSmallFile(dir, name, RUNNING_RECORD_MAX_BYTES);
         const rec = parseRunningRecord(name, raw);
         if (rec) scan.records.push(rec);
-        else scan.problems.push({ target, code: Codes.runningRecordInvalid, detail: `${target} is not a running record (it does not parse with every required field); it gives no liveness evidence` });
+        else
+          scan.problems.push({
+            target,
+            code: Codes.runningRecordInvalid,
+            detail: `${target} is not a running record (it does not parse with every required field); it gives no liveness evidence`,
+          });
       } catch (err) {
         // Too big, a FIFO or link, unreadable: not a running record either; never an error.
-        scan.problems.push({ target, code: Codes.runningRecordInvalid, detail: `${target} is not a running record (${describeError(err)}); it gives no liveness evidence` });
+        scan.problems.push({
+          target,
+          code: Codes.runningRecordInvalid,
+          detail: `${target} is not a running record (${describeError(err)}); it gives no liveness evidence`,
+        });
       }
     }
   } finally {
@@ -108,7 +134,10 @@ export async function readRunningRecords(home: Dir): Promise<RunningScan> {
 export function procStartTime(statLine: string): string | undefined {
   const close = statLine.lastIndexOf(')');
   if (close < 0) return undefined;
-  const rest = statLine.slice(close + 2).trim().split(/\s+/);
+  const rest = statLine
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state); field 22 is rest[19].
   return rest[19];
 }
@@ -223,7 +252,10 @@ export const HELD_OPEN_LOOKS = 24;
 export async function writersHoldingOpen(
   identity: { dev: bigint; ino: bigint },
   ownFd?: number,
-  opts: { probe?: (identity: { dev: bigint; ino: bigint }, ownFd?: number) => Promise<number[]>; watchMs?: number } = {},
+  opts: {
+    probe?: (identity: { dev: bigint; ino: bigint }, ownFd?: number) => Promise<number[]>;
+    watchMs?: number;
+  } = {},
 ): Promise<number[]> {
   const probe = opts.probe ?? processesHolding;
   const watchMs = opts.watchMs ?? HELD_OPEN_WATCH_MS;

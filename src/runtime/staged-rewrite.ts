@@ -47,7 +47,15 @@ import { failpoint } from '../failpoint.js';
 import { Codes, GcError, HeldOpenError, withPath } from '../errors.js';
 import { mintId } from './ids.js';
 import { processesHolding, writersHoldingOpen } from './running.js';
-import { sameIdentity, identityOf, syncIo, type BigIntStats, type Dir, type FileHandle, type Identity } from '../fsx/safe-fs.js';
+import {
+  sameIdentity,
+  identityOf,
+  syncIo,
+  type BigIntStats,
+  type Dir,
+  type FileHandle,
+  type Identity,
+} from '../fsx/safe-fs.js';
 
 const COPY_CHUNK = 1 << 20;
 
@@ -112,7 +120,15 @@ async function writeAll(dst: FileHandle, buf: Buffer, pos: number): Promise<void
 }
 
 /** Copies [from, to); `last` is the last byte copied (undefined when none was). */
-async function copyRange(src: FileHandle, dst: FileHandle, from: number, to: number, dstPos: number, buf: Buffer, signal?: AbortSignal): Promise<{ n: number; last: number | undefined }> {
+async function copyRange(
+  src: FileHandle,
+  dst: FileHandle,
+  from: number,
+  to: number,
+  dstPos: number,
+  buf: Buffer,
+  signal?: AbortSignal,
+): Promise<{ n: number; last: number | undefined }> {
   let pos = from;
   let out = dstPos;
   let last: number | undefined;
@@ -129,7 +145,14 @@ async function copyRange(src: FileHandle, dst: FileHandle, from: number, to: num
 }
 
 /** Copies [from, to) synchronously; `last` is the last byte copied (undefined when none was). */
-function copyRangeSync(srcFd: number, dstFd: number, from: number, to: number, dstPos: number, buf: Buffer): { n: number; last: number | undefined } {
+function copyRangeSync(
+  srcFd: number,
+  dstFd: number,
+  from: number,
+  to: number,
+  dstPos: number,
+  buf: Buffer,
+): { n: number; last: number | undefined } {
   let pos = from;
   let out = dstPos;
   let last: number | undefined;
@@ -261,7 +284,10 @@ async function commitRound(r: RoundInput, onTemp: (tmpName: string, dst: FileHan
     // rename is done and late bytes carried.
     const current = dir.lstatSync(name);
     if (!current || !current.isFile() || !sameIdentity(identityOf(current), r.follow.identity)) {
-      throw new GcError(Codes.concurrentAppend, `${dir.display(name)} was replaced while it was being rewritten; left as it is`);
+      throw new GcError(
+        Codes.concurrentAppend,
+        `${dir.display(name)} was replaced while it was being rewritten; left as it is`,
+      );
     }
     const followFd = r.follow.fh.fd;
     // Copy until an fstat finds nothing new, then rename at once: what arrives while we copy is
@@ -364,7 +390,12 @@ const MAX_ROUNDS = 12;
  * processes have held it at every look for HELD_AFTER_RENAME_MS, or at `deadline` (then whoever
  * held it at the last look); what they write later cannot be carried.
  */
-async function drainReplaced(fh: FileHandle, from: number, holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined, deadline: number): Promise<{ bytes: Buffer; heldBy: number[] }> {
+async function drainReplaced(
+  fh: FileHandle,
+  from: number,
+  holders: ((identity: Identity, ownFd?: number) => Promise<number[]>) | undefined,
+  deadline: number,
+): Promise<{ bytes: Buffer; heldBy: number[] }> {
   const probe = holders ?? processesHolding;
   const identity = identityOf(await fh.stat({ bigint: true }));
   /** pid → when it was first seen in the run of looks that have all seen it */
@@ -418,7 +449,12 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
         dir,
         name,
         mode: opts.mode,
-        pieces: [staged.prefix, ...(staged.insert ?? []), { fh: src, from: staged.copyFrom, to: snapshot }, ...(staged.suffix ? [staged.suffix] : [])],
+        pieces: [
+          staged.prefix,
+          ...(staged.insert ?? []),
+          { fh: src, from: staged.copyFrom, to: snapshot },
+          ...(staged.suffix ? [staged.suffix] : []),
+        ],
         follow: { fh: src, from: snapshot, identity: identityOf(stat) },
         signal: opts.signal,
         beforeCommit: opts.beforeCommit,
@@ -446,7 +482,9 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     // more corrective round (bounded) puts them back in order.
     // A replaced file still held when the wait for it ended is not waited for again (`held`):
     // what it gets later cannot be carried, and every round would only wait for it once more.
-    const replaced: { fh: FileHandle; copied: number; held: boolean }[] = [{ fh: src, copied: first.copiedTo, held: false }];
+    const replaced: { fh: FileHandle; copied: number; held: boolean }[] = [
+      { fh: src, copied: first.copiedTo, held: false },
+    ];
     const heldBy = new Set<number>();
     const deadline = Date.now() + DRAIN_LIMIT_MS;
     let cur: Round = first;
@@ -524,7 +562,18 @@ export async function stagedRewrite(opts: StagedRewriteOptions): Promise<Rewrite
     await fsync(finalDst.fd);
     const newSize = Number((await finalDst.stat({ bigint: true })).size);
     const held = [...heldBy].sort((a, b) => a - b);
-    return { oldSize: snapshot, newSize, appendedDuring, reordered, outOfOrder, outOfOrderLines, rounds, stillHeld: held.length > 0, heldBy: held, carriedTo: replaced[0]!.copied };
+    return {
+      oldSize: snapshot,
+      newSize,
+      appendedDuring,
+      reordered,
+      outOfOrder,
+      outOfOrderLines,
+      rounds,
+      stillHeld: held.length > 0,
+      heldBy: held,
+      carriedTo: replaced[0]!.copied,
+    };
   } finally {
     for (const fd of appendFds) syncIo.close(fd);
     for (const t of temps) {

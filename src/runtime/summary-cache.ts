@@ -65,7 +65,11 @@ function dirKey(dir: string): string {
 }
 
 /** One persisted line, parsed: its kind, directory, name and encoded entry (strings copied out). */
-function parseLine(data: Buffer, start: number, end: number): { kind: 'T' | 'R'; dir: string; name: string; raw: string } | undefined {
+function parseLine(
+  data: Buffer,
+  start: number,
+  end: number,
+): { kind: 'T' | 'R'; dir: string; name: string; raw: string } | undefined {
   const kind = data[start];
   if (data[start + 1] !== 9 || (kind !== 84 && kind !== 82)) return undefined; // 'T' | 'R', then a tab
   const tab = data.indexOf(9, start + 2);
@@ -81,7 +85,12 @@ function parseLine(data: Buffer, start: number, end: number): { kind: 'T' | 'R';
   const item = path.slice(0, -suffix.length);
   const slash = item.lastIndexOf('/');
   if (slash < 0 || slash === item.length - 1) return undefined;
-  return { kind: kind === 84 ? 'T' : 'R', dir: item.slice(0, slash), name: item.slice(slash + 1), raw: data.toString('utf8', tab + 1, end) };
+  return {
+    kind: kind === 84 ? 'T' : 'R',
+    dir: item.slice(0, slash),
+    name: item.slice(slash + 1),
+    raw: data.toString('utf8', tab + 1, end),
+  };
 }
 
 type Kind = 'T' | 'R';
@@ -280,7 +289,12 @@ export class MemoryTraceCache implements TraceCache {
     const d = dirKey(dir);
     const t = kind === 'T';
     const some = (m: Entries): boolean => (m.get(d)?.size ?? 0) > 0;
-    return (t ? this.pendingTraces : this.pendingRecords).has(d) || (t ? this.traceStreams : this.recordStreams).has(d) || some(t ? this.loadedTraces : this.loadedRecords) || some(t ? this.keptTraces : this.keptRecords);
+    return (
+      (t ? this.pendingTraces : this.pendingRecords).has(d) ||
+      (t ? this.traceStreams : this.recordStreams).has(d) ||
+      some(t ? this.loadedTraces : this.loadedRecords) ||
+      some(t ? this.keptTraces : this.keptRecords)
+    );
   }
 
   forget(dir: string): void {
@@ -358,7 +372,14 @@ export class MemoryTraceCache implements TraceCache {
     const last = this.lastRecord;
     this.lastRecord = undefined;
     // What getRecord just returned for this entry (its text is what is kept), stored back unchanged.
-    if (prev !== undefined && last?.dir === d && last.name === name && sameFileState(last.state, state) && sameRecord(last.value, value)) return;
+    if (
+      prev !== undefined &&
+      last?.dir === d &&
+      last.name === name &&
+      sameFileState(last.state, state) &&
+      sameRecord(last.value, value)
+    )
+      return;
     const raw = encodeRecord(state, value);
     if (prev === undefined || encoded(prev) !== raw) this.dirty = true;
     put(this.keptRecords, d, name, raw);
@@ -437,7 +458,11 @@ export class MemoryTraceCache implements TraceCache {
 
   /** True when the persisted form would differ from what was loaded. */
   get changed(): boolean {
-    return this.dirty || countOf(this.keptTraces) !== this.loadedTraceCount || countOf(this.keptRecords) !== this.loadedRecordCount;
+    return (
+      this.dirty ||
+      countOf(this.keptTraces) !== this.loadedTraceCount ||
+      countOf(this.keptRecords) !== this.loadedRecordCount
+    );
   }
 
   /**
@@ -518,8 +543,10 @@ export class MemoryTraceCache implements TraceCache {
 
   /** The persisted lines of this sweep's entries. */
   *lines(): Generator<string> {
-    for (const [dir, d] of this.keptTraces) for (const [name, v] of d) yield `T\t${JSON.stringify(`${dir}/${name}${TRACE_SUFFIX}`)}\t${encoded(v)}`;
-    for (const [dir, d] of this.keptRecords) for (const [name, v] of d) yield `R\t${JSON.stringify(`${dir}/${name}${RECORD_SUFFIX}`)}\t${encoded(v)}`;
+    for (const [dir, d] of this.keptTraces)
+      for (const [name, v] of d) yield `T\t${JSON.stringify(`${dir}/${name}${TRACE_SUFFIX}`)}\t${encoded(v)}`;
+    for (const [dir, d] of this.keptRecords)
+      for (const [name, v] of d) yield `R\t${JSON.stringify(`${dir}/${name}${RECORD_SUFFIX}`)}\t${encoded(v)}`;
   }
 }
 
@@ -549,19 +576,46 @@ function isCompact(s: TraceSummary): boolean {
  */
 function encodeTrace(st: TraceFileState, s: TraceSummary): string {
   const lost = s.unaccounted.length > 0 || s.unaccountedMore === true;
-  const work = s.unaccounted.length ? s.unaccounted.map((w) => [w.workId, w.detachedAtText, w.taskId, w.at, w.length]) : 0;
+  const work = s.unaccounted.length
+    ? s.unaccounted.map((w) => [w.workId, w.detachedAtText, w.taskId, w.at, w.length])
+    : 0;
   const trust = Object.keys(s.taskTrust).length ? s.taskTrust : 0;
   const start = lost && s.sessionStart ? [s.sessionStart.at, s.sessionStart.length] : null;
   const workIds = s.workIds?.length ? s.workIds : 0;
   const dels = s.delegations?.length ? s.delegations.map((d) => [d.delegationId, d.childWorkdir, d.ended ? 1 : 0]) : 0;
-  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, s.hasSessionEnd ? 1 : 0, s.endsWithNewline ? 1 : 0, s.invalidLines, start, s.contextIds, work, trust, s.utf8 === false ? 0 : 1, workIds, dels, s.unaccountedMore === true ? 1 : 0]));
+  return flat(
+    JSON.stringify([
+      st.dev,
+      st.ino,
+      st.size,
+      st.mtimeMs,
+      s.hasSessionEnd ? 1 : 0,
+      s.endsWithNewline ? 1 : 0,
+      s.invalidLines,
+      start,
+      s.contextIds,
+      work,
+      trust,
+      s.utf8 === false ? 0 : 1,
+      workIds,
+      dels,
+      s.unaccountedMore === true ? 1 : 0,
+    ]),
+  );
 }
 
 function decodeDelegations(v: unknown): Delegation[] | undefined {
   if (!Array.isArray(v)) return undefined;
   const out: Delegation[] = [];
   for (const d of v) {
-    if (!Array.isArray(d) || d.length !== 3 || typeof d[0] !== 'string' || typeof d[1] !== 'string' || (d[2] !== 0 && d[2] !== 1)) return undefined;
+    if (
+      !Array.isArray(d) ||
+      d.length !== 3 ||
+      typeof d[0] !== 'string' ||
+      typeof d[1] !== 'string' ||
+      (d[2] !== 0 && d[2] !== 1)
+    )
+      return undefined;
     out.push({ delegationId: d[0], childWorkdir: d[1], ended: d[2] === 1 });
   }
   return out;
@@ -580,7 +634,15 @@ function decodeWork(v: unknown): DetachedWork[] | undefined {
   for (const w of v) {
     if (!Array.isArray(w) || w.length !== 5) return undefined;
     const [workId, text, taskId, at, length] = w as unknown[];
-    if (typeof workId !== 'string' || typeof text !== 'string' || !/^(?:0|[1-9][0-9]{0,19})$/.test(text) || (taskId !== null && typeof taskId !== 'string') || !isOffset(at) || !isOffset(length)) return undefined;
+    if (
+      typeof workId !== 'string' ||
+      typeof text !== 'string' ||
+      !/^(?:0|[1-9][0-9]{0,19})$/.test(text) ||
+      (taskId !== null && typeof taskId !== 'string') ||
+      !isOffset(at) ||
+      !isOffset(length)
+    )
+      return undefined;
     out.push({ workId, detachedAtMs: Number(text), detachedAtText: text, taskId, at, length });
   }
   return out;
@@ -590,14 +652,31 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
   const a = parseArray(raw);
   if (!a || a.length !== 15 || !sameState(a, st)) return undefined;
   const [, , , , end, nl, invalid, start, contexts, work, trust, utf8, workIds, dels, more] = a;
-  if ((end !== 0 && end !== 1) || (nl !== 0 && nl !== 1) || (utf8 !== 0 && utf8 !== 1) || (more !== 0 && more !== 1) || !Number.isSafeInteger(invalid)) return undefined;
+  if (
+    (end !== 0 && end !== 1) ||
+    (nl !== 0 && nl !== 1) ||
+    (utf8 !== 0 && utf8 !== 1) ||
+    (more !== 0 && more !== 1) ||
+    !Number.isSafeInteger(invalid)
+  )
+    return undefined;
   const sessionStart = decodeLineAt(start);
   if (sessionStart === false) return undefined;
   if (!Array.isArray(contexts) || !contexts.every((c) => typeof c === 'string')) return undefined;
   const unaccounted = work === 0 ? EMPTY_WORK : decodeWork(work);
   if (!unaccounted) return undefined;
-  if (trust !== 0 && !(typeof trust === 'object' && trust !== null && !Array.isArray(trust) && Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted'))) return undefined;
-  if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w)))) return undefined;
+  if (
+    trust !== 0 &&
+    !(
+      typeof trust === 'object' &&
+      trust !== null &&
+      !Array.isArray(trust) &&
+      Object.values(trust).every((t) => t === 'trusted' || t === 'untrusted')
+    )
+  )
+    return undefined;
+  if (workIds !== 0 && !(Array.isArray(workIds) && workIds.every((w) => typeof w === 'string' && isWorkId(w))))
+    return undefined;
   const delegations = dels === 0 ? [] : decodeDelegations(dels);
   if (!delegations) return undefined;
   if (unaccounted.length || more === 1 || delegations.length) {
@@ -616,7 +695,14 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
     };
   }
   // The common case — nothing unaccounted, no child workdir: one compact object (no entry text kept).
-  return CompactTrace.at(st, (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0), invalid as number, idsText(contexts), fromCache, workIds === 0 ? undefined : idsText(workIds as string[]));
+  return CompactTrace.at(
+    st,
+    (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0),
+    invalid as number,
+    idsText(contexts),
+    fromCache,
+    workIds === 0 ? undefined : idsText(workIds as string[]),
+  );
 }
 
 const COMMA = 0x2c;
@@ -653,22 +739,47 @@ function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): C
   if (p < 0) return undefined;
   const sessionEnd = b[p + 1];
   const newline = b[p + 3];
-  if ((sessionEnd !== 0x30 && sessionEnd !== 0x31) || b[p + 2] !== COMMA || (newline !== 0x30 && newline !== 0x31) || b[p + 4] !== COMMA) return undefined;
+  if (
+    (sessionEnd !== 0x30 && sessionEnd !== 0x31) ||
+    b[p + 2] !== COMMA ||
+    (newline !== 0x30 && newline !== 0x31) ||
+    b[p + 4] !== COMMA
+  )
+    return undefined;
   p = intAt(b, p + 5, end);
   const invalid = intValue;
   // `,null,` (no session_start id), then the context ids
-  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x6e || b[p + 2] !== 0x75 || b[p + 3] !== 0x6c || b[p + 4] !== 0x6c || b[p + 5] !== COMMA) return undefined;
+  if (
+    p < 0 ||
+    b[p] !== COMMA ||
+    b[p + 1] !== 0x6e ||
+    b[p + 2] !== 0x75 ||
+    b[p + 3] !== 0x6c ||
+    b[p + 4] !== 0x6c ||
+    b[p + 5] !== COMMA
+  )
+    return undefined;
   const ctxAt = p + 6;
   p = idsAt(b, ctxAt, end, false);
   // `,0,0,` (no unaccounted work, no trust), utf8, then 0 or the work ids
-  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== COMMA) return undefined;
+  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== COMMA)
+    return undefined;
   const utf8 = b[p + 5];
   if ((utf8 !== 0x30 && utf8 !== 0x31) || b[p + 6] !== COMMA) return undefined;
   const ctxEnd = p;
   const workAt = p + 7;
   p = b[workAt] === 0x30 ? workAt + 1 : idsAt(b, workAt, end, true);
   // `,0,0]` (no child workdir, nothing more unaccounted) ending the entry
-  if (p < 0 || b[p] !== COMMA || b[p + 1] !== 0x30 || b[p + 2] !== COMMA || b[p + 3] !== 0x30 || b[p + 4] !== CLOSE || p + 5 !== end) return undefined;
+  if (
+    p < 0 ||
+    b[p] !== COMMA ||
+    b[p + 1] !== 0x30 ||
+    b[p + 2] !== COMMA ||
+    b[p + 3] !== 0x30 ||
+    b[p + 4] !== CLOSE ||
+    p + 5 !== end
+  )
+    return undefined;
   const flags = (sessionEnd === 0x31 ? END : 0) | (newline === 0x31 ? NL : 0) | (utf8 === 0x31 ? UTF8 : 0);
   const ino = Number(st.ino);
   return new CompactTrace(
@@ -817,7 +928,12 @@ let headerBuf = Buffer.allocUnsafe(256);
 
 /** Whether two record values encode alike (a header by identity: the one a lookup returned). */
 function sameRecord(a: CachedRecord, b: CachedRecord): boolean {
-  return a.header === b.header && (a.messages ?? -1) === (b.messages ?? -1) && (a.unreadable === true) === (b.unreadable === true) && a.terminated === b.terminated;
+  return (
+    a.header === b.header &&
+    (a.messages ?? -1) === (b.messages ?? -1) &&
+    (a.unreadable === true) === (b.unreadable === true) &&
+    a.terminated === b.terminated
+  );
 }
 
 const END = 1;
@@ -868,7 +984,14 @@ export function packIds(text: string): string {
   codes[3] = p2;
   for (let i = 0; i < k; i++) {
     const at = 1 + 39 * i; // the id's opening quote
-    if (text.charCodeAt(at) !== 0x22 || text.charCodeAt(at + 1) !== p0 || text.charCodeAt(at + 2) !== p1 || text.charCodeAt(at + 3) !== p2 || text.charCodeAt(at + 4) !== 0x5f) return text;
+    if (
+      text.charCodeAt(at) !== 0x22 ||
+      text.charCodeAt(at + 1) !== p0 ||
+      text.charCodeAt(at + 2) !== p1 ||
+      text.charCodeAt(at + 3) !== p2 ||
+      text.charCodeAt(at + 4) !== 0x5f
+    )
+      return text;
     if (text.charCodeAt(at + 37) !== 0x22 || text.charCodeAt(at + 38) !== (i === k - 1 ? 0x5d : 0x2c)) return text;
     for (let j = 0; j < 16; j++) {
       const hi = hexDigit(text.charCodeAt(at + 5 + 2 * j));
@@ -947,12 +1070,36 @@ export class CompactTrace implements TraceSummary {
     this.works = works === undefined ? undefined : packIds(works);
   }
 
-  static at(st: TraceFileState, flags: number, invalidLines: number, contexts: string | undefined, fromCache: boolean, works: string | undefined): CompactTrace {
-    return new CompactTrace(devOf(st.dev), packIno(BigInt(st.ino)), st.size, st.mtimeMs, flags, invalidLines, contexts, fromCache, works);
+  static at(
+    st: TraceFileState,
+    flags: number,
+    invalidLines: number,
+    contexts: string | undefined,
+    fromCache: boolean,
+    works: string | undefined,
+  ): CompactTrace {
+    return new CompactTrace(
+      devOf(st.dev),
+      packIno(BigInt(st.ino)),
+      st.size,
+      st.mtimeMs,
+      flags,
+      invalidLines,
+      contexts,
+      fromCache,
+      works,
+    );
   }
 
   static of(st: TraceFileState, s: TraceSummary, fromCache: boolean): CompactTrace {
-    return CompactTrace.at(st, (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8), s.invalidLines, idsText(s.contextIds), fromCache, idsText(s.workIds));
+    return CompactTrace.at(
+      st,
+      (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8),
+      s.invalidLines,
+      idsText(s.contextIds),
+      fromCache,
+      idsText(s.workIds),
+    );
   }
 
   get ok(): true {
@@ -968,7 +1115,12 @@ export class CompactTrace implements TraceSummary {
     return { dev: this.dev.toString(), ino: this.ino.toString(), size: this.size, mtimeMs: this.mtimeMs };
   }
   sameState(st: TraceFileState): boolean {
-    return this.size === st.size && this.mtimeMs === st.mtimeMs && this.ino.toString() === st.ino && this.dev.toString() === st.dev;
+    return (
+      this.size === st.size &&
+      this.mtimeMs === st.mtimeMs &&
+      this.ino.toString() === st.ino &&
+      this.dev.toString() === st.dev
+    );
   }
   encode(): string {
     return encodeTrace(this.state, this);
@@ -1006,14 +1158,35 @@ export class CompactTrace implements TraceSummary {
   }
   toJSON(): TraceSummary {
     const workIds = this.workIds;
-    return { sessionStart: undefined, contextIds: this.contextIds, hasSessionEnd: this.hasSessionEnd, taskTrust: {}, unaccounted: [], endsWithNewline: this.endsWithNewline, invalidLines: this.invalidLines, utf8: this.utf8, ...(workIds.length ? { workIds } : {}) };
+    return {
+      sessionStart: undefined,
+      contextIds: this.contextIds,
+      hasSessionEnd: this.hasSessionEnd,
+      taskTrust: {},
+      unaccounted: [],
+      endsWithNewline: this.endsWithNewline,
+      invalidLines: this.invalidLines,
+      utf8: this.utf8,
+      ...(workIds.length ? { workIds } : {}),
+    };
   }
 }
 
 /** Headers are stored as their exact line (u64 values above 2^53 survive) and re-validated on use. */
 function encodeRecord(st: TraceFileState, r: CachedRecord): string {
   const header = r.header === null ? null : serializeHeader(r.header).slice(0, -1);
-  return flat(JSON.stringify([st.dev, st.ino, st.size, st.mtimeMs, header, r.messages ?? -1, r.unreadable === true ? 1 : 0, r.terminated === undefined ? -1 : r.terminated ? 1 : 0]));
+  return flat(
+    JSON.stringify([
+      st.dev,
+      st.ino,
+      st.size,
+      st.mtimeMs,
+      header,
+      r.messages ?? -1,
+      r.unreadable === true ? 1 : 0,
+      r.terminated === undefined ? -1 : r.terminated ? 1 : 0,
+    ]),
+  );
 }
 
 function decodeRecord(raw: string, st: TraceFileState): CachedRecord | undefined {
@@ -1024,7 +1197,8 @@ function decodeRecord(raw: string, st: TraceFileState): CachedRecord | undefined
   const header = h === null ? null : typeof h === 'string' ? parseHeaderLine(h) : undefined;
   if (header === undefined) return undefined;
   if (!(typeof messages === 'number' && Number.isSafeInteger(messages) && messages >= -1)) return undefined;
-  if ((unreadable !== 0 && unreadable !== 1) || (terminated !== -1 && terminated !== 0 && terminated !== 1)) return undefined;
+  if ((unreadable !== 0 && unreadable !== 1) || (terminated !== -1 && terminated !== 0 && terminated !== 1))
+    return undefined;
   return {
     header,
     unreadable: unreadable === 1,

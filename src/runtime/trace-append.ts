@@ -33,12 +33,20 @@ export interface AppendResult {
  * from the scan; any difference means the session wrote since (it may be alive after all) and
  * nothing is appended.
  */
-export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: number, lines: readonly (() => Promise<string | Buffer> | string | Buffer)[]): Promise<AppendResult> {
+export async function appendTraceLines(
+  dir: Dir,
+  expect: Identity,
+  expectSize: number,
+  lines: readonly (() => Promise<string | Buffer> | string | Buffer)[],
+): Promise<AppendResult> {
   const name = 'trace.jsonl';
   const { fh, stat } = await dir.openAppend(name);
   try {
     if (!sameIdentity(identityOf(stat), expect) || Number(stat.size) !== expectSize) {
-      throw new GcError(Codes.changedSinceScan, `${dir.display(name)} changed since it was scanned; not reconciled this sweep`);
+      throw new GcError(
+        Codes.changedSinceScan,
+        `${dir.display(name)} changed since it was scanned; not reconciled this sweep`,
+      );
     }
     let needsNewline = false;
     if (stat.size > 0n) {
@@ -61,7 +69,12 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
         result.failures.push({ code: codeOf(err), detail: describeError(err) });
         continue;
       }
-      const buf = typeof l === 'string' ? Buffer.from(needsNewline ? '\n' + l : l) : needsNewline ? Buffer.concat([NEWLINE, l]) : l;
+      const buf =
+        typeof l === 'string'
+          ? Buffer.from(needsNewline ? '\n' + l : l)
+          : needsNewline
+            ? Buffer.concat([NEWLINE, l])
+            : l;
       try {
         const { bytesWritten } = await fh.write(buf, 0, buf.length);
         if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
@@ -75,7 +88,12 @@ export async function appendTraceLines(dir: Dir, expect: Identity, expectSize: n
     }
     await fh.sync().catch(() => undefined);
     const end = await fh.stat({ bigint: true }).catch(() => undefined);
-    if (end && result.failures.every((f) => f === undefined) && sameIdentity(identityOf(end), expect) && Number(end.size) === expectSize + written) {
+    if (
+      end &&
+      result.failures.every((f) => f === undefined) &&
+      sameIdentity(identityOf(end), expect) &&
+      Number(end.size) === expectSize + written
+    ) {
       result.after = { identity: identityOf(end), size: Number(end.size), mtimeMs: Number(end.mtimeMs) };
     }
     return result;

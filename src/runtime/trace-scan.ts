@@ -24,7 +24,8 @@ let traceBuf: Buffer | undefined;
 function traceBuffer(pre: BigIntStats | undefined): Buffer | undefined {
   if (!pre?.isFile() || pre.size > BigInt(SMALL_TRACE_BYTES)) return undefined;
   const size = Number(pre.size);
-  if (!traceBuf || traceBuf.length < size) traceBuf = Buffer.allocUnsafe(Math.min(SMALL_TRACE_BYTES, Math.max(64 << 10, 2 ** Math.ceil(Math.log2(size + 1)))));
+  if (!traceBuf || traceBuf.length < size)
+    traceBuf = Buffer.allocUnsafe(Math.min(SMALL_TRACE_BYTES, Math.max(64 << 10, 2 ** Math.ceil(Math.log2(size + 1)))));
   return traceBuf;
 }
 
@@ -41,7 +42,10 @@ export interface TraceAt {
 }
 
 function tooManyIds(what: string): GcError {
-  return new GcError(Codes.tooManyIds, `the trace names more than ${MAX_NAMED_IDS} distinct ${what}; it is not judged (docs/limits.md)`);
+  return new GcError(
+    Codes.tooManyIds,
+    `the trace names more than ${MAX_NAMED_IDS} distinct ${what}; it is not judged (docs/limits.md)`,
+  );
 }
 
 /**
@@ -51,7 +55,13 @@ function tooManyIds(what: string): GcError {
  * any size. A trace read twice: only when the first pass could not keep its unaccounted work
  * exactly within its caps (TraceAccumulator.secondPass), a trace with thousands of it.
  */
-export async function readTraceSummary(sessionDir: Dir, at: TraceAt, cache: TraceCache | undefined, signal?: AbortSignal, pre?: BigIntStats): Promise<TraceRead> {
+export async function readTraceSummary(
+  sessionDir: Dir,
+  at: TraceAt,
+  cache: TraceCache | undefined,
+  signal?: AbortSignal,
+  pre?: BigIntStats,
+): Promise<TraceRead> {
   if (pre?.isFile() && cache) {
     // An unchanged trace (same dev/ino/size/mtime as when it was summarized) is not even opened.
     const state = traceFileState(pre);

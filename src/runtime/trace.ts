@@ -32,7 +32,8 @@ export type RetentionStore = 'sessions' | 'records';
  * `manual`: a context removed by hand (`murmur-gc conversation rm`; its line carries
  * `"trigger":"manual_cli"`, as does a `conversation truncate`, whose reason is `max_messages`).
  */
-export type RetentionReason = 'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'children_max_age' | 'manual';
+export type RetentionReason =
+  'max_sessions' | 'max_age' | 'max_messages' | 'max_bytes' | 'keep_free' | 'children_max_age' | 'manual';
 /** The field murmur-gc adds to a `retention` line for an action an operator ran by hand. */
 export type RetentionTrigger = 'manual_cli';
 export const MANUAL_TRIGGER: RetentionTrigger = 'manual_cli';
@@ -67,11 +68,23 @@ interface Common {
 }
 
 function common(type: string, c: Common): Record<string, unknown> {
-  return { event_type: type, event_id: c.eventId, parent_id: c.parentId, session_id: c.sessionId, timestamp: c.timestamp };
+  return {
+    event_type: type,
+    event_id: c.eventId,
+    parent_id: c.parentId,
+    session_id: c.sessionId,
+    timestamp: c.timestamp,
+  };
 }
 
 export function sessionStartLine(c: Omit<Common, 'parentId'>, capsuleName: string, capsuleVersion: string): string {
-  return line({ ...common('session_start', { ...c, parentId: null }), capsule_name: capsuleName, capsule_version: capsuleVersion, resumed_from: null, context_id: null });
+  return line({
+    ...common('session_start', { ...c, parentId: null }),
+    capsule_name: capsuleName,
+    capsule_version: capsuleVersion,
+    resumed_from: null,
+    context_id: null,
+  });
 }
 
 export function retentionLine(
@@ -94,7 +107,13 @@ export function retentionLine(
  * one store deleted for good, by one reason (`expired`: the undo window passed; `max_bytes`,
  * `keep_free`: a disk budget took the quarantine first). `kinds` parallels `targets`.
  */
-export function quarantinePurgeLine(c: Common, store: RetentionStore, reason: string, targets: string[], kinds: string[]): string {
+export function quarantinePurgeLine(
+  c: Common,
+  store: RetentionStore,
+  reason: string,
+  targets: string[],
+  kinds: string[],
+): string {
   return line({ ...common('quarantine_purge', c), store, reason, removed: targets.length, targets, kinds });
 }
 
@@ -102,8 +121,17 @@ export function quarantinePurgeLine(c: Common, store: RetentionStore, reason: st
  * murmur-gc's own event: one held item put back by `murmur-gc restore`. `held` is session,
  * context or truncation; `messages_restored` only for truncations.
  */
-export function quarantineRestoreLine(c: Common, r: { store: RetentionStore; held: string; target: string; origin: string; messagesRestored?: number }): string {
-  const o: Record<string, unknown> = { ...common('quarantine_restore', c), store: r.store, held: r.held, target: r.target, origin: r.origin };
+export function quarantineRestoreLine(
+  c: Common,
+  r: { store: RetentionStore; held: string; target: string; origin: string; messagesRestored?: number },
+): string {
+  const o: Record<string, unknown> = {
+    ...common('quarantine_restore', c),
+    store: r.store,
+    held: r.held,
+    target: r.target,
+    origin: r.origin,
+  };
   if (r.messagesRestored !== undefined) o['messages_restored'] = r.messagesRestored;
   return line(o);
 }
@@ -112,8 +140,18 @@ export function quarantineRestoreLine(c: Common, r: { store: RetentionStore; hel
  * murmur-gc's own event: an item put on the protection list or taken off it (`change` protect or
  * release; `by` restore when `murmur-gc restore` protected what it put back, else protect/release).
  */
-export function protectionLine(c: Common, p: { change: 'protect' | 'release'; store: RetentionStore; target: string; origin: string; by: string }): string {
-  return line({ ...common('protection', c), change: p.change, store: p.store, target: p.target, origin: p.origin, by: p.by });
+export function protectionLine(
+  c: Common,
+  p: { change: 'protect' | 'release'; store: RetentionStore; target: string; origin: string; by: string },
+): string {
+  return line({
+    ...common('protection', c),
+    change: p.change,
+    store: p.store,
+    target: p.target,
+    origin: p.origin,
+    by: p.by,
+  });
 }
 
 export interface LostWorkLine {
@@ -126,7 +164,8 @@ export interface LostWorkLine {
 }
 
 function detachedAt(w: LostWorkLine): bigint {
-  if (w.detachedAtText !== undefined && /^(?:0|[1-9][0-9]{0,19})$/.test(w.detachedAtText)) return BigInt(w.detachedAtText);
+  if (w.detachedAtText !== undefined && /^(?:0|[1-9][0-9]{0,19})$/.test(w.detachedAtText))
+    return BigInt(w.detachedAtText);
   return Number.isSafeInteger(w.detachedAtMs) && w.detachedAtMs >= 0 ? BigInt(w.detachedAtMs) : 0n;
 }
 
@@ -170,8 +209,24 @@ export function shellLostLineBytes(
   reconciledTaskId: string,
   scratch: Scratch,
 ): Buffer {
-  const marked = { workId: work.workId, binary: SPLICES[1][1], command: SPLICES[2][1], detachedAtMs: work.detachedAtMs, ...(work.detachedAtText === undefined ? {} : { detachedAtText: work.detachedAtText }) };
-  const text = shellLostLine({ eventId: c.eventId, parentId: c.parentJson ? SPLICES[0][1] : undefined, sessionId: c.sessionId, timestamp: c.timestamp }, marked, reconciledBySession, reconciledTaskId);
+  const marked = {
+    workId: work.workId,
+    binary: SPLICES[1][1],
+    command: SPLICES[2][1],
+    detachedAtMs: work.detachedAtMs,
+    ...(work.detachedAtText === undefined ? {} : { detachedAtText: work.detachedAtText }),
+  };
+  const text = shellLostLine(
+    {
+      eventId: c.eventId,
+      parentId: c.parentJson ? SPLICES[0][1] : undefined,
+      sessionId: c.sessionId,
+      timestamp: c.timestamp,
+    },
+    marked,
+    reconciledBySession,
+    reconciledTaskId,
+  );
   const parts: (string | Buffer | LineString)[] = [];
   let from = 0;
   for (const [key, mark] of SPLICES) {
@@ -179,15 +234,20 @@ export function shellLostLineBytes(
     // (a quote inside a value is written escaped: `"key":"<mark>"` is found only where the key is)
     const value = JSON.stringify(mark);
     const at = text.indexOf(`"${key}":${value}`, from) + key.length + 3;
-    parts.push(text.slice(from, at), key === 'parent_id' ? (c.parentJson as Buffer) : key === 'binary' ? work.binary : work.command);
+    parts.push(
+      text.slice(from, at),
+      key === 'parent_id' ? (c.parentJson as Buffer) : key === 'binary' ? work.binary : work.command,
+    );
     from = at + value.length;
   }
   parts.push(text.slice(from));
   let n = 0;
-  for (const p of parts) n += typeof p === 'string' ? 3 * p.length : p instanceof LineString ? p.jsonBytesAtMost : p.length;
+  for (const p of parts)
+    n += typeof p === 'string' ? 3 * p.length : p instanceof LineString ? p.jsonBytesAtMost : p.length;
   const out = scratchOf(scratch, n);
   let at = 0;
-  for (const p of parts) at += typeof p === 'string' ? out.write(p, at) : p instanceof LineString ? p.writeJson(out, at) : p.copy(out, at);
+  for (const p of parts)
+    at += typeof p === 'string' ? out.write(p, at) : p instanceof LineString ? p.writeJson(out, at) : p.copy(out, at);
   return out.subarray(0, at);
 }
 
@@ -247,7 +307,13 @@ export function lostReportText(sessionId: string, works: LostWorkLine[]): string
     `Session ${sessionId} ended without recording how they finished: no exit code, no output and no log file exists for them, so whether they completed is unknown.`,
   ];
   for (const w of works) {
-    parts.push('', `work_id: ${w.workId}`, `binary: ${w.binary}`, `command: ${w.command}`, `detached_at_ms: ${detachedAt(w)}`);
+    parts.push(
+      '',
+      `work_id: ${w.workId}`,
+      `binary: ${w.binary}`,
+      `command: ${w.command}`,
+      `detached_at_ms: ${detachedAt(w)}`,
+    );
   }
   parts.push('', 'None of them is known to have succeeded or failed; restart one only if its result still matters.');
   return parts.join('\n');
@@ -271,7 +337,16 @@ export function lostReportBytes(sessionId: string, works: readonly LostWorkSize[
   let n = Buffer.byteLength(head);
   for (const w of works) {
     // '\n\nwork_id: ' id '\nbinary: ' b '\ncommand: ' c '\ndetached_at_ms: ' n
-    n += 2 + 9 + Buffer.byteLength(w.workId) + 9 + w.binaryBytes + 10 + w.commandBytes + 17 + detachedAt({ ...w, binary: '', command: '' }).toString().length;
+    n +=
+      2 +
+      9 +
+      Buffer.byteLength(w.workId) +
+      9 +
+      w.binaryBytes +
+      10 +
+      w.commandBytes +
+      17 +
+      detachedAt({ ...w, binary: '', command: '' }).toString().length;
   }
   return n;
 }
@@ -399,7 +474,12 @@ export interface TraceLimits {
   trust: number;
   named: number;
 }
-const LIMITS: TraceLimits = { lost: MAX_LOST_PER_TRACE, accounted: MAX_ACCOUNTED_IDS, trust: MAX_TRUST_TASKS, named: MAX_NAMED_IDS };
+const LIMITS: TraceLimits = {
+  lost: MAX_LOST_PER_TRACE,
+  accounted: MAX_ACCOUNTED_IDS,
+  trust: MAX_TRUST_TASKS,
+  named: MAX_NAMED_IDS,
+};
 
 /** A string longer than the cap (see boundedString). */
 const TOO_LONG = Symbol('too long');
@@ -428,7 +508,10 @@ function idOf(buf: Buffer, s: Span): string | undefined {
  * kept work from every detached line whose id is not accounted (the accounted ids are all known);
  * `verify` keeps the first pass's work and drops what an accounting line names (they are not).
  */
-type Pass = { kind: 'first' } | { kind: 'fill'; accounted: ReadonlySet<string> } | { kind: 'verify'; kept: Map<string, DetachedWork> };
+type Pass =
+  | { kind: 'first' }
+  | { kind: 'fill'; accounted: ReadonlySet<string> }
+  | { kind: 'verify'; kept: Map<string, DetachedWork> };
 
 /**
  * Mutable accumulator used while scanning one trace. What it holds is bounded whatever the trace
@@ -532,7 +615,12 @@ export class TraceAccumulator {
     if (start === end) return;
     const second = this.pass.kind !== 'first';
     const peeked = peekEventTypeAt(buf, start, end);
-    if (peeked !== undefined && !(second ? TraceAccumulator.SECOND : TraceAccumulator.WANTED).has(peeked) && !this.finder.mayRespell(start, end)) return;
+    if (
+      peeked !== undefined &&
+      !(second ? TraceAccumulator.SECOND : TraceAccumulator.WANTED).has(peeked) &&
+      !this.finder.mayRespell(start, end)
+    )
+      return;
     const f = scanEvent(buf, start, end);
     if (!f) {
       if (!second) this.invalidLines++;
@@ -592,7 +680,11 @@ export class TraceAccumulator {
         if (id === undefined || child === undefined) break;
         // A longer id is kept under a key of its own that no delegation line matches (never ended by one).
         const key = id === TOO_LONG ? `\u0000${start + base}` : id;
-        this.delegations.set(key, { delegationId: id === TOO_LONG ? '' : id, childWorkdir: child === TOO_LONG ? '' : child, ended: false });
+        this.delegations.set(key, {
+          delegationId: id === TOO_LONG ? '' : id,
+          childWorkdir: child === TOO_LONG ? '' : child,
+          ended: false,
+        });
         if (this.delegations.size > this.limits.named) this.tooMany ??= 'child workdirs';
         break;
       }
@@ -623,7 +715,10 @@ export class TraceAccumulator {
     if (type === 'shell_detached' && pass.kind === 'fill') {
       const work = idOf(buf, f[K_WORK_ID] as Span);
       if (work !== undefined && !pass.accounted.has(work)) this.keep(work, buf, f, at, length);
-    } else if ((type === 'shell_completed' || type === 'shell_abandoned' || type === 'shell_lost') && pass.kind === 'verify') {
+    } else if (
+      (type === 'shell_completed' || type === 'shell_abandoned' || type === 'shell_lost') &&
+      pass.kind === 'verify'
+    ) {
       const work = idOf(buf, f[K_WORK_ID] as Span);
       if (work !== undefined) this.detached.delete(work);
     }
@@ -636,7 +731,14 @@ export class TraceAccumulator {
       return;
     }
     const stamp = spanU64(buf, f[K_TIMESTAMP] as Span) ?? 0n;
-    this.detached.set(work, { workId: work, detachedAtMs: Number(stamp), detachedAtText: stamp.toString(), taskId: idOf(buf, f[K_TASK_ID] as Span) ?? null, at, length });
+    this.detached.set(work, {
+      workId: work,
+      detachedAtMs: Number(stamp),
+      detachedAtText: stamp.toString(),
+      taskId: idOf(buf, f[K_TASK_ID] as Span) ?? null,
+      at,
+      length,
+    });
   }
 
   /**
@@ -648,8 +750,12 @@ export class TraceAccumulator {
    */
   secondPass(): TraceAccumulator | undefined {
     if (!this.utf8) return undefined;
-    if (this.accountedFull) return this.detached.size ? new TraceAccumulator(this.limits, { kind: 'verify', kept: new Map(this.detached) }) : undefined;
-    if (this.more && this.detached.size < this.limits.lost) return new TraceAccumulator(this.limits, { kind: 'fill', accounted: this.accounted });
+    if (this.accountedFull)
+      return this.detached.size
+        ? new TraceAccumulator(this.limits, { kind: 'verify', kept: new Map(this.detached) })
+        : undefined;
+    if (this.more && this.detached.size < this.limits.lost)
+      return new TraceAccumulator(this.limits, { kind: 'fill', accounted: this.accounted });
     return undefined;
   }
 
@@ -658,7 +764,9 @@ export class TraceAccumulator {
     const works = again ? again.detached : this.detached;
     const more = again?.pass.kind === 'fill' ? again.more : this.more;
     // A trace the runtime cannot read (not UTF-8) reports nothing; lost work in id byte order.
-    const unaccounted = this.utf8 ? [...works.values()].sort((a, b) => Buffer.compare(Buffer.from(a.workId), Buffer.from(b.workId))) : [];
+    const unaccounted = this.utf8
+      ? [...works.values()].sort((a, b) => Buffer.compare(Buffer.from(a.workId), Buffer.from(b.workId)))
+      : [];
     const taskTrust: Record<string, Trust> = {};
     for (const w of unaccounted) {
       if (w.taskId !== null) {
@@ -666,7 +774,10 @@ export class TraceAccumulator {
         if (tr) taskTrust[w.taskId] = tr;
       }
     }
-    const delegations = [...this.delegations].map(([key, d]) => ({ ...d, ended: key.charCodeAt(0) !== 0 && this.ended.has(key) }));
+    const delegations = [...this.delegations].map(([key, d]) => ({
+      ...d,
+      ended: key.charCodeAt(0) !== 0 && this.ended.has(key),
+    }));
     return {
       sessionStart: this.sessionStart,
       contextIds: [...this.contexts],
@@ -716,8 +827,12 @@ export function shownText(head: string, tail: string, whole: boolean, bytes: num
     if (n <= SHOWN_CHARS) return head;
   }
   // (a surrogate pair cut at a slice's end is beyond the characters kept)
-  const h = Array.from(head.slice(0, 2 * HEAD_CHARS)).slice(0, HEAD_CHARS).join('');
-  const t = Array.from(tail.slice(-2 * TAIL_CHARS)).slice(-TAIL_CHARS).join('');
+  const h = Array.from(head.slice(0, 2 * HEAD_CHARS))
+    .slice(0, HEAD_CHARS)
+    .join('');
+  const t = Array.from(tail.slice(-2 * TAIL_CHARS))
+    .slice(-TAIL_CHARS)
+    .join('');
   return `${h}…[${bytes} bytes]…${t}`;
 }
 
@@ -769,7 +884,11 @@ export class LineString {
     const s = this.span;
     out[at] = 0x22;
     // (a string with no escape holds no quote, backslash or control character: JSON writes it as it is)
-    const n = !s ? 0 : s.escaped ? writeString(this.buf, s.start + 1, s.end - 1, CANONICAL, out, at + 1) : this.buf.copy(out, at + 1, s.start + 1, s.end - 1);
+    const n = !s
+      ? 0
+      : s.escaped
+        ? writeString(this.buf, s.start + 1, s.end - 1, CANONICAL, out, at + 1)
+        : this.buf.copy(out, at + 1, s.start + 1, s.end - 1);
     out[at + 1 + n] = 0x22;
     return n + 2;
   }
@@ -800,7 +919,12 @@ export class LineString {
       return shownText(v, v, true, to - from);
     }
     // (a character cut at either end decodes as U+FFFD there, beyond the characters shown)
-    return shownText(src.toString('utf8', from, from + ENDS_BYTES), src.toString('utf8', to - ENDS_BYTES, to), false, to - from);
+    return shownText(
+      src.toString('utf8', from, from + ENDS_BYTES),
+      src.toString('utf8', to - ENDS_BYTES, to),
+      false,
+      to - from,
+    );
   }
 }
 
@@ -921,8 +1045,32 @@ class NeedleCursor {
   }
 }
 
-const TRACE_KEYS = jsonKeys('event_type', 'event_id', 'context_id', 'task_id', 'trust', 'work_id', 'binary', 'command', 'timestamp', 'delegation_id', 'child_workdir');
-const [K_EVENT_TYPE, K_EVENT_ID, K_CONTEXT_ID, K_TASK_ID, K_TRUST, K_WORK_ID, K_BINARY, K_COMMAND, K_TIMESTAMP, K_DELEGATION_ID, K_CHILD_WORKDIR] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
+const TRACE_KEYS = jsonKeys(
+  'event_type',
+  'event_id',
+  'context_id',
+  'task_id',
+  'trust',
+  'work_id',
+  'binary',
+  'command',
+  'timestamp',
+  'delegation_id',
+  'child_workdir',
+);
+const [
+  K_EVENT_TYPE,
+  K_EVENT_ID,
+  K_CONTEXT_ID,
+  K_TASK_ID,
+  K_TRUST,
+  K_WORK_ID,
+  K_BINARY,
+  K_COMMAND,
+  K_TIMESTAMP,
+  K_DELEGATION_ID,
+  K_CHILD_WORKDIR,
+] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const;
 const lineScanner = new JsonScanner();
 
 /**

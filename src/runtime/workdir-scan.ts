@@ -30,7 +30,14 @@ export const COMPLETION_FILE = 'completion.json';
 /** `completion.json` statuses that say a child ended (docs/design.md §R11). */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['ok', 'error', 'crashed', 'terminated']);
 /** Entries of W that belong to the capsule (docs/design.md §R11): never touched, sized for `status`. */
-export const CAPSULE_ENTRIES: readonly string[] = ['checkpoints', 'task.md', 'murmur.yaml', 'out', '.capsule-home', 'peer-in'];
+export const CAPSULE_ENTRIES: readonly string[] = [
+  'checkpoints',
+  'task.md',
+  'murmur.yaml',
+  'out',
+  '.capsule-home',
+  'peer-in',
+];
 /** Grandchildren deeper than this are not walked: such a child is `unjudged` (kept). */
 export const MAX_DEPTH = 16;
 const COMPLETION_MAX_BYTES = 64 * 1024;
@@ -82,8 +89,23 @@ export interface BesideScan {
 
 function problemOf(target: string, err: unknown): Problem {
   const c = errnoCode(err);
-  const code = c === 'ELOOP' ? Codes.symlink : c === 'EXDEV' ? Codes.crossDevice : typeof err === 'object' && err !== null && 'code' in err && Object.values(Codes).includes(String(err.code) as never) ? String(err.code) : Codes.ioError;
-  return { target, code, detail: code === Codes.symlink ? `${target} is a symbolic link; never followed` : `${target}: ${describeError(err)}` };
+  const code =
+    c === 'ELOOP'
+      ? Codes.symlink
+      : c === 'EXDEV'
+        ? Codes.crossDevice
+        : typeof err === 'object' &&
+            err !== null &&
+            'code' in err &&
+            Object.values(Codes).includes(String(err.code) as never)
+          ? String(err.code)
+          : Codes.ioError;
+  return {
+    target,
+    code,
+    detail:
+      code === Codes.symlink ? `${target} is a symbolic link; never followed` : `${target}: ${describeError(err)}`,
+  };
 }
 
 /** Open `parent/name` as a directory when it is one; undefined when absent; problems for links and the rest. */
@@ -91,7 +113,11 @@ async function openSub(parent: Dir, name: string, problems: Problem[]): Promise<
   const st = await parent.lstat(name);
   if (!st) return undefined;
   if (st.isSymbolicLink()) {
-    problems.push({ target: parent.display(name), code: Codes.symlink, detail: `${parent.display(name)} is a symbolic link; never followed` });
+    problems.push({
+      target: parent.display(name),
+      code: Codes.symlink,
+      detail: `${parent.display(name)} is a symbolic link; never followed`,
+    });
     return undefined;
   }
   if (!st.isDirectory()) return undefined;
@@ -115,7 +141,8 @@ function readCompletion(child: Dir): string | undefined {
     const r = child.readSmallSync(COMPLETION_FILE, COMPLETION_MAX_BYTES, st);
     if (!r) return undefined;
     const o: unknown = JSON.parse(r.data.toString('utf8'));
-    const status = typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)['status'] : undefined;
+    const status =
+      typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)['status'] : undefined;
     return typeof status === 'string' && FINAL_STATUSES.has(status) ? status : undefined;
   } catch {
     return undefined;
@@ -134,7 +161,12 @@ interface InnerRead {
   signal: AbortSignal | undefined;
 }
 
-async function innerSessions(root: Dir, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
+async function innerSessions(
+  root: Dir,
+  depth: number,
+  read: InnerRead,
+  out: InnerSession[],
+): Promise<string | undefined> {
   const { cache, signal } = read;
   for (const name of await root.list()) {
     signal?.throwIfAborted();
@@ -152,7 +184,8 @@ async function innerSessions(root: Dir, depth: number, read: InnerRead, out: Inn
       let hasSessionEnd: boolean | undefined;
       if (read.traces && tst?.isFile()) {
         try {
-          hasSessionEnd = (await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst)).summary.hasSessionEnd;
+          hasSessionEnd = (await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst)).summary
+            .hasSessionEnd;
         } catch {
           hasSessionEnd = undefined;
         }
@@ -178,7 +211,13 @@ async function innerSessions(root: Dir, depth: number, read: InnerRead, out: Inn
 }
 
 /** A child workdir's own sessions root and everything below it. */
-async function walkChild(children: Dir, name: string, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
+async function walkChild(
+  children: Dir,
+  name: string,
+  depth: number,
+  read: InnerRead,
+  out: InnerSession[],
+): Promise<string | undefined> {
   if (depth > MAX_DEPTH) return `${children.display(name)} is nested deeper than ${MAX_DEPTH} child workdirs`;
   const st = await children.lstat(name);
   if (!st?.isDirectory()) return undefined;
@@ -197,7 +236,12 @@ async function walkChild(children: Dir, name: string, depth: number, read: Inner
 }
 
 /** The sessions inside the open child workdir `child` (its `.murmur` and what is below it). */
-async function walkChildDir(child: Dir, depth: number, read: InnerRead, out: InnerSession[]): Promise<string | undefined> {
+async function walkChildDir(
+  child: Dir,
+  depth: number,
+  read: InnerRead,
+  out: InnerSession[],
+): Promise<string | undefined> {
   const problems: Problem[] = [];
   const root = await openSub(child, WORKDIR_ROOT_NAME, problems);
   if (problems.length) return problems[0]!.detail;
@@ -210,10 +254,22 @@ async function walkChildDir(child: Dir, depth: number, read: InnerRead, out: Inn
 }
 
 /** One entry of `W/.murmur/children`. */
-async function scanChild(children: Dir, name: string, cache: TraceCache | undefined, signal?: AbortSignal): Promise<ChildEntry | undefined> {
+async function scanChild(
+  children: Dir,
+  name: string,
+  cache: TraceCache | undefined,
+  signal?: AbortSignal,
+): Promise<ChildEntry | undefined> {
   const st = await children.lstat(name);
   if (!st) return undefined;
-  const entry: ChildEntry = { name, kind: kindOf(st), identity: identityOf(st), uid: Number(st.uid), mtimeMs: Number(st.mtimeMs), sessions: [] };
+  const entry: ChildEntry = {
+    name,
+    kind: kindOf(st),
+    identity: identityOf(st),
+    uid: Number(st.uid),
+    mtimeMs: Number(st.mtimeMs),
+    sessions: [],
+  };
   if (entry.kind !== 'dir') return entry;
   let child: Dir;
   try {
@@ -239,7 +295,10 @@ async function scanChild(children: Dir, name: string, cache: TraceCache | undefi
  * hold), compared with the look just before (rescanChild) to tell whether anything started or
  * was written inside it meanwhile. `unjudged` when something cannot be read or is too deep.
  */
-export async function lookInsideChild(child: Dir, signal?: AbortSignal): Promise<{ sessions: InnerSession[]; unjudged?: string }> {
+export async function lookInsideChild(
+  child: Dir,
+  signal?: AbortSignal,
+): Promise<{ sessions: InnerSession[]; unjudged?: string }> {
   const sessions: InnerSession[] = [];
   try {
     const why = await walkChildDir(child, 1, { cache: undefined, traces: false, signal }, sessions);
@@ -254,11 +313,18 @@ export async function lookInsideChild(child: Dir, signal?: AbortSignal): Promise
  * The child `children/name` read again now (no cache), only while it is still the entry scanned
  * (`expect`): for the re-check of its liveness at the moment it would be removed or held.
  */
-export async function rescanChild(children: Dir, name: string, expect: Identity, signal?: AbortSignal): Promise<ChildEntry> {
+export async function rescanChild(
+  children: Dir,
+  name: string,
+  expect: Identity,
+  signal?: AbortSignal,
+): Promise<ChildEntry> {
   const st = await children.lstat(name);
-  if (!st || !sameIdentity(identityOf(st), expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  if (!st || !sameIdentity(identityOf(st), expect))
+    throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
   const e = await scanChild(children, name, undefined, signal);
-  if (!e || !sameIdentity(e.identity, expect)) throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
+  if (!e || !sameIdentity(e.identity, expect))
+    throw new GcError(Codes.changedSinceScan, `${children.display(name)} changed since it was scanned; left alone`);
   return e;
 }
 
@@ -267,7 +333,12 @@ export async function rescanChild(children: Dir, name: string, expect: Identity,
  * root's parent is opened as given (it is the configured or discovered workdir); everything below
  * it descriptor-relatively.
  */
-export async function scanBeside(rootPath: string, rootIdentity: Identity | undefined, cache: TraceCache | undefined, signal?: AbortSignal): Promise<BesideScan | undefined> {
+export async function scanBeside(
+  rootPath: string,
+  rootIdentity: Identity | undefined,
+  cache: TraceCache | undefined,
+  signal?: AbortSignal,
+): Promise<BesideScan | undefined> {
   const slash = rootPath.replace(/\/+$/, '').lastIndexOf('/');
   const base = rootPath.replace(/\/+$/, '').slice(slash + 1);
   if (base !== WORKDIR_ROOT_NAME || slash < 0) return undefined;
@@ -284,7 +355,11 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
   try {
     const root = await openSub(w, WORKDIR_ROOT_NAME, out.problems);
     if (root && rootIdentity && !sameIdentity(root.identity, rootIdentity)) {
-      out.problems.push({ target: root.path, code: Codes.changedSinceScan, detail: `${root.path} is not the sessions root scanned; what lies beside it is left for the next sweep` });
+      out.problems.push({
+        target: root.path,
+        code: Codes.changedSinceScan,
+        detail: `${root.path} is not the sessions root scanned; what lies beside it is left for the next sweep`,
+      });
       await root.close();
       return out;
     }
@@ -299,7 +374,15 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
               if (name.startsWith(TRASH_PREFIX)) {
                 // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
                 const st = await children.lstat(name);
-                if (st?.isDirectory()) out.debris.push({ kind: 'trash_dir', ref: { anchor: root.path, chain: [CHILDREN_DIR, name] }, path: children.display(name), identity: identityOf(st), birth: st.birthtimeNs, detail: 'a child workdir an interrupted murmur-gc run had started to remove' });
+                if (st?.isDirectory())
+                  out.debris.push({
+                    kind: 'trash_dir',
+                    ref: { anchor: root.path, chain: [CHILDREN_DIR, name] },
+                    path: children.display(name),
+                    identity: identityOf(st),
+                    birth: st.birthtimeNs,
+                    detail: 'a child workdir an interrupted murmur-gc run had started to remove',
+                  });
               }
               if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
               const e = await scanChild(children, name, cache, signal);
@@ -324,7 +407,14 @@ export async function scanBeside(rootPath: string, rootIdentity: Identity | unde
           if (!st) continue;
           const id = name.endsWith('.log') ? name.slice(0, -4) : '';
           if (isWorkId(id)) {
-            wrk.push({ name, workId: id, kind: st.isSymbolicLink() ? 'symlink' : st.isFile() ? 'file' : 'other', identity: identityOf(st), uid: Number(st.uid), bytes: allocatedBytes(st) });
+            wrk.push({
+              name,
+              workId: id,
+              kind: st.isSymbolicLink() ? 'symlink' : st.isFile() ? 'file' : 'other',
+              identity: identityOf(st),
+              uid: Number(st.uid),
+              bytes: allocatedBytes(st),
+            });
           } else {
             other.count++;
             other.bytes += allocatedBytes(st);

@@ -12,12 +12,46 @@ export type Action =
    * A session held by the undo window (`held`) or removed for good. `condemned_by`: the rule this
    * sweep would have held it for, when keep_free took it for good instead.
    */
-  | { kind: 'remove_session'; root: string; target: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes'; held?: HeldAt }
-  | { kind: 'remove_record'; record: string; target: string; reason: 'max_age' | BudgetReason; path: string; bytes: number; condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes'; held?: HeldAt }
+  | {
+      kind: 'remove_session';
+      root: string;
+      target: string;
+      reason: 'max_age' | 'max_sessions' | BudgetReason;
+      bytes: number;
+      condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes';
+      held?: HeldAt;
+    }
+  | {
+      kind: 'remove_record';
+      record: string;
+      target: string;
+      reason: 'max_age' | BudgetReason;
+      path: string;
+      bytes: number;
+      condemned_by?: 'max_age' | 'max_sessions' | 'max_bytes';
+      held?: HeldAt;
+    }
   /** an orphaned child workdir removed under its root's `children: { max_age }` (`age_ms`: since its last visible write) */
-  | { kind: 'remove_orphan_workdir'; root: string; target: string; path: string; reason: 'children_max_age'; bytes: number; age_ms: number }
+  | {
+      kind: 'remove_orphan_workdir';
+      root: string;
+      target: string;
+      path: string;
+      reason: 'children_max_age';
+      bytes: number;
+      age_ms: number;
+    }
   /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), docs/design.md §9a */
-  | { kind: 'remove_child_workdir' | 'remove_work_log'; root: string; target: string; parent_session: string; path: string; reason: 'max_age' | 'max_sessions' | BudgetReason; bytes: number; held?: HeldAt }
+  | {
+      kind: 'remove_child_workdir' | 'remove_work_log';
+      root: string;
+      target: string;
+      parent_session: string;
+      path: string;
+      reason: 'max_age' | 'max_sessions' | BudgetReason;
+      bytes: number;
+      held?: HeldAt;
+    }
   | {
       kind: 'truncate_record';
       record: string;
@@ -37,7 +71,16 @@ export type Action =
    * `held_kind: unreadable`: an item of `<home>/gc/quarantine` whose item.json could not be read (its
    * target is then the item's entry name, its origin `?`).
    */
-  | { kind: 'purge_quarantine'; store: 'sessions' | 'records'; origin: string; target: string; held_kind: 'session' | 'context' | 'truncation' | 'unreadable'; reason: 'expired' | 'keep_free'; path: string; bytes: number }
+  | {
+      kind: 'purge_quarantine';
+      store: 'sessions' | 'records';
+      origin: string;
+      target: string;
+      held_kind: 'session' | 'context' | 'truncation' | 'unreadable';
+      reason: 'expired' | 'keep_free';
+      path: string;
+      bytes: number;
+    }
   | {
       kind: 'shell_lost';
       /** the session whose trace gets the `shell_lost` line */
@@ -58,4 +101,10 @@ export type Action =
   | { kind: 'repair_torn_tail'; record: string; target: string; path: string }
   | { kind: 'chmod'; path: string; from: string; to: string }
   /** code: process_interrupted for what a killed run left; io_error for a removal that failed earlier */
-  | { kind: 'remove_debris'; path: string; code: 'process_interrupted' | 'io_error' | 'runtime_debris'; detail: string; bytes: number };
+  | {
+      kind: 'remove_debris';
+      path: string;
+      code: 'process_interrupted' | 'io_error' | 'runtime_debris';
+      detail: string;
+      bytes: number;
+    };

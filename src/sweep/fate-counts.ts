@@ -47,7 +47,13 @@ function finalWord(key: string, planned: Fate | HoldFate | undefined, l: FateLed
   if (acted) return fateWord(acted);
   if (!planned) return 'kept:policy';
   // a taking the sweep did not get to (stopped early): it stays
-  if (planned.fate === 'removed' || planned.fate === 'truncated' || planned.fate === 'purged' || (planned.fate === 'held' && 'rule' in planned)) return 'not_reached';
+  if (
+    planned.fate === 'removed' ||
+    planned.fate === 'truncated' ||
+    planned.fate === 'purged' ||
+    (planned.fate === 'held' && 'rule' in planned)
+  )
+    return 'not_reached';
   return fateWord(planned);
 }
 
@@ -65,10 +71,29 @@ export function countFates(
     out.push({ kind, place, items: words.length, counts });
   };
   for (const r of roots) {
-    tally('sessions', r.root, r.names.map((n) => finalWord(itemKey(r.key, n), l.plan.items.get(itemKey(r.key, n)), l)));
-    if (r.holds.length > 0) tally('held', r.root, r.holds.map((k) => finalWord(k, l.plan.holds.get(k), l)));
+    tally(
+      'sessions',
+      r.root,
+      r.names.map((n) => finalWord(itemKey(r.key, n), l.plan.items.get(itemKey(r.key, n)), l)),
+    );
+    if (r.holds.length > 0)
+      tally(
+        'held',
+        r.root,
+        r.holds.map((k) => finalWord(k, l.plan.holds.get(k), l)),
+      );
   }
-  for (const s of stores) tally('records', s.store, s.names.map((n) => finalWord(itemKey(s.key, n), l.plan.items.get(itemKey(s.key, n)), l)));
-  if (quarantine && quarantine.holds.length > 0) tally('held', quarantine.place, quarantine.holds.map((k) => finalWord(k, l.plan.holds.get(k), l)));
+  for (const s of stores)
+    tally(
+      'records',
+      s.store,
+      s.names.map((n) => finalWord(itemKey(s.key, n), l.plan.items.get(itemKey(s.key, n)), l)),
+    );
+  if (quarantine && quarantine.holds.length > 0)
+    tally(
+      'held',
+      quarantine.place,
+      quarantine.holds.map((k) => finalWord(k, l.plan.holds.get(k), l)),
+    );
   return out;
 }

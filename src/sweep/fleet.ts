@@ -49,7 +49,10 @@ export function topParts(parts: readonly PartSize[], top = METRICS_TOP): PartSiz
   const ranked = [...parts].sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (ranked.length <= top) return ranked;
   const rest = ranked.slice(top);
-  return [...ranked.slice(0, top), { name: OTHER_LABEL, items: rest.reduce((n, p) => n + p.items, 0), bytes: rest.reduce((n, p) => n + p.bytes, 0) }];
+  return [
+    ...ranked.slice(0, top),
+    { name: OTHER_LABEL, items: rest.reduce((n, p) => n + p.items, 0), bytes: rest.reduce((n, p) => n + p.bytes, 0) },
+  ];
 }
 
 export interface FleetView {
@@ -91,7 +94,13 @@ export interface FleetHistory {
   expiries?: NextExpiries | undefined;
 }
 
-export function fleetView(version: string, last: SweepSummary | null, lastSuccessMs: number | null, stores: StoreSizes, history: FleetHistory = {}): FleetView {
+export function fleetView(
+  version: string,
+  last: SweepSummary | null,
+  lastSuccessMs: number | null,
+  stores: StoreSizes,
+  history: FleetHistory = {},
+): FleetView {
   return {
     version,
     last_sweep: last
@@ -134,7 +143,12 @@ const secs = (ms: number): string => String(ms / 1000);
 /** The Prometheus text exposition (format 0.0.4) of a fleet view. */
 export function renderMetrics(v: FleetView): string {
   const out: string[] = [];
-  const family = (name: string, help: string, samples: [Record<string, string>, string][], type: 'gauge' | 'counter' = 'gauge'): void => {
+  const family = (
+    name: string,
+    help: string,
+    samples: [Record<string, string>, string][],
+    type: 'gauge' | 'counter' = 'gauge',
+  ): void => {
     if (samples.length === 0) return;
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) {
@@ -150,13 +164,23 @@ export function renderMetrics(v: FleetView): string {
   family('murmur_gc_info', 'murmur-gc version (always 1).', [[{ version: v.version }, '1']]);
   const s = v.last_sweep;
   if (s) {
-    family('murmur_gc_last_sweep_start_timestamp_seconds', 'When the last sweep started (Unix time).', [[{}, secs(s.started_ms)]]);
-    family('murmur_gc_last_sweep_end_timestamp_seconds', 'When the last sweep ended (Unix time).', [[{}, secs(s.ended_ms)]]);
+    family('murmur_gc_last_sweep_start_timestamp_seconds', 'When the last sweep started (Unix time).', [
+      [{}, secs(s.started_ms)],
+    ]);
+    family('murmur_gc_last_sweep_end_timestamp_seconds', 'When the last sweep ended (Unix time).', [
+      [{}, secs(s.ended_ms)],
+    ]);
     family('murmur_gc_last_sweep_duration_seconds', 'How long the last sweep took.', [[{}, secs(s.duration_ms)]]);
-    family('murmur_gc_last_sweep_outcome', 'Outcome of the last sweep: 1 for its outcome, 0 for the others.', OUTCOMES.map((o) => [{ outcome: o }, o === s.outcome ? '1' : '0']));
+    family(
+      'murmur_gc_last_sweep_outcome',
+      'Outcome of the last sweep: 1 for its outcome, 0 for the others.',
+      OUTCOMES.map((o) => [{ outcome: o }, o === s.outcome ? '1' : '0']),
+    );
   }
   if (v.last_success_ms !== null) {
-    family('murmur_gc_last_success_timestamp_seconds', 'When the last sweep with outcome ok ended (Unix time).', [[{}, secs(v.last_success_ms)]]);
+    family('murmur_gc_last_success_timestamp_seconds', 'When the last sweep with outcome ok ended (Unix time).', [
+      [{}, secs(v.last_success_ms)],
+    ]);
   }
   if (s) {
     const actions: [Record<string, string>, string][] = [];
@@ -164,40 +188,106 @@ export function renderMetrics(v: FleetView): string {
       const stores = s.actions[kind] ?? {};
       for (const store of Object.keys(stores).sort()) actions.push([{ kind, store }, String(stores[store])]);
     }
-    family('murmur_gc_last_sweep_actions', 'Actions of the last sweep by kind and store (sessions root, record store, or home).', actions);
+    family(
+      'murmur_gc_last_sweep_actions',
+      'Actions of the last sweep by kind and store (sessions root, record store, or home).',
+      actions,
+    );
     family('murmur_gc_last_sweep_bytes_freed', 'Bytes the last sweep freed.', [[{}, String(s.bytes_freed)]]);
-    family('murmur_gc_last_sweep_messages_dropped', 'Messages the last sweep dropped by truncation.', [[{}, String(s.messages_dropped)]]);
-    family('murmur_gc_last_sweep_skipped', 'Items the last sweep left alone, by stable code.', byCode(s.skipped_by_code));
+    family('murmur_gc_last_sweep_messages_dropped', 'Messages the last sweep dropped by truncation.', [
+      [{}, String(s.messages_dropped)],
+    ]);
+    family(
+      'murmur_gc_last_sweep_skipped',
+      'Items the last sweep left alone, by stable code.',
+      byCode(s.skipped_by_code),
+    );
     family('murmur_gc_last_sweep_errors', 'Errors of the last sweep, by stable code.', byCode(s.errors_by_code));
   }
   const stores = (['sessions', 'records', 'audit'] as const).map((k) => [k, v.stores[k]] as const);
-  family('murmur_gc_store_bytes', 'Bytes held by each store (sessions in the configured roots, conversation records, audit traces).', stores.map(([k, x]) => [{ store: k }, String(x.bytes)]));
-  family('murmur_gc_store_items', 'Sessions, records or audit traces in each store.', stores.map(([k, x]) => [{ store: k }, String(x.items)]));
-  family('murmur_gc_root_bytes', `Bytes of the sessions in each configured sessions root (the ${METRICS_TOP} largest; the rest summed as root="${OTHER_LABEL}").`, v.roots.map((r) => [{ root: r.name }, String(r.bytes)]));
-  family('murmur_gc_root_items', `Sessions in each configured sessions root (the same roots as murmur_gc_root_bytes).`, v.roots.map((r) => [{ root: r.name }, String(r.items)]));
-  family('murmur_gc_record_store_bytes', `Bytes of the conversation records of each record store (the ${METRICS_TOP} largest; the rest summed as record_store="${OTHER_LABEL}").`, v.record_stores.map((r) => [{ record_store: r.name }, String(r.bytes)]));
-  family('murmur_gc_record_store_items', 'Conversation records of each record store (the same stores as murmur_gc_record_store_bytes).', v.record_stores.map((r) => [{ record_store: r.name }, String(r.items)]));
+  family(
+    'murmur_gc_store_bytes',
+    'Bytes held by each store (sessions in the configured roots, conversation records, audit traces).',
+    stores.map(([k, x]) => [{ store: k }, String(x.bytes)]),
+  );
+  family(
+    'murmur_gc_store_items',
+    'Sessions, records or audit traces in each store.',
+    stores.map(([k, x]) => [{ store: k }, String(x.items)]),
+  );
+  family(
+    'murmur_gc_root_bytes',
+    `Bytes of the sessions in each configured sessions root (the ${METRICS_TOP} largest; the rest summed as root="${OTHER_LABEL}").`,
+    v.roots.map((r) => [{ root: r.name }, String(r.bytes)]),
+  );
+  family(
+    'murmur_gc_root_items',
+    `Sessions in each configured sessions root (the same roots as murmur_gc_root_bytes).`,
+    v.roots.map((r) => [{ root: r.name }, String(r.items)]),
+  );
+  family(
+    'murmur_gc_record_store_bytes',
+    `Bytes of the conversation records of each record store (the ${METRICS_TOP} largest; the rest summed as record_store="${OTHER_LABEL}").`,
+    v.record_stores.map((r) => [{ record_store: r.name }, String(r.bytes)]),
+  );
+  family(
+    'murmur_gc_record_store_items',
+    'Conversation records of each record store (the same stores as murmur_gc_record_store_bytes).',
+    v.record_stores.map((r) => [{ record_store: r.name }, String(r.items)]),
+  );
   if (v.quarantine) {
-    family('murmur_gc_quarantine_bytes', 'Bytes the undo window (quarantine) holds: sessions, contexts and dropped lines not yet deleted for good.', [[{}, String(v.quarantine.bytes)]]);
-    family('murmur_gc_quarantine_items', 'Items the undo window (quarantine) holds.', [[{}, String(v.quarantine.items)]]);
+    family(
+      'murmur_gc_quarantine_bytes',
+      'Bytes the undo window (quarantine) holds: sessions, contexts and dropped lines not yet deleted for good.',
+      [[{}, String(v.quarantine.bytes)]],
+    );
+    family('murmur_gc_quarantine_items', 'Items the undo window (quarantine) holds.', [
+      [{}, String(v.quarantine.items)],
+    ]);
   }
   const np = v.next_purge;
   if (np) {
-    family('murmur_gc_next_purge_timestamp_seconds', "When the undo window's next purge is due (Unix time): the first hold's window ends; in the past when it is overdue.", [[{}, secs(np.at_ms)]]);
-    family('murmur_gc_next_purge_bytes', 'Bytes that purge deletes for good (every hold whose window has ended by then).', [[{}, String(np.bytes)]]);
+    family(
+      'murmur_gc_next_purge_timestamp_seconds',
+      "When the undo window's next purge is due (Unix time): the first hold's window ends; in the past when it is overdue.",
+      [[{}, secs(np.at_ms)]],
+    );
+    family(
+      'murmur_gc_next_purge_bytes',
+      'Bytes that purge deletes for good (every hold whose window has ended by then).',
+      [[{}, String(np.bytes)]],
+    );
     family('murmur_gc_next_purge_items', 'Held items that purge deletes for good.', [[{}, String(np.items)]]);
   }
   if (v.next_max_age_ms !== null) {
-    family('murmur_gc_next_max_age_timestamp_seconds', 'When a max_age policy next condemns an item nothing condemns now (Unix time).', [[{}, secs(v.next_max_age_ms)]]);
+    family(
+      'murmur_gc_next_max_age_timestamp_seconds',
+      'When a max_age policy next condemns an item nothing condemns now (Unix time).',
+      [[{}, secs(v.next_max_age_ms)]],
+    );
   }
   // ---- for the alert rules: counters kept in the state file, and the cadence -------------------
   if (v.totals) {
     const t = v.totals;
-    family('murmur_gc_sweeps_total', 'Sweeps recorded on this home, by outcome (kept in <home>/gc/state.json; a new state file starts again from 0).', OUTCOMES.map((o) => [{ outcome: o }, String(t.sweeps[o])]), 'counter');
-    family('murmur_gc_freed_bytes_total', 'Bytes freed by the sweeps recorded on this home (kept in <home>/gc/state.json).', [[{}, String(t.bytes_freed)]], 'counter');
+    family(
+      'murmur_gc_sweeps_total',
+      'Sweeps recorded on this home, by outcome (kept in <home>/gc/state.json; a new state file starts again from 0).',
+      OUTCOMES.map((o) => [{ outcome: o }, String(t.sweeps[o])]),
+      'counter',
+    );
+    family(
+      'murmur_gc_freed_bytes_total',
+      'Bytes freed by the sweeps recorded on this home (kept in <home>/gc/state.json).',
+      [[{}, String(t.bytes_freed)]],
+      'counter',
+    );
   }
   if (v.interval_secs !== null) {
-    family('murmur_gc_schedule_interval_seconds', 'The cadence sweeps should keep: metrics.interval, else the gap between two runs of schedule.', [[{}, String(v.interval_secs)]]);
+    family(
+      'murmur_gc_schedule_interval_seconds',
+      'The cadence sweeps should keep: metrics.interval, else the gap between two runs of schedule.',
+      [[{}, String(v.interval_secs)]],
+    );
   }
   return out.join('\n') + '\n';
 }

@@ -27,6 +27,9 @@ export async function scheduleGapSecs(schedule: string, fromMs: number): Promise
 }
 
 /** The interval of `config` for the metrics: `metrics.interval`, else the schedule's gap. */
-export async function sweepIntervalSecs(config: Pick<GcConfig, 'schedule' | 'metrics'>, nowMs: number): Promise<number | null> {
+export async function sweepIntervalSecs(
+  config: Pick<GcConfig, 'schedule' | 'metrics'>,
+  nowMs: number,
+): Promise<number | null> {
   return config.metrics?.intervalSecs ?? (await scheduleGapSecs(config.schedule, nowMs));
 }

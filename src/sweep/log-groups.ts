@@ -66,7 +66,12 @@ export class GroupedLog {
       const more = items.length - shown.length;
       const where = place.kind === 'record' ? `record store ${place.name}` : place.name;
       emit(
-        { code: first.code, count: items.length, [place.kind]: place.name, targets: items.slice(0, TARGETS_SHOWN).map((i) => i.target) },
+        {
+          code: first.code,
+          count: items.length,
+          [place.kind]: place.name,
+          targets: items.slice(0, TARGETS_SHOWN).map((i) => i.target),
+        },
         `${items.length} items in ${where} [${first.code}]: ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}; the first: ${first.detail}`,
       );
     }

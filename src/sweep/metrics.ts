@@ -13,14 +13,22 @@ import { readStateFile, type SweepSummary } from '../gchome/state.js';
 import { surveyStores } from './stores.js';
 
 /** Writes the metrics file of `config` (which must have one); returns the view written. */
-export async function writeMetrics(config: GcConfig, summary: SweepSummary, lastSuccessMs: number | null): Promise<FleetView> {
+export async function writeMetrics(
+  config: GcConfig,
+  summary: SweepSummary,
+  lastSuccessMs: number | null,
+): Promise<FleetView> {
   const textfile = config.metrics?.textfile;
   if (textfile === undefined) throw new Error('writeMetrics: no metrics.textfile configured');
   const read = await readStateFile(config.home);
   const totals = read.status === 'ok' ? read.state.totals : undefined;
   const intervalSecs = await sweepIntervalSecs(config, summary.ended_ms);
   const survey = await surveyStores(config, summary.ended_ms);
-  const view = fleetView(VERSION, summary, lastSuccessMs, survey.sizes, { totals, intervalSecs, expiries: survey.expiries });
+  const view = fleetView(VERSION, summary, lastSuccessMs, survey.sizes, {
+    totals,
+    intervalSecs,
+    expiries: survey.expiries,
+  });
   await writeTextfile(textfile, renderMetrics(view));
   return view;
 }

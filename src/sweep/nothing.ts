@@ -9,7 +9,10 @@ import type { GcConfig } from '../config/types.js';
 import { newReport, type SweepReport } from './report.js';
 import { nothingToSweep, nothingToSweepMessage } from './steps/no-home.js';
 
-export async function dryRunIfNothing(config: GcConfig, now: () => number = Date.now): Promise<SweepReport | undefined> {
+export async function dryRunIfNothing(
+  config: GcConfig,
+  now: () => number = Date.now,
+): Promise<SweepReport | undefined> {
   const nowMs = now();
   const t0 = performance.now();
   if (!(await nothingToSweep(config))) return undefined;

@@ -27,7 +27,15 @@ import { abandonAudit, auditStep } from './steps/audit.js';
 import { budgetStep } from './steps/budget.js';
 import { chmodStep } from './steps/chmod.js';
 import { clockStep } from './steps/clock.js';
-import { createContext, fail, finishReport, flushGrouped, runStep, type Step, type SweepOptions } from './steps/context.js';
+import {
+  createContext,
+  fail,
+  finishReport,
+  flushGrouped,
+  runStep,
+  type Step,
+  type SweepOptions,
+} from './steps/context.js';
 import { debrisStep } from './steps/debris.js';
 import { lockStep } from './steps/lock.js';
 import { measureStep } from './steps/measure.js';
@@ -84,7 +92,11 @@ export async function runSweep(opts: SweepOptions): Promise<SweepReport> {
     }
     if (isAbort(err)) {
       const reason = ctx.signal?.reason as unknown;
-      fail(ctx, { target: ctx.home, code: reason instanceof GcError ? reason.code : Codes.aborted, detail: `sweep stopped early: ${reason instanceof Error ? reason.message : 'interrupted'}` });
+      fail(ctx, {
+        target: ctx.home,
+        code: reason instanceof GcError ? reason.code : Codes.aborted,
+        detail: `sweep stopped early: ${reason instanceof Error ? reason.message : 'interrupted'}`,
+      });
       return finishReport(ctx);
     }
     throw err;

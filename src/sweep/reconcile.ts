@@ -16,7 +16,20 @@
 // length; a trace with more unaccounted work than the caps says so (`lost_work_deferred`).
 import { Codes, GcError, codeOf, describeError, isAbort } from '../errors.js';
 import { mintId } from '../runtime/ids.js';
-import { MAX_LOST_PER_SWEEP, MAX_LOST_PER_TRACE, detachedLine, lostReportBytes, lowestTrust, sessionStartParentJson, shellLostLineBytes, type DetachedLine, type DetachedWork, type LineAt, type LostWorkSize, type Scratch } from '../runtime/trace.js';
+import {
+  MAX_LOST_PER_SWEEP,
+  MAX_LOST_PER_TRACE,
+  detachedLine,
+  lostReportBytes,
+  lowestTrust,
+  sessionStartParentJson,
+  shellLostLineBytes,
+  type DetachedLine,
+  type DetachedWork,
+  type LineAt,
+  type LostWorkSize,
+  type Scratch,
+} from '../runtime/trace.js';
 import { acquireLock, ensureLockDir, traceLockPath, type HeldLock } from '../gchome/lock.js';
 import { Dir, sameIdentity, identityOf, type FileHandle, type Identity } from '../fsx/safe-fs.js';
 import { appendTraceLines } from '../runtime/trace-append.js';
@@ -41,7 +54,12 @@ export interface ReconcileContext {
   fail: (e: ErrorEntry) => void;
   task: (t: LostTask) => void;
   /** The trace after murmur-gc's append, and the runtime's last write before it. */
-  ownAppend: (root: string, session: string, after: { identity: Identity; size: number; mtimeMs: number }, runtimeWriteMs: number) => void;
+  ownAppend: (
+    root: string,
+    session: string,
+    after: { identity: Identity; size: number; mtimeMs: number },
+    runtimeWriteMs: number,
+  ) => void;
 }
 
 /** One unaccounted work as reconciliation reports it: the scan's ids, and what its line holds (bounded). */
@@ -61,7 +79,10 @@ class TraceLines {
     const { fh, stat } = await sdir.openFile('trace.jsonl');
     if (!sameIdentity(identityOf(stat), identity) || Number(stat.size) < size) {
       await fh.close();
-      throw new GcError(Codes.changedSinceScan, `${sdir.display('trace.jsonl')} changed since it was scanned; not reconciled this sweep`);
+      throw new GcError(
+        Codes.changedSinceScan,
+        `${sdir.display('trace.jsonl')} changed since it was scanned; not reconciled this sweep`,
+      );
     }
     return new TraceLines(fh, sdir.display('trace.jsonl'));
   }
@@ -88,7 +109,8 @@ class TraceLines {
   /** The `shell_detached` line of `w`, which must still name `w`. */
   async detached(w: DetachedWork): Promise<DetachedLine> {
     const d = detachedLine(await this.read(w));
-    if (!d || d.workId !== w.workId || d.detachedAtText !== w.detachedAtText) throw this.changed(`the shell_detached line of ${w.workId} at byte ${w.at}`);
+    if (!d || d.workId !== w.workId || d.detachedAtText !== w.detachedAtText)
+      throw this.changed(`the shell_detached line of ${w.workId} at byte ${w.at}`);
     return d;
   }
 
@@ -101,7 +123,10 @@ class TraceLines {
   }
 
   changed(what: string): GcError {
-    return new GcError(Codes.changedSinceScan, `${this.display}: ${what} is not what the scan read; not reconciled this sweep`);
+    return new GcError(
+      Codes.changedSinceScan,
+      `${this.display}: ${what} is not what the scan read; not reconciled this sweep`,
+    );
   }
 
   close(): Promise<void> {
@@ -110,10 +135,13 @@ class TraceLines {
 }
 
 function shownOf(d: DetachedLine, scratch: Scratch): NonNullable<Lost['shown']> {
-  return { binary: d.binary.shown(scratch), binaryBytes: d.binary.bytes, command: d.command.shown(scratch), commandBytes: d.command.bytes };
+  return {
+    binary: d.binary.shown(scratch),
+    binaryBytes: d.binary.bytes,
+    command: d.command.shown(scratch),
+    commandBytes: d.command.bytes,
+  };
 }
-
-
 
 export async function reconcileSession(ctx: ReconcileContext, v: SessionView): Promise<void> {
   if (!v.scan.trace?.ok) return;
@@ -152,7 +180,11 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
       await ensureLockDir(ctx.homeDir, ['traces']);
       lock = await acquireLock(traceLockPath(ctx.home, v.root, session), { waitMs: 2000 });
       if (!lock) {
-        ctx.skip({ target, code: Codes.storageBusy, detail: `${target}/trace.jsonl is locked by another murmur-gc; not reconciled this sweep` });
+        ctx.skip({
+          target,
+          code: Codes.storageBusy,
+          detail: `${target}/trace.jsonl is locked by another murmur-gc; not reconciled this sweep`,
+        });
         return undefined;
       }
       rootDir = await Dir.open(v.root);
@@ -169,25 +201,53 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
         lost.map((l) => async () => {
           const d = await from.detached(l.work);
           l.shown = shownOf(d, from.out);
-          sizes.set(l, { workId: d.workId, binaryBytes: l.shown.binaryBytes, commandBytes: l.shown.commandBytes, detachedAtMs: d.detachedAtMs, detachedAtText: d.detachedAtText });
+          sizes.set(l, {
+            workId: d.workId,
+            binaryBytes: l.shown.binaryBytes,
+            commandBytes: l.shown.commandBytes,
+            detachedAtMs: d.detachedAtMs,
+            detachedAtText: d.detachedAtText,
+          });
           // (built into one reused buffer: each line is written before the next is built)
-          return shellLostLineBytes({ eventId: mintId('evt_'), parentJson, sessionId: session, timestamp: ts }, d, ctx.auditId, taskId, from.out);
+          return shellLostLineBytes(
+            { eventId: mintId('evt_'), parentJson, sessionId: session, timestamp: ts },
+            d,
+            ctx.auditId,
+            taskId,
+            from.out,
+          );
         }),
       );
       // Remembered only when the trace was as scanned (its mtime too): else the runtime's last write is not known.
       if (res.after && res.beforeMtimeMs === traceMtimeMs) ctx.ownAppend(v.root, session, res.after, v.lastWriteMs);
       const landed = lost.filter((l, i) => {
         const why = res.failures[i];
-        if (why?.code === Codes.changedSinceScan) ctx.skip({ target, code: why.code, detail: `background command ${l.work.workId} of session ${session} is not marked lost: ${why.detail}` });
-        else if (why !== undefined) ctx.fail({ target, code: Codes.ioError, detail: `could not mark background command ${l.work.workId} of session ${session} as lost (${why.detail}); it is not reported` });
+        if (why?.code === Codes.changedSinceScan)
+          ctx.skip({
+            target,
+            code: why.code,
+            detail: `background command ${l.work.workId} of session ${session} is not marked lost: ${why.detail}`,
+          });
+        else if (why !== undefined)
+          ctx.fail({
+            target,
+            code: Codes.ioError,
+            detail: `could not mark background command ${l.work.workId} of session ${session} as lost (${why.detail}); it is not reported`,
+          });
         return why === undefined;
       });
       if (landed.length === 0) return undefined;
       ctx.task({
         taskId,
         contextId: mintId('ctx_'),
-        trust: lowestTrust(summary, landed.map((l) => l.work)),
-        messagePartsBytes: lostReportBytes(session, landed.map((l) => sizes.get(l) as LostWorkSize)),
+        trust: lowestTrust(
+          summary,
+          landed.map((l) => l.work),
+        ),
+        messagePartsBytes: lostReportBytes(
+          session,
+          landed.map((l) => sizes.get(l) as LostWorkSize),
+        ),
         session: { id: session, root: v.root, workIds: landed.map((l) => l.work.workId) },
       });
       return { landed, taskId };
@@ -200,11 +260,20 @@ export async function reconcileSession(ctx: ReconcileContext, v: SessionView): P
       lines ??= await TraceLines.open(sdir, traceIdentity, traceSize);
       for (const l of shown) if (!l.shown) l.shown = shownOf(await lines.detached(l.work), lines.out);
     }
-    for (const l of shown) ctx.action(lostAction(l, marks?.taskId ?? null), { target: session, work_id: l.work.workId, task_id: marks?.taskId ?? null });
+    for (const l of shown)
+      ctx.action(lostAction(l, marks?.taskId ?? null), {
+        target: session,
+        work_id: l.work.workId,
+        task_id: marks?.taskId ?? null,
+      });
   } catch (err) {
     if (isAbort(err)) throw err;
     const code = codeOf(err);
-    (code === Codes.changedSinceScan || code === Codes.symlink || code === Codes.notRegular ? ctx.skip : ctx.fail)({ target, code, detail: describeError(err) });
+    (code === Codes.changedSinceScan || code === Codes.symlink || code === Codes.notRegular ? ctx.skip : ctx.fail)({
+      target,
+      code,
+      detail: describeError(err),
+    });
   } finally {
     await lines?.close();
     await sdir?.close();

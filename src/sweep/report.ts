@@ -84,7 +84,14 @@ export interface SweepReport {
    * how many, their allocated bytes, the oldest's last visible write, and how many this sweep
    * removed (or would) under `children: { max_age }` (docs/design.md §9a).
    */
-  orphans?: { root: string; count: number; bytes: number; oldest_ms: number; removed: number; policy_secs: number | null }[];
+  orphans?: {
+    root: string;
+    count: number;
+    bytes: number;
+    oldest_ms: number;
+    removed: number;
+    policy_secs: number | null;
+  }[];
   kept?: KeptAside;
   /**
    * What became of every item the sweep looked at, per sessions root, record store and undo
@@ -176,7 +183,11 @@ export function plural(n: number, one: string, many = one + 's'): string {
 export function formatTable(rows: string[][], rightAligned: ReadonlySet<number> = new Set(), indent = '  '): string[] {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => (indent + r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ')).trimEnd());
+  return rows.map((r) =>
+    (
+      indent + r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ')
+    ).trimEnd(),
+  );
 }
 
 export type Verbosity = 'quiet' | 'normal' | 'verbose';
@@ -198,19 +209,69 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
   const v = sayItem(dry, wordsOf(a));
   switch (a.kind) {
     case 'remove_session':
-      return fitLine(`  ${v} `, `${a.root}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
+      return fitLine(
+        `  ${v} `,
+        `${a.root}/${a.target}`,
+        `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`,
+        L,
+        24,
+        true,
+      );
     case 'remove_record':
-      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
+      return fitLine(
+        `  ${v} `,
+        `${a.record}/${a.target}`,
+        `  (${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`,
+        L,
+        24,
+        true,
+      );
     case 'remove_orphan_workdir':
-      return fitLine(`  ${v} `, a.path, `  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`, L, 24, true);
+      return fitLine(
+        `  ${v} `,
+        a.path,
+        `  (children.max_age: last written ${formatDuration(a.age_ms)} ago, ${formatBytes(a.bytes)})`,
+        L,
+        24,
+        true,
+      );
     case 'remove_child_workdir':
     case 'remove_work_log':
-      return fitLine(`  ${v} `, a.path, `  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`, L, 24, true);
+      return fitLine(
+        `  ${v} `,
+        a.path,
+        `  (with session ${a.parent_session}, ${a.reason}, ${formatBytes(a.bytes)}${heldWords(a.held)})`,
+        L,
+        24,
+        true,
+      );
     case 'truncate_record':
-      return fitLine(`  ${v} `, `${a.record}/${a.target}`, `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`, L, 24, true);
+      return fitLine(
+        `  ${v} `,
+        `${a.record}/${a.target}`,
+        `  (${a.reason}: ${plural(a.messages_dropped, 'message')} dropped, ${a.kept} kept${heldWords(a.held)})`,
+        L,
+        24,
+        true,
+      );
     case 'purge_quarantine':
-      if (a.held_kind === 'unreadable') return fitLine(`  ${v} held item `, a.path, `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`, L, 24, true);
-      return fitLine(`  ${v} held ${a.held_kind} `, `${a.origin}/${a.target}`, `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: purged for space before its window passed`}, ${formatBytes(a.bytes)})`, L, 24, true);
+      if (a.held_kind === 'unreadable')
+        return fitLine(
+          `  ${v} held item `,
+          a.path,
+          `  (its item.json cannot be read; the window in its name passed, ${formatBytes(a.bytes)})`,
+          L,
+          24,
+          true,
+        );
+      return fitLine(
+        `  ${v} held ${a.held_kind} `,
+        `${a.origin}/${a.target}`,
+        `  (${a.reason === 'expired' ? 'its undo window passed' : `${a.reason}: purged for space before its window passed`}, ${formatBytes(a.bytes)})`,
+        L,
+        24,
+        true,
+      );
     case 'shell_lost':
       return wrap(
         `${v} background command ${a.work_id} of session ${a.target} (binary ${tilde(a.binary, L.homeDir)}, detached at ${humanTime(a.detached_at_ms)}) — no exit code, output or log exists for it`,
@@ -227,7 +288,12 @@ function itemLines(a: Action, dry: boolean, L: Layout): string[] {
 }
 
 /** A skipped item or an error: the target, then `[code] detail` (wrapped below it when long). */
-function problemLines(word: string, p: { target: string; code: string; detail: string }, L: Layout, whole = false): string[] {
+function problemLines(
+  word: string,
+  p: { target: string; code: string; detail: string },
+  L: Layout,
+  whole = false,
+): string[] {
   return fitLine(`  ${word} `, p.target, `  [${p.code}] ${p.detail}`, L, 24, whole);
 }
 
@@ -301,7 +367,13 @@ function groupedLines(r: SweepReport, L: Layout): string[] {
     rows.push([]);
     marks.push(place);
     for (const g of gs) {
-      rows.push([g.what, g.reason, String(g.n), g.hasBytes ? formatBytes(g.bytes) : '', g.dropped > 0 ? `${g.dropped} dropped` : '']);
+      rows.push([
+        g.what,
+        g.reason,
+        String(g.n),
+        g.hasBytes ? formatBytes(g.bytes) : '',
+        g.dropped > 0 ? `${g.dropped} dropped` : '',
+      ]);
       marks.push(undefined);
     }
   }
@@ -313,13 +385,21 @@ function groupedLines(r: SweepReport, L: Layout): string[] {
 }
 
 /** Human report for the terminal (stdout), fitted to `layout` (80 columns when not a terminal). */
-export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', layout: Layout = PLAIN, nowMs = Date.now()): string {
+export function renderHuman(
+  r: SweepReport,
+  verbosity: Verbosity = 'normal',
+  layout: Layout = PLAIN,
+  nowMs = Date.now(),
+): string {
   const L = layout;
   // -q: one whole line per error (what a script greps), whatever the width.
   if (verbosity === 'quiet') return r.errors.map((e) => `  error ${e.target}  [${e.code}] ${e.detail}\n`).join('');
   const lines: string[] = [];
   const prose = (text: string) => lines.push(...wrap(text, L.width, '', '  '));
-  const what = r.forecast_ms !== undefined ? `forecast for ${formatWhen(r.forecast_ms, nowMs)}, a dry run (nothing is changed)` : say(r.dry_run, ['dry run (nothing is changed)', 'sweep']);
+  const what =
+    r.forecast_ms !== undefined
+      ? `forecast for ${formatWhen(r.forecast_ms, nowMs)}, a dry run (nothing is changed)`
+      : say(r.dry_run, ['dry run (nothing is changed)', 'sweep']);
   prose(`murmur-gc ${what} — home ${tilde(r.home, L.homeDir)}`);
   if (r.message) prose(r.message);
   if (!r.home_exists && r.actions.length === 0 && r.errors.length === 0 && r.skipped.length === 0 && r.message) {
@@ -334,13 +414,24 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
     lines.push(...groupedLines(r, L));
     const normal = r.skipped.filter((x) => NORMAL_CODES.has(x.code));
     const other = r.skipped.filter((x) => !NORMAL_CODES.has(x.code));
-    if (normal.length) lines.push(...wrap(`kept although a rule condemns them: ${byCode(normal)} (-v lists them)`, L.width, '  ', '    '));
+    if (normal.length)
+      lines.push(
+        ...wrap(`kept although a rule condemns them: ${byCode(normal)} (-v lists them)`, L.width, '  ', '    '),
+      );
     if (other.length) lines.push(...wrap(`skipped: ${byCode(other)} (-v lists them)`, L.width, '  ', '    '));
     if (r.errors.length) {
       lines.push(...wrap(`errors: ${byCode(r.errors)}`, L.width, '  ', '    '));
       const shown = r.errors.slice(0, ERRORS_SHOWN).flatMap((e) => problemLines('error', e, L));
       lines.push(...shown);
-      if (r.errors.length > ERRORS_SHOWN) lines.push(...wrap(`… and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`, L.width, '  ', '    '));
+      if (r.errors.length > ERRORS_SHOWN)
+        lines.push(
+          ...wrap(
+            `… and ${r.errors.length - ERRORS_SHOWN} more errors (-v lists them all, --json has them all)`,
+            L.width,
+            '  ',
+            '    ',
+          ),
+        );
     }
   }
   const c = countByFate(r.actions);
@@ -365,21 +456,32 @@ export function renderHuman(r: SweepReport, verbosity: Verbosity = 'normal', lay
   prose(
     `${say(r.dry_run, ['Would have: ', 'Done: '])}${parts.join(', ')}; ${formatBytes(r.bytes_freed)} ${say(r.dry_run, ['to free', 'freed'])}; ${plural(skippedOther, 'item')} skipped; ${plural(r.errors.length, 'error')}.`,
   );
-  prose(`Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}${scanTime(r)}.`);
+  prose(
+    `Scanned ${plural(r.inventory.sessions_roots, 'sessions root')}, ${plural(r.inventory.sessions, 'session')}, ${plural(r.inventory.records, 'conversation record')}${scanTime(r)}.`,
+  );
   if (r.budget) for (const b of budgetLines(r.budget, r.dry_run)) prose(tildeAll(b, L));
   const q = r.quarantine;
   if (q && (q.held > 0 || q.purged > 0)) {
     // Held: the bytes of what this sweep held, as its acts measured them (a dry run the same);
     // `quarantine ls` counts the window's own files too.
-    const heldPart = q.held > 0 ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)` : '';
-    const purgedPart = q.purged > 0 ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})` : '';
+    const heldPart =
+      q.held > 0
+        ? `${plural(q.held, 'item')} ${say(r.dry_run, ['would be held', 'held'])} for ${formatWindow(q.window_secs)} (${formatBytes(q.held_bytes)}; murmur-gc restore puts one back)`
+        : '';
+    const purgedPart =
+      q.purged > 0
+        ? `${plural(q.purged, 'held item')} ${say(r.dry_run, ['would be deleted', 'deleted'])} for good (${formatBytes(q.purged_bytes)})`
+        : '';
     prose(`Quarantine: ${[heldPart, purgedPart].filter((x) => x !== '').join('; ')}.`);
   }
   for (const o of r.orphans ?? []) {
-    prose(`Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${humanTime(Math.max(0, o.oldest_ms))}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`);
+    prose(
+      `Orphaned child workdirs in ${tilde(o.root, L.homeDir)}/children: ${o.count} (${formatBytes(o.bytes)}, the oldest last written ${humanTime(Math.max(0, o.oldest_ms))}); ${o.policy_secs === null ? 'no children.max_age policy: kept' : `${o.removed} ${say(r.dry_run, ['would be removed', 'removed'])} under children.max_age`}.`,
+    );
   }
   if (r.kept) prose(tildeAll(keptLine(r.kept, r.forecast_ms ?? (r.dry_run ? nowMs : r.started_ms + r.duration_ms)), L));
-  if (r.audit) prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
+  if (r.audit)
+    prose(`Audit trace: ${tilde(r.home, L.homeDir)}/gc/${r.audit}/trace.jsonl (murmur-gc history shows every sweep)`);
   return lines.join('\n') + '\n';
 }
 
@@ -398,7 +500,10 @@ function scanTime(r: SweepReport): string {
 function tildeAll(text: string, L: Layout): string {
   const h = L.homeDir;
   if (h === undefined || h === '' || h === '/') return text;
-  return text.split(' ').map((w) => tilde(w, h)).join(' ');
+  return text
+    .split(' ')
+    .map((w) => tilde(w, h))
+    .join(' ');
 }
 
 /** Paths a one-line mention of what is kept aside names at most (--json and status have them all). */
@@ -440,30 +545,65 @@ export function formatDuration(ms: number): string {
  */
 export function budgetLines(b: BudgetReport, dry = false): string[] {
   const over = new Set(b.unmet.flatMap((u) => (u.store !== undefined ? [u.store] : [])));
-  const out = b.stores.filter((s) => s.removed > 0 || s.held > 0 || s.held_purged > 0 || over.has(s.store)).map((s) => {
-    const did = [
-      ...(s.held > 0 ? [`${plural(s.held, 'item')} ${say(dry, ['would be held', 'held'])} for space`] : []),
-      ...(s.removed > 0 || s.held === 0 ? [`${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space`] : []),
-      ...(s.held_purged > 0 ? [`${plural(s.held_purged, 'of its held items', 'of its held items')} ${say(dry, ['would be purged', 'purged'])} for keep_free`] : []),
-    ];
-    return `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${did.join(', ')}`;
-  });
+  const out = b.stores
+    .filter((s) => s.removed > 0 || s.held > 0 || s.held_purged > 0 || over.has(s.store))
+    .map((s) => {
+      const did = [
+        ...(s.held > 0 ? [`${plural(s.held, 'item')} ${say(dry, ['would be held', 'held'])} for space`] : []),
+        ...(s.removed > 0 || s.held === 0
+          ? [`${plural(s.removed, 'item')} ${say(dry, ['would be removed', 'removed'])} for space`]
+          : []),
+        ...(s.held_purged > 0
+          ? [
+              `${plural(s.held_purged, 'of its held items', 'of its held items')} ${say(dry, ['would be purged', 'purged'])} for keep_free`,
+            ]
+          : []),
+      ];
+      return `Budget: ${s.label} ${formatBytes(s.bytes_before)} -> ${formatBytes(s.bytes_after)}${s.max_bytes !== null ? ` (max_bytes ${formatBytes(s.max_bytes)})` : ''}, ${did.join(', ')}`;
+    });
   const k = b.keep_free;
   const i = k?.inodes;
   const inodesActed = i !== null && i !== undefined && (i.short > 0 || i.short_after > 0);
-  if (k && (k.short_bytes > 0 || k.short_bytes_after > 0 || inodesActed || k.reserve.released_bytes > 0 || k.reserve.released_inodes > 0 || k.reserve.put_back || k.reserve.put_back_inodes)) {
+  if (
+    k &&
+    (k.short_bytes > 0 ||
+      k.short_bytes_after > 0 ||
+      inodesActed ||
+      k.reserve.released_bytes > 0 ||
+      k.reserve.released_inodes > 0 ||
+      k.reserve.put_back ||
+      k.reserve.put_back_inodes)
+  ) {
     const r = k.reserve;
-    const released = r.released_bytes > 0 ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)` : '';
+    const released =
+      r.released_bytes > 0
+        ? ` (${formatBytes(r.released_bytes)} of it from ${say(dry, ['the reserve a real run releases', 'releasing the reserve'])} ${r.path}, so the audit can be written)`
+        : '';
     const room = r.room_bytes > 0 ? ` (+${formatBytes(r.room_bytes)} of room for the reserve)` : '';
-    const inodes = i && inodesActed ? `; inodes: ${i.required} free wanted, ${i.free} free before${r.released_inodes > 0 ? ` (${r.released_inodes} of them from the reserve)` : ''}, ${i.short_after > 0 ? `still ${i.short_after} short` : 'met'}` : '';
-    const live = k.largest_live.length > 0 ? `; largest live sessions: ${k.largest_live.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}` : '';
-    out.push(`Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${inodes}${putBackText(r, dry)}${live}`);
+    const inodes =
+      i && inodesActed
+        ? `; inodes: ${i.required} free wanted, ${i.free} free before${r.released_inodes > 0 ? ` (${r.released_inodes} of them from the reserve)` : ''}, ${i.short_after > 0 ? `still ${i.short_after} short` : 'met'}`
+        : '';
+    const live =
+      k.largest_live.length > 0
+        ? `; largest live sessions: ${k.largest_live.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}`
+        : '';
+    out.push(
+      `Budget: keep_free ${formatBytes(k.required_bytes)}${room}, ${formatBytes(k.free_bytes)} free before${released}, ${k.short_bytes_after > 0 ? `still ${formatBytes(k.short_bytes_after)} short` : 'met'}${inodes}${putBackText(r, dry)}${live}`,
+    );
   }
   return out;
 }
 
 function putBackText(r: { put_back: boolean; put_back_inodes: boolean }, dry: boolean): string {
-  const what = r.put_back && r.put_back_inodes ? 'the reserve (bytes and inodes)' : r.put_back ? 'the reserve' : r.put_back_inodes ? "the reserve's inodes" : undefined;
+  const what =
+    r.put_back && r.put_back_inodes
+      ? 'the reserve (bytes and inodes)'
+      : r.put_back
+        ? 'the reserve'
+        : r.put_back_inodes
+          ? "the reserve's inodes"
+          : undefined;
   const verb = dry ? 'would be' : r.put_back_inodes && !r.put_back ? 'are' : 'is';
   return what ? `; ${what} ${verb} put back` : '';
 }
@@ -481,7 +621,15 @@ export function newReport(config: GcConfig, dryRun: boolean, nowMs: number): Swe
     errors: [],
     audit: null,
     bytes_freed: 0,
-    inventory: { sessions_roots: 0, sessions: 0, records: 0, traces_read: 0, traces_cached: 0, records_counted: 0, records_count_cached: 0 },
+    inventory: {
+      sessions_roots: 0,
+      sessions: 0,
+      records: 0,
+      traces_read: 0,
+      traces_cached: 0,
+      records_counted: 0,
+      records_count_cached: 0,
+    },
     config: config.source ?? null,
     steps: [],
   };

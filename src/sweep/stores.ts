@@ -33,7 +33,14 @@ import { Dir, lstatPath } from '../fsx/safe-fs.js';
 import { Codes, errnoCode } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import type { GcConfig } from '../config/types.js';
-import { earliest, nextPurge, nextRecordAge, nextSessionAge, type NextMaxAge, type NextPurge } from '../plan/expiries.js';
+import {
+  earliest,
+  nextPurge,
+  nextRecordAge,
+  nextSessionAge,
+  type NextMaxAge,
+  type NextPurge,
+} from '../plan/expiries.js';
 import { readProtection } from '../gchome/protect-file.js';
 import { ProtectionSet } from '../gchome/protect-list.js';
 
@@ -108,7 +115,13 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
     const children = await d.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined);
     if (!children) out.unreadable++;
     for (const c of children ? b.children.entries : []) {
-      const bytes = c.kind === 'dir' ? await measureDir(children!, c.name, c.identity).then((m) => m.bytes, () => (out.unreadable++, 0)) : 0;
+      const bytes =
+        c.kind === 'dir'
+          ? await measureDir(children!, c.name, c.identity).then(
+              (m) => m.bytes,
+              () => (out.unreadable++, 0),
+            )
+          : 0;
       if (tied.has(c.name)) {
         out.tied.count++;
         out.tied.bytes += bytes;
@@ -127,7 +140,12 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
       for (const name of CAPSULE_ENTRIES) {
         const st = await w.lstat(name).catch(() => undefined);
         if (!st) continue;
-        const bytes = st.isDirectory() ? await measureDir(w, name).then((m) => m.bytes, () => (out.unreadable++, 0)) : allocatedBytes(st);
+        const bytes = st.isDirectory()
+          ? await measureDir(w, name).then(
+              (m) => m.bytes,
+              () => (out.unreadable++, 0),
+            )
+          : allocatedBytes(st);
         out.capsule.push({ name, bytes });
       }
     } finally {
@@ -180,7 +198,10 @@ async function findKept(dir: Dir, out: KeptAside, registry?: Registry): Promise<
     if (registry && registry.vouch(name, fingerprintOf(st))?.kind !== 'kept') continue;
     out.items++;
     out.paths.push(dir.display(name));
-    out.bytes += await measureDir(dir, name).then((m) => m.bytes, () => 0);
+    out.bytes += await measureDir(dir, name).then(
+      (m) => m.bytes,
+      () => 0,
+    );
     const since = keptSinceMs(name, st);
     out.oldest_ms = out.oldest_ms === null ? since : Math.min(out.oldest_ms, since);
   }
@@ -223,7 +244,10 @@ async function openAnchor(path: string, followFinal: boolean): Promise<Dir | und
 }
 
 /** Count and measure `ses_*` directories directly under `dir`; `names` gets theirs. */
-async function measureSessions(dir: Dir, names: string[] = []): Promise<{ sessions: number; bytes: number; unreadable: number }> {
+async function measureSessions(
+  dir: Dir,
+  names: string[] = [],
+): Promise<{ sessions: number; bytes: number; unreadable: number }> {
   const out = { sessions: 0, bytes: 0, unreadable: 0 };
   for (const name of await dir.list()) {
     if (!isSessionName(name)) continue;
@@ -301,7 +325,12 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
     const l = await listHeld(config);
     held = l.items;
     const unverified = l.problems.filter((p) => p.code === Codes.unverifiedGcEntry).length;
-    sizes.quarantine = { items: l.totals.items, bytes: l.totals.bytes, unreadable: l.problems.length - unverified, ...(unverified > 0 ? { unverified } : {}) };
+    sizes.quarantine = {
+      items: l.totals.items,
+      bytes: l.totals.bytes,
+      unreadable: l.problems.length - unverified,
+      ...(unverified > 0 ? { unverified } : {}),
+    };
   } catch {
     sizes.quarantine = { items: 0, bytes: 0, unreadable: 1 };
   }
@@ -314,8 +343,19 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
     const cst = await home.lstat(CONVERSATIONS_DIR);
     if (cst?.isDirectory()) {
       for (const [store, contexts] of await measureRecords(home, config.home, sizes.records)) {
-        const policies = config.records.filter((p) => p.store === store).map((p) => ({ capsule: p.capsule, retain: p.retain }));
-        if (policies.length > 0) ages.push(nextRecordAge(contexts.map((c) => ({ context: c.context, capsule: c.header?.capsule, mtimeMs: c.file.mtimeMs })), policies, nowMs, store, protection.context(store)));
+        const policies = config.records
+          .filter((p) => p.store === store)
+          .map((p) => ({ capsule: p.capsule, retain: p.retain }));
+        if (policies.length > 0)
+          ages.push(
+            nextRecordAge(
+              contexts.map((c) => ({ context: c.context, capsule: c.header?.capsule, mtimeMs: c.file.mtimeMs })),
+              policies,
+              nowMs,
+              store,
+              protection.context(store),
+            ),
+          );
       }
     }
     const gst = await home.lstat(GC_DIR_NAME);
@@ -343,8 +383,17 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
  * Records through the sweep's own inventory (same enumeration rules, headers only, no counting);
  * returns the contexts of each store.
  */
-async function measureRecords(home: Dir, homePath: string, out: StoreSizes['records']): Promise<Map<string, ContextScan[]>> {
-  const scan = await scanRecords(home, homePath, { collectModes: false, nowMs: Date.now(), debrisAgeMs: Infinity, isPidAlive: () => true });
+async function measureRecords(
+  home: Dir,
+  homePath: string,
+  out: StoreSizes['records'],
+): Promise<Map<string, ContextScan[]>> {
+  const scan = await scanRecords(home, homePath, {
+    collectModes: false,
+    nowMs: Date.now(),
+    debrisAgeMs: Infinity,
+    isPidAlive: () => true,
+  });
   out.stores = new Set(scan.contexts.map((c) => c.store)).size;
   out.records = scan.contexts.length;
   out.unreadable = scan.problems.length;

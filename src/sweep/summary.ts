@@ -20,7 +20,12 @@ export function outcomeOf(report: SweepReport): SweepOutcome {
   return report.errors.length > 0 ? 'errors' : 'ok';
 }
 
-export function summarizeReport(report: SweepReport, trigger: SweepTrigger, startedMs: number, endedMs: number): SweepSummary {
+export function summarizeReport(
+  report: SweepReport,
+  trigger: SweepTrigger,
+  startedMs: number,
+  endedMs: number,
+): SweepSummary {
   const s: SweepSummary = {
     trigger,
     started_ms: startedMs,
@@ -62,8 +67,19 @@ export function busySummary(trigger: SweepTrigger, startedMs: number, endedMs: n
 }
 
 /** A sweep that failed as a whole (its error is counted under `code`). */
-export function failedSummary(trigger: SweepTrigger, startedMs: number, endedMs: number, code: string, message: string): SweepSummary {
-  return { ...busySummary(trigger, startedMs, endedMs, message), outcome: 'failed', errors: 1, errors_by_code: { [code]: 1 } };
+export function failedSummary(
+  trigger: SweepTrigger,
+  startedMs: number,
+  endedMs: number,
+  code: string,
+  message: string,
+): SweepSummary {
+  return {
+    ...busySummary(trigger, startedMs, endedMs, message),
+    outcome: 'failed',
+    errors: 1,
+    errors_by_code: { [code]: 1 },
+  };
 }
 
 /**
@@ -115,7 +131,9 @@ export function summaryText(s: SweepSummary): string {
   });
   if (parts.length === 0) parts.push('nothing to do');
   const head = s.outcome === 'aborted' ? 'sweep stopped early' : `sweep ${s.outcome}`;
-  const kept = s.kept ? `; ${s.kept.items} kept aside (${formatBytes(s.kept.bytes)} murmur-gc could not remove; murmur-gc status lists them)` : '';
+  const kept = s.kept
+    ? `; ${s.kept.items} kept aside (${formatBytes(s.kept.bytes)} murmur-gc could not remove; murmur-gc status lists them)`
+    : '';
   // live and protected items a rule condemns are the normal state: counted apart from the skips
   const normal = Object.entries(s.skipped_by_code).reduce((n, [code, k]) => n + (NORMAL_CODES.has(code) ? k : 0), 0);
   const live = normal > 0 ? `; ${normal} kept live or protected` : '';

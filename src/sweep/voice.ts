@@ -29,21 +29,77 @@ export function sayItem(dry: boolean, t: Telling): string {
 }
 
 const WORDS = {
-  removeSession: { log: ['would remove session', 'session removed'], item: 'remove session', row: ['would remove sessions', 'removed sessions'] },
-  holdSession: { log: ['would hold session', 'session held'], item: 'hold session', row: ['would hold sessions', 'held sessions'] },
-  removeRecord: { log: ['would remove record', 'record removed'], item: 'remove record', row: ['would remove records', 'removed records'] },
-  holdRecord: { log: ['would hold record', 'record held'], item: 'hold record', row: ['would hold records', 'held records'] },
-  truncate: { log: ['would truncate record', 'record truncated'], item: 'truncate record', row: ['would truncate records', 'truncated records'] },
-  purge: { log: ['would delete a held item for good', 'held item deleted for good'], item: 'delete for good', row: ['would purge held items', 'purged held items'] },
-  lost: { log: ['would mark background command lost', 'background command marked lost'], item: 'mark lost:', row: ['would mark lost', 'marked lost'] },
-  tornTail: { log: ['would terminate the torn last line', 'torn last line terminated'], item: 'terminate the torn last line of', row: ['would fix torn lines', 'fixed torn lines'] },
+  removeSession: {
+    log: ['would remove session', 'session removed'],
+    item: 'remove session',
+    row: ['would remove sessions', 'removed sessions'],
+  },
+  holdSession: {
+    log: ['would hold session', 'session held'],
+    item: 'hold session',
+    row: ['would hold sessions', 'held sessions'],
+  },
+  removeRecord: {
+    log: ['would remove record', 'record removed'],
+    item: 'remove record',
+    row: ['would remove records', 'removed records'],
+  },
+  holdRecord: {
+    log: ['would hold record', 'record held'],
+    item: 'hold record',
+    row: ['would hold records', 'held records'],
+  },
+  truncate: {
+    log: ['would truncate record', 'record truncated'],
+    item: 'truncate record',
+    row: ['would truncate records', 'truncated records'],
+  },
+  purge: {
+    log: ['would delete a held item for good', 'held item deleted for good'],
+    item: 'delete for good',
+    row: ['would purge held items', 'purged held items'],
+  },
+  lost: {
+    log: ['would mark background command lost', 'background command marked lost'],
+    item: 'mark lost:',
+    row: ['would mark lost', 'marked lost'],
+  },
+  tornTail: {
+    log: ['would terminate the torn last line', 'torn last line terminated'],
+    item: 'terminate the torn last line of',
+    row: ['would fix torn lines', 'fixed torn lines'],
+  },
   chmod: { log: ['would reassert mode', 'mode reasserted'], item: 'chmod', row: ['would fix modes', 'fixed modes'] },
-  debris: { log: ['would remove a leftover', 'leftover removed'], item: 'remove leftover', row: ['would clean leftovers', 'cleaned leftovers'] },
-  removeChild: { log: ['would remove beside its session', 'removed beside its session'], item: 'remove child workdir', row: ['would remove child workdirs', 'removed child workdirs'] },
-  holdChild: { log: ['would hold beside its session', 'held beside its session'], item: 'hold child workdir', row: ['would hold child workdirs', 'held child workdirs'] },
-  removeWorkLog: { log: ['would remove beside its session', 'removed beside its session'], item: 'remove work log', row: ['would remove work logs', 'removed work logs'] },
-  holdWorkLog: { log: ['would hold beside its session', 'held beside its session'], item: 'hold work log', row: ['would hold work logs', 'held work logs'] },
-  removeOrphan: { log: ['would remove orphaned child workdir', 'orphaned child workdir removed'], item: 'remove orphaned child workdir', row: ['would remove orphaned child workdirs', 'removed orphaned child workdirs'] },
+  debris: {
+    log: ['would remove a leftover', 'leftover removed'],
+    item: 'remove leftover',
+    row: ['would clean leftovers', 'cleaned leftovers'],
+  },
+  removeChild: {
+    log: ['would remove beside its session', 'removed beside its session'],
+    item: 'remove child workdir',
+    row: ['would remove child workdirs', 'removed child workdirs'],
+  },
+  holdChild: {
+    log: ['would hold beside its session', 'held beside its session'],
+    item: 'hold child workdir',
+    row: ['would hold child workdirs', 'held child workdirs'],
+  },
+  removeWorkLog: {
+    log: ['would remove beside its session', 'removed beside its session'],
+    item: 'remove work log',
+    row: ['would remove work logs', 'removed work logs'],
+  },
+  holdWorkLog: {
+    log: ['would hold beside its session', 'held beside its session'],
+    item: 'hold work log',
+    row: ['would hold work logs', 'held work logs'],
+  },
+  removeOrphan: {
+    log: ['would remove orphaned child workdir', 'orphaned child workdir removed'],
+    item: 'remove orphaned child workdir',
+    row: ['would remove orphaned child workdirs', 'removed orphaned child workdirs'],
+  },
 } as const satisfies Record<string, Telling>;
 
 /** The words of this action (a removal the undo window holds is told as a hold). */

@@ -86,21 +86,35 @@ export async function scanSessionsWorld(
   if (homeDir) {
     const rs = await readRunningRecords(homeDir);
     problems.push(...rs.problems);
-    for (const t of rs.staging) runningDebris.push({ kind: 'running_temp', name: t.name, identity: t.identity, mtimeMs: t.mtimeMs, pid: t.pid });
+    for (const t of rs.staging)
+      runningDebris.push({ kind: 'running_temp', name: t.name, identity: t.identity, mtimeMs: t.mtimeMs, pid: t.pid });
     for (const r of rs.records) {
       const probe: RunningProbe = r.pid === undefined ? 'dead' : await probeProcess(r.pid, r.startTime);
       if (running.get(r.sessionId) !== 'alive') running.set(r.sessionId, probe);
       const file = rs.files.get(r.file);
       if (probe === 'dead' && file) staleRecords.push({ r, file });
       if (r.workdir && r.workdir.startsWith('/')) {
-        discovered.push({ root: dirname(r.workdir), retain: undefined, isAuditRoot: false, origin: `running/${r.file}` });
+        discovered.push({
+          root: dirname(r.workdir),
+          retain: undefined,
+          isAuditRoot: false,
+          origin: `running/${r.file}`,
+        });
       }
     }
   }
   const roots = await dedupeRoots([
-    ...config.sessions.map((s) => ({ root: s.root, retain: s.retain, ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs, keepFree: s.keepFree }), isAuditRoot: false, origin: s.origin })),
+    ...config.sessions.map((s) => ({
+      root: s.root,
+      retain: s.retain,
+      ...definedOnly({ maxBytes: s.maxBytes, childrenMaxAgeSecs: s.childrenMaxAgeSecs, keepFree: s.keepFree }),
+      isAuditRoot: false,
+      origin: s.origin,
+    })),
     ...discovered,
-    ...(homeDir ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }] : []),
+    ...(homeDir
+      ? [{ root: `${config.home}/${GC_DIR}`, retain: config.audit.retain, isAuditRoot: true, origin: 'audit' }]
+      : []),
   ]);
   const counts = { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 };
   const rootScans: SessionsWorld['rootScans'] = [];
@@ -118,7 +132,8 @@ export async function scanSessionsWorld(
         else counts.traces_read++;
       }
     }
-    const beside = scan.exists && !input.isAuditRoot ? await scanBeside(input.root, scan.identity, cache, signal) : undefined;
+    const beside =
+      scan.exists && !input.isAuditRoot ? await scanBeside(input.root, scan.identity, cache, signal) : undefined;
     if (beside) problems.push(...beside.problems);
     rootScans.push({ input, scan, ...(beside ? { beside } : {}) });
   }
@@ -128,7 +143,9 @@ export async function scanSessionsWorld(
   for (const { input, scan } of rootScans) {
     for (const s of scan.sessions) {
       // murmur-gc's own appends are no evidence of life: such a trace is judged by the runtime's last write.
-      const lastWriteMs = s.trace?.ok ? (appends.runtimeWriteMs(input.root, s.name, s.trace) ?? s.trace.mtimeMs) : (s.trace?.mtimeMs ?? s.dirMtimeMs);
+      const lastWriteMs = s.trace?.ok
+        ? (appends.runtimeWriteMs(input.root, s.name, s.trace) ?? s.trace.mtimeMs)
+        : (s.trace?.mtimeMs ?? s.dirMtimeMs);
       const v = judgeLiveness(
         {
           running: running.get(s.name) ?? 'none',
@@ -146,8 +163,16 @@ export async function scanSessionsWorld(
   // unaccounted work left to reconcile (else the next sweep takes it, after this one reconciled).
   for (const { r, file } of staleRecords) {
     const v = views.find((x) => x.scan.name === r.sessionId);
-    if (v?.scan.trace?.ok && (v.scan.trace.summary.unaccounted.length > 0 || v.scan.trace.summary.unaccountedMore)) continue;
-    runningDebris.push({ kind: 'running_record', name: r.file, identity: file.identity, mtimeMs: file.mtimeMs, pid: r.pid, startTime: r.startTime });
+    if (v?.scan.trace?.ok && (v.scan.trace.summary.unaccounted.length > 0 || v.scan.trace.summary.unaccountedMore))
+      continue;
+    runningDebris.push({
+      kind: 'running_record',
+      name: r.file,
+      identity: file.identity,
+      mtimeMs: file.mtimeMs,
+      pid: r.pid,
+      startTime: r.startTime,
+    });
   }
   return { roots, rootScans, running, runningDebris, views, liveContexts, appends, problems, counts };
 }
@@ -159,7 +184,13 @@ async function dedupeRoots(inputs: RootPlanInput[]): Promise<RootPlanInput[]> {
     const key = st ? `${st.dev}:${st.ino}` : `path:${i.root}`;
     const prev = seen.get(key);
     if (!prev) seen.set(key, i);
-    else if (!prev.retain && prev.maxBytes === undefined && prev.childrenMaxAgeSecs === undefined && (i.retain || i.maxBytes !== undefined || i.childrenMaxAgeSecs !== undefined)) seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
+    else if (
+      !prev.retain &&
+      prev.maxBytes === undefined &&
+      prev.childrenMaxAgeSecs === undefined &&
+      (i.retain || i.maxBytes !== undefined || i.childrenMaxAgeSecs !== undefined)
+    )
+      seen.set(key, { ...i, isAuditRoot: prev.isAuditRoot || i.isAuditRoot });
   }
   return [...seen.values()];
 }

@@ -59,8 +59,15 @@ function run(args: string[], home = path.join(dir, 'home')): Loaded {
   });
   const wasm = /^WASM_MODULES (\d+)$/m.exec(r.stderr);
   if (wasm === null) throw new Error(`no WebAssembly count (exit ${r.status}): ${r.stderr}`);
-  const urls = fs.existsSync(list) ? fs.readFileSync(list, 'utf8').split('\n').filter((u) => u.startsWith('file:')) : [];
-  const files = [...new Set(urls.map((u) => path.relative(f.REPO, fileURLToPath(u))))].filter((p) => !p.startsWith('..'));
+  const urls = fs.existsSync(list)
+    ? fs
+        .readFileSync(list, 'utf8')
+        .split('\n')
+        .filter((u) => u.startsWith('file:'))
+    : [];
+  const files = [...new Set(urls.map((u) => path.relative(f.REPO, fileURLToPath(u))))].filter(
+    (p) => !p.startsWith('..'),
+  );
   const sources = new Set<string>();
   for (const file of files) {
     const map = path.join(f.REPO, file + '.map');
@@ -69,51 +76,85 @@ function run(args: string[], home = path.join(dir, 'home')): Loaded {
       continue;
     }
     const m = JSON.parse(fs.readFileSync(map, 'utf8')) as { sources: string[] };
-    for (const s of m.sources) sources.add(path.relative(f.REPO, path.resolve(path.dirname(path.join(f.REPO, file)), s)));
+    for (const s of m.sources)
+      sources.add(path.relative(f.REPO, path.resolve(path.dirname(path.join(f.REPO, file)), s)));
   }
-  return { status: r.status, stdout: r.stdout, sources: [...sources].sort(), files: files.sort(), wasmModules: Number(wasm[1]) };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    sources: [...sources].sort(),
+    files: files.sort(),
+    wasmModules: Number(wasm[1]),
+  };
 }
 
-const HEAVY = [/^node_modules\/(yaml|zod|pino|proper-lockfile|graceful-fs|cron|luxon)\//, /^src\/config\/load\.ts$/, /^src\/log\.ts$/, /^src\/json\/(scan|doc-wasm|string-wasm|wasm-asm)\.ts$/, /^src\/(sweep|commands|gchome)\/(?!(report|voice|actions)\.ts$)/, /^src\/runtime\/(inventory|jsonl|trace-scan|summary-cache|running|staged-rewrite|record-truncate|trace-append)\.ts$/, /^src\/daemon\//];
+const HEAVY = [
+  /^node_modules\/(yaml|zod|pino|proper-lockfile|graceful-fs|cron|luxon)\//,
+  /^src\/config\/load\.ts$/,
+  /^src\/log\.ts$/,
+  /^src\/json\/(scan|doc-wasm|string-wasm|wasm-asm)\.ts$/,
+  /^src\/(sweep|commands|gchome)\/(?!(report|voice|actions)\.ts$)/,
+  /^src\/runtime\/(inventory|jsonl|trace-scan|summary-cache|running|staged-rewrite|record-truncate|trace-append)\.ts$/,
+  /^src\/daemon\//,
+];
 
 describe('the shipped bin is the bundle', () => {
-  it('--help loads only the bundle (its chunks and the version reader), nothing from node_modules or tsc’s module tree', () => {
-    const r = run(['--help']);
-    expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^Usage: murmur-gc/);
-    expect(r.files.filter((p) => !/^dist\/cli\/(bin\.js|chunks\/[^/]+\.js)$/.test(p))).toEqual(['dist/version.js']);
-  }, T);
-
-  it('--help evaluates commander and the command definitions only: no configuration loader, logger, scanner or sweep', () => {
-    const r = run(['--help']);
-    expect(r.sources).toContain('src/cli/main.ts');
-    expect(r.sources.filter((s) => HEAVY.some((h) => h.test(s)))).toEqual([]);
-    expect(r.wasmModules).toBe(0);
-  }, T);
-
-  it('status and a dry run on a machine with no murmur home compile no WebAssembly and load neither the daemon nor cron', () => {
-    for (const args of [['status'], ['--dry-run'], ['history']]) {
-      const r = run(args);
-      expect(r.status, args.join(' ')).toBe(0);
-      expect(r.wasmModules, args.join(' ')).toBe(0);
-      expect(r.sources.filter((s) => /^src\/daemon\/daemon\.ts$|^node_modules\/(cron|luxon)\//.test(s)), args.join(' ')).toEqual([]);
-    }
-    expect(run(['status']).sources.filter((s) => /^src\/sweep\/pipeline\.ts$/.test(s))).toEqual([]);
-  }, T);
-
-  it('a dry run that counts a record compiles the WebAssembly module, once, and counts right', () => {
-    const home = f.tempDir('bundle-count');
-    try {
-      const mh = path.join(home, '.murmur');
-      f.writeRecord(mh, 'shey', 'ctx_a', { capsule: 'shey', messages: 12 });
-      const cfg = f.writeConfig(home, `home: ${mh}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5 }\n`);
-      const r = run(['--dry-run', '--json', '--config', cfg], home);
+  it(
+    '--help loads only the bundle (its chunks and the version reader), nothing from node_modules or tsc’s module tree',
+    () => {
+      const r = run(['--help']);
       expect(r.status).toBe(0);
-      expect(r.wasmModules).toBe(1);
-      const rep = JSON.parse(r.stdout) as { actions: { kind: string; messages_dropped?: number }[] };
-      expect(rep.actions).toEqual([expect.objectContaining({ messages_dropped: 7 })]);
-    } finally {
-      f.rmrf(home);
-    }
-  }, T);
+      expect(r.stdout).toMatch(/^Usage: murmur-gc/);
+      expect(r.files.filter((p) => !/^dist\/cli\/(bin\.js|chunks\/[^/]+\.js)$/.test(p))).toEqual(['dist/version.js']);
+    },
+    T,
+  );
+
+  it(
+    '--help evaluates commander and the command definitions only: no configuration loader, logger, scanner or sweep',
+    () => {
+      const r = run(['--help']);
+      expect(r.sources).toContain('src/cli/main.ts');
+      expect(r.sources.filter((s) => HEAVY.some((h) => h.test(s)))).toEqual([]);
+      expect(r.wasmModules).toBe(0);
+    },
+    T,
+  );
+
+  it(
+    'status and a dry run on a machine with no murmur home compile no WebAssembly and load neither the daemon nor cron',
+    () => {
+      for (const args of [['status'], ['--dry-run'], ['history']]) {
+        const r = run(args);
+        expect(r.status, args.join(' ')).toBe(0);
+        expect(r.wasmModules, args.join(' ')).toBe(0);
+        expect(
+          r.sources.filter((s) => /^src\/daemon\/daemon\.ts$|^node_modules\/(cron|luxon)\//.test(s)),
+          args.join(' '),
+        ).toEqual([]);
+      }
+      expect(run(['status']).sources.filter((s) => /^src\/sweep\/pipeline\.ts$/.test(s))).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    'a dry run that counts a record compiles the WebAssembly module, once, and counts right',
+    () => {
+      const home = f.tempDir('bundle-count');
+      try {
+        const mh = path.join(home, '.murmur');
+        f.writeRecord(mh, 'shey', 'ctx_a', { capsule: 'shey', messages: 12 });
+        const cfg = f.writeConfig(home, `home: ${mh}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5 }\n`);
+        const r = run(['--dry-run', '--json', '--config', cfg], home);
+        expect(r.status).toBe(0);
+        expect(r.wasmModules).toBe(1);
+        const rep = JSON.parse(r.stdout) as { actions: { kind: string; messages_dropped?: number }[] };
+        expect(rep.actions).toEqual([expect.objectContaining({ messages_dropped: 7 })]);
+      } finally {
+        f.rmrf(home);
+      }
+    },
+    T,
+  );
 });

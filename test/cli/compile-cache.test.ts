@@ -21,7 +21,11 @@ beforeAll(() => {
 afterAll(() => f.rmrf(dir));
 
 function runWithTmp(tmp: string, extra: Record<string, string> = {}): f.CliResult {
-  const r = spawnSync(process.execPath, [f.BIN, '--dry-run'], { env: f.cliEnv(path.join(dir, 'home'), { TMPDIR: tmp, ...extra }), encoding: 'utf8', timeout: T });
+  const r = spawnSync(process.execPath, [f.BIN, '--dry-run'], {
+    env: f.cliEnv(path.join(dir, 'home'), { TMPDIR: tmp, ...extra }),
+    encoding: 'utf8',
+    timeout: T,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -49,41 +53,53 @@ describe('safeCacheDir', () => {
 });
 
 describe('the bin and the compile cache', () => {
-  it(`keeps the compiled chunks in <tmpdir>/murmur-gc-compile-cache-<uid> (0700) where Node has the cache (${hasApi ? 'this Node has it' : 'this Node has not: nothing is created'})`, () => {
-    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
-    const r = runWithTmp(tmp);
-    expect(r.status, r.stderr).toBe(0);
-    const cache = compileCacheDir(uid, tmp);
-    if (!hasApi) {
+  it(
+    `keeps the compiled chunks in <tmpdir>/murmur-gc-compile-cache-<uid> (0700) where Node has the cache (${hasApi ? 'this Node has it' : 'this Node has not: nothing is created'})`,
+    () => {
+      const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+      const r = runWithTmp(tmp);
+      expect(r.status, r.stderr).toBe(0);
+      const cache = compileCacheDir(uid, tmp);
+      if (!hasApi) {
+        expect(fs.readdirSync(tmp)).toEqual([]);
+        return;
+      }
+      expect(fs.lstatSync(cache).mode & 0o777).toBe(0o700);
+      const files = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(files.length).toBeGreaterThan(0);
+      // the second run reads it and still answers the same
+      const again = runWithTmp(tmp);
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toBe(r.stdout);
+    },
+    T,
+  );
+
+  it(
+    'a planted directory open to others is not used, and the run still succeeds',
+    () => {
+      const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+      const planted = compileCacheDir(uid, tmp);
+      fs.mkdirSync(planted, { mode: 0o700 });
+      fs.chmodSync(planted, 0o777);
+      const r = runWithTmp(tmp);
+      expect(r.status, r.stderr).toBe(0);
+      expect(fs.readdirSync(planted)).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    'a temp dir that cannot hold it, or NODE_DISABLE_COMPILE_CACHE=1, leaves it off without failing the run',
+    () => {
+      fs.writeFileSync(path.join(dir, 'not-a-dir'), '');
+      const r = runWithTmp(path.join(dir, 'not-a-dir'));
+      expect(r.status, r.stderr).toBe(0);
+      const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+      const off = runWithTmp(tmp, { NODE_DISABLE_COMPILE_CACHE: '1' });
+      expect(off.status, off.stderr).toBe(0);
       expect(fs.readdirSync(tmp)).toEqual([]);
-      return;
-    }
-    expect(fs.lstatSync(cache).mode & 0o777).toBe(0o700);
-    const files = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-    expect(files.length).toBeGreaterThan(0);
-    // the second run reads it and still answers the same
-    const again = runWithTmp(tmp);
-    expect(again.status, again.stderr).toBe(0);
-    expect(again.stdout).toBe(r.stdout);
-  }, T);
-
-  it('a planted directory open to others is not used, and the run still succeeds', () => {
-    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
-    const planted = compileCacheDir(uid, tmp);
-    fs.mkdirSync(planted, { mode: 0o700 });
-    fs.chmodSync(planted, 0o777);
-    const r = runWithTmp(tmp);
-    expect(r.status, r.stderr).toBe(0);
-    expect(fs.readdirSync(planted)).toEqual([]);
-  }, T);
-
-  it('a temp dir that cannot hold it, or NODE_DISABLE_COMPILE_CACHE=1, leaves it off without failing the run', () => {
-    fs.writeFileSync(path.join(dir, 'not-a-dir'), '');
-    const r = runWithTmp(path.join(dir, 'not-a-dir'));
-    expect(r.status, r.stderr).toBe(0);
-    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
-    const off = runWithTmp(tmp, { NODE_DISABLE_COMPILE_CACHE: '1' });
-    expect(off.status, off.stderr).toBe(0);
-    expect(fs.readdirSync(tmp)).toEqual([]);
-  }, T);
+    },
+    T,
+  );
 });

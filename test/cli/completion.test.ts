@@ -31,7 +31,11 @@ function sq(s: string): string {
 }
 
 function run(cmd: string, args: string[]): string {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOME: T, XDG_CONFIG_HOME: path.join(T, '.config'), XDG_DATA_HOME: path.join(T, '.local') } });
+  const r = spawnSync(cmd, args, {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { ...process.env, HOME: T, XDG_CONFIG_HOME: path.join(T, '.config'), XDG_DATA_HOME: path.join(T, '.local') },
+  });
   if (r.status !== 0) throw new Error(`${cmd} exited ${r.status}: ${r.stderr}`);
   return r.stdout;
 }
@@ -40,7 +44,10 @@ function run(cmd: string, args: string[]): string {
 function bashComplete(words: string[]): string[] {
   const all = ['murmur-gc', ...words];
   const body = `source ${sq(scripts.get('bash')!)}; COMP_WORDS=(${all.map(sq).join(' ')}); COMP_CWORD=${all.length - 1}; _murmur_gc; printf '%s\\n' "\${COMPREPLY[@]}"`;
-  return run('bash', ['--norc', '--noprofile', '-c', body]).split('\n').filter((l) => l !== '').sort();
+  return run('bash', ['--norc', '--noprofile', '-c', body])
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
 }
 
 function zshComplete(words: string[]): string[] {
@@ -54,7 +61,9 @@ function zshComplete(words: string[]): string[] {
     `CURRENT=${all.length}`,
     '_murmur_gc',
   ].join('\n');
-  const out = run('zsh', ['-f', '-c', body]).split('\n').filter((l) => l !== '');
+  const out = run('zsh', ['-f', '-c', body])
+    .split('\n')
+    .filter((l) => l !== '');
   const cur = all[all.length - 1] ?? '';
   return out.filter((c) => c.startsWith('<files') || c.startsWith(cur)).sort();
 }
@@ -72,8 +81,14 @@ function fishComplete(words: string[]): string[] {
 function visible(cmd: Command): { commands: string[]; longs: string[] } {
   const help = cmd.createHelp();
   return {
-    commands: help.visibleCommands(cmd).map((c) => c.name()).filter((n) => n !== 'help'),
-    longs: help.visibleOptions(cmd).map((o) => o.long).filter((l): l is string => l !== undefined),
+    commands: help
+      .visibleCommands(cmd)
+      .map((c) => c.name())
+      .filter((n) => n !== 'help'),
+    longs: help
+      .visibleOptions(cmd)
+      .map((o) => o.long)
+      .filter((l): l is string => l !== undefined),
   };
 }
 
@@ -93,7 +108,7 @@ const sorted = (xs: string[]): string[] => [...xs].sort();
 type Completer = (words: string[]) => string[];
 
 function behaviour(complete: Completer, { optionsNeedDash }: { optionsNeedDash: boolean }): void {
-  it('offers the top-level commands, and the default command\'s options before any command', () => {
+  it("offers the top-level commands, and the default command's options before any command", () => {
     const top = complete(['']);
     for (const c of visible(program).commands) expect(top).toContain(c);
     expect(complete(['--d'])).toEqual(['--dry-run']);
@@ -106,7 +121,16 @@ function behaviour(complete: Completer, { optionsNeedDash }: { optionsNeedDash: 
   });
 
   it('offers exactly the options --help lists for each command', () => {
-    const paths: string[][] = [['sweep'], ['conversation', 'ls'], ['conversation', 'rm'], ['conversation', 'truncate'], ['daemon'], ['status'], ['history'], ['completion']];
+    const paths: string[][] = [
+      ['sweep'],
+      ['conversation', 'ls'],
+      ['conversation', 'rm'],
+      ['conversation', 'truncate'],
+      ['daemon'],
+      ['status'],
+      ['history'],
+      ['completion'],
+    ];
     for (const p of paths) {
       const got = complete([...p, '--']).filter((w) => w.startsWith('--'));
       expect(sorted(got), p.join(' ')).toEqual(sorted(visible(sub(program, ...p)).longs));

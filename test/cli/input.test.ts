@@ -60,7 +60,7 @@ describe('arguments echoed in errors', () => {
     const r = run(['conversation', 'rm', huge, '--json']);
     expect(r.status).toBe(1);
     expect(r.stdout.length).toBeLessThan(2_000);
-    expect((f.json<{ error: { message: string } }>(r)).error.message).toMatch(/…\(1000\d\d characters\)…/);
+    expect(f.json<{ error: { message: string } }>(r).error.message).toMatch(/…\(1000\d\d characters\)…/);
   });
 });
 
@@ -75,7 +75,9 @@ describe('options that do not apply', () => {
   it('restore of a name that starts with ses_ but is no session id says it is taken for a context id, so --root does not apply', () => {
     const r = run(['restore', 'ses_nonexistent', '--root', '/tmp']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain("error: 'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id; --root applies to a session (ses_ id) only");
+    expect(r.stderr).toContain(
+      "error: 'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id; --root applies to a session (ses_ id) only",
+    );
   });
 
   it('restore of a session refuses --record as a usage error naming the option', () => {
@@ -116,7 +118,9 @@ describe('--keep', () => {
 
   it('the help states the rule', () => {
     const r = run(['conversation', 'truncate', '--help']);
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain('0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)');
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      '0 is refused (E-CNV-003, exit 1); anything else, a negative number included, is a usage error (exit 2)',
+    );
   });
 });
 

@@ -25,7 +25,11 @@ beforeAll(() => {
     f.writeSession(app, { sessionId: id, end: true });
     if (i === 3) kept.push(id);
   }
-  f.writeSession(path.join(T, 'bot'), { sessionId: f.idAt('ses_', Date.now() - 5 * f.DAY), end: false, detached: [{ workId: f.idAt('wrk_', Date.now() - 5 * f.DAY) }] });
+  f.writeSession(path.join(T, 'bot'), {
+    sessionId: f.idAt('ses_', Date.now() - 5 * f.DAY),
+    end: false,
+    detached: [{ workId: f.idAt('wrk_', Date.now() - 5 * f.DAY) }],
+  });
   // A record over max_messages (its dropped lines held), one with a loose mode (chmod), and a
   // store over its max_bytes (the budget removes its oldest record, never held).
   f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 30 });
@@ -64,12 +68,22 @@ function check(name: keyof typeof SCHEMAS, args: string[], status: number): Reco
 }
 
 /** Members whose keys are data (a code, an action kind, a store, a target): any key is valid there. */
-const MAPS = new Set(['skipped_by_code', 'errors_by_code', 'counts', 'actions_by_store', 'messages_dropped_by_target', 'held_until_by_target', 'parent_session_by_target', 'by_capsule']);
+const MAPS = new Set([
+  'skipped_by_code',
+  'errors_by_code',
+  'counts',
+  'actions_by_store',
+  'messages_dropped_by_target',
+  'held_until_by_target',
+  'parent_session_by_target',
+  'by_capsule',
+]);
 const isMap = (trail: string[]): boolean => {
   const [last, prev] = [trail.at(-1) ?? '', trail.at(-2) ?? ''];
   if (MAPS.has(last) || MAPS.has(prev)) return true;
   // metrics.last_sweep.actions (kind -> store -> count); budget.unmet[].held (code -> items, bytes)
-  if ((last === 'actions' && prev === 'last_sweep') || (trail.at(-3) === 'last_sweep' && prev === 'actions')) return true;
+  if ((last === 'actions' && prev === 'last_sweep') || (trail.at(-3) === 'last_sweep' && prev === 'actions'))
+    return true;
   return last === 'held' && trail.includes('unmet');
 };
 
@@ -87,9 +101,16 @@ function nestedObjects(v: unknown, trail: string[] = []): { trail: string[]; obj
 describe('the JSON contract', () => {
   it('the committed docs/schemas/*.json equal the schemas generated from the zod definitions', () => {
     const dir = path.join(f.REPO, 'docs', 'schemas');
-    expect(fs.readdirSync(dir).sort()).toEqual(Object.keys(SCHEMAS).map((n) => `${n}.json`).sort());
+    expect(fs.readdirSync(dir).sort()).toEqual(
+      Object.keys(SCHEMAS)
+        .map((n) => `${n}.json`)
+        .sort(),
+    );
     for (const name of Object.keys(SCHEMAS) as (keyof typeof SCHEMAS)[]) {
-      expect(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'), `${name}.json is stale: run npm run schemas`).toBe(jsonSchemaText(name));
+      expect(
+        fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'),
+        `${name}.json is stale: run npm run schemas`,
+      ).toBe(jsonSchemaText(name));
     }
   });
 
@@ -98,40 +119,71 @@ describe('the JSON contract', () => {
     expect(check('sweep', ['--dry-run', '--at', '+7d'], 0)['forecast_ms']).toBeGreaterThan(Date.now() + 6 * 86_400_000);
     const real = check('sweep', [], 0);
     const kinds = (real['actions'] as { kind: string }[]).map((a) => a.kind);
-    expect(new Set(kinds)).toEqual(new Set(['remove_session', 'truncate_record', 'shell_lost', 'remove_record', 'chmod']));
+    expect(new Set(kinds)).toEqual(
+      new Set(['remove_session', 'truncate_record', 'shell_lost', 'remove_record', 'chmod']),
+    );
     // with the undo window, what max_bytes takes is held
-    expect((real['budget'] as { stores: unknown[] }).stores).toContainEqual(expect.objectContaining({ label: 'record store ops', held: 1, removed: 0 }));
+    expect((real['budget'] as { stores: unknown[] }).stores).toContainEqual(
+      expect.objectContaining({ label: 'record store ops', held: 1, removed: 0 }),
+    );
     expect(real['quarantine']).toMatchObject({ held: 5 });
     expect(check('config-check', ['config', 'check'], 0)['command']).toBe('config check');
-    expect(check('config-check', ['config', 'check', '--plan'], 0)['plan']).toMatchObject({ home_exists: true, not_planned: null });
+    expect(check('config-check', ['config', 'check', '--plan'], 0)['plan']).toMatchObject({
+      home_exists: true,
+      not_planned: null,
+    });
     const q = check('quarantine-ls', ['quarantine', 'ls'], 0);
     const held = q['items'] as { held_kind: string; target: string; messages_dropped: number | null }[];
     expect(held.map((i) => i.held_kind).sort()).toEqual(['context', 'session', 'session', 'session', 'truncation']);
     expect(held.find((i) => i.held_kind === 'truncation')).toMatchObject({ target: 'ctx_long', messages_dropped: 20 });
     const session = held.find((i) => i.held_kind === 'session')!.target;
     const filtered = check('quarantine-ls', ['quarantine', 'ls', '--reason', 'max_messages', '--before', '+2d'], 0);
-    expect(filtered).toMatchObject({ items: [{ target: 'ctx_long', audit: real['audit'] }], totals: { items: 1 }, filter: { reason: 'max_messages', root: null } });
-    expect(check('restore', ['restore', '--sweep', real['audit'] as string, '--dry-run'], 0)).toMatchObject({ sweep: real['audit'], held: 5, not_restored: [] });
+    expect(filtered).toMatchObject({
+      items: [{ target: 'ctx_long', audit: real['audit'] }],
+      totals: { items: 1 },
+      filter: { reason: 'max_messages', root: null },
+    });
+    expect(check('restore', ['restore', '--sweep', real['audit'] as string, '--dry-run'], 0)).toMatchObject({
+      sweep: real['audit'],
+      held: 5,
+      not_restored: [],
+    });
     check('restore', ['restore', session, '--dry-run'], 0);
-    expect(check('restore', ['restore', 'ctx_long'], 0)).toMatchObject({ restored: [{ held_kind: 'truncation', messages_restored: 20 }], protection: { item: { origin: 'shey' } } });
+    expect(check('restore', ['restore', 'ctx_long'], 0)).toMatchObject({
+      restored: [{ held_kind: 'truncation', messages_restored: 20 }],
+      protection: { item: { origin: 'shey' } },
+    });
     check('protect', ['protect', kept[0]!], 0);
     check('protection-ls', ['protection', 'ls'], 0);
     check('release', ['release', kept[0]!], 0);
-    expect(check('explain', ['explain', kept[0]!], 0)).toMatchObject({ command: 'explain', item: { kind: 'session' }, policy: { rank: { rank: 1 } } });
+    expect(check('explain', ['explain', kept[0]!], 0)).toMatchObject({
+      command: 'explain',
+      item: { kind: 'session' },
+      policy: { rank: { rank: 1 } },
+    });
     check('explain', ['explain', 'ctx_new'], 0);
     check('explain', ['explain', session], 0);
-    expect(check('error', ['explain', 'ses_'], 2)).toMatchObject({ command: 'explain', error: { code: 'target_ambiguous' } });
+    expect(check('error', ['explain', 'ses_'], 2)).toMatchObject({
+      command: 'explain',
+      error: { code: 'target_ambiguous' },
+    });
     check('sweep', [], 0);
     const st = check('status', ['status'], 0);
     expect(st['stores']).toMatchObject({ quarantine: { items: 4 } });
     expect((st['metrics'] as { last_sweep: unknown }).last_sweep).not.toBeNull();
     const du = check('du', ['du'], 0);
     expect(du).toMatchObject({ home_exists: true, inventory: { traces_read: 0 }, problems: [] });
-    expect((du['roots'] as { root: string }[]).map((r) => r.root).sort()).toEqual([path.join(T, 'app'), path.join(T, 'bot')]);
+    expect((du['roots'] as { root: string }[]).map((r) => r.root).sort()).toEqual([
+      path.join(T, 'app'),
+      path.join(T, 'bot'),
+    ]);
     const h = check('history', ['history'], 0);
     expect((h['sweeps'] as unknown[]).length).toBeGreaterThanOrEqual(5);
     const m = check('history', ['history', '--target', session.slice(0, 30)], 0);
-    expect(m).toMatchObject({ target: session, matches: [{ action: 'removed', state: 'held', origin: path.join(T, 'app') }] });
+    expect(m).toMatchObject({
+      target: session,
+      matches: [{ action: 'removed', state: 'held', origin: path.join(T, 'app') }],
+    });
     // An error, under --json, is the error document in the same envelope.
     const e = check('error', ['restore', 'ctx_nothing'], 1);
     expect(e).toMatchObject({ command: 'restore', error: { code: 'restore_not_held' } });

@@ -74,13 +74,27 @@ describe('man page', () => {
     const program = buildProgram().description('.starts with a dot \\ and a-hyphen');
     const page = renderManPage(program, VERSION);
     expect(page).toContain('murmur\\-gc \\- \\&.starts with a dot \\e and a\\-hyphen');
-    expect(renderManPage(buildProgram().description('sweep — fast…'), VERSION)).toContain('sweep \\[u2014] fast\\[u2026]');
+    expect(renderManPage(buildProgram().description('sweep — fast…'), VERSION)).toContain(
+      'sweep \\[u2014] fast\\[u2026]',
+    );
   });
 
   it('has EXAMPLES, FILES, CONFIGURATION and EXIT STATUS sections, in the usual order', () => {
     const page = fs.readFileSync(MAN, 'utf8');
     const order = [...page.matchAll(/^\.SH (.+)$/gm)].map((m) => m[1]);
-    expect(order).toEqual(['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'COMMANDS', 'CONFIGURATION', 'EXIT STATUS', 'ENVIRONMENT', 'FILES', 'EXAMPLES', 'SEE ALSO']);
+    expect(order).toEqual([
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      'OPTIONS',
+      'COMMANDS',
+      'CONFIGURATION',
+      'EXIT STATUS',
+      'ENVIRONMENT',
+      'FILES',
+      'EXAMPLES',
+      'SEE ALSO',
+    ]);
     const config = sectionText(page, 'CONFIGURATION');
     const example = fs.readFileSync(path.join(REPO, 'config.example.yaml'), 'utf8');
     // Every top-level key of the example configuration (commented-out ones too) is described.

@@ -27,14 +27,28 @@ afterAll(() => rmrf(dir));
  * returns the exit status, stdout and the sources those files were built from (each chunk's
  * source map: `src/...` for ours, `node_modules/<package>` for a dependency).
  */
-function bundleLoads(args: string[], env: NodeJS.ProcessEnv): { status: number | null; stdout: string; sources: Set<string>; builtins: Set<string> } {
+function bundleLoads(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { status: number | null; stdout: string; sources: Set<string>; builtins: Set<string> } {
   const hooks = path.join(dir, 'hooks.mjs');
   const register = path.join(dir, 'register.mjs');
   const log = path.join(dir, 'loaded.txt');
-  fs.writeFileSync(hooks, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.MGC_LOADED, url + '\\n');\n  return next(url, context);\n}\n");
-  fs.writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  fs.writeFileSync(
+    hooks,
+    "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.MGC_LOADED, url + '\\n');\n  return next(url, context);\n}\n",
+  );
+  fs.writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
   fs.rmSync(log, { force: true });
-  const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', timeout: T, cwd: dir, env: { ...env, MGC_LOADED: log } });
+  const r = spawnSync(process.execPath, ['--import', register, BIN, ...args], {
+    encoding: 'utf8',
+    timeout: T,
+    cwd: dir,
+    env: { ...env, MGC_LOADED: log },
+  });
   const sources = new Set<string>();
   const builtins = new Set<string>();
   for (const url of fs.readFileSync(log, 'utf8').split('\n')) {
@@ -64,7 +78,11 @@ function loaded(args: string[]): { status: number | null; packages: string[] } {
     process.stderr.write('\\nPACKAGES ' + JSON.stringify([...pkgs]) + '\\n');
     process.exitCode = code;
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: T, cwd: dir });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: T,
+    cwd: dir,
+  });
   const line = r.stderr.split('\n').find((l) => l.startsWith('PACKAGES '));
   if (line === undefined) throw new Error(`child failed: ${r.stderr}`);
   return { status: r.status, packages: JSON.parse(line.slice('PACKAGES '.length)) as string[] };
@@ -75,106 +93,171 @@ describe('start-up loads only what the command needs', () => {
     expect(validateCronExpression(DEFAULT_SCHEDULE).valid).toBe(true);
   });
 
-  it('a dry run on an empty home does not load cron', () => {
-    const r = loaded(['--home', path.join(dir, 'home'), '--dry-run', '--quiet']);
-    expect(r.status).toBe(0);
-    expect(r.packages).toContain('pino'); // the probe sees CommonJS packages at all
-    expect(r.packages).not.toContain('cron');
-    expect(r.packages).not.toContain('luxon');
-  }, T);
+  it(
+    'a dry run on an empty home does not load cron',
+    () => {
+      const r = loaded(['--home', path.join(dir, 'home'), '--dry-run', '--quiet']);
+      expect(r.status).toBe(0);
+      expect(r.packages).toContain('pino'); // the probe sees CommonJS packages at all
+      expect(r.packages).not.toContain('cron');
+      expect(r.packages).not.toContain('luxon');
+    },
+    T,
+  );
 
-  it('a configuration with a schedule loads cron to check it, and refuses a bad one', () => {
-    fs.writeFileSync(path.join(dir, 'good.yaml'), "schedule: '*/5 * * * *'\n");
-    const good = loaded(['--config', path.join(dir, 'good.yaml'), '--home', path.join(dir, 'home'), '--dry-run', '--quiet']);
-    expect(good.status).toBe(0);
-    expect(good.packages).toContain('cron');
-    fs.writeFileSync(path.join(dir, 'bad.yaml'), "schedule: '*/5 * *'\n");
-    const bad = loaded(['--config', path.join(dir, 'bad.yaml'), '--home', path.join(dir, 'home'), '--dry-run', '--quiet']);
-    expect(bad.status).toBe(2);
-  }, T);
+  it(
+    'a configuration with a schedule loads cron to check it, and refuses a bad one',
+    () => {
+      fs.writeFileSync(path.join(dir, 'good.yaml'), "schedule: '*/5 * * * *'\n");
+      const good = loaded([
+        '--config',
+        path.join(dir, 'good.yaml'),
+        '--home',
+        path.join(dir, 'home'),
+        '--dry-run',
+        '--quiet',
+      ]);
+      expect(good.status).toBe(0);
+      expect(good.packages).toContain('cron');
+      fs.writeFileSync(path.join(dir, 'bad.yaml'), "schedule: '*/5 * *'\n");
+      const bad = loaded([
+        '--config',
+        path.join(dir, 'bad.yaml'),
+        '--home',
+        path.join(dir, 'home'),
+        '--dry-run',
+        '--quiet',
+      ]);
+      expect(bad.status).toBe(2);
+    },
+    T,
+  );
 
-  it('a lone --version prints exactly what commander prints', () => {
-    const fast = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8', timeout: T });
-    const short = spawnSync(process.execPath, [BIN, '-V'], { encoding: 'utf8', timeout: T });
-    const viaCommander = spawnSync(process.execPath, [BIN, '--quiet', '--version'], { encoding: 'utf8', timeout: T });
-    expect(viaCommander.status).toBe(0);
-    expect(viaCommander.stdout).toMatch(/^murmur-gc \S+\nnode v/);
-    expect(fast.status).toBe(0);
-    expect(fast.stdout).toBe(viaCommander.stdout);
-    expect(short.stdout).toBe(viaCommander.stdout);
-  }, T);
+  it(
+    'a lone --version prints exactly what commander prints',
+    () => {
+      const fast = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8', timeout: T });
+      const short = spawnSync(process.execPath, [BIN, '-V'], { encoding: 'utf8', timeout: T });
+      const viaCommander = spawnSync(process.execPath, [BIN, '--quiet', '--version'], { encoding: 'utf8', timeout: T });
+      expect(viaCommander.status).toBe(0);
+      expect(viaCommander.stdout).toMatch(/^murmur-gc \S+\nnode v/);
+      expect(fast.status).toBe(0);
+      expect(fast.stdout).toBe(viaCommander.stdout);
+      expect(short.stdout).toBe(viaCommander.stdout);
+    },
+    T,
+  );
 });
 
 describe('the installed bin loads no writer and no logger for what only reads', () => {
-  const WRITERS = ['src/gchome/lock.ts', 'node_modules/proper-lockfile', 'node_modules/graceful-fs', 'src/sweep/pipeline.ts', 'src/gchome/audit-recovery.ts', 'src/commands/protect.ts'];
+  const WRITERS = [
+    'src/gchome/lock.ts',
+    'node_modules/proper-lockfile',
+    'node_modules/graceful-fs',
+    'src/sweep/pipeline.ts',
+    'src/gchome/audit-recovery.ts',
+    'src/commands/protect.ts',
+  ];
   const empty = (): NodeJS.ProcessEnv => {
     const e = path.join(dir, 'empty-user');
     fs.mkdirSync(e, { recursive: true, mode: 0o700 });
     return { ...process.env, HOME: e, XDG_CONFIG_HOME: e };
   };
 
-  it('a dry run with no home and no sessions root says so without loading the sweep or pino', () => {
-    const r = bundleLoads(['--dry-run'], empty());
-    expect(r.status).toBe(0);
-    expect(r.stdout.replace(/\n\s+/g, ' ')).toContain('and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)');
-    expect(r.sources).toContain('src/cli/sweep.ts'); // the probe sees our modules at all
-    for (const w of WRITERS) expect(r.sources).not.toContain(w);
-    expect(r.sources).not.toContain('src/sweep/metrics.ts');
-    expect(r.sources).not.toContain('node_modules/pino');
-  }, T);
-
-  it('status loads neither the writers nor pino', () => {
-    const r = bundleLoads(['status'], empty());
-    expect(r.status).toBe(0);
-    expect(r.sources).toContain('src/commands/status.ts');
-    expect(r.sources).toContain('src/gchome/held-listing.ts');
-    for (const w of WRITERS) expect(r.sources).not.toContain(w);
-    expect(r.sources).not.toContain('node_modules/pino');
-  }, T);
-
-  it('with no configuration file, status and a dry run load neither yaml nor zod', () => {
-    for (const args of [['status'], ['--dry-run']]) {
-      const r = bundleLoads(args, empty());
+  it(
+    'a dry run with no home and no sessions root says so without loading the sweep or pino',
+    () => {
+      const r = bundleLoads(['--dry-run'], empty());
       expect(r.status).toBe(0);
-      expect(r.sources).toContain('src/config/load.ts');
-      expect(r.sources).not.toContain('src/config/parse.ts');
-      expect(r.sources).not.toContain('node_modules/yaml');
-      expect(r.sources).not.toContain('node_modules/zod');
-    }
-  }, T);
+      expect(r.stdout.replace(/\n\s+/g, ' ')).toContain(
+        'and no configured sessions root exists: nothing to sweep. (murmur-gc creates nothing until the runtime has written state.)',
+      );
+      expect(r.sources).toContain('src/cli/sweep.ts'); // the probe sees our modules at all
+      for (const w of WRITERS) expect(r.sources).not.toContain(w);
+      expect(r.sources).not.toContain('src/sweep/metrics.ts');
+      expect(r.sources).not.toContain('node_modules/pino');
+    },
+    T,
+  );
 
-  it('status imports no node:crypto (only writers name quarantine entries)', () => {
-    const r = bundleLoads(['status'], empty());
-    expect(r.status).toBe(0);
-    expect(r.builtins).toContain('node:fs'); // the probe sees builtins at all
-    expect(r.builtins).not.toContain('node:crypto');
-  }, T);
+  it(
+    'status loads neither the writers nor pino',
+    () => {
+      const r = bundleLoads(['status'], empty());
+      expect(r.status).toBe(0);
+      expect(r.sources).toContain('src/commands/status.ts');
+      expect(r.sources).toContain('src/gchome/held-listing.ts');
+      for (const w of WRITERS) expect(r.sources).not.toContain(w);
+      expect(r.sources).not.toContain('node_modules/pino');
+    },
+    T,
+  );
 
-  it('a configuration file is read with yaml and checked without zod: status, config check, a dry run and a sweep', () => {
-    const e = empty();
-    const roots = ['a', 'b', 'c'].map((n) => path.join(dir, 'roots', n));
-    for (const r of roots) fs.mkdirSync(r, { recursive: true, mode: 0o700 });
-    const cfg = path.join(dir, 'sweep.yaml');
-    fs.writeFileSync(
-      cfg,
-      [`home: ${JSON.stringify(path.join(dir, 'home'))}`, 'log: { level: warn }', 'sessions:', ...roots.map((r) => `  - root: ${JSON.stringify(r)}\n    retain: { max_age: 30d }`), ''].join('\n'),
-    );
-    for (const args of [['status'], ['config', 'check'], ['--dry-run'], []]) {
-      const r = bundleLoads([...args, '--config', cfg], e);
-      expect(r.status, args.join(' ')).toBe(0);
-      expect(r.sources).toContain('src/config/parse.ts');
-      expect(r.sources).toContain('node_modules/yaml');
-      expect(r.sources).not.toContain('node_modules/zod');
-      // a dry run with roots to scan and a sweep go through the sweep, not the nothing-to-sweep answer
-      if (args.length === 0 || args[0] === '--dry-run') expect(r.sources).toContain('src/sweep/pipeline.ts');
-    }
-  }, T);
+  it(
+    'with no configuration file, status and a dry run load neither yaml nor zod',
+    () => {
+      for (const args of [['status'], ['--dry-run']]) {
+        const r = bundleLoads(args, empty());
+        expect(r.status).toBe(0);
+        expect(r.sources).toContain('src/config/load.ts');
+        expect(r.sources).not.toContain('src/config/parse.ts');
+        expect(r.sources).not.toContain('node_modules/yaml');
+        expect(r.sources).not.toContain('node_modules/zod');
+      }
+    },
+    T,
+  );
 
-  it('history loads neither the writers nor pino', () => {
-    const r = bundleLoads(['history'], empty());
-    expect(r.status).toBe(0);
-    expect(r.sources).toContain('src/commands/audit-read.ts');
-    for (const w of WRITERS) expect(r.sources).not.toContain(w);
-    expect(r.sources).not.toContain('node_modules/pino');
-  }, T);
+  it(
+    'status imports no node:crypto (only writers name quarantine entries)',
+    () => {
+      const r = bundleLoads(['status'], empty());
+      expect(r.status).toBe(0);
+      expect(r.builtins).toContain('node:fs'); // the probe sees builtins at all
+      expect(r.builtins).not.toContain('node:crypto');
+    },
+    T,
+  );
+
+  it(
+    'a configuration file is read with yaml and checked without zod: status, config check, a dry run and a sweep',
+    () => {
+      const e = empty();
+      const roots = ['a', 'b', 'c'].map((n) => path.join(dir, 'roots', n));
+      for (const r of roots) fs.mkdirSync(r, { recursive: true, mode: 0o700 });
+      const cfg = path.join(dir, 'sweep.yaml');
+      fs.writeFileSync(
+        cfg,
+        [
+          `home: ${JSON.stringify(path.join(dir, 'home'))}`,
+          'log: { level: warn }',
+          'sessions:',
+          ...roots.map((r) => `  - root: ${JSON.stringify(r)}\n    retain: { max_age: 30d }`),
+          '',
+        ].join('\n'),
+      );
+      for (const args of [['status'], ['config', 'check'], ['--dry-run'], []]) {
+        const r = bundleLoads([...args, '--config', cfg], e);
+        expect(r.status, args.join(' ')).toBe(0);
+        expect(r.sources).toContain('src/config/parse.ts');
+        expect(r.sources).toContain('node_modules/yaml');
+        expect(r.sources).not.toContain('node_modules/zod');
+        // a dry run with roots to scan and a sweep go through the sweep, not the nothing-to-sweep answer
+        if (args.length === 0 || args[0] === '--dry-run') expect(r.sources).toContain('src/sweep/pipeline.ts');
+      }
+    },
+    T,
+  );
+
+  it(
+    'history loads neither the writers nor pino',
+    () => {
+      const r = bundleLoads(['history'], empty());
+      expect(r.status).toBe(0);
+      expect(r.sources).toContain('src/commands/audit-read.ts');
+      for (const w of WRITERS) expect(r.sources).not.toContain(w);
+      expect(r.sources).not.toContain('node_modules/pino');
+    },
+    T,
+  );
 });

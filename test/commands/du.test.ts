@@ -107,25 +107,47 @@ describe('murmur-gc du', () => {
     expect(x.by_kind.traces).toBe([b, mid, young].reduce((n, s) => n + du(path.join(root, s, 'trace.jsonl')), 0));
     expect(x.by_kind.logs).toBe(du(path.join(root, b, 'run.log')));
     expect(x.beside).toEqual({ wrk_logs: 0, out: du(path.join(tmp, 'w', 'out')) });
-    expect(r.stores.find((s) => s.store === 'shey')!.by_capsule).toEqual({ shey: du(path.join(home, 'conversations', 'shey', 'ctx_mid')) });
+    expect(r.stores.find((s) => s.store === 'shey')!.by_capsule).toEqual({
+      shey: du(path.join(home, 'conversations', 'shey', 'ctx_mid')),
+    });
 
     // now: nothing is freed (the holds' window has not passed); within 7 days the held session
     // and context are purged and b (40 days old) is held; within 30 days mid and ctx_mid too
     const held = du(path.join(root, heldEntry));
     expect(x.reclaimable.now).toEqual({ bytes: 0, held_bytes: 0, truncations_unmeasured: 0 });
-    expect(x.reclaimable.within_7d).toEqual({ bytes: held, held_bytes: du(path.join(root, b)), truncations_unmeasured: 0 });
-    expect(x.reclaimable.within_30d).toEqual({ bytes: held, held_bytes: du(path.join(root, b)) + du(path.join(root, mid)), truncations_unmeasured: 0 });
+    expect(x.reclaimable.within_7d).toEqual({
+      bytes: held,
+      held_bytes: du(path.join(root, b)),
+      truncations_unmeasured: 0,
+    });
+    expect(x.reclaimable.within_30d).toEqual({
+      bytes: held,
+      held_bytes: du(path.join(root, b)) + du(path.join(root, mid)),
+      truncations_unmeasured: 0,
+    });
     const shey = r.stores.find((s) => s.store === 'shey')!;
     expect(shey.reclaimable.within_30d.held_bytes).toBe(du(path.join(home, 'conversations', 'shey', 'ctx_mid')));
     // (the held context is the one entry of <home>/gc/quarantine)
     const q = path.join(home, 'gc', 'quarantine');
     expect(fs.readdirSync(q)).toHaveLength(1);
-    expect(shey.reclaimable.within_7d).toEqual({ bytes: du(q) - fs.statSync(q).blocks * 512, held_bytes: 0, truncations_unmeasured: 0 });
+    expect(shey.reclaimable.within_7d).toEqual({
+      bytes: du(q) - fs.statSync(q).blocks * 512,
+      held_bytes: 0,
+      truncations_unmeasured: 0,
+    });
     // never: the protected session, and a store no rule reaches
     expect(x.never).toBe(du(path.join(root, a1)));
-    expect(r.stores.find((s) => s.store === 'keep')!.never).toBe(du(path.join(home, 'conversations', 'keep', 'ctx_kept')));
+    expect(r.stores.find((s) => s.store === 'keep')!.never).toBe(
+      du(path.join(home, 'conversations', 'keep', 'ctx_kept')),
+    );
     // each session by its age; the hard-linked blob counts in the first session walked (b)
-    expect(x.by_age).toEqual({ lt_1d: 0, lt_7d: du(path.join(root, young)) - du(path.join(root, b, 'blobs', 'b2')), lt_30d: du(path.join(root, mid)), lt_90d: du(path.join(root, b)) + du(path.join(root, a1)), older: 0 });
+    expect(x.by_age).toEqual({
+      lt_1d: 0,
+      lt_7d: du(path.join(root, young)) - du(path.join(root, b, 'blobs', 'b2')),
+      lt_30d: du(path.join(root, mid)),
+      lt_90d: du(path.join(root, b)) + du(path.join(root, a1)),
+      older: 0,
+    });
 
     const text = renderDu(r, { width: 80 });
     for (const line of text.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);

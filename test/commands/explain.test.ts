@@ -39,15 +39,31 @@ async function config(yaml: string): Promise<GcConfig> {
 
 const statfs = (space: FsSpace) => () => Promise.resolve(space);
 
-async function explain(yaml: string, target: string, o: Partial<ExplainOptions> & { at?: number; space?: FsSpace } = {}): Promise<ExplainDoc> {
+async function explain(
+  yaml: string,
+  target: string,
+  o: Partial<ExplainOptions> & { at?: number; space?: FsSpace } = {},
+): Promise<ExplainDoc> {
   const { at, space, ...rest } = o;
-  return explainTarget(await config(yaml), log, { target, now: () => at ?? NOW, cwd: tmp, ...(space ? { statfs: statfs(space) } : {}), ...rest });
+  return explainTarget(await config(yaml), log, {
+    target,
+    now: () => at ?? NOW,
+    cwd: tmp,
+    ...(space ? { statfs: statfs(space) } : {}),
+    ...rest,
+  });
 }
 
 /** A session minted at `mintMs` exactly, finished, its trace last written `writtenMs` (default its mint). */
 function session(mintMs: number, o: { end?: boolean; writtenMs?: number; blob?: number; dir?: string } = {}): string {
   const id = f.idAt('ses_', mintMs);
-  f.writeSession(o.dir ?? root, { sessionId: id, startMs: mintMs, end: o.end ?? true, mtimeMs: o.writtenMs ?? mintMs, files: { blob: 'x'.repeat(o.blob ?? 1000) } });
+  f.writeSession(o.dir ?? root, {
+    sessionId: id,
+    startMs: mintMs,
+    end: o.end ?? true,
+    mtimeMs: o.writtenMs ?? mintMs,
+    files: { blob: 'x'.repeat(o.blob ?? 1000) },
+  });
   return id;
 }
 
@@ -76,7 +92,14 @@ describe('kept by max_age, and the instant it is condemned', () => {
     const d = await explain(yaml, id);
     expect(d.item).toMatchObject({ kind: 'session', name: id, place: root, origin: 'sessions[0]', manifest: null });
     expect(d.fate).toMatchObject({ word: 'kept:policy', condemned_by: null });
-    expect(d.policy?.age).toEqual({ max_age_secs: 60 * 86_400, by: 'id', born_ms: mint, age_ms: NOW - mint, condemns_from_ms: mint + 60 * f.DAY + 1, over: false });
+    expect(d.policy?.age).toEqual({
+      max_age_secs: 60 * 86_400,
+      by: 'id',
+      born_ms: mint,
+      age_ms: NOW - mint,
+      condemns_from_ms: mint + 60 * f.DAY + 1,
+      over: false,
+    });
     expect(d.due).toEqual({ at_ms: mint + 60 * f.DAY + 1, event: 'condemned', then: 'remove', rule: 'max_age' });
     // the sweep agrees, to the millisecond: kept one millisecond before, removed at it
     const before = await explain(yaml, id, { at: d.due.at_ms! - 1 });
@@ -98,7 +121,10 @@ describe('kept by max_age, and the instant it is condemned', () => {
     expect(d.policy?.age).toMatchObject({ by: 'mtime', born_ms: mtime, condemns_from_ms: mtime + 30 * f.DAY + 1 });
     expect(d.due).toEqual({ at_ms: mtime + 30 * f.DAY + 1, event: 'condemned', then: 'hold', rule: 'max_age' });
     expect(d.moves).toContainEqual({ cause: 'record_write', count: null });
-    expect((await explain(yaml, 'ctx_aging', { at: d.due.at_ms! })).fate).toMatchObject({ word: 'held:max_age', until_ms: d.due.at_ms! + 7 * f.DAY });
+    expect((await explain(yaml, 'ctx_aging', { at: d.due.at_ms! })).fate).toMatchObject({
+      word: 'held:max_age',
+      until_ms: d.due.at_ms! + 7 * f.DAY,
+    });
   });
 
   it('past max_age now: condemned, the next sweep takes it', async () => {
@@ -138,7 +164,16 @@ describe('live: which test made it live, and when that ends', () => {
   it('a running record of a live process: kept although max_age condemns it, until the process ends', async () => {
     const id = session(NOW - 3 * f.DAY, { end: false });
     fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'running', `${id}.json`), f.runningRecordJson({ sessionId: id, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: path.dirname(root) }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(home, 'running', `${id}.json`),
+      f.runningRecordJson({
+        sessionId: id,
+        pid: process.pid,
+        processStart: f.processStartOf(process.pid),
+        workdir: path.dirname(root),
+      }),
+      { mode: 0o600 },
+    );
     const d = await explain(yaml(), id);
     expect(d.fate).toMatchObject({ word: 'kept:live', condemned_by: 'max_age' });
     expect(d.liveness).toMatchObject({ state: 'live', test: 'running_record', pid: process.pid, live_until_ms: null });
@@ -179,12 +214,21 @@ describe('contexts: a live session naming it, max_messages', () => {
   it('a context a live session names is kept live until that session stops counting as live', async () => {
     const written = NOW - 10_000;
     const id = f.idAt('ses_', NOW - 3 * f.DAY);
-    f.writeSession(root, { sessionId: id, startMs: NOW - 3 * f.DAY, contextId: 'ctx_live', end: true, mtimeMs: written });
+    f.writeSession(root, {
+      sessionId: id,
+      startMs: NOW - 3 * f.DAY,
+      contextId: 'ctx_live',
+      end: true,
+      mtimeMs: written,
+    });
     f.writeRecord(home, 'shey', 'ctx_live', { capsule: 'shey', messages: 3, mtimeMs: NOW - 40 * f.DAY });
     const yaml = `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_age: 30d }\n`;
     const d = await explain(yaml, 'ctx_live');
     expect(d.fate).toMatchObject({ word: 'kept:live', condemned_by: 'max_age' });
-    expect(d.liveness).toMatchObject({ state: 'live', sessions: [{ session: id, test: 'recent_write', live_until_ms: d.liveness!.sessions[0]!.live_until_ms }] });
+    expect(d.liveness).toMatchObject({
+      state: 'live',
+      sessions: [{ session: id, test: 'recent_write', live_until_ms: d.liveness!.sessions[0]!.live_until_ms }],
+    });
     const until = d.liveness!.live_until_ms!;
     expect(d.due).toEqual({ at_ms: until, event: 'live_ends', then: 'remove', rule: 'max_age' });
     expect((await explain(yaml, 'ctx_live', { at: until - 1 })).fate.word).toBe('kept:live');
@@ -223,7 +267,9 @@ describe('protected, held, guarded', () => {
     await protectTarget(await config(yaml), log, { target: young }, () => NOW - H);
     const y = await explain(yaml, young);
     expect(y.policy?.age?.condemns_from_ms).toBe(NOW + 20 * f.DAY + 1);
-    expect(text(y).replace(/\n +/g, ' ')).toContain(`release ${young}: sweeps act on it by the policy again (max_age condemns it from`);
+    expect(text(y).replace(/\n +/g, ' ')).toContain(
+      `release ${young}: sweeps act on it by the policy again (max_age condemns it from`,
+    );
   });
 
   it('held: its window ends at the hold deadline to the millisecond, and the first sweep from then purges it', async () => {
@@ -243,7 +289,10 @@ describe('protected, held, guarded', () => {
 
   it('the guard stops the root: kept:blast_radius, with what it would take', async () => {
     const ids = Array.from({ length: 6 }, (_, k) => session(NOW - (40 + k) * f.DAY));
-    const d = await explain(`max_delete: { count: 3 }\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, ids[0]!);
+    const d = await explain(
+      `max_delete: { count: 3 }\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`,
+      ids[0]!,
+    );
     expect(d.fate).toMatchObject({ word: 'kept:blast_radius', condemned_by: 'max_age' });
     expect(d.guard).toMatchObject({ would_take: 6, present: 6 });
     expect(d.due).toMatchObject({ at_ms: null, event: 'unknown' });
@@ -264,7 +313,13 @@ describe('budgets', () => {
     expect(oldest.fate.word).toBe('removed:max_bytes');
     const next = await explain(yaml, ids[1]!);
     expect(next.fate.word).toBe('kept:policy');
-    expect(next.budgets[0]).toMatchObject({ rule: 'max_bytes', in_place_bytes: inPlace, older_removable: { items: 1, bytes: each }, grows_by: 101, unmet: false });
+    expect(next.budgets[0]).toMatchObject({
+      rule: 'max_bytes',
+      in_place_bytes: inPlace,
+      older_removable: { items: 1, bytes: each },
+      grows_by: 101,
+      unmet: false,
+    });
     expect(next.moves).toContainEqual({ cause: 'growth', count: 101 });
     expect(text(next)).toContain('moved by: the root holding 101 B more in place');
     // 101 bytes more in place (in the newest session) and the sweep takes it
@@ -281,7 +336,15 @@ describe('budgets', () => {
     const space = { totalBytes: 1e12, freeBytes: 1_000_000 - 1000 };
     const d = await explain(yaml, ids[0]!, { space });
     expect(d.fate.word).toBe('removed:keep_free');
-    expect(d.budgets).toContainEqual(expect.objectContaining({ rule: 'keep_free', required_bytes: 1_000_000, short_bytes: 1000, short_bytes_after: 0, unmet: false }));
+    expect(d.budgets).toContainEqual(
+      expect.objectContaining({
+        rule: 'keep_free',
+        required_bytes: 1_000_000,
+        short_bytes: 1000,
+        short_bytes_after: 0,
+        unmet: false,
+      }),
+    );
     expect(d.due).toEqual({ at_ms: NOW, event: 'next_sweep', then: 'remove', rule: 'keep_free' });
     expect(text(d)).toContain('keep_free 976.6 KiB:');
     const young = await explain(yaml, ids[3]!, { space });
@@ -314,7 +377,11 @@ describe('no policy, targets, and agreement with the dry run', () => {
     };
     const before = tree();
     const dry = await runSweep({ config: c, dryRun: true, log, now: () => NOW });
-    const listed = new Map(dry.actions.filter((a) => a.kind === 'remove_session').map((a) => [a.target, `${'held' in a && a.held ? 'held' : 'removed'}:${'reason' in a ? a.reason : ''}`]));
+    const listed = new Map(
+      dry.actions
+        .filter((a) => a.kind === 'remove_session')
+        .map((a) => [a.target, `${'held' in a && a.held ? 'held' : 'removed'}:${'reason' in a ? a.reason : ''}`]),
+    );
     for (const id of ids) expect((await explain(yaml, id)).fate.word, id).toBe(listed.get(id) ?? 'kept:policy');
     expect(listed.size).toBe(2);
     expect(tree()).toEqual(before);
@@ -329,13 +396,25 @@ describe('no policy, targets, and agreement with the dry run', () => {
     const id = session(mint, { dir: wroot });
     const wrk = f.idAt('wrk_', mint + 1000);
     fs.writeFileSync(path.join(w, 'logs', `${wrk}.log`), 'out\n');
-    const t = f.traceText({ sessionId: id, startMs: mint, end: true, detached: [{ workId: wrk }], accounted: [{ workId: wrk, type: 'shell_completed' }] }).text;
+    const t = f.traceText({
+      sessionId: id,
+      startMs: mint,
+      end: true,
+      detached: [{ workId: wrk }],
+      accounted: [{ workId: wrk, type: 'shell_completed' }],
+    }).text;
     fs.writeFileSync(path.join(wroot, id, 'trace.jsonl'), t);
     fs.utimesSync(path.join(wroot, id, 'trace.jsonl'), mint / 1000, mint / 1000);
     const d = await explain(`sessions:\n  - workdir: ${w}\n    retain: { max_age: 60d }\n`, wrk);
     expect(d.item).toMatchObject({ kind: 'work_log', name: `${wrk}.log`, path: path.join(w, 'logs', `${wrk}.log`) });
     expect(d.beside?.named_by).toEqual([id]);
-    expect(d.parents).toEqual([{ session: id, fate: 'kept:policy', due: { at_ms: mint + 60 * f.DAY + 1, event: 'condemned', then: 'remove', rule: 'max_age' } }]);
+    expect(d.parents).toEqual([
+      {
+        session: id,
+        fate: 'kept:policy',
+        due: { at_ms: mint + 60 * f.DAY + 1, event: 'condemned', then: 'remove', rule: 'max_age' },
+      },
+    ]);
     expect(d.due).toEqual(d.parents[0]!.due);
     expect(d.moves).toEqual([{ cause: 'parent', count: null }]);
   });
@@ -351,7 +430,10 @@ describe('no policy, targets, and agreement with the dry run', () => {
     expect(amb.message).toContain(a);
     expect(amb.message).toContain(b);
     expect(await failure(explain(yaml, 'ses_nothere'))).toMatchObject({ code: 'explain_not_found', exit: 1 });
-    expect(await failure(explain(yaml, a, { record: 'shey' }))).toMatchObject({ code: 'option_not_applicable', exit: 2 });
+    expect(await failure(explain(yaml, a, { record: 'shey' }))).toMatchObject({
+      code: 'option_not_applicable',
+      exit: 2,
+    });
     // the same id in two roots: --root says which
     const other = path.join(tmp, 'other', '.murmur');
     fs.mkdirSync(other, { recursive: true });

@@ -43,7 +43,12 @@ async function config(yaml: string): Promise<GcConfig> {
 async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace } = {}): Promise<SweepReport> {
   const c = await config(yaml);
   const space = opts.space;
-  return runSweep({ config: c, dryRun: opts.dryRun ?? false, log, ...(space ? { statfs: () => Promise.resolve(space) } : {}) });
+  return runSweep({
+    config: c,
+    dryRun: opts.dryRun ?? false,
+    log,
+    ...(space ? { statfs: () => Promise.resolve(space) } : {}),
+  });
 }
 
 function session(daysAgo: number, blob = 1000): string {
@@ -64,7 +69,8 @@ const refusal = async (p: Promise<unknown>) => {
 const protectedSkips = (r: SweepReport) => r.skipped.filter((s) => s.code === 'protected').map((s) => s.target);
 const ctxDir = (store: string, c: string) => path.join(home, 'conversations', store, c);
 
-const AGE = () => `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+const AGE = () =>
+  `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
 
 describe('a restore is not undone by the next sweep', () => {
   it('a restored session stays in place through the next sweep (and its dry run), reported once as protected', async () => {
@@ -72,7 +78,10 @@ describe('a restore is not undone by the next sweep', () => {
     await sweep(AGE());
     expect(fs.existsSync(path.join(root, old))).toBe(false);
     const r = await restoreTarget(await config(AGE()), log, { target: old, dryRun: false });
-    expect(r.protection).toMatchObject({ added: true, item: { kind: 'session', target: old, where: root, by: 'restore' } });
+    expect(r.protection).toMatchObject({
+      added: true,
+      item: { kind: 'session', target: old, where: root, by: 'restore' },
+    });
     const dry = await sweep(AGE(), { dryRun: true });
     const next = await sweep(AGE());
     expect(fs.existsSync(path.join(root, old))).toBe(true);
@@ -110,7 +119,10 @@ describe('a restore is not undone by the next sweep', () => {
     const lenient = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 90d }\n`;
     const r2 = await restoreTarget(await config(lenient), log, { target: young, dryRun: false });
     expect(r2.protection?.judgement).toEqual({ condemned: null, policy: 'max_age 90d', unknown: null });
-    const cli = spawnSync(process.execPath, [f.BIN, 'protection', 'ls', '--config', path.join(tmp, 'config.yaml')], { encoding: 'utf8', env: f.cliEnv(tmp) });
+    const cli = spawnSync(process.execPath, [f.BIN, 'protection', 'ls', '--config', path.join(tmp, 'config.yaml')], {
+      encoding: 'utf8',
+      env: f.cliEnv(tmp),
+    });
     expect(cli.status).toBe(0);
     expect(cli.stdout).toContain(old);
     expect(cli.stdout).toContain(young);
@@ -132,16 +144,25 @@ describe('protect and release', () => {
     // keep_free short by all but one byte of what every item holds (as `du` counts it): without
     // protection max_bytes would take the sessions and keep_free every record, and it could be met
     const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
-    const all = [a, ...ids].reduce((n, t) => n + du(path.join(root, t)), 0) + ['ctx_aged', 'ctx_long', 'ctx_spare'].reduce((n, t) => n + du(ctxDir('shey', t)), 0);
+    const all =
+      [a, ...ids].reduce((n, t) => n + du(path.join(root, t)), 0) +
+      ['ctx_aged', 'ctx_long', 'ctx_spare'].reduce((n, t) => n + du(ctxDir('shey', t)), 0);
     const space = { totalBytes: 1e12, freeBytes: 2 ** 30 - (all - 1) };
     const dry = await sweep(yaml, { dryRun: true, space });
     const r = await sweep(yaml, { space });
-    expect(r.actions.filter((x) => ['remove_session', 'remove_record', 'truncate_record'].includes(x.kind))).toEqual([]);
+    expect(r.actions.filter((x) => ['remove_session', 'remove_record', 'truncate_record'].includes(x.kind))).toEqual(
+      [],
+    );
     for (const t of [a, ...ids]) expect(fs.existsSync(path.join(root, t))).toBe(true);
     for (const t of ['ctx_aged', 'ctx_long', 'ctx_spare']) expect(fs.existsSync(ctxDir('shey', t))).toBe(true);
     // each protected item that something would have acted on: one skip, whatever the reasons
     const skips = protectedSkips(r);
-    expect(skips.sort()).toEqual([a, ...ids].map((t) => `${root}/${t}`).concat(['shey/ctx_aged', 'shey/ctx_long', 'shey/ctx_spare']).sort());
+    expect(skips.sort()).toEqual(
+      [a, ...ids]
+        .map((t) => `${root}/${t}`)
+        .concat(['shey/ctx_aged', 'shey/ctx_long', 'shey/ctx_spare'])
+        .sort(),
+    );
     expect(new Set(skips).size).toBe(skips.length);
     expect(protectedSkips(dry).sort()).toEqual(skips.sort());
     expect(r.budget?.unmet.map((u) => Object.keys(u.held))).toEqual([['protected'], ['protected']]);
@@ -165,8 +186,19 @@ describe('protect and release', () => {
     const p = await protectTarget(c, log, { target: old, note: 'kept for the incident review' });
     expect(p).toMatchObject({ added: true, present: true, judgement: { condemned: 'max_age' } });
     expect((await protectTarget(c, log, { target: old })).added).toBe(false);
-    expect((await listProtection(c)).items).toEqual([expect.objectContaining({ kind: 'session', target: old, where: root, by: 'protect', note: 'kept for the incident review', present: true })]);
-    expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toMatch(/protected\s+1 item/);
+    expect((await listProtection(c)).items).toEqual([
+      expect.objectContaining({
+        kind: 'session',
+        target: old,
+        where: root,
+        by: 'protect',
+        note: 'kept for the incident review',
+        present: true,
+      }),
+    ]);
+    expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toMatch(
+      /protected\s+1 item/,
+    );
     expect((await sweep(yaml)).actions).toEqual([]);
     const rel = await releaseTarget(c, log, { target: old });
     expect(rel.judgement.condemned).toBe('max_age');
@@ -174,7 +206,11 @@ describe('protect and release', () => {
     const r = await sweep(yaml);
     expect(r.actions.map((x) => [x.kind, 'target' in x ? x.target : undefined])).toEqual([['remove_session', old]]);
     const read = await readAuditHistory(home, { target: old });
-    const doc = buildHistory({ home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where }, read.sweeps, { target: old });
+    const doc = buildHistory(
+      { home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where },
+      read.sweeps,
+      { target: old },
+    );
     expect(doc.matches?.map((m) => m.action)).toEqual(['protected', 'released', 'removed']);
     const text = renderHistory(doc);
     expect(text).toContain('protected by murmur-gc protect');
@@ -184,7 +220,9 @@ describe('protect and release', () => {
   it('refuses what it cannot name exactly, and protects ahead of time with --root/--record', async () => {
     const yaml = `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
     const c = await config(yaml);
-    expect(await refusal(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe('protect_not_found');
+    expect(await refusal(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe(
+      'protect_not_found',
+    );
     expect(await refusal(protectTarget(c, log, { target: 'ctx_none' }))).toBe('protect_not_found');
     expect(await refusal(releaseTarget(c, log, { target: 'ctx_none' }))).toBe('release_not_protected');
     f.writeRecord(home, 'shey', 'ctx_here', { capsule: 'shey', messages: 2 });
@@ -209,15 +247,30 @@ describe('protect and release', () => {
       }
       return 'no refusal';
     };
-    const taken = "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
-    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent' }))).toBe(`protect_not_found: ${taken}, and no configured record store holds a context of that name`);
-    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent', root }))).toBe(`protect_not_found: ${taken}; --root names a sessions root`);
-    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent', record: 'shey' }))).toBe(`release_not_protected: ${taken}, and no context of that name is protected in record store shey`);
-    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent' }))).toBe('release_not_protected: ses_nonexistent is not protected');
+    const taken =
+      "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
+    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent' }))).toBe(
+      `protect_not_found: ${taken}, and no configured record store holds a context of that name`,
+    );
+    expect(await message(protectTarget(c, log, { target: 'ses_nonexistent', root }))).toBe(
+      `protect_not_found: ${taken}; --root names a sessions root`,
+    );
+    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent', record: 'shey' }))).toBe(
+      `release_not_protected: ${taken}, and no context of that name is protected in record store shey`,
+    );
+    expect(await message(releaseTarget(c, log, { target: 'ses_nonexistent' }))).toBe(
+      'release_not_protected: ses_nonexistent is not protected',
+    );
     // a session id and a context id keep their own words
-    expect(await message(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe('protect_not_found: session ses_01a00000000070008000000000000000 is in no configured sessions root');
-    expect(await message(protectTarget(c, log, { target: 'ctx_none' }))).toBe('protect_not_found: context ctx_none is in no configured record store');
-    expect(await message(protectTarget(c, log, { target: 'ctx_none', root }))).toBe('protect_not_found: ctx_none is a context id (not ses_…); --root names a sessions root');
+    expect(await message(protectTarget(c, log, { target: 'ses_01a00000000070008000000000000000' }))).toBe(
+      'protect_not_found: session ses_01a00000000070008000000000000000 is in no configured sessions root',
+    );
+    expect(await message(protectTarget(c, log, { target: 'ctx_none' }))).toBe(
+      'protect_not_found: context ctx_none is in no configured record store',
+    );
+    expect(await message(protectTarget(c, log, { target: 'ctx_none', root }))).toBe(
+      'protect_not_found: ctx_none is a context id (not ses_…); --root names a sessions root',
+    );
 
     // A context of that name is one: protected in its record store, kept by the sweep, released.
     f.writeRecord(home, 'shey', 'ses_ctx', { capsule: 'shey', messages: 2, mtimeMs: Date.now() - 100 * f.DAY });
@@ -231,7 +284,13 @@ describe('protect and release', () => {
   it('release finds an item by its name whatever kind the list gives it (a list written when ses_ names were all sessions)', async () => {
     const c = await config(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
     fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'gc', 'protected.json'), JSON.stringify({ version: 1, items: [{ kind: 'session', target: 'ses_old', where: root, since_ms: Date.now(), by: 'protect' }] }));
+    fs.writeFileSync(
+      path.join(home, 'gc', 'protected.json'),
+      JSON.stringify({
+        version: 1,
+        items: [{ kind: 'session', target: 'ses_old', where: root, since_ms: Date.now(), by: 'protect' }],
+      }),
+    );
     const r = await releaseTarget(c, log, { target: 'ses_old' });
     expect(r.item).toMatchObject({ kind: 'session', target: 'ses_old', where: root });
     expect((await listProtection(c)).items).toEqual([]);
@@ -242,10 +301,14 @@ describe('protect twice', () => {
   it('says since when, in the one human time format (UTC wall clock), and changes nothing', async () => {
     const c = await config(`records:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
     const since = Date.UTC(2026, 10, 30, 20, 16, 44, 789);
-    expect(await protectTarget(c, log, { target: 'ctx_later', record: 'shey' }, () => since)).toMatchObject({ added: true });
+    expect(await protectTarget(c, log, { target: 'ctx_later', record: 'shey' }, () => since)).toMatchObject({
+      added: true,
+    });
     const again = await protectTarget(c, log, { target: 'ctx_later', record: 'shey' }, () => since + f.DAY);
     expect(again).toMatchObject({ added: false });
-    expect(renderProtectOutcome(again)[0]).toBe(`context ctx_later was already protected (since 2026-11-30 20:16:44 UTC, by ${again.item.by}); nothing changed`);
+    expect(renderProtectOutcome(again)[0]).toBe(
+      `context ctx_later was already protected (since 2026-11-30 20:16:44 UTC, by ${again.item.by}); nothing changed`,
+    );
     expect((await listProtection(c)).items.map((i) => i.since_ms)).toEqual([since]);
   });
 });
@@ -257,7 +320,10 @@ describe('protect and release wait for the sweep lock', () => {
     fs.mkdirSync(path.join(home, 'gc'), { mode: 0o700 });
     const lock = await acquireLock(sweepLockPath(home), { waitMs: 0 });
     try {
-      const err = await protectTarget(c, log, { target: old }).then(() => undefined, (e: unknown) => e);
+      const err = await protectTarget(c, log, { target: old }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(BusyError);
       expect((err as BusyError).exitCode).toBe(75);
     } finally {
@@ -305,7 +371,9 @@ describe('a damaged protection list fails closed', () => {
       expect((await listProtection(c)).unreadable).toContain(file);
       expect(await refusal(protectTarget(c, log, { target: old }))).toBe('protected_unreadable');
       expect(fs.lstatSync(file).ino).toBe(before.ino);
-      expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toContain('every item counts as protected');
+      expect(renderStatus(await gatherStatus(c, notInstalled), Date.now(), { width: 10_000 })).toContain(
+        'every item counts as protected',
+      );
     });
   }
 });

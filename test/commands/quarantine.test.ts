@@ -41,11 +41,20 @@ async function config(yaml: string): Promise<GcConfig> {
   return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
 }
 
-async function sweep(yaml: string, opts: { dryRun?: boolean; nowMs?: number; space?: FsSpace } = {}): Promise<SweepReport> {
+async function sweep(
+  yaml: string,
+  opts: { dryRun?: boolean; nowMs?: number; space?: FsSpace } = {},
+): Promise<SweepReport> {
   const c = await config(yaml);
   const space = opts.space;
   const nowMs = opts.nowMs;
-  return runSweep({ config: c, dryRun: opts.dryRun ?? false, log, ...(nowMs !== undefined ? { now: () => nowMs } : {}), ...(space ? { statfs: () => Promise.resolve(space) } : {}) });
+  return runSweep({
+    config: c,
+    dryRun: opts.dryRun ?? false,
+    log,
+    ...(nowMs !== undefined ? { now: () => nowMs } : {}),
+    ...(space ? { statfs: () => Promise.resolve(space) } : {}),
+  });
 }
 
 function session(daysAgo: number, blob = 1000): string {
@@ -70,7 +79,9 @@ function snap(): Record<string, string> {
 }
 
 function auditEvents(r: SweepReport): Record<string, unknown>[] {
-  return f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return f
+    .readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('a sweep with quarantine holds what it removes', () => {
@@ -90,7 +101,9 @@ describe('a sweep with quarantine holds what it removes', () => {
     expect(r.bytes_freed).toBe(0);
     expect(r.quarantine).toMatchObject({ window_secs: 86400, held: 1, purged: 0 });
     // the runtime's retention line still names it (it left the store)
-    expect(auditEvents(r).filter((e) => e['event_type'] === 'retention')).toEqual([expect.objectContaining({ store: 'sessions', reason: 'max_age', targets: [old] })]);
+    expect(auditEvents(r).filter((e) => e['event_type'] === 'retention')).toEqual([
+      expect.objectContaining({ store: 'sessions', reason: 'max_age', targets: [old] }),
+    ]);
   });
 
   it('a held session is not counted by max_sessions (the planner ranks ses_ names only)', async () => {
@@ -108,9 +121,14 @@ describe('a sweep with quarantine holds what it removes', () => {
   it('a dry run holds nothing and says what would be held', async () => {
     const old = session(40);
     const before = snap();
-    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, { dryRun: true });
+    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, {
+      dryRun: true,
+    });
     expect(snap()).toEqual(before);
-    expect(r.actions.find((a) => a.kind === 'remove_session')).toMatchObject({ target: old, held: { path: expect.stringContaining(`.murmur-gc-quarantine.`) } });
+    expect(r.actions.find((a) => a.kind === 'remove_session')).toMatchObject({
+      target: old,
+      held: { path: expect.stringContaining(`.murmur-gc-quarantine.`) },
+    });
     expect(r.quarantine).toMatchObject({ held: 1 });
   });
 
@@ -121,7 +139,10 @@ describe('a sweep with quarantine holds what it removes', () => {
     expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ctx_old'))).toBe(false);
     const items = qitems();
     expect(items).toHaveLength(1);
-    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown>;
+    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(meta).toMatchObject({ kind: 'context', store: 'shey', context: 'ctx_old', reason: 'max_age' });
     expect(fs.readFileSync(path.join(qdir(), items[0]!, 'ctx', 'conversation.jsonl'), 'utf8')).toContain('message 2');
     expect((fs.statSync(qdir()).mode & 0o777).toString(8)).toBe('700');
@@ -135,7 +156,10 @@ describe('one voice for a held item', () => {
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
     for (const dryRun of [true, false]) {
       const msgs: string[] = [];
-      const logger = pino({ level: 'debug' }, { write: (line: string) => void msgs.push(String((JSON.parse(line) as { msg: unknown }).msg)) });
+      const logger = pino(
+        { level: 'debug' },
+        { write: (line: string) => void msgs.push(String((JSON.parse(line) as { msg: unknown }).msg)) },
+      );
       const r = await runSweep({ config: await config(yaml), dryRun, log: logger });
       const would = dryRun ? 'would ' : '';
       const verbose = renderHuman(r, 'verbose', { width: 10_000 });
@@ -145,7 +169,9 @@ describe('one voice for a held item', () => {
       const table = renderHuman(r, 'normal', { width: 10_000 });
       expect(table).toMatch(dryRun ? /\n +would hold sessions +\S/ : /\n +held sessions +\S/);
       expect(table).toMatch(dryRun ? /\n +would hold records +\S/ : /\n +held records +\S/);
-      expect(msgs).toEqual(expect.arrayContaining(dryRun ? ['would hold session', 'would hold record'] : ['session held', 'record held']));
+      expect(msgs).toEqual(
+        expect.arrayContaining(dryRun ? ['would hold session', 'would hold record'] : ['session held', 'record held']),
+      );
       expect(msgs.filter((m) => /^(would remove (session|record)|(session|record) removed)$/.test(m))).toEqual([]);
     }
   });
@@ -165,7 +191,12 @@ describe('the window passes', () => {
     const r = await sweep(yaml, { nowMs: Date.now() + 25 * HOUR });
     expect(r.errors).toEqual([]);
     const purges = r.actions.filter((a) => a.kind === 'purge_quarantine');
-    expect(purges.map((a) => [a.target, a.held_kind, a.reason])).toEqual(expect.arrayContaining([[old, 'session', 'expired'], ['ctx_old', 'context', 'expired']]));
+    expect(purges.map((a) => [a.target, a.held_kind, a.reason])).toEqual(
+      expect.arrayContaining([
+        [old, 'session', 'expired'],
+        ['ctx_old', 'context', 'expired'],
+      ]),
+    );
     expect(held(root)).toEqual([]);
     expect(qitems()).toEqual([]);
     expect(r.bytes_freed).toBeGreaterThan(1000);
@@ -197,19 +228,35 @@ describe('truncation keeps the dropped lines for the window', () => {
     expect(r.errors).toEqual([]);
     const items = qitems();
     expect(items).toHaveLength(1);
-    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<string, unknown> & { range: { from: number; to: number } };
-    const dropped = fs.readFileSync(path.join(qdir(), items[0]!, 'record.jsonl')).subarray(meta.range.from, meta.range.to).toString('utf8');
+    const meta = JSON.parse(fs.readFileSync(path.join(qdir(), items[0]!, 'item.json'), 'utf8')) as Record<
+      string,
+      unknown
+    > & { range: { from: number; to: number } };
+    const dropped = fs
+      .readFileSync(path.join(qdir(), items[0]!, 'record.jsonl'))
+      .subarray(meta.range.from, meta.range.to)
+      .toString('utf8');
     const lines = original.split('\n');
     expect(dropped).toBe(lines.slice(1, 7).join('\n') + '\n');
     expect(dropped).toContain(ids[5]!);
     expect(dropped).not.toContain(ids[6]!);
-    expect(meta).toMatchObject({ kind: 'truncation', store: 'shey', context: 'ctx_a', messages: 6, state: 'held', prior: null });
-    expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({ messages_dropped: 6, held: { path: path.join(qdir(), items[0]!, 'record.jsonl') } });
+    expect(meta).toMatchObject({
+      kind: 'truncation',
+      store: 'shey',
+      context: 'ctx_a',
+      messages: 6,
+      state: 'held',
+      prior: null,
+    });
+    expect(r.actions.find((a) => a.kind === 'truncate_record')).toMatchObject({
+      messages_dropped: 6,
+      held: { path: path.join(qdir(), items[0]!, 'record.jsonl') },
+    });
   });
 });
 
 describe('what the undo window holds: the sweep and quarantine ls', () => {
-  it('held sessions, contexts and dropped lines: the sweep counts the bytes it held, a dry run the same; quarantine ls counts the window\'s own files on top, as du does', async () => {
+  it("held sessions, contexts and dropped lines: the sweep counts the bytes it held, a dry run the same; quarantine ls counts the window's own files on top, as du does", async () => {
     const sessions = [session(40, 30_000), session(50, 5000)];
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_older', { capsule: 'shey', messages: 30, mtimeMs: Date.now() - 120 * f.DAY });
@@ -221,18 +268,38 @@ describe('what the undo window holds: the sweep and quarantine ls', () => {
     expect(r.errors).toEqual([]);
     expect(r.quarantine).toEqual(dry.quarantine);
     // what was held: the sessions and contexts as measured when they moved, the truncation's dropped lines
-    const moved = r.actions.reduce((n, a) => n + ((a.kind === 'remove_session' || a.kind === 'remove_record') && a.held ? a.bytes : 0), 0);
-    const payload = path.join(qdir(), qitems().find((n) => fs.existsSync(path.join(qdir(), n, 'record.jsonl')))!, 'item.json');
+    const moved = r.actions.reduce(
+      (n, a) => n + ((a.kind === 'remove_session' || a.kind === 'remove_record') && a.held ? a.bytes : 0),
+      0,
+    );
+    const payload = path.join(
+      qdir(),
+      qitems().find((n) => fs.existsSync(path.join(qdir(), n, 'record.jsonl')))!,
+      'item.json',
+    );
     const range = (JSON.parse(fs.readFileSync(payload, 'utf8')) as { range: { from: number; to: number } }).range;
     expect(r.quarantine!.held_bytes).toBe(moved + range.to - range.from);
     const size = formatBytes(r.quarantine!.held_bytes);
-    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items would be held for 24h (${size}; murmur-gc restore puts one back).`);
-    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(`Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`);
+    expect(renderHuman(dry, 'normal', { width: 10_000 })).toContain(
+      `Quarantine: 5 items would be held for 24h (${size}; murmur-gc restore puts one back).`,
+    );
+    expect(renderHuman(r, 'normal', { width: 10_000 })).toContain(
+      `Quarantine: 5 items held for 24h (${size}; murmur-gc restore puts one back).`,
+    );
     const c = await config(yaml);
     const ls = await listHeld(c);
-    expect(ls.items.map((i) => `${i.kind} ${i.target}`).sort()).toEqual([...sessions.map((id) => `session ${id}`), 'context ctx_old', 'context ctx_older', 'truncation ctx_long'].sort());
+    expect(ls.items.map((i) => `${i.kind} ${i.target}`).sort()).toEqual(
+      [...sessions.map((id) => `session ${id}`), 'context ctx_old', 'context ctx_older', 'truncation ctx_long'].sort(),
+    );
     // what du counts for the held entries: the sessions renamed in their root, the quarantine's item directories
-    const du = (paths: string[]) => Number(execFileSync('du', ['-s', '-B1', '-c', ...paths], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+    const du = (paths: string[]) =>
+      Number(
+        execFileSync('du', ['-s', '-B1', '-c', ...paths], { encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .pop()!
+          .split('\t')[0],
+      );
     const entries = [...held(root).map((n) => path.join(root, n)), ...qitems().map((n) => path.join(qdir(), n))];
     expect(entries).toHaveLength(5);
     expect(ls.totals.bytes).toBe(du(entries));
@@ -243,8 +310,13 @@ describe('what the undo window holds: the sweep and quarantine ls', () => {
 
 describe('murmur-gc restore', () => {
   const restore = async (target: string, extra: { record?: string; dryRun?: boolean } = {}) =>
-    restoreTarget(await config('quarantine: 24h\n' + SESSIONS_YAML()), log, { target, dryRun: extra.dryRun ?? false, ...(extra.record ? { record: extra.record } : {}) });
-  const SESSIONS_YAML = () => `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
+    restoreTarget(await config('quarantine: 24h\n' + SESSIONS_YAML()), log, {
+      target,
+      dryRun: extra.dryRun ?? false,
+      ...(extra.record ? { record: extra.record } : {}),
+    });
+  const SESSIONS_YAML = () =>
+    `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 4 }\n`;
   const refusal = async (p: Promise<unknown>) => {
     try {
       await p;
@@ -260,17 +332,25 @@ describe('murmur-gc restore', () => {
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     expect(fs.existsSync(path.join(root, old))).toBe(false);
     const r = await restore(old);
-    expect(r.restored).toEqual([{ held_kind: 'session', from: expect.stringContaining('.murmur-gc-quarantine.'), to: path.join(root, old) }]);
+    expect(r.restored).toEqual([
+      { held_kind: 'session', from: expect.stringContaining('.murmur-gc-quarantine.'), to: path.join(root, old) },
+    ]);
     expect(fs.readFileSync(path.join(root, old, 'trace.jsonl'), 'utf8')).toBe(before);
     expect(fs.readFileSync(path.join(root, old, 'blob'), 'utf8')).toBe('x'.repeat(1000));
     expect(held(root)).toEqual([]);
-    const lines = f.readLines(path.join(home, 'gc', r.audit!, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = f
+      .readLines(path.join(home, 'gc', r.audit!, 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l['event_type'])).toEqual(['session_start', 'quarantine_restore', 'session_end']);
     expect(lines[1]).toMatchObject({ store: 'sessions', held: 'session', target: old, origin: root });
   });
 
   it('puts a held context back into its record store', async () => {
-    const { file } = f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
+    const { file } = f.writeRecord(home, 'shey', 'ctx_old', {
+      capsule: 'shey',
+      messages: 3,
+      mtimeMs: Date.now() - 100 * f.DAY,
+    });
     const before = fs.readFileSync(file, 'utf8');
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     expect(fs.existsSync(file)).toBe(false);
@@ -292,7 +372,11 @@ describe('murmur-gc restore', () => {
     const lines = f.readLines(file);
     expect(lines[0]).toBe(original.split('\n')[0]); // the header as first written: no truncated marker
     expect(lines.slice(1)).toEqual([...original.trimEnd().split('\n').slice(1), ...appended]);
-    expect(lines.filter((l) => l.includes('"id":"msg_')).map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([...ids, 'msg_later1', 'msg_later2']);
+    expect(lines.filter((l) => l.includes('"id":"msg_')).map((l) => (JSON.parse(l) as { id: string }).id)).toEqual([
+      ...ids,
+      'msg_later1',
+      'msg_later2',
+    ]);
     expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
     expect(qitems()).toEqual([]);
   });
@@ -303,7 +387,9 @@ describe('murmur-gc restore', () => {
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
     expect(JSON.parse(f.readLines(file)[0]!)).toMatchObject({ truncated: { dropped: 11 } });
     await restore('ctx_b');
-    expect(f.readLines(file)[0]).toBe(`{"type":"murmur.record","capsule":"shey","created_ms":1756400000000,"truncated":{"dropped":5,"oldest_surviving_id":"msg_a","last_dropped_id":"msg_b","at_ms":1756400000123}}`);
+    expect(f.readLines(file)[0]).toBe(
+      `{"type":"murmur.record","capsule":"shey","created_ms":1756400000000,"truncated":{"dropped":5,"oldest_surviving_id":"msg_a","last_dropped_id":"msg_b","at_ms":1756400000123}}`,
+    );
     expect(f.readLines(file).filter((l) => l.includes('"role"'))).toHaveLength(10);
   });
 
@@ -344,7 +430,7 @@ describe('murmur-gc restore', () => {
     expect(await refusal(restore('ctx_nope'))).toBe('restore_not_held');
   });
 
-  it("a name that starts with ses_ but is no session id is taken for a context id, and the refusal says so", async () => {
+  it('a name that starts with ses_ but is no session id is taken for a context id, and the refusal says so', async () => {
     const message = async (target: string) => {
       try {
         await restore(target);
@@ -353,9 +439,12 @@ describe('murmur-gc restore', () => {
       }
       return 'no refusal';
     };
-    const taken = "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
+    const taken =
+      "'ses_nonexistent' is not a session id (ses_ followed by at least 12 hex digits), so it is taken for a context id";
     // the quarantine is empty
-    expect(await message('ses_nonexistent')).toContain(`restore_not_held: ${taken}, and no context is held (the quarantine is empty)`);
+    expect(await message('ses_nonexistent')).toContain(
+      `restore_not_held: ${taken}, and no context is held (the quarantine is empty)`,
+    );
     // something else is held
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
     await sweep(`quarantine: 24h\n${SESSIONS_YAML()}`);
@@ -365,7 +454,9 @@ describe('murmur-gc restore', () => {
     expect(m).not.toContain("context 'ses_nonexistent' is not held");
     // a context id as such, and a session id, keep their own words
     expect(await message('ctx_nope')).toContain("restore_not_held: context 'ctx_nope' is not held");
-    expect(await message('ses_01a00000000070008000000000000000')).toContain('restore_not_held: session ses_01a00000000070008000000000000000 is not held in any configured sessions root');
+    expect(await message('ses_01a00000000070008000000000000000')).toContain(
+      'restore_not_held: session ses_01a00000000070008000000000000000 is not held in any configured sessions root',
+    );
   });
 
   it('a context whose id starts with ses_ (no session id) is put back into its record store and protected as a context', async () => {
@@ -386,14 +477,22 @@ describe('disk budgets and the undo window', () => {
     await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
     expect(held(root)).toHaveLength(1);
     // the three sessions in place (allocated bytes, as du counts them): a budget just under them needs one to go
-    const inPlace = Number(execFileSync('du', ['-s', '-B1', '-c', ...ids.map((id) => path.join(root, id))], { encoding: 'utf8' }).trim().split('\n').pop()!.split('\t')[0]);
+    const inPlace = Number(
+      execFileSync('du', ['-s', '-B1', '-c', ...ids.map((id) => path.join(root, id))], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .pop()!
+        .split('\t')[0],
+    );
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n    max_bytes: ${inPlace - 100}\n`;
     const dry = await sweep(yaml, { dryRun: true });
     const r = await sweep(yaml);
     expect(r.errors).toEqual([]);
     for (const x of [dry, r]) {
       expect(x.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([]);
-      expect(x.actions.map((a) => a.kind === 'remove_session' && [a.target, a.reason, a.held !== undefined])).toEqual([[ids[0], 'max_bytes', true]]);
+      expect(x.actions.map((a) => a.kind === 'remove_session' && [a.target, a.reason, a.held !== undefined])).toEqual([
+        [ids[0], 'max_bytes', true],
+      ]);
       expect(x.budget?.stores[0]).toMatchObject({ held: 1, removed: 0, held_purged: 0 });
     }
     expect(held(root)).toHaveLength(2);
@@ -404,14 +503,20 @@ describe('disk budgets and the undo window', () => {
 
   it('keep_free: held contexts are purged (oldest hold first) before any owned context in place', async () => {
     f.writeRecord(home, 'shey', 'ctx_gone', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 100 * f.DAY });
-    f.writeRecord(home, 'shey', 'ctx_oldest_in_place', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 60 * f.DAY });
+    f.writeRecord(home, 'shey', 'ctx_oldest_in_place', {
+      capsule: 'shey',
+      messages: 50,
+      mtimeMs: Date.now() - 60 * f.DAY,
+    });
     f.writeRecord(home, 'shey', 'ctx_new', { capsule: 'shey', messages: 50, mtimeMs: Date.now() - 1 * f.DAY });
     const yaml = `quarantine: 24h\nkeep_free: 1000\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
     await sweep(yaml, { space: { totalBytes: 1e9, freeBytes: 1e8 } });
     expect(qitems()).toHaveLength(1);
     // now short by 100 bytes: the held context is enough
     const r = await sweep(yaml, { space: { totalBytes: 1e9, freeBytes: 900 } });
-    expect(r.actions.filter((a) => a.kind === 'purge_quarantine').map((a) => [a.target, a.reason])).toEqual([['ctx_gone', 'keep_free']]);
+    expect(r.actions.filter((a) => a.kind === 'purge_quarantine').map((a) => [a.target, a.reason])).toEqual([
+      ['ctx_gone', 'keep_free'],
+    ]);
     expect(r.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
     expect(fs.existsSync(path.join(home, 'conversations', 'shey', 'ctx_oldest_in_place'))).toBe(true);
     expect(qitems()).toEqual([]);
@@ -436,7 +541,9 @@ describe('symlinks', () => {
     expect(r.errors.map((e) => e.code)).toContain('symlink');
     expect(r.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
     // restore and ls do not follow it either
-    await expect(restoreTarget(await config('quarantine: 24h\n'), log, { target: 'ctx_old', dryRun: false })).rejects.toMatchObject({ code: 'symlink' });
+    await expect(
+      restoreTarget(await config('quarantine: 24h\n'), log, { target: 'ctx_old', dryRun: false }),
+    ).rejects.toMatchObject({ code: 'symlink' });
     expect(f.snapshotTree(outside)).toEqual(before);
   });
 
@@ -466,14 +573,25 @@ describe('history --target', () => {
     await sweep(yaml, { nowMs: Date.now() + 2 * HOUR }); // b's window has passed; a is back in place, protected: not removed again
     expect(fs.existsSync(path.join(root, a))).toBe(true);
     const readA = await readAuditHistory(home, { target: a });
-    const docA = buildHistory({ home, auditRoot: readA.auditRoot, exists: readA.exists, problems: readA.problems, where: readA.where }, readA.sweeps, { target: a });
+    const docA = buildHistory(
+      { home, auditRoot: readA.auditRoot, exists: readA.exists, problems: readA.problems, where: readA.where },
+      readA.sweeps,
+      { target: a },
+    );
     expect(docA.matches?.map((m) => m.action)).toEqual(['removed', 'restored', 'protected']);
     const text = renderHistory(docA);
     expect(text).toContain('restored by murmur-gc restore');
     expect(text).toContain(`sessions root ${root}`);
     const readB = await readAuditHistory(home, { target: b });
-    const docB = buildHistory({ home, auditRoot: readB.auditRoot, exists: readB.exists, problems: readB.problems, where: readB.where }, readB.sweeps, { target: b });
-    expect(docB.matches?.map((m) => [m.action, m.reason])).toEqual([['removed', 'max_age'], ['purged', 'expired']]);
+    const docB = buildHistory(
+      { home, auditRoot: readB.auditRoot, exists: readB.exists, problems: readB.problems, where: readB.where },
+      readB.sweeps,
+      { target: b },
+    );
+    expect(docB.matches?.map((m) => [m.action, m.reason])).toEqual([
+      ['removed', 'max_age'],
+      ['purged', 'expired'],
+    ]);
     expect(renderHistory(docB)).toContain('deleted for good from the quarantine');
   });
 });
@@ -485,8 +603,13 @@ describe('history tells held from removed', () => {
     const cfg = path.join(tmp, 'config.yaml');
     const human = f.runCli(['history', '--config', cfg, '--target', a], tmp);
     expect(human.status, human.stderr).toBe(0);
-    expect(human.stdout).toMatch(new RegExp(`^  held by sweep ses_\\w+ .*\\n    held now, until .*: murmur-gc restore ${a} puts it back`, 'm'));
-    const doc = f.json<{ matches: { action: string; state: string; held_until_ms: number }[]; totals: { held: number } }>(f.runCli(['history', '--json', '--config', cfg, '--target', a], tmp));
+    expect(human.stdout).toMatch(
+      new RegExp(`^  held by sweep ses_\\w+ .*\\n    held now, until .*: murmur-gc restore ${a} puts it back`, 'm'),
+    );
+    const doc = f.json<{
+      matches: { action: string; state: string; held_until_ms: number }[];
+      totals: { held: number };
+    }>(f.runCli(['history', '--json', '--config', cfg, '--target', a], tmp));
     expect(doc.matches[0]).toMatchObject({ action: 'removed', state: 'held' });
     expect(doc.matches[0]!.held_until_ms).toBeGreaterThan(Date.now());
     expect(doc.totals.held).toBe(1);
@@ -495,7 +618,9 @@ describe('history tells held from removed', () => {
 
     const b = session(41);
     await sweep(`sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
-    const docB = f.json<{ matches: { state: string }[] }>(f.runCli(['history', '--json', '--config', cfg, '--target', b], tmp));
+    const docB = f.json<{ matches: { state: string }[] }>(
+      f.runCli(['history', '--json', '--config', cfg, '--target', b], tmp),
+    );
     expect(docB.matches.map((m) => m.state)).toEqual(['removed']);
   });
 });
@@ -507,11 +632,17 @@ describe('conversation rm / truncate with quarantine on', () => {
     const { file: fb } = f.writeRecord(home, 'shey', 'ctx_tr', { capsule: 'shey', messages: 8 });
     const a = fs.readFileSync(fa, 'utf8');
     const b = fs.readFileSync(fb, 'utf8');
-    const rm = await removeContext({ config: c, log }, { context: 'ctx_rm', record: undefined, dryRun: false, force: false });
+    const rm = await removeContext(
+      { config: c, log },
+      { context: 'ctx_rm', record: undefined, dryRun: false, force: false },
+    );
     expect(rm.held?.path).toMatch(/gc\/quarantine\/\d+\.[0-9a-f]+\/ctx$/);
     expect(renderRemoveText(rm)).toContain('murmur-gc restore ctx_rm puts it back');
     expect(fs.existsSync(fa)).toBe(false);
-    const tr = await truncateContext({ config: c, log }, { context: 'ctx_tr', record: undefined, dryRun: false, force: false, keep: 2 });
+    const tr = await truncateContext(
+      { config: c, log },
+      { context: 'ctx_tr', record: undefined, dryRun: false, force: false, keep: 2 },
+    );
     expect(tr.dropped).toBe(6);
     expect(tr.held?.path).toMatch(/record\.jsonl$/);
     expect(qitems()).toHaveLength(2);

@@ -36,10 +36,16 @@ async function config(yaml = QUARANTINE_ONLY): Promise<GcConfig> {
 }
 const qdir = () => path.join(home, 'gc', 'quarantine');
 const qitems = () => (fs.existsSync(qdir()) ? fs.readdirSync(qdir()).filter((n) => /^\d+\./.test(n)) : []);
-const ids = (file: string) => f.readLines(file).slice(1).map((l) => (JSON.parse(l) as { id: string }).id);
-const truncate = async (context: string, keep: number) => truncateContext({ config: await config(), log }, { context, record: undefined, dryRun: false, force: false, keep });
+const ids = (file: string) =>
+  f
+    .readLines(file)
+    .slice(1)
+    .map((l) => (JSON.parse(l) as { id: string }).id);
+const truncate = async (context: string, keep: number) =>
+  truncateContext({ config: await config(), log }, { context, record: undefined, dryRun: false, force: false, keep });
 const restore = async (context: string) => restoreTarget(await config(), log, { target: context, dryRun: false });
-const cli = (args: string[], extra: Record<string, string> = {}) => f.runCli([...args, '--config', path.join(tmp, 'config.yaml')], tmp, extra);
+const cli = (args: string[], extra: Record<string, string> = {}) =>
+  f.runCli([...args, '--config', path.join(tmp, 'config.yaml')], tmp, extra);
 const sweep = async () => runSweep({ config: await config(), dryRun: false, log });
 async function refusal(p: Promise<unknown>): Promise<string> {
   try {
@@ -102,7 +108,12 @@ describe('restore is exactly-once', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
   });
 
-  for (const point of ['rewrite:after_rename', 'restore:after_done', 'remove:after_trash_rename', 'restore:before_audit']) {
+  for (const point of [
+    'rewrite:after_rename',
+    'restore:after_done',
+    'remove:after_trash_rename',
+    'restore:before_audit',
+  ]) {
     it(`a restore killed at ${point} is completed by the next sweep: lines back once, item gone, audited once`, async () => {
       const { file } = f.writeRecord(home, 'shey', 'ctx_c', { capsule: 'shey', messages: 30 });
       const original = fs.readFileSync(file, 'utf8');
@@ -139,7 +150,9 @@ describe('restore is exactly-once', () => {
     const { file } = f.writeRecord(home, 'shey', 'ctx_e', { capsule: 'shey', messages: 30 });
     const original = fs.readFileSync(file, 'utf8');
     await config();
-    const r = cli(['conversation', 'truncate', 'ctx_e', '--keep', '10'], { MURMUR_GC_FAILPOINT: 'rewrite:after_rename' });
+    const r = cli(['conversation', 'truncate', 'ctx_e', '--keep', '10'], {
+      MURMUR_GC_FAILPOINT: 'rewrite:after_rename',
+    });
     expect(r.status).toBe(null);
     expect(f.readLines(file)).toHaveLength(11);
     expect(cli(['quarantine', 'ls']).stdout).toContain('ctx_e');
@@ -154,15 +167,15 @@ describe('restore is exactly-once', () => {
  * SIGKILLed right after its rename was logged done (the session is back, nothing completed it).
  */
 async function sessionRestoreKilledAfterRename(): Promise<{ root: string; id: string; yaml: string }> {
-    const root = path.join(tmp, 'app', '.murmur');
-    const startMs = Date.now() - 40 * f.DAY;
-    const id = f.idAt('ses_', startMs);
-    f.writeSession(root, { sessionId: id, startMs, end: true });
-    const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
-    await runSweep({ config: await config(yaml), dryRun: false, log });
-    expect(fs.existsSync(path.join(root, id))).toBe(false);
-    expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
-    expect(fs.existsSync(path.join(root, id))).toBe(true);
+  const root = path.join(tmp, 'app', '.murmur');
+  const startMs = Date.now() - 40 * f.DAY;
+  const id = f.idAt('ses_', startMs);
+  f.writeSession(root, { sessionId: id, startMs, end: true });
+  const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
+  await runSweep({ config: await config(yaml), dryRun: false, log });
+  expect(fs.existsSync(path.join(root, id))).toBe(false);
+  expect(cli(['restore', id], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
+  expect(fs.existsSync(path.join(root, id))).toBe(true);
   return { root, id, yaml };
 }
 
@@ -170,7 +183,10 @@ describe('a held context or session restore is exactly-once too', () => {
   it('a context restore killed after its rename is completed by the next sweep, audited once', async () => {
     const { file } = f.writeRecord(home, 'shey', 'ctx_h', { capsule: 'shey', messages: 5 });
     const before = fs.readFileSync(file, 'utf8');
-    await removeContext({ config: await config(), log }, { context: 'ctx_h', record: undefined, dryRun: false, force: false });
+    await removeContext(
+      { config: await config(), log },
+      { context: 'ctx_h', record: undefined, dryRun: false, force: false },
+    );
     expect(fs.existsSync(file)).toBe(false);
     expect(cli(['restore', 'ctx_h'], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
@@ -184,7 +200,9 @@ describe('a held context or session restore is exactly-once too', () => {
     const { id, yaml } = await sessionRestoreKilledAfterRename();
     expect(restoreLines(id)).toEqual([]);
     // A retried restore completes it (so would the next sweep: below).
-    expect(await refusal(restoreTarget(await config(yaml), log, { target: id, dryRun: false }))).toBe('restore_not_held');
+    expect(await refusal(restoreTarget(await config(yaml), log, { target: id, dryRun: false }))).toBe(
+      'restore_not_held',
+    );
     expect(restoreLines(id)).toEqual([expect.objectContaining({ held: 'session' })]);
   });
 });
@@ -201,12 +219,18 @@ describe('what an interrupted restore put back is protected by the run that comp
   });
 
   it('a context restore killed after its rename: the retried restore completes it and protects it', async () => {
-    const { file } = f.writeRecord(home, 'shey', 'ctx_p', { capsule: 'shey', messages: 5, mtimeMs: Date.now() - 100 * f.DAY });
+    const { file } = f.writeRecord(home, 'shey', 'ctx_p', {
+      capsule: 'shey',
+      messages: 5,
+      mtimeMs: Date.now() - 100 * f.DAY,
+    });
     const yaml = `quarantine: 24h\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`;
     await runSweep({ config: await config(yaml), dryRun: false, log });
     expect(fs.existsSync(file)).toBe(false);
     expect(cli(['restore', 'ctx_p'], { MURMUR_GC_FAILPOINT: 'restore:after_done' }).status).toBe(null);
-    expect(await refusal(restoreTarget(await config(yaml), log, { target: 'ctx_p', dryRun: false }))).toBe('restore_not_held');
+    expect(await refusal(restoreTarget(await config(yaml), log, { target: 'ctx_p', dryRun: false }))).toBe(
+      'restore_not_held',
+    );
     const next = await runSweep({ config: await config(yaml), dryRun: false, log });
     expect(fs.existsSync(file)).toBe(true);
     expect(next.actions.filter((a) => a.kind === 'remove_record')).toEqual([]);
@@ -227,7 +251,9 @@ describe('holding dropped lines costs no second copy', () => {
     const lines = original.split('\n');
     const droppedEnd = lines.slice(0, 41).join('\n').length + 1;
     expect(fs.statSync(held).size).toBe(droppedEnd);
-    const meta = JSON.parse(fs.readFileSync(path.join(path.dirname(held), 'item.json'), 'utf8')) as { range: { from: number; to: number } };
+    const meta = JSON.parse(fs.readFileSync(path.join(path.dirname(held), 'item.json'), 'utf8')) as {
+      range: { from: number; to: number };
+    };
     expect(meta.range).toEqual({ from: lines[0]!.length + 1, to: droppedEnd });
     await restore('ctx_f');
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
@@ -250,7 +276,9 @@ describe('holding dropped lines costs no second copy', () => {
     const original = fs.readFileSync(file, 'utf8');
     const tr = await truncate('ctx_g', 5);
     const dir = path.dirname(tr.held!.path);
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'item.json'), 'utf8')) as { range?: { from: number; to: number } };
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'item.json'), 'utf8')) as {
+      range?: { from: number; to: number };
+    };
     const bytes = fs.readFileSync(path.join(dir, 'record.jsonl')).subarray(meta.range!.from, meta.range!.to);
     fs.writeFileSync(path.join(dir, 'dropped.jsonl'), bytes, { mode: 0o600 });
     fs.rmSync(path.join(dir, 'record.jsonl'));
@@ -295,7 +323,9 @@ describe.runIf(tmpfs.run)('on a filesystem without room for a second copy', () =
       } catch (e) {
         err = e;
       }
-      expect(String((err as Error | undefined)?.message)).toMatch(/\/conversations\/shey\/ctx_two\/\.conversation\.jsonl\.\d+\.[0-9a-f]+\.tmp: ENOSPC/);
+      expect(String((err as Error | undefined)?.message)).toMatch(
+        /\/conversations\/shey\/ctx_two\/\.conversation\.jsonl\.\d+\.[0-9a-f]+\.tmp: ENOSPC/,
+      );
       expect(fs.readFileSync(two, 'utf8')).toBe(before);
       expect(fs.readdirSync(path.dirname(two))).toEqual(['conversation.jsonl']);
     } finally {

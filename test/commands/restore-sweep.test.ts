@@ -21,7 +21,8 @@ let root: string;
 let c: GcConfig;
 const log = createLogger({ level: 'silent' });
 const HOUR = 3_600_000;
-const YAML = (root: string) => `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 20 }\n`;
+const YAML = (root: string) =>
+  `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d, max_messages: 20 }\n`;
 
 beforeEach(async () => {
   tmp = fs.realpathSync(f.tempDir('mgc-restore-sweep'));
@@ -29,7 +30,11 @@ beforeEach(async () => {
   root = path.join(tmp, 'app', '.murmur');
   fs.mkdirSync(home, { mode: 0o700 });
   fs.mkdirSync(root, { recursive: true });
-  c = await loadConfig({ configPath: f.writeConfig(tmp, `home: ${home}\n${YAML(root)}`), env: { HOME: tmp }, cwd: tmp });
+  c = await loadConfig({
+    configPath: f.writeConfig(tmp, `home: ${home}\n${YAML(root)}`),
+    env: { HOME: tmp },
+    cwd: tmp,
+  });
 });
 afterEach(() => f.rmrf(tmp));
 
@@ -50,7 +55,7 @@ const recordFile = (ctx: string) => path.join(home, 'conversations', 'shey', ctx
 const messages = (ctx: string) => f.readLines(recordFile(ctx)).filter((l) => l.includes('"role"')).length;
 
 describe('restore --sweep AUDIT', () => {
-  it("puts back the sessions, contexts and truncation one sweep held, and nothing another sweep held", async () => {
+  it('puts back the sessions, contexts and truncation one sweep held, and nothing another sweep held', async () => {
     const [a, b] = [session(40), session(41)];
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: Date.now() - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_long', { capsule: 'shey', messages: 30 });
@@ -69,7 +74,14 @@ describe('restore --sweep AUDIT', () => {
     const r = await restoreSweep(c, log, { sweep: first.audit!, dryRun: false });
     expect(r).toMatchObject({ sweep: first.audit, held: 4, not_restored: [] });
     expect(sweepRestoreExit(r)).toBe(0);
-    expect(r.restored.map((x) => [x.held_kind, x.target]).sort()).toEqual([['context', 'ctx_old'], ['session', a], ['session', b], ['truncation', 'ctx_long']].sort());
+    expect(r.restored.map((x) => [x.held_kind, x.target]).sort()).toEqual(
+      [
+        ['context', 'ctx_old'],
+        ['session', a],
+        ['session', b],
+        ['truncation', 'ctx_long'],
+      ].sort(),
+    );
     expect(fs.existsSync(path.join(root, a, 'blob'))).toBe(true);
     expect(fs.existsSync(path.join(root, b, 'blob'))).toBe(true);
     expect(messages('ctx_old')).toBe(3);
@@ -83,7 +95,12 @@ describe('restore --sweep AUDIT', () => {
     // a second restore of the same sweep: everything is back already, said once
     const again = await restoreSweep(c, log, { sweep: first.audit!, dryRun: false });
     expect(again.restored).toEqual([]);
-    expect(again.not_restored).toEqual([expect.objectContaining({ code: 'restored_already', items: expect.arrayContaining([expect.objectContaining({ target: a })]) })]);
+    expect(again.not_restored).toEqual([
+      expect.objectContaining({
+        code: 'restored_already',
+        items: expect.arrayContaining([expect.objectContaining({ target: a })]),
+      }),
+    ]);
     expect(again.not_restored[0]!.items).toHaveLength(4);
     expect(sweepRestoreExit(again)).toBe(1);
   });
@@ -96,9 +113,14 @@ describe('restore --sweep AUDIT', () => {
     fs.mkdirSync(path.join(root, b));
     const r = await restoreSweep(c, log, { sweep: first.audit!, dryRun: false });
     expect(r.restored.map((x) => x.target)).toEqual([d]);
-    expect(r.not_restored.map((x) => [x.code, x.items.map((i) => i.target)]).sort()).toEqual([['restore_exists', [b]], ['restored_already', [a]]]);
+    expect(r.not_restored.map((x) => [x.code, x.items.map((i) => i.target)]).sort()).toEqual([
+      ['restore_exists', [b]],
+      ['restored_already', [a]],
+    ]);
     const text = renderSweepRestore(r).split('\n');
-    expect(text.filter((l) => l.startsWith('not restored [restore_exists]'))).toEqual([expect.stringContaining('a session of that name exists now')]);
+    expect(text.filter((l) => l.startsWith('not restored [restore_exists]'))).toEqual([
+      expect.stringContaining('a session of that name exists now'),
+    ]);
     expect(text.filter((l) => l.startsWith('not restored [restored_already]'))).toHaveLength(1);
     expect(text[0]).toBe(`restored 1 session of the 3 items sweep ${first.audit} held`);
     expect(sweepRestoreExit(r)).toBe(1);
@@ -111,17 +133,33 @@ describe('restore --sweep AUDIT', () => {
     expect(later.quarantine?.purged).toBe(3);
     const r = await restoreSweep(c, log, { sweep: first.audit!, dryRun: true });
     expect(r.restored).toEqual([]);
-    expect(r.not_restored).toEqual([{ code: 'purged_expired', detail: 'purged since: their window passed', items: expect.arrayContaining(ids.map((t) => ({ target: t, held_kind: 'session', origin: root }))) }]);
-    expect(renderSweepRestore(r)).toContain('not restored [purged_expired]: 3 items: purged since: their window passed');
+    expect(r.not_restored).toEqual([
+      {
+        code: 'purged_expired',
+        detail: 'purged since: their window passed',
+        items: expect.arrayContaining(ids.map((t) => ({ target: t, held_kind: 'session', origin: root }))),
+      },
+    ]);
+    expect(renderSweepRestore(r)).toContain(
+      'not restored [purged_expired]: 3 items: purged since: their window passed',
+    );
   });
 
   it('an audit id no sweep has, or a sweep that held nothing, is a refusal', async () => {
-    await expect(restoreSweep(c, log, { sweep: f.idAt('ses_', Date.now()), dryRun: true })).rejects.toMatchObject({ code: 'restore_sweep_unknown' });
+    await expect(restoreSweep(c, log, { sweep: f.idAt('ses_', Date.now()), dryRun: true })).rejects.toMatchObject({
+      code: 'restore_sweep_unknown',
+    });
     session(40);
-    const c2 = await loadConfig({ configPath: f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`), env: { HOME: tmp }, cwd: tmp });
+    const c2 = await loadConfig({
+      configPath: f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`),
+      env: { HOME: tmp },
+      cwd: tmp,
+    });
     const r = await runSweep({ config: c2, dryRun: false, log });
     await expect(restoreSweep(c2, log, { sweep: r.audit!, dryRun: true })).rejects.toBeInstanceOf(RefusalError);
-    await expect(restoreSweep(c2, log, { sweep: r.audit!, dryRun: true })).rejects.toMatchObject({ code: 'restore_not_held' });
+    await expect(restoreSweep(c2, log, { sweep: r.audit!, dryRun: true })).rejects.toMatchObject({
+      code: 'restore_not_held',
+    });
   });
 });
 
@@ -143,7 +181,9 @@ describe('quarantine ls filters', () => {
     const before = Date.now() + 20 * HOUR;
     expect(targets(filterHeld(all, { beforeMs: before }))).toEqual([s1, 'ctx_old'].sort());
     // combined: the places are either one, the rest narrows
-    expect(targets(filterHeld(all, { roots: [root], records: ['shey'], beforeMs: before }))).toEqual([s1, 'ctx_old'].sort());
+    expect(targets(filterHeld(all, { roots: [root], records: ['shey'], beforeMs: before }))).toEqual(
+      [s1, 'ctx_old'].sort(),
+    );
     expect(targets(filterHeld(all, { records: ['shey'], reason: 'max_age', beforeMs: before }))).toEqual(['ctx_old']);
     const one = filterHeld(all, { roots: [root], reason: 'max_age', beforeMs: before });
     expect(one.totals).toEqual({ items: 1, bytes: all.items.find((i) => i.target === s1)!.bytes });
@@ -162,10 +202,20 @@ describe('quarantine ls filters on the command line', () => {
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toContain(s1);
     expect(text.stdout).not.toContain('ctx_old');
-    expect(text.stdout.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^1 of 2 held match \\(root ${root}, window ending before .+\\), `));
+    expect(text.stdout.trimEnd().split('\n').at(-1)).toMatch(
+      new RegExp(`^1 of 2 held match \\(root ${root}, window ending before .+\\), `),
+    );
     // a past ISO date: what the window no longer holds (nothing here)
-    expect(ls('--before', '2020-01-01').stdout).toMatch(/^Nothing held matches \(window ending before .+\); 2 held in all/);
-    for (const bad of [['--root', path.join(tmp, 'typo')], ['--record', 'shy'], ['--reason', 'keep_free'], ['--before', '7d'], ['--before', '2026-02-30']]) {
+    expect(ls('--before', '2020-01-01').stdout).toMatch(
+      /^Nothing held matches \(window ending before .+\); 2 held in all/,
+    );
+    for (const bad of [
+      ['--root', path.join(tmp, 'typo')],
+      ['--record', 'shy'],
+      ['--reason', 'keep_free'],
+      ['--before', '7d'],
+      ['--before', '2026-02-30'],
+    ]) {
       const r = ls(...bad);
       expect(r.status, bad.join(' ')).toBe(2);
       expect(r.stdout).toBe('');

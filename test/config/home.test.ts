@@ -38,7 +38,17 @@ describe('system paths', () => {
     expect(systemPathReason(p, ['/home/alice', '/data/users/alice'])).toBe(why);
   });
 
-  it.each(['/home/alice/.murmur', '/home/alice/work/mur', '/srv/murmur', '/opt/murmur', '/var/lib/murmur', '/tmp/x/home', '/tmp/murmur', '/.murmur', '/data/murmur'])('%s is not one', (p) => {
+  it.each([
+    '/home/alice/.murmur',
+    '/home/alice/work/mur',
+    '/srv/murmur',
+    '/opt/murmur',
+    '/var/lib/murmur',
+    '/tmp/x/home',
+    '/tmp/murmur',
+    '/.murmur',
+    '/data/murmur',
+  ])('%s is not one', (p) => {
     expect(systemPathReason(p, ['/home/alice'])).toBeUndefined();
   });
 });
@@ -61,13 +71,17 @@ describe('an existing directory as the home', () => {
     fs.mkdirSync(path.join(h, 'src'), { recursive: true });
     fs.writeFileSync(path.join(h, 'state'), 'a file named state');
     fs.symlinkSync(T, path.join(h, 'gc'));
-    expect(await judgeHome(h, [])).toBe('is not a murmur home: it holds 3 entries and none of conversations/, running/, state/, spend/, compiled/, formations/, gc/');
+    expect(await judgeHome(h, [])).toBe(
+      'is not a murmur home: it holds 3 entries and none of conversations/, running/, state/, spend/, compiled/, formations/, gc/',
+    );
   });
 
   it('a link to a system directory is judged by where it leads', async () => {
     fs.symlinkSync('/etc', path.join(T, 'etc-link'));
     expect(await judgeHome(path.join(T, 'etc-link'), [])).toBe('resolves to /etc, which is a system directory');
     fs.symlinkSync(T, path.join(T, 'home-link'));
-    expect(await judgeHome(path.join(T, 'home-link'), [T])).toBe(`resolves to ${T}, which is your home directory ($HOME) itself`);
+    expect(await judgeHome(path.join(T, 'home-link'), [T])).toBe(
+      `resolves to ${T}, which is your home directory ($HOME) itself`,
+    );
   });
 });

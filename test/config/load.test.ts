@@ -151,7 +151,11 @@ describe('strict schema', () => {
   });
 
   it.each([
-    ['sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n', 'sessions[1].retian', 'root, workdir, project, retain, max_bytes, children'],
+    [
+      'sessions:\n  - root: /a\n  - root: /b\n    retian: {max_age: 1d}\n',
+      'sessions[1].retian',
+      'root, workdir, project, retain, max_bytes, children',
+    ],
     ['records:\n  - capsul: shey\n', 'records[0].capsul', 'capsule, store, manifest, retain, max_bytes'],
     ['audit:\n  retention: {max_age: 1d}\n', 'audit.retention', 'retain'],
     ['log:\n  lvl: info\n', 'log.lvl', 'level'],
@@ -167,7 +171,11 @@ describe('strict schema', () => {
     ['run_on_start: yes\n', 'run_on_start', 'must be true or false'],
     ['home: ""\n', 'home', 'must not be empty'],
     ['sessions: {root: /x}\n', 'sessions', 'must be a list'],
-    ['sessions:\n  - /x\n', 'sessions[0]', 'must be a block of keys (root, workdir, project, retain, max_bytes, children, keep_free)'],
+    [
+      'sessions:\n  - /x\n',
+      'sessions[0]',
+      'must be a block of keys (root, workdir, project, retain, max_bytes, children, keep_free)',
+    ],
     ['sessions:\n  - root: 5\n', 'sessions[0].root', 'must be a string'],
     ['records:\n  - capsule: [a]\n', 'records[0].capsule', 'must be a string'],
     ['log:\n  level: verbose\n', 'log.level', 'must be one of: trace, debug, info, warn, error, fatal, silent'],
@@ -184,7 +192,11 @@ describe('strict schema', () => {
     for (const [yaml, keyPath, message] of [
       ['    children: 30d\n', 'sessions[0].children', 'must be a block of keys (max_age)'],
       ['    children: {}\n', 'sessions[0].children', 'must set max_age (e.g. children: { max_age: 30d })'],
-      ['    children: { max_age: 30d, max_count: 3 }\n', 'sessions[0].children.max_count', "unknown key 'max_count'; expected: max_age"],
+      [
+        '    children: { max_age: 30d, max_count: 3 }\n',
+        'sessions[0].children.max_count',
+        "unknown key 'max_count'; expected: max_age",
+      ],
       ['    children: { max_age: 0 }\n', 'sessions[0].children.max_age', undefined],
       ['    children: { max_age: soon }\n', 'sessions[0].children.max_age', undefined],
     ] as const) {
@@ -205,11 +217,27 @@ describe('strict schema', () => {
   it('retain blocks in the config follow the runtime rules, naming config paths', async () => {
     const cases: Array<[string, string, string]> = [
       ['sessions:\n  - root: /x\n    retain:\n', 'sessions[0].retain', 'must declare at least one key'],
-      ['sessions:\n  - root: /x\n    retain: {max_session: 5}\n', 'sessions[0].retain', "unknown key 'max_session'; expected: max_sessions, max_age"],
-      ['sessions:\n  - root: /x\n    retain: {max_sessions: 5.0}\n', 'sessions[0].retain.max_sessions', 'must be a whole number of at least 1'],
-      ['records:\n  - capsule: c\n    retain: {max_messages: 0}\n', 'records[0].retain.max_messages', 'must be at least 1 — a limit of zero'],
+      [
+        'sessions:\n  - root: /x\n    retain: {max_session: 5}\n',
+        'sessions[0].retain',
+        "unknown key 'max_session'; expected: max_sessions, max_age",
+      ],
+      [
+        'sessions:\n  - root: /x\n    retain: {max_sessions: 5.0}\n',
+        'sessions[0].retain.max_sessions',
+        'must be a whole number of at least 1',
+      ],
+      [
+        'records:\n  - capsule: c\n    retain: {max_messages: 0}\n',
+        'records[0].retain.max_messages',
+        'must be at least 1 — a limit of zero',
+      ],
       ['records:\n  - capsule: c\n    retain: {max_age: 30 m}\n', 'records[0].retain.max_age', `'30 m' ${FORM}`],
-      ['records:\n  - capsule: c\n    retain: {max_sessions: 5}\n', 'records[0].retain', "unknown key 'max_sessions'; expected: max_messages, max_age"],
+      [
+        'records:\n  - capsule: c\n    retain: {max_sessions: 5}\n',
+        'records[0].retain',
+        "unknown key 'max_sessions'; expected: max_messages, max_age",
+      ],
       ['audit:\n  retain: {}\n', 'audit.retain', 'must declare at least one key'],
     ];
     for (const [yaml, keyPath, message] of cases) {
@@ -259,7 +287,9 @@ describe('home', () => {
     expect((await load('home: ../murmur-home\n')).home).toBe(path.join(tmp, 'murmur-home'));
     expect((await load('home: ~/mh\n')).home).toBe(path.join(home, 'mh'));
     // $HOME itself is never a murmur home (src/config/home.ts) unless forced.
-    expect((await loadError(load('home: "~"\n'))).message).toContain(`home: '${home}' is your home directory ($HOME) itself`);
+    expect((await loadError(load('home: "~"\n'))).message).toContain(
+      `home: '${home}' is your home directory ($HOME) itself`,
+    );
     expect((await load('home: "~"\nforce_home: true\n')).home).toBe(home);
     const bare = await loadError(load('home: ~\n'));
     expect(bare.keyPath).toBe('home');
@@ -340,7 +370,9 @@ describe('sessions', () => {
       ['sessions[1]', 'runs/a1/.murmur'],
     ]);
     // Two globs that meet on a root give it two entries: refused (one policy per root).
-    await expect(load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n')).rejects.toThrow(/sessions\[1\]: '.*runs\/b\/\.murmur' is the same sessions root as sessions\[0\] \(line 2\)/);
+    await expect(load('sessions:\n  - root: ../runs/?/.murmur\n  - root: ../runs/[!a]*/.murmur\n')).rejects.toThrow(
+      /sessions\[1\]: '.*runs\/b\/\.murmur' is the same sessions root as sessions\[0\] \(line 2\)/,
+    );
     const dot = await load('sessions:\n  - root: ../runs/.*/.murmur\n');
     expect(dot.sessions.map((s) => path.relative(tmp, s.root))).toEqual(['runs/.hidden/.murmur']);
     const none = await load('sessions:\n  - root: ../nowhere/*/.murmur\n');
@@ -373,7 +405,11 @@ describe('sessions', () => {
     await write('runs/bot/murmur.yaml', manifest('  retain:\n    max_sessions: 3\n    max_age: 1d'));
     const cfg = await load('sessions:\n  - workdir: ../runs/bot\n');
     expect(cfg.sessions).toEqual([
-      { root: path.join(tmp, 'runs/bot/.murmur'), retain: { maxSessions: 3, maxAgeSecs: 86_400 }, origin: 'sessions[0]' },
+      {
+        root: path.join(tmp, 'runs/bot/.murmur'),
+        retain: { maxSessions: 3, maxAgeSecs: 86_400 },
+        origin: 'sessions[0]',
+      },
     ]);
   });
 
@@ -419,7 +455,10 @@ describe('sessions', () => {
       root: path.join(tmp, 'runs/bot/.murmur'),
       retain: undefined,
       origin: 'sessions[0]',
-      problem: { code: 'config_invalid', detail: expect.stringContaining(`${file}: trace.retain.max_age: '5 minutes' ${FORM}`) as string },
+      problem: {
+        code: 'config_invalid',
+        detail: expect.stringContaining(`${file}: trace.retain.max_age: '5 minutes' ${FORM}`) as string,
+      },
     });
     expect(cfg.sessions[1]).toMatchObject({ root: '/other', retain: { maxSessions: 2 } });
 
@@ -482,14 +521,17 @@ describe('records', () => {
     ]);
   });
 
-  it.each(['', 'a/b', '.', '..', '.hidden', '/abs', '../x'])('capsule and store %j must be a single path segment', async (bad) => {
-    const err = await loadError(load(`records:\n  - capsule: ${JSON.stringify(bad)}\n`));
-    expect(err.keyPath).toBe('records[0].capsule');
-    expect(err.message).toContain(`records[0].capsule: ${SEGMENT_RULE}`);
-    const err2 = await loadError(load(`records:\n  - capsule: ok\n    store: ${JSON.stringify(bad)}\n`));
-    expect(err2.keyPath).toBe('records[0].store');
-    expect(err2.message).toContain(SEGMENT_RULE);
-  });
+  it.each(['', 'a/b', '.', '..', '.hidden', '/abs', '../x'])(
+    'capsule and store %j must be a single path segment',
+    async (bad) => {
+      const err = await loadError(load(`records:\n  - capsule: ${JSON.stringify(bad)}\n`));
+      expect(err.keyPath).toBe('records[0].capsule');
+      expect(err.message).toContain(`records[0].capsule: ${SEGMENT_RULE}`);
+      const err2 = await loadError(load(`records:\n  - capsule: ok\n    store: ${JSON.stringify(bad)}\n`));
+      expect(err2.keyPath).toBe('records[0].store');
+      expect(err2.message).toContain(SEGMENT_RULE);
+    },
+  );
 
   it('manifest entries take name, context.record_store and context.retain', async () => {
     await write(
@@ -497,7 +539,9 @@ describe('records', () => {
       'name: bot\nversion: 1.0.0\ncontext:\n  max_tokens: 1000\n  record_store: " bot-records "\n  retain:\n    max_messages: 500\n',
     );
     await write('home/src/plain/murmur.yaml', 'name: plain\n');
-    const cfg = await load('records:\n  - manifest: ~/src/bot/murmur.yaml\n  - manifest: ../home/src/plain/murmur.yaml\n');
+    const cfg = await load(
+      'records:\n  - manifest: ~/src/bot/murmur.yaml\n  - manifest: ../home/src/plain/murmur.yaml\n',
+    );
     expect(cfg.records).toEqual([
       { capsule: 'bot', store: 'bot-records', retain: { maxMessages: 500 }, origin: 'records[0]' },
       { capsule: 'plain', store: 'plain', retain: undefined, origin: 'records[1]' },
@@ -512,7 +556,10 @@ describe('records', () => {
 
   it('context.retain is inert (as in the runtime) when the manifest records nothing', async () => {
     await write('off/murmur.yaml', 'name: off\ncontext:\n  record: off\n  retain: { max_messages: 5 }\n');
-    await write('proc/murmur.yaml', 'name: proc\ninference:\n  transport: process\ncontext:\n  retain: { max_messages: 5 }\n');
+    await write(
+      'proc/murmur.yaml',
+      'name: proc\ninference:\n  transport: process\ncontext:\n  retain: { max_messages: 5 }\n',
+    );
     const cfg = await load('records:\n  - manifest: ../off/murmur.yaml\n  - manifest: ../proc/murmur.yaml\n');
     expect(cfg.records.map((r) => r.retain)).toEqual([undefined, undefined]);
     // …but it is still validated.
@@ -548,7 +595,13 @@ describe('records', () => {
     const check = await checkConfig({ configPath: path.join(tmp, 'conf/config.yaml'), env: { HOME: home }, cwd: tmp });
     expect(check.errors).toEqual([]);
     expect(check.warnings).toEqual([
-      expect.objectContaining({ code: 'config_path_missing', keyPath: 'records[0].manifest', line: 2, column: 5, message: expect.stringContaining(`'${path.join(tmp, 'none/murmur.yaml')}' does not exist`) }),
+      expect.objectContaining({
+        code: 'config_path_missing',
+        keyPath: 'records[0].manifest',
+        line: 2,
+        column: 5,
+        message: expect.stringContaining(`'${path.join(tmp, 'none/murmur.yaml')}' does not exist`),
+      }),
     ]);
 
     await write('m/murmur.yaml', 'name: m\n');
@@ -660,7 +713,11 @@ describe('checkConfig: every problem at once', () => {
   it('reports every YAML syntax error with its line and column', async () => {
     const c = await check('a: [1, 2\nb: {\n');
     expect(c.errors.length).toBeGreaterThan(1);
-    expect(c.errors.every((e) => e.line !== undefined && e.column !== undefined && e.message.includes('invalid YAML at line'))).toBe(true);
+    expect(
+      c.errors.every(
+        (e) => e.line !== undefined && e.column !== undefined && e.message.includes('invalid YAML at line'),
+      ),
+    ).toBe(true);
   });
 
   it('warns (and loads) for each root, workdir, project and manifest that does not exist', async () => {
@@ -689,11 +746,16 @@ describe('checkConfig: every problem at once', () => {
       ['config_path_missing', 'sessions[4].project', 6],
       ['config_path_missing', 'records[0].manifest', 8],
     ]);
-    expect(c.warnings[4]!.message).toContain(`'${path.join(tmp, 'proj/murmur.yaml')}' does not exist: no policy applies`);
+    expect(c.warnings[4]!.message).toContain(
+      `'${path.join(tmp, 'proj/murmur.yaml')}' does not exist: no policy applies`,
+    );
   });
 
   it('names where each policy came from: the config, a manifest, or nowhere', async () => {
-    await write('proj/murmur.yaml', 'name: bot\ntrace:\n  retain: { max_sessions: 3 }\ncontext:\n  record: off\n  retain: { max_age: 1d }\n');
+    await write(
+      'proj/murmur.yaml',
+      'name: bot\ntrace:\n  retain: { max_sessions: 3 }\ncontext:\n  record: off\n  retain: { max_age: 1d }\n',
+    );
     const c = await check(
       [
         'sessions:',
@@ -719,7 +781,9 @@ describe('checkConfig: every problem at once', () => {
   it('an error in a manifest is located in that manifest', async () => {
     const m = await write('proj/murmur.yaml', 'name: bot\ntrace:\n  retain:\n    max_sessions: 0\n');
     const c = await check('sessions:\n  - project: ../proj\n');
-    expect(c.errors.map((e) => [e.file, e.keyPath, e.line, e.column])).toEqual([[m, 'trace.retain.max_sessions', 4, 5]]);
+    expect(c.errors.map((e) => [e.file, e.keyPath, e.line, e.column])).toEqual([
+      [m, 'trace.retain.max_sessions', 4, 5],
+    ]);
   });
 });
 
@@ -742,7 +806,11 @@ describe('capsule and record store names', () => {
       expect(err.code).toBe('config_invalid');
       expect(err.keyPath).toBe(key);
       expect(err.message).toContain(`${key}: ${quoted} holds ${code}: ${CONTROL_RULE}`);
-      const check = await checkConfig({ configPath: path.join(tmp, 'conf/config.yaml'), env: { HOME: home }, cwd: tmp });
+      const check = await checkConfig({
+        configPath: path.join(tmp, 'conf/config.yaml'),
+        env: { HOME: home },
+        cwd: tmp,
+      });
       expect(check.errors.map((e) => [e.keyPath, e.line])).toEqual([[key, line]]);
     }
     // A manifest's name and context.record_store, checked as written (before any trimming).

@@ -6,7 +6,7 @@ import { MAX_NESTING, nestingBeyond } from '../../src/config/nesting.js';
 import * as f from '../helpers/fixtures.js';
 
 describe('nestingBeyond', () => {
-  it('accepts the example configuration and the docs\' snippets', () => {
+  it("accepts the example configuration and the docs' snippets", () => {
     expect(nestingBeyond(fs.readFileSync(path.join(f.REPO, 'config.example.yaml'), 'utf8'))).toBeUndefined();
   });
 
@@ -14,7 +14,10 @@ describe('nestingBeyond', () => {
     ['flow sequences', (d: number) => '['.repeat(d) + ']'.repeat(d)],
     ['flow maps', (d: number) => '{a: '.repeat(d) + '1' + '}'.repeat(d)],
     ['compact block sequences', (d: number) => '- '.repeat(d) + 'x'],
-    ['indented block maps', (d: number) => Array.from({ length: d }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x'],
+    [
+      'indented block maps',
+      (d: number) => Array.from({ length: d }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' x',
+    ],
   ])('%s: just under the limit passes, past it is refused', (_k, make) => {
     // An upper bound: a top-level flow collection or block line may count one level more.
     expect(nestingBeyond(make(MAX_NESTING - 1))).toBeUndefined();

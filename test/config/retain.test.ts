@@ -182,7 +182,9 @@ describe('parseRetainBlock: counts', () => {
     ['0x10', 16],
     ['0o17', 15],
   ])('max_sessions: %s → %d', (yaml, n) => {
-    expect(parseRetainBlock(block(`{max_sessions: ${yaml}}`), 'trace.retain', 'trace', FILE)).toEqual({ maxSessions: n });
+    expect(parseRetainBlock(block(`{max_sessions: ${yaml}}`), 'trace.retain', 'trace', FILE)).toEqual({
+      maxSessions: n,
+    });
     expect(parseRetainBlock(block(`{max_messages: ${yaml}}`), 'context.retain', 'context', FILE)).toEqual({
       maxMessages: n,
     });
@@ -408,7 +410,9 @@ describe('Rust renderings', () => {
     expect(rustDebug(new YamlTagged('custom', 5n))).toBe('TaggedValue { tag: !custom, value: Number(5) }');
     expect(rustDebug(new YamlTagged('!custom', null))).toBe('TaggedValue { tag: !custom, value: Null }');
     expect(rustDebug(new YamlTagged('a!b', 'x'))).toBe('TaggedValue { tag: !a!b, value: String("x") }');
-    expect(rustDebug(block('[{a: 1, b: [x, 2]}]'))).toBe('Sequence [Mapping {"a": Number(1), "b": Sequence [String("x"), Number(2)]}]');
+    expect(rustDebug(block('[{a: 1, b: [x, 2]}]'))).toBe(
+      'Sequence [Mapping {"a": Number(1), "b": Sequence [String("x"), Number(2)]}]',
+    );
   });
 
   it('rustDebug prints only a type tag for a value YAML does not produce, never its content', () => {

@@ -20,7 +20,22 @@ import { prng } from '../helpers/fixtures.js';
 // ── the oracle: the zod schema and its issue handling as src/config/parse.ts had them ─────────
 
 type Mapping = Record<string, unknown>;
-const TOP_KEYS = ['home', 'force_home', 'schedule', 'run_on_start', 'random_delay', 'live_grace', 'max_delete', 'keep_free', 'quarantine', 'sessions', 'records', 'audit', 'log', 'metrics'];
+const TOP_KEYS = [
+  'home',
+  'force_home',
+  'schedule',
+  'run_on_start',
+  'random_delay',
+  'live_grace',
+  'max_delete',
+  'keep_free',
+  'quarantine',
+  'sessions',
+  'records',
+  'audit',
+  'log',
+  'metrics',
+];
 const MAX_DELETE_KEYS = ['count', 'fraction'];
 const SESSION_KEYS = ['root', 'workdir', 'project', 'retain', 'max_bytes', 'children', 'keep_free'];
 const RECORD_KEYS = ['capsule', 'store', 'manifest', 'retain', 'max_bytes', 'keep_free'];
@@ -70,7 +85,10 @@ const ConfigSchema = z.strictObject(
     run_on_start: z.boolean({ error: 'must be true or false' }).optional(),
     random_delay: z.unknown().optional(),
     live_grace: z.unknown().optional(),
-    max_delete: z.strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS)).nullable().optional(),
+    max_delete: z
+      .strictObject({ count: z.unknown().optional(), fraction: z.unknown().optional() }, blockOf(MAX_DELETE_KEYS))
+      .nullable()
+      .optional(),
     keep_free: z.unknown().optional(),
     quarantine: z.unknown().optional(),
     sessions: z.array(SessionEntrySchema, { error: 'must be a list' }).nullable().optional(),
@@ -83,7 +101,10 @@ const ConfigSchema = z.strictObject(
       )
       .nullable()
       .optional(),
-    metrics: z.strictObject({ textfile: text().optional(), interval: z.unknown().optional() }, blockOf(METRICS_KEYS)).nullable().optional(),
+    metrics: z
+      .strictObject({ textfile: text().optional(), interval: z.unknown().optional() }, blockOf(METRICS_KEYS))
+      .nullable()
+      .optional(),
   },
   blockOf(TOP_KEYS),
 );
@@ -130,7 +151,13 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | unde
     if (issue.code === 'unrecognized_keys') {
       const expected = expectedKeysAt(issue.path);
       for (const key of issue.keys) {
-        unknown.push(new ConfigError(formatKeyPath([...issue.path, key]), `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`, file));
+        unknown.push(
+          new ConfigError(
+            formatKeyPath([...issue.path, key]),
+            `unknown key '${key}'${expected.length > 0 ? `; expected: ${expected.join(', ')}` : ''}`,
+            file,
+          ),
+        );
       }
     } else {
       other.push(new ConfigError(formatKeyPath(issue.path), issue.message, file));
@@ -140,7 +167,11 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], file: string | unde
   return all.length > 0 ? all : [new ConfigError('', 'invalid configuration', file)];
 }
 
-function oracleValidate(doc: unknown, file: string | undefined, errors: ConfigError[]): { raw: OracleRaw; sessions: [number, OracleSession][]; records: [number, OracleRecord][] } {
+function oracleValidate(
+  doc: unknown,
+  file: string | undefined,
+  errors: ConfigError[],
+): { raw: OracleRaw; sessions: [number, OracleSession][]; records: [number, OracleRecord][] } {
   const parsed = ConfigSchema.safeParse(doc);
   if (parsed.success) {
     const raw = parsed.data;
@@ -168,7 +199,11 @@ function oracleValidate(doc: unknown, file: string | undefined, errors: ConfigEr
     });
     return out;
   };
-  return { raw, sessions: entries('sessions', SessionEntrySchema, raw.sessions), records: entries('records', RecordEntrySchema, raw.records) };
+  return {
+    raw,
+    sessions: entries('sessions', SessionEntrySchema, raw.sessions),
+    records: entries('records', RecordEntrySchema, raw.records),
+  };
 }
 
 // ── comparing: every error's fields in order, every kept value with its key order and types ───
@@ -184,14 +219,24 @@ function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
   if (typeof v === 'object') {
     const proto = Object.getPrototypeOf(v) === Object.prototype ? '' : '?proto';
-    return `{${proto}${Object.keys(v).map((k) => `${JSON.stringify(k)}:${canon((v as Mapping)[k])}`).join(',')}}`;
+    return `{${proto}${Object.keys(v)
+      .map((k) => `${JSON.stringify(k)}:${canon((v as Mapping)[k])}`)
+      .join(',')}}`;
   }
   return `?${typeof v}`;
 }
 
 type Outcome = { errors: string[]; raw: string; sessions: string; records: string } | { threw: string };
 
-function outcome(validate: (doc: unknown, file: string | undefined, errors: ConfigError[]) => { raw: unknown; sessions: unknown; records: unknown }, doc: unknown, file: string | undefined): Outcome {
+function outcome(
+  validate: (
+    doc: unknown,
+    file: string | undefined,
+    errors: ConfigError[],
+  ) => { raw: unknown; sessions: unknown; records: unknown },
+  doc: unknown,
+  file: string | undefined,
+): Outcome {
   const errors: ConfigError[] = [];
   let r: { raw: unknown; sessions: unknown; records: unknown };
   try {
@@ -201,7 +246,9 @@ function outcome(validate: (doc: unknown, file: string | undefined, errors: Conf
     return { threw: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
   }
   return {
-    errors: errors.map((e) => [e.code, e.file, e.keyPath, e.detail, e.message, e.line, e.column].map((x) => String(x)).join(' | ')),
+    errors: errors.map((e) =>
+      [e.code, e.file, e.keyPath, e.detail, e.message, e.line, e.column].map((x) => String(x)).join(' | '),
+    ),
     raw: canon(r.raw),
     sessions: canon(r.sessions),
     records: canon(r.records),
@@ -226,7 +273,8 @@ function lengthQuirk(v: unknown): boolean {
 
 function copyWith(m: Mapping, f: (key: string, v: unknown) => unknown): Mapping {
   const out: Mapping = {};
-  for (const k of Object.keys(m)) Object.defineProperty(out, k, { value: f(k, m[k]), enumerable: true, writable: true, configurable: true });
+  for (const k of Object.keys(m))
+    Object.defineProperty(out, k, { value: f(k, m[k]), enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -243,7 +291,9 @@ function withoutLengthQuirk(doc: unknown): { doc: unknown; replaced: number } {
     return true;
   };
   const entries = (list: unknown, keys: readonly string[]): unknown =>
-    Array.isArray(list) ? list.map((e: unknown) => (isPlain(e) ? copyWith(e, (k, v) => (keys.includes(k) ? text(v) : v)) : e)) : list;
+    Array.isArray(list)
+      ? list.map((e: unknown) => (isPlain(e) ? copyWith(e, (k, v) => (keys.includes(k) ? text(v) : v)) : e))
+      : list;
   const out = isPlain(doc)
     ? copyWith(doc, (k, v) => {
         if (k === 'home') return text(v);
@@ -293,12 +343,30 @@ class Gen {
   /** A mapping as the YAML reader builds it (own keys by defineProperty: `__proto__` stays a key). */
   mapping(pairs: readonly [string, unknown][]): Mapping {
     const out: Mapping = {};
-    for (const [k, v] of pairs) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of pairs)
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     return out;
   }
 
   string(): string {
-    return this.pick(['x', '/srv/murmur', '~/sessions', '~', 'info', 'warn', 'silent', 'TRACE', 'Info', ' ', 'null', 'true', '0', '*/5 * * * *', 'ü', '']);
+    return this.pick([
+      'x',
+      '/srv/murmur',
+      '~/sessions',
+      '~',
+      'info',
+      'warn',
+      'silent',
+      'TRACE',
+      'Info',
+      ' ',
+      'null',
+      'true',
+      '0',
+      '*/5 * * * *',
+      'ü',
+      '',
+    ]);
   }
 
   scalar(): unknown {
@@ -316,7 +384,10 @@ class Gen {
       case 5:
         return new YamlFloat(this.pick([1.5, 0, -0, 1e3, Number.NaN, Infinity, -Infinity]));
       case 6:
-        return new YamlTagged(this.pick(['custom', 'env', '!x']), this.chance(0.5) ? this.string() : this.mapping([['a', 1n]]));
+        return new YamlTagged(
+          this.pick(['custom', 'env', '!x']),
+          this.chance(0.5) ? this.string() : this.mapping([['a', 1n]]),
+        );
       case 7:
         return this.pick(LOG_LEVELS);
       default:
@@ -328,14 +399,52 @@ class Gen {
   junk(depth: number): unknown {
     if (depth <= 0 || this.chance(0.55)) return this.scalar();
     if (this.chance(0.5)) return Array.from({ length: this.int(4) }, () => this.junk(depth - 1));
-    const keys = ['a', 'value', 'tag', '1', '0', '__proto__', 'constructor', 'length', 'length', 'valueOf', 'toString', 'root', 'level', 'retain', 'max_age', ''];
-    return this.mapping(this.shuffle(keys).slice(0, this.int(4)).map((k) => [k, this.junk(depth - 1)]));
+    const keys = [
+      'a',
+      'value',
+      'tag',
+      '1',
+      '0',
+      '__proto__',
+      'constructor',
+      'length',
+      'length',
+      'valueOf',
+      'toString',
+      'root',
+      'level',
+      'retain',
+      'max_age',
+      '',
+    ];
+    return this.mapping(
+      this.shuffle(keys)
+        .slice(0, this.int(4))
+        .map((k) => [k, this.junk(depth - 1)]),
+    );
   }
 
   /** An unknown key for a block with `known` keys: typos, near misses, integer-like and prototype names. */
   unknownKey(known: readonly string[]): string {
     const base = this.pick(known);
-    return this.pick([`${base}s`, base.toUpperCase(), base.replace('_', '-'), 'zzz', 'aaa', '1', '10', '0', '__proto__', 'constructor', 'toString', 'value', 'tag', 'length', '', 'hasOwnProperty']);
+    return this.pick([
+      `${base}s`,
+      base.toUpperCase(),
+      base.replace('_', '-'),
+      'zzz',
+      'aaa',
+      '1',
+      '10',
+      '0',
+      '__proto__',
+      'constructor',
+      'toString',
+      'value',
+      'tag',
+      'length',
+      '',
+      'hasOwnProperty',
+    ]);
   }
 
   /**
@@ -356,11 +465,33 @@ class Gen {
   }
 
   sessionEntry(badRate: number): unknown {
-    return this.block(SESSION_KEYS, (k) => (k === 'retain' || k === 'children' ? this.mapping([['max_age', '30d']]) : k === 'max_bytes' ? '2GiB' : k === 'keep_free' ? this.chance(0.5) : this.pick(['/srv/a', '~/b', 'c'])), badRate);
+    return this.block(
+      SESSION_KEYS,
+      (k) =>
+        k === 'retain' || k === 'children'
+          ? this.mapping([['max_age', '30d']])
+          : k === 'max_bytes'
+            ? '2GiB'
+            : k === 'keep_free'
+              ? this.chance(0.5)
+              : this.pick(['/srv/a', '~/b', 'c']),
+      badRate,
+    );
   }
 
   recordEntry(badRate: number): unknown {
-    return this.block(RECORD_KEYS, (k) => (k === 'retain' ? this.mapping([['max_messages', 100n]]) : k === 'max_bytes' ? 1024n : k === 'keep_free' ? this.chance(0.5) : this.pick(['chat', 'main', '', 'm.yaml'])), badRate);
+    return this.block(
+      RECORD_KEYS,
+      (k) =>
+        k === 'retain'
+          ? this.mapping([['max_messages', 100n]])
+          : k === 'max_bytes'
+            ? 1024n
+            : k === 'keep_free'
+              ? this.chance(0.5)
+              : this.pick(['chat', 'main', '', 'm.yaml']),
+      badRate,
+    );
   }
 
   list(entry: (badRate: number) => unknown, badRate: number): unknown {
@@ -378,7 +509,9 @@ class Gen {
       case 'force_home':
         return this.chance(0.5);
       case 'max_delete':
-        return this.chance(0.1) ? null : this.block(MAX_DELETE_KEYS, () => this.pick([5n, new YamlFloat(0.5)]), badRate);
+        return this.chance(0.1)
+          ? null
+          : this.block(MAX_DELETE_KEYS, () => this.pick([5n, new YamlFloat(0.5)]), badRate);
       case 'sessions':
         return this.list((r) => this.sessionEntry(r), badRate);
       case 'records':
@@ -388,7 +521,9 @@ class Gen {
       case 'log':
         return this.chance(0.1) ? null : this.block(LOG_KEYS, () => this.pick(LOG_LEVELS), badRate);
       case 'metrics':
-        return this.chance(0.1) ? null : this.block(METRICS_KEYS, (k) => (k === 'textfile' ? this.pick(['/run/m.prom', '']) : '1m'), badRate);
+        return this.chance(0.1)
+          ? null
+          : this.block(METRICS_KEYS, (k) => (k === 'textfile' ? this.pick(['/run/m.prom', '']) : '1m'), badRate);
       default:
         return this.scalar();
     }
@@ -399,7 +534,8 @@ class Gen {
     if (this.chance(0.04)) return this.junk(3);
     const badRate = this.pick([0, 0.05, 0.2, 0.5]);
     const pairs: [string, unknown][] = [];
-    for (const k of TOP_KEYS) if (this.chance(0.5)) pairs.push([k, this.chance(badRate) ? this.junk(3) : this.good(k, badRate)]);
+    for (const k of TOP_KEYS)
+      if (this.chance(0.5)) pairs.push([k, this.chance(badRate) ? this.junk(3) : this.good(k, badRate)]);
     if (this.chance(badRate)) {
       for (let n = 1 + this.int(3); n > 0; n--) {
         const k = this.unknownKey(TOP_KEYS);
@@ -421,7 +557,8 @@ describe('the shape check gives what the zod schema gave', () => {
       const file = n % 7 === 0 ? undefined : FILE;
       const { want, quirk } = expected(doc, file);
       const got = outcome(validateSchema, doc, file);
-      if (JSON.stringify(got) !== JSON.stringify(want)) expect({ n, doc: canon(doc), ...got }).toEqual({ n, doc: canon(doc), ...want });
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        expect({ n, doc: canon(doc), ...got }).toEqual({ n, doc: canon(doc), ...want });
       if ('threw' in want) throw new Error(`the oracle threw on a document without the length quirk: ${canon(doc)}`);
       if (quirk) {
         seen.quirk++;
@@ -449,7 +586,9 @@ describe('the shape check gives what the zod schema gave', () => {
         `unknown key 'K'; expected: ${AUDIT_KEYS.join(', ')}`,
         `unknown key 'K'; expected: ${LOG_KEYS.join(', ')}`,
         `unknown key 'K'; expected: ${METRICS_KEYS.join(', ')}`,
-        ...[TOP_KEYS, MAX_DELETE_KEYS, SESSION_KEYS, RECORD_KEYS, AUDIT_KEYS, LOG_KEYS, METRICS_KEYS].map((keys) => blockOf(keys).error),
+        ...[TOP_KEYS, MAX_DELETE_KEYS, SESSION_KEYS, RECORD_KEYS, AUDIT_KEYS, LOG_KEYS, METRICS_KEYS].map(
+          (keys) => blockOf(keys).error,
+        ),
         'must be a list',
         'must be a string',
         'must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)',
@@ -464,10 +603,19 @@ describe('the shape check gives what the zod schema gave', () => {
     ['a float as the whole document', '1.5\n'],
     ['a tagged mapping as the whole document', '!custom {home: /x}\n'],
     ['a list as the whole document', '- home: /x\n'],
-    ['floats and tags where blocks go', 'max_delete: 0.5\naudit: !x {retain: {max_age: 1d}}\nlog: .inf\nsessions: [1.5, !t {root: /a}]\n'],
+    [
+      'floats and tags where blocks go',
+      'max_delete: 0.5\naudit: !x {retain: {max_age: 1d}}\nlog: .inf\nsessions: [1.5, !t {root: /a}]\n',
+    ],
     ['integer-like, prototype and empty keys', '10: a\n2: b\n__proto__: c\nconstructor: d\n"": e\nhome: /x\n'],
-    ['unknown keys at every level, and bad members', 'zzz: 1\nmax_delete: {count: 1, counts: 2}\nsessions:\n  - {root: ~, roots: /a}\n  - {workdir: ""}\nrecords:\n  - {capsule: 1, stores: x}\nlog: {level: loud, lvl: 1}\nmetrics: {textfile: "", path: /x}\nhome: 5\nrun_on_start: "yes"\n'],
-    ['a length where a path goes (zod read it; the checker does not)', 'home: {length: 0}\nsessions: [{root: []}, {root: [x]}, {project: {length: "2"}}]\nrecords: [{manifest: {length: ~}}]\nmetrics: {textfile: {length: [[1]]}}\n'],
+    [
+      'unknown keys at every level, and bad members',
+      'zzz: 1\nmax_delete: {count: 1, counts: 2}\nsessions:\n  - {root: ~, roots: /a}\n  - {workdir: ""}\nrecords:\n  - {capsule: 1, stores: x}\nlog: {level: loud, lvl: 1}\nmetrics: {textfile: "", path: /x}\nhome: 5\nrun_on_start: "yes"\n',
+    ],
+    [
+      'a length where a path goes (zod read it; the checker does not)',
+      'home: {length: 0}\nsessions: [{root: []}, {root: [x]}, {project: {length: "2"}}]\nrecords: [{manifest: {length: ~}}]\nmetrics: {textfile: {length: [[1]]}}\n',
+    ],
     ['a length that cannot be compared (zod threw)', 'home: {length: {toString: x}}\n'],
     ['null sections, which are the same as absent', 'sessions:\nrecords: ~\nmax_delete:\naudit:\nlog:\nmetrics:\n'],
   ])('for YAML text as the reader gives it: %s', (_name, yaml) => {
@@ -482,16 +630,32 @@ describe('the shape check gives what the zod schema gave', () => {
     ['home: {length: 0}\n', ['home: must be a string']],
     ['home: ""\n', ['home: must not be empty']],
     ['home:\n', ['home: must be a string (a bare ~ is YAML\'s null: write "~" or ~/…)']],
-    ['sessions: [{root: [], workdir: {length: {toString: 1}}, project: ""}]\n', ['sessions[0].root: must be a string', 'sessions[0].workdir: must be a string', 'sessions[0].project: must not be empty']],
-    ['records: [{manifest: {length: [[1]]}}]\nmetrics: {textfile: []}\n', ['records[0].manifest: must be a string', 'metrics.textfile: must be a string']],
-  ])('a value where a path or name goes: %j is only "must be a string" unless it is a string, never a throw', (yaml, want) => {
-    const errors: ConfigError[] = [];
-    validateSchema(parseConfigYaml(yaml, FILE), FILE, errors);
-    expect(errors.map((e) => `${e.keyPath}: ${e.detail}`)).toEqual(want);
-  });
+    [
+      'sessions: [{root: [], workdir: {length: {toString: 1}}, project: ""}]\n',
+      [
+        'sessions[0].root: must be a string',
+        'sessions[0].workdir: must be a string',
+        'sessions[0].project: must not be empty',
+      ],
+    ],
+    [
+      'records: [{manifest: {length: [[1]]}}]\nmetrics: {textfile: []}\n',
+      ['records[0].manifest: must be a string', 'metrics.textfile: must be a string'],
+    ],
+  ])(
+    'a value where a path or name goes: %j is only "must be a string" unless it is a string, never a throw',
+    (yaml, want) => {
+      const errors: ConfigError[] = [];
+      validateSchema(parseConfigYaml(yaml, FILE), FILE, errors);
+      expect(errors.map((e) => `${e.keyPath}: ${e.detail}`)).toEqual(want);
+    },
+  );
 
-  it('reports a block\'s unknown keys after its members\' unknown keys, and unknown keys before every other issue', () => {
-    const doc = parseConfigYaml('zzz: 1\nhome: ""\nsessions:\n  - {root: 5, roots: /a}\nmax_delete: {counts: 1}\n', FILE);
+  it("reports a block's unknown keys after its members' unknown keys, and unknown keys before every other issue", () => {
+    const doc = parseConfigYaml(
+      'zzz: 1\nhome: ""\nsessions:\n  - {root: 5, roots: /a}\nmax_delete: {counts: 1}\n',
+      FILE,
+    );
     const errors: ConfigError[] = [];
     const { raw, sessions } = validateSchema(doc, FILE, errors);
     expect(errors.map((e) => `${e.keyPath}: ${e.detail}`)).toEqual([

@@ -70,9 +70,17 @@ function report(opts: Opts): SweepReport {
   };
 }
 
-function make(sweep: Sweep, over: { cfg?: GcConfig; load?: () => Promise<GcConfig>; stopDeadlineMs?: number } = {}): { d: Daemon; done: Promise<number> } {
+function make(
+  sweep: Sweep,
+  over: { cfg?: GcConfig; load?: () => Promise<GcConfig>; stopDeadlineMs?: number } = {},
+): { d: Daemon; done: Promise<number> } {
   const cfg = over.cfg ?? config();
-  const d = new Daemon(cfg, { log: logger(), load: over.load ?? (async () => cfg), sweep, ...(over.stopDeadlineMs !== undefined ? { stopDeadlineMs: over.stopDeadlineMs } : {}) });
+  const d = new Daemon(cfg, {
+    log: logger(),
+    load: over.load ?? (async () => cfg),
+    sweep,
+    ...(over.stopDeadlineMs !== undefined ? { stopDeadlineMs: over.stopDeadlineMs } : {}),
+  });
   daemons.push(d);
   const done = d.run();
   return { d, done };
@@ -149,7 +157,17 @@ describe('Daemon (in-process, fake sweep)', () => {
   it('warns at start and after each reload about a configured root that does not exist', async () => {
     const file = path.join(T, 'config.yaml');
     const write = (root: string) =>
-      fs.writeFileSync(file, [`home: ${home}`, "schedule: '0 0 1 1 *'", 'sessions:', `  - root: ${root}`, '    retain: { max_sessions: 3 }', ''].join('\n'));
+      fs.writeFileSync(
+        file,
+        [
+          `home: ${home}`,
+          "schedule: '0 0 1 1 *'",
+          'sessions:',
+          `  - root: ${root}`,
+          '    retain: { max_sessions: 3 }',
+          '',
+        ].join('\n'),
+      );
     write(path.join(T, 'typo'));
     const load = () => loadConfig({ configPath: file, env: { HOME: T }, cwd: T });
     make(async (o) => report(o), { cfg: await load(), load });
@@ -216,7 +234,16 @@ describe('Daemon (in-process, fake sweep)', () => {
     const daemonSweep = JSON.parse(fs.readFileSync(statePath, 'utf8')).last_sweep as SweepSummary;
     // The timer's `murmur-gc sweep` ends later and records its summary while the daemon runs.
     const later = Date.now() + 1000;
-    const oneShot: SweepSummary = { ...daemonSweep, trigger: 'manual', started_ms: later - 5, ended_ms: later, duration_ms: 5, outcome: 'errors', errors: 1, errors_by_code: { io_error: 1 } };
+    const oneShot: SweepSummary = {
+      ...daemonSweep,
+      trigger: 'manual',
+      started_ms: later - 5,
+      ended_ms: later,
+      duration_ms: 5,
+      outcome: 'errors',
+      errors: 1,
+      errors_by_code: { io_error: 1 },
+    };
     expect(await recordOneShotSweep(home, oneShot, later)).toBe(true);
     // The daemon writes its state again (here: on stop) from its in-memory copy.
     await d.shutdown('SIGTERM');
@@ -260,11 +287,14 @@ describe('Daemon (in-process, fake sweep)', () => {
     let built: WeakRef<object> | undefined;
     const aliveAtSummary: boolean[] = [];
     const cfg = config();
-    const log = pino({ level: 'info' }, {
-      write: (s: string) => {
-        if (s.includes('"sweep_summary"')) aliveAtSummary.push(built?.deref() !== undefined);
+    const log = pino(
+      { level: 'info' },
+      {
+        write: (s: string) => {
+          if (s.includes('"sweep_summary"')) aliveAtSummary.push(built?.deref() !== undefined);
+        },
       },
-    });
+    );
     const d = new Daemon(cfg, {
       log,
       load: async () => cfg,

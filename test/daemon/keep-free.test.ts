@@ -23,7 +23,8 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(T));
 
-const log = () => pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+const log = () =>
+  pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
 
 function config(over: Partial<GcConfig> = {}): GcConfig {
   return {
@@ -120,7 +121,11 @@ describe('KeepFreeWatch', () => {
     freeInodes = 399;
     await w.check();
     expect(sweeps).toBe(1);
-    expect(lines.at(-1)).toMatchObject({ free_inodes: 399, required_inodes: 400, msg: expect.stringMatching(/^free inodes under the home \(399\) are below keep_free's share of them \(400\)/) });
+    expect(lines.at(-1)).toMatchObject({
+      free_inodes: 399,
+      required_inodes: 400,
+      msg: expect.stringMatching(/^free inodes under the home \(399\) are below keep_free's share of them \(400\)/),
+    });
     await w.check();
     expect(sweeps).toBe(1);
     freeInodes = 400;
@@ -136,7 +141,19 @@ describe('Daemon keep_free', () => {
     let free = 5000;
     const triggers: string[] = [];
     const sweep: typeof runSweep = (o) =>
-      Promise.resolve({ dry_run: false, home: o.config.home, home_exists: true, started_ms: Date.now(), duration_ms: 1, actions: [], skipped: [], errors: [], audit: null, bytes_freed: 0, inventory: {} as SweepReport['inventory'] });
+      Promise.resolve({
+        dry_run: false,
+        home: o.config.home,
+        home_exists: true,
+        started_ms: Date.now(),
+        duration_ms: 1,
+        actions: [],
+        skipped: [],
+        errors: [],
+        audit: null,
+        bytes_freed: 0,
+        inventory: {} as SweepReport['inventory'],
+      });
     const d = new Daemon(config(), {
       log: log(),
       load: () => Promise.resolve(config()),
@@ -150,7 +167,8 @@ describe('Daemon keep_free', () => {
       expect(lines.filter((l) => l['event'] === 'sweep_summary')).toHaveLength(0);
       free = 10;
       const t0 = Date.now();
-      while (!lines.some((l) => l['event'] === 'sweep_summary') && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 5));
+      while (!lines.some((l) => l['event'] === 'sweep_summary') && Date.now() - t0 < 5000)
+        await new Promise((r) => setTimeout(r, 5));
       for (const l of lines) if (l['event'] === 'sweep_summary') triggers.push(String(l['trigger']));
       expect(triggers).toEqual(['keep_free']);
       expect(lines.some((l) => typeof l['msg'] === 'string' && l['msg'].includes('below keep_free'))).toBe(true);

@@ -26,7 +26,15 @@ afterEach(() => {
   rmrf(T);
 });
 
-const PATHS = ['ses_a', 'ses_a/trace.jsonl', 'ses_link', 'plain', 'missing', 'plain/trace.jsonl', 'missing/trace.jsonl'];
+const PATHS = [
+  'ses_a',
+  'ses_a/trace.jsonl',
+  'ses_link',
+  'plain',
+  'missing',
+  'plain/trace.jsonl',
+  'missing/trace.jsonl',
+];
 
 /** What each path is, as a short comparable word (kind and size, or none). */
 function describePass(dir: Dir): string[] {
@@ -62,7 +70,9 @@ describe('Dir.relativePassSync', () => {
     try {
       const got = describePass(dir);
       expect(got).toEqual(describeProc(dir));
-      expect(got).toContain(`ses_link: link ino ${fs.lstatSync(path.join(T, 'root', 'ses_link'), { bigint: true }).ino}`);
+      expect(got).toContain(
+        `ses_link: link ino ${fs.lstatSync(path.join(T, 'root', 'ses_link'), { bigint: true }).ino}`,
+      );
       expect(got).toContain('missing: none');
       expect(got).toContain('plain/trace.jsonl: none');
       expect(process.cwd()).toBe(startCwd);
@@ -98,7 +108,17 @@ describe('Dir.relativePassSync', () => {
       ).toThrow('boom');
       expect(process.cwd()).toBe(startCwd);
       // a path that is not a chain of single names is refused before anything is read
-      for (const bad of ['../outside', '', '/etc', 'ses_a/', 'ses_a//trace.jsonl', 'ses_a/./trace.jsonl', 'ses_a/..', '.', 'ses\0a']) {
+      for (const bad of [
+        '../outside',
+        '',
+        '/etc',
+        'ses_a/',
+        'ses_a//trace.jsonl',
+        'ses_a/./trace.jsonl',
+        'ses_a/..',
+        '.',
+        'ses\0a',
+      ]) {
         expect(() => dir.relativePassSync((at) => at.lstat(bad)), bad).toThrow(/not a chain of single names/);
         expect(() => dir.relativePassSync((at) => at.list(bad)), bad).toThrow(/not a chain of single names/);
       }
@@ -106,7 +126,11 @@ describe('Dir.relativePassSync', () => {
       // names that only look like those are names
       fs.writeFileSync(path.join(T, 'root', '...'), '');
       fs.writeFileSync(path.join(T, 'root', '.hidden'), '');
-      expect(dir.relativePassSync((at) => [at.lstat('...'), at.lstat('.hidden')].map((st) => st !== undefined && !(st instanceof Error)))).toEqual([true, true]);
+      expect(
+        dir.relativePassSync((at) =>
+          [at.lstat('...'), at.lstat('.hidden')].map((st) => st !== undefined && !(st instanceof Error)),
+        ),
+      ).toEqual([true, true]);
     } finally {
       await dir.close();
     }
@@ -151,6 +175,14 @@ describe('Dir.relativePassSync', () => {
     await w.terminate();
     expect(got.chdirRefused).toBe(true);
     const ino = (p: string) => String(fs.lstatSync(path.join(T, 'root', p), { bigint: true }).ino);
-    expect(got.out).toEqual([ino('ses_a'), ino('ses_a/trace.jsonl'), `${ino('ses_link')} link`, ino('plain'), 'none', 'none', 'none']);
+    expect(got.out).toEqual([
+      ino('ses_a'),
+      ino('ses_a/trace.jsonl'),
+      `${ino('ses_link')} link`,
+      ino('plain'),
+      'none',
+      'none',
+      'none',
+    ]);
   });
 });

@@ -47,7 +47,9 @@ describe('removeDir', () => {
   it('refuses a directory that is not the one scanned', async () => {
     const root = await Dir.open(path.join(T, 'root'));
     const wrong = await ident(path.join(T, 'outside'));
-    await expect(removeDir(root, 'ses_a', wrong, { runId: 'ses_run' })).rejects.toMatchObject({ code: 'changed_since_scan' });
+    await expect(removeDir(root, 'ses_a', wrong, { runId: 'ses_run' })).rejects.toMatchObject({
+      code: 'changed_since_scan',
+    });
     await root.close();
     expect(fs.existsSync(path.join(T, 'root', 'ses_a', 'trace.jsonl'))).toBe(true);
   });

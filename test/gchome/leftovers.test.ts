@@ -31,7 +31,8 @@ async function sweep(nowMs = Date.now()): Promise<SweepReport> {
   return runSweep({ config, dryRun: false, log, now: () => nowMs });
 }
 
-const deadPid = (): number => Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+const deadPid = (): number =>
+  Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
 
 /** A lock directory with an owner file naming it, as a holder leaves it when killed. */
 function lockHeldBy(lockPath: string, pid: number, startTime: string | null): void {
@@ -44,7 +45,7 @@ function lockHeldBy(lockPath: string, pid: number, startTime: string | null): vo
 const debrisPaths = (r: SweepReport) => r.actions.flatMap((a) => (a.kind === 'remove_debris' ? [a.path] : [])).sort();
 
 describe('stale lock directories', () => {
-  it('a record or trace lock left by a killed holder is removed by the next sweep; a live holder\'s and one of unknown holder stay', async () => {
+  it("a record or trace lock left by a killed holder is removed by the next sweep; a live holder's and one of unknown holder stay", async () => {
     const dead = deadPid();
     const deadRecord = recordLockPath(home, 'shey', 'ctx_dead');
     const deadTrace = traceLockPath(home, '/x/.murmur', 'ses_1');
@@ -64,7 +65,11 @@ describe('stale lock directories', () => {
     expect(fs.existsSync(`${live}.owner.json`)).toBe(true);
     expect(fs.existsSync(unknown)).toBe(true);
     expect(debrisPaths(r)).toEqual([deadRecord, deadTrace].sort());
-    expect(fs.readdirSync(path.dirname(deadRecord)).sort()).toEqual(['ctx_live.lock', 'ctx_live.lock.owner.json', 'ctx_unknown.lock']);
+    expect(fs.readdirSync(path.dirname(deadRecord)).sort()).toEqual([
+      'ctx_live.lock',
+      'ctx_live.lock.owner.json',
+      'ctx_unknown.lock',
+    ]);
   });
 });
 
@@ -80,7 +85,7 @@ describe('a held item that never became a hold', () => {
     return dir;
   }
 
-  it('holding only the sidecar temp of a dead process (killed writing item.json), it is removed; a live writer\'s stays', async () => {
+  it("holding only the sidecar temp of a dead process (killed writing item.json), it is removed; a live writer's stays", async () => {
     const dead = deadPid();
     const killed = itemDir(Date.now() + 24 * HOUR, [`.item.json.${dead}.18c0ffee.tmp`], 0);
     const writing = itemDir(Date.now() + 24 * HOUR, [`.item.json.${process.ppid}.18c0ffee.tmp`], 0);
@@ -96,7 +101,21 @@ describe('a held item that never became a hold', () => {
     const dead = deadPid();
     const until = Date.now() + 24 * HOUR;
     const heldItem = itemDir(until, [`.item.json.${dead}.18c0ffee.tmp`, 'dropped.jsonl'], 2 * HOUR);
-    fs.writeFileSync(path.join(heldItem, 'item.json'), JSON.stringify({ kind: 'truncation', store: 'shey', context: 'ctx_a', removed_ms: Date.now() - 2 * HOUR, until_ms: until, reason: 'max_messages', run: 'ses_x', messages: 1, at_ms: '1', state: 'held' }) + '\n');
+    fs.writeFileSync(
+      path.join(heldItem, 'item.json'),
+      JSON.stringify({
+        kind: 'truncation',
+        store: 'shey',
+        context: 'ctx_a',
+        removed_ms: Date.now() - 2 * HOUR,
+        until_ms: until,
+        reason: 'max_messages',
+        run: 'ses_x',
+        messages: 1,
+        at_ms: '1',
+        state: 'held',
+      }) + '\n',
+    );
     const t = (Date.now() - 2 * HOUR) / 1000;
     fs.utimesSync(heldItem, t, t);
     const emptyOld = itemDir(until, [], 2 * HOUR);

@@ -47,7 +47,7 @@ describe('locks', () => {
     expect(await breakDeadLock(p)).toBe(false);
   });
 
-  it('a compromised lock aborts its holder\'s signal and does not crash the process', async () => {
+  it("a compromised lock aborts its holder's signal and does not crash the process", async () => {
     const p = path.join(T, 'sweep.lock');
     const l = await acquireLock(p, { waitMs: 0, staleMs: 2000 });
     expect(l).toBeDefined();
@@ -68,8 +68,12 @@ describe('locks', () => {
   // A holder killed between creating the lock directory and writing its owner file (the crash
   // soak found it: the next run then saw a lock of unknown holder and skipped the record).
   describe('evidence of the holder at every instant', () => {
-    const deadPid = (): number => Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
-    const candidate = (p: string, pid: number, body = '') => fs.writeFileSync(path.join(path.dirname(p), `.${path.basename(p)}.owner.json.${pid}.18c0ffee.tmp`), body);
+    const deadPid = (): number =>
+      Number(
+        spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+      );
+    const candidate = (p: string, pid: number, body = '') =>
+      fs.writeFileSync(path.join(path.dirname(p), `.${path.basename(p)}.owner.json.${pid}.18c0ffee.tmp`), body);
     const leftovers = (p: string) => fs.readdirSync(path.dirname(p)).filter((n) => n !== path.basename(p));
 
     it('a lock directory whose only evidence is a dead candidate is broken at once, and its temps go', async () => {
@@ -118,7 +122,10 @@ describe('locks', () => {
       candidate(p, process.ppid); // a live contender, still waiting
       const l = await acquireLock(p, { waitMs: 0 });
       expect(l?.brokeDeadHolder).toBe(false);
-      expect(leftovers(p).sort()).toEqual([`.ctx_f.lock.owner.json.${process.ppid}.18c0ffee.tmp`, 'ctx_f.lock.owner.json']);
+      expect(leftovers(p).sort()).toEqual([
+        `.ctx_f.lock.owner.json.${process.ppid}.18c0ffee.tmp`,
+        'ctx_f.lock.owner.json',
+      ]);
       await l!.release();
       expect(leftovers(p)).toEqual([`.ctx_f.lock.owner.json.${process.ppid}.18c0ffee.tmp`]);
     });
@@ -168,8 +175,18 @@ describe('locks', () => {
       fs.writeFileSync(path.join(store, `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`), '');
       fs.writeFileSync(path.join(T, 'gc', 'locks', `.x%20y.lock.owner.json.${dead}.ab.tmp`), '');
       const removed = await removeDeadGcTemps(T);
-      expect(removed.map((r) => path.basename(r.path)).sort()).toEqual([`.ctx_gone.lock.owner.json.${dead}.ab.tmp`, `.x%20y.lock.owner.json.${dead}.ab.tmp`]);
-      expect(fs.readdirSync(store).sort()).toEqual([`.ctx_held.lock.owner.json.${dead}.ab.tmp`, `.ctx_held.lock.owner.json.${process.ppid}.ac.tmp`, `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`, 'ctx_held.lock'].sort());
+      expect(removed.map((r) => path.basename(r.path)).sort()).toEqual([
+        `.ctx_gone.lock.owner.json.${dead}.ab.tmp`,
+        `.x%20y.lock.owner.json.${dead}.ab.tmp`,
+      ]);
+      expect(fs.readdirSync(store).sort()).toEqual(
+        [
+          `.ctx_held.lock.owner.json.${dead}.ab.tmp`,
+          `.ctx_held.lock.owner.json.${process.ppid}.ac.tmp`,
+          `.ctx_live.lock.owner.json.${process.ppid}.ab.tmp`,
+          'ctx_held.lock',
+        ].sort(),
+      );
     });
   });
 });

@@ -21,16 +21,40 @@ import {
   type ItemMeta,
 } from '../../src/gchome/quarantine-layout.js';
 
-const base: ItemMeta = { kind: 'context', store: 'shey', context: 'ctx_a', removed_ms: 1000, until_ms: 2000, reason: 'max_age', run: 'ses_x' };
+const base: ItemMeta = {
+  kind: 'context',
+  store: 'shey',
+  context: 'ctx_a',
+  removed_ms: 1000,
+  until_ms: 2000,
+  reason: 'max_age',
+  run: 'ses_x',
+};
 const trunc: ItemMeta = { ...base, kind: 'truncation', messages: 3, at_ms: '1500' };
-const marker = (dropped: bigint, at: bigint) => ({ dropped, oldest_surviving_id: `msg_o${at}`, last_dropped_id: `msg_l${at}`, at_ms: at });
+const marker = (dropped: bigint, at: bigint) => ({
+  dropped,
+  oldest_surviving_id: `msg_o${at}`,
+  last_dropped_id: `msg_l${at}`,
+  at_ms: at,
+});
 
 describe('item names', () => {
   it('`<until_ms>.<nonce>`, read back only when the deadline is a safe integer of at most 16 digits and the nonce 8–64 hex', () => {
     expect(itemDirName(1_800_000_000_000, 'ab12cd34')).toBe('1800000000000.ab12cd34');
     expect(parseItemDirName('1800000000000.ab12cd34')).toEqual({ untilMs: 1_800_000_000_000 });
     expect(parseItemDirName('0.' + 'f'.repeat(64))).toEqual({ untilMs: 0 });
-    for (const bad of ['1800000000000.ab12cd3', '1800000000000.' + 'a'.repeat(65), '1800000000000.AB12CD34', '18x.ab12cd34', '.ab12cd34', '1800000000000ab12cd34', ' 1.ab12cd34', '1.ab12cd34 ', '12345678901234567.ab12cd34', '9999999999999999.ab12cd34']) {
+    for (const bad of [
+      '1800000000000.ab12cd3',
+      '1800000000000.' + 'a'.repeat(65),
+      '1800000000000.AB12CD34',
+      '18x.ab12cd34',
+      '.ab12cd34',
+      '1800000000000ab12cd34',
+      ' 1.ab12cd34',
+      '1.ab12cd34 ',
+      '12345678901234567.ab12cd34',
+      '9999999999999999.ab12cd34',
+    ]) {
       expect(parseItemDirName(bad), bad).toBeUndefined();
     }
     expect(parseItemDirName('9007199254740991.ab12cd34')).toEqual({ untilMs: 9_007_199_254_740_991 });
@@ -55,7 +79,10 @@ describe('sidecars', () => {
     expect(text.endsWith('\n')).toBe(true);
     expect(text.split('\n')).toHaveLength(2);
     expect(parseMeta(text)).toEqual(trunc);
-    expect(parseMeta(serializeMeta({ ...trunc, range: { from: 10, to: 10 } }))).toEqual({ ...trunc, range: { from: 10, to: 10 } });
+    expect(parseMeta(serializeMeta({ ...trunc, range: { from: 10, to: 10 } }))).toEqual({
+      ...trunc,
+      range: { from: 10, to: 10 },
+    });
   });
 
   it('read down to zero: times, a message count, a range from the first byte', () => {
@@ -91,7 +118,8 @@ describe('sidecars', () => {
       { ...trunc, range: 'x' },
       { ...base, range: { from: 0, to: 1 } },
     ];
-    for (const b of bad) expect(parseMeta(typeof b === 'string' ? b : JSON.stringify(b)), JSON.stringify(b)).toBeUndefined();
+    for (const b of bad)
+      expect(parseMeta(typeof b === 'string' ? b : JSON.stringify(b)), JSON.stringify(b)).toBeUndefined();
     const { store: _s, ...noStore } = base;
     expect(parseMeta(JSON.stringify(noStore))).toBeUndefined();
   });
@@ -101,11 +129,18 @@ describe('sidecars', () => {
       expect(parseMeta(JSON.stringify({ ...base, store: name })), `store ${name}`).toBeUndefined();
       expect(parseMeta(JSON.stringify({ ...base, context: name })), `context ${name}`).toBeUndefined();
     }
-    expect(parseMeta(JSON.stringify({ ...base, context: 'ctx.with.dots' }))).toMatchObject({ context: 'ctx.with.dots' });
+    expect(parseMeta(JSON.stringify({ ...base, context: 'ctx.with.dots' }))).toMatchObject({
+      context: 'ctx.with.dots',
+    });
   });
 
   it('a marker as a sidecar keeps its numbers as decimal text; none is null', () => {
-    expect(markerToMeta(marker(12345678901234567890n, 99n))).toEqual({ dropped: '12345678901234567890', oldest_surviving_id: 'msg_o99', last_dropped_id: 'msg_l99', at_ms: '99' });
+    expect(markerToMeta(marker(12345678901234567890n, 99n))).toEqual({
+      dropped: '12345678901234567890',
+      oldest_surviving_id: 'msg_o99',
+      last_dropped_id: 'msg_l99',
+      at_ms: '99',
+    });
     expect(markerToMeta(undefined)).toBeNull();
   });
 });
@@ -132,7 +167,7 @@ describe('deadlines and the purge order', () => {
     expect(items[0]).toEqual({ untilMs: 2, target: 'b', entry: '2' }); // the input is not sorted in place
   });
 
-  it('items alike in all three (one session held in two roots) stay in the order given (the configured roots\' order)', () => {
+  it("items alike in all three (one session held in two roots) stay in the order given (the configured roots' order)", () => {
     const twins = [
       { untilMs: 1, target: 'ses_x', entry: 'e', parent: '/r1' },
       { untilMs: 1, target: 'ses_x', entry: 'e', parent: '/r2' },
@@ -143,9 +178,14 @@ describe('deadlines and the purge order', () => {
 });
 
 describe('what a restore puts back', () => {
-  it('the header: dropped goes down by what comes back; at 0 the marker goes; the prior marker\'s ids and time stand', () => {
+  it("the header: dropped goes down by what comes back; at 0 the marker goes; the prior marker's ids and time stand", () => {
     const prior = markerToMeta(marker(5n, 10n));
-    expect(restoredMarker(marker(8n, 20n), 3, prior)).toEqual({ dropped: 5n, oldest_surviving_id: 'msg_o10', last_dropped_id: 'msg_l10', at_ms: 10n });
+    expect(restoredMarker(marker(8n, 20n), 3, prior)).toEqual({
+      dropped: 5n,
+      oldest_surviving_id: 'msg_o10',
+      last_dropped_id: 'msg_l10',
+      at_ms: 10n,
+    });
     expect(restoredMarker(marker(8n, 20n), 8, prior)).toBeUndefined();
     expect(restoredMarker(marker(8n, 20n), 9, prior)).toBeUndefined();
     // truncated earlier than anything held: the current marker's ids and time, the count corrected
@@ -154,8 +194,15 @@ describe('what a restore puts back', () => {
     expect(restoredMarker(undefined, 0, null)).toBeUndefined();
   });
 
-  it('the chain ending at the record\'s marker, oldest first; the newest hold of one at_ms counts; an item outside it never goes back', () => {
-    const item = (at: string, prior: string | null, removed: number) => ({ meta: { at_ms: at, prior: prior === null ? null : { dropped: '1', oldest_surviving_id: 'o', last_dropped_id: 'l', at_ms: prior }, removed_ms: removed }, id: `${at}@${removed}` });
+  it("the chain ending at the record's marker, oldest first; the newest hold of one at_ms counts; an item outside it never goes back", () => {
+    const item = (at: string, prior: string | null, removed: number) => ({
+      meta: {
+        at_ms: at,
+        prior: prior === null ? null : { dropped: '1', oldest_surviving_id: 'o', last_dropped_id: 'l', at_ms: prior },
+        removed_ms: removed,
+      },
+      id: `${at}@${removed}`,
+    });
     const a = item('10', null, 1);
     const b = item('20', '10', 2);
     const c = item('30', '20', 3);

@@ -19,14 +19,33 @@ const RECORD = 'conversation.jsonl';
 const OLD = 'H\nd1\nd2\nk1\nk2\n'; // header, two dropped lines [2, 8), two kept lines
 
 /** Holds [2, 8) of a fresh record as its old inode, then renames a rewritten record over it. */
-async function heldTruncation(): Promise<{ q: Dir; rec: Dir; entry: string; payload: string; trim: (carried: number | undefined) => Promise<number>; close: () => Promise<void> }> {
+async function heldTruncation(): Promise<{
+  q: Dir;
+  rec: Dir;
+  entry: string;
+  payload: string;
+  trim: (carried: number | undefined) => Promise<number>;
+  close: () => Promise<void>;
+}> {
   fs.mkdirSync(path.join(T, 'q'));
   fs.mkdirSync(path.join(T, 'ctx'));
   fs.writeFileSync(path.join(T, 'ctx', RECORD), OLD);
   const q = await Dir.open(path.join(T, 'q'));
   const rec = await Dir.open(path.join(T, 'ctx'));
   const { fh } = await rec.openFile(RECORD);
-  const meta: ItemMeta = { kind: 'truncation', store: 's', context: 'ctx', removed_ms: 1, until_ms: Date.now() + 60_000, reason: 'max_messages', run: 'ses_x', messages: 2, prior: null, state: 'staged', at_ms: '1' };
+  const meta: ItemMeta = {
+    kind: 'truncation',
+    store: 's',
+    context: 'ctx',
+    removed_ms: 1,
+    until_ms: Date.now() + 60_000,
+    reason: 'max_messages',
+    run: 'ses_x',
+    messages: 2,
+    prior: null,
+    state: 'staged',
+    at_ms: '1',
+  };
   const held = await holdDropped(q, meta, { dir: rec, name: RECORD }, fh, 2, 8);
   await fh.close();
   // The rewrite's rename: the record's name now holds the new file; the item keeps the old inode.

@@ -2,7 +2,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RESERVE_BYTES, RESERVE_INODES, RESERVE_INODES_ROOM, createInodeReserve, createReserve, fitsInodes, fitsReserve, releaseInodes, releaseReserve, releasesInodes, releasesReserve, reserveBytes, reserveInodes } from '../../src/gchome/reserve.js';
+import {
+  RESERVE_BYTES,
+  RESERVE_INODES,
+  RESERVE_INODES_ROOM,
+  createInodeReserve,
+  createReserve,
+  fitsInodes,
+  fitsReserve,
+  releaseInodes,
+  releaseReserve,
+  releasesInodes,
+  releasesReserve,
+  reserveBytes,
+  reserveInodes,
+} from '../../src/gchome/reserve.js';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
 

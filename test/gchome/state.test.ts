@@ -3,14 +3,31 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { advanceClockReference, emptyState, parseState, readStateFile, recordOneShotSweep, stateText, writeStateFile, type DaemonState, type SweepSummary } from '../../src/gchome/state.js';
+import {
+  advanceClockReference,
+  emptyState,
+  parseState,
+  readStateFile,
+  recordOneShotSweep,
+  stateText,
+  writeStateFile,
+  type DaemonState,
+  type SweepSummary,
+} from '../../src/gchome/state.js';
 import { gcTempPid, removeDeadGcTemps } from '../../src/gchome/leftovers.js';
 import * as f from '../helpers/fixtures.js';
 
 const full: DaemonState = {
   version: 1,
   updated_ms: 1_700_000_000_000,
-  daemon: { pid: 4242, start_time: '98765', started_ms: 1_699_999_000_000, stopped_ms: null, config: '/etc/x.yaml', schedule: '*/30 * * * *' },
+  daemon: {
+    pid: 4242,
+    start_time: '98765',
+    started_ms: 1_699_999_000_000,
+    stopped_ms: null,
+    config: '/etc/x.yaml',
+    schedule: '*/30 * * * *',
+  },
   next_run_ms: 1_700_000_060_000,
   current_sweep: null,
   last_sweep: {
@@ -52,7 +69,14 @@ describe('parseState', () => {
         last_sweep: { started_ms: 1, ended_ms: 2, outcome: 'weird' },
       }),
     );
-    expect(s).toEqual({ version: 1, updated_ms: 0, daemon: null, next_run_ms: null, current_sweep: null, last_sweep: null });
+    expect(s).toEqual({
+      version: 1,
+      updated_ms: 0,
+      daemon: null,
+      next_run_ms: null,
+      current_sweep: null,
+      last_sweep: null,
+    });
     const t = parseState(
       JSON.stringify({
         version: 1,
@@ -60,8 +84,21 @@ describe('parseState', () => {
         last_sweep: { started_ms: 1, ended_ms: 4, outcome: 'busy', counts: { a: 1, b: -1, c: 'x' }, audit: 3 },
       }),
     );
-    expect(t?.daemon).toEqual({ pid: 7, start_time: null, started_ms: 1, stopped_ms: null, config: null, schedule: '' });
-    expect(t?.last_sweep).toMatchObject({ outcome: 'busy', duration_ms: 3, counts: { a: 1 }, audit: null, trigger: 'schedule' });
+    expect(t?.daemon).toEqual({
+      pid: 7,
+      start_time: null,
+      started_ms: 1,
+      stopped_ms: null,
+      config: null,
+      schedule: '',
+    });
+    expect(t?.last_sweep).toMatchObject({
+      outcome: 'busy',
+      duration_ms: 3,
+      counts: { a: 1 },
+      audit: null,
+      trigger: 'schedule',
+    });
   });
 });
 
@@ -88,7 +125,10 @@ describe('state file on disk', () => {
     expect(fs.statSync(path.join(home, 'gc', 'state.json')).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(path.join(home, 'gc'))).toEqual(['state.json']);
     // the first write of a sweep counts it (see the totals test below)
-    expect(await readStateFile(home)).toEqual({ status: 'ok', state: { ...full, totals: { sweeps: { ok: 0, errors: 1, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 12345 } } });
+    expect(await readStateFile(home)).toEqual({
+      status: 'ok',
+      state: { ...full, totals: { sweeps: { ok: 0, errors: 1, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 12345 } },
+    });
     fs.writeFileSync(path.join(home, 'gc', 'state.json'), 'garbage');
     expect((await readStateFile(home)).status).toBe('corrupt');
     // a symlinked state file is never followed
@@ -150,7 +190,10 @@ describe('totals (the textfile counters)', () => {
     for (let i = 0; i < 3; i++) await writeStateFile(home, { ...daemonView, updated_ms: 20_000 + i });
     expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 100 });
     // ... nor does a write whose memory holds no totals or lower ones lower the file's
-    await writeStateFile(home, { ...daemonView, totals: { sweeps: { ok: 0, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 0 } });
+    await writeStateFile(home, {
+      ...daemonView,
+      totals: { sweeps: { ok: 0, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 0 },
+    });
     expect(await totals()).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 100 });
     // newer sweeps, each outcome on its own counter
     await recordOneShotSweep(home, sweep(30_000, 'failed', 0), 30_000);
@@ -170,8 +213,14 @@ describe('totals (the textfile counters)', () => {
     fs.writeFileSync(path.join(home, 'gc', 'state.json'), 'garbage');
     await recordOneShotSweep(home, sweep(30_000, 'ok', 7), 30_000);
     const r = await readStateFile(home);
-    expect(r.status === 'ok' && r.state.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: 7 });
-    expect(parseState(JSON.stringify({ version: 1, totals: { sweeps: { ok: -3, errors: 'x', weird: 9 }, bytes_freed: -1 } }))?.totals).toEqual({
+    expect(r.status === 'ok' && r.state.totals).toEqual({
+      sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 },
+      bytes_freed: 7,
+    });
+    expect(
+      parseState(JSON.stringify({ version: 1, totals: { sweeps: { ok: -3, errors: 'x', weird: 9 }, bytes_freed: -1 } }))
+        ?.totals,
+    ).toEqual({
       sweeps: { ok: 0, errors: 0, busy: 0, failed: 0, aborted: 0 },
       bytes_freed: 0,
     });
@@ -186,7 +235,14 @@ describe('gc temp files of a killed murmur-gc', () => {
     // the protection list's (protect, release, restore write it)
     expect(gcTempPid('.protected.json.8656.1a23485b8483a371f08.tmp')).toBe(8656);
     expect(gcTempPid('.trace-appends.json.5.0f.tmp')).toBe(5);
-    for (const n of ['state.json', '.state.json.tmp', '.state.json.x.ab.tmp', '.other.123.ab.tmp', '.state.json.12.XY.tmp', 'ses_1.123.ab.tmp']) {
+    for (const n of [
+      'state.json',
+      '.state.json.tmp',
+      '.state.json.x.ab.tmp',
+      '.other.123.ab.tmp',
+      '.state.json.12.XY.tmp',
+      'ses_1.123.ab.tmp',
+    ]) {
       expect(gcTempPid(n), n).toBeUndefined();
     }
   });
@@ -205,7 +261,14 @@ describe('gc temp files of a killed murmur-gc', () => {
       fs.writeFileSync(path.join(gc, 'state.json'), '{}');
       const removed = await removeDeadGcTemps(T);
       expect(removed.map((r) => r.pid)).toEqual([dead, dead]);
-      expect(fs.readdirSync(gc).sort()).toEqual([`.state.json.${process.pid}.abc.tmp`, `.trace-cache.json.${process.ppid}.abc.tmp`, `.protected.json.${process.ppid}.1a2b.tmp`, 'state.json'].sort());
+      expect(fs.readdirSync(gc).sort()).toEqual(
+        [
+          `.state.json.${process.pid}.abc.tmp`,
+          `.trace-cache.json.${process.ppid}.abc.tmp`,
+          `.protected.json.${process.ppid}.1a2b.tmp`,
+          'state.json',
+        ].sort(),
+      );
     } finally {
       f.rmrf(T);
     }

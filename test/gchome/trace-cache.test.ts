@@ -6,7 +6,12 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import { loadTraceCache, saveTraceCache } from '../../src/gchome/trace-cache.js';
-import { CACHE_ENTRY_CAP, CACHE_MAX_BYTES, MemoryTraceCache, type TraceFileState } from '../../src/runtime/summary-cache.js';
+import {
+  CACHE_ENTRY_CAP,
+  CACHE_MAX_BYTES,
+  MemoryTraceCache,
+  type TraceFileState,
+} from '../../src/runtime/summary-cache.js';
 import type { TraceSummary } from '../../src/runtime/trace.js';
 import * as f from '../helpers/fixtures.js';
 
@@ -14,10 +19,15 @@ let T: string;
 const DIRS = ['/r/a/.murmur', '/r/b/.murmur', '/r/é "quoted"/.murmur'];
 const NAMES = Array.from({ length: 40 }, (_, i) => f.idAt('ses_', 1_750_000_000_000 + i * 1000));
 
-const state = (d: number, i: number): TraceFileState => ({ dev: '2049', ino: String(1000 + d * 100 + i), size: 100 + i, mtimeMs: 1_750_000_000_123.5 + i });
+const state = (d: number, i: number): TraceFileState => ({
+  dev: '2049',
+  ino: String(1000 + d * 100 + i),
+  size: 100 + i,
+  mtimeMs: 1_750_000_000_123.5 + i,
+});
 const summary = (d: number, i: number): TraceSummary => ({
   sessionStart: undefined,
-  contextIds: i % 3 === 0 ? [] : [`ctx_${i}_${"x".repeat(i)}`, `ctx_${d}_${i}`],
+  contextIds: i % 3 === 0 ? [] : [`ctx_${i}_${'x'.repeat(i)}`, `ctx_${d}_${i}`],
   hasSessionEnd: i % 2 === 0,
   taskTrust: {},
   unaccounted: [],
@@ -25,7 +35,14 @@ const summary = (d: number, i: number): TraceSummary => ({
   invalidLines: i % 7,
   utf8: true,
 });
-const plain = (s: TraceSummary) => ({ contextIds: [...s.contextIds], hasSessionEnd: s.hasSessionEnd, endsWithNewline: s.endsWithNewline, invalidLines: s.invalidLines, utf8: s.utf8, unaccounted: s.unaccounted });
+const plain = (s: TraceSummary) => ({
+  contextIds: [...s.contextIds],
+  hasSessionEnd: s.hasSessionEnd,
+  endsWithNewline: s.endsWithNewline,
+  invalidLines: s.invalidLines,
+  utf8: s.utf8,
+  unaccounted: s.unaccounted,
+});
 
 beforeAll(async () => {
   T = f.tempDir('trace-cache');
@@ -68,7 +85,11 @@ describe('trace cache file', () => {
             expect(got && plain(got), `${DIRS[d]}/${NAMES[i]}`).toEqual(plain(summary(d, i)));
           }
         }
-        expect(c.getRecord('/h/conversations/notes', 'ctx_1', state(9, 1))).toMatchObject({ messages: 3, terminated: true, header: null });
+        expect(c.getRecord('/h/conversations/notes', 'ctx_1', state(9, 1))).toMatchObject({
+          messages: 3,
+          terminated: true,
+          header: null,
+        });
         expect(c.changed).toBe(false);
       } finally {
         c.close();
@@ -86,7 +107,11 @@ describe('trace cache file', () => {
       expect(first).toBeGreaterThan(0);
       expect(last).toBeGreaterThan(first);
       // the magic line, one good entry, a 20 MiB line of NULs, then the good entry of another directory
-      const planted = Buffer.concat([Buffer.from([lines[0], lines[first], ''].join('\n')), Buffer.alloc(20 << 20), Buffer.from(['', lines[last], ''].join('\n'))]);
+      const planted = Buffer.concat([
+        Buffer.from([lines[0], lines[first], ''].join('\n')),
+        Buffer.alloc(20 << 20),
+        Buffer.from(['', lines[last], ''].join('\n')),
+      ]);
       fs.writeFileSync(file, planted);
       const c = await load(1 << 20);
       try {
@@ -153,7 +178,8 @@ describe('what a trace names beside its session (child workdirs, work ids)', () 
 });
 
 describe('the cache never holds more than its caps, whatever the traces name', () => {
-  const ctxIds = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `ctx_${tag}_${String(i).padStart(28, '0')}`);
+  const ctxIds = (n: number, tag: string) =>
+    Array.from({ length: n }, (_, i) => `ctx_${tag}_${String(i).padStart(28, '0')}`);
 
   it('an entry over CACHE_ENTRY_CAP is not kept (that trace is read again); a smaller one is', () => {
     const c = new MemoryTraceCache();
@@ -176,7 +202,11 @@ describe('the cache never holds more than its caps, whatever the traces name', (
     const c = new MemoryTraceCache();
     // 60 traces naming ~0.9 MiB of context ids each: ~54 MiB of entries
     const n = 60;
-    for (let i = 0; i < n; i++) c.set('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i), { ...summary(9, i), contextIds: ctxIds(24_000, String(i)) });
+    for (let i = 0; i < n; i++)
+      c.set('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i), {
+        ...summary(9, i),
+        contextIds: ctxIds(24_000, String(i)),
+      });
     const home = await Dir.open(dir);
     try {
       await saveTraceCache(home, c);
@@ -185,7 +215,8 @@ describe('the cache never holds more than its caps, whatever the traces name', (
       expect(size).toBeGreaterThan(CACHE_MAX_BYTES - 2 * CACHE_ENTRY_CAP);
       const back = await loadTraceCache(home);
       let served = 0;
-      for (let i = 0; i < n; i++) if (back.get('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i))) served++;
+      for (let i = 0; i < n; i++)
+        if (back.get('/r/many/.murmur', NAMES[i % NAMES.length]! + String(i), state(9, i))) served++;
       back.close();
       expect(served).toBeGreaterThan(40);
       expect(served).toBeLessThan(n);

@@ -14,7 +14,18 @@ import { historyJson } from '../../src/cli/json-contract.js';
 import { recordOneShotSweep } from '../../src/gchome/state.js';
 import { loadConfig } from '../../src/config/load.js';
 import * as f from '../helpers/fixtures.js';
-import { FAR_ROOT, HOME, NOW, OPERATOR_HOME, cleanReport, dryReport, fixedId, lastSweep, realReport, statusDoc } from './inputs.js';
+import {
+  FAR_ROOT,
+  HOME,
+  NOW,
+  OPERATOR_HOME,
+  cleanReport,
+  dryReport,
+  fixedId,
+  lastSweep,
+  realReport,
+  statusDoc,
+} from './inputs.js';
 
 const DIR = path.dirname(new URL(import.meta.url).pathname);
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
@@ -34,7 +45,9 @@ function golden(name: string, text: string): void {
 
 /** The fixture's temp prefix taken out of every string, so paths read as `/home/op/...`. */
 function normalize<T>(v: T, tmp: string, extra: (key: string, value: unknown) => unknown = (_k, x) => x): T {
-  return JSON.parse(JSON.stringify(v, (k, x: unknown) => extra(k, typeof x === 'string' ? x.split(tmp).join('') : x))) as T;
+  return JSON.parse(
+    JSON.stringify(v, (k, x: unknown) => extra(k, typeof x === 'string' ? x.split(tmp).join('') : x)),
+  ) as T;
 }
 
 /**
@@ -52,7 +65,7 @@ function fits(text: string, width: number, wholePaths = false): void {
 }
 
 describe('golden: the sweep report', () => {
-  it('fits 80 columns (not a terminal) and the terminal\'s width on one; -v shows every path whole', () => {
+  it("fits 80 columns (not a terminal) and the terminal's width on one; -v shows every path whole", () => {
     for (const v of ['normal', 'verbose'] as const) {
       for (const r of [realReport(), dryReport(), cleanReport()]) {
         fits(renderHuman(r, v, TERM, NOW), 80, v === 'verbose');
@@ -63,7 +76,8 @@ describe('golden: the sweep report', () => {
     expect(renderHuman(realReport(), 'normal', TERM, NOW)).not.toContain(`\n  ${FAR_ROOT}\n`);
     // -v (to a file, a pipe, 80 columns) lists every item with its whole path, ids included
     const v = renderHuman(realReport(), 'verbose', TERM, NOW);
-    for (const a of realReport().actions) if (a.kind === 'remove_session') expect(v).toContain(`${a.root.replace(TERM.homeDir ?? '\0', '~')}/${a.target}`);
+    for (const a of realReport().actions)
+      if (a.kind === 'remove_session') expect(v).toContain(`${a.root.replace(TERM.homeDir ?? '\0', '~')}/${a.target}`);
     expect(v).not.toContain('…');
   });
 
@@ -99,13 +113,24 @@ describe('golden: status', () => {
     const home = tmp + HOME;
     const root = path.join(home, 'sessions');
     fs.mkdirSync(root, { recursive: true });
-    for (let i = 0; i < 3; i++) f.writeSession(root, { sessionId: fixedId('ses_', NOW - (10 + i) * f.DAY, i), startMs: NOW - (10 + i) * f.DAY, end: true });
+    for (let i = 0; i < 3; i++)
+      f.writeSession(root, {
+        sessionId: fixedId('ses_', NOW - (10 + i) * f.DAY, i),
+        startMs: NOW - (10 + i) * f.DAY,
+        end: true,
+      });
     f.writeRecord(home, 'shey', 'ctx_triage', { capsule: 'shey', messages: 4, startMs: NOW - 5 * f.DAY });
     const cfg = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n    retain:\n      max_age: 30d\n`);
     await recordOneShotSweep(home, lastSweep(), NOW);
     const config = await loadConfig({ configPath: cfg, env: { HOME: tmp + '/home/op' }, cwd: tmp });
     const doc = normalize(await gatherStatus(config, () => Promise.resolve({ state: 'inactive' }), NOW), tmp, (k, x) =>
-      k === 'bytes' || k.endsWith('_bytes') ? 0 : k === 'version' ? '0.0.0-golden' : k === 'config' && typeof x === 'string' ? '/home/op/.config/murmur-gc/config.yaml' : x,
+      k === 'bytes' || k.endsWith('_bytes')
+        ? 0
+        : k === 'version'
+          ? '0.0.0-golden'
+          : k === 'config' && typeof x === 'string'
+            ? '/home/op/.config/murmur-gc/config.yaml'
+            : x,
     );
     golden('status.json', JSON.stringify(doc, null, 2) + '\n');
     golden('status-fixture.txt', renderStatus(doc, NOW));
@@ -129,7 +154,11 @@ describe('golden: history', () => {
       [heldNowKey('sessions', B1), NOW + 12 * H],
       [heldNowKey('records', 'ctx_triage'), NOW + 20 * H],
     ]);
-    const doc = buildHistory({ home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held }, read.sweeps, q);
+    const doc = buildHistory(
+      { home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems, where: read.where, held },
+      read.sweeps,
+      q,
+    );
     return normalize(doc, tmp);
   };
 
@@ -151,7 +180,8 @@ describe('golden: history', () => {
     ] as const) {
       const doc = await run({ target });
       golden(`history-target-${name}.txt`, renderHistory(doc, NOW));
-      if (name === 'purged' || name === 'held') golden(`history-target-${name}.json`, JSON.stringify(historyJson(doc), null, 2) + '\n');
+      if (name === 'purged' || name === 'held')
+        golden(`history-target-${name}.json`, JSON.stringify(historyJson(doc), null, 2) + '\n');
     }
   });
 });
@@ -175,15 +205,46 @@ function writeAuditTrail(home: string): void {
   const root = `${home}/sessions`;
   const store = `${home}/conversations/shey`;
   let n = 0;
-  const write = (id: string, at: number, body: Record<string, unknown>[], end: 'ok' | 'failed' | null, where?: Record<string, string>) => {
+  const write = (
+    id: string,
+    at: number,
+    body: Record<string, unknown>[],
+    end: 'ok' | 'failed' | null,
+    where?: Record<string, string>,
+  ) => {
     const dir = path.join(home, 'gc', id);
     fs.mkdirSync(dir, { recursive: true });
     const start = fixedId('evt_', at, ++n);
     const lines = [
-      { event_type: 'session_start', event_id: start, parent_id: null, session_id: id, timestamp: at, capsule_name: 'murmur-gc', capsule_version: '0.1.0', context_id: null },
-      ...body.map((b) => ({ event_type: b['event_type'], event_id: fixedId('evt_', at + 1, ++n), parent_id: start, session_id: id, timestamp: at + 900, ...b })),
+      {
+        event_type: 'session_start',
+        event_id: start,
+        parent_id: null,
+        session_id: id,
+        timestamp: at,
+        capsule_name: 'murmur-gc',
+        capsule_version: '0.1.0',
+        context_id: null,
+      },
+      ...body.map((b) => ({
+        event_type: b['event_type'],
+        event_id: fixedId('evt_', at + 1, ++n),
+        parent_id: start,
+        session_id: id,
+        timestamp: at + 900,
+        ...b,
+      })),
     ];
-    if (end) lines.push({ event_type: 'session_end', event_id: fixedId('evt_', at + 1, ++n), parent_id: start, session_id: id, timestamp: at + 5012, duration_ms: 5012, exit_status: end } as never);
+    if (end)
+      lines.push({
+        event_type: 'session_end',
+        event_id: fixedId('evt_', at + 1, ++n),
+        parent_id: start,
+        session_id: id,
+        timestamp: at + 5012,
+        duration_ms: 5012,
+        exit_status: end,
+      } as never);
     fs.writeFileSync(path.join(dir, 'trace.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     if (where) fs.writeFileSync(path.join(dir, 'where.json'), JSON.stringify(where) + '\n');
     if (!end) fs.writeFileSync(path.join(dir, 'intent.jsonl'), '');
@@ -194,8 +255,24 @@ function writeAuditTrail(home: string): void {
     NOW - 72 * H,
     [
       { event_type: 'retention', store: 'sessions', reason: 'max_age', removed: 2, targets: [A1, A2] },
-      { event_type: 'retention', store: 'records', reason: 'max_messages', removed: 2, targets: ['ctx_triage', 'ctx_long'], messages_dropped: 1203 },
-      { event_type: 'task_start', task_id: task, context_id: fixedId('ctx_', NOW - 72 * H, 1), source: 'detached_lost', origin: 'system', trust: 'trusted', lane: 'system', message_parts_bytes: 120 },
+      {
+        event_type: 'retention',
+        store: 'records',
+        reason: 'max_messages',
+        removed: 2,
+        targets: ['ctx_triage', 'ctx_long'],
+        messages_dropped: 1203,
+      },
+      {
+        event_type: 'task_start',
+        task_id: task,
+        context_id: fixedId('ctx_', NOW - 72 * H, 1),
+        source: 'detached_lost',
+        origin: 'system',
+        trust: 'trusted',
+        lane: 'system',
+        message_parts_bytes: 120,
+      },
       { event_type: 'task_end', task_id: task, status: 'ok', turns: 0 },
     ],
     'ok',
@@ -203,11 +280,54 @@ function writeAuditTrail(home: string): void {
   );
   fs.writeFileSync(
     path.join(home, 'gc', SWEEP_A, 'details.json'),
-    JSON.stringify({ dropped: { ctx_triage: 1200, ctx_long: 3 }, reconciled: { [task]: { session: LOST, root, work_ids: ['wrk_01', 'wrk_02'] } } }) + '\n',
+    JSON.stringify({
+      dropped: { ctx_triage: 1200, ctx_long: 3 },
+      reconciled: { [task]: { session: LOST, root, work_ids: ['wrk_01', 'wrk_02'] } },
+    }) + '\n',
   );
-  write(SWEEP_B, NOW - 48 * H, [{ event_type: 'retention', store: 'sessions', reason: 'max_sessions', removed: 3, targets: [B1, B2, B3] }], 'failed', { [B1]: root, [B2]: root, [B3]: root });
-  write(SWEEP_C, NOW - 24 * H, [{ event_type: 'quarantine_purge', store: 'sessions', reason: 'expired', removed: 1, targets: [B2], kinds: ['session'] }], 'ok');
-  write(RESTORE, NOW - 12 * H, [{ event_type: 'quarantine_restore', store: 'sessions', held: 'session', target: B3, origin: root }], 'ok');
-  write(BY_HAND, NOW - 6 * H, [{ event_type: 'retention', store: 'records', reason: 'max_age', removed: 1, targets: ['ctx_old'], trigger: 'manual_cli' }], 'ok', { ctx_old: store });
+  write(
+    SWEEP_B,
+    NOW - 48 * H,
+    [{ event_type: 'retention', store: 'sessions', reason: 'max_sessions', removed: 3, targets: [B1, B2, B3] }],
+    'failed',
+    { [B1]: root, [B2]: root, [B3]: root },
+  );
+  write(
+    SWEEP_C,
+    NOW - 24 * H,
+    [
+      {
+        event_type: 'quarantine_purge',
+        store: 'sessions',
+        reason: 'expired',
+        removed: 1,
+        targets: [B2],
+        kinds: ['session'],
+      },
+    ],
+    'ok',
+  );
+  write(
+    RESTORE,
+    NOW - 12 * H,
+    [{ event_type: 'quarantine_restore', store: 'sessions', held: 'session', target: B3, origin: root }],
+    'ok',
+  );
+  write(
+    BY_HAND,
+    NOW - 6 * H,
+    [
+      {
+        event_type: 'retention',
+        store: 'records',
+        reason: 'max_age',
+        removed: 1,
+        targets: ['ctx_old'],
+        trigger: 'manual_cli',
+      },
+    ],
+    'ok',
+    { ctx_old: store },
+  );
   write(KILLED, NOW - 1 * H, [], null);
 }

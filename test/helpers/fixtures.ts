@@ -11,7 +11,9 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BIN = path.join(REPO, 'dist', 'cli', 'bin.js');
 
 export function hex(n: number): string {
-  return randomBytes(Math.ceil(n / 2)).toString('hex').slice(0, n);
+  return randomBytes(Math.ceil(n / 2))
+    .toString('hex')
+    .slice(0, n);
 }
 
 /** A uuid-v7-shaped id minted at `ms`. */
@@ -44,29 +46,88 @@ export function traceText(o: TraceOptions): { text: string; sessionStartId: stri
   const t0 = o.startMs ?? Date.now() - 3 * DAY;
   const startId = idAt('evt_', t0);
   const lines: Record<string, unknown>[] = [];
-  lines.push({ event_type: 'session_start', event_id: startId, parent_id: null, session_id: o.sessionId, timestamp: t0, capsule_name: 'demo', capsule_version: '1.0.0', context_id: o.contextId ?? null });
+  lines.push({
+    event_type: 'session_start',
+    event_id: startId,
+    parent_id: null,
+    session_id: o.sessionId,
+    timestamp: t0,
+    capsule_name: 'demo',
+    capsule_version: '1.0.0',
+    context_id: o.contextId ?? null,
+  });
   let t = t0;
   for (const task of o.tasks ?? []) {
     t += 10;
-    lines.push({ event_type: 'task_start', event_id: idAt('evt_', t), parent_id: startId, session_id: o.sessionId, timestamp: t, task_id: task.taskId, context_id: task.contextId, source: 'task_md', origin: 'user', trust: task.trust ?? 'trusted', lane: 'user', message_parts_bytes: 10 });
+    lines.push({
+      event_type: 'task_start',
+      event_id: idAt('evt_', t),
+      parent_id: startId,
+      session_id: o.sessionId,
+      timestamp: t,
+      task_id: task.taskId,
+      context_id: task.contextId,
+      source: 'task_md',
+      origin: 'user',
+      trust: task.trust ?? 'trusted',
+      lane: 'user',
+      message_parts_bytes: 10,
+    });
   }
   for (const d of o.detached ?? []) {
     t += 10;
-    lines.push({ event_type: 'shell_detached', event_id: idAt('evt_', t), parent_id: startId, session_id: o.sessionId, timestamp: d.atMs ?? t, turn: 0, task_id: d.taskId === undefined ? (o.tasks?.[0]?.taskId ?? null) : d.taskId, work_id: d.workId, binary: d.binary ?? '/usr/bin/sleep', command: d.command ?? '600', grace_ms: 10000 });
+    lines.push({
+      event_type: 'shell_detached',
+      event_id: idAt('evt_', t),
+      parent_id: startId,
+      session_id: o.sessionId,
+      timestamp: d.atMs ?? t,
+      turn: 0,
+      task_id: d.taskId === undefined ? (o.tasks?.[0]?.taskId ?? null) : d.taskId,
+      work_id: d.workId,
+      binary: d.binary ?? '/usr/bin/sleep',
+      command: d.command ?? '600',
+      grace_ms: 10000,
+    });
   }
   for (const a of o.accounted ?? []) {
     t += 10;
-    lines.push({ event_type: a.type, event_id: idAt('evt_', t), parent_id: startId, session_id: o.sessionId, timestamp: t, work_id: a.workId, binary: '/usr/bin/sleep', command: '600' });
+    lines.push({
+      event_type: a.type,
+      event_id: idAt('evt_', t),
+      parent_id: startId,
+      session_id: o.sessionId,
+      timestamp: t,
+      work_id: a.workId,
+      binary: '/usr/bin/sleep',
+      command: '600',
+    });
   }
   if (o.end) {
     t += 10;
-    lines.push({ event_type: 'session_end', event_id: idAt('evt_', t), parent_id: startId, session_id: o.sessionId, timestamp: t, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 5, exit_status: 'ok' });
+    lines.push({
+      event_type: 'session_end',
+      event_id: idAt('evt_', t),
+      parent_id: startId,
+      session_id: o.sessionId,
+      timestamp: t,
+      total_turns: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      total_tool_calls: 0,
+      total_shell_calls: 0,
+      duration_ms: 5,
+      exit_status: 'ok',
+    });
   }
   return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n' + (o.extra ?? ''), sessionStartId: startId };
 }
 
 /** Write a session dir with a trace; mtime defaults to the session's mint time (old). */
-export function writeSession(root: string, o: TraceOptions & { mtimeMs?: number; files?: Record<string, string> }): string {
+export function writeSession(
+  root: string,
+  o: TraceOptions & { mtimeMs?: number; files?: Record<string, string> },
+): string {
   const dir = path.join(root, o.sessionId);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'trace.jsonl'), traceText(o).text);
@@ -98,7 +159,11 @@ export interface RecordOptions {
 export function recordText(o: RecordOptions): { text: string; ids: string[] } {
   const out: string[] = [];
   if (o.capsule) {
-    const h: Record<string, unknown> = { type: 'murmur.record', capsule: o.capsule, created_ms: o.createdMs ?? 1756400000000 };
+    const h: Record<string, unknown> = {
+      type: 'murmur.record',
+      capsule: o.capsule,
+      created_ms: o.createdMs ?? 1756400000000,
+    };
     if (o.truncated) h['truncated'] = o.truncated;
     out.push(JSON.stringify(h));
   }
@@ -113,7 +178,12 @@ export function recordText(o: RecordOptions): { text: string; ids: string[] } {
   return { text: out.length ? out.join('\n') + '\n' : '', ids };
 }
 
-export function writeRecord(home: string, store: string, context: string, o: RecordOptions): { file: string; ids: string[] } {
+export function writeRecord(
+  home: string,
+  store: string,
+  context: string,
+  o: RecordOptions,
+): { file: string; ids: string[] } {
   const dir = path.join(home, 'conversations', store, context);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'conversation.jsonl');
@@ -144,7 +214,12 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS
 }
 
 /** Run the built CLI synchronously with HOME set to `home`. */
-export function runCli(args: string[], home: string, extraEnv: Record<string, string> = {}, timeoutMs = 60_000): CliResult {
+export function runCli(
+  args: string[],
+  home: string,
+  extraEnv: Record<string, string> = {},
+  timeoutMs = 60_000,
+): CliResult {
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
     env: cliEnv(home, extraEnv),
     encoding: 'utf8',
@@ -189,7 +264,8 @@ export function snapshotTree(root: string): Record<string, string> {
       return;
     }
     if (st.isFile()) {
-      out[rel] = `file:${st.mode.toString(8)}:${st.size}:${st.mtimeMs}:${fs.readFileSync(p).toString('base64').slice(0, 4096)}`;
+      out[rel] =
+        `file:${st.mode.toString(8)}:${st.size}:${st.mtimeMs}:${fs.readFileSync(p).toString('base64').slice(0, 4096)}`;
       return;
     }
     out[rel] = `other:${st.mode.toString(8)}`;
@@ -199,11 +275,19 @@ export function snapshotTree(root: string): Record<string, string> {
 }
 
 export function readLines(file: string): string[] {
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 /** A running record as the runtime writes it (docs/design.md §R1): pretty JSON, every field. */
-export function runningRecordJson(o: { sessionId: string; pid: number; processStart: string | undefined; workdir: string }): string {
+export function runningRecordJson(o: {
+  sessionId: string;
+  pid: number;
+  processStart: string | undefined;
+  workdir: string;
+}): string {
   return JSON.stringify(
     {
       session_id: o.sessionId,
@@ -244,11 +328,30 @@ export function prng(seed: number): () => number {
  * the run that made it would have before its rename (src/gchome/registry.ts): what a killed or
  * failed run leaves in a sessions root is then vouched for. `kind` follows from the name.
  */
-export function vouch(home: string, dir: string, name: string, hold?: { session: string; untilMs: number; reason?: string }): void {
+export function vouch(
+  home: string,
+  dir: string,
+  name: string,
+  hold?: { session: string; untilMs: number; reason?: string },
+): void {
   const st = fs.lstatSync(path.join(dir, name), { bigint: true });
-  const kind = name.startsWith('.murmur-gc-quarantine.') ? 'hold' : name.startsWith('.murmur-gc-trash.') ? 'trash' : 'kept';
+  const kind = name.startsWith('.murmur-gc-quarantine.')
+    ? 'hold'
+    : name.startsWith('.murmur-gc-trash.')
+      ? 'trash'
+      : 'kept';
   const run = /^\.murmur-gc-(?:trash|kept)\.(ses_[0-9a-z]+)\./.exec(name)?.[1] ?? 'ses_0190000000007000800000000000000';
-  const rec = { op: 'add', dir, name, kind, dev: String(st.dev), ino: String(st.ino), birth: String(st.birthtimeNs), run, ...(hold ? { session: hold.session, until_ms: hold.untilMs, reason: hold.reason ?? 'max_age' } : {}) };
+  const rec = {
+    op: 'add',
+    dir,
+    name,
+    kind,
+    dev: String(st.dev),
+    ino: String(st.ino),
+    birth: String(st.birthtimeNs),
+    run,
+    ...(hold ? { session: hold.session, until_ms: hold.untilMs, reason: hold.reason ?? 'max_age' } : {}),
+  };
   fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
   fs.appendFileSync(path.join(home, 'gc', 'registry.jsonl'), JSON.stringify(rec) + '\n', { mode: 0o600 });
 }

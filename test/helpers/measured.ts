@@ -29,7 +29,8 @@ export interface Measured {
  * from a large test worker reports at least the worker's RSS (a Node 24 worker at 300 MB made
  * every child "peak" there).
  */
-export const PEAK_RSS_KB_JS = "Number(/VmHWM:\\s+(\\d+)/.exec(process.getBuiltinModule('node:fs').readFileSync('/proc/self/status', 'latin1'))[1])";
+export const PEAK_RSS_KB_JS =
+  "Number(/VmHWM:\\s+(\\d+)/.exec(process.getBuiltinModule('node:fs').readFileSync('/proc/self/status', 'latin1'))[1])";
 
 const PRELOAD = `process.on('exit', () => {
   const fs = require('node:fs');
@@ -42,7 +43,10 @@ let preload: string | undefined;
 /** The preload, one file per user named by its content (written once, by rename: never half written). */
 function preloadFile(): string {
   if (preload) return preload;
-  const name = path.join(os.tmpdir(), `mgc-measured-${process.getuid?.() ?? 0}-${createHash('sha256').update(PRELOAD).digest('hex').slice(0, 12)}.cjs`);
+  const name = path.join(
+    os.tmpdir(),
+    `mgc-measured-${process.getuid?.() ?? 0}-${createHash('sha256').update(PRELOAD).digest('hex').slice(0, 12)}.cjs`,
+  );
   if (!fs.existsSync(name)) {
     const tmp = `${name}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, PRELOAD);
@@ -63,7 +67,9 @@ export function shebangFlags(bin = BIN): string[] {
 export function runMeasured(args: string[], home: string, ceilingKb = 300 * 1024): Promise<Measured> {
   const out = path.join(os.tmpdir(), `mgc-measured-out-${process.pid}-${Math.random().toString(16).slice(2)}.json`);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...shebangFlags(), '--require', preloadFile(), BIN, ...args], { env: { ...cliEnv(home), MGC_MEASURED_OUT: out } });
+    const child = spawn(process.execPath, [...shebangFlags(), '--require', preloadFile(), BIN, ...args], {
+      env: { ...cliEnv(home), MGC_MEASURED_OUT: out },
+    });
     const stdout: Buffer[] = [];
     let stderr = '';
     let killed = false;
@@ -90,7 +96,14 @@ export function runMeasured(args: string[], home: string, ceilingKb = 300 * 1024
         // killed before it could say
         fs.rmSync(out, { force: true });
       }
-      resolve({ status, stdout: Buffer.concat(stdout).toString('utf8'), stderr, killed, maxRssKb: m.maxRssKb, readBytes: m.rchar });
+      resolve({
+        status,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr,
+        killed,
+        maxRssKb: m.maxRssKb,
+        readBytes: m.rchar,
+      });
     });
   });
 }

@@ -33,7 +33,11 @@ export function parseProm(text: string): Map<string, { type: string; help: strin
 }
 
 /** The value of one series (labels must match exactly), or undefined. */
-export function promValue(m: ReturnType<typeof parseProm>, name: string, labels: Record<string, string> = {}): number | undefined {
+export function promValue(
+  m: ReturnType<typeof parseProm>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const want = JSON.stringify(Object.entries(labels).sort());
   return m.get(name)?.samples.find((s) => JSON.stringify(Object.entries(s.labels).sort()) === want)?.value;
 }

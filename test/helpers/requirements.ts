@@ -76,7 +76,8 @@ export function canMountTmpfs(): boolean {
 
 function describeMissing(need: Need): string | undefined {
   if (need === 'root') return isRoot() ? undefined : 'root (run the tests as root, as CI does)';
-  if (need === 'tmpfs') return canMountTmpfs() ? undefined : 'permission to mount a tmpfs (root outside a restricted container)';
+  if (need === 'tmpfs')
+    return canMountTmpfs() ? undefined : 'permission to mount a tmpfs (root outside a restricted container)';
   const cmd = need.slice('cmd:'.length);
   return onPath(cmd) !== undefined ? undefined : `\`${cmd}\` on PATH`;
 }
@@ -99,7 +100,10 @@ export function requirement(
     run: ok || strict,
     reason,
     check(): void {
-      if (!ok) throw new Error(`${reason} (${REQUIRE_ALL_ENV}=1: this run must provide it; see CONTRIBUTING.md "Requirements")`);
+      if (!ok)
+        throw new Error(
+          `${reason} (${REQUIRE_ALL_ENV}=1: this run must provide it; see CONTRIBUTING.md "Requirements")`,
+        );
     },
   };
 }

@@ -12,7 +12,11 @@ export const RECORD = 'conversation.jsonl';
  * starting with a one-byte line loses that line) behind `prefix`; `hooks` override any option
  * (holders default to "nobody else holds it").
  */
-export async function rewriteFromByte2(dirPath: string, hooks: Partial<Omit<StagedRewriteOptions, 'dir' | 'name'>> = {}, prefix = ''): Promise<RewriteResult | undefined> {
+export async function rewriteFromByte2(
+  dirPath: string,
+  hooks: Partial<Omit<StagedRewriteOptions, 'dir' | 'name'>> = {},
+  prefix = '',
+): Promise<RewriteResult | undefined> {
   const dir = await Dir.open(dirPath);
   try {
     return await stagedRewrite({
@@ -33,7 +37,10 @@ export async function rewriteFromByte2(dirPath: string, hooks: Partial<Omit<Stag
  * at every third look for holders, up to `max` lines, and says it holds the file exactly then:
  * each drain of a rewrite gets one more late line, round after round. Close it with `close()`.
  */
-export function lateLineWriter(file: string, max: number): { holders: NonNullable<StagedRewriteOptions['holders']>; appended: () => number; close: () => void } {
+export function lateLineWriter(
+  file: string,
+  max: number,
+): { holders: NonNullable<StagedRewriteOptions['holders']>; appended: () => number; close: () => void } {
   const fd = fs.openSync(file, 'a');
   const ino = fs.fstatSync(fd, { bigint: true }).ino;
   let appended = 0;

@@ -46,12 +46,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Start `cmd` with `args(port)` and wait until GET `url + readyPath` answers 200, for at most
  * `timeoutMs`. Throws with the server's output when it never gets ready.
  */
-export async function startServer(cmd: string, args: (port: number) => string[], readyPath: string, timeoutMs = 20_000): Promise<Server> {
+export async function startServer(
+  cmd: string,
+  args: (port: number) => string[],
+  readyPath: string,
+  timeoutMs = 20_000,
+): Promise<Server> {
   hookExit();
   let last = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', cmd, ...args(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', cmd, ...args(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     running.add(child);
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -104,7 +111,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr instanceof Error ? `: ${lastErr.message}` : ''}`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr instanceof Error ? `: ${lastErr.message}` : ''}`,
+      );
     await sleep(250);
   }
 }

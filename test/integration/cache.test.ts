@@ -25,10 +25,14 @@ beforeEach(() => {
   root = path.join(T, 'app', '.murmur');
   fs.mkdirSync(home, { mode: 0o700 });
   cacheFile = path.join(home, 'gc', 'trace-cache.json');
-  for (let i = 0; i < 4; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (i + 2) * f.DAY), end: true, contextId: `ctx_${i}` });
+  for (let i = 0; i < 4; i++)
+    f.writeSession(root, { sessionId: f.idAt('ses_', now - (i + 2) * f.DAY), end: true, contextId: `ctx_${i}` });
   f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 5 });
   f.writeRecord(home, 'shey', 'ctx_b', { capsule: 'shey', messages: 3 });
-  cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5 }\n`);
+  cfg = f.writeConfig(
+    T,
+    `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5 }\n`,
+  );
 });
 afterEach(() => f.rmrf(T));
 
@@ -37,7 +41,8 @@ const sweep = (...extra: string[]) => {
   expect(r.errors).toEqual([]);
   return r;
 };
-const truncations = (r: Report) => r.actions.filter((a) => a['kind'] === 'truncate_record').map((a) => [a['target'], a['messages_dropped'], a['kept']]);
+const truncations = (r: Report) =>
+  r.actions.filter((a) => a['kind'] === 'truncate_record').map((a) => [a['target'], a['messages_dropped'], a['kept']]);
 
 describe('the trace and count cache', () => {
   it('a garbage, truncated or older-format cache is discarded and rebuilt; the plan is the same', () => {
@@ -46,9 +51,18 @@ describe('the trace and count cache', () => {
     expect(dry.actions).toEqual([]);
     sweep();
     const warm = sweep('--dry-run');
-    expect(warm.inventory).toMatchObject({ traces_read: 0, traces_cached: 4, records_counted: 0, records_count_cached: 2 });
+    expect(warm.inventory).toMatchObject({
+      traces_read: 0,
+      traces_cached: 4,
+      records_counted: 0,
+      records_count_cached: 2,
+    });
     const good = fs.readFileSync(cacheFile, 'utf8');
-    for (const bad of ['\u0000garbage{', good.slice(0, Math.floor(good.length / 2)), JSON.stringify({ version: 2, entries: {}, records: {} })]) {
+    for (const bad of [
+      '\u0000garbage{',
+      good.slice(0, Math.floor(good.length / 2)),
+      JSON.stringify({ version: 2, entries: {}, records: {} }),
+    ]) {
       fs.writeFileSync(cacheFile, bad);
       const r = sweep('--dry-run');
       // a torn cache keeps its intact lines; nothing is served that was not written whole
@@ -65,7 +79,10 @@ describe('the trace and count cache', () => {
     // Format 3 read a header repeating a field last-wins and stored the owner it found; such a
     // record has no owner, so an entry naming one must not make a sweep truncate it.
     const dup = f.writeRecord(home, 'shey', 'ctx_dup', { messages: 4 });
-    fs.writeFileSync(dup.file, '{"type":"murmur.record","capsule":"a","capsule":"shey","created_ms":5}\n' + fs.readFileSync(dup.file, 'utf8'));
+    fs.writeFileSync(
+      dup.file,
+      '{"type":"murmur.record","capsule":"a","capsule":"shey","created_ms":5}\n' + fs.readFileSync(dup.file, 'utf8'),
+    );
     const before = fs.readFileSync(dup.file);
     const st = fs.statSync(dup.file);
     sweep();
@@ -74,11 +91,18 @@ describe('the trace and count cache', () => {
     expect(r).toBeGreaterThan(0);
     expect(lines[r]).toContain(',null,-1,');
     lines[0] = 'murmur-gc cache 3';
-    lines[r] = lines[r]!.replace(',null,-1,', `,${JSON.stringify('{"type":"murmur.record","capsule":"shey","created_ms":5}')},4,`);
+    lines[r] = lines[r]!.replace(
+      ',null,-1,',
+      `,${JSON.stringify('{"type":"murmur.record","capsule":"shey","created_ms":5}')},4,`,
+    );
     fs.writeFileSync(cacheFile, lines.join('\n'));
     fs.writeFileSync(cfg, `records:\n  - capsule: shey\n    retain: { max_messages: 1 }\n`);
     const after = sweep();
-    expect(truncations(after).map((t) => t[0]).sort()).toEqual(['ctx_a', 'ctx_b']);
+    expect(
+      truncations(after)
+        .map((t) => t[0])
+        .sort(),
+    ).toEqual(['ctx_a', 'ctx_b']);
     expect(fs.readFileSync(dup.file).equals(before)).toBe(true);
     expect(fs.statSync(dup.file).mtimeMs).toBe(st.mtimeMs);
   });
@@ -96,7 +120,12 @@ describe('the trace and count cache', () => {
     expect(lines[r]).toContain('\\"capsule\\":7');
     fs.writeFileSync(cacheFile, lines.join('\n'));
     const again = sweep('--dry-run');
-    expect(again.inventory).toMatchObject({ traces_read: 1, traces_cached: 3, records_counted: 1, records_count_cached: 1 });
+    expect(again.inventory).toMatchObject({
+      traces_read: 1,
+      traces_cached: 3,
+      records_counted: 1,
+      records_count_cached: 1,
+    });
   });
 
   it('a record changed since it was counted is counted again, never served from the cache', () => {
@@ -129,13 +158,22 @@ describe('the trace and count cache', () => {
     // a rewrite's temp file left in a cached, unchanged context
     const tmp = path.join(home, 'conversations', 'shey', 'ctx_b', '.conversation.jsonl.4000001.ab12.tmp');
     fs.writeFileSync(tmp, 'partial');
-    const r = f.json<Report & { skipped: { target: string; code: string }[] }>(f.runCli(['--json', '--dry-run', '--config', cfg], T));
-    expect(r.skipped).toEqual(expect.arrayContaining([expect.objectContaining({ target: path.join(root, ses), code: 'symlink' }), expect.objectContaining({ target: ctxA, code: 'symlink' })]));
+    const r = f.json<Report & { skipped: { target: string; code: string }[] }>(
+      f.runCli(['--json', '--dry-run', '--config', cfg], T),
+    );
+    expect(r.skipped).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ target: path.join(root, ses), code: 'symlink' }),
+        expect.objectContaining({ target: ctxA, code: 'symlink' }),
+      ]),
+    );
     expect(r.inventory).toMatchObject({ traces_read: 0, traces_cached: 3, records_count_cached: 1 });
     expect(r.actions).toContainEqual(expect.objectContaining({ kind: 'remove_debris', path: tmp }));
     // and the real sweep acts on nothing through either link
     const real = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
-    expect(real.actions.filter((a) => JSON.stringify(a).includes('ctx_a') || JSON.stringify(a).includes(ses))).toEqual([]);
+    expect(real.actions.filter((a) => JSON.stringify(a).includes('ctx_a') || JSON.stringify(a).includes(ses))).toEqual(
+      [],
+    );
     expect(fs.readdirSync(path.join(outside, 'ses'))).toEqual(['trace.jsonl']);
     expect(fs.readdirSync(path.join(outside, 'ctx'))).toEqual(['conversation.jsonl']);
   });

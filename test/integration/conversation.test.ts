@@ -48,18 +48,37 @@ function warnings(r: f.CliResult): { code: string; target: string; msg: string }
     .map((l) => JSON.parse(l) as { code: string; target: string; msg: string });
 }
 
-const HEAD = 'RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED (UTC)   TRUNCATED';
+const HEAD =
+  'RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED (UTC)   TRUNCATED';
 
 describe('conversation ls', () => {
   it('one row per context: counts only message lines, size, last touched (UTC), truncated; JSON fields', () => {
-    const one = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 4, lines: ['', '{"torn":', 'garbage', '{"role":7}'], mtimeMs: TOUCHED });
+    const one = f.writeRecord(home, 'shey', 'ctx_1', {
+      capsule: 'shey',
+      messages: 4,
+      lines: ['', '{"torn":', 'garbage', '{"role":7}'],
+      mtimeMs: TOUCHED,
+    });
     const two = f.writeRecord(home, 'shey', 'ctx_2', { messages: 3, mtimeMs: TOUCHED });
     // A record of exactly 1280 bytes: 1.25 KiB, which the runtime prints as `1.2 KiB` (ties to even).
-    const marker = { dropped: 7, oldest_surviving_id: f.idAt('msg_', now - 5000), last_dropped_id: f.idAt('msg_', now - 6000), at_ms: now - 1000 };
-    const big = f.writeRecord(home, 'other', 'ctx_big', { capsule: 'shey', createdMs: 1700000000000, truncated: marker, mtimeMs: TOUCHED });
+    const marker = {
+      dropped: 7,
+      oldest_surviving_id: f.idAt('msg_', now - 5000),
+      last_dropped_id: f.idAt('msg_', now - 6000),
+      at_ms: now - 1000,
+    };
+    const big = f.writeRecord(home, 'other', 'ctx_big', {
+      capsule: 'shey',
+      createdMs: 1700000000000,
+      truncated: marker,
+      mtimeMs: TOUCHED,
+    });
     const head = fs.readFileSync(big.file, 'utf8');
     const stub = f.messageLine(marker.oldest_surviving_id, 'user', '');
-    fs.writeFileSync(big.file, head + f.messageLine(marker.oldest_surviving_id, 'user', 'x'.repeat(1280 - head.length - stub.length - 1)) + '\n');
+    fs.writeFileSync(
+      big.file,
+      head + f.messageLine(marker.oldest_surviving_id, 'user', 'x'.repeat(1280 - head.length - stub.length - 1)) + '\n',
+    );
     fs.utimesSync(big.file, TOUCHED / 1000, TOUCHED / 1000);
     expect(fs.statSync(big.file).size).toBe(1280);
     // Invisible: a context without conversation.jsonl, dot-prefixed stores and contexts.
@@ -85,13 +104,55 @@ describe('conversation ls', () => {
     expect(j.status, j.stderr).toBe(0);
     expect(j.stdout.trimEnd()).not.toContain('\n');
     const rows = f.json<Record<string, unknown>[]>(j);
-    for (const row of rows) expect(Object.keys(row)).toEqual(['record', 'context_id', 'path', 'messages', 'bytes', 'last_touched_ms', 'capsule', 'truncated']);
+    for (const row of rows)
+      expect(Object.keys(row)).toEqual([
+        'record',
+        'context_id',
+        'path',
+        'messages',
+        'bytes',
+        'last_touched_ms',
+        'capsule',
+        'truncated',
+      ]);
     expect(rows).toEqual([
-      { record: 'other', context_id: 'ctx_big', path: big.file, messages: 1, bytes: 1280, last_touched_ms: TOUCHED, capsule: 'shey', truncated: marker },
-      { record: 'shey', context_id: 'ctx_1', path: one.file, messages: 4, bytes: s1, last_touched_ms: TOUCHED, capsule: 'shey', truncated: null },
-      { record: 'shey', context_id: 'ctx_2', path: two.file, messages: 3, bytes: s2, last_touched_ms: TOUCHED, capsule: null, truncated: null },
+      {
+        record: 'other',
+        context_id: 'ctx_big',
+        path: big.file,
+        messages: 1,
+        bytes: 1280,
+        last_touched_ms: TOUCHED,
+        capsule: 'shey',
+        truncated: marker,
+      },
+      {
+        record: 'shey',
+        context_id: 'ctx_1',
+        path: one.file,
+        messages: 4,
+        bytes: s1,
+        last_touched_ms: TOUCHED,
+        capsule: 'shey',
+        truncated: null,
+      },
+      {
+        record: 'shey',
+        context_id: 'ctx_2',
+        path: two.file,
+        messages: 3,
+        bytes: s2,
+        last_touched_ms: TOUCHED,
+        capsule: null,
+        truncated: null,
+      },
     ]);
-    expect(Object.keys(rows[0]!['truncated'] as object)).toEqual(['dropped', 'oldest_surviving_id', 'last_dropped_id', 'at_ms']);
+    expect(Object.keys(rows[0]!['truncated'] as object)).toEqual([
+      'dropped',
+      'oldest_surviving_id',
+      'last_dropped_id',
+      'at_ms',
+    ]);
   });
 
   it('--record filters by exact store; an unknown store is [] and the runtime sentence', () => {
@@ -141,13 +202,24 @@ describe('conversation ls', () => {
       `truncated: ${ids[2]} is not in shey/ctx_t; if it ever was, it is among the 6 messages dropped (by mint order: it is no newer than the last one dropped, ${ids[5]}; oldest surviving is ${ids[6]})\n`,
     );
     // the last dropped id itself is named by the header: a fact, in mur's words
-    expect(cnv('ls', '--message', ids[5]!).stdout).toBe(`truncated: ${ids[5]} was dropped from shey/ctx_t (6 messages dropped; oldest surviving is ${ids[6]})\n`);
+    expect(cnv('ls', '--message', ids[5]!).stdout).toBe(
+      `truncated: ${ids[5]} was dropped from shey/ctx_t (6 messages dropped; oldest surviving is ${ids[6]})\n`,
+    );
     const dj = cnv('ls', '--message', ids[2]!, '--json');
     expect(dj.stdout).toBe(
       JSON.stringify({
         message_id: ids[2],
         status: 'found',
-        locations: [{ record: 'shey', context_id: 'ctx_t', path: rec.file, status: 'truncated', dropped: 6, oldest_surviving_id: ids[6] }],
+        locations: [
+          {
+            record: 'shey',
+            context_id: 'ctx_t',
+            path: rec.file,
+            status: 'truncated',
+            dropped: 6,
+            oldest_surviving_id: ids[6],
+          },
+        ],
       }) + '\n',
     );
 
@@ -163,7 +235,9 @@ describe('conversation ls', () => {
     // --message short-circuits before --record; several records answer in list order.
     f.writeRecord(home, 'another', 'ctx_copy', { lines: [f.messageLine(ids[7]!)] });
     const both = cnv('ls', '--message', ids[7]!, '--record', 'nothing-here');
-    expect(both.stdout).toBe(`present:   ${ids[7]} is message 1 of 1 in another/ctx_copy\npresent:   ${ids[7]} is message 2 of 4 in shey/ctx_t\n`);
+    expect(both.stdout).toBe(
+      `present:   ${ids[7]} is message 1 of 1 in another/ctx_copy\npresent:   ${ids[7]} is message 2 of 4 in shey/ctx_t\n`,
+    );
   });
 });
 
@@ -183,7 +257,14 @@ describe('conversation rm', () => {
     const j = cnv('rm', 'ctx_owned', '--json');
     expect(j.status, j.stderr).toBe(0);
     expect(j.stdout).toBe(
-      JSON.stringify({ action: 'remove', record: 'shey', context_id: 'ctx_owned', path: ctxDir('shey', 'ctx_owned'), messages: 5, dry_run: false }) + '\n',
+      JSON.stringify({
+        action: 'remove',
+        record: 'shey',
+        context_id: 'ctx_owned',
+        path: ctxDir('shey', 'ctx_owned'),
+        messages: 5,
+        dry_run: false,
+      }) + '\n',
     );
     expect(fs.existsSync(path.dirname(o.file))).toBe(false);
   });
@@ -191,22 +272,58 @@ describe('conversation rm', () => {
 
 describe('conversation truncate', () => {
   it('keeps the newest N byte for byte, writes the exact header, 0600, dropped is cumulative', () => {
-    const r = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', createdMs: 1756400000000, messages: 10, mode: 0o644, lines: ['', '{"torn":'] });
+    const r = f.writeRecord(home, 'shey', 'ctx_1', {
+      capsule: 'shey',
+      createdMs: 1756400000000,
+      messages: 10,
+      mode: 0o644,
+      lines: ['', '{"torn":'],
+    });
     const before = fs.readFileSync(r.file, 'utf8').split('\n');
     const j = cnv('truncate', 'ctx_1', '--keep', '3', '--json');
     expect(j.status, j.stderr).toBe(0);
     const out = f.json(j);
-    expect(Object.keys(out)).toEqual(['action', 'record', 'context_id', 'path', 'dropped', 'kept', 'oldest_surviving_id', 'last_dropped_id', 'dry_run']);
-    expect(out).toEqual({ action: 'truncate', record: 'shey', context_id: 'ctx_1', path: r.file, dropped: 7, kept: 3, oldest_surviving_id: r.ids[7], last_dropped_id: r.ids[6], dry_run: false });
+    expect(Object.keys(out)).toEqual([
+      'action',
+      'record',
+      'context_id',
+      'path',
+      'dropped',
+      'kept',
+      'oldest_surviving_id',
+      'last_dropped_id',
+      'dry_run',
+    ]);
+    expect(out).toEqual({
+      action: 'truncate',
+      record: 'shey',
+      context_id: 'ctx_1',
+      path: r.file,
+      dropped: 7,
+      kept: 3,
+      oldest_surviving_id: r.ids[7],
+      last_dropped_id: r.ids[6],
+      dry_run: false,
+    });
     const lines = fs.readFileSync(r.file, 'utf8').split('\n');
     const header = headerOf(r.file);
     expect(Object.keys(header)).toEqual(['type', 'capsule', 'created_ms', 'truncated']);
-    expect(Object.keys(header['truncated'] as object)).toEqual(['dropped', 'oldest_surviving_id', 'last_dropped_id', 'at_ms']);
+    expect(Object.keys(header['truncated'] as object)).toEqual([
+      'dropped',
+      'oldest_surviving_id',
+      'last_dropped_id',
+      'at_ms',
+    ]);
     expect(header).toEqual({
       type: 'murmur.record',
       capsule: 'shey',
       created_ms: 1756400000000,
-      truncated: { dropped: 7, oldest_surviving_id: r.ids[7], last_dropped_id: r.ids[6], at_ms: expect.any(Number) as number },
+      truncated: {
+        dropped: 7,
+        oldest_surviving_id: r.ids[7],
+        last_dropped_id: r.ids[6],
+        at_ms: expect.any(Number) as number,
+      },
     });
     expect(lines.slice(1).join('\n')).toBe(before.slice(8).join('\n'));
     expect(fs.statSync(r.file).mode & 0o777).toBe(0o600);
@@ -214,7 +331,10 @@ describe('conversation truncate', () => {
     const again = cnv('truncate', 'ctx_1', '--keep', '1');
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toBe(`dropped 2 messages from ${r.file} (1 kept; oldest surviving is ${r.ids[9]})\n`);
-    const h2 = headerOf(r.file) as { created_ms: number; truncated: { dropped: number; oldest_surviving_id: string; last_dropped_id: string } };
+    const h2 = headerOf(r.file) as {
+      created_ms: number;
+      truncated: { dropped: number; oldest_surviving_id: string; last_dropped_id: string };
+    };
     expect(h2.created_ms).toBe(1756400000000);
     expect(h2.truncated).toMatchObject({ dropped: 9, oldest_surviving_id: r.ids[9], last_dropped_id: r.ids[8] });
     expect(f.json<{ messages: number }[]>(cnv('ls', '--json'))[0]!.messages).toBe(1);
@@ -226,7 +346,12 @@ describe('conversation truncate', () => {
     const res = cnv('truncate', 'ctx_h', '--keep', '2');
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toBe(`dropped 3 messages from ${r.file} (2 kept; oldest surviving is ${r.ids[3]})\n`);
-    const h = headerOf(r.file) as { type: string; capsule: string; created_ms: number; truncated: { dropped: number; at_ms: number } };
+    const h = headerOf(r.file) as {
+      type: string;
+      capsule: string;
+      created_ms: number;
+      truncated: { dropped: number; at_ms: number };
+    };
     expect(h.type).toBe('murmur.record');
     expect(h.capsule).toBe('mystore');
     expect(h.created_ms).toBeGreaterThanOrEqual(t0);
@@ -244,7 +369,17 @@ describe('conversation truncate', () => {
     expect(t.status, t.stderr).toBe(0);
     expect(t.stdout).toBe(`${r.file} already holds 3 messages; nothing dropped\n`);
     const j = cnv('truncate', 'ctx_u', '--keep', '50', '--json');
-    expect(f.json(j)).toEqual({ action: 'truncate', record: 'shey', context_id: 'ctx_u', path: r.file, dropped: 0, kept: 3, oldest_surviving_id: '', last_dropped_id: '', dry_run: false });
+    expect(f.json(j)).toEqual({
+      action: 'truncate',
+      record: 'shey',
+      context_id: 'ctx_u',
+      path: r.file,
+      dropped: 0,
+      kept: 3,
+      oldest_surviving_id: '',
+      last_dropped_id: '',
+      dry_run: false,
+    });
     expect(fs.readFileSync(r.file).equals(bytes)).toBe(true);
     const after = fs.statSync(r.file);
     expect([after.ino, after.mtimeMs, after.mode]).toEqual([st.ino, st.mtimeMs, st.mode]);
@@ -262,26 +397,36 @@ describe('refusals', () => {
     const a = cnv('rm', 'ctx_nope');
     expect(a.status).toBe(1);
     expect(a.stdout).toBe('');
-    expect(a.stderr).toBe(refusalText('E-CNV-001', `no context 'ctx_nope' in any record under ${root}`, NO_CONTEXT_HINT));
+    expect(a.stderr).toBe(
+      refusalText('E-CNV-001', `no context 'ctx_nope' in any record under ${root}`, NO_CONTEXT_HINT),
+    );
 
     const b = cnv('truncate', 'ctx_1', '--keep', '1', '--record', 'other');
     expect(b.status).toBe(1);
-    expect(b.stderr).toBe(refusalText('E-CNV-001', `no context 'ctx_1' under record store 'other' in ${root}`, NO_CONTEXT_HINT));
+    expect(b.stderr).toBe(
+      refusalText('E-CNV-001', `no context 'ctx_1' under record store 'other' in ${root}`, NO_CONTEXT_HINT),
+    );
 
     const viaLink = f.runCli(['conversation', 'rm', 'ctx_nope', '--home', path.join(T, 'home-link')], T);
     expect(viaLink.status).toBe(1);
-    expect(viaLink.stderr).toBe(refusalText('E-CNV-001', `no context 'ctx_nope' in any record under ${root}`, NO_CONTEXT_HINT));
+    expect(viaLink.stderr).toBe(
+      refusalText('E-CNV-001', `no context 'ctx_nope' in any record under ${root}`, NO_CONTEXT_HINT),
+    );
 
     const j = cnv('rm', 'ctx_nope', '--json');
     expect(j.status).toBe(1);
-    expect(f.json(j)).toEqual({ error: { code: 'E-CNV-001', message: `no context 'ctx_nope' in any record under ${root}`, hint: NO_CONTEXT_HINT } });
+    expect(f.json(j)).toEqual({
+      error: { code: 'E-CNV-001', message: `no context 'ctx_nope' in any record under ${root}`, hint: NO_CONTEXT_HINT },
+    });
     expect(f.snapshotTree(home)).toEqual(snap);
   });
 
   it('E-CNV-001 when there is no home at all, creating nothing', () => {
     const r = cnv('rm', 'ctx_1');
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^error\[E-CNV-001\]: no context 'ctx_1' in any record under .*\/\.murmur\/conversations\/\n {2}hint: /);
+    expect(r.stderr).toMatch(
+      /^error\[E-CNV-001\]: no context 'ctx_1' in any record under .*\/\.murmur\/conversations\/\n {2}hint: /,
+    );
     expect(fs.existsSync(home)).toBe(false);
   });
 
@@ -289,8 +434,16 @@ describe('refusals', () => {
     const a = f.writeRecord(home, 'store-a', 'ctx_1', { messages: 3 });
     const b = f.writeRecord(home, 'store-b', 'ctx_1', { messages: 3 });
     const snap = f.snapshotTree(home);
-    const expected = refusalText('E-CNV-002', "context 'ctx_1' is present under 2 record stores: store-a, store-b", 'pass --record <NAME> to say which one, e.g. --record store-a');
-    for (const args of [['rm', 'ctx_1'], ['truncate', 'ctx_1', '--keep', '1'], ['rm', 'ctx_1', '--dry-run', '--json']]) {
+    const expected = refusalText(
+      'E-CNV-002',
+      "context 'ctx_1' is present under 2 record stores: store-a, store-b",
+      'pass --record <NAME> to say which one, e.g. --record store-a',
+    );
+    for (const args of [
+      ['rm', 'ctx_1'],
+      ['truncate', 'ctx_1', '--keep', '1'],
+      ['rm', 'ctx_1', '--dry-run', '--json'],
+    ]) {
       const r = cnv(...args);
       expect(r.status).toBe(1);
       expect(r.stderr).toBe(expected);
@@ -312,8 +465,17 @@ describe('refusals', () => {
     f.writeRecord(home, 'store-a', 'ctx_1', { messages: 3 });
     f.writeRecord(home, 'store-b', 'ctx_1', { messages: 3 });
     const snap = f.snapshotTree(home);
-    const e3 = (ctx: string) => refusalText('E-CNV-003', '--keep must be at least 1', `truncating a record to nothing is \`murmur-gc conversation rm ${ctx}\``);
-    for (const [ctx, keep, ...rest] of [['ctx_missing', '0'], ['ctx_1', '0'], ['ctx_missing', '0', '--config', path.join(T, 'no-such.yaml')]] as string[][]) {
+    const e3 = (ctx: string) =>
+      refusalText(
+        'E-CNV-003',
+        '--keep must be at least 1',
+        `truncating a record to nothing is \`murmur-gc conversation rm ${ctx}\``,
+      );
+    for (const [ctx, keep, ...rest] of [
+      ['ctx_missing', '0'],
+      ['ctx_1', '0'],
+      ['ctx_missing', '0', '--config', path.join(T, 'no-such.yaml')],
+    ] as string[][]) {
       const r = cnv('truncate', ctx!, '--keep', keep!, ...rest);
       expect(r.status).toBe(1);
       expect(r.stdout).toBe('');
@@ -370,7 +532,13 @@ describe('locks and live sessions', () => {
   it('a context a live session uses is refused (live_context) unless --force', () => {
     const root = path.join(T, 'app', '.murmur');
     const sid = f.idAt('ses_', now - f.DAY);
-    f.writeSession(root, { sessionId: sid, end: false, contextId: 'ctx_live', tasks: [{ taskId: 'tsk_1', contextId: 'ctx_task' }], mtimeMs: now - 5_000 });
+    f.writeSession(root, {
+      sessionId: sid,
+      end: false,
+      contextId: 'ctx_live',
+      tasks: [{ taskId: 'tsk_1', contextId: 'ctx_task' }],
+      mtimeMs: now - 5_000,
+    });
     const live = f.writeRecord(home, 'shey', 'ctx_live', { messages: 5 });
     const task = f.writeRecord(home, 'shey', 'ctx_task', { messages: 5 });
     const idle = f.writeRecord(home, 'shey', 'ctx_idle', { messages: 5 });
@@ -379,7 +547,11 @@ describe('locks and live sessions', () => {
 
     const rm = cnv('rm', 'ctx_live', '--config', cfg);
     expect(rm.status).toBe(1);
-    expect(rm.stderr).toMatch(new RegExp(`^error\\[live_context\\]: context 'ctx_live' is in use by live session ${sid} in ${root} \\(.+\\); not removed\\n {2}hint: .*--force`));
+    expect(rm.stderr).toMatch(
+      new RegExp(
+        `^error\\[live_context\\]: context 'ctx_live' is in use by live session ${sid} in ${root} \\(.+\\); not removed\\n {2}hint: .*--force`,
+      ),
+    );
     const tr = cnv('truncate', 'ctx_task', '--keep', '1', '--config', cfg, '--json');
     expect(tr.status).toBe(1);
     expect(f.json<{ error: { code: string } }>(tr).error.code).toBe('live_context');
@@ -408,14 +580,22 @@ describe('locks and live sessions', () => {
     const stat = fs.readFileSync(`/proc/${process.pid}/stat`, 'latin1');
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
     fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: start, workdir: sdir }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(home, 'running', `${sid}.json`),
+      f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: start, workdir: sdir }),
+      { mode: 0o600 },
+    );
     const rec = f.writeRecord(home, 'shey', 'ctx_run', { messages: 2 });
     const r = cnv('rm', 'ctx_run');
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`error[live_context]: context 'ctx_run' is in use by live session ${sid}`);
     expect(fs.existsSync(rec.file)).toBe(true);
     // Once the record names a dead process (wrong start time), the session is dead.
-    fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: '1', workdir: sdir }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(home, 'running', `${sid}.json`),
+      f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: '1', workdir: sdir }),
+      { mode: 0o600 },
+    );
     expect(cnv('rm', 'ctx_run').status).toBe(0);
     expect(fs.existsSync(rec.file)).toBe(false);
   });
@@ -442,14 +622,26 @@ describe('links and special files', () => {
     const ls = cnv('ls', '--json');
     expect(ls.status, ls.stderr).toBe(0);
     expect(f.json<{ path: string }[]>(ls).map((x) => x.path)).toEqual([real.file]);
-    expect(warnings(ls).filter((w) => w.code === 'symlink').map((w) => w.target).sort()).toEqual(
+    expect(
+      warnings(ls)
+        .filter((w) => w.code === 'symlink')
+        .map((w) => w.target)
+        .sort(),
+    ).toEqual(
       [path.join(home, 'conversations', 'linked'), ctxDir('shey', 'ctx_link'), recFile('shey', 'ctx_file')].sort(),
     );
     expect(cnv('ls').stdout).not.toMatch(/linked|ctx_link|ctx_file/);
     const where = cnv('ls', '--message', canaryIds[1]!);
     expect(where.stdout).toBe(`unknown: ${canaryIds[1]} is in no record on this host\n`);
 
-    for (const args of [['rm', 'ctx_link'], ['truncate', 'ctx_link', '--keep', '1'], ['rm', 'ctx_c', '--record', 'linked'], ['truncate', 'ctx_c', '--keep', '1'], ['rm', 'ctx_file'], ['truncate', 'ctx_file', '--keep', '1']]) {
+    for (const args of [
+      ['rm', 'ctx_link'],
+      ['truncate', 'ctx_link', '--keep', '1'],
+      ['rm', 'ctx_c', '--record', 'linked'],
+      ['truncate', 'ctx_c', '--keep', '1'],
+      ['rm', 'ctx_file'],
+      ['truncate', 'ctx_file', '--keep', '1'],
+    ]) {
       const r = cnv(...args);
       expect(r.status, args.join(' ')).toBe(1);
       expect(r.stderr).toContain('error[E-CNV-001]');
@@ -458,7 +650,11 @@ describe('links and special files', () => {
     expect(warnings(cnv('rm', 'ctx_link')).map((w) => w.target)).toEqual([ctxDir('shey', 'ctx_link')]);
 
     expect(f.snapshotTree(outside)).toEqual(canary);
-    for (const p of [path.join(home, 'conversations', 'linked'), ctxDir('shey', 'ctx_link'), recFile('shey', 'ctx_file')]) {
+    for (const p of [
+      path.join(home, 'conversations', 'linked'),
+      ctxDir('shey', 'ctx_link'),
+      recFile('shey', 'ctx_file'),
+    ]) {
       expect(fs.lstatSync(p).isSymbolicLink()).toBe(true);
     }
   });
@@ -470,13 +666,18 @@ describe('links and special files', () => {
     const ls = f.runCli(['conversation', 'ls', '--json'], T, {}, 20_000);
     expect(ls.status, 'ls must finish (a null status means it was killed by the timeout)').toBe(0);
     expect(f.json<{ path: string }[]>(ls).map((x) => x.path)).toEqual([real.file]);
-    expect(warnings(ls)).toContainEqual(expect.objectContaining({ code: 'not_regular', target: recFile('shey', 'ctx_fifo') }));
+    expect(warnings(ls)).toContainEqual(
+      expect.objectContaining({ code: 'not_regular', target: recFile('shey', 'ctx_fifo') }),
+    );
     const text = f.runCli(['conversation', 'ls'], T, {}, 20_000);
     expect(text.status).toBe(0);
     expect(text.stdout).not.toContain('ctx_fifo');
     const where = f.runCli(['conversation', 'ls', '--message', 'msg_0000000000017000000000000000000'], T, {}, 20_000);
     expect(where.status).toBe(0);
-    for (const args of [['rm', 'ctx_fifo'], ['truncate', 'ctx_fifo', '--keep', '1']]) {
+    for (const args of [
+      ['rm', 'ctx_fifo'],
+      ['truncate', 'ctx_fifo', '--keep', '1'],
+    ]) {
       const r = f.runCli(['conversation', ...args], T, {}, 20_000);
       expect(r.status).toBe(1);
       expect(r.stderr).toContain('error[E-CNV-001]');
@@ -495,14 +696,33 @@ describe('dry run', () => {
     expect(rm.status, rm.stderr).toBe(0);
     expect(rm.stdout).toBe(`would remove ${ctxDir('shey', 'ctx_a')} (4 messages)\n`);
     const rmj = f.json(cnv('rm', 'ctx_a', '--dry-run', '--json'));
-    expect(rmj).toEqual({ action: 'remove', record: 'shey', context_id: 'ctx_a', path: ctxDir('shey', 'ctx_a'), messages: 4, dry_run: true });
+    expect(rmj).toEqual({
+      action: 'remove',
+      record: 'shey',
+      context_id: 'ctx_a',
+      path: ctxDir('shey', 'ctx_a'),
+      messages: 4,
+      dry_run: true,
+    });
 
     const tr = cnv('truncate', 'ctx_b', '--keep', '2', '--dry-run');
     expect(tr.status, tr.stderr).toBe(0);
     expect(tr.stdout).toBe(`would drop 7 messages from ${b.file} (2 kept; oldest surviving is ${b.ids[7]})\n`);
     const trj = f.json(cnv('truncate', 'ctx_b', '--keep', '2', '--dry-run', '--json'));
-    expect(trj).toEqual({ action: 'truncate', record: 'shey', context_id: 'ctx_b', path: b.file, dropped: 7, kept: 2, oldest_surviving_id: b.ids[7], last_dropped_id: b.ids[6], dry_run: true });
-    expect(cnv('truncate', 'ctx_b', '--keep', '20', '--dry-run').stdout).toBe(`${b.file} already holds 9 messages; nothing dropped\n`);
+    expect(trj).toEqual({
+      action: 'truncate',
+      record: 'shey',
+      context_id: 'ctx_b',
+      path: b.file,
+      dropped: 7,
+      kept: 2,
+      oldest_surviving_id: b.ids[7],
+      last_dropped_id: b.ids[6],
+      dry_run: true,
+    });
+    expect(cnv('truncate', 'ctx_b', '--keep', '20', '--dry-run').stdout).toBe(
+      `${b.file} already holds 9 messages; nothing dropped\n`,
+    );
     cnv('ls');
     cnv('ls', '--message', b.ids[0]!);
 
@@ -519,7 +739,12 @@ describe('dry run', () => {
 
 describe('manual actions are in the audit trail', () => {
   /** Every gc audit session: its trace lines (parsed) and whether an intent log is left. */
-  function audits(): { id: string; lines: Record<string, unknown>[]; intent: boolean; where: Record<string, string> | undefined }[] {
+  function audits(): {
+    id: string;
+    lines: Record<string, unknown>[];
+    intent: boolean;
+    where: Record<string, string> | undefined;
+  }[] {
     const gc = path.join(home, 'gc');
     if (!fs.existsSync(gc)) return [];
     return fs
@@ -530,7 +755,9 @@ describe('manual actions are in the audit trail', () => {
         id,
         lines: f.readLines(path.join(gc, id, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>),
         intent: fs.existsSync(path.join(gc, id, 'intent.jsonl')),
-        where: fs.existsSync(path.join(gc, id, 'where.json')) ? (JSON.parse(fs.readFileSync(path.join(gc, id, 'where.json'), 'utf8')) as Record<string, string>) : undefined,
+        where: fs.existsSync(path.join(gc, id, 'where.json'))
+          ? (JSON.parse(fs.readFileSync(path.join(gc, id, 'where.json'), 'utf8')) as Record<string, string>)
+          : undefined,
       }));
   }
 
@@ -560,10 +787,46 @@ describe('manual actions are in the audit trail', () => {
     }
     const [rmLine, cutLine] = [a[0]!.lines[1]!, a[1]!.lines[1]!];
     // the runtime's field order, then the one added field
-    expect(Object.keys(rmLine)).toEqual(['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'store', 'reason', 'removed', 'targets', 'trigger']);
-    expect(rmLine).toMatchObject({ store: 'records', reason: 'manual', removed: 1, targets: ['ctx_gone'], trigger: 'manual_cli' });
-    expect(Object.keys(cutLine)).toEqual(['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'store', 'reason', 'removed', 'targets', 'messages_dropped', 'trigger']);
-    expect(cutLine).toMatchObject({ store: 'records', reason: 'max_messages', removed: 1, targets: ['ctx_cut'], messages_dropped: 6, trigger: 'manual_cli' });
+    expect(Object.keys(rmLine)).toEqual([
+      'event_type',
+      'event_id',
+      'parent_id',
+      'session_id',
+      'timestamp',
+      'store',
+      'reason',
+      'removed',
+      'targets',
+      'trigger',
+    ]);
+    expect(rmLine).toMatchObject({
+      store: 'records',
+      reason: 'manual',
+      removed: 1,
+      targets: ['ctx_gone'],
+      trigger: 'manual_cli',
+    });
+    expect(Object.keys(cutLine)).toEqual([
+      'event_type',
+      'event_id',
+      'parent_id',
+      'session_id',
+      'timestamp',
+      'store',
+      'reason',
+      'removed',
+      'targets',
+      'messages_dropped',
+      'trigger',
+    ]);
+    expect(cutLine).toMatchObject({
+      store: 'records',
+      reason: 'max_messages',
+      removed: 1,
+      targets: ['ctx_cut'],
+      messages_dropped: 6,
+      trigger: 'manual_cli',
+    });
     expect(a[0]!.where).toEqual({ ctx_gone: store });
 
     const h1 = f.runCli(['history', '--target', 'ctx_gone'], T);
@@ -572,7 +835,15 @@ describe('manual actions are in the audit trail', () => {
     expect(h1.stdout).toContain(`from record store ${store}; ok`);
     const h2 = f.runCli(['history', '--target', 'ctx_cut', '--json'], T);
     expect(h2.status).toBe(0);
-    expect(f.json<{ matches: unknown[] }>(h2).matches).toEqual([expect.objectContaining({ audit: a[1]!.id, action: 'truncated', manual: true, reason: 'max_messages', origin: store })]);
+    expect(f.json<{ matches: unknown[] }>(h2).matches).toEqual([
+      expect.objectContaining({
+        audit: a[1]!.id,
+        action: 'truncated',
+        manual: true,
+        reason: 'max_messages',
+        origin: store,
+      }),
+    ]);
     const list = f.runCli(['history'], T);
     expect(list.stdout).toContain('by hand (conversation rm): 1 removed');
     expect(list.stdout).toContain('by hand (conversation truncate): 1 record truncated, 6 messages dropped');

@@ -22,7 +22,10 @@ class DaemonProc {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(args: string[], homeEnv: string) {
-    this.child = spawn(process.execPath, [f.BIN, 'daemon', ...args], { env: f.cliEnv(homeEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [f.BIN, 'daemon', ...args], {
+      env: f.cliEnv(homeEnv),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (d: Buffer) => this.nonJson.push(`stdout: ${d.toString()}`));
     this.child.stderr!.on('data', (d: Buffer) => {
       this.buf += d.toString();
@@ -116,8 +119,30 @@ function manySessions(n: number, files = 2): string[] {
     const id = f.idAt('ses_', ms);
     const dir = path.join(root, id);
     fs.mkdirSync(path.join(dir, 'out'), { recursive: true });
-    const start = { event_type: 'session_start', event_id: f.idAt('evt_', ms), parent_id: null, session_id: id, timestamp: ms, capsule_name: 'demo', capsule_version: '1', context_id: null };
-    const end = { event_type: 'session_end', event_id: f.idAt('evt_', ms + 5), parent_id: start.event_id, session_id: id, timestamp: ms + 5, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 5, exit_status: 'ok' };
+    const start = {
+      event_type: 'session_start',
+      event_id: f.idAt('evt_', ms),
+      parent_id: null,
+      session_id: id,
+      timestamp: ms,
+      capsule_name: 'demo',
+      capsule_version: '1',
+      context_id: null,
+    };
+    const end = {
+      event_type: 'session_end',
+      event_id: f.idAt('evt_', ms + 5),
+      parent_id: start.event_id,
+      session_id: id,
+      timestamp: ms + 5,
+      total_turns: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      total_tool_calls: 0,
+      total_shell_calls: 0,
+      duration_ms: 5,
+      exit_status: 'ok',
+    };
     fs.writeFileSync(path.join(dir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n');
     for (let k = 1; k < files; k++) fs.writeFileSync(path.join(dir, 'out', `f${k}.txt`), 'x'.repeat(64));
     fs.utimesSync(path.join(dir, 'trace.jsonl'), ms / 1000, ms / 1000);
@@ -127,12 +152,22 @@ function manySessions(n: number, files = 2): string[] {
 }
 
 function sessionNames(): string[] {
-  return fs.existsSync(root) ? fs.readdirSync(root).filter((n) => n.startsWith('ses_')).sort() : [];
+  return fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((n) => n.startsWith('ses_'))
+        .sort()
+    : [];
 }
 
 function auditDirs(): string[] {
   const gc = path.join(home, 'gc');
-  return fs.existsSync(gc) ? fs.readdirSync(gc).filter((n) => n.startsWith('ses_')).sort() : [];
+  return fs.existsSync(gc)
+    ? fs
+        .readdirSync(gc)
+        .filter((n) => n.startsWith('ses_'))
+        .sort()
+    : [];
 }
 
 function auditLines(id: string): Rec[] {
@@ -143,7 +178,8 @@ function auditLines(id: string): Rec[] {
 function auditedSessionTargets(): Set<string> {
   const out = new Set<string>();
   for (const id of auditDirs()) {
-    for (const l of auditLines(id)) if (l['event_type'] === 'retention' && l['store'] === 'sessions') for (const t of l['targets']) out.add(t);
+    for (const l of auditLines(id))
+      if (l['event_type'] === 'retention' && l['store'] === 'sessions') for (const t of l['targets']) out.add(t);
   }
   return out;
 }
@@ -154,7 +190,8 @@ function leftovers(dir: string): string[] {
   const walk = (p: string) => {
     for (const e of fs.readdirSync(p, { withFileTypes: true })) {
       const full = path.join(p, e.name);
-      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.') || e.name === 'intent.jsonl') out.push(full);
+      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.') || e.name === 'intent.jsonl')
+        out.push(full);
       if (e.isDirectory() && !e.name.startsWith('.murmur-gc-trash.')) walk(full);
     }
   };
@@ -191,7 +228,12 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     // an older sweep's audit trace (10 days ago), with a torn last line: history --since 7d skips it
     const oldSweep = f.idAt('ses_', now - 10 * f.DAY);
     const oldTarget = f.idAt('ses_', now - 100 * f.DAY);
-    writeAuditTrace(oldSweep, now - 10 * f.DAY, [{ store: 'sessions', reason: 'max_age', targets: [oldTarget] }], '{"event_type":"retention","event_id":"evt_');
+    writeAuditTrace(
+      oldSweep,
+      now - 10 * f.DAY,
+      [{ store: 'sessions', reason: 'max_age', targets: [oldTarget] }],
+      '{"event_type":"retention","event_id":"evt_',
+    );
 
     const cfg = f.writeConfig(
       T,
@@ -208,13 +250,17 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(typeof first!['duration_ms']).toBe('number');
     const audit = first!['audit'] as string;
     expect(audit).toMatch(/^ses_[0-9a-f]{32}$/);
-    expect(first!['msg']).toMatch(/^sweep ok: 3 sessions removed, 1 record removed, 1 record truncated, 1 lost command reconciled/);
+    expect(first!['msg']).toMatch(
+      /^sweep ok: 3 sessions removed, 1 record removed, 1 record truncated, 1 lost command reconciled/,
+    );
     const removed = finished.slice(0, 3);
     expect(sessionNames()).toEqual([finished[3]!, dead].sort());
 
     // the next sweeps come from the schedule, one summary each, nothing left to do
     const more = await d.waitForSummaries(3);
-    expect(more.slice(1).every((s) => s['trigger'] === 'schedule' && s['outcome'] === 'ok' && s['audit'] === null)).toBe(true);
+    expect(
+      more.slice(1).every((s) => s['trigger'] === 'schedule' && s['outcome'] === 'ok' && s['audit'] === null),
+    ).toBe(true);
     // no line carries record content
     expect(d.lines.some((l) => JSON.stringify(l).includes('message 1'))).toBe(false);
 
@@ -240,13 +286,40 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const mine = h['sweeps'][1];
     expect(mine['exit_status']).toBe('ok');
     expect(mine['retention']).toEqual([
-      { store: 'sessions', reason: 'max_sessions', removed: 3, targets: [...removed].sort().reverse(), fate: { removed: 3, held: 0, purged: 0, restored: 0 } },
-      { store: 'records', reason: 'max_age', removed: 1, targets: [ctxOld], fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
-      { store: 'records', reason: 'max_messages', removed: 1, targets: [ctxBig], messages_dropped: 7, messages_dropped_by_target: { [ctxBig]: 7 }, fate: { removed: 1, held: 0, purged: 0, restored: 0 } },
+      {
+        store: 'sessions',
+        reason: 'max_sessions',
+        removed: 3,
+        targets: [...removed].sort().reverse(),
+        fate: { removed: 3, held: 0, purged: 0, restored: 0 },
+      },
+      {
+        store: 'records',
+        reason: 'max_age',
+        removed: 1,
+        targets: [ctxOld],
+        fate: { removed: 1, held: 0, purged: 0, restored: 0 },
+      },
+      {
+        store: 'records',
+        reason: 'max_messages',
+        removed: 1,
+        targets: [ctxBig],
+        messages_dropped: 7,
+        messages_dropped_by_target: { [ctxBig]: 7 },
+        fate: { removed: 1, held: 0, purged: 0, restored: 0 },
+      },
     ]);
     expect(mine['reconciled']['tasks']).toBe(1);
     expect(h['sweeps'][0]['invalid_lines']).toBe(1); // the torn line, skipped
-    expect(h['totals']).toMatchObject({ sweeps: 2, sessions_removed: 4, records_removed: 1, records_truncated: 1, messages_dropped: 7, reconciled_tasks: 1 });
+    expect(h['totals']).toMatchObject({
+      sweeps: 2,
+      sessions_removed: 4,
+      records_removed: 1,
+      records_truncated: 1,
+      messages_dropped: 7,
+      reconciled_tasks: 1,
+    });
     const hText = cli(['history', '--config', cfg]).stdout;
     expect(hText).toContain('sessions/max_sessions: 3 sessions removed');
     expect(hText).toContain('records/max_messages: 1 record truncated, 7 messages dropped');
@@ -259,15 +332,26 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     // --target: which sweep removed this, and why
     const t = f.json<Rec>(cli(['history', '--json', '--target', removed[0]!, '--config', cfg]));
     expect(t['matches']).toEqual([
-      expect.objectContaining({ audit: audit, store: 'sessions', reason: 'max_sessions', action: 'removed', exit_status: 'ok', line_removed: 3 }),
+      expect.objectContaining({
+        audit: audit,
+        store: 'sessions',
+        reason: 'max_sessions',
+        action: 'removed',
+        exit_status: 'ok',
+        line_removed: 3,
+      }),
     ]);
     expect(t['sweeps'].map((s: Rec) => s['audit'])).toEqual([audit]);
     const tText = cli(['history', '--target', removed[0]!, '--config', cfg]).stdout;
     expect(tText).toContain(`removed by sweep ${audit}`);
     expect(tText).toContain('sessions/max_sessions');
     const tc = f.json<Rec>(cli(['history', '--json', '--target', ctxBig, '--config', cfg]));
-    expect(tc['matches']).toEqual([expect.objectContaining({ audit: audit, action: 'truncated', reason: 'max_messages', line_messages_dropped: 7 })]);
-    expect(f.json<Rec>(cli(['history', '--json', '--target', oldTarget, '--config', cfg]))['matches'][0]['audit']).toBe(oldSweep);
+    expect(tc['matches']).toEqual([
+      expect.objectContaining({ audit: audit, action: 'truncated', reason: 'max_messages', line_messages_dropped: 7 }),
+    ]);
+    expect(f.json<Rec>(cli(['history', '--json', '--target', oldTarget, '--config', cfg]))['matches'][0]['audit']).toBe(
+      oldSweep,
+    );
     expect(cli(['history', '--target', 'ses_0000', '--config', cfg]).stdout).toContain('no sweep in the audit trail');
 
     // SIGTERM when idle: exit 0, state says stopped, status says not running
@@ -283,7 +367,10 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('never overlaps sweeps under a slow sweep; a manual sweep meanwhile gets 75 (storage_busy)', async () => {
     const ids = manySessions(2500);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n`,
+    );
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     const manual = await f.runCliAsync(['sweep', '--json', '--config', cfg], T);
@@ -297,7 +384,8 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(slow['duration_ms']).toBeGreaterThan(1200);
     expect(d.lines.some((l) => l['msg'] === 'sweep skipped: the previous sweep is still running')).toBe(true);
     const ordered = [...sums].sort((a, b) => a['started_ms'] - b['started_ms']);
-    for (let i = 1; i < ordered.length; i++) expect(ordered[i]!['started_ms']).toBeGreaterThanOrEqual(ordered[i - 1]!['ended_ms']);
+    for (let i = 1; i < ordered.length; i++)
+      expect(ordered[i]!['started_ms']).toBeGreaterThanOrEqual(ordered[i - 1]!['ended_ms']);
     // removal log lines of the slow sweep all fall inside it (no second sweep interleaved)
     const removals = d.lines.filter((l) => l['msg'] === 'session removed');
     expect(removals).toHaveLength(ids.length - 5);
@@ -307,7 +395,10 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
 
   it('SIGTERM during a sweep of many items exits 0 within 10 s and leaves a consistent tree', async () => {
     const ids = manySessions(2000, 3);
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     const d = start(cfg);
     await d.waitFor('removals under way', (l) => l['msg'] === 'session removed');
     await d.waitFor('a few more removals', () => d.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
@@ -377,7 +468,10 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const ok = await d.waitFor('reloaded', (l) => l['msg'] === 'configuration reloaded');
     expect(ok).toMatchObject({ schedule: '*/2 * * * * *', rescheduled: true });
     await d.waitFor('a sweep after the reload', (l) => l['event'] === 'sweep_summary' && l['time'] > ok['time']);
-    expect(f.json<Rec>(cli(['status', '--json', '--config', cfg]))['daemon']).toMatchObject({ running: true, schedule: '*/2 * * * * *' });
+    expect(f.json<Rec>(cli(['status', '--json', '--config', cfg]))['daemon']).toMatchObject({
+      running: true,
+      schedule: '*/2 * * * * *',
+    });
     d.child.kill('SIGTERM');
     expect((await d.exited).code).toBe(0);
   });
@@ -386,7 +480,10 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const ids = manySessions(2000, 3);
     const ctx = f.idAt('ctx_', now - f.DAY);
     f.writeRecord(home, 'shey', ctx, { capsule: 'shey', messages: 3 });
-    const cfg = f.writeConfig(T, `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `schedule: "${EVERY_SECOND}"\nlog: { level: debug }\nmax_delete: { fraction: 1 }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     const a = start(cfg);
     await a.waitFor('a few removals', () => a.lines.filter((l) => l['msg'] === 'session removed').length >= 25);
     a.child.kill('SIGKILL');
@@ -418,7 +515,9 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect(first!['counts']['remove_debris']).toBeGreaterThanOrEqual(1); // the record temp file (and any trash dir)
     expect(b.lines.some((l) => l['code'] === 'process_interrupted' && l['path'] === stateTemp)).toBe(true);
     expect(b.lines.some((l) => l['code'] === 'process_interrupted' && l['path'] === recTemp)).toBe(true);
-    expect(b.lines.some((l) => l['code'] === 'process_interrupted' && String(l['target']).endsWith('sweep.lock'))).toBe(true);
+    expect(b.lines.some((l) => l['code'] === 'process_interrupted' && String(l['target']).endsWith('sweep.lock'))).toBe(
+      true,
+    );
     expect(fs.existsSync(recTemp)).toBe(false);
     expect(fs.existsSync(stateTemp)).toBe(false);
 
@@ -435,7 +534,12 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     expect((await b.exited).code).toBe(0);
     expect(leftovers(home)).toEqual([]); // (checked once b is gone: it writes its state every second)
     const hist = f.json<Rec>(cli(['history', '--json', '--config', cfg]));
-    expect(hist['sweeps'].find((s: Rec) => s['audit'] === killedAudit)).toMatchObject({ complete: true, exit_status: 'canceled', outcome: 'aborted', intent_pending: false });
+    expect(hist['sweeps'].find((s: Rec) => s['audit'] === killedAudit)).toMatchObject({
+      complete: true,
+      exit_status: 'canceled',
+      outcome: 'aborted',
+      intent_pending: false,
+    });
     expect(hist['totals']['sessions_removed']).toBe(ids.length - 1);
   });
 
@@ -462,7 +566,14 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const state = {
       version: 1,
       updated_ms: now,
-      daemon: { pid: process.pid, start_time: '1', started_ms: now - 1000, stopped_ms: null, config: null, schedule: '*/30 * * * *' },
+      daemon: {
+        pid: process.pid,
+        start_time: '1',
+        started_ms: now - 1000,
+        stopped_ms: null,
+        config: null,
+        schedule: '*/30 * * * *',
+      },
       next_run_ms: now + 60_000,
       current_sweep: { started_ms: now - 500, trigger: 'schedule' },
       last_sweep: null,
@@ -476,7 +587,10 @@ describe('murmur-gc daemon (real process, per-second schedule)', () => {
     const r = cli(['status', '--home', path.join(T, 'nope')]);
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('(does not exist)');
-    const ready = spawnSync(process.execPath, [f.BIN, 'history', '--json', '--home', path.join(T, 'nope')], { env: f.cliEnv(T), encoding: 'utf8' });
+    const ready = spawnSync(process.execPath, [f.BIN, 'history', '--json', '--home', path.join(T, 'nope')], {
+      env: f.cliEnv(T),
+      encoding: 'utf8',
+    });
     expect(JSON.parse(ready.stdout)).toMatchObject({ audit_root_exists: false, sweeps: [] });
   });
 });
@@ -485,15 +599,56 @@ function idMs(id: string): number {
   return Number.parseInt(id.slice(4, 16), 16);
 }
 
-function writeAuditTrace(id: string, atMs: number, retention: { store: string; reason: string; targets: string[]; messages_dropped?: number }[], tail = ''): void {
+function writeAuditTrace(
+  id: string,
+  atMs: number,
+  retention: { store: string; reason: string; targets: string[]; messages_dropped?: number }[],
+  tail = '',
+): void {
   const dir = path.join(home, 'gc', id);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const startId = f.idAt('evt_', atMs);
-  const lines: Rec[] = [{ event_type: 'session_start', event_id: startId, parent_id: null, session_id: id, timestamp: atMs, capsule_name: 'murmur-gc', capsule_version: '0.1.0', resumed_from: null, context_id: null }];
+  const lines: Rec[] = [
+    {
+      event_type: 'session_start',
+      event_id: startId,
+      parent_id: null,
+      session_id: id,
+      timestamp: atMs,
+      capsule_name: 'murmur-gc',
+      capsule_version: '0.1.0',
+      resumed_from: null,
+      context_id: null,
+    },
+  ];
   for (const r of retention) {
-    lines.push({ event_type: 'retention', event_id: f.idAt('evt_', atMs + 1), parent_id: startId, session_id: id, timestamp: atMs + 1, store: r.store, reason: r.reason, removed: r.targets.length, targets: r.targets, ...(r.messages_dropped !== undefined ? { messages_dropped: r.messages_dropped } : {}) });
+    lines.push({
+      event_type: 'retention',
+      event_id: f.idAt('evt_', atMs + 1),
+      parent_id: startId,
+      session_id: id,
+      timestamp: atMs + 1,
+      store: r.store,
+      reason: r.reason,
+      removed: r.targets.length,
+      targets: r.targets,
+      ...(r.messages_dropped !== undefined ? { messages_dropped: r.messages_dropped } : {}),
+    });
   }
-  lines.push({ event_type: 'session_end', event_id: f.idAt('evt_', atMs + 2), parent_id: startId, session_id: id, timestamp: atMs + 2, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 2, exit_status: 'ok' });
+  lines.push({
+    event_type: 'session_end',
+    event_id: f.idAt('evt_', atMs + 2),
+    parent_id: startId,
+    session_id: id,
+    timestamp: atMs + 2,
+    total_turns: 0,
+    total_input_tokens: 0,
+    total_output_tokens: 0,
+    total_tool_calls: 0,
+    total_shell_calls: 0,
+    duration_ms: 2,
+    exit_status: 'ok',
+  });
   const file = path.join(dir, 'trace.jsonl');
   fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n' + tail, { mode: 0o600 });
   fs.utimesSync(file, atMs / 1000, atMs / 1000);

@@ -29,7 +29,13 @@ describe('future-dated session names', () => {
     for (const id of planted) f.writeSession(roots[0]!, { sessionId: id, end: true, mtimeMs: now - 3 * f.DAY });
     // a root without any: no warning for it
     for (const id of real) f.writeSession(roots[1]!, { sessionId: id, end: true });
-    const cfg = f.writeConfig(T, roots.map((r) => `sessions:\n  - root: ${r}\n    retain: { max_sessions: 3 }\n`).join('').replace(/\nsessions:\n/g, '\n'));
+    const cfg = f.writeConfig(
+      T,
+      roots
+        .map((r) => `sessions:\n  - root: ${r}\n    retain: { max_sessions: 3 }\n`)
+        .join('')
+        .replace(/\nsessions:\n/g, '\n'),
+    );
     for (const dry of [true, false]) {
       const r = f.runCli(['--json', '--config', cfg, ...(dry ? ['--dry-run'] : [])], T);
       expect(r.status, r.stderr).toBe(0);
@@ -41,7 +47,9 @@ describe('future-dated session names', () => {
       expect(warned[0]?.detail).toContain('2 session names');
       expect(warned[0]?.detail).toContain(`(the first-ranked: ${planted[0]}, minted 10889-08-02 05:31:50 UTC)`);
       // the runtime's ranking: the two planted names and the newest real one stay
-      const removed = rep.actions.filter((a) => a.kind === 'remove_session' && a.root === roots[0]).map((a) => a.target);
+      const removed = rep.actions
+        .filter((a) => a.kind === 'remove_session' && a.root === roots[0])
+        .map((a) => a.target);
       expect(removed.sort()).toEqual(real.slice(0, 3).sort());
       expect(r.stderr).toContain('future_session_id');
     }

@@ -30,7 +30,9 @@ describe('a home that is not one', () => {
   it('is refused by config check: --home /, home: ~/../../etc, home: ~, a link to /etc — naming the key, file and line', () => {
     const byFlag = f.runCli(['config', 'check', '--home', '/'], T);
     expect(byFlag.status).toBe(2);
-    expect(byFlag.stdout).toContain("error[config_invalid] (command line): --home: '/' is the root directory: murmur-gc would make it private and create gc/ in it, so it is not used; point --home at the murmur home");
+    expect(byFlag.stdout).toContain(
+      "error[config_invalid] (command line): --home: '/' is the root directory: murmur-gc would make it private and create gc/ in it, so it is not used; point --home at the murmur home",
+    );
     for (const [yaml, why] of [
       ['home: ~/../../etc\n', "'/etc' is a system directory"],
       ['home: "~"\n', `'${T}' is your home directory ($HOME) itself`],
@@ -45,7 +47,13 @@ describe('a home that is not one', () => {
     expect(link.status).toBe(2);
     const doc = JSON.parse(link.stdout) as { ok: boolean; errors: { code: string; key: string; message: string }[] };
     expect(doc.ok).toBe(false);
-    expect(doc.errors).toEqual([expect.objectContaining({ code: 'config_invalid', key: '--home', message: expect.stringContaining('resolves to /etc, which is a system directory') })]);
+    expect(doc.errors).toEqual([
+      expect.objectContaining({
+        code: 'config_invalid',
+        key: '--home',
+        message: expect.stringContaining('resolves to /etc, which is a system directory'),
+      }),
+    ]);
   });
 
   it('is refused by every command that takes --home, and a sweep leaves its mode and contents alone (old: made 0700, gc/ created)', async () => {
@@ -75,7 +83,9 @@ describe('a home that is not one', () => {
       const out = r.stdout + r.stderr;
       expect(r.status, `${commands[i]!.join(' ')}: ${out}`).toBe(2);
       expect(out, commands[i]!.join(' ')).toContain('config_invalid');
-      expect(out, commands[i]!.join(' ')).toContain('is not a murmur home: it holds 2 entries and none of conversations/');
+      expect(out, commands[i]!.join(' ')).toContain(
+        'is not a murmur home: it holds 2 entries and none of conversations/',
+      );
     }
     expect(mode(p)).toBe(0o755);
     expect(f.snapshotTree(p)).toEqual(before);

@@ -46,7 +46,13 @@ beforeAll(() => {
   T = f.tempDir('hostile-sizes');
   home = path.join(T, '.murmur');
   root = path.join(T, 'app', '.murmur');
-  for (const id of Object.values(ses)) f.writeSession(root, { sessionId: id, end: true, startMs: now - 10 * f.DAY, tasks: [{ taskId: f.idAt('tsk_', now), contextId: f.idAt('ctx_', now) }] });
+  for (const id of Object.values(ses))
+    f.writeSession(root, {
+      sessionId: id,
+      end: true,
+      startMs: now - 10 * f.DAY,
+      tasks: [{ taskId: f.idAt('tsk_', now), contextId: f.idAt('ctx_', now) }],
+    });
   // a real trace padded by a hole, and a trace that is nothing but one
   fs.truncateSync(path.join(root, ses.paddedSparse, 'trace.jsonl'), 5 * GiB);
   fs.writeFileSync(path.join(root, ses.sparse, 'trace.jsonl'), '');
@@ -65,9 +71,24 @@ beforeAll(() => {
   // a running record that is a 2 GiB hole
   fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
   const running = path.join(home, 'running', `${ses.plain}.json`);
-  fs.writeFileSync(running, f.runningRecordJson({ sessionId: ses.plain, pid: 1, processStart: 'x', workdir: path.join(root, ses.plain) }));
+  fs.writeFileSync(
+    running,
+    f.runningRecordJson({ sessionId: ses.plain, pid: 1, processStart: 'x', workdir: path.join(root, ses.plain) }),
+  );
   fs.truncateSync(running, 2 * GiB);
-  cfg = f.writeConfig(T, [`home: ${home}`, 'sessions:', `  - root: ${root}`, '    retain: { max_sessions: 100 }', 'records:', '  - capsule: notes', '    retain: { max_messages: 5 }', ''].join('\n'));
+  cfg = f.writeConfig(
+    T,
+    [
+      `home: ${home}`,
+      'sessions:',
+      `  - root: ${root}`,
+      '    retain: { max_sessions: 100 }',
+      'records:',
+      '  - capsule: notes',
+      '    retain: { max_messages: 5 }',
+      '',
+    ].join('\n'),
+  );
 }, 120_000);
 
 afterAll(() => f.rmrf(T));
@@ -127,12 +148,17 @@ describe('hostile file sizes', () => {
     expect(r.maxRssKb).toBeLessThan(CEILING_KB);
     const rep = JSON.parse(r.stdout) as Report;
     expect(rep.errors).toEqual([]);
-    const codes = (code: string) => rep.skipped.filter((s) => s.code === code).map((s) => s.target).sort();
+    const codes = (code: string) =>
+      rep.skipped
+        .filter((s) => s.code === code)
+        .map((s) => s.target)
+        .sort();
     const trace = (id: string) => path.join(root, id, 'trace.jsonl');
     expect(codes('sparse_file')).toEqual([trace(ses.paddedSparse), trace(ses.sparse), recordFile].sort());
     expect(codes('line_too_long')).toEqual([trace(ses.denseObject)]);
     expect(codes('running_record_invalid')).toEqual([path.join(home, 'running', `${ses.plain}.json`)]);
-    for (const s of rep.skipped.filter((x) => x.code === 'sparse_file' || x.code === 'line_too_long')) expect(s.detail).toMatch(/\(\d+ ms spent\)$/);
+    for (const s of rep.skipped.filter((x) => x.code === 'sparse_file' || x.code === 'line_too_long'))
+      expect(s.detail).toMatch(/\(\d+ ms spent\)$/);
     // the sparse record is listed, not counted, so never truncated; the other one is
     expect(rep.actions.filter((a) => a.kind === 'truncate_record')).toHaveLength(1);
     expect(fs.statSync(recordFile).size).toBe(4 * GiB);
@@ -149,7 +175,7 @@ describe('hostile file sizes', () => {
     expect(located.stderr).toContain('sparse_file');
   }, 300_000);
 
-  it('a session whose sparse trace was just written is live (judged by the trace\'s mtime, not its directory\'s)', async () => {
+  it("a session whose sparse trace was just written is live (judged by the trace's mtime, not its directory's)", async () => {
     const W = f.tempDir('hostile-live');
     try {
       const r = path.join(W, 'app', '.murmur');
@@ -213,7 +239,8 @@ describe('what a sweep reads is bounded by what the disk holds', () => {
     fs.mkdirSync(wRoot, { recursive: true });
     return f.writeConfig(W, `home: ${wHome}\nsessions:\n  - root: ${wRoot}\n${yaml}`);
   };
-  const sparseSkips = (r: { stdout: string }) => (JSON.parse(r.stdout) as Report).skipped.filter((x) => x.code === 'sparse_file').map((x) => x.target);
+  const sparseSkips = (r: { stdout: string }) =>
+    (JSON.parse(r.stdout) as Report).skipped.filter((x) => x.code === 'sparse_file').map((x) => x.target);
 
   it('400 traces of 64 MiB − 4 KiB with nothing allocated: not read, each reported sparse_file', async () => {
     const c = setup('hostile-400');
@@ -244,7 +271,14 @@ describe('what a sweep reads is bounded by what the disk holds', () => {
       const t = f.writeSession(wRoot, { sessionId: id, startMs: now - 10 * f.DAY, end: true });
       const trace = path.join(t, 'trace.jsonl');
       // 1 MiB of real lines every 20 MiB
-      const line = JSON.stringify({ event_type: 'inference', event_id: f.idAt('evt_', now), session_id: id, timestamp: now, text: 'y'.repeat(200) }) + '\n';
+      const line =
+        JSON.stringify({
+          event_type: 'inference',
+          event_id: f.idAt('evt_', now),
+          session_id: id,
+          timestamp: now,
+          text: 'y'.repeat(200),
+        }) + '\n';
       const chunk = Buffer.from(line.repeat(Math.floor(MiB / line.length)));
       const fd = fs.openSync(trace, 'r+');
       for (let at = 20 * MiB; at < 2048 * MiB; at += 20 * MiB) fs.writeSync(fd, chunk, 0, chunk.length, at);
@@ -263,7 +297,10 @@ describe('what a sweep reads is bounded by what the disk holds', () => {
   it('a record of 64 MiB − 4 KiB that is a hole: neither counted nor truncated, by the sweep and conversation ls alike', async () => {
     const c = setup('hostile-record', 'records:\n  - capsule: notes\n    retain: { max_messages: 5 }\n');
     try {
-      const rec = f.writeRecord(wHome, 'notes', f.idAt('ctx_', now - 3 * f.DAY), { capsule: 'notes', messages: 20 }).file;
+      const rec = f.writeRecord(wHome, 'notes', f.idAt('ctx_', now - 3 * f.DAY), {
+        capsule: 'notes',
+        messages: 20,
+      }).file;
       fs.truncateSync(rec, 64 * MiB - 4096);
       fs.utimesSync(rec, old, old);
       const r = await runMeasured(['--json', '--config', c], W, CEILING_KB);

@@ -40,16 +40,47 @@ interface Report {
 }
 
 /** A session whose trace is a session_start and these detached lines, written through one descriptor. */
-function session(id: string, startMs: number, detached: { workId: string; binary: string; command: string; atMs: number }[], mtimeMs: number): { trace: string; startId: string } {
+function session(
+  id: string,
+  startMs: number,
+  detached: { workId: string; binary: string; command: string; atMs: number }[],
+  mtimeMs: number,
+): { trace: string; startId: string } {
   const dir = path.join(root, id);
   fs.mkdirSync(dir);
   const trace = path.join(dir, 'trace.jsonl');
   const startId = f.idAt('evt_', startMs);
   const fd = fs.openSync(trace, 'w');
-  fs.writeSync(fd, JSON.stringify({ event_type: 'session_start', event_id: startId, parent_id: null, session_id: id, timestamp: startMs, capsule_name: 'demo', capsule_version: '1', context_id: null }) + '\n');
+  fs.writeSync(
+    fd,
+    JSON.stringify({
+      event_type: 'session_start',
+      event_id: startId,
+      parent_id: null,
+      session_id: id,
+      timestamp: startMs,
+      capsule_name: 'demo',
+      capsule_version: '1',
+      context_id: null,
+    }) + '\n',
+  );
   let batch: string[] = [];
   for (const d of detached) {
-    batch.push(JSON.stringify({ event_type: 'shell_detached', event_id: f.idAt('evt_', d.atMs), parent_id: startId, session_id: id, timestamp: d.atMs, turn: 0, task_id: null, work_id: d.workId, binary: d.binary, command: d.command, grace_ms: 10000 }) + '\n');
+    batch.push(
+      JSON.stringify({
+        event_type: 'shell_detached',
+        event_id: f.idAt('evt_', d.atMs),
+        parent_id: startId,
+        session_id: id,
+        timestamp: d.atMs,
+        turn: 0,
+        task_id: null,
+        work_id: d.workId,
+        binary: d.binary,
+        command: d.command,
+        grace_ms: 10000,
+      }) + '\n',
+    );
     if (batch.length >= 1000 || d.command.length > MiB) {
       fs.writeSync(fd, batch.join(''));
       batch = [];
@@ -74,7 +105,17 @@ describe('a trace holding 20 MiB commands', () => {
     const t0 = now - 3_600_000;
     const id = f.idAt('ses_', t0);
     const command = 'x'.repeat(20 * MiB);
-    session(id, t0, Array.from({ length: 25 }, (_, i) => ({ workId: f.idAt('wrk_', t0 + i), binary: '/bin/sh', command, atMs: t0 + i })), now);
+    session(
+      id,
+      t0,
+      Array.from({ length: 25 }, (_, i) => ({
+        workId: f.idAt('wrk_', t0 + i),
+        binary: '/bin/sh',
+        command,
+        atMs: t0 + i,
+      })),
+      now,
+    );
     for (let sweep = 1; sweep <= 2; sweep++) {
       const r = await runMeasured(['--json', '--config', cfg], T, CEILING_KB);
       measuredOk(r);
@@ -118,18 +159,45 @@ describe('a trace holding 20 MiB commands', () => {
         expect(command.startsWith(w.command.slice(0, 60))).toBe(true);
         expect(command.endsWith(w.command.slice(-30))).toBe(true);
         expect(command).toContain(`…[${Buffer.byteLength(w.command)} bytes]…`);
-        expect(a['binary']).toBe(i === 2 ? `/opt/${'é'.repeat(55)}…[${Buffer.byteLength(w.binary)} bytes]…${'é'.repeat(27)}/sh` : '/bin/sh');
+        expect(a['binary']).toBe(
+          i === 2 ? `/opt/${'é'.repeat(55)}…[${Buffer.byteLength(w.binary)} bytes]…${'é'.repeat(27)}/sh` : '/bin/sh',
+        );
       });
     }
     // what reached the trace: one shell_lost per work, in the runtime's field order, the commands whole
     const text = fs.readFileSync(trace);
-    const added = text.subarray(before).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const added = text
+      .subarray(before)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(added.map((l) => Object.keys(l))).toEqual(
-      works.map(() => ['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'work_id', 'binary', 'command', 'detached_at_ms', 'reconciled_by_session', 'reconciled_task_id']),
+      works.map(() => [
+        'event_type',
+        'event_id',
+        'parent_id',
+        'session_id',
+        'timestamp',
+        'work_id',
+        'binary',
+        'command',
+        'detached_at_ms',
+        'reconciled_by_session',
+        'reconciled_task_id',
+      ]),
     );
-    expect(added.map((l) => [l['event_type'], l['parent_id'], l['session_id'], l['work_id'], l['binary'], l['command'], l['detached_at_ms']])).toEqual(
-      works.map((w) => ['shell_lost', startId, id, w.workId, w.binary, w.command, w.atMs]),
-    );
+    expect(
+      added.map((l) => [
+        l['event_type'],
+        l['parent_id'],
+        l['session_id'],
+        l['work_id'],
+        l['binary'],
+        l['command'],
+        l['detached_at_ms'],
+      ]),
+    ).toEqual(works.map((w) => ['shell_lost', startId, id, w.workId, w.binary, w.command, w.atMs]));
   }, 240_000);
 });
 
@@ -137,7 +205,12 @@ describe('a trace holding tens of thousands of unaccounted work ids', () => {
   it('50 000: each sweep marks the next 4 096 in byte order and says the rest wait; memory and <home>/gc stay small', async () => {
     const t0 = now - 2 * f.DAY;
     const id = f.idAt('ses_', t0);
-    const works = Array.from({ length: 50_000 }, (_, i) => ({ workId: f.idAt('wrk_', t0 + i), binary: '/usr/bin/sleep', command: `sleep ${600 + i}`, atMs: t0 + i }));
+    const works = Array.from({ length: 50_000 }, (_, i) => ({
+      workId: f.idAt('wrk_', t0 + i),
+      binary: '/usr/bin/sleep',
+      command: `sleep ${600 + i}`,
+      atMs: t0 + i,
+    }));
     const { trace } = session(id, t0, works, t0);
     const ids = works.map((w) => w.workId).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const seen: string[] = [];
@@ -149,13 +222,18 @@ describe('a trace holding tens of thousands of unaccounted work ids', () => {
       const marked = lostOf(rep).map((a) => a['work_id'] as string);
       expect(marked).toEqual(ids.slice((sweep - 1) * PER_TRACE, sweep * PER_TRACE));
       seen.push(...marked);
-      expect(rep.skipped.filter((s) => s.code === 'lost_work_deferred').map((s) => s.target)).toEqual([`${root}/${id}`]);
+      expect(rep.skipped.filter((s) => s.code === 'lost_work_deferred').map((s) => s.target)).toEqual([
+        `${root}/${id}`,
+      ]);
       expect(duBytes(path.join(home, 'gc'))).toBeLessThan(GC_CAP);
       // (its entry, 50 000 work ids for the logs beside it, is over the entry cap: not cached, read again)
       const cache = path.join(home, 'gc', 'trace-cache.json');
       expect(fs.existsSync(cache) ? fs.statSync(cache).size : 0).toBeLessThan(MiB);
     }
-    const lostLines = fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.includes('"shell_lost"'));
+    const lostLines = fs
+      .readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"shell_lost"'));
     expect(lostLines.map((l) => (JSON.parse(l) as { work_id: string }).work_id)).toEqual(seen);
     expect(new Set(seen).size).toBe(2 * PER_TRACE);
   }, 240_000);
@@ -165,7 +243,12 @@ describe('a trace holding tens of thousands of unaccounted work ids', () => {
     const all: string[] = [];
     for (let s = 0; s < 5; s++) {
       const at = t0 + s * 100_000;
-      const works = Array.from({ length: PER_TRACE }, (_, i) => ({ workId: f.idAt('wrk_', at + i), binary: '/bin/true', command: 'true', atMs: at + i }));
+      const works = Array.from({ length: PER_TRACE }, (_, i) => ({
+        workId: f.idAt('wrk_', at + i),
+        binary: '/bin/true',
+        command: 'true',
+        atMs: at + i,
+      }));
       all.push(...works.map((w) => w.workId));
       session(f.idAt('ses_', at), at, works, t0);
     }
@@ -192,7 +275,14 @@ describe('a trace holding tens of thousands of unaccounted work ids', () => {
       const lines: string[] = [];
       for (let i = 0; i < 10_000; i++) {
         const k = b * 10_000 + i;
-        lines.push(JSON.stringify({ event_type: 'task_start', task_id: f.idAt('tsk_', t0 + k), context_id: f.idAt('ctx_', t0 + k), trust: 'trusted' }));
+        lines.push(
+          JSON.stringify({
+            event_type: 'task_start',
+            task_id: f.idAt('tsk_', t0 + k),
+            context_id: f.idAt('ctx_', t0 + k),
+            trust: 'trusted',
+          }),
+        );
         lines.push(JSON.stringify({ event_type: 'shell_completed', work_id: f.idAt('wrk_', t0 + k) }));
       }
       fs.writeSync(fd, lines.join('\n') + '\n');

@@ -44,24 +44,37 @@ describe('debris at the sweep lock', () => {
     fs.writeFileSync(lock, 'garbage');
     const r = sweep();
     expect(r.status, r.stderr).toBe(0);
-    expect(debrisSaid(r.rep)).toEqual([expect.objectContaining({ target: lock, detail: expect.stringContaining('was a regular file, not a murmur-gc lock: removed it') })]);
+    expect(debrisSaid(r.rep)).toEqual([
+      expect.objectContaining({
+        target: lock,
+        detail: expect.stringContaining('was a regular file, not a murmur-gc lock: removed it'),
+      }),
+    ]);
     expect(fs.existsSync(lock)).toBe(false);
     // and the next sweep has nothing to say about it
     expect(debrisSaid(sweep().rep)).toEqual([]);
   });
 
-  it.runIf(mkfifo.run)('a FIFO there is never opened: the dry run says it would go and leaves it; the sweep removes it', () => {
-    mkfifo.check();
-    execFileSync('mkfifo', [lock]);
-    const dry = sweep(['--dry-run']);
-    expect(dry.status, dry.stderr).toBe(0);
-    expect(debrisSaid(dry.rep)).toEqual([expect.objectContaining({ target: lock, detail: expect.stringContaining('was a FIFO, not a murmur-gc lock: would remove it') })]);
-    expect(fs.lstatSync(lock).isFIFO()).toBe(true);
-    const r = sweep();
-    expect(r.status, r.stderr).toBe(0);
-    expect(debrisSaid(r.rep)).toHaveLength(1);
-    expect(fs.existsSync(lock)).toBe(false);
-  });
+  it.runIf(mkfifo.run)(
+    'a FIFO there is never opened: the dry run says it would go and leaves it; the sweep removes it',
+    () => {
+      mkfifo.check();
+      execFileSync('mkfifo', [lock]);
+      const dry = sweep(['--dry-run']);
+      expect(dry.status, dry.stderr).toBe(0);
+      expect(debrisSaid(dry.rep)).toEqual([
+        expect.objectContaining({
+          target: lock,
+          detail: expect.stringContaining('was a FIFO, not a murmur-gc lock: would remove it'),
+        }),
+      ]);
+      expect(fs.lstatSync(lock).isFIFO()).toBe(true);
+      const r = sweep();
+      expect(r.status, r.stderr).toBe(0);
+      expect(debrisSaid(r.rep)).toHaveLength(1);
+      expect(fs.existsSync(lock)).toBe(false);
+    },
+  );
 
   it('a symbolic link there is removed as a link: its target is never touched', () => {
     const elsewhere = path.join(T, 'elsewhere');
@@ -70,7 +83,9 @@ describe('debris at the sweep lock', () => {
     fs.symlinkSync(elsewhere, lock);
     const r = sweep();
     expect(r.status, r.stderr).toBe(0);
-    expect(debrisSaid(r.rep)).toEqual([expect.objectContaining({ detail: expect.stringContaining('was a symbolic link') })]);
+    expect(debrisSaid(r.rep)).toEqual([
+      expect.objectContaining({ detail: expect.stringContaining('was a symbolic link') }),
+    ]);
     expect(fs.existsSync(lock)).toBe(false);
     expect(fs.readFileSync(path.join(elsewhere, 'keep.txt'), 'utf8')).toBe('keep');
   });
@@ -82,7 +97,9 @@ describe('debris at the sweep lock', () => {
     fs.utimesSync(lock, old, old);
     const r = sweep();
     expect(r.status, r.stderr).toBe(0);
-    expect(debrisSaid(r.rep)).toEqual([expect.objectContaining({ detail: expect.stringContaining('a directory holding 1 entry, with no holder') })]);
+    expect(debrisSaid(r.rep)).toEqual([
+      expect.objectContaining({ detail: expect.stringContaining('a directory holding 1 entry, with no holder') }),
+    ]);
     expect(fs.existsSync(lock)).toBe(false);
     expect(fs.readdirSync(gc).filter((n) => n.startsWith('.murmur-gc-'))).toEqual([]);
   });

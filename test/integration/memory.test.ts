@@ -26,7 +26,13 @@ beforeAll(() => {
   while (written < TARGET) {
     const lines: string[] = [];
     for (let k = 0; k < 8192; k++) {
-      lines.push(JSON.stringify({ role: k % 2 ? 'assistant' : 'user', content: body, id: f.idAt('msg_', 1_700_000_000_000 + total) }));
+      lines.push(
+        JSON.stringify({
+          role: k % 2 ? 'assistant' : 'user',
+          content: body,
+          id: f.idAt('msg_', 1_700_000_000_000 + total),
+        }),
+      );
       total++;
     }
     const chunk = Buffer.from(lines.join('\n') + '\n');
@@ -39,14 +45,22 @@ beforeAll(() => {
 afterAll(() => f.rmrf(T));
 
 /** Run the CLI's main() in a child and return its output and peak RSS in KB. */
-function runMeasured(args: string[], home: string): { status: number | null; stdout: string; stderr: string; rssKb: number } {
+function runMeasured(
+  args: string[],
+  home: string,
+): { status: number | null; stdout: string; stderr: string; rssKb: number } {
   const wrapper = `
     const { main } = await import(${JSON.stringify(path.join(f.REPO, 'dist', 'cli', 'main.js'))});
     const code = await main(${JSON.stringify(args)});
     process.stderr.write('\\nMAXRSS_KB ' + ${PEAK_RSS_KB_JS} + '\\n');
     process.exitCode = code;
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', wrapper], { env: f.cliEnv(home), encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', wrapper], {
+    env: f.cliEnv(home),
+    encoding: 'utf8',
+    timeout: 120_000,
+    maxBuffer: 64 << 20,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, rssKb: Number(/MAXRSS_KB (\d+)/.exec(r.stderr)?.[1]) };
 }
 
@@ -54,7 +68,9 @@ describe('memory', () => {
   it('listing a 512 MB record (conversation ls, ls --message) keeps peak RSS under 150 MB', () => {
     const ls = runMeasured(['conversation', 'ls', '--json'], T);
     expect(ls.status, ls.stderr).toBe(0);
-    expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ record: 'big', context_id: 'ctx_big', messages: total })]);
+    expect(JSON.parse(ls.stdout)).toEqual([
+      expect.objectContaining({ record: 'big', context_id: 'ctx_big', messages: total }),
+    ]);
     expect(ls.rssKb).toBeGreaterThan(0);
     expect(ls.rssKb).toBeLessThan(150 * 1024);
     const msg = runMeasured(['conversation', 'ls', '--message', f.idAt('msg_', 1_700_000_000_000 + total - 1)], T);
@@ -67,7 +83,9 @@ describe('memory', () => {
     const r = runMeasured(['--json', '--config', cfg], T);
     expect(r.status, r.stderr).toBe(0);
     const rep = JSON.parse(r.stdout) as { actions: { kind: string; messages_dropped?: number; kept?: number }[] };
-    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'truncate_record', messages_dropped: total - 1000, kept: 1000 }));
+    expect(rep.actions).toContainEqual(
+      expect.objectContaining({ kind: 'truncate_record', messages_dropped: total - 1000, kept: 1000 }),
+    );
     expect(r.rssKb).toBeGreaterThan(0);
     expect(r.rssKb).toBeLessThan(150 * 1024);
     expect(f.readLines(file)).toHaveLength(1001);
@@ -76,7 +94,11 @@ describe('memory', () => {
   it('conversation ls over 10 000 records keeps peak RSS under 150 MB', () => {
     const H = f.tempDir('memory-many');
     try {
-      for (let i = 0; i < 10_000; i++) f.writeRecord(path.join(H, '.murmur'), `store${i % 10}`, `ctx_${i}`, { capsule: `store${i % 10}`, messages: 3 });
+      for (let i = 0; i < 10_000; i++)
+        f.writeRecord(path.join(H, '.murmur'), `store${i % 10}`, `ctx_${i}`, {
+          capsule: `store${i % 10}`,
+          messages: 3,
+        });
       const ls = runMeasured(['conversation', 'ls', '--json'], H);
       expect(ls.status, ls.stderr).toBe(0);
       expect((JSON.parse(ls.stdout) as unknown[]).length).toBe(10_000);

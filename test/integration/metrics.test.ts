@@ -51,20 +51,34 @@ metrics:
 `;
 
 /** The numbers of a metrics file, shaped like status --json's `metrics` (minus the trigger). */
-function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omit<NonNullable<FleetView['last_sweep']>, 'trigger'> } {
+function viewOf(
+  text: string,
+): Omit<FleetView, 'last_sweep'> & { last_sweep: Omit<NonNullable<FleetView['last_sweep']>, 'trigger'> } {
   const m = parseProm(text);
-  const byLabel = (name: string, label: string) => Object.fromEntries((m.get(name)?.samples ?? []).map((s) => [s.labels[label], s.value]));
+  const byLabel = (name: string, label: string) =>
+    Object.fromEntries((m.get(name)?.samples ?? []).map((s) => [s.labels[label], s.value]));
   const actions: Record<string, Record<string, number>> = {};
-  for (const s of m.get('murmur_gc_last_sweep_actions')?.samples ?? []) (actions[s.labels['kind']!] ??= {})[s.labels['store']!] = s.value;
+  for (const s of m.get('murmur_gc_last_sweep_actions')?.samples ?? [])
+    (actions[s.labels['kind']!] ??= {})[s.labels['store']!] = s.value;
   const ms = (name: string) => Math.round(promValue(m, name)! * 1000);
-  const store = (k: string) => ({ items: promValue(m, 'murmur_gc_store_items', { store: k })!, bytes: promValue(m, 'murmur_gc_store_bytes', { store: k })! });
+  const store = (k: string) => ({
+    items: promValue(m, 'murmur_gc_store_items', { store: k })!,
+    bytes: promValue(m, 'murmur_gc_store_bytes', { store: k })!,
+  });
   const last = promValue(m, 'murmur_gc_last_success_timestamp_seconds');
-  const parts = (family: string, label: string) => (m.get(`${family}_bytes`)?.samples ?? []).map((s) => ({ name: s.labels[label]!, items: promValue(m, `${family}_items`, { [label]: s.labels[label]! })!, bytes: s.value }));
+  const parts = (family: string, label: string) =>
+    (m.get(`${family}_bytes`)?.samples ?? []).map((s) => ({
+      name: s.labels[label]!,
+      items: promValue(m, `${family}_items`, { [label]: s.labels[label]! })!,
+      bytes: s.value,
+    }));
   const stamp = (name: string) => (m.has(name) ? ms(name) : null);
   return {
     version: m.get('murmur_gc_info')?.samples[0]?.labels['version'] ?? '',
     last_sweep: {
-      outcome: Object.entries(byLabel('murmur_gc_last_sweep_outcome', 'outcome')).find(([, v]) => v === 1)![0] as NonNullable<FleetView['last_sweep']>['outcome'],
+      outcome: Object.entries(byLabel('murmur_gc_last_sweep_outcome', 'outcome')).find(
+        ([, v]) => v === 1,
+      )![0] as NonNullable<FleetView['last_sweep']>['outcome'],
       started_ms: ms('murmur_gc_last_sweep_start_timestamp_seconds'),
       ended_ms: ms('murmur_gc_last_sweep_end_timestamp_seconds'),
       duration_ms: ms('murmur_gc_last_sweep_duration_seconds'),
@@ -78,11 +92,22 @@ function viewOf(text: string): Omit<FleetView, 'last_sweep'> & { last_sweep: Omi
     stores: { sessions: store('sessions'), records: store('records'), audit: store('audit') },
     roots: parts('murmur_gc_root', 'root'),
     record_stores: parts('murmur_gc_record_store', 'record_store'),
-    quarantine: m.has('murmur_gc_quarantine_bytes') ? { items: promValue(m, 'murmur_gc_quarantine_items')!, bytes: promValue(m, 'murmur_gc_quarantine_bytes')! } : null,
-    next_purge: m.has('murmur_gc_next_purge_timestamp_seconds') ? { at_ms: stamp('murmur_gc_next_purge_timestamp_seconds')!, items: promValue(m, 'murmur_gc_next_purge_items')!, bytes: promValue(m, 'murmur_gc_next_purge_bytes')! } : null,
+    quarantine: m.has('murmur_gc_quarantine_bytes')
+      ? { items: promValue(m, 'murmur_gc_quarantine_items')!, bytes: promValue(m, 'murmur_gc_quarantine_bytes')! }
+      : null,
+    next_purge: m.has('murmur_gc_next_purge_timestamp_seconds')
+      ? {
+          at_ms: stamp('murmur_gc_next_purge_timestamp_seconds')!,
+          items: promValue(m, 'murmur_gc_next_purge_items')!,
+          bytes: promValue(m, 'murmur_gc_next_purge_bytes')!,
+        }
+      : null,
     next_max_age_ms: stamp('murmur_gc_next_max_age_timestamp_seconds'),
     totals: m.has('murmur_gc_sweeps_total')
-      ? { sweeps: byLabel('murmur_gc_sweeps_total', 'outcome') as NonNullable<FleetView['totals']>['sweeps'], bytes_freed: promValue(m, 'murmur_gc_freed_bytes_total')! }
+      ? {
+          sweeps: byLabel('murmur_gc_sweeps_total', 'outcome') as NonNullable<FleetView['totals']>['sweeps'],
+          bytes_freed: promValue(m, 'murmur_gc_freed_bytes_total')!,
+        }
       : null,
     interval_secs: promValue(m, 'murmur_gc_schedule_interval_seconds') ?? null,
   };
@@ -144,7 +169,11 @@ describe('one-shot sweep', () => {
     let r: ReturnType<typeof spawnSync>;
     try {
       const st = fs.fstatSync(fd, { bigint: true });
-      r = spawnSync(process.execPath, [f.BIN, 'sweep', '--unattended', '--config', cfg], { env: f.cliEnv(tmp, { JOURNAL_STREAM: `${st.dev}:${st.ino}` }), stdio: ['ignore', 'pipe', fd], encoding: 'utf8' });
+      r = spawnSync(process.execPath, [f.BIN, 'sweep', '--unattended', '--config', cfg], {
+        env: f.cliEnv(tmp, { JOURNAL_STREAM: `${st.dev}:${st.ino}` }),
+        stdio: ['ignore', 'pipe', fd],
+        encoding: 'utf8',
+      });
     } finally {
       fs.closeSync(fd);
     }
@@ -170,7 +199,11 @@ describe('one-shot sweep', () => {
     expect(status.metrics.quarantine).toEqual(fromFile.quarantine);
     expect(status.stores.quarantine).toMatchObject({ items: 3, bytes: fromFile.quarantine!.bytes });
     // the next purge: the three holds' windows end together, 24 h after the sweep
-    expect(fromFile.next_purge).toEqual({ at_ms: expect.any(Number) as number, items: 3, bytes: fromFile.quarantine!.bytes });
+    expect(fromFile.next_purge).toEqual({
+      at_ms: expect.any(Number) as number,
+      items: 3,
+      bytes: fromFile.quarantine!.bytes,
+    });
     expect(fromFile.next_purge!.at_ms - fromFile.last_sweep.started_ms).toBeGreaterThanOrEqual(86_400_000);
     expect(fromFile.next_purge!.at_ms - fromFile.last_sweep.ended_ms).toBeLessThanOrEqual(86_400_000);
     expect(status.metrics.next_purge).toEqual(fromFile.next_purge);
@@ -184,10 +217,16 @@ describe('one-shot sweep', () => {
     const cfg = f.writeConfig(tmp, yaml());
     expect(f.runCli(['--config', cfg], tmp).status).toBe(0);
     const first = viewOf(fs.readFileSync(prom, 'utf8'));
-    expect(first.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: first.last_sweep.bytes_freed });
+    expect(first.totals).toEqual({
+      sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 },
+      bytes_freed: first.last_sweep.bytes_freed,
+    });
     expect(first.totals!.bytes_freed).toBeGreaterThan(2000);
     expect(first.interval_secs, 'the default schedule: every 30 minutes').toBe(1800);
-    expect(f.runCli(['--config', f.writeConfig(tmp, yaml().replace('metrics:', "schedule: '0 3 * * *'\nmetrics:"))], tmp).status).toBe(0);
+    expect(
+      f.runCli(['--config', f.writeConfig(tmp, yaml().replace('metrics:', "schedule: '0 3 * * *'\nmetrics:"))], tmp)
+        .status,
+    ).toBe(0);
     const second = viewOf(fs.readFileSync(prom, 'utf8'));
     expect(second.interval_secs, "'0 3 * * *': daily").toBe(86_400);
     expect(second.totals!.sweeps).toEqual({ ok: 2, errors: 0, busy: 0, failed: 0, aborted: 0 });
@@ -199,12 +238,28 @@ describe('one-shot sweep', () => {
   });
 
   it('a sweep that is not ok keeps the previous success time, read from the state file', async () => {
-    const ok: SweepSummary = { trigger: 'manual', started_ms: 1000, ended_ms: 2000, duration_ms: 1000, outcome: 'ok', counts: {}, bytes_freed: 0, skipped: 0, skipped_by_code: {}, errors: 0, errors_by_code: {}, audit: null };
+    const ok: SweepSummary = {
+      trigger: 'manual',
+      started_ms: 1000,
+      ended_ms: 2000,
+      duration_ms: 1000,
+      outcome: 'ok',
+      counts: {},
+      bytes_freed: 0,
+      skipped: 0,
+      skipped_by_code: {},
+      errors: 0,
+      errors_by_code: {},
+      audit: null,
+    };
     expect(await lastSuccessAfter(home, { ...ok, outcome: 'errors' }), 'no state yet').toBeNull();
     await recordOneShotSweep(home, ok, 2000);
     expect(await lastSuccessAfter(home, { ...ok, outcome: 'errors', ended_ms: 9000 })).toBe(2000);
     await recordOneShotSweep(home, { ...ok, outcome: 'busy', ended_ms: 5000 }, 5000);
-    expect(await lastSuccessAfter(home, { ...ok, outcome: 'failed', ended_ms: 9000 }), 'a busy sweep is no success').toBe(2000);
+    expect(
+      await lastSuccessAfter(home, { ...ok, outcome: 'failed', ended_ms: 9000 }),
+      'a busy sweep is no success',
+    ).toBe(2000);
     expect(await lastSuccessAfter(home, { ...ok, ended_ms: 9000 })).toBe(9000);
   });
 });
@@ -228,7 +283,10 @@ describe('daemon', () => {
     expect(trigger).toBe('start');
     expect(fromFile).toEqual({ ...status.metrics, last_sweep: sweep });
     // the daemon's sweep is counted once, though the daemon wrote its state several times since
-    expect(fromFile.totals).toEqual({ sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 }, bytes_freed: fromFile.last_sweep.bytes_freed });
+    expect(fromFile.totals).toEqual({
+      sweeps: { ok: 1, errors: 0, busy: 0, failed: 0, aborted: 0 },
+      bytes_freed: fromFile.last_sweep.bytes_freed,
+    });
     expect(status.metrics.totals).toEqual(fromFile.totals);
     expect(fromFile.last_sweep.actions).toEqual({ remove_session: { [root]: 2 }, truncate_record: { shey: 1 } });
     expect(status.metrics.last_success_ms).toBe(status.last_sweep?.ended_ms);

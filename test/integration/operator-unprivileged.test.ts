@@ -13,7 +13,13 @@ import { requirement } from '../helpers/requirements.js';
 import { createUser, type TestUser } from '../reliability/user.js';
 import { stageCli, type StagedCli } from '../helpers/stage.js';
 
-const needs = requirement('unprivileged-user error tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
+const needs = requirement('unprivileged-user error tests', [
+  'root',
+  'cmd:useradd',
+  'cmd:userdel',
+  'cmd:setpriv',
+  'cmd:chown',
+]);
 let testUser: TestUser | undefined;
 let uid = -1;
 let gid = -1;
@@ -23,11 +29,15 @@ const now = Date.now();
 
 function runAsUser(args: string[], home: string): { status: number | null; stdout: string; stderr: string } {
   if (!stage) throw new Error('no staged CLI');
-  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', stage.node, stage.bin, ...args], {
-    env: f.cliEnv(home),
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    'setpriv',
+    ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', stage.node, stage.bin, ...args],
+    {
+      env: f.cliEnv(home),
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -50,7 +60,11 @@ describe.runIf(needs.run)('errors say what to do next', () => {
   it('a removal that fails names real paths (never /proc/self/fd) and where what is left now is; the next sweep does not call it process_interrupted', () => {
     const H = path.join(T, 'u1');
     const root = path.join(H, 'app', '.murmur');
-    const old = f.writeSession(root, { sessionId: f.idAt('ses_', now - 9 * f.DAY), end: true, startMs: now - 9 * f.DAY });
+    const old = f.writeSession(root, {
+      sessionId: f.idAt('ses_', now - 9 * f.DAY),
+      end: true,
+      startMs: now - 9 * f.DAY,
+    });
     f.writeSession(root, { sessionId: f.idAt('ses_', now - 1 * f.DAY), end: true, startMs: now - f.DAY });
     fs.mkdirSync(path.join(H, '.murmur'), { recursive: true });
     execFileSync('chown', ['-R', `${uid}:${gid}`, H]);
@@ -71,7 +85,9 @@ describe.runIf(needs.run)('errors say what to do next', () => {
     expect(e.detail).not.toContain('/proc/self/fd');
     const left = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-'))!;
     expect(left).toBeDefined();
-    expect(e.detail).toMatch(new RegExp(`'${root.replace(/[.]/g, '\\.')}/\\.murmur-gc-trash\\.ses_\\w+\\.ses_\\w+/out/f\\.txt'`)); // the real path at the time
+    expect(e.detail).toMatch(
+      new RegExp(`'${root.replace(/[.]/g, '\\.')}/\\.murmur-gc-trash\\.ses_\\w+\\.ses_\\w+/out/f\\.txt'`),
+    ); // the real path at the time
     expect(e.detail).toContain(`${root}/${left}`);
     expect(r.stderr).not.toContain('/proc/self/fd');
 

@@ -35,8 +35,30 @@ function manySessions(dir: string, n: number, offsetMs = 0): string[] {
     const id = f.idAt('ses_', ms);
     const sdir = path.join(dir, id);
     fs.mkdirSync(sdir, { recursive: true });
-    const start = { event_type: 'session_start', event_id: f.idAt('evt_', ms), parent_id: null, session_id: id, timestamp: ms, capsule_name: 'demo', capsule_version: '1', context_id: null };
-    const end = { event_type: 'session_end', event_id: f.idAt('evt_', ms + 5), parent_id: start.event_id, session_id: id, timestamp: ms + 5, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 5, exit_status: 'ok' };
+    const start = {
+      event_type: 'session_start',
+      event_id: f.idAt('evt_', ms),
+      parent_id: null,
+      session_id: id,
+      timestamp: ms,
+      capsule_name: 'demo',
+      capsule_version: '1',
+      context_id: null,
+    };
+    const end = {
+      event_type: 'session_end',
+      event_id: f.idAt('evt_', ms + 5),
+      parent_id: start.event_id,
+      session_id: id,
+      timestamp: ms + 5,
+      total_turns: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      total_tool_calls: 0,
+      total_shell_calls: 0,
+      duration_ms: 5,
+      exit_status: 'ok',
+    };
     fs.writeFileSync(path.join(sdir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n');
     fs.utimesSync(path.join(sdir, 'trace.jsonl'), ms / 1000, ms / 1000);
     ids.push(id);
@@ -57,7 +79,10 @@ function jsonLines(stderr: string): Rec[] {
 }
 
 /** Run the CLI with stderr going to a file whose dev:ino is JOURNAL_STREAM, as systemd does. */
-function runUnderJournal(args: string[], extraEnv: Record<string, string> = {}): { status: number | null; stderr: string; stdout: string } {
+function runUnderJournal(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): { status: number | null; stderr: string; stdout: string } {
   const errFile = path.join(T, `stderr-${Math.random().toString(16).slice(2)}.log`);
   const fd = fs.openSync(errFile, 'w');
   try {
@@ -75,7 +100,11 @@ function runUnderJournal(args: string[], extraEnv: Record<string, string> = {}):
 
 /** Run a shell command line under a pseudo-terminal (util-linux script). */
 function underPty(cmd: string, extraEnv: Record<string, string> = {}): { status: number | null; out: string } {
-  const r = spawnSync('script', ['-qefc', cmd, '/dev/null'], { env: f.cliEnv(T, { COLUMNS: '120', ...extraEnv }), encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync('script', ['-qefc', cmd, '/dev/null'], {
+    env: f.cliEnv(T, { COLUMNS: '120', ...extraEnv }),
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: r.status, out: r.stdout };
 }
 
@@ -85,7 +114,10 @@ describe('dry runs say only what would happen', () => {
     fs.writeFileSync(path.join(root, '.murmur-gc-trash.ses_x.ses_0190', 'trace.jsonl'), 'x');
     f.vouch(home, root, '.murmur-gc-trash.ses_x.ses_0190'); // what the killed run had recorded
     manySessions(root, 3);
-    const cfg = f.writeConfig(T, `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     const dry = f.runCli(['--dry-run', '--config', cfg], T);
     expect(dry.status, dry.stderr).toBe(0);
     const msgs = jsonLines(dry.stderr).map((l) => String(l['msg']));
@@ -106,9 +138,12 @@ describe('dry runs say only what would happen', () => {
 });
 
 describe('the timer route is first-class', () => {
-  it('a one-shot sweep is recorded for status and logs the daemon\'s sweep_summary line to the journal, even at log.level warn', () => {
+  it("a one-shot sweep is recorded for status and logs the daemon's sweep_summary line to the journal, even at log.level warn", () => {
     manySessions(root, 4);
-    const cfg = f.writeConfig(T, `log: { level: warn }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `log: { level: warn }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     const r = runUnderJournal(['sweep', '--config', cfg]);
     expect(r.status, r.stderr).toBe(0);
     r.stderr = r.stderr.replace(/^<\d>/gm, '');
@@ -137,7 +172,10 @@ describe('the timer route is first-class', () => {
       expect(r.stdout).not.toBe('');
     }
     // the sweeps were recorded all the same (the last one had nothing left to do)
-    expect(f.json<Rec>(f.runCli(['status', '--json', '--config', cfg], T))['last_sweep']).toMatchObject({ trigger: 'manual', outcome: 'ok' });
+    expect(f.json<Rec>(f.runCli(['status', '--json', '--config', cfg], T))['last_sweep']).toMatchObject({
+      trigger: 'manual',
+      outcome: 'ok',
+    });
     expect(fs.readdirSync(root).filter((n) => n.startsWith('ses_'))).toHaveLength(1);
   });
 
@@ -151,9 +189,12 @@ describe('the timer route is first-class', () => {
 });
 
 describe('logs an operator can filter', () => {
-  it('under the journal every line carries its syslog priority; the docs\' jq recipes work on what journald keeps', () => {
+  it("under the journal every line carries its syslog priority; the docs' jq recipes work on what journald keeps", () => {
     manySessions(root, 3);
-    const cfg = f.writeConfig(T, `log: { level: info }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n  - root: ${path.join(T, 'missing-root')}\n`);
+    const cfg = f.writeConfig(
+      T,
+      `log: { level: info }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n  - root: ${path.join(T, 'missing-root')}\n`,
+    );
     fs.mkdirSync(path.join(root, '.murmur-gc-trash.ses_y.ses_0190'), { recursive: true });
     f.vouch(home, root, '.murmur-gc-trash.ses_y.ses_0190');
     const r = runUnderJournal(['--config', cfg]);
@@ -179,7 +220,10 @@ describe('logs an operator can filter', () => {
     const jq = (filter: string) => {
       const out = spawnSync('jq', ['-cR', filter], { input, encoding: 'utf8' });
       expect(out.status, out.stderr).toBe(0);
-      return out.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Rec);
+      return out.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Rec);
     };
     const summaryRecipe = recipes.find((x) => x.includes('sweep_summary'))!;
     const sums = jq(summaryRecipe.replace(/\s+/g, ' '));
@@ -228,18 +272,23 @@ describe('a report readable at a glance', () => {
       }
       return rows.find((l) => re.test(l));
     };
-    expect(under('~/app/.murmur', new RegExp(`would remove sessions\\s+max_sessions\\s+${a.length - 10}\\b`))).toBeDefined();
+    expect(
+      under('~/app/.murmur', new RegExp(`would remove sessions\\s+max_sessions\\s+${a.length - 10}\\b`)),
+    ).toBeDefined();
     expect(under('~/other/.murmur', new RegExp(`would remove sessions\\s+max_age\\s+${b.length}\\b`))).toBeDefined();
     expect(under('record store shey', /would remove records\s+max_age\s+1\b/)).toBeDefined();
     expect(under('record store shey', /would truncate records\s+max_messages\s+1\b.*20 dropped/)).toBeDefined();
     // the columns line up: every row's reason starts where the header's does
     const header = lines.find((l) => /^\s+reason\s+items\s+size$/.test(l))!;
     const col = header.indexOf('reason');
-    for (const l of lines.filter((x) => /^\s+would /.test(x))) expect(l.slice(col, col + 3)).toMatch(/^(max|0700|shell|proc)/);
+    for (const l of lines.filter((x) => /^\s+would /.test(x)))
+      expect(l.slice(col, col + 3)).toMatch(/^(max|0700|shell|proc)/);
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(80);
 
     const verbose = f.runCli(['--dry-run', '-v', '--config', cfg], T).stdout;
-    expect(verbose.split('\n').filter((l) => l.startsWith('  would remove session ')).length).toBe(a.length - 10 + b.length);
+    expect(verbose.split('\n').filter((l) => l.startsWith('  would remove session ')).length).toBe(
+      a.length - 10 + b.length,
+    );
 
     const real = f.runCli(['-q', '--config', cfg], T);
     expect(real.status, real.stderr).toBe(0);
@@ -249,10 +298,25 @@ describe('a report readable at a glance', () => {
     const j = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     expect(j['schema_version']).toBe(2);
     expect(j['config']).toBe(cfg);
-    const sweepMod = (await import(path.join(f.REPO, 'dist', 'sweep', 'pipeline.js'))) as typeof import('../../src/sweep/pipeline.js');
+    const sweepMod = (await import(
+      path.join(f.REPO, 'dist', 'sweep', 'pipeline.js')
+    )) as typeof import('../../src/sweep/pipeline.js');
     const names = (j['steps'] as Rec[]).map((s) => s['step']);
     expect(names).toEqual(sweepMod.SWEEP_STEPS.map((s) => s.name));
-    for (const n of ['lock', 'recover', 'scan_sessions', 'scan_records', 'plan', 'debris', 'chmod', 'remove', 'truncate', 'reconcile', 'audit']) expect(names).toContain(n);
+    for (const n of [
+      'lock',
+      'recover',
+      'scan_sessions',
+      'scan_records',
+      'plan',
+      'debris',
+      'chmod',
+      'remove',
+      'truncate',
+      'reconcile',
+      'audit',
+    ])
+      expect(names).toContain(n);
     const remove = (j['steps'] as Rec[]).find((s) => s['step'] === 'remove')!;
     expect(remove['items']).toBe(12);
     expect(typeof remove['ms']).toBe('number');
@@ -278,12 +342,18 @@ describe('progress on long runs', () => {
     manySessions(root, 1500);
     const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
     // Drawn from the start (MURMUR_GC_PROGRESS_AFTER_MS=0): an idle machine finishes this in < 1 s.
-    const tty = underPty(`${process.execPath} ${f.BIN} --dry-run --config ${cfg}`, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
+    const tty = underPty(`${process.execPath} ${f.BIN} --dry-run --config ${cfg}`, {
+      MURMUR_GC_PROGRESS_AFTER_MS: '0',
+    });
     expect(tty.status).toBe(0);
-    expect(tty.out).toMatch(/\r\x1b\[2Kmurmur-gc \(dry run\): [a-z ]+( · \d+\/\d+)?( · [\d.]+ [KMG]?i?B)? · [\d.]+ (ms|s)/);
+    expect(tty.out).toMatch(
+      /\r\x1b\[2Kmurmur-gc \(dry run\): [a-z ]+( · \d+\/\d+)?( · [\d.]+ [KMG]?i?B)? · [\d.]+ (ms|s)/,
+    );
     // the line is erased before the report: the report's first line starts clean
     expect(tty.out).toMatch(/\r\x1b\[2Kmurmur-gc dry run \(nothing is changed\)/);
-    const json = underPty(`${process.execPath} ${f.BIN} --dry-run --json --config ${cfg}`, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
+    const json = underPty(`${process.execPath} ${f.BIN} --dry-run --json --config ${cfg}`, {
+      MURMUR_GC_PROGRESS_AFTER_MS: '0',
+    });
     expect(json.out).not.toContain('\x1b[2K');
     const piped = f.runCli(['--dry-run', '--config', cfg], T, { MURMUR_GC_PROGRESS_AFTER_MS: '0' });
     expect(piped.stderr + piped.stdout).not.toContain('\r');
@@ -329,23 +399,36 @@ describe('status and history agree, and say when', () => {
     expect(st.status, st.stderr).toBe(0);
     const stamp = new Date(next * 1000).toISOString().slice(0, 19).replace('T', ' ');
     expect(st.stdout).toContain(`next run:   ${stamp} UTC (in 12 min) (murmur-gc.timer)`);
-    expect(f.json<Rec>(f.runCli(['status', '--json'], T, { PATH: active }))['timer']).toEqual({ state: 'active', next_run_ms: next * 1000 });
+    expect(f.json<Rec>(f.runCli(['status', '--json'], T, { PATH: active }))['timer']).toEqual({
+      state: 'active',
+      next_run_ms: next * 1000,
+    });
     const broken = fakeSystemctl('echo "Failed to connect to bus" >&2; exit 1');
     const noBus = f.runCli(['status'], T, { PATH: broken }).stdout;
     // (wrapped in 80 columns: the words are compared with the line breaks taken out)
-    expect(noBus.replace(/\n {12}/g, ' ')).toContain('next run:   unknown: the daemon is not running, and no systemd user manager answered about murmur-gc.timer');
+    expect(noBus.replace(/\n {12}/g, ' ')).toContain(
+      'next run:   unknown: the daemon is not running, and no systemd user manager answered about murmur-gc.timer',
+    );
     expect(noBus).not.toContain('failed)');
     // without --config: says the built-in defaults are in use
     expect(noBus).toMatch(/^config: {5}built-in defaults \(no configuration file/m);
     const absent = fakeSystemctl(`printf 'LoadState=not-found\\nActiveState=inactive\\nNextElapseUSecRealtime=\\n'`);
-    expect(f.runCli(['status'], T, { PATH: absent }).stdout.replace(/\n {12}/g, ' ')).toContain('murmur-gc.timer is not installed');
+    expect(f.runCli(['status'], T, { PATH: absent }).stdout.replace(/\n {12}/g, ' ')).toContain(
+      'murmur-gc.timer is not installed',
+    );
   });
 
   it('a SIGTERMed one-shot sweep is "stopped early" in status and in history, and history --target answers for what it removed; an unknown target exits 1', async () => {
     const ids = manySessions(root, 1500);
-    const cfg = f.writeConfig(T, `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `log: { level: debug }\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, [f.BIN, 'sweep', '--config', cfg], { env: f.cliEnv(T), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [f.BIN, 'sweep', '--config', cfg], {
+      env: f.cliEnv(T),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     let removed = 0;
     child.stderr.on('data', (d: Buffer) => {
@@ -365,9 +448,13 @@ describe('status and history agree, and say when', () => {
     const gone = ids.find((id) => !fs.existsSync(path.join(root, id)))!;
     const t = f.runCli(['history', '--target', gone, '--config', cfg], T);
     expect(t.status).toBe(0);
-    expect(t.stdout).toMatch(/removed by sweep ses_\w+ at .* UTC \(.*\) from sessions root \S+: sessions\/max_sessions .*that sweep: stopped early/);
+    expect(t.stdout).toMatch(
+      /removed by sweep ses_\w+ at .* UTC \(.*\) from sessions root \S+: sessions\/max_sessions .*that sweep: stopped early/,
+    );
     expect(t.stdout).toContain(`from sessions root ${root}:`);
-    expect(f.json<Rec>(f.runCli(['history', '--json', '--target', gone, '--config', cfg], T))['matches'][0]).toMatchObject({ origin: root, store: 'sessions' });
+    expect(
+      f.json<Rec>(f.runCli(['history', '--json', '--target', gone, '--config', cfg], T))['matches'][0],
+    ).toMatchObject({ origin: root, store: 'sessions' });
     const unknown = f.runCli(['history', '--target', 'ses_nope', '--config', cfg], T);
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toContain('ses_nope: no sweep in the audit trail');
@@ -377,7 +464,9 @@ describe('status and history agree, and say when', () => {
 describe('errors say what to do next', () => {
   it('storage_busy names the holder pid and how long it has held the lock, with a hint', async () => {
     fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
-    const lockMod = (await import(path.join(f.REPO, 'dist', 'gchome', 'lock.js'))) as typeof import('../../src/gchome/lock.js');
+    const lockMod = (await import(
+      path.join(f.REPO, 'dist', 'gchome', 'lock.js')
+    )) as typeof import('../../src/gchome/lock.js');
     const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
     expect(held).toBeDefined();
     try {
@@ -385,7 +474,9 @@ describe('errors say what to do next', () => {
       for (const args of [[], ['--dry-run']]) {
         const r = f.runCli(args, T);
         expect(r.status).toBe(75);
-        expect(r.stderr).toMatch(new RegExp(`\\[storage_busy\\]: murmur-gc pid ${process.pid}, holding it for \\d[\\d.]* (ms|s) holds `));
+        expect(r.stderr).toMatch(
+          new RegExp(`\\[storage_busy\\]: murmur-gc pid ${process.pid}, holding it for \\d[\\d.]* (ms|s) holds `),
+        );
         expect(r.stderr).toContain('hint: murmur-gc status shows whether the daemon is sweeping');
       }
     } finally {
@@ -406,10 +497,11 @@ describe('errors say what to do next', () => {
 });
 
 describe('help and version', () => {
-  it('--help shows the default sweep\'s options, the exit codes and examples; --version names versions and formats', () => {
+  it("--help shows the default sweep's options, the exit codes and examples; --version names versions and formats", () => {
     const h = f.runCli(['--help'], T);
     expect(h.status).toBe(0);
-    for (const flag of ['--dry-run', '--json', '--config <file>', '--home <dir>', '-v, --verbose', '-q, --quiet']) expect(h.stdout).toContain(`  ${flag}`);
+    for (const flag of ['--dry-run', '--json', '--config <file>', '--home <dir>', '-v, --verbose', '-q, --quiet'])
+      expect(h.stdout).toContain(`  ${flag}`);
     expect(h.stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}75 /);
     expect(h.stdout).toContain('murmur-gc --dry-run ');
     expect(h.stdout).toContain('murmur-gc history --target ses_');
@@ -428,9 +520,32 @@ describe('leftovers say why they were there', () => {
     const run = f.idAt('ses_', now - f.DAY);
     const gcDir = path.join(home, 'gc', run);
     fs.mkdirSync(gcDir, { recursive: true, mode: 0o700 });
-    const start = { event_type: 'session_start', event_id: f.idAt('evt_', now - f.DAY), parent_id: null, session_id: run, timestamp: now - f.DAY, capsule_name: 'murmur-gc', capsule_version: '0.1.0' };
-    const end = { event_type: 'session_end', event_id: f.idAt('evt_', now - f.DAY + 5), parent_id: start.event_id, session_id: run, timestamp: now - f.DAY + 5, total_turns: 0, total_input_tokens: 0, total_output_tokens: 0, total_tool_calls: 0, total_shell_calls: 0, duration_ms: 5, exit_status: 'failed' };
-    fs.writeFileSync(path.join(gcDir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n', { mode: 0o600 });
+    const start = {
+      event_type: 'session_start',
+      event_id: f.idAt('evt_', now - f.DAY),
+      parent_id: null,
+      session_id: run,
+      timestamp: now - f.DAY,
+      capsule_name: 'murmur-gc',
+      capsule_version: '0.1.0',
+    };
+    const end = {
+      event_type: 'session_end',
+      event_id: f.idAt('evt_', now - f.DAY + 5),
+      parent_id: start.event_id,
+      session_id: run,
+      timestamp: now - f.DAY + 5,
+      total_turns: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      total_tool_calls: 0,
+      total_shell_calls: 0,
+      duration_ms: 5,
+      exit_status: 'failed',
+    };
+    fs.writeFileSync(path.join(gcDir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n', {
+      mode: 0o600,
+    });
     const failedTrash = path.join(root, `.murmur-gc-trash.${run}.ses_gone`);
     fs.mkdirSync(failedTrash);
     const killedTrash = path.join(root, `.murmur-gc-trash.${f.idAt('ses_', now - 2 * f.DAY)}.ses_other`);
@@ -440,7 +555,9 @@ describe('leftovers say why they were there', () => {
     const rep = f.json<Rec>(f.runCli(['--json', '--config', cfg], T));
     const debris = (rep['actions'] as Rec[]).filter((a) => a['kind'] === 'remove_debris');
     expect(debris.find((d) => d['path'] === failedTrash)).toMatchObject({ code: 'io_error' });
-    expect(debris.find((d) => d['path'] === failedTrash)!['detail']).toContain(`left by sweep ${run}, whose removal of it failed`);
+    expect(debris.find((d) => d['path'] === failedTrash)!['detail']).toContain(
+      `left by sweep ${run}, whose removal of it failed`,
+    );
     expect(debris.find((d) => d['path'] === killedTrash)).toMatchObject({ code: 'process_interrupted' });
     expect(fs.existsSync(failedTrash)).toBe(false);
   });

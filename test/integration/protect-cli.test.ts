@@ -20,7 +20,10 @@ beforeEach(() => {
   root = path.join(T, 'app', '.murmur');
   fs.mkdirSync(home, { mode: 0o700 });
   fs.mkdirSync(root, { recursive: true });
-  cfg = f.writeConfig(T, `home: ${home}\nquarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 4 }\n`);
+  cfg = f.writeConfig(
+    T,
+    `home: ${home}\nquarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 4 }\n`,
+  );
 });
 afterEach(() => f.rmrf(T));
 
@@ -43,7 +46,9 @@ describe('restore, then the next sweep', () => {
     expect(r.stdout).toContain(`protected session ${old}`);
     expect(r.stdout).toContain(`until murmur-gc release ${old}`);
     expect(r.stdout).toMatch(/STILL CONDEMNED by the current policy \(max_age; sessions root .*: max_age 30d\)/);
-    expect(r.stdout).toContain("mur itself prunes its sessions by its manifest's trace.retain each time it launches, which is outside murmur-gc's reach");
+    expect(r.stdout).toContain(
+      "mur itself prunes its sessions by its manifest's trace.retain each time it launches, which is outside murmur-gc's reach",
+    );
     const sweep = cli();
     expect(sweep.status).toBe(0);
     expect(fs.existsSync(path.join(root, old))).toBe(true);
@@ -60,7 +65,11 @@ describe('restore, then the next sweep', () => {
     expect(cli().status).toBe(0);
     const r = cli('restore', 'ctx_a', '--json');
     expect(r.status).toBe(0);
-    expect(f.json<Rec>(r)['protection']).toMatchObject({ added: true, item: { kind: 'context', target: 'ctx_a', origin: 'shey', by: 'restore' }, judgement: { condemned: 'max_messages' } });
+    expect(f.json<Rec>(r)['protection']).toMatchObject({
+      added: true,
+      item: { kind: 'context', target: 'ctx_a', origin: 'shey', by: 'restore' },
+      judgement: { condemned: 'max_messages' },
+    });
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
     expect(cli().status).toBe(0);
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
@@ -72,7 +81,12 @@ describe('protect, release, protection ls', () => {
     const old = session(40);
     const p = cli('protect', old, '--note', 'keep', '--json');
     expect(p.status).toBe(0);
-    expect(f.json<Rec>(p)).toMatchObject({ added: true, present: true, item: { kind: 'session', target: old, origin: root, note: 'keep' }, judgement: { condemned: 'max_age' } });
+    expect(f.json<Rec>(p)).toMatchObject({
+      added: true,
+      present: true,
+      item: { kind: 'session', target: old, origin: root, note: 'keep' },
+      judgement: { condemned: 'max_age' },
+    });
     const ls = cli('protection', 'ls', '--json');
     expect(ls.status).toBe(0);
     expect(f.json<Rec>(ls)).toMatchObject({ unreadable: null, items: [{ target: old, present: true, by: 'protect' }] });
@@ -86,7 +100,9 @@ describe('protect, release, protection ls', () => {
     const again = cli('release', old);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('error[release_not_protected]');
-    expect(cli('history', '--target', old).stdout).toMatch(/protected by murmur-gc protect[\s\S]*released by murmur-gc release/);
+    expect(cli('history', '--target', old).stdout).toMatch(
+      /protected by murmur-gc protect[\s\S]*released by murmur-gc release/,
+    );
   });
 
   it('a damaged list: protection ls and the sweep exit 1 naming it; nothing is removed', () => {

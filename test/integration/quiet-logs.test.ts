@@ -70,8 +70,14 @@ describe('hundreds of skips or errors are one log line per cause', () => {
   it('300 and 200 sessions of another user in two roots (498 condemned): two warn lines with the counts, on a dry run and a real one', () => {
     foreignSessions(rootA, 300);
     foreignSessions(rootB, 200);
-    const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`);
-    for (const args of [['--dry-run', '--json'], ['sweep', '--json']]) {
+    const cfg = f.writeConfig(
+      T,
+      `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`,
+    );
+    for (const args of [
+      ['--dry-run', '--json'],
+      ['sweep', '--json'],
+    ]) {
       const r = f.runCli([...args, '--config', cfg], T);
       expect(r.status, r.stderr).toBe(0);
       const report = f.json<Rec>(r);
@@ -79,7 +85,10 @@ describe('hundreds of skips or errors are one log line per cause', () => {
       expect(skipped.filter((s) => s.code === 'foreign_owner')).toHaveLength(498);
       const ls = lines(r.stderr);
       expect(ls, r.stderr).toHaveLength(2);
-      for (const [root, n] of [[rootA, 299], [rootB, 199]] as const) {
+      for (const [root, n] of [
+        [rootA, 299],
+        [rootB, 199],
+      ] as const) {
         const l = ls.find((x) => x['root'] === root)!;
         expect(l, r.stderr).toMatchObject({ level: 40, code: 'foreign_owner', count: n });
         expect(l['targets']).toHaveLength(3);
@@ -92,11 +101,18 @@ describe('hundreds of skips or errors are one log line per cause', () => {
   it('300 live sessions a rule condemns are the normal state: the report counts them, nothing is logged', () => {
     liveSessions(rootA, 300);
     const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
-    for (const args of [['--dry-run', '--json'], ['sweep', '--json'], ['sweep', '--unattended', '-q']]) {
+    for (const args of [
+      ['--dry-run', '--json'],
+      ['sweep', '--json'],
+      ['sweep', '--unattended', '-q'],
+    ]) {
       const r = f.runCli([...args, '--config', cfg], T);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr, args.join(' ')).toBe('');
-      if (args.includes('--json')) expect((f.json<Rec>(r)['skipped'] as { code: string }[]).filter((s) => s.code === 'live_session')).toHaveLength(299);
+      if (args.includes('--json'))
+        expect((f.json<Rec>(r)['skipped'] as { code: string }[]).filter((s) => s.code === 'live_session')).toHaveLength(
+          299,
+        );
       else expect(r.stdout).toBe('');
     }
   });
@@ -104,12 +120,17 @@ describe('hundreds of skips or errors are one log line per cause', () => {
   it('200 failed removals in one root: one error line and the summary, exit 1; every item stays in the report', () => {
     oldSessions(rootA, 201);
     const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n`);
-    const r = f.runCli(['sweep', '--json', '--config', cfg], T, { MURMUR_GC_FAILPOINT: 'remove:after_trash_rename:error' });
+    const r = f.runCli(['sweep', '--json', '--config', cfg], T, {
+      MURMUR_GC_FAILPOINT: 'remove:after_trash_rename:error',
+    });
     expect(r.status, r.stderr).toBe(1);
     const report = f.json<Rec>(r);
     expect((report['errors'] as unknown[]).length).toBe(200);
     const ls = lines(r.stderr);
-    expect(ls.map((l) => [l['level'], l['code'], l['event'] ?? null]), r.stderr).toEqual([
+    expect(
+      ls.map((l) => [l['level'], l['code'], l['event'] ?? null]),
+      r.stderr,
+    ).toEqual([
       [50, 'io_error', null],
       [40, 'io_error', 'sweep_summary'],
     ]);
@@ -120,7 +141,10 @@ describe('hundreds of skips or errors are one log line per cause', () => {
   it('at log.level debug every item has its own line as well (the normal state only that)', () => {
     liveSessions(rootA, 150);
     foreignSessions(rootB, 50);
-    const cfg = f.writeConfig(T, `home: ${home}\nlog: { level: debug }\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `home: ${home}\nlog: { level: debug }\nsessions:\n  - root: ${rootA}\n    retain: { max_sessions: 1 }\n  - root: ${rootB}\n    retain: { max_sessions: 1 }\n`,
+    );
     const r = f.runCli(['--dry-run', '--config', cfg], T);
     expect(r.status, r.stderr).toBe(0);
     const ls = lines(r.stderr);
@@ -138,11 +162,15 @@ describe('hundreds of skips or errors are one log line per cause', () => {
     // Logs are pretty on a terminal, but not under CI=… (which .ci/run sets): the run is an operator's.
     const env = f.cliEnv(T, { MURMUR_GC_PROGRESS_AFTER_MS: '0', NO_COLOR: '1', COLUMNS: '200' });
     delete env['CI'];
-    const r = spawnSync('script', ['-qefc', `${process.execPath} ${f.BIN} --dry-run --config ${cfg} > ${out}`, '/dev/null'], {
-      env,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const r = spawnSync(
+      'script',
+      ['-qefc', `${process.execPath} ${f.BIN} --dry-run --config ${cfg} > ${out}`, '/dev/null'],
+      {
+        env,
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     expect(r.status, r.stdout).toBe(0);
     const warn = r.stdout.split('\n').filter((l) => l.includes('WARN'));
     expect(warn, r.stdout).toHaveLength(1);

@@ -61,7 +61,10 @@ describe.runIf(req.run)('a sessions root murmur-gc may not write', () => {
     oldSessions(ro, 300, 3);
     oldSessions(rw, 10);
     bind(ro);
-    cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${ro}\n    retain: { max_sessions: 4 }\n  - root: ${rw}\n    retain: { max_sessions: 1 }\n`);
+    cfg = f.writeConfig(
+      T,
+      `home: ${home}\nsessions:\n  - root: ${ro}\n    retain: { max_sessions: 4 }\n  - root: ${rw}\n    retain: { max_sessions: 1 }\n`,
+    );
   });
 
   afterAll(() => {
@@ -77,9 +80,13 @@ describe.runIf(req.run)('a sessions root murmur-gc may not write', () => {
     const r = f.runCli(['--dry-run', '--json', '--config', cfg], T);
     expect(r.status, r.stderr).toBe(1);
     const rep = f.json<Rec>(r);
-    expect(rep['errors']).toEqual([{ target: ro, code: 'root_not_writable', detail: expect.stringContaining(`ReadWritePaths=${ro}`) }]);
+    expect(rep['errors']).toEqual([
+      { target: ro, code: 'root_not_writable', detail: expect.stringContaining(`ReadWritePaths=${ro}`) },
+    ]);
     expect(rep['errors'][0]['detail']).toContain('296 sessions to remove, 3 background commands to mark lost');
-    expect(rep['actions'].filter((a: Rec) => a['kind'] === 'remove_session').map((a: Rec) => a['root'])).toEqual(Array(9).fill(rw));
+    expect(rep['actions'].filter((a: Rec) => a['kind'] === 'remove_session').map((a: Rec) => a['root'])).toEqual(
+      Array(9).fill(rw),
+    );
     const ls = lines(r.stderr);
     expect(ls, r.stderr).toHaveLength(1);
     expect(ls[0]).toMatchObject({ level: 50, code: 'root_not_writable', target: ro });
@@ -90,12 +97,20 @@ describe.runIf(req.run)('a sessions root murmur-gc may not write', () => {
     const r = f.runCli(['sweep', '--config', cfg], T);
     expect(r.status, r.stderr).toBe(1);
     const ls = lines(r.stderr);
-    expect(ls.map((l) => [l['level'], l['code'], l['event'] ?? null]), r.stderr).toEqual([
+    expect(
+      ls.map((l) => [l['level'], l['code'], l['event'] ?? null]),
+      r.stderr,
+    ).toEqual([
       [50, 'root_not_writable', null],
       [40, 'root_not_writable', 'sweep_summary'],
     ]);
     expect(ls.filter((l) => JSON.stringify(l).includes(ro))).toHaveLength(1);
-    expect(ls[1]).toMatchObject({ outcome: 'errors', errors: 1, errors_by_code: { root_not_writable: 1 }, counts: { remove_session: 9 } });
+    expect(ls[1]).toMatchObject({
+      outcome: 'errors',
+      errors: 1,
+      errors_by_code: { root_not_writable: 1 },
+      counts: { remove_session: 9 },
+    });
     expect(r.stdout).toContain('root_not_writable');
     expect(fs.readdirSync(rw).filter((n) => n.startsWith('ses_'))).toHaveLength(1);
     // and the next sweep says the same, once
@@ -121,7 +136,7 @@ describe.runIf(reqUser.run)('a sessions root whose mode keeps its own user out (
     if (T) f.rmrf(T);
   });
 
-  it('is found once, said once with the owner/mode fix, exit 1; the user\'s own root is swept', () => {
+  it("is found once, said once with the owner/mode fix, exit 1; the user's own root is swept", () => {
     T = fs.realpathSync(f.tempDir('eacces-root'));
     fs.chmodSync(T, 0o755);
     const home = path.join(T, '.murmur');
@@ -134,14 +149,30 @@ describe.runIf(reqUser.run)('a sessions root whose mode keeps its own user out (
     chownR(path.join(T, 'mine'), user!);
     chownR(path.join(T, 'shared'), user!);
     fs.chmodSync(shared, 0o555);
-    const cfg = f.writeConfig(T, `home: ${home}\nsessions:\n  - root: ${shared}\n    retain: { max_sessions: 1 }\n  - root: ${mine}\n    retain: { max_sessions: 1 }\n`);
-    const r = spawnSync(asUser(user!)[0]!, [...asUser(user!).slice(1), stage!.node, stage!.bin, 'sweep', '--json', '--config', cfg], { env: f.cliEnv(T), encoding: 'utf8' });
+    const cfg = f.writeConfig(
+      T,
+      `home: ${home}\nsessions:\n  - root: ${shared}\n    retain: { max_sessions: 1 }\n  - root: ${mine}\n    retain: { max_sessions: 1 }\n`,
+    );
+    const r = spawnSync(
+      asUser(user!)[0]!,
+      [...asUser(user!).slice(1), stage!.node, stage!.bin, 'sweep', '--json', '--config', cfg],
+      { env: f.cliEnv(T), encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(1);
     const rep = JSON.parse(r.stdout) as Rec;
-    expect(rep['errors']).toEqual([{ target: shared, code: 'root_not_writable', detail: expect.stringContaining(`EACCES: its owner, mode or ACL does not let uid ${user!.uid} write it`) }]);
+    expect(rep['errors']).toEqual([
+      {
+        target: shared,
+        code: 'root_not_writable',
+        detail: expect.stringContaining(`EACCES: its owner, mode or ACL does not let uid ${user!.uid} write it`),
+      },
+    ]);
     expect(rep['errors'][0]['detail']).toContain('149 sessions to remove');
     const ls = lines(r.stderr);
-    expect(ls.map((l) => [l['level'], l['code']]), r.stderr).toEqual([
+    expect(
+      ls.map((l) => [l['level'], l['code']]),
+      r.stderr,
+    ).toEqual([
       [50, 'root_not_writable'],
       [40, 'root_not_writable'],
     ]);

@@ -63,7 +63,11 @@ describe('shell_lost reconciliation', () => {
     const rep = f.json<Report>(r);
     const after = fs.readFileSync(trace, 'utf8');
     expect(after.startsWith(before)).toBe(true); // append only
-    const added = after.slice(before.length).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const added = after
+      .slice(before.length)
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(added).toHaveLength(2);
     for (const l of added) {
       expect(Object.keys(l)).toEqual([
@@ -95,7 +99,13 @@ describe('shell_lost reconciliation', () => {
     // The audit trace carries the detached_lost task that joins them.
     const audit = lines(path.join(home, 'gc', rep.audit!, 'trace.jsonl'));
     const ts = audit.find((e) => e['event_type'] === 'task_start')!;
-    expect(ts).toMatchObject({ task_id: taskId, source: 'detached_lost', origin: 'completion', lane: 'bg', trust: 'trusted' });
+    expect(ts).toMatchObject({
+      task_id: taskId,
+      source: 'detached_lost',
+      origin: 'completion',
+      lane: 'bg',
+      trust: 'trusted',
+    });
     const te = audit.find((e) => e['event_type'] === 'task_end')!;
     expect(te['parent_id']).toBe(ts['event_id']);
     expect(te['task_id']).toBe(taskId);
@@ -114,7 +124,12 @@ describe('shell_lost reconciliation', () => {
   it('prefixes a newline when the trace ends mid-line, and lines above a torn tail still count', () => {
     const ses = f.idAt('ses_', now - 2 * f.DAY);
     const w = f.idAt('wrk_', now - 2 * f.DAY);
-    const dir = f.writeSession(root, { sessionId: ses, end: false, detached: [{ workId: w }], extra: 'garbage line\n{"event_type":"shell_completed","work_id":"' });
+    const dir = f.writeSession(root, {
+      sessionId: ses,
+      end: false,
+      detached: [{ workId: w }],
+      extra: 'garbage line\n{"event_type":"shell_completed","work_id":"',
+    });
     const trace = path.join(dir, 'trace.jsonl');
     fs.utimesSync(trace, (now - 2 * f.DAY) / 1000, (now - 2 * f.DAY) / 1000);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
@@ -139,22 +154,38 @@ describe('shell_lost reconciliation', () => {
       ],
     });
     const s2 = f.idAt('ses_', now - 2 * f.DAY);
-    f.writeSession(root, { sessionId: s2, end: true, tasks: [], detached: [{ workId: f.idAt('wrk_', now - 2 * f.DAY), taskId: 'tsk_missing' }] });
+    f.writeSession(root, {
+      sessionId: s2,
+      end: true,
+      tasks: [],
+      detached: [{ workId: f.idAt('wrk_', now - 2 * f.DAY), taskId: 'tsk_missing' }],
+    });
     const s3 = f.idAt('ses_', now - 1 * f.DAY);
-    f.writeSession(root, { sessionId: s3, end: true, tasks: [{ taskId: 'tsk_ok', contextId: 'c' }], detached: [{ workId: f.idAt('wrk_', now - 1 * f.DAY), taskId: 'tsk_ok' }] });
+    f.writeSession(root, {
+      sessionId: s3,
+      end: true,
+      tasks: [{ taskId: 'tsk_ok', contextId: 'c' }],
+      detached: [{ workId: f.idAt('wrk_', now - 1 * f.DAY), taskId: 'tsk_ok' }],
+    });
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     const audit = lines(path.join(home, 'gc', rep.audit!, 'trace.jsonl'));
     const tasks = audit.filter((e) => e['event_type'] === 'task_start');
     expect(tasks).toHaveLength(3);
     const bySession = new Map<string, string>();
-    for (const a of rep.actions) if (a['kind'] === 'shell_lost') bySession.set(String(a['task_id']), String(a['target']));
+    for (const a of rep.actions)
+      if (a['kind'] === 'shell_lost') bySession.set(String(a['task_id']), String(a['target']));
     const trust = Object.fromEntries(tasks.map((t) => [bySession.get(String(t['task_id'])), t['trust']]));
     expect(trust).toEqual({ [s1]: 'untrusted', [s2]: 'untrusted', [s3]: 'trusted' });
   });
 
   it('a live session is never reconciled', () => {
     const ses = f.idAt('ses_', now - 2 * f.DAY);
-    const dir = f.writeSession(root, { sessionId: ses, end: false, detached: [{ workId: f.idAt('wrk_', now) }], mtimeMs: now - 5 * 60_000 });
+    const dir = f.writeSession(root, {
+      sessionId: ses,
+      end: false,
+      detached: [{ workId: f.idAt('wrk_', now) }],
+      mtimeMs: now - 5 * 60_000,
+    });
     const before = fs.readFileSync(path.join(dir, 'trace.jsonl'));
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(rep.actions.filter((a) => a['kind'] === 'shell_lost')).toEqual([]);
@@ -167,7 +198,21 @@ describe('shell_lost reconciliation', () => {
     const dir = path.join(root, ses);
     fs.mkdirSync(dir, { recursive: true });
     const trace = path.join(dir, 'trace.jsonl');
-    fs.writeFileSync(trace, '{"event_type":"session_st\n' + JSON.stringify({ event_type: 'shell_detached', event_id: f.idAt('evt_', now), parent_id: null, session_id: ses, timestamp: 5, work_id: w, binary: 'b', command: 'c' }) + '\n');
+    fs.writeFileSync(
+      trace,
+      '{"event_type":"session_st\n' +
+        JSON.stringify({
+          event_type: 'shell_detached',
+          event_id: f.idAt('evt_', now),
+          parent_id: null,
+          session_id: ses,
+          timestamp: 5,
+          work_id: w,
+          binary: 'b',
+          command: 'c',
+        }) +
+        '\n',
+    );
     fs.utimesSync(trace, (now - 2 * f.DAY) / 1000, (now - 2 * f.DAY) / 1000);
     f.runCli(['--json', '--config', cfg], T);
     const last = JSON.parse(f.readLines(trace).at(-1)!) as Record<string, unknown>;
@@ -180,10 +225,18 @@ describe('shell_lost reconciliation', () => {
   it('--dry-run lists lost work and writes nothing; sessions found through running records are reconciled too', () => {
     const other = path.join(T, 'elsewhere', '.murmur');
     const ses = f.idAt('ses_', now - 2 * f.DAY);
-    const dir = f.writeSession(other, { sessionId: ses, end: false, detached: [{ workId: f.idAt('wrk_', now - 2 * f.DAY) }] });
+    const dir = f.writeSession(other, {
+      sessionId: ses,
+      end: false,
+      detached: [{ workId: f.idAt('wrk_', now - 2 * f.DAY) }],
+    });
     fs.mkdirSync(path.join(home, 'running'), { mode: 0o700 });
     // A runtime killed outright leaves its running record behind; its pid is long gone.
-    fs.writeFileSync(path.join(home, 'running', `${ses}.json`), f.runningRecordJson({ sessionId: ses, pid: 2 ** 22 + 12345, processStart: '1', workdir: dir }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(home, 'running', `${ses}.json`),
+      f.runningRecordJson({ sessionId: ses, pid: 2 ** 22 + 12345, processStart: '1', workdir: dir }),
+      { mode: 0o600 },
+    );
     const before = f.snapshotTree(T);
     const dry = f.json<Report>(f.runCli(['--dry-run', '--json'], T));
     expect(dry.actions.filter((a) => a['kind'] === 'shell_lost')).toHaveLength(1);
@@ -197,14 +250,20 @@ describe('shell_lost reconciliation', () => {
 
   it('a trace fully accounted for and unchanged is not re-read on the next sweep', () => {
     for (let i = 0; i < 5; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (i + 2) * f.DAY), end: true });
-    const first = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(f.runCli(['--json', '--config', cfg], T));
+    const first = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(
+      f.runCli(['--json', '--config', cfg], T),
+    );
     expect(first.inventory.traces_read).toBe(5);
-    const second = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(f.runCli(['--json', '--config', cfg], T));
+    const second = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(
+      f.runCli(['--json', '--config', cfg], T),
+    );
     expect(second.inventory).toMatchObject({ traces_read: 0, traces_cached: 5 });
     // A changed trace is read again.
     const changed = fs.readdirSync(root).sort()[0]!;
     fs.appendFileSync(path.join(root, changed, 'trace.jsonl'), '\n');
-    const third = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(f.runCli(['--json', '--config', cfg], T));
+    const third = f.json<{ inventory: { traces_read: number; traces_cached: number } }>(
+      f.runCli(['--json', '--config', cfg], T),
+    );
     expect(third.inventory).toMatchObject({ traces_read: 1, traces_cached: 4 });
   });
 });
@@ -214,13 +273,26 @@ describe('history --target for a reconciled session', () => {
     const a = f.idAt('ses_', now - 2 * f.DAY);
     const b = a.slice(0, 20) + 'f'.repeat(a.length - 20);
     const w = f.idAt('wrk_', now - 2 * f.DAY + 1000);
-    for (const s of [a, b]) f.writeSession(root, { sessionId: s, end: false, tasks: [{ taskId: 'tsk_a', contextId: 'ctx_a' }], detached: [{ workId: w }] });
+    for (const s of [a, b])
+      f.writeSession(root, {
+        sessionId: s,
+        end: false,
+        tasks: [{ taskId: 'tsk_a', contextId: 'ctx_a' }],
+        detached: [{ workId: w }],
+      });
     expect(f.runCli(['--config', cfg], T).status).toBe(0);
 
     const h = f.runCli(['history', '--config', cfg, '--target', a], T);
     expect(h.status, h.stdout + h.stderr).toBe(0);
-    expect(h.stdout).toMatch(new RegExp(`^  reconciled by sweep ses_\\w+ at .* in sessions root ${root.replace(/[.]/g, '\\.')}: 1 background command marked lost \\(shell_lost\\); that sweep: ok\\n    ${w}$`, 'm'));
-    const j = f.json<{ target: string; matches: { action: string; work_ids: string[] }[] }>(f.runCli(['history', '--json', '--config', cfg, '--target', a.slice(0, 30)], T));
+    expect(h.stdout).toMatch(
+      new RegExp(
+        `^  reconciled by sweep ses_\\w+ at .* in sessions root ${root.replace(/[.]/g, '\\.')}: 1 background command marked lost \\(shell_lost\\); that sweep: ok\\n    ${w}$`,
+        'm',
+      ),
+    );
+    const j = f.json<{ target: string; matches: { action: string; work_ids: string[] }[] }>(
+      f.runCli(['history', '--json', '--config', cfg, '--target', a.slice(0, 30)], T),
+    );
     expect(j.target).toBe(a);
     expect(j.matches.map((m) => [m.action, m.work_ids])).toEqual([['reconciled', [w]]]);
 

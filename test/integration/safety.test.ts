@@ -33,7 +33,10 @@ function makeCanary(): { dir: string; file: string; snapshot: () => Record<strin
   fs.chmodSync(path.join(dir, 'precious.txt'), 0o644);
   fs.writeFileSync(path.join(dir, 'conversation.jsonl'), f.recordText({ capsule: 'shey', messages: 50 }).text);
   fs.chmodSync(path.join(dir, 'conversation.jsonl'), 0o644);
-  fs.writeFileSync(path.join(dir, 'trace.jsonl'), f.traceText({ sessionId: 'ses_canary', detached: [{ workId: 'wrk_canary' }] }).text);
+  fs.writeFileSync(
+    path.join(dir, 'trace.jsonl'),
+    f.traceText({ sessionId: 'ses_canary', detached: [{ workId: 'wrk_canary' }] }).text,
+  );
   fs.chmodSync(dir, 0o755);
   return { dir, file: path.join(dir, 'precious.txt'), snapshot: () => f.snapshotTree(dir) };
 }
@@ -56,7 +59,10 @@ describe('planted symlinks', () => {
     fs.symlinkSync(canary.dir, path.join(home, 'conversations', 'linked-store'));
     fs.symlinkSync(canary.dir, path.join(home, 'conversations', 'shey', 'ctx_link'));
     fs.mkdirSync(path.join(home, 'conversations', 'shey', 'ctx_file'));
-    fs.symlinkSync(path.join(canary.dir, 'conversation.jsonl'), path.join(home, 'conversations', 'shey', 'ctx_file', 'conversation.jsonl'));
+    fs.symlinkSync(
+      path.join(canary.dir, 'conversation.jsonl'),
+      path.join(home, 'conversations', 'shey', 'ctx_file', 'conversation.jsonl'),
+    );
     // running/: a link named like a record; state/: a link to the canary dir
     fs.mkdirSync(path.join(home, 'running'), { recursive: true });
     fs.symlinkSync(canary.file, path.join(home, 'running', 'ses_x.json'));
@@ -97,7 +103,10 @@ describe('special files', () => {
     const ctx = path.join(home, 'conversations', 'shey', 'ctx_fifo');
     fs.mkdirSync(ctx, { recursive: true });
     execFileSync('mkfifo', [path.join(ctx, 'conversation.jsonl')]);
-    const cfg = f.writeConfig(T, `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1, max_age: 1s }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 1, max_age: 1s }\n`,
+    );
     const t0 = Date.now();
     const r = await f.runCliAsync(['--json', '--config', cfg], T);
     expect(Date.now() - t0).toBeLessThan(20_000);
@@ -206,7 +215,9 @@ describe('concurrent writers', () => {
     process.stdout.write(String(i));
   `;
 
-  async function truncateWhileWriting(pauseUs: number): Promise<{ total: number; truncations: number; lines: string[]; announcedReorder: boolean }> {
+  async function truncateWhileWriting(
+    pauseUs: number,
+  ): Promise<{ total: number; truncations: number; lines: string[]; announcedReorder: boolean }> {
     const r = f.writeRecord(home, 'shey', 'ctx_busy', { capsule: 'shey', messages: 2000 });
     const cfg = f.writeConfig(T, `records:\n  - capsule: shey\n    retain: { max_messages: 500 }\n`);
     const writer = spawn(process.execPath, ['-e', writerScript, r.file, '6000', String(pauseUs)]);
@@ -220,7 +231,8 @@ describe('concurrent writers', () => {
       const res = await f.runCliAsync(['--json', '--config', cfg], T);
       const rep = f.json<Report>(res);
       truncations += rep.actions.filter((a) => a['kind'] === 'truncate_record').length;
-      if (res.stderr.includes('concurrent_append') && res.stderr.includes('appended after newer ones')) announcedReorder = true;
+      if (res.stderr.includes('concurrent_append') && res.stderr.includes('appended after newer ones'))
+        announcedReorder = true;
     }
     await writerDone;
     return { total: Number(written), truncations, lines: f.readLines(r.file), announcedReorder };
@@ -246,7 +258,8 @@ describe('concurrent writers', () => {
     // Order is kept; only a writer that races every corrective rename (possible on a saturated
     // machine) can push a line after newer ones, and the sweep must then say so.
     const firstBreak = ws.findIndex((w, i) => i > 0 && w !== ws[i - 1]! + 1);
-    if (firstBreak >= 0) expect(announcedReorder, `line order broken at ${firstBreak} without a concurrent_append warning`).toBe(true);
+    if (firstBreak >= 0)
+      expect(announcedReorder, `line order broken at ${firstBreak} without a concurrent_append warning`).toBe(true);
   }, 60_000);
 
   it('a writer racing every rename at full speed still loses, duplicates and tears nothing; any reordering is announced', async () => {
@@ -262,7 +275,9 @@ describe('concurrent writers', () => {
 describe('locking and configuration', () => {
   it('a second sweep while one holds the lock exits 75 with storage_busy', async () => {
     fs.mkdirSync(path.join(home, 'gc'), { recursive: true, mode: 0o700 });
-    const lockMod = (await import(path.join(f.REPO, 'dist', 'gchome', 'lock.js'))) as typeof import('../../src/gchome/lock.js');
+    const lockMod = (await import(
+      path.join(f.REPO, 'dist', 'gchome', 'lock.js')
+    )) as typeof import('../../src/gchome/lock.js');
     const held = await lockMod.acquireLock(path.join(home, 'gc', 'sweep.lock'), { waitMs: 0 });
     expect(held).toBeDefined();
     try {
@@ -284,7 +299,10 @@ describe('locking and configuration', () => {
     fs.chmodSync(home, 0o755);
     const before = f.snapshotTree(T);
     for (const [yaml, needle] of [
-      [`sessions:\n  - root: ${root}\n    retain: { max_sessions: 0 }\n`, "sessions[0].retain.max_sessions: must be at least 1"],
+      [
+        `sessions:\n  - root: ${root}\n    retain: { max_sessions: 0 }\n`,
+        'sessions[0].retain.max_sessions: must be at least 1',
+      ],
       [`sessions:\n  - root: ${root}\n    retain: { max_age: 30S }\n`, "'30S' must be a duration"],
       [`sessions:\n  - root: ${root}\n    retain: {}\n`, 'must declare at least one key'],
       [`records:\n  - capsule: shey\n    retain: { max_mesages: 3 }\n`, "unknown key 'max_mesages'"],
@@ -312,7 +330,9 @@ describe('capsule-writable manifests', () => {
     const r = f.runCli(['--json', '--config', cfg], T);
     expect(r.status).toBe(1);
     const rep = f.json<Report>(r);
-    expect(rep.errors).toContainEqual(expect.objectContaining({ target: path.join(wd, '.murmur'), code: 'config_invalid' }));
+    expect(rep.errors).toContainEqual(
+      expect.objectContaining({ target: path.join(wd, '.murmur'), code: 'config_invalid' }),
+    );
     expect(fs.readdirSync(path.join(wd, '.murmur'))).toHaveLength(1);
     expect(fs.existsSync(doomed)).toBe(false);
   });

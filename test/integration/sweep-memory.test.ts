@@ -48,7 +48,8 @@ beforeAll(() => {
       end: true,
     });
   }
-  for (let i = 0; i < RECORDS; i++) f.writeRecord(home, 'notes', f.idAt('ctx_', now - 20 * f.DAY + i), { capsule: 'notes', messages: 5 });
+  for (let i = 0; i < RECORDS; i++)
+    f.writeRecord(home, 'notes', f.idAt('ctx_', now - 20 * f.DAY + i), { capsule: 'notes', messages: 5 });
   cfg = f.writeConfig(
     T,
     [
@@ -109,7 +110,11 @@ function sweepMeasured(cfg: string): Measured {
       actions: rep.actions.length, heldBytes: held, maxRssKb: ${PEAK_RSS_KB_JS},
     }));
   `;
-  const r = spawnSync(process.execPath, ['--expose-gc', '--max-semi-space-size=2', '--input-type=module', '-e', child], { env: f.cliEnv(T), encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--max-semi-space-size=2', '--input-type=module', '-e', child],
+    { env: f.cliEnv(T), encoding: 'utf8', timeout: 120_000 },
+  );
   expect(r.status, r.stderr).toBe(0);
   if (process.env['MGC_SHOW_MEMORY']) process.stderr.write(`${cfg}: ${r.stdout}\n`);
   return JSON.parse(r.stdout) as Measured;

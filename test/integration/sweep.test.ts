@@ -30,7 +30,12 @@ function config(yaml: string): string {
 }
 
 function sessionNames(): string[] {
-  return fs.existsSync(root) ? fs.readdirSync(root).filter((n) => n.startsWith('ses_')).sort() : [];
+  return fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((n) => n.startsWith('ses_'))
+        .sort()
+    : [];
 }
 
 describe('sessions retention', () => {
@@ -51,11 +56,14 @@ describe('sessions retention', () => {
     const old = [f.idAt('ses_', now - 40 * f.DAY), f.idAt('ses_', now - 30 * f.DAY)];
     const young = [1, 2, 3].map((d) => f.idAt('ses_', now - d * f.DAY));
     // fresh mtimes on old ids: still removed by age
-    for (const id of old) f.writeSession(root, { sessionId: id, end: true, startMs: now - 40 * f.DAY, mtimeMs: now - 2 * 3600_000 });
+    for (const id of old)
+      f.writeSession(root, { sessionId: id, end: true, startMs: now - 40 * f.DAY, mtimeMs: now - 2 * 3600_000 });
     for (const id of young) f.writeSession(root, { sessionId: id, end: true, startMs: now - 5 * f.DAY });
     const cfg = config(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 2, max_age: 15d }\n`);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
-    const reasons = Object.fromEntries(rep.actions.filter((a) => a['kind'] === 'remove_session').map((a) => [a['target'], a['reason']]));
+    const reasons = Object.fromEntries(
+      rep.actions.filter((a) => a['kind'] === 'remove_session').map((a) => [a['target'], a['reason']]),
+    );
     expect(reasons[old[0]!]).toBe('max_age');
     expect(reasons[old[1]!]).toBe('max_age');
     expect(reasons[young[2]!]).toBe('max_sessions'); // oldest young one: rank 2
@@ -78,7 +86,17 @@ describe('sessions retention', () => {
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
     fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
     const rec = (token: string | undefined) =>
-      JSON.stringify({ session_id: id, url: '127.0.0.1:4100', pid: process.pid, process_start: token, capsule_name: 'demo', capsule_version: '1.0.0', workdir: sdir, outlives_launcher: false, started_at: '2026-01-01T00:00:00Z' });
+      JSON.stringify({
+        session_id: id,
+        url: '127.0.0.1:4100',
+        pid: process.pid,
+        process_start: token,
+        capsule_name: 'demo',
+        capsule_version: '1.0.0',
+        workdir: sdir,
+        outlives_launcher: false,
+        started_at: '2026-01-01T00:00:00Z',
+      });
     fs.writeFileSync(path.join(home, 'running', `${id}.json`), rec(start), { mode: 0o600 });
     const cfg = config(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 1, max_age: 1s }\n`);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
@@ -93,7 +111,11 @@ describe('sessions retention', () => {
   it('a recently written trace without session_end is live within live_grace', () => {
     const id = f.idAt('ses_', now - 50 * f.DAY);
     const sdir = f.writeSession(root, { sessionId: id, end: false, mtimeMs: now - 10 * 60_000 });
-    const done = f.writeSession(root, { sessionId: f.idAt('ses_', now - 49 * f.DAY), end: true, mtimeMs: now - 10 * 60_000 });
+    const done = f.writeSession(root, {
+      sessionId: f.idAt('ses_', now - 49 * f.DAY),
+      end: true,
+      mtimeMs: now - 10 * 60_000,
+    });
     const cfg = config(`live_grace: 1h\nsessions:\n  - root: ${root}\n    retain: { max_age: 1d }\n`);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(fs.existsSync(sdir)).toBe(true);
@@ -106,7 +128,11 @@ describe('records retention', () => {
   it('max_age removes owned stale contexts only; headerless and foreign records are never touched', () => {
     const own = f.writeRecord(home, 'shey', 'ctx_own', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });
     const fresh = f.writeRecord(home, 'shey', 'ctx_fresh', { capsule: 'shey', messages: 2 });
-    const foreign = f.writeRecord(home, 'shey', 'ctx_foreign', { capsule: 'other', messages: 2, mtimeMs: now - 100 * f.DAY });
+    const foreign = f.writeRecord(home, 'shey', 'ctx_foreign', {
+      capsule: 'other',
+      messages: 2,
+      mtimeMs: now - 100 * f.DAY,
+    });
     const unowned = f.writeRecord(home, 'shey', 'ctx_unowned', { messages: 2, mtimeMs: now - 100 * f.DAY });
     const cfg = config(`records:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
@@ -119,7 +145,12 @@ describe('records retention', () => {
 
   it('max_messages keeps the newest N byte for byte and writes the exact header', () => {
     const extra = ['', '{"torn":', 'garbage'];
-    const r = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', createdMs: 1756400000000, messages: 10, mode: 0o644 });
+    const r = f.writeRecord(home, 'shey', 'ctx_1', {
+      capsule: 'shey',
+      createdMs: 1756400000000,
+      messages: 10,
+      mode: 0o644,
+    });
     fs.appendFileSync(r.file, extra.slice(0, 1).join('\n'));
     const before = fs.readFileSync(r.file, 'utf8').split('\n');
     const cfg = config(`records:\n  - capsule: shey\n    retain: { max_messages: 3 }\n`);
@@ -132,16 +163,38 @@ describe('records retention', () => {
       type: 'murmur.record',
       capsule: 'shey',
       created_ms: 1756400000000,
-      truncated: { dropped: 7, oldest_surviving_id: r.ids[7], last_dropped_id: r.ids[6], at_ms: expect.any(Number) as number },
+      truncated: {
+        dropped: 7,
+        oldest_surviving_id: r.ids[7],
+        last_dropped_id: r.ids[6],
+        at_ms: expect.any(Number) as number,
+      },
     });
-    expect(Object.keys(header['truncated'] as object)).toEqual(['dropped', 'oldest_surviving_id', 'last_dropped_id', 'at_ms']);
+    expect(Object.keys(header['truncated'] as object)).toEqual([
+      'dropped',
+      'oldest_surviving_id',
+      'last_dropped_id',
+      'at_ms',
+    ]);
     expect(lines.slice(1).join('\n')).toBe(before.slice(8).join('\n'));
     expect(fs.statSync(r.file).mode & 0o777).toBe(0o600);
-    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'truncate_record', record: 'shey', target: 'ctx_1', reason: 'max_messages', messages_dropped: 7, kept: 3 }));
+    expect(rep.actions).toContainEqual(
+      expect.objectContaining({
+        kind: 'truncate_record',
+        record: 'shey',
+        target: 'ctx_1',
+        reason: 'max_messages',
+        messages_dropped: 7,
+        kept: 3,
+      }),
+    );
     // A second truncation accumulates `dropped` and keeps capsule/created_ms.
     const cfg2 = config(`records:\n  - capsule: shey\n    retain: { max_messages: 1 }\n`);
     f.runCli(['--json', '--config', cfg2], T);
-    const h2 = JSON.parse(fs.readFileSync(r.file, 'utf8').split('\n')[0]!) as { truncated: { dropped: number; oldest_surviving_id: string }; created_ms: number };
+    const h2 = JSON.parse(fs.readFileSync(r.file, 'utf8').split('\n')[0]!) as {
+      truncated: { dropped: number; oldest_surviving_id: string };
+      created_ms: number;
+    };
     expect(h2.truncated.dropped).toBe(9);
     expect(h2.truncated.oldest_surviving_id).toBe(r.ids[9]);
     expect(h2.created_ms).toBe(1756400000000);
@@ -153,10 +206,23 @@ describe('records retention', () => {
     f.writeRecord(home, 'shey', 'ctx_3', { capsule: 'other', messages: 3 });
     const cfg = config(`records:\n  - capsule: shey\n    retain: { max_messages: 10 }\n`);
     type Inv = { inventory: { records: number; records_counted: number; records_count_cached: number } };
-    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records: 3, records_counted: 2, records_count_cached: 0 });
-    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records_counted: 0, records_count_cached: 2 });
-    fs.appendFileSync(path.join(home, 'conversations', 'shey', 'ctx_2', 'conversation.jsonl'), f.messageLine(f.idAt('msg_', now)) + '\n');
-    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({ records_counted: 1, records_count_cached: 1 });
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({
+      records: 3,
+      records_counted: 2,
+      records_count_cached: 0,
+    });
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({
+      records_counted: 0,
+      records_count_cached: 2,
+    });
+    fs.appendFileSync(
+      path.join(home, 'conversations', 'shey', 'ctx_2', 'conversation.jsonl'),
+      f.messageLine(f.idAt('msg_', now)) + '\n',
+    );
+    expect(f.json<Inv>(f.runCli(['--json', '--config', cfg], T)).inventory).toMatchObject({
+      records_counted: 1,
+      records_count_cached: 1,
+    });
   });
 
   it('a record inside the limit is left byte-identical', () => {
@@ -172,14 +238,27 @@ describe('records retention', () => {
 
   it('contexts named by a live session are neither removed nor truncated', () => {
     const id = f.idAt('ses_', now - 1 * f.DAY);
-    f.writeSession(root, { sessionId: id, end: false, contextId: 'ctx_live', tasks: [{ taskId: 'tsk_1', contextId: 'ctx_task' }], mtimeMs: now - 5_000 });
+    f.writeSession(root, {
+      sessionId: id,
+      end: false,
+      contextId: 'ctx_live',
+      tasks: [{ taskId: 'tsk_1', contextId: 'ctx_task' }],
+      mtimeMs: now - 5_000,
+    });
     const a = f.writeRecord(home, 'shey', 'ctx_live', { capsule: 'shey', messages: 20, mtimeMs: now - 100 * f.DAY });
     const b = f.writeRecord(home, 'shey', 'ctx_task', { capsule: 'shey', messages: 20 });
-    const cfg = config(`sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5, max_age: 30d }\n`);
+    const cfg = config(
+      `sessions:\n  - root: ${root}\nrecords:\n  - capsule: shey\n    retain: { max_messages: 5, max_age: 30d }\n`,
+    );
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(fs.existsSync(a.file)).toBe(true);
     expect(f.readLines(b.file)).toHaveLength(21);
-    expect(rep.skipped.filter((s) => s.code === 'live_context').map((s) => s.target).sort()).toEqual(['shey/ctx_live', 'shey/ctx_task']);
+    expect(
+      rep.skipped
+        .filter((s) => s.code === 'live_context')
+        .map((s) => s.target)
+        .sort(),
+    ).toEqual(['shey/ctx_live', 'shey/ctx_task']);
   });
 });
 
@@ -190,10 +269,14 @@ describe('audit trace', () => {
     f.writeSession(root, { sessionId: f.idAt('ses_', now - 2 * f.DAY), end: true });
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: 12 });
-    const cfg = config(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 5, max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`);
+    const cfg = config(
+      `sessions:\n  - root: ${root}\n    retain: { max_sessions: 5, max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`,
+    );
     const rep = f.json<Report>(f.runCli(['--json', '--config', cfg], T));
     expect(rep.audit).toMatch(/^ses_[0-9a-f]{32}$/);
-    const trace = f.readLines(path.join(home, 'gc', rep.audit!, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const trace = f
+      .readLines(path.join(home, 'gc', rep.audit!, 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(trace.map((e) => [e['event_type'], e['store'], e['reason']])).toEqual([
       ['session_start', undefined, undefined],
       ['retention', 'sessions', 'max_age'],
@@ -211,7 +294,17 @@ describe('audit trace', () => {
       expect(String(e['event_id'])).toMatch(/^evt_[0-9a-f]{32}$/);
     }
     const ret = trace.filter((e) => e['event_type'] === 'retention');
-    expect(Object.keys(ret[0]!)).toEqual(['event_type', 'event_id', 'parent_id', 'session_id', 'timestamp', 'store', 'reason', 'removed', 'targets']);
+    expect(Object.keys(ret[0]!)).toEqual([
+      'event_type',
+      'event_id',
+      'parent_id',
+      'session_id',
+      'timestamp',
+      'store',
+      'reason',
+      'removed',
+      'targets',
+    ]);
     expect(ret[0]!['removed']).toBe(4);
     expect(ret[2]).toMatchObject({ removed: 1, targets: ['ctx_big'], messages_dropped: 2 });
     expect(Object.keys(ret[2]!).at(-1)).toBe('messages_dropped');
@@ -225,18 +318,25 @@ describe('audit trace', () => {
 });
 
 describe('audit retention', () => {
-  it('prunes murmur-gc\'s own old audit sessions by audit.retain and records it', () => {
+  it("prunes murmur-gc's own old audit sessions by audit.retain and records it", () => {
     const old = f.idAt('ses_', now - 100 * f.DAY);
     fs.mkdirSync(path.join(home, 'gc', old), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(home, 'gc', old, 'trace.jsonl'), '{"event_type":"session_start"}\n{"event_type":"session_end"}\n');
+    fs.writeFileSync(
+      path.join(home, 'gc', old, 'trace.jsonl'),
+      '{"event_type":"session_start"}\n{"event_type":"session_end"}\n',
+    );
     fs.utimesSync(path.join(home, 'gc', old, 'trace.jsonl'), (now - 100 * f.DAY) / 1000, (now - 100 * f.DAY) / 1000);
     const recent = f.idAt('ses_', now - 10 * f.DAY);
     fs.mkdirSync(path.join(home, 'gc', recent), { recursive: true, mode: 0o700 });
     const rep = f.json<Report>(f.runCli(['--json'], T));
     expect(fs.existsSync(path.join(home, 'gc', old))).toBe(false);
     expect(fs.existsSync(path.join(home, 'gc', recent))).toBe(true);
-    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'remove_session', root: path.join(home, 'gc'), target: old, reason: 'max_age' }));
-    const trace = f.readLines(path.join(home, 'gc', rep.audit!, 'trace.jsonl')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rep.actions).toContainEqual(
+      expect.objectContaining({ kind: 'remove_session', root: path.join(home, 'gc'), target: old, reason: 'max_age' }),
+    );
+    const trace = f
+      .readLines(path.join(home, 'gc', rep.audit!, 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(trace[1]).toMatchObject({ event_type: 'retention', store: 'sessions', reason: 'max_age', targets: [old] });
   });
 });
@@ -247,14 +347,49 @@ describe('interrupted runs', () => {
     const gcSes = path.join(home, 'gc', dead);
     fs.mkdirSync(gcSes, { recursive: true, mode: 0o700 });
     const startId = f.idAt('evt_', now - f.DAY);
-    fs.writeFileSync(path.join(gcSes, 'trace.jsonl'), JSON.stringify({ event_type: 'session_start', event_id: startId, parent_id: null, session_id: dead, timestamp: now - f.DAY, capsule_name: 'murmur-gc', capsule_version: '0.1.0' }) + '\n');
+    fs.writeFileSync(
+      path.join(gcSes, 'trace.jsonl'),
+      JSON.stringify({
+        event_type: 'session_start',
+        event_id: startId,
+        parent_id: null,
+        session_id: dead,
+        timestamp: now - f.DAY,
+        capsule_name: 'murmur-gc',
+        capsule_version: '0.1.0',
+      }) + '\n',
+    );
     const gone = f.idAt('ses_', now - 50 * f.DAY); // removed before the kill, never marked done
     const kept = f.writeSession(root, { sessionId: f.idAt('ses_', now - 49 * f.DAY), end: true }); // intended, never removed
     const intents = [
-      { op: 'intent', seq: 1, kind: 'remove_session', store: 'sessions', reason: 'max_age', parent: root, target: gone },
-      { op: 'intent', seq: 2, kind: 'remove_record', store: 'records', reason: 'max_age', parent: path.join(home, 'conversations', 'shey'), target: 'ctx_done' },
+      {
+        op: 'intent',
+        seq: 1,
+        kind: 'remove_session',
+        store: 'sessions',
+        reason: 'max_age',
+        parent: root,
+        target: gone,
+      },
+      {
+        op: 'intent',
+        seq: 2,
+        kind: 'remove_record',
+        store: 'records',
+        reason: 'max_age',
+        parent: path.join(home, 'conversations', 'shey'),
+        target: 'ctx_done',
+      },
       { op: 'done', seq: 2 },
-      { op: 'intent', seq: 3, kind: 'remove_session', store: 'sessions', reason: 'max_age', parent: root, target: path.basename(kept) },
+      {
+        op: 'intent',
+        seq: 3,
+        kind: 'remove_session',
+        store: 'sessions',
+        reason: 'max_age',
+        parent: root,
+        target: path.basename(kept),
+      },
     ];
     fs.writeFileSync(path.join(gcSes, 'intent.jsonl'), intents.map((l) => JSON.stringify(l)).join('\n') + '\n');
     const rep = f.json<Report>(f.runCli(['--json'], T));
@@ -277,12 +412,24 @@ describe('interrupted runs', () => {
 
 describe('dry run', () => {
   it('leaves the tree byte-identical and reports exactly what the real run then does', () => {
-    for (let i = 0; i < 5; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (40 - i) * f.DAY), end: true, files: { 'blobs/abc': 'x'.repeat(100) } });
-    f.writeSession(root, { sessionId: f.idAt('ses_', now - 60 * f.DAY), end: false, detached: [{ workId: f.idAt('wrk_', now - 60 * f.DAY) }], tasks: [{ taskId: 'tsk_a', contextId: 'ctx_z' }] });
+    for (let i = 0; i < 5; i++)
+      f.writeSession(root, {
+        sessionId: f.idAt('ses_', now - (40 - i) * f.DAY),
+        end: true,
+        files: { 'blobs/abc': 'x'.repeat(100) },
+      });
+    f.writeSession(root, {
+      sessionId: f.idAt('ses_', now - 60 * f.DAY),
+      end: false,
+      detached: [{ workId: f.idAt('wrk_', now - 60 * f.DAY) }],
+      tasks: [{ taskId: 'tsk_a', contextId: 'ctx_z' }],
+    });
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: 12, mode: 0o644 });
     fs.chmodSync(home, 0o755);
-    const cfg = config(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 3, max_age: 45d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`);
+    const cfg = config(
+      `sessions:\n  - root: ${root}\n    retain: { max_sessions: 3, max_age: 45d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`,
+    );
     const before = { ...f.snapshotTree(home), ...f.snapshotTree(root) };
     const dry = f.runCli(['--dry-run', '--json', '--config', cfg], T);
     expect(dry.status, dry.stderr).toBe(0);
@@ -302,7 +449,12 @@ describe('dry run', () => {
 
   it('with the undo window, a budget, torn tails and leftovers: no byte, mode or entry changes, and the real run does what it said', () => {
     // A home and two roots where every step has something to do.
-    for (let i = 0; i < 3; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (40 - i) * f.DAY), end: true, files: { 'blobs/abc': 'x'.repeat(100) } });
+    for (let i = 0; i < 3; i++)
+      f.writeSession(root, {
+        sessionId: f.idAt('ses_', now - (40 - i) * f.DAY),
+        end: true,
+        files: { 'blobs/abc': 'x'.repeat(100) },
+      });
     const expired = f.idAt('ses_', now - 50 * f.DAY);
     f.writeSession(root, { sessionId: expired, end: true });
     fs.renameSync(path.join(root, expired), path.join(root, `.murmur-gc-quarantine.${now - f.DAY}.${expired}`));
@@ -313,13 +465,21 @@ describe('dry run', () => {
     f.vouch(home, root, `.murmur-gc-quarantine.${now - f.DAY}.${expired}`, { session: expired, untilMs: now - f.DAY });
     f.vouch(home, root, path.basename(trash));
     const root2 = path.join(T, 'big', '.murmur');
-    for (let i = 0; i < 4; i++) f.writeSession(root2, { sessionId: f.idAt('ses_', now - (9 - i) * f.DAY), end: true, files: { blob: 'z'.repeat(20_000) } });
+    for (let i = 0; i < 4; i++)
+      f.writeSession(root2, {
+        sessionId: f.idAt('ses_', now - (9 - i) * f.DAY),
+        end: true,
+        files: { blob: 'z'.repeat(20_000) },
+      });
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 2, mtimeMs: now - 100 * f.DAY });
     f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: 12, mode: 0o644 });
     const torn = f.writeRecord(home, 'shey', 'ctx_torn', { capsule: 'shey', messages: 2 });
     fs.appendFileSync(torn.file, '{"role":"user","content":"half');
     fs.utimesSync(torn.file, (now - 10 * f.DAY) / 1000, (now - 10 * f.DAY) / 1000);
-    fs.writeFileSync(path.join(home, 'conversations', 'shey', 'ctx_torn', '.conversation.jsonl.4000001.ab12.tmp'), 'partial');
+    fs.writeFileSync(
+      path.join(home, 'conversations', 'shey', 'ctx_torn', '.conversation.jsonl.4000001.ab12.tmp'),
+      'partial',
+    );
     fs.chmodSync(home, 0o755);
     const cfg = config(
       `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n  - root: ${root2}\n    max_bytes: 50000\nrecords:\n  - capsule: shey\n    retain: { max_messages: 10, max_age: 90d }\n`,
@@ -342,9 +502,19 @@ describe('dry run', () => {
     expect(same(r)).toEqual(same(d));
     expect(r.bytes_freed).toBe(d.bytes_freed);
     expect(d.actions.map((a) => a['kind'])).toEqual(
-      expect.arrayContaining(['chmod', 'remove_session', 'remove_record', 'truncate_record', 'repair_torn_tail', 'purge_quarantine', 'remove_debris']),
+      expect.arrayContaining([
+        'chmod',
+        'remove_session',
+        'remove_record',
+        'truncate_record',
+        'repair_torn_tail',
+        'purge_quarantine',
+        'remove_debris',
+      ]),
     );
-    expect(d.actions.filter((a) => a['kind'] === 'remove_session' && a['reason'] === 'max_bytes').length).toBeGreaterThan(0);
+    expect(
+      d.actions.filter((a) => a['kind'] === 'remove_session' && a['reason'] === 'max_bytes').length,
+    ).toBeGreaterThan(0);
     expect(d.actions.filter((a) => a['kind'] === 'remove_debris').length).toBe(2);
   });
 

@@ -12,7 +12,13 @@ import { requirement } from '../helpers/requirements.js';
 import { createUser, type TestUser } from '../reliability/user.js';
 import { copyApp, stageCli, type StagedCli } from '../helpers/stage.js';
 
-const needs = requirement('unprivileged-user tests', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
+const needs = requirement('unprivileged-user tests', [
+  'root',
+  'cmd:useradd',
+  'cmd:userdel',
+  'cmd:setpriv',
+  'cmd:chown',
+]);
 let testUser: TestUser | undefined;
 let uid = -1;
 let gid = -1;
@@ -23,17 +29,44 @@ function chownR(p: string): void {
   execFileSync('chown', ['-R', `${uid}:${gid}`, p]);
 }
 
-function runAsUserWith(node: string, bin: string, args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
+function runAsUserWith(
+  node: string,
+  bin: string,
+  args: string[],
+  home: string,
+  umask = '022',
+): { status: number | null; stdout: string; stderr: string } {
   const env = f.cliEnv(home);
-  const r = spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', 'sh', '-c', `umask ${umask}; exec "$@"`, 'sh', node, bin, ...args], {
-    env,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    'setpriv',
+    [
+      '--reuid',
+      String(uid),
+      '--regid',
+      String(gid),
+      '--clear-groups',
+      'sh',
+      '-c',
+      `umask ${umask}; exec "$@"`,
+      'sh',
+      node,
+      bin,
+      ...args,
+    ],
+    {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function runAsUser(args: string[], home: string, umask = '022'): { status: number | null; stdout: string; stderr: string } {
+function runAsUser(
+  args: string[],
+  home: string,
+  umask = '022',
+): { status: number | null; stdout: string; stderr: string } {
   if (!stage) throw new Error('no staged CLI');
   return runAsUserWith(stage.node, stage.bin, args, home, umask);
 }
@@ -67,7 +100,9 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
       try {
         const r = runAsUserWith(staged.node, staged.bin, ['--version'], T);
         expect(r.status, r.stderr).toBe(0);
-        const { version } = JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as { version: string };
+        const { version } = JSON.parse(fs.readFileSync(path.join(f.REPO, 'package.json'), 'utf8')) as {
+          version: string;
+        };
         expect(r.stdout.split('\n')[0]).toBe(`murmur-gc ${version}`);
       } finally {
         f.rmrf(staged.dir);
@@ -89,7 +124,11 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
     fs.chownSync(c.file, 0, 0); // another user's file inside the home
     fs.chmodSync(c.file, 0o644);
     const r = runAsUser(['--json'], H);
-    const rep = f.json<{ actions: Record<string, unknown>[]; skipped: { target: string; code: string }[]; errors: { target: string; code: string }[] }>(r);
+    const rep = f.json<{
+      actions: Record<string, unknown>[];
+      skipped: { target: string; code: string }[];
+      errors: { target: string; code: string }[];
+    }>(r);
     expect(fs.statSync(a.file).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(b.file)).mode & 0o777).toBe(0o700);
     expect(fs.statSync(c.file).mode & 0o777).toBe(0o644);
@@ -101,7 +140,7 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
     expect(again.status, again.stderr).toBe(0);
   });
 
-  it('keeps its own files private (0700/0600) under a permissive umask, and cannot be made to act on another user\'s root', () => {
+  it("keeps its own files private (0700/0600) under a permissive umask, and cannot be made to act on another user's root", () => {
     const H = path.join(T, 'u2');
     const home = path.join(H, '.murmur');
     const root = path.join(H, 'app', '.murmur');
@@ -113,7 +152,10 @@ describe.runIf(needs.run)('as an unprivileged user', () => {
     fs.chmodSync(foreignRoot, 0o777); // even writable by everyone, it is not ours
     fs.mkdirSync(home, { recursive: true });
     chownR(H);
-    const cfg = f.writeConfig(H, `sessions:\n  - root: ${root}\n    retain: { max_age: 1d }\n  - root: ${foreignRoot}\n    retain: { max_age: 1d }\n`);
+    const cfg = f.writeConfig(
+      H,
+      `sessions:\n  - root: ${root}\n    retain: { max_age: 1d }\n  - root: ${foreignRoot}\n    retain: { max_age: 1d }\n`,
+    );
     fs.chownSync(cfg, uid, gid);
     const r = runAsUser(['--json', '--config', cfg], H, '000');
     const rep = f.json<{ audit: string | null; skipped: { target: string; code: string }[] }>(r);

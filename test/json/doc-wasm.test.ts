@@ -14,8 +14,14 @@ describe('the document module', () => {
   it('assembles to the reviewed bytes, SIMD and scalar variants', () => {
     const simd = moduleBytes(true);
     const scalar = moduleBytes(false);
-    expect([simd.length, sha256(simd)]).toEqual([2333, 'dd9882be81eb8d2809117757da14303a281bfe58eec8d82ee8188e1add0b8ece']);
-    expect([scalar.length, sha256(scalar)]).toEqual([2124, 'fd4cfa93a198f87a5b6baf284c65f661b44539992ab8cddac61efd16eb67a1ce']);
+    expect([simd.length, sha256(simd)]).toEqual([
+      2333,
+      'dd9882be81eb8d2809117757da14303a281bfe58eec8d82ee8188e1add0b8ece',
+    ]);
+    expect([scalar.length, sha256(scalar)]).toEqual([
+      2124,
+      'fd4cfa93a198f87a5b6baf284c65f661b44539992ab8cddac61efd16eb67a1ce',
+    ]);
   });
 
   it('is a valid WebAssembly module in both variants', () => {

@@ -6,7 +6,29 @@ import { describe, expect, it } from 'vitest';
 import { CANONICAL, VALUE, stringBytes, writeString } from '../../src/json/string-bytes.js';
 import { prng } from '../helpers/fixtures.js';
 
-const CHARS = ['a', ' ', '/', '"', '\\', '\b', '\f', '\n', '\r', '\t', '\u0000', '\u0001', '\u001f', '\u007f', 'é', '€', '\u2028', '\u2029', '\uffff', '😀', '\u{10ffff}'];
+const CHARS = [
+  'a',
+  ' ',
+  '/',
+  '"',
+  '\\',
+  '\b',
+  '\f',
+  '\n',
+  '\r',
+  '\t',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  'é',
+  '€',
+  '\u2028',
+  '\u2029',
+  '\uffff',
+  '😀',
+  '\u{10ffff}',
+];
 
 /** `s` spelled as JSON, each character as it is or escaped, at random (valid JSON whatever the choice). */
 function spell(rnd: () => number, s: string): string {
@@ -37,7 +59,10 @@ describe('string-bytes', () => {
       const canonical = Buffer.from(JSON.stringify(s).slice(1, -1));
       expect(stringBytes(raw, 1, raw.length - 1, VALUE), raw.toString()).toBe(value.length);
       expect(stringBytes(raw, 1, raw.length - 1, CANONICAL), raw.toString()).toBe(canonical.length);
-      for (const [mode, want] of [[VALUE, value], [CANONICAL, canonical]] as const) {
+      for (const [mode, want] of [
+        [VALUE, value],
+        [CANONICAL, canonical],
+      ] as const) {
         const out = Buffer.alloc(raw.length + 4, 0xee);
         const n = writeString(raw, 1, raw.length - 1, mode, out, 2);
         expect(out.subarray(2, 2 + n).equals(want), raw.toString()).toBe(true);

@@ -3,7 +3,27 @@
 // when it is assembled, not compiled into a module that branches somewhere else.
 import { describe, expect, it } from 'vitest';
 import {
-  I32, add, assemble, block, br, brIf, call, eqz, fnBody, get, k, ld32, loop, ret, set, sleb, st32, uleb, when, wasmModule, type Code,
+  I32,
+  add,
+  assemble,
+  block,
+  br,
+  brIf,
+  call,
+  eqz,
+  fnBody,
+  get,
+  k,
+  ld32,
+  loop,
+  ret,
+  set,
+  sleb,
+  st32,
+  uleb,
+  when,
+  wasmModule,
+  type Code,
 } from '../../src/json/wasm-asm.js';
 
 interface Wasm {
@@ -14,7 +34,10 @@ const api = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
 /** Compiles a one-function module `f(x) -> i32` with `body` and returns f. */
 function compile(body: Code): (x: number) => number {
-  const bytes = wasmModule([{ params: [I32], results: [I32], locals: [], body, export: 'f' }], { minPages: 1, export: 'm' });
+  const bytes = wasmModule([{ params: [I32], results: [I32], locals: [], body, export: 'f' }], {
+    minPages: 1,
+    export: 'm',
+  });
   return new api.Instance(new api.Module(bytes), {}).exports['f'] as (x: number) => number;
 }
 
@@ -40,19 +63,30 @@ describe('labelled branches', () => {
   it('encodes a branch with the depth of the block or loop it names, an `if` counting as one level', () => {
     const code = block('out', loop('again', when(get(0), br('again')), br('out')));
     expect(assemble(code)).toEqual([
-      0x02, 0x40, // block $out
-      0x03, 0x40, // loop $again
-      0x20, 0x00, 0x04, 0x40, // local.get 0; if
-      0x0c, 0x01, // br $again: the if is depth 0, the loop depth 1
+      0x02,
+      0x40, // block $out
+      0x03,
+      0x40, // loop $again
+      0x20,
+      0x00,
+      0x04,
+      0x40, // local.get 0; if
+      0x0c,
+      0x01, // br $again: the if is depth 0, the loop depth 1
       0x0b, // end if
-      0x0c, 0x01, // br $out
-      0x0b, 0x0b,
+      0x0c,
+      0x01, // br $out
+      0x0b,
+      0x0b,
     ]);
   });
 
   it('keeps every branch on its target when a block is added between them', () => {
     // f(x) = x == 0 ? 1 : 2, written with two nested blocks
-    const listing = (wrap: (c: Code) => Code): Code => [block('two', block('one', wrap(brIf('one', eqz(get(0)))), br('two')), ret(k(1))), k(2)];
+    const listing = (wrap: (c: Code) => Code): Code => [
+      block('two', block('one', wrap(brIf('one', eqz(get(0)))), br('two')), ret(k(1))),
+      k(2),
+    ];
     const plain = compile(listing((c) => c));
     // the same with the zero test wrapped in a new block and a loop: with numbered depths its
     // `br_if 0` would now leave only the new block and fall through to the branch to `two`
@@ -75,7 +109,9 @@ describe('labelled branches', () => {
   });
 
   it('refuses a block or loop that reuses a label in scope, which would capture the outer one’s branches', () => {
-    expect(() => assemble(block('invalid', loop('next', block('invalid', br('invalid')))))).toThrow(/block named invalid inside another/);
+    expect(() => assemble(block('invalid', loop('next', block('invalid', br('invalid')))))).toThrow(
+      /block named invalid inside another/,
+    );
     expect(() => assemble(loop('x', loop('x')))).toThrow(/loop named x/);
     // siblings may share a name: only one is in scope at a time
     expect(() => assemble([block('ws', br('ws')), block('ws', br('ws'))])).not.toThrow();

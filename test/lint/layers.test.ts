@@ -29,10 +29,24 @@ interface Violation {
 /** Runs the rule over the copy as `npm run lint` does; returns its exit status and the violations it names. */
 function cruise(): { status: number | null; violations: Violation[]; cycles: string[][]; output: string } {
   const bin = path.join(REPO, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
-  const r = spawnSync(process.execPath, [bin, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd: dir, encoding: 'utf8', timeout: T });
-  const violations = [...r.stdout.matchAll(/^\s*error (\S+): (\S+) → (\S*)/gmu)].map((m) => ({ rule: m[1]!, from: m[2]!, to: m[3]! }));
+  const r = spawnSync(process.execPath, [bin, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: T,
+  });
+  const violations = [...r.stdout.matchAll(/^\s*error (\S+): (\S+) → (\S*)/gmu)].map((m) => ({
+    rule: m[1]!,
+    from: m[2]!,
+    to: m[3]!,
+  }));
   // a no-circular violation names its circle on the lines after it: `a → `, `b →`, …, `a`
-  const cycles = [...r.stdout.matchAll(/^\s*error no-circular: (\S+) → \n((?:\s+\S+(?: →)?\n)+)/gmu)].map((m) => [m[1]!, ...m[2]!.split('\n').map((l) => l.trim().replace(/ →$/u, '')).filter((l) => l)]);
+  const cycles = [...r.stdout.matchAll(/^\s*error no-circular: (\S+) → \n((?:\s+\S+(?: →)?\n)+)/gmu)].map((m) => [
+    m[1]!,
+    ...m[2]!
+      .split('\n')
+      .map((l) => l.trim().replace(/ →$/u, ''))
+      .filter((l) => l),
+  ]);
   return { status: r.status, violations, cycles, output: r.stdout + r.stderr };
 }
 
@@ -45,31 +59,53 @@ function inject(file: string, line: string): () => void {
 }
 
 describe('the layering rule', () => {
-  it('passes on src/ as it is', () => {
-    const r = cruise();
-    expect(r.violations, r.output).toEqual([]);
-    expect(r.status, r.output).toBe(0);
-  }, T);
-
-  it('fails on an upward import, an import between siblings, a file circle and a root module importing a folder', () => {
-    const undo = [
-      inject('fsx/statfs.ts', "import '../cli/main.js';"),
-      inject('daemon/sd-notify.ts', "import type { SweepHistory } from '../commands/history.js';"),
-      inject('config/retain.ts', "import type { GcConfig } from './load.js';"),
-      inject('errors.ts', "import './fsx/statfs.js';"),
-    ];
-    try {
+  it(
+    'passes on src/ as it is',
+    () => {
       const r = cruise();
-      expect(r.status, r.output).not.toBe(0);
-      expect(r.violations).toContainEqual({ rule: 'layer-fsx', from: 'src/fsx/statfs.ts', to: 'src/cli/main.ts' });
-      expect(r.violations).toContainEqual({ rule: 'layer-daemon', from: 'src/daemon/sd-notify.ts', to: 'src/commands/history.ts' });
-      // the circle retain.ts ↔ load.ts, whichever of the two the cruiser starts it from (the
-      // injection into fsx/statfs.ts makes other circles through config/ too)
-      const circle = (a: string, b: string) => [`src/config/${a}`, `src/config/${b}`, `src/config/${a}`];
-      expect(r.cycles, r.output).toContainEqual(expect.toSatisfy((c: string[]) => [circle('retain.ts', 'load.ts'), circle('load.ts', 'retain.ts')].some((x) => JSON.stringify(x) === JSON.stringify(c))));
-      expect(r.violations).toContainEqual({ rule: 'root-imports-no-folder', from: 'src/errors.ts', to: 'src/fsx/statfs.ts' });
-    } finally {
-      for (const u of undo.reverse()) u();
-    }
-  }, T);
+      expect(r.violations, r.output).toEqual([]);
+      expect(r.status, r.output).toBe(0);
+    },
+    T,
+  );
+
+  it(
+    'fails on an upward import, an import between siblings, a file circle and a root module importing a folder',
+    () => {
+      const undo = [
+        inject('fsx/statfs.ts', "import '../cli/main.js';"),
+        inject('daemon/sd-notify.ts', "import type { SweepHistory } from '../commands/history.js';"),
+        inject('config/retain.ts', "import type { GcConfig } from './load.js';"),
+        inject('errors.ts', "import './fsx/statfs.js';"),
+      ];
+      try {
+        const r = cruise();
+        expect(r.status, r.output).not.toBe(0);
+        expect(r.violations).toContainEqual({ rule: 'layer-fsx', from: 'src/fsx/statfs.ts', to: 'src/cli/main.ts' });
+        expect(r.violations).toContainEqual({
+          rule: 'layer-daemon',
+          from: 'src/daemon/sd-notify.ts',
+          to: 'src/commands/history.ts',
+        });
+        // the circle retain.ts ↔ load.ts, whichever of the two the cruiser starts it from (the
+        // injection into fsx/statfs.ts makes other circles through config/ too)
+        const circle = (a: string, b: string) => [`src/config/${a}`, `src/config/${b}`, `src/config/${a}`];
+        expect(r.cycles, r.output).toContainEqual(
+          expect.toSatisfy((c: string[]) =>
+            [circle('retain.ts', 'load.ts'), circle('load.ts', 'retain.ts')].some(
+              (x) => JSON.stringify(x) === JSON.stringify(c),
+            ),
+          ),
+        );
+        expect(r.violations).toContainEqual({
+          rule: 'root-imports-no-folder',
+          from: 'src/errors.ts',
+          to: 'src/fsx/statfs.ts',
+        });
+      } finally {
+        for (const u of undo.reverse()) u();
+      }
+    },
+    T,
+  );
 });

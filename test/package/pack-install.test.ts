@@ -88,7 +88,21 @@ afterAll(() => {
 describe('npm pack + npm install -g --prefix', () => {
   it('the tarball holds the CLI, docs, man page, LICENSE, units and example config, and no sources', () => {
     expect(path.basename(tarball)).toBe(`${pkg.name}-${pkg.version}.tgz`);
-    for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/cli/bin.js', 'docs/daemon.md', 'man/murmur-gc.1', 'systemd/murmur-gc.service', 'systemd/murmur-gc-sweep.service', 'systemd/murmur-gc.timer', 'config.example.yaml', 'contrib/prometheus/murmur-gc.rules.yml', 'contrib/grafana/murmur-gc.json', 'docs/metrics.md']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'dist/cli/bin.js',
+      'docs/daemon.md',
+      'man/murmur-gc.1',
+      'systemd/murmur-gc.service',
+      'systemd/murmur-gc-sweep.service',
+      'systemd/murmur-gc.timer',
+      'config.example.yaml',
+      'contrib/prometheus/murmur-gc.rules.yml',
+      'contrib/grafana/murmur-gc.json',
+      'docs/metrics.md',
+    ]) {
       expect(files).toContain(needed);
     }
     expect(files.filter((p) => /^(src|test|bench|scripts|\.ci)\//.test(p))).toEqual([]);
@@ -103,14 +117,20 @@ describe('npm pack + npm install -g --prefix', () => {
     for (const p of js) {
       const text = fs.readFileSync(path.join(pkgDir, p), 'utf8');
       // static imports head the file; dynamic ones are `await import("…")` (a JSDoc `import("…")` type is neither)
-      for (const m of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bawait import\("([^"]+)"\)/gm)) {
+      for (const m of text.matchAll(
+        /^(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"|^import\s*"([^"]+)"|\bawait import\("([^"]+)"\)/gm,
+      )) {
         const spec = m[1] ?? m[2] ?? m[3] ?? '';
-        if (spec.startsWith('.')) expect(files, `${p} imports ${spec}`).toContain(path.posix.normalize(path.posix.join(path.posix.dirname(p), spec)));
+        if (spec.startsWith('.'))
+          expect(files, `${p} imports ${spec}`).toContain(
+            path.posix.normalize(path.posix.join(path.posix.dirname(p), spec)),
+          );
         else expect(spec, `${p} imports ${spec}`).toMatch(/^node:/);
       }
       // a bundled CommonJS dependency's require(): Node built-ins only (pino-pretty is required by
       // src/log.ts through its own createRequire, on a terminal only)
-      for (const m of text.matchAll(/__require\("([^"]+)"\)/g)) expect(isBuiltin(m[1]!), `${p} requires ${m[1]}`).toBe(true);
+      for (const m of text.matchAll(/__require\("([^"]+)"\)/g))
+        expect(isBuiltin(m[1]!), `${p} requires ${m[1]}`).toBe(true);
     }
   });
 
@@ -123,9 +143,15 @@ describe('npm pack + npm install -g --prefix', () => {
       if (url !== undefined) expect(files, p).toContain(path.posix.join(path.posix.dirname(p), url));
     }
     for (const p of maps) {
-      const map = JSON.parse(fs.readFileSync(path.join(pkgDir, p), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      const map = JSON.parse(fs.readFileSync(path.join(pkgDir, p), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
       expect(map.sourcesContent?.length, p).toBe(map.sources.length);
-      expect(map.sourcesContent!.every((c) => typeof c === 'string'), p).toBe(true);
+      expect(
+        map.sourcesContent!.every((c) => typeof c === 'string'),
+        p,
+      ).toBe(true);
     }
   });
 
@@ -134,7 +160,9 @@ describe('npm pack + npm install -g --prefix', () => {
     const real = fs.realpathSync(bin);
     expect(real.startsWith(fs.realpathSync(prefix) + path.sep)).toBe(true);
     expect(real.startsWith(f.REPO + path.sep)).toBe(false);
-    expect(fs.existsSync(path.join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules', 'commander', 'package.json'))).toBe(true);
+    expect(
+      fs.existsSync(path.join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules', 'commander', 'package.json')),
+    ).toBe(true);
     // dev-only packages stay out
     expect(fs.existsSync(path.join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules', 'vitest'))).toBe(false);
     const man = path.join(prefix, 'share', 'man', 'man1', 'murmur-gc.1');
@@ -158,7 +186,9 @@ describe('npm pack + npm install -g --prefix', () => {
     expect(r.status, r.stderr).toBe(0);
     const rep = f.json<{ dry_run: boolean; actions: { kind: string; target: string }[] }>(r);
     expect(rep.dry_run).toBe(true);
-    expect(rep.actions).toContainEqual(expect.objectContaining({ kind: 'remove_session', root, target: path.basename(ses), reason: 'max_age' }));
+    expect(rep.actions).toContainEqual(
+      expect.objectContaining({ kind: 'remove_session', root, target: path.basename(ses), reason: 'max_age' }),
+    );
     expect(f.snapshotTree(H)).toEqual(before);
   });
 
@@ -179,7 +209,10 @@ describe('npm pack + npm install -g --prefix', () => {
     f.writeSession(root, { sessionId: f.idAt('ses_', Date.now() - f.DAY), end: true });
     fs.mkdirSync(path.join(H, '.murmur'), { recursive: true, mode: 0o700 });
     fs.mkdirSync(path.join(H, '.config', 'murmur-gc'), { recursive: true });
-    f.writeConfig(path.join(H, '.config', 'murmur-gc'), `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`);
+    f.writeConfig(
+      path.join(H, '.config', 'murmur-gc'),
+      `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`,
+    );
     // what cron gives a job: /bin/sh, HOME, LOGNAME, SHELL and PATH=/usr/bin:/bin, nothing else
     const cronEnv = { HOME: H, LOGNAME: 'root', SHELL: '/bin/sh', PATH: '/usr/bin:/bin' };
     const r = spawnSync('/bin/sh', ['-c', command], { cwd: H, env: cronEnv, encoding: 'utf8', timeout: 60_000 });

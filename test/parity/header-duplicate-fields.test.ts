@@ -18,7 +18,12 @@ afterEach(() => f.rmrf(E.T));
 const DUPLICATED = '{"type":"murmur.record","capsule":"a","capsule":"shey","created_ms":5}';
 const OLD = Date.now() - 100 * f.DAY;
 
-function recordWithFirstLine(context: string, first: string, messages: number, mtimeMs?: number): { file: string; ids: string[] } {
+function recordWithFirstLine(
+  context: string,
+  first: string,
+  messages: number,
+  mtimeMs?: number,
+): { file: string; ids: string[] } {
   const r = f.writeRecord(E.home, 'shey', context, { messages });
   fs.writeFileSync(r.file, first + '\n' + fs.readFileSync(r.file, 'utf8'));
   if (mtimeMs !== undefined) fs.utimesSync(r.file, mtimeMs / 1000, mtimeMs / 1000);
@@ -47,13 +52,21 @@ describe('parity: a header repeating one of its fields is no header', () => {
 
   it('conversation ls shows no owner, and truncate writes a fresh header with the store name', () => {
     const dup = recordWithFirstLine('ctx_dup', DUPLICATED, 4);
-    const ls = JSON.parse(f.runCli(['conversation', 'ls', '--json'], E.T).stdout) as { context_id: string; capsule: unknown; messages: number }[];
+    const ls = JSON.parse(f.runCli(['conversation', 'ls', '--json'], E.T).stdout) as {
+      context_id: string;
+      capsule: unknown;
+      messages: number;
+    }[];
     expect(ls).toEqual([expect.objectContaining({ context_id: 'ctx_dup', capsule: null, messages: 4 })]);
     const t0 = Date.now();
     const t = f.runCli(['conversation', 'truncate', 'ctx_dup', '--keep', '1'], E.T);
     expect(t.status, t.stderr).toBe(0);
     const lines = fs.readFileSync(dup.file, 'utf8').split('\n');
-    const h = JSON.parse(lines[0]!) as { capsule: string; created_ms: number; truncated: { dropped: number; oldest_surviving_id: string } };
+    const h = JSON.parse(lines[0]!) as {
+      capsule: string;
+      created_ms: number;
+      truncated: { dropped: number; oldest_surviving_id: string };
+    };
     expect(h.capsule).toBe('shey');
     expect(h.created_ms).toBeGreaterThanOrEqual(t0);
     expect(h.truncated).toMatchObject({ dropped: 3, oldest_surviving_id: dup.ids[3] });

@@ -57,4 +57,3 @@ export function mutate(line: string, edits: number, rnd: (n: number) => number, 
   }
   return s;
 }
-

@@ -8,7 +8,16 @@
 // the scanner passes through and the caller's UTF-8 check refuses, as the runtime does).
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { JsonScanner, T_OBJECT, T_STRING, classifyMessage, isMessageLine, jsonKeys, lastMessageIdSpan, spanString } from '../../src/json/scan.js';
+import {
+  JsonScanner,
+  T_OBJECT,
+  T_STRING,
+  classifyMessage,
+  isMessageLine,
+  jsonKeys,
+  lastMessageIdSpan,
+  spanString,
+} from '../../src/json/scan.js';
 import { wasmDoc } from '../../src/json/doc-wasm.js';
 
 const KEYS = jsonKeys('role', 'id');
@@ -64,7 +73,34 @@ describe('json-scan fast paths agree with the JavaScript loop and the oracle', (
   });
 
   it('a special byte at every offset from 0 to 70 of a string body', () => {
-    const specials = ['\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u00e9', '\\ud83d\\ude00', '\\x', '\\u12', '\\ud800', '\\udc00', '\\ud800\\u0041', '\\ude00\\ud83d', '\\udc00\\udc00', '\\ud800\\ud800', '\\uDBFF\\uDFFF', '\\uD7FF', '\\uE000', '\x01', '\x1f', '\x7f', '"', '\\'];
+    const specials = [
+      '\\"',
+      '\\\\',
+      '\\/',
+      '\\b',
+      '\\f',
+      '\\n',
+      '\\r',
+      '\\t',
+      '\\u00e9',
+      '\\ud83d\\ude00',
+      '\\x',
+      '\\u12',
+      '\\ud800',
+      '\\udc00',
+      '\\ud800\\u0041',
+      '\\ude00\\ud83d',
+      '\\udc00\\udc00',
+      '\\ud800\\ud800',
+      '\\uDBFF\\uDFFF',
+      '\\uD7FF',
+      '\\uE000',
+      '\x01',
+      '\x1f',
+      '\x7f',
+      '"',
+      '\\',
+    ];
     let accepted = 0;
     for (const sp of specials) {
       for (let at = 0; at <= 70; at++) {
@@ -79,14 +115,28 @@ describe('json-scan fast paths agree with the JavaScript loop and the oracle', (
   it('multi-byte UTF-8 across the 16-byte steps, and the short-string cut', () => {
     for (const ch of ['é', '日', '😀']) {
       for (let at = 0; at <= 40; at++) {
-        expect(check(line(Buffer.concat([Buffer.from('x'.repeat(at)), Buffer.from(ch), Buffer.from('y'.repeat(20))])))).toBe(true);
-        expect(check(line(Buffer.concat([Buffer.from('x'.repeat(at)), Buffer.from(ch), Buffer.from('\\n')])))).toBe(true);
+        expect(
+          check(line(Buffer.concat([Buffer.from('x'.repeat(at)), Buffer.from(ch), Buffer.from('y'.repeat(20))]))),
+        ).toBe(true);
+        expect(check(line(Buffer.concat([Buffer.from('x'.repeat(at)), Buffer.from(ch), Buffer.from('\\n')])))).toBe(
+          true,
+        );
       }
     }
   });
 
   it('UTF-8-encoded surrogates, overlong forms and stray bytes are refused by the UTF-8 rule', () => {
-    const bad = [[0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xf0, 0x80, 0x80, 0xaf], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xff], [0xc3]];
+    const bad = [
+      [0xed, 0xa0, 0x80],
+      [0xed, 0xbf, 0xbf],
+      [0xc0, 0xaf],
+      [0xe0, 0x80, 0xaf],
+      [0xf0, 0x80, 0x80, 0xaf],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0x80],
+      [0xff],
+      [0xc3],
+    ];
     for (const seq of bad) {
       for (const at of [0, 15, 16, 23, 24, 31, 32]) {
         const l = line(Buffer.concat([Buffer.from('z'.repeat(at)), Buffer.from(seq), Buffer.from('q'.repeat(5))]));
@@ -125,7 +175,30 @@ describe('json-scan fast paths agree with the JavaScript loop and the oracle', (
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const parts = ['a', 'bc', ' ', 'é', '日本', '😀', '\\"', '\\\\', '\\n', '\\t', '\\/', '\\u0041', '\\ud83d\\ude00', '\\ud83d', '\\ude00', '\\udfff', '\\u00', '\\q', '\x1b', '\t', '"', '\\'];
+    const parts = [
+      'a',
+      'bc',
+      ' ',
+      'é',
+      '日本',
+      '😀',
+      '\\"',
+      '\\\\',
+      '\\n',
+      '\\t',
+      '\\/',
+      '\\u0041',
+      '\\ud83d\\ude00',
+      '\\ud83d',
+      '\\ude00',
+      '\\udfff',
+      '\\u00',
+      '\\q',
+      '\x1b',
+      '\t',
+      '"',
+      '\\',
+    ];
     let messages = 0;
     for (let n = 0; n < 4000; n++) {
       let s = '';

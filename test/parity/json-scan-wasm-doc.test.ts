@@ -24,7 +24,19 @@ import {
   type JsonKeys,
   type Span,
 } from '../../src/json/scan.js';
-import { DATA_BASE, FIELDS, OUT_COUNT, OUT_DUPES, OUT_LAST, OUT_STOP, OUT_TOP, keysFit, scalarWasmDocForTests, wasmDoc, type WasmDoc } from '../../src/json/doc-wasm.js';
+import {
+  DATA_BASE,
+  FIELDS,
+  OUT_COUNT,
+  OUT_DUPES,
+  OUT_LAST,
+  OUT_STOP,
+  OUT_TOP,
+  keysFit,
+  scalarWasmDocForTests,
+  wasmDoc,
+  type WasmDoc,
+} from '../../src/json/doc-wasm.js';
 import { mutate } from './helpers.js';
 
 const doc = new JsonScanner();
@@ -40,7 +52,8 @@ const KEY_SETS: JsonKeys[] = [
 
 function answer(sc: JsonScanner, buf: Buffer, keys: JsonKeys): unknown {
   if (!sc.scan(buf, 0, buf.length, keys)) return false;
-  const span = (s: Span): unknown => (s.type === T_NONE ? 0 : [s.type, s.start, s.end, s.type === 3 ? s.escaped : false]);
+  const span = (s: Span): unknown =>
+    s.type === T_NONE ? 0 : [s.type, s.start, s.end, s.type === 3 ? s.escaped : false];
   return {
     top: sc.top,
     dupes: sc.dupes,
@@ -99,7 +112,54 @@ const SEEDS = [
   '"just a string \\t"',
   '[1,[2,[3,{"a":"b"}]],"c",true,false,null,{},[],-0,1.5]',
 ];
-const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', 'u', 'd', '8', '0', 'e', 'E', '1', '9', '-', '+', '.', ' ', '\t', '\r', '\n', '\f', 'x', 'role', '"role"', 'r\\u006fle', 'id', '"id":', 'null', 'true', 'fals', '\u0001', '\u007f', 'é', '😀', '\\ud800', '\\udc00', '\\"', '1e400', '1e-400', '00', '0.', '-', '123456789012345678901234567890'];
+const ALPHABET = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  '\\',
+  'u',
+  'd',
+  '8',
+  '0',
+  'e',
+  'E',
+  '1',
+  '9',
+  '-',
+  '+',
+  '.',
+  ' ',
+  '\t',
+  '\r',
+  '\n',
+  '\f',
+  'x',
+  'role',
+  '"role"',
+  'r\\u006fle',
+  'id',
+  '"id":',
+  'null',
+  'true',
+  'fals',
+  '\u0001',
+  '\u007f',
+  'é',
+  '😀',
+  '\\ud800',
+  '\\udc00',
+  '\\"',
+  '1e400',
+  '1e-400',
+  '00',
+  '0.',
+  '-',
+  '123456789012345678901234567890',
+];
 
 describe('the WebAssembly document validator agrees with the JavaScript scanner', () => {
   it('runs WebAssembly on this Node, for every key set used here (else the comparisons below compare the fallback with itself)', () => {
@@ -130,9 +190,13 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
       w.setKeys(keys, keys.bytes);
       w.bytes.set(all, DATA_BASE);
       const out: number[] = [];
-      for (let p = DATA_BASE, r = 1; r === 1; ) {
+      for (let p = DATA_BASE, r = 1; r === 1;) {
         r = w.lines(p, DATA_BASE + all.length);
-        out.push(r, w.words[OUT_COUNT >> 2]!, ...(w.words[OUT_COUNT >> 2]! > 0 ? [w.words[OUT_LAST >> 2]!, w.words[(OUT_LAST >> 2) + 1]!] : []));
+        out.push(
+          r,
+          w.words[OUT_COUNT >> 2]!,
+          ...(w.words[OUT_COUNT >> 2]! > 0 ? [w.words[OUT_LAST >> 2]!, w.words[(OUT_LAST >> 2) + 1]!] : []),
+        );
         if (r === 1) p = all.indexOf(10, w.words[OUT_STOP >> 2]! - DATA_BASE) + 1 + DATA_BASE;
       }
       return out;
@@ -140,7 +204,11 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
     const lines: Buffer[] = [];
     for (const seed of SEEDS) {
       for (let cut = 0; cut <= seed.length; cut += 3) {
-        for (const s of [seed.slice(0, cut) + seed.slice(cut + 1), seed.slice(0, cut) + '\\' + seed.slice(cut), seed.slice(0, cut) + '"' + seed.slice(cut)]) {
+        for (const s of [
+          seed.slice(0, cut) + seed.slice(cut + 1),
+          seed.slice(0, cut) + '\\' + seed.slice(cut),
+          seed.slice(0, cut) + '"' + seed.slice(cut),
+        ]) {
           const b = Buffer.from(s);
           expect(run(scalar, b), s).toEqual(run(simd, b));
           if (!s.includes('\n')) lines.push(b);
@@ -180,7 +248,22 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
   });
 
   it('an escape, a quote or a control byte at every offset around the 16-byte steps', () => {
-    const specials = ['\\"', '\\\\', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\ud800', '\\udc00', '\\x', '\\u12', '"', '\\', '\x01', '\x1f', 'é'];
+    const specials = [
+      '\\"',
+      '\\\\',
+      '\\n',
+      '\\u00e9',
+      '\\ud83d\\ude00',
+      '\\ud800',
+      '\\udc00',
+      '\\x',
+      '\\u12',
+      '"',
+      '\\',
+      '\x01',
+      '\x1f',
+      'é',
+    ];
     const lines: Buffer[] = [];
     for (const sp of specials) {
       for (let at = 0; at <= 40; at++) {
@@ -203,8 +286,35 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
 
   it('numbers near the f64 limits and long integers (decided by JavaScript where WebAssembly cannot)', () => {
     const numbers = [
-      '1.7976931348623157e308', '1.7976931348623159e308', '-1.7976931348623157e308', '1e308', '1e309', '-1e309', '1E400', '1e-400', '4.9e-324', '0e0', '0E+0', '1e', '1e+', '-', '-0', '01', '1.', '.5', '1.5e3',
-      '9'.repeat(299), '9'.repeat(300), '9'.repeat(301), '-' + '9'.repeat(300), '9'.repeat(308), '9'.repeat(309), '9'.repeat(310), '9'.repeat(308) + '.5', '9'.repeat(309) + '.5', '1' + '0'.repeat(400),
+      '1.7976931348623157e308',
+      '1.7976931348623159e308',
+      '-1.7976931348623157e308',
+      '1e308',
+      '1e309',
+      '-1e309',
+      '1E400',
+      '1e-400',
+      '4.9e-324',
+      '0e0',
+      '0E+0',
+      '1e',
+      '1e+',
+      '-',
+      '-0',
+      '01',
+      '1.',
+      '.5',
+      '1.5e3',
+      '9'.repeat(299),
+      '9'.repeat(300),
+      '9'.repeat(301),
+      '-' + '9'.repeat(300),
+      '9'.repeat(308),
+      '9'.repeat(309),
+      '9'.repeat(310),
+      '9'.repeat(308) + '.5',
+      '9'.repeat(309) + '.5',
+      '1' + '0'.repeat(400),
     ];
     const lines: Buffer[] = [];
     for (const n of numbers) {
@@ -221,7 +331,11 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
   it('depth 126 to 129, arrays and objects, at the top and inside a message', () => {
     const lines: Buffer[] = [];
     for (let d = 125; d <= 130; d++) {
-      for (const inner of ['['.repeat(d) + ']'.repeat(d), '{"a":'.repeat(d) + '0' + '}'.repeat(d), '[{"a":'.repeat(d >> 1) + '1' + '}]'.repeat(d >> 1)]) {
+      for (const inner of [
+        '['.repeat(d) + ']'.repeat(d),
+        '{"a":'.repeat(d) + '0' + '}'.repeat(d),
+        '[{"a":'.repeat(d >> 1) + '1' + '}]'.repeat(d >> 1),
+      ]) {
         for (const s of [inner, `{"role":"user","x":${inner},"id":"i"}`, `{"role":${inner},"id":"i"}`]) {
           const b = Buffer.from(s);
           agree(b);
@@ -238,7 +352,11 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
     for (const a of values) {
       for (const b of values) {
         for (const key of ['role', 'r\\u006fle', '\\u0072\\u006f\\u006c\\u0065', 'rol', 'roles', 'ROLE', 'ro\\"le']) {
-          for (const s of [`{"role":${a},"${key}":${b},"id":"x"}`, `{"${key}":${a},"role":${b}}`, ` \t\r{ "role" :${a} , "${key}" : ${b} }\r\t `]) {
+          for (const s of [
+            `{"role":${a},"${key}":${b},"id":"x"}`,
+            `{"${key}":${a},"role":${b}}`,
+            ` \t\r{ "role" :${a} , "${key}" : ${b} }\r\t `,
+          ]) {
             const buf = Buffer.from(s);
             agree(buf);
             lines.push(buf);
@@ -246,7 +364,27 @@ describe('the WebAssembly document validator agrees with the JavaScript scanner'
         }
       }
     }
-    for (const s of ['', ' ', '\t\r', '1', '"x"', '[]', '{}', 'true', 'nul', 'null ', '[1,]', '{"a":1,}', '{,}', '{"a"}', '{"a":}', '{"a" 1}', '[1 2]', '{}{}', '{} x']) {
+    for (const s of [
+      '',
+      ' ',
+      '\t\r',
+      '1',
+      '"x"',
+      '[]',
+      '{}',
+      'true',
+      'nul',
+      'null ',
+      '[1,]',
+      '{"a":1,}',
+      '{,}',
+      '{"a"}',
+      '{"a":}',
+      '{"a" 1}',
+      '[1 2]',
+      '{}{}',
+      '{} x',
+    ]) {
       const buf = Buffer.from(s);
       agree(buf);
       for (const keys of KEY_SETS) agree(buf, keys);

@@ -4,7 +4,16 @@
 // a number that parsed to ±Infinity, a lone surrogate in any string or key). This is the guard
 // for any rewrite of src/json/scan.ts (speed), so it is deliberately broad.
 import { describe, expect, it } from 'vitest';
-import { JsonScanner, T_ARRAY, T_OBJECT, T_STRING, classifyMessage, jsonKeys, spanString, spanU64 } from '../../src/json/scan.js';
+import {
+  JsonScanner,
+  T_ARRAY,
+  T_OBJECT,
+  T_STRING,
+  classifyMessage,
+  jsonKeys,
+  spanString,
+  spanU64,
+} from '../../src/json/scan.js';
 import { mutate } from './helpers.js';
 
 function wellFormed(s: string): boolean {
@@ -28,7 +37,8 @@ function oracle(text: string): { isMessage: boolean; id: string | undefined } {
   } catch {
     return { isMessage: false, id: undefined };
   }
-  if (!serdeAccepts(v, 0) || typeof v !== 'object' || v === null || Array.isArray(v)) return { isMessage: false, id: undefined };
+  if (!serdeAccepts(v, 0) || typeof v !== 'object' || v === null || Array.isArray(v))
+    return { isMessage: false, id: undefined };
   const o = v as Record<string, unknown>;
   if (!Object.hasOwn(o, 'role') || typeof o['role'] !== 'string') return { isMessage: false, id: undefined };
   return { isMessage: true, id: typeof o['id'] === 'string' ? o['id'] : undefined };
@@ -44,7 +54,43 @@ const SEEDS = [
   '[{"role":"user"}]',
   ' \t{"role" : "user" ,"id":"x"}\r',
 ];
-const ALPHABET = ['{', '}', '[', ']', '"', ':', ',', '\\', 'u', 'd', '8', '0', 'e', '1', '9', '-', '+', '.', ' ', '\t', '\r', '\f', 'x', 'role', '"role"', 'id', 'null', 'true', '\u0001', 'é', '😀', '\\ud800', '\\udc00', '1e400', '00'];
+const ALPHABET = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ':',
+  ',',
+  '\\',
+  'u',
+  'd',
+  '8',
+  '0',
+  'e',
+  '1',
+  '9',
+  '-',
+  '+',
+  '.',
+  ' ',
+  '\t',
+  '\r',
+  '\f',
+  'x',
+  'role',
+  '"role"',
+  'id',
+  'null',
+  'true',
+  '\u0001',
+  'é',
+  '😀',
+  '\\ud800',
+  '\\udc00',
+  '1e400',
+  '00',
+];
 
 describe('json-scan: agrees with the JSON.parse-based oracle', () => {
   it('on 30 000 mutated lines (deterministic)', () => {

@@ -48,7 +48,12 @@ function lines(seed: number, n: number): string[] {
 
 const HEADER = '{"type":"murmur.record","capsule":"c","created_ms":1756400000000}';
 
-async function viaFile(file: string, size: number, opts: Parameters<typeof scanRecord>[2], held: boolean): Promise<{ r: RecordScan; asyncReads: number }> {
+async function viaFile(
+  file: string,
+  size: number,
+  opts: Parameters<typeof scanRecord>[2],
+  held: boolean,
+): Promise<{ r: RecordScan; asyncReads: number }> {
   const fh = await open(file, 'r');
   const region = held ? chunkRegion() : undefined;
   if (held) expect(region).toBeDefined();
@@ -61,7 +66,12 @@ async function viaFile(file: string, size: number, opts: Parameters<typeof scanR
   }
 }
 
-async function allAgree(name: string, data: Buffer, sizes: (number | undefined)[] = [61, 4096, undefined], fastOnly = true): Promise<RecordScan> {
+async function allAgree(
+  name: string,
+  data: Buffer,
+  sizes: (number | undefined)[] = [61, 4096, undefined],
+  fastOnly = true,
+): Promise<RecordScan> {
   const file = path.join(T, name);
   fs.writeFileSync(file, data);
   const want = scanRecordBytes(data);
@@ -131,7 +141,9 @@ describe('record counting: fast, streaming and in-memory paths agree', () => {
     const file = path.join(T, 'shrank');
     fs.writeFileSync(file, text);
     for (const held of [false, true]) {
-      await expect(viaFile(file, Buffer.byteLength(text) + 10, {}, held)).rejects.toMatchObject({ code: 'changed_since_scan' });
+      await expect(viaFile(file, Buffer.byteLength(text) + 10, {}, held)).rejects.toMatchObject({
+        code: 'changed_since_scan',
+      });
     }
   });
 

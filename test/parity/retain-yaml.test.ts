@@ -53,7 +53,9 @@ const COUNT_FORMS: Array<[string, number | undefined]> = [
 describe('parity: retain blocks read as serde_yaml 0.9 reads them', () => {
   it.each(COUNT_FORMS)('max_sessions: %s', (form, want) => {
     if (want === undefined) {
-      expect(() => retain(`  max_sessions: ${form}\n`)).toThrow(/max_sessions: must be (a whole number of at least 1|at least 1)/);
+      expect(() => retain(`  max_sessions: ${form}\n`)).toThrow(
+        /max_sessions: must be (a whole number of at least 1|at least 1)/,
+      );
     } else {
       expect(retain(`  max_sessions: ${form}\n`)).toEqual({ maxSessions: want });
     }
@@ -80,31 +82,40 @@ describe('parity: retain blocks read as serde_yaml 0.9 reads them', () => {
   it('a block with a custom tag is refused', () => {
     const doc = parseConfigYaml('retain: !custom {max_sessions: 3}\n') as { retain: unknown };
     expect(refusal(() => parseRetainBlock(doc.retain, 'trace.retain', 'trace'))).toContain(
-      "must be a block of keys (max_sessions, max_age), got 'TaggedValue { tag: !custom, value: Mapping {\"max_sessions\": Number(3)} }'",
+      'must be a block of keys (max_sessions, max_age), got \'TaggedValue { tag: !custom, value: Mapping {"max_sessions": Number(3)} }\'',
     );
     expect(() => retain('  max_sessions: !custom 3\n')).toThrow(/must be a whole number/);
   });
 
   it('Null and NULL are strings, not null (only ~ and null are)', () => {
-    expect(refusal(() => parseRetainBlock((parseConfigYaml('retain: Null\n') as { retain: unknown }).retain, 'trace.retain', 'trace'))).toContain(
-      `got 'String("Null")'`,
-    );
+    expect(
+      refusal(() =>
+        parseRetainBlock((parseConfigYaml('retain: Null\n') as { retain: unknown }).retain, 'trace.retain', 'trace'),
+      ),
+    ).toContain(`got 'String("Null")'`);
   });
 
   it('max_age above 2^53 seconds is accepted (the runtime accepts it) and the other key is still enforced', () => {
-    expect(retain('  max_sessions: 3\n  max_age: 100000000000000d\n')).toEqual({ maxSessions: 3, maxAgeSecs: Number.MAX_SAFE_INTEGER });
+    expect(retain('  max_sessions: 3\n  max_age: 100000000000000d\n')).toEqual({
+      maxSessions: 3,
+      maxAgeSecs: Number.MAX_SAFE_INTEGER,
+    });
     expect(retain('  max_age: 18446744073709551615\n')).toEqual({ maxAgeSecs: Number.MAX_SAFE_INTEGER });
-    expect(() => retain('  max_age: 18446744073709551616\n')).toThrow("'18446744073709551616' overflows a 64-bit second count");
+    expect(() => retain('  max_age: 18446744073709551616\n')).toThrow(
+      "'18446744073709551616' overflows a 64-bit second count",
+    );
   });
 
   describe('a quoted scalar continued on a line indented no deeper than its key', () => {
     const manifest = (maxAge: string): unknown => {
-      const doc = parseConfigYaml(`trace:\n  retain:\n    max_age: ${maxAge}\n    max_sessions: 3\n`) as { trace: { retain: unknown } };
+      const doc = parseConfigYaml(`trace:\n  retain:\n    max_age: ${maxAge}\n    max_sessions: 3\n`) as {
+        trace: { retain: unknown };
+      };
       return parseRetainBlock(doc.trace.retain, 'trace.retain', 'trace');
     };
 
     it.each([
-      ['at the key\'s own indentation', '"7\n    "'],
+      ["at the key's own indentation", '"7\n    "'],
       ['at column 0', '"7\n"'],
       ['shallower than its key', '"7\n  "'],
       ['led by a tab', '"7\n\t"'],
@@ -133,7 +144,7 @@ describe('parity: retain blocks read as serde_yaml 0.9 reads them', () => {
     });
 
     it('a quote in a comment, a plain scalar or a block scalar starts nothing', () => {
-      const text = '# it\'s "\na: b"c\nd: |\n  "x\ne: \'it\'\'s\n\'\n';
+      const text = "# it's \"\na: b\"c\nd: |\n  \"x\ne: 'it''s\n'\n";
       expect(parseConfigYaml(text)).toEqual({ a: 'b"c', d: '"x\n', e: "it's " });
     });
   });

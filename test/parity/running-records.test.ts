@@ -27,7 +27,11 @@ describe('parity: running records', () => {
     const s = staleSession(50);
     const cfg = E.config(`sessions:\n  - root: ${E.root}\n    retain: { max_age: 1d }\n`);
     // A runtime record naming this (live) test process with a stale token: the pid was reused.
-    fs.writeFileSync(path.join(E.home, 'running', `${s.id}.json`), f.runningRecordJson({ sessionId: s.id, pid: process.pid, processStart: '1', workdir: s.dir }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(E.home, 'running', `${s.id}.json`),
+      f.runningRecordJson({ sessionId: s.id, pid: process.pid, processStart: '1', workdir: s.dir }),
+      { mode: 0o600 },
+    );
     const r = E.sweep(cfg);
     expect(r.status, r.stderr).toBe(0);
     expect(fs.existsSync(s.dir)).toBe(false);
@@ -37,7 +41,16 @@ describe('parity: running records', () => {
   it('the same record with the right process_start keeps the session live', () => {
     const s = staleSession(50);
     const cfg = E.config(`sessions:\n  - root: ${E.root}\n    retain: { max_age: 1d }\n`);
-    fs.writeFileSync(path.join(E.home, 'running', `${s.id}.json`), f.runningRecordJson({ sessionId: s.id, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: s.dir }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(E.home, 'running', `${s.id}.json`),
+      f.runningRecordJson({
+        sessionId: s.id,
+        pid: process.pid,
+        processStart: f.processStartOf(process.pid),
+        workdir: s.dir,
+      }),
+      { mode: 0o600 },
+    );
     const r = E.sweep(cfg);
     expect(fs.existsSync(s.dir)).toBe(true);
     expect(r.report.skipped.some((k) => k.code === 'live_session' && k.target.endsWith(s.id))).toBe(true);
@@ -51,7 +64,14 @@ describe('parity: running records', () => {
   ])('a record that does not parse with every field (%s) gives no liveness evidence', (_name, spoil) => {
     const s = staleSession(50);
     const cfg = E.config(`sessions:\n  - root: ${E.root}\n    retain: { max_age: 1d }\n`);
-    const o = JSON.parse(f.runningRecordJson({ sessionId: s.id, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: s.dir })) as Record<string, unknown>;
+    const o = JSON.parse(
+      f.runningRecordJson({
+        sessionId: s.id,
+        pid: process.pid,
+        processStart: f.processStartOf(process.pid),
+        workdir: s.dir,
+      }),
+    ) as Record<string, unknown>;
     spoil(o);
     fs.writeFileSync(path.join(E.home, 'running', `${s.id}.json`), JSON.stringify(o), { mode: 0o600 });
     const r = E.sweep(cfg);
@@ -71,7 +91,9 @@ describe('parity: running records', () => {
     const r = E.sweep(cfg);
     expect(r.status, r.stderr).toBe(0);
     expect(r.report.errors).toEqual([]);
-    const codes = r.report.skipped.filter((k) => k.code === 'running_record_invalid').map((k) => [path.basename(k.target), k.code]);
+    const codes = r.report.skipped
+      .filter((k) => k.code === 'running_record_invalid')
+      .map((k) => [path.basename(k.target), k.code]);
     expect(codes.sort(), JSON.stringify(r.report.skipped)).toEqual([
       ['ses_big.json', 'running_record_invalid'],
       ['ses_fifo.json', 'running_record_invalid'],

@@ -17,7 +17,10 @@ afterEach(() => f.rmrf(E.T));
 
 const TORN = '{"role":"assistant","content":[{"type":"text","text":"cut of';
 
-function tornRecord(context: string, o: { capsule?: string; messages: number; mtimeMs?: number; crlf?: boolean }): { file: string; ids: string[] } {
+function tornRecord(
+  context: string,
+  o: { capsule?: string; messages: number; mtimeMs?: number; crlf?: boolean },
+): { file: string; ids: string[] } {
   const r = f.writeRecord(E.home, 'shey', context, { capsule: o.capsule ?? 'shey', messages: o.messages });
   let text = fs.readFileSync(r.file, 'utf8');
   if (o.crlf) text = text.replaceAll('\n', '\r\n');
@@ -57,15 +60,28 @@ describe('parity: torn last lines', () => {
   it('while a writer holds the record open, a truncation leaves the torn line as it is (the record is not rewritten at all)', async () => {
     const { file } = tornRecord('ctx_1', { messages: 6 });
     const before = fs.readFileSync(file, 'utf8');
-    const writer = spawn(process.execPath, ['-e', `require('fs').openSync(process.argv[1], 'a'); process.stdout.write('ready'); setTimeout(()=>{}, 60000)`, file]);
+    const writer = spawn(process.execPath, [
+      '-e',
+      `require('fs').openSync(process.argv[1], 'a'); process.stdout.write('ready'); setTimeout(()=>{}, 60000)`,
+      file,
+    ]);
     try {
       await new Promise((res) => writer.stdout.once('data', res));
-      const r = await f.runCliAsync(['--json', '--config', E.config(`records:\n  - capsule: shey\n    retain: { max_messages: 2 }\n`)], E.T);
+      const r = await f.runCliAsync(
+        ['--json', '--config', E.config(`records:\n  - capsule: shey\n    retain: { max_messages: 2 }\n`)],
+        E.T,
+      );
       expect(r.status, r.stderr).toBe(0);
       // A writer that keeps its descriptor would lose every later line to a rename (docs/design.md
       // §3): the record is skipped, named, and left byte for byte, its torn tail unterminated.
       const skipped = (JSON.parse(r.stdout) as { skipped: { target: string; code: string; detail: string }[] }).skipped;
-      expect(skipped).toContainEqual(expect.objectContaining({ target: 'shey/ctx_1', code: 'record_held_open', detail: expect.stringContaining(`pid ${writer.pid}`) }));
+      expect(skipped).toContainEqual(
+        expect.objectContaining({
+          target: 'shey/ctx_1',
+          code: 'record_held_open',
+          detail: expect.stringContaining(`pid ${writer.pid}`),
+        }),
+      );
       const text = fs.readFileSync(file, 'utf8');
       expect(text).toBe(before);
       expect(text.endsWith(TORN)).toBe(true);
@@ -91,11 +107,15 @@ describe('parity: torn last lines', () => {
     const foreignBefore = fs.readFileSync(foreign.file);
     const cfg = E.config(`live_grace: 1h\nrecords:\n  - capsule: shey\n    retain: { max_age: 90d }\n`);
     const dry = E.sweep(cfg, ['--dry-run']);
-    expect(dry.report.actions.filter((a) => a['kind'] === 'repair_torn_tail').map((a) => a['target'])).toEqual(['ctx_idle']);
+    expect(dry.report.actions.filter((a) => a['kind'] === 'repair_torn_tail').map((a) => a['target'])).toEqual([
+      'ctx_idle',
+    ]);
     expect(fs.readFileSync(idle.file, 'utf8').endsWith(TORN)).toBe(true);
     const r = E.sweep(cfg);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.report.actions.filter((a) => a['kind'] === 'repair_torn_tail').map((a) => a['target'])).toEqual(['ctx_idle']);
+    expect(r.report.actions.filter((a) => a['kind'] === 'repair_torn_tail').map((a) => a['target'])).toEqual([
+      'ctx_idle',
+    ]);
     expect(fs.readFileSync(idle.file, 'utf8').endsWith(TORN + '\n')).toBe(true);
     expect(fs.readFileSync(recent.file)).toEqual(recentBefore);
     expect(fs.readFileSync(foreign.file)).toEqual(foreignBefore);

@@ -31,7 +31,8 @@ function deadSession(lines: string[], raw?: Buffer): { id: string; trace: string
   return { id, trace };
 }
 
-const start = (id: string, evt: string) => `{"event_type":"session_start","event_id":"${evt}","parent_id":null,"session_id":"${id}","timestamp":${t0}}`;
+const start = (id: string, evt: string) =>
+  `{"event_type":"session_start","event_id":"${evt}","parent_id":null,"session_id":"${id}","timestamp":${t0}}`;
 const detached = (work: string, ts: string) =>
   `{"event_type":"shell_detached","event_id":"evt_d","session_id":"s","timestamp":${ts},"turn":0,"task_id":null,"work_id":"${work}","binary":"/bin/sleep","command":"600","grace_ms":10000}`;
 
@@ -72,11 +73,20 @@ describe('parity: traces read for reconciliation', () => {
         .filter((l) => l.includes('"shell_lost"'))
         .map((l) => [/"work_id":"(wrk_\d)"/.exec(l)![1], /"detached_at_ms":([^,]+),/.exec(l)![1]]),
     );
-    expect(byWork).toEqual({ wrk_0: '0', wrk_1: '0', wrk_2: '0', wrk_3: '18446744073709551615', wrk_4: '0', wrk_5: '0', wrk_6: '42' });
+    expect(byWork).toEqual({
+      wrk_0: '0',
+      wrk_1: '0',
+      wrk_2: '0',
+      wrk_3: '18446744073709551615',
+      wrk_4: '0',
+      wrk_5: '0',
+      wrk_6: '42',
+    });
   });
 
   it('a trace that is not valid UTF-8 is not reconciled', () => {
-    const text = [start('s', 'evt_s'), detached('wrk_a', '5'), '{"event_type":"note","text":"caf\u00e9"}'].join('\n') + '\n';
+    const text =
+      [start('s', 'evt_s'), detached('wrk_a', '5'), '{"event_type":"note","text":"caf\u00e9"}'].join('\n') + '\n';
     const { trace } = deadSession([], Buffer.from(text, 'latin1')); // é as a lone 0xE9 byte
     const before = fs.readFileSync(trace);
     sweep();
@@ -102,17 +112,36 @@ describe('parity: traces read for reconciliation', () => {
   it.each([
     ['no event_id', '{"event_type":"session_start","parent_id":null,"session_id":"s","timestamp":1}'],
     ['event_id null', '{"event_type":"session_start","event_id":null,"parent_id":null,"session_id":"s","timestamp":1}'],
-    ['event_id a number', '{"event_type":"session_start","event_id":7,"parent_id":null,"session_id":"s","timestamp":1}'],
+    [
+      'event_id a number',
+      '{"event_type":"session_start","event_id":7,"parent_id":null,"session_id":"s","timestamp":1}',
+    ],
   ])('the last session_start decides even with %s: shell_lost then omits parent_id', (_name, last) => {
     const { trace } = deadSession([start('s', 'evt_first'), detached('wrk_a', '5'), last, detached('wrk_b', '6')]);
     sweep();
     const lines = lost(trace);
     expect(lines.map((l) => l['work_id'])).toEqual(['wrk_a', 'wrk_b']);
-    for (const l of lines) expect(Object.keys(l)).toEqual(['event_type', 'event_id', 'session_id', 'timestamp', 'work_id', 'binary', 'command', 'detached_at_ms', 'reconciled_by_session', 'reconciled_task_id']);
+    for (const l of lines)
+      expect(Object.keys(l)).toEqual([
+        'event_type',
+        'event_id',
+        'session_id',
+        'timestamp',
+        'work_id',
+        'binary',
+        'command',
+        'detached_at_ms',
+        'reconciled_by_session',
+        'reconciled_task_id',
+      ]);
   });
 
   it('a session_start without an event_id followed by one with it: the later one is the parent', () => {
-    const { trace } = deadSession(['{"event_type":"session_start","session_id":"s","timestamp":1}', detached('wrk_a', '5'), start('s', 'evt_later')]);
+    const { trace } = deadSession([
+      '{"event_type":"session_start","session_id":"s","timestamp":1}',
+      detached('wrk_a', '5'),
+      start('s', 'evt_later'),
+    ]);
     sweep();
     expect(lost(trace).map((l) => l['parent_id'])).toEqual(['evt_later']);
   });

@@ -34,7 +34,12 @@ describe('futureSessions', () => {
     const a = idAt('ses_', NOW + 2 * 86_400_000);
     const b = idAt('ses_', NOW + 3 * 86_400_000);
     const c = idAt('ses_', NOW + 5 * 86_400_000);
-    for (const names of [[a, c, b], [c, b, a], [b, a, c], [a, 'ses_zz', 'notes', c, b]]) {
+    for (const names of [
+      [a, c, b],
+      [c, b, a],
+      [b, a, c],
+      [a, 'ses_zz', 'notes', c, b],
+    ]) {
       expect(futureSessions(names, NOW)).toEqual({ count: 3, newest: c, newestMs: NOW + 5 * 86_400_000 });
     }
   });

@@ -34,14 +34,25 @@ describe('nextPurge', () => {
 describe('nextSessionAge', () => {
   const minted = new Map<number, string>();
   /** the session minted `ageMs` ago (one name per age) */
-  const ses = (ageMs: number): string => minted.get(ageMs) ?? (minted.set(ageMs, idAt('ses_', NOW - ageMs)), minted.get(ageMs)!);
+  const ses = (ageMs: number): string =>
+    minted.get(ageMs) ?? (minted.set(ageMs, idAt('ses_', NOW - ageMs)), minted.get(ageMs)!);
 
   it('is the oldest young session, due the first ms past its max_age; a sweep then condemns it and not a ms before', () => {
     const names = [ses(DAY), ses(5 * DAY), ses(40 * DAY), ses(2 * DAY)];
     const retain = { maxAgeSecs: 30 * 86_400 };
     const next = nextSessionAge(names, retain, NOW, '/r');
-    expect(next).toEqual({ at_ms: NOW - 5 * DAY + 30 * DAY + 1, store: 'sessions', origin: '/r', target: ses(5 * DAY) });
-    const condemned = (at: number) => planSessions(names.map((name) => ({ name, liveness: 'dead' as const, livenessWhy: '' })), retain, at).remove.map((r) => r.name);
+    expect(next).toEqual({
+      at_ms: NOW - 5 * DAY + 30 * DAY + 1,
+      store: 'sessions',
+      origin: '/r',
+      target: ses(5 * DAY),
+    });
+    const condemned = (at: number) =>
+      planSessions(
+        names.map((name) => ({ name, liveness: 'dead' as const, livenessWhy: '' })),
+        retain,
+        at,
+      ).remove.map((r) => r.name);
     expect(condemned(next!.at_ms - 1)).toEqual([ses(40 * DAY)]);
     expect(condemned(next!.at_ms)).toEqual([ses(5 * DAY), ses(40 * DAY)]);
   });
@@ -49,7 +60,9 @@ describe('nextSessionAge', () => {
   it('leaves out what the count condemns now, the protected, and roots without max_age', () => {
     const names = [ses(DAY), ses(2 * DAY), ses(3 * DAY)];
     expect(nextSessionAge(names, { maxAgeSecs: 30 * 86_400, maxSessions: 2 }, NOW, '/r')?.target).toBe(ses(2 * DAY));
-    expect(nextSessionAge(names, { maxAgeSecs: 30 * 86_400 }, NOW, '/r', (n) => n === ses(3 * DAY))?.target).toBe(ses(2 * DAY));
+    expect(nextSessionAge(names, { maxAgeSecs: 30 * 86_400 }, NOW, '/r', (n) => n === ses(3 * DAY))?.target).toBe(
+      ses(2 * DAY),
+    );
     expect(nextSessionAge(names, { maxSessions: 1 }, NOW, '/r')).toBeUndefined();
     expect(nextSessionAge(names, undefined, NOW, '/r')).toBeUndefined();
     expect(nextSessionAge(['not-a-session'], { maxAgeSecs: 1 }, NOW, '/r')).toBeUndefined();

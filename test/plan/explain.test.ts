@@ -2,19 +2,81 @@
 // to the millisecond — not condemned one millisecond before, condemned at it — and what moves it
 // is counted as the planner counts.
 import { describe, expect, it } from 'vitest';
-import { fateOf, planFates, type ContextIn, type FateInput, type RootIn, type SessionIn, type StoreIn } from '../../src/plan/fates.js';
-import { ageCondemnsFromMs, bytesBudget, firstTrue, liveUntilMs, messagesToCondemn, policyRuleAt, policyRuleOf, rankOf, sessionsToCondemn } from '../../src/plan/explain.js';
+import {
+  fateOf,
+  planFates,
+  type ContextIn,
+  type FateInput,
+  type RootIn,
+  type SessionIn,
+  type StoreIn,
+} from '../../src/plan/fates.js';
+import {
+  ageCondemnsFromMs,
+  bytesBudget,
+  firstTrue,
+  liveUntilMs,
+  messagesToCondemn,
+  policyRuleAt,
+  policyRuleOf,
+  rankOf,
+  sessionsToCondemn,
+} from '../../src/plan/explain.js';
 import { judgeLiveness } from '../../src/plan/liveness.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 11, 1, 7, 53, 12, 345);
 
-const sid = (ms: number, tag = 0): string => 'ses_' + Math.floor(ms).toString(16).padStart(12, '0') + '7' + tag.toString(16).padStart(19, '0');
-const ses = (ms: number, o: Partial<SessionIn> = {}): SessionIn => ({ name: sid(ms), live: false, owned: true, protected: false, bytes: 100, ...o });
-const root = (sessions: SessionIn[], o: Partial<RootIn> = {}): RootIn => ({ key: 'sessions:/r', label: 'sessions root /r', retain: undefined, keepFree: false, holdable: true, writable: true, sessions, fixed: [], ...o });
-const rec = (context: string, mtimeMs: number, o: Partial<ContextIn> = {}): ContextIn => ({ context, capsule: 'shey', mtimeMs, messages: 10, live: false, owned: true, protected: false, bytes: 100, ...o });
-const store = (contexts: ContextIn[], o: Partial<StoreIn> = {}): StoreIn => ({ key: 'records:shey', label: 'record store shey', policies: [{ capsule: 'shey', retain: { maxAgeSecs: 30 * 86_400 } }], keepFree: false, holdable: true, writable: true, contexts, ...o });
-const input = (o: Partial<FateInput>): FateInput => ({ nowMs: NOW, guard: { unattended: false, confirmLarge: false }, roots: [], stores: [], holds: [], ...o });
+const sid = (ms: number, tag = 0): string =>
+  'ses_' + Math.floor(ms).toString(16).padStart(12, '0') + '7' + tag.toString(16).padStart(19, '0');
+const ses = (ms: number, o: Partial<SessionIn> = {}): SessionIn => ({
+  name: sid(ms),
+  live: false,
+  owned: true,
+  protected: false,
+  bytes: 100,
+  ...o,
+});
+const root = (sessions: SessionIn[], o: Partial<RootIn> = {}): RootIn => ({
+  key: 'sessions:/r',
+  label: 'sessions root /r',
+  retain: undefined,
+  keepFree: false,
+  holdable: true,
+  writable: true,
+  sessions,
+  fixed: [],
+  ...o,
+});
+const rec = (context: string, mtimeMs: number, o: Partial<ContextIn> = {}): ContextIn => ({
+  context,
+  capsule: 'shey',
+  mtimeMs,
+  messages: 10,
+  live: false,
+  owned: true,
+  protected: false,
+  bytes: 100,
+  ...o,
+});
+const store = (contexts: ContextIn[], o: Partial<StoreIn> = {}): StoreIn => ({
+  key: 'records:shey',
+  label: 'record store shey',
+  policies: [{ capsule: 'shey', retain: { maxAgeSecs: 30 * 86_400 } }],
+  keepFree: false,
+  holdable: true,
+  writable: true,
+  contexts,
+  ...o,
+});
+const input = (o: Partial<FateInput>): FateInput => ({
+  nowMs: NOW,
+  guard: { unattended: false, confirmLarge: false },
+  roots: [],
+  stores: [],
+  holds: [],
+  ...o,
+});
 
 describe('the instant max_age condemns an item', () => {
   it('a session: its mint time + max_age + 1 ms, where planFates itself turns (not a millisecond before)', () => {
@@ -41,7 +103,9 @@ describe('the instant max_age condemns an item', () => {
 
   it('already condemned: the instant is in the past; a rank does not hide it (max_age alone is asked)', () => {
     const minted = NOW - 90 * DAY;
-    const r = root([ses(minted), ses(NOW - DAY), ses(NOW - 2 * DAY)], { retain: { maxAgeSecs: 60 * 86_400, maxSessions: 1 } });
+    const r = root([ses(minted), ses(NOW - DAY), ses(NOW - 2 * DAY)], {
+      retain: { maxAgeSecs: 60 * 86_400, maxSessions: 1 },
+    });
     expect(ageCondemnsFromMs(input({ roots: [r] }), r.key, sid(minted))).toBe(minted + 60 * DAY + 1);
     // the one condemned by rank only has its own age instant
     expect(ageCondemnsFromMs(input({ roots: [r] }), r.key, sid(NOW - 2 * DAY))).toBe(NOW - 2 * DAY + 60 * DAY + 1);
@@ -86,7 +150,12 @@ describe('firstTrue', () => {
 
 describe('ranks and counts', () => {
   it('ranks by the UTF-8 bytes of the name, newest first, over every ses_ name', () => {
-    const r = root([ses(NOW - 3 * DAY), ses(NOW - DAY), ses(NOW - 2 * DAY), { name: 'ses_notanid', live: false, owned: true, protected: false }]);
+    const r = root([
+      ses(NOW - 3 * DAY),
+      ses(NOW - DAY),
+      ses(NOW - 2 * DAY),
+      { name: 'ses_notanid', live: false, owned: true, protected: false },
+    ]);
     expect(rankOf(r, sid(NOW - DAY))).toEqual({ rank: 1, of: 3 });
     expect(rankOf(r, sid(NOW - 3 * DAY))).toEqual({ rank: 3, of: 3 });
     expect(rankOf(r, 'ses_notanid')).toBeUndefined();
@@ -101,7 +170,12 @@ describe('ranks and counts', () => {
     // the 7th newest of 7 under max_sessions 10, with 4 more newer ones: the planner condemns it
     const base = Array.from({ length: 7 }, (_, k) => ses(NOW - (k + 1) * DAY));
     const newer = (n: number) => Array.from({ length: n }, (_, k) => ses(NOW - k * 1000));
-    const at = (n: number) => fateOf(planFates(input({ roots: [root([...base, ...newer(n)], { retain: { maxSessions: 10 } })] })), 'sessions:/r', base[6]!.name).fate;
+    const at = (n: number) =>
+      fateOf(
+        planFates(input({ roots: [root([...base, ...newer(n)], { retain: { maxSessions: 10 } })] })),
+        'sessions:/r',
+        base[6]!.name,
+      ).fate;
     expect(at(3)).toBe('kept');
     expect(at(sessionsToCondemn(7, 10))).toBe('removed');
   });
@@ -115,7 +189,9 @@ describe('when a live session stops counting as live', () => {
     expect(liveUntilMs({ running: 'none', lastWriteMs: w, hasSessionEnd: false }, NOW, GRACE)).toBe(w + GRACE);
     expect(liveUntilMs({ running: 'none', lastWriteMs: w, hasSessionEnd: undefined }, NOW, 10_000)).toBe(w + 60_000);
     expect(liveUntilMs({ running: 'alive', lastWriteMs: w, hasSessionEnd: true }, NOW, GRACE)).toBeUndefined();
-    expect(liveUntilMs({ running: 'none', lastWriteMs: NOW - 2 * GRACE, hasSessionEnd: false }, NOW, GRACE)).toBeUndefined();
+    expect(
+      liveUntilMs({ running: 'none', lastWriteMs: NOW - 2 * GRACE, hasSessionEnd: false }, NOW, GRACE),
+    ).toBeUndefined();
   });
 
   it('a fractional write time: judgeLiveness turns at the instant given', () => {
@@ -135,11 +211,20 @@ describe('max_bytes as it bears on one item', () => {
     const i = input({ roots: [r] });
     const p = planFates(i);
     const bb = bytesBudget(i, p.items, new Set(), r.key, c.name, 600);
-    expect(bb).toEqual({ limit: 1000, inPlace: 600, itemBytes: 100, olderRemovable: { items: 1, bytes: 300 }, growsBy: 701 });
+    expect(bb).toEqual({
+      limit: 1000,
+      inPlace: 600,
+      itemBytes: 100,
+      olderRemovable: { items: 1, bytes: 300 },
+      growsBy: 701,
+    });
     // grown by that much (in an older live session's bytes, which no budget takes), it goes
     const grown = root([a, { ...b, bytes: 200 + 701 }, c], { maxBytes: 1000 });
     expect(fateOf(planFates(input({ roots: [grown] })), r.key, c.name)).toEqual({ fate: 'removed', rule: 'max_bytes' });
-    expect(fateOf(planFates(input({ roots: [root([a, { ...b, bytes: 200 + 700 }, c], { maxBytes: 1000 })] })), r.key, c.name).fate).toBe('kept');
+    expect(
+      fateOf(planFates(input({ roots: [root([a, { ...b, bytes: 200 + 700 }, c], { maxBytes: 1000 })] })), r.key, c.name)
+        .fate,
+    ).toBe('kept');
     // a live one never goes for it; a store without max_bytes has none
     expect(bytesBudget(i, p.items, new Set(), r.key, b.name, 600)?.growsBy).toBeUndefined();
     expect(bytesBudget(i, p.items, new Set([r.key]), r.key, c.name, 600)?.growsBy).toBeUndefined();

@@ -80,10 +80,17 @@ describe('planSessions', () => {
 
 describe('protected sessions', () => {
   const ids = [6, 5, 4, 3, 2, 1].map((d) => idAt('ses_', NOW - d * DAY)); // oldest first
-  const dead = (names: string[]): SessionCandidateInput[] => names.map((name) => ({ name, liveness: 'dead', livenessWhy: '' }));
+  const dead = (names: string[]): SessionCandidateInput[] =>
+    names.map((name) => ({ name, liveness: 'dead', livenessWhy: '' }));
 
   it('a protected session is skipped once (protected) whether max_age or max_sessions condemns it', () => {
-    const p = planSessions(dead(ids), { maxSessions: 3, maxAgeSecs: 5.5 * 86_400 }, NOW, undefined, (n) => n === ids[0] || n === ids[1]);
+    const p = planSessions(
+      dead(ids),
+      { maxSessions: 3, maxAgeSecs: 5.5 * 86_400 },
+      NOW,
+      undefined,
+      (n) => n === ids[0] || n === ids[1],
+    );
     expect(p.skip).toEqual([
       expect.objectContaining({ name: ids[1], code: 'protected', reason: 'max_sessions' }),
       expect.objectContaining({ name: ids[0], code: 'protected', reason: 'max_age' }),

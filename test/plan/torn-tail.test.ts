@@ -16,7 +16,15 @@ const plan = (
   contexts: TornTailInput[],
   o: { retain?: Parameters<typeof planTornTails>[2]; live?: string[]; acted?: string[] } = {},
 ): string[] =>
-  planTornTails(contexts, 'shey', 'retain' in o ? o.retain : { maxMessages: 5 }, new Set(o.live ?? []), new Set(o.acted ?? []), NOW, GRACE);
+  planTornTails(
+    contexts,
+    'shey',
+    'retain' in o ? o.retain : { maxMessages: 5 },
+    new Set(o.live ?? []),
+    new Set(o.acted ?? []),
+    NOW,
+    GRACE,
+  );
 
 describe('planTornTails', () => {
   it('repairs an owned, idle record with a torn last line under either key', () => {
@@ -38,7 +46,9 @@ describe('planTornTails', () => {
   });
 
   it("only the policy's capsule: a foreign or headerless record is never repaired", () => {
-    expect(plan([torn('c1', { header: header('other') }), torn('c2', { header: undefined }), torn('c3')])).toEqual(['c3']);
+    expect(plan([torn('c1', { header: header('other') }), torn('c2', { header: undefined }), torn('c3')])).toEqual([
+      'c3',
+    ]);
   });
 
   it('idle for at least live_grace: exactly live_grace is repaired, a millisecond less is not', () => {

@@ -73,16 +73,19 @@ describe('the shipped alert rules, read as data', () => {
       expect(r.annotations?.['summary'], r.alert).toMatch(/\{\{ \$labels\.instance \}\}/);
       expect(r.annotations?.['description'], r.alert).toBeTruthy();
       const anchor = r.alert.toLowerCase();
-      expect(r.annotations?.['runbook_url'], r.alert).toBe(`https://github.com/murmur-gc/murmur-gc/blob/main/docs/metrics.md#${anchor}`);
+      expect(r.annotations?.['runbook_url'], r.alert).toBe(
+        `https://github.com/murmur-gc/murmur-gc/blob/main/docs/metrics.md#${anchor}`,
+      );
       // GitHub's anchor of a "### MurmurGcX" heading is its lower-cased text
       expect(DOC, `docs/metrics.md has a "### ${r.alert}" runbook entry`).toMatch(new RegExp(`^### ${r.alert}$`, 'm'));
     }
   });
 
-  it('reads only series murmur-gc writes (plus node_exporter\'s up), and keys on codes, never on message text', () => {
+  it("reads only series murmur-gc writes (plus node_exporter's up), and keys on codes, never on message text", () => {
     const written = new Set(allFamilies());
     for (const r of rules) {
-      for (const name of r.expr.match(/\bmurmur_gc_[a-z_]+/g) ?? []) expect(written.has(name), `${r.alert} reads ${name}`).toBe(true);
+      for (const name of r.expr.match(/\bmurmur_gc_[a-z_]+/g) ?? [])
+        expect(written.has(name), `${r.alert} reads ${name}`).toBe(true);
       expect(r.expr, r.alert).not.toMatch(/message|detail|msg/);
     }
   });
@@ -95,8 +98,14 @@ describe('the shipped alert rules, read as data', () => {
   it('every alert is unit-tested both firing and not firing', () => {
     for (const r of rules) {
       const cases = ruleTests.flatMap((t) => t.alert_rule_test ?? []).filter((c) => c.alertname === r.alert);
-      expect(cases.some((c) => c.exp_alerts.length > 0), `${r.alert} firing`).toBe(true);
-      expect(cases.some((c) => c.exp_alerts.length === 0), `${r.alert} not firing`).toBe(true);
+      expect(
+        cases.some((c) => c.exp_alerts.length > 0),
+        `${r.alert} firing`,
+      ).toBe(true);
+      expect(
+        cases.some((c) => c.exp_alerts.length === 0),
+        `${r.alert} not firing`,
+      ).toBe(true);
     }
   });
 });
@@ -113,7 +122,11 @@ describe.runIf(req.run)('the shipped alert rules, run by promtool', () => {
   });
 
   it('promtool test rules: every unit test passes', () => {
-    const r = spawnSync('promtool', ['test', 'rules', path.basename(RULE_TESTS)], { cwd: path.dirname(RULE_TESTS), encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('promtool', ['test', 'rules', path.basename(RULE_TESTS)], {
+      cwd: path.dirname(RULE_TESTS),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('SUCCESS');
   });

@@ -17,7 +17,14 @@ export interface AuditSummary {
 
 export function readAudits(home: string): AuditSummary {
   const gc = path.join(home, 'gc');
-  const out: AuditSummary = { traces: 0, problems: [], sessions: new Map(), dropped: new Map(), restored: new Map(), messagesRestored: new Map() };
+  const out: AuditSummary = {
+    traces: 0,
+    problems: [],
+    sessions: new Map(),
+    dropped: new Map(),
+    restored: new Map(),
+    messagesRestored: new Map(),
+  };
   if (!fs.existsSync(gc)) return out;
   for (const name of fs.readdirSync(gc)) {
     if (!name.startsWith('ses_')) continue;
@@ -29,18 +36,27 @@ export function readAudits(home: string): AuditSummary {
       continue;
     }
     out.traces++;
-    const lines = fs.readFileSync(tf, 'utf8').split('\n').filter((l) => l !== '');
+    const lines = fs
+      .readFileSync(tf, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const evs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const ids = new Set<unknown>();
-    if (evs[0]?.['event_type'] !== 'session_start') out.problems.push(`${name}: first line is ${String(evs[0]?.['event_type'])}`);
-    if (evs[evs.length - 1]?.['event_type'] !== 'session_end') out.problems.push(`${name}: last line is ${String(evs[evs.length - 1]?.['event_type'])}`);
+    if (evs[0]?.['event_type'] !== 'session_start')
+      out.problems.push(`${name}: first line is ${String(evs[0]?.['event_type'])}`);
+    if (evs[evs.length - 1]?.['event_type'] !== 'session_end')
+      out.problems.push(`${name}: last line is ${String(evs[evs.length - 1]?.['event_type'])}`);
     for (const e of evs) {
-      if (e['parent_id'] !== null && !ids.has(e['parent_id'])) out.problems.push(`${name}: ${String(e['event_type'])} has parent ${JSON.stringify(e['parent_id'])}, not an earlier line`);
+      if (e['parent_id'] !== null && !ids.has(e['parent_id']))
+        out.problems.push(
+          `${name}: ${String(e['event_type'])} has parent ${JSON.stringify(e['parent_id'])}, not an earlier line`,
+        );
       ids.add(e['event_id']);
       if (e['event_type'] === 'quarantine_restore') {
         const t = String(e['target']);
         out.restored.set(t, (out.restored.get(t) ?? 0) + 1);
-        if (typeof e['messages_restored'] === 'number') out.messagesRestored.set(t, (out.messagesRestored.get(t) ?? 0) + e['messages_restored']);
+        if (typeof e['messages_restored'] === 'number')
+          out.messagesRestored.set(t, (out.messagesRestored.get(t) ?? 0) + e['messages_restored']);
       }
       if (e['event_type'] !== 'retention') continue;
       const targets = e['targets'] as string[];

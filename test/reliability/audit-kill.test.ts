@@ -36,7 +36,9 @@ function killedCreator(home: string, afterMs: number): Promise<void> {
     }
   `;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     child.stdout.once('data', () => setTimeout(() => child.kill('SIGKILL'), afterMs));
     child.on('exit', () => resolve());
   });
@@ -77,7 +79,9 @@ describe('a run killed while it creates its audit', () => {
     const home = path.join(T, 'keep');
     const gc = path.join(home, 'gc');
     fs.mkdirSync(gc, { recursive: true });
-    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    const dead = Number(
+      spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+    );
     const mk = (name: string, files: string[]) => {
       fs.mkdirSync(path.join(gc, name));
       for (const x of files) fs.writeFileSync(path.join(gc, name, x), 'x');
@@ -87,7 +91,10 @@ describe('a run killed while it creates its audit', () => {
     mk(`.ses_01ac.${process.ppid}.ab.tmp`, ['intent.jsonl']);
     mk(`.ses_01ad.${dead}.ab.tmp`, ['intent.jsonl', 'notes.txt']);
     const removed = await removeDeadGcTemps(home);
-    expect(removed.map((r) => path.basename(r.path)).sort()).toEqual([`.ses_01aa.${dead}.ab.tmp`, `.ses_01ab.${dead}.ab.tmp`]);
+    expect(removed.map((r) => path.basename(r.path)).sort()).toEqual([
+      `.ses_01aa.${dead}.ab.tmp`,
+      `.ses_01ab.${dead}.ab.tmp`,
+    ]);
     expect(fs.readdirSync(gc).sort()).toEqual([`.ses_01ac.${process.ppid}.ab.tmp`, `.ses_01ad.${dead}.ab.tmp`]);
   });
 });

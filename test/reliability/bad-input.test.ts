@@ -30,14 +30,27 @@ const RECORDS: Record<string, () => Buffer | string> = {
   torn_last_line: () => header + '\n' + msgs(8) + '{"role":"user","content":[{"type":"te',
   garbage: () => header + '\n' + msgs(4) + 'not json at all\n}{][\n' + msgs(4),
   nul_bytes: () => header + '\n' + msgs(4) + '\0\0\0\0\n' + msgs(4),
-  invalid_utf8: () => Buffer.concat([Buffer.from(header + '\n' + msgs(4)), Buffer.from([0x7b, 0x22, 0x78, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]), Buffer.from(msgs(4))]),
+  invalid_utf8: () =>
+    Buffer.concat([
+      Buffer.from(header + '\n' + msgs(4)),
+      Buffer.from([0x7b, 0x22, 0x78, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]),
+      Buffer.from(msgs(4)),
+    ]),
   crlf: () => (header + '\n' + msgs(8)).replaceAll('\n', '\r\n'),
-  single_64mb_line: () => header + '\n' + msgs(4) + '{"role":"user","content":"' + 'x'.repeat(64 << 20) + '"}\n' + msgs(4),
+  single_64mb_line: () =>
+    header + '\n' + msgs(4) + '{"role":"user","content":"' + 'x'.repeat(64 << 20) + '"}\n' + msgs(4),
   empty: () => '',
   header_not_first: () => msgs(2) + header + '\n' + msgs(6),
   two_headers: () => header + '\n' + header + '\n' + msgs(8),
-  header_wrong_types: () => JSON.stringify({ type: 'murmur.record', capsule: 7, created_ms: 'yesterday', truncated: { dropped: -1 } }) + '\n' + msgs(8),
-  non_v7_ids: () => header + '\n' + Array.from({ length: 8 }, (_, i) => JSON.stringify({ role: 'user', content: 'x', id: `msg_${i}` })).join('\n') + '\n',
+  header_wrong_types: () =>
+    JSON.stringify({ type: 'murmur.record', capsule: 7, created_ms: 'yesterday', truncated: { dropped: -1 } }) +
+    '\n' +
+    msgs(8),
+  non_v7_ids: () =>
+    header +
+    '\n' +
+    Array.from({ length: 8 }, (_, i) => JSON.stringify({ role: 'user', content: 'x', id: `msg_${i}` })).join('\n') +
+    '\n',
   deep_json: () => header + '\n' + msgs(4) + '['.repeat(200) + ']'.repeat(200) + '\n' + msgs(4),
 };
 
@@ -46,13 +59,31 @@ function noStack(r: { stdout: string; stderr: string }): void {
   expect(STACK.test(r.stdout)).toBe(false);
 }
 
-type Rep = { actions: { kind: string; target?: string }[]; skipped: { code: string; target: string }[]; errors: { code: string; target: string }[] };
+type Rep = {
+  actions: { kind: string; target?: string }[];
+  skipped: { code: string; target: string }[];
+  errors: { code: string; target: string }[];
+};
 
-function sweep(W: string, cfg: string): { status: number | null; rep: Rep; stdout: string; stderr: string; ms: number } {
+function sweep(
+  W: string,
+  cfg: string,
+): { status: number | null; rep: Rep; stdout: string; stderr: string; ms: number } {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [f.BIN, '--json', '--config', cfg], { env: f.cliEnv(W), encoding: 'utf8', timeout: TIMEOUT_MS, maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [f.BIN, '--json', '--config', cfg], {
+    env: f.cliEnv(W),
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS,
+    maxBuffer: 64 << 20,
+  });
   expect(r.signal, `timed out or killed: ${r.stderr.slice(0, 400)}`).toBeNull();
-  return { status: r.status, rep: f.json<Rep>({ status: r.status, stdout: r.stdout, stderr: r.stderr }), stdout: r.stdout, stderr: r.stderr, ms: performance.now() - t0 };
+  return {
+    status: r.status,
+    rep: f.json<Rep>({ status: r.status, stdout: r.stdout, stderr: r.stderr }),
+    stdout: r.stdout,
+    stderr: r.stderr,
+    ms: performance.now() - t0,
+  };
 }
 
 describe('bad records beside a valid one', () => {
@@ -80,11 +111,20 @@ describe('bad records beside a valid one', () => {
       const tail = was.subarray(Math.max(0, was.length - 200));
       // (a torn last line of an idle record is terminated with '\n', as the runtime's reader expects)
       const endsWith = (b: Buffer, t: Buffer) => b.length >= t.length && b.subarray(b.length - t.length).equals(t);
-      expect(after.equals(was) || endsWith(after, tail) || endsWith(after, Buffer.concat([tail, Buffer.from('\n')])), name).toBe(true);
+      expect(
+        after.equals(was) || endsWith(after, tail) || endsWith(after, Buffer.concat([tail, Buffer.from('\n')])),
+        name,
+      ).toBe(true);
       if (!after.equals(was)) rewritten.push(name);
     }
     const codes = [...new Set([...r.rep.errors, ...r.rep.skipped].map((e) => `${e.code}`))];
-    figures('bad-records', { kinds: before.size, exit: r.status ?? -1, ms: Math.round(r.ms), codes: codes.join(',') || 'none', truncated_as_runtime_reads_them: rewritten.length });
+    figures('bad-records', {
+      kinds: before.size,
+      exit: r.status ?? -1,
+      ms: Math.round(r.ms),
+      codes: codes.join(',') || 'none',
+      truncated_as_runtime_reads_them: rewritten.length,
+    });
   });
 });
 
@@ -106,7 +146,10 @@ describe('bad sessions, traces and running records beside a valid old session', 
     const first = JSON.parse(t[0]!) as Record<string, unknown>;
     const second = { ...first, event_type: 'task_start', parent_id: first['event_id'] };
     fs.mkdirSync(path.join(root, dupId), { recursive: true });
-    fs.writeFileSync(path.join(root, dupId, 'trace.jsonl'), [t[0], JSON.stringify(second), JSON.stringify({ ...first, event_id: undefined }), ''].join('\n'));
+    fs.writeFileSync(
+      path.join(root, dupId, 'trace.jsonl'),
+      [t[0], JSON.stringify(second), JSON.stringify({ ...first, event_id: undefined }), ''].join('\n'),
+    );
     // a trace that is a directory
     const dirTrace = f.idAt('ses_', now - 45 * f.DAY);
     fs.mkdirSync(path.join(root, dirTrace, 'trace.jsonl'), { recursive: true });
@@ -124,7 +167,11 @@ describe('bad sessions, traces and running records beside a valid old session', 
     expect([0, 1]).toContain(r.status);
     for (const p of [...r.rep.errors, ...r.rep.skipped]) expect(CODES.has(p.code), p.code).toBe(true);
     expect(fs.existsSync(old)).toBe(false);
-    figures('bad-sessions', { exit: r.status ?? -1, ms: Math.round(r.ms), codes: [...new Set([...r.rep.errors, ...r.rep.skipped].map((e) => e.code))].join(',') || 'none' });
+    figures('bad-sessions', {
+      exit: r.status ?? -1,
+      ms: Math.round(r.ms),
+      codes: [...new Set([...r.rep.errors, ...r.rep.skipped].map((e) => e.code))].join(',') || 'none',
+    });
   });
 });
 
@@ -137,19 +184,26 @@ describe('bad configurations', () => {
     negative: 'records:\n  - capsule: shey\n    retain: { max_messages: -3 }\n',
     tab_indent: 'records:\n\t- capsule: shey\n',
   };
-  it.each(Object.keys(CONFIGS))('%s: exit 2, config_invalid naming the file, nothing touched, no stack trace', (name) => {
-    const W = path.join(T, `cfg-${name}`);
-    const home = path.join(W, '.murmur');
-    const rec = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 10 });
-    const before = fs.readFileSync(rec.file);
-    const cfg = f.writeConfig(W, CONFIGS[name]!);
-    const r = spawnSync(process.execPath, [f.BIN, '--json', '--config', cfg], { env: f.cliEnv(W), encoding: 'utf8', timeout: TIMEOUT_MS });
-    noStack(r);
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain('config_invalid');
-    expect(r.stderr).toContain(cfg);
-    expect(fs.readFileSync(rec.file).equals(before)).toBe(true);
-    expect(fs.existsSync(path.join(home, 'gc'))).toBe(false);
-    f.rmrf(W);
-  });
+  it.each(Object.keys(CONFIGS))(
+    '%s: exit 2, config_invalid naming the file, nothing touched, no stack trace',
+    (name) => {
+      const W = path.join(T, `cfg-${name}`);
+      const home = path.join(W, '.murmur');
+      const rec = f.writeRecord(home, 'shey', 'ctx_1', { capsule: 'shey', messages: 10 });
+      const before = fs.readFileSync(rec.file);
+      const cfg = f.writeConfig(W, CONFIGS[name]!);
+      const r = spawnSync(process.execPath, [f.BIN, '--json', '--config', cfg], {
+        env: f.cliEnv(W),
+        encoding: 'utf8',
+        timeout: TIMEOUT_MS,
+      });
+      noStack(r);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('config_invalid');
+      expect(r.stderr).toContain(cfg);
+      expect(fs.readFileSync(rec.file).equals(before)).toBe(true);
+      expect(fs.existsSync(path.join(home, 'gc'))).toBe(false);
+      f.rmrf(W);
+    },
+  );
 });

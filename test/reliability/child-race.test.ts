@@ -33,7 +33,9 @@ beforeAll(() => {
   T = fs.realpathSync(f.tempDir('rel-child-race'));
   home = path.join(T, 'home');
   fs.mkdirSync(home, { mode: 0o700 });
-  racer = spawn(process.execPath, [path.join(f.REPO, 'test', 'reliability', 'session-racer.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  racer = spawn(process.execPath, [path.join(f.REPO, 'test', 'reliability', 'session-racer.mjs')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   lines = readline.createInterface({ input: racer.stdout });
 });
 afterAll(() => {
@@ -68,14 +70,49 @@ function tree(label: string, mode: Mode): { root: string; children: string[]; ya
     const dir = path.join(root, 'children', name);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
-    for (let k = 0; k < INNER; k++) f.writeSession(path.join(dir, '.murmur'), { sessionId: f.idAt('ses_', now - (5 + k) * f.DAY), startMs: now - (5 + k) * f.DAY, end: true });
+    for (let k = 0; k < INNER; k++)
+      f.writeSession(path.join(dir, '.murmur'), {
+        sessionId: f.idAt('ses_', now - (5 + k) * f.DAY),
+        startMs: now - (5 + k) * f.DAY,
+        end: true,
+      });
     fs.utimesSync(dir, (now - 10 * f.DAY) / 1000, (now - 10 * f.DAY) / 1000);
     children.push(dir);
     const delegationId = `del_${i}_${f.hex(8)}`;
-    lines.push(JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: pid, timestamp: t, delegation_id: delegationId, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t), child_workdir: `.murmur/children/${name}` }));
-    lines.push(JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: pid, timestamp: t, delegation_id: delegationId, child_session_id: f.idAt('ses_', t), outcome: 'ok' }));
+    lines.push(
+      JSON.stringify({
+        event_type: 'delegation_start',
+        event_id: f.idAt('evt_', ++t),
+        parent_id: null,
+        session_id: pid,
+        timestamp: t,
+        delegation_id: delegationId,
+        capsule: 'worker',
+        version: '1.0.0',
+        child_session_id: f.idAt('ses_', t),
+        child_workdir: `.murmur/children/${name}`,
+      }),
+    );
+    lines.push(
+      JSON.stringify({
+        event_type: 'delegation',
+        event_id: f.idAt('evt_', ++t),
+        parent_id: null,
+        session_id: pid,
+        timestamp: t,
+        delegation_id: delegationId,
+        child_session_id: f.idAt('ses_', t),
+        outcome: 'ok',
+      }),
+    );
   }
-  if (mode !== 'orphan') f.writeSession(root, { sessionId: pid, startMs: now - 9 * f.DAY, end: true, extra: lines.map((l) => l + '\n').join('') });
+  if (mode !== 'orphan')
+    f.writeSession(root, {
+      sessionId: pid,
+      startMs: now - 9 * f.DAY,
+      end: true,
+      extra: lines.map((l) => l + '\n').join(''),
+    });
   f.writeSession(root, { sessionId: f.idAt('ses_', now - f.DAY), startMs: now - f.DAY, end: true });
   const yaml =
     mode === 'orphan'
@@ -85,12 +122,20 @@ function tree(label: string, mode: Mode): { root: string; children: string[]; ya
 }
 
 /** One sweep against the racer; the racer's results. */
-async function race(label: string, mode: Mode, jitterUs: (i: number) => number, calibrate = false): Promise<{ results: Raced[]; kept: number }> {
+async function race(
+  label: string,
+  mode: Mode,
+  jitterUs: (i: number) => number,
+  calibrate = false,
+): Promise<{ results: Raced[]; kept: number }> {
   const { children, yaml } = tree(label, mode);
   const configPath = f.writeConfig(path.join(T, label), `home: ${home}\n${yaml}`);
   const config = await loadConfig({ configPath, env: { HOME: T }, cwd: T });
   const answer = nextLine();
-  racer.stdin.write(JSON.stringify({ gc: path.join(home, 'gc'), children, jitterUs: children.map((_, i) => jitterUs(i)), calibrate }) + '\n');
+  racer.stdin.write(
+    JSON.stringify({ gc: path.join(home, 'gc'), children, jitterUs: children.map((_, i) => jitterUs(i)), calibrate }) +
+      '\n',
+  );
   racer.stdin.write('go\n');
   const r = await runSweep({ config, dryRun: false, log });
   const { results } = JSON.parse(await answer) as { results: Raced[] };
@@ -103,7 +148,10 @@ describe('a session started inside a child workdir while the sweep removes it', 
     const sweeps = mode === 'at_once' ? count(8, 40) : count(2, 20);
     it(`is never lost (${mode === 'at_once' ? 'removed at once' : mode === 'held' ? 'held with its parent' : 'an orphan'}; ${sweeps * PER_SWEEP} children raced${mode === 'at_once' ? '' : ' here'})`, async () => {
       // the window: from the intent naming a child to the child leaving its path
-      const cal = (await race(`${mode}-cal`, mode, () => 0, true)).results.map((x) => x.ms).filter((ms) => ms >= 0).sort((a, b) => a - b);
+      const cal = (await race(`${mode}-cal`, mode, () => 0, true)).results
+        .map((x) => x.ms)
+        .filter((ms) => ms >= 0)
+        .sort((a, b) => a - b);
       expect(cal.length).toBeGreaterThan(PER_SWEEP / 2);
       const windowUs = Math.max(200, Math.round(cal[Math.floor(cal.length / 2)]! * 1000));
       let raced = 0;
@@ -127,7 +175,15 @@ describe('a session started inside a child workdir while the sweep removes it', 
           if (!fs.existsSync(path.join(x.child, '.murmur', x.session))) lost.push(`${x.child}/.murmur/${x.session}`);
         }
       }
-      figures(`child-race-${mode}`, { sweeps: run, children: raced, sessions_started: created, children_kept: kept, lost: lost.length, window_us: windowUs, ms: Math.round(performance.now() - t0) });
+      figures(`child-race-${mode}`, {
+        sweeps: run,
+        children: raced,
+        sessions_started: created,
+        children_kept: kept,
+        lost: lost.length,
+        window_us: windowUs,
+        ms: Math.round(performance.now() - t0),
+      });
       expect(raced).toBe(run * PER_SWEEP);
       expect(lost).toEqual([]);
       // the race was met: some sessions started before the child moved, and each kept its child

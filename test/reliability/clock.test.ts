@@ -42,8 +42,16 @@ async function sweep(nowMs: number, opts: { dryRun?: boolean; policy?: boolean }
   return runSweep({ config, dryRun: opts.dryRun === true, log: createLogger({ level: 'silent' }), now: () => nowMs });
 }
 
-const sessions = () => fs.readdirSync(root).filter((n) => n.startsWith('ses_')).sort();
-const records = () => fs.readdirSync(path.join(home, 'conversations', 'shey')).filter((n) => n.startsWith('ctx_')).sort();
+const sessions = () =>
+  fs
+    .readdirSync(root)
+    .filter((n) => n.startsWith('ses_'))
+    .sort();
+const records = () =>
+  fs
+    .readdirSync(path.join(home, 'conversations', 'shey'))
+    .filter((n) => n.startsWith('ctx_'))
+    .sort();
 const reference = async () => {
   const r = await readStateFile(home);
   return r.status === 'ok' ? r.state.clock_reference_ms : undefined;
@@ -61,7 +69,9 @@ describe('clock sanity', () => {
       const rep = await sweep(N, { dryRun });
       const skews = rep.skipped.filter((s) => s.code === 'clock_skew');
       expect(skews, `dryRun=${dryRun}`).toHaveLength(1);
-      expect(skews[0]!.detail).toMatch(/clock is 20 days behind the last sweep .*max_age .* skipped .*max_sessions, max_messages.* still appl/);
+      expect(skews[0]!.detail).toMatch(
+        /clock is 20 days behind the last sweep .*max_age .* skipped .*max_sessions, max_messages.* still appl/,
+      );
       expect(rep.errors).toEqual([]);
       // 9 sessions, max_sessions 8: the oldest goes on count; nothing on age; the long record is truncated.
       expect(kinds(rep)).toEqual(['remove_session:max_sessions', 'truncate_record:max_messages']);
@@ -89,8 +99,13 @@ describe('clock sanity', () => {
   it('future-dated ses_ names planted in a root (and a future mtime) never disable age deletion: old sessions go, the planted ones stay, no clock_skew, the reference is our clock', async () => {
     await sweep(N - 60 * MIN, { policy: false }); // an earlier sweep, an hour ago
     const planted = [f.idAt('ses_', N + 3650 * f.DAY), f.idAt('ses_', N + 365 * f.DAY)];
-    for (const id of planted) f.writeSession(root, { sessionId: id, end: true, startMs: N - 50 * f.DAY, mtimeMs: N + 3650 * f.DAY });
-    fs.utimesSync(path.join(home, 'conversations', 'shey', 'ctx_long', 'conversation.jsonl'), (N + 3650 * f.DAY) / 1000, (N + 3650 * f.DAY) / 1000);
+    for (const id of planted)
+      f.writeSession(root, { sessionId: id, end: true, startMs: N - 50 * f.DAY, mtimeMs: N + 3650 * f.DAY });
+    fs.utimesSync(
+      path.join(home, 'conversations', 'shey', 'ctx_long', 'conversation.jsonl'),
+      (N + 3650 * f.DAY) / 1000,
+      (N + 3650 * f.DAY) / 1000,
+    );
 
     const rep = await sweep(N);
     expect(rep.skipped.filter((s) => s.code === 'clock_skew')).toEqual([]);

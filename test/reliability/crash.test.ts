@@ -35,13 +35,21 @@ beforeAll(() => {
   for (let i = 0; i < SESSIONS; i++) {
     const id = f.idAt('ses_', now - (40 + i) * f.DAY);
     condemned.push(id);
-    f.writeSession(root, { sessionId: id, end: true, startMs: now - (40 + i) * f.DAY, files: { 'work/a.txt': 'x'.repeat(100), 'work/deep/b.txt': 'y' } });
+    f.writeSession(root, {
+      sessionId: id,
+      end: true,
+      startMs: now - (40 + i) * f.DAY,
+      files: { 'work/a.txt': 'x'.repeat(100), 'work/deep/b.txt': 'y' },
+    });
   }
   const rec = f.writeRecord(home, 'shey', 'ctx_big', { capsule: 'shey', messages: MESSAGES });
   pristineRecord = fs.readFileSync(rec.file, 'utf8');
   const lines = pristineRecord.split('\n').slice(0, -1);
   newBody = lines.slice(lines.length - KEEP).join('\n') + '\n';
-  f.writeConfig(P, `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: ${KEEP} }\n`);
+  f.writeConfig(
+    P,
+    `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_messages: ${KEEP} }\n`,
+  );
 });
 afterAll(() => {
   if (T) f.rmrf(T);
@@ -58,7 +66,10 @@ function runKilled(W: string, afterMs: number, failpoint?: FailpointName): Promi
   return new Promise((resolve) => {
     const t0 = performance.now();
     const env = { ...f.cliEnv(W), ...(failpoint ? { MURMUR_GC_FAILPOINT: failpoint } : {}) };
-    const child = spawn(process.execPath, [f.BIN, '--json', '--config', path.join(W, 'config.yaml')], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [f.BIN, '--json', '--config', path.join(W, 'config.yaml')], {
+      env,
+      stdio: 'ignore',
+    });
     const timer = afterMs >= 0 ? setTimeout(() => child.kill('SIGKILL'), afterMs) : undefined;
     child.on('exit', (_code, sig) => {
       if (timer) clearTimeout(timer);
@@ -69,7 +80,10 @@ function runKilled(W: string, afterMs: number, failpoint?: FailpointName): Promi
 
 type RecState = 'old' | 'new' | 'other';
 function recordState(W: string): RecState {
-  const text = fs.readFileSync(path.join(W, '.murmur', 'conversations', 'shey', 'ctx_big', 'conversation.jsonl'), 'utf8');
+  const text = fs.readFileSync(
+    path.join(W, '.murmur', 'conversations', 'shey', 'ctx_big', 'conversation.jsonl'),
+    'utf8',
+  );
   if (text === pristineRecord) return 'old';
   const nl = text.indexOf('\n');
   const h = JSON.parse(text.slice(0, nl)) as { truncated?: { dropped: number } };
@@ -83,7 +97,12 @@ function debris(W: string): string[] {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       // a lock directory left by the killed run is debris too: its holder is dead and nothing
       // else would ever remove it when no later run takes that lock again
-      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.') || (e.isDirectory() && e.name.endsWith('.lock'))) out.push(path.join(d, e.name));
+      if (
+        e.name.endsWith('.tmp') ||
+        e.name.startsWith('.murmur-gc-trash.') ||
+        (e.isDirectory() && e.name.endsWith('.lock'))
+      )
+        out.push(path.join(d, e.name));
       else if (e.isDirectory()) walk(path.join(d, e.name));
     }
   };
@@ -92,7 +111,12 @@ function debris(W: string): string[] {
 }
 
 /** What the next run must leave after a killed one: the properties of this file, as problems. */
-async function nextRunChecks(W: string, label: string, seen: Record<string, number>, problems: string[]): Promise<void> {
+async function nextRunChecks(
+  W: string,
+  label: string,
+  seen: Record<string, number>,
+  problems: string[],
+): Promise<void> {
   // The next run: finishes what was started and completes the audit.
   // (in this process: the property is about what the killed run left, not how we start)
   const config = await loadConfig({ configPath: path.join(W, 'config.yaml'), env: { HOME: W }, cwd: W });
@@ -122,7 +146,8 @@ async function nextRunChecks(W: string, label: string, seen: Record<string, numb
   problems.push(...audit.problems.map((p) => `${label}: ${p}`));
   const missing = condemned.filter((s) => audit.sessions.get(s) !== 1);
   if (missing.length) problems.push(`${label}: ${missing.length} removed sessions not in the audit exactly once`);
-  if (audit.dropped.get('ctx_big') !== MESSAGES - KEEP) problems.push(`${label}: audit says ${audit.dropped.get('ctx_big')} messages dropped, not ${MESSAGES - KEEP}`);
+  if (audit.dropped.get('ctx_big') !== MESSAGES - KEEP)
+    problems.push(`${label}: audit says ${audit.dropped.get('ctx_big')} messages dropped, not ${MESSAGES - KEEP}`);
 }
 
 describe('SIGKILL during a sweep', () => {
@@ -149,7 +174,14 @@ describe('SIGKILL during a sweep', () => {
       f.rmrf(W);
       if ((i + 1) % 25 === 0) figures('crash (progress)', { done: i + 1, ...seen, problems: problems.length });
     }
-    figures('crash', { kill_points: points, run_ms: Math.round(clean.ms), messages: MESSAGES, sessions: SESSIONS, ...seen, problems: problems.length });
+    figures('crash', {
+      kill_points: points,
+      run_ms: Math.round(clean.ms),
+      messages: MESSAGES,
+      sessions: SESSIONS,
+      ...seen,
+      problems: problems.length,
+    });
     expect(problems.slice(0, 8)).toEqual([]);
     // The kills really landed on both sides of the truncation's rename (the soak run's spread; a
     // few points on a loaded machine may all land on one side).

@@ -29,10 +29,12 @@ function caught(pid: number): bigint {
 }
 const bit = (n: number) => 1n << BigInt(n - 1);
 
-describe('signals during the daemon\'s start-up', () => {
-  it.each(['SIGHUP', 'SIGTERM'] as const)('%s while the configuration is being loaded is handled, and the daemon stops with 0', (sig) => {
-    const cfg = f.writeConfig(T, `home: ${path.join(T, '.murmur')}\n`);
-    const script = `
+describe("signals during the daemon's start-up", () => {
+  it.each(['SIGHUP', 'SIGTERM'] as const)(
+    '%s while the configuration is being loaded is handled, and the daemon stops with 0',
+    (sig) => {
+      const cfg = f.writeConfig(T, `home: ${path.join(T, '.murmur')}\n`);
+      const script = `
       const [repo, cfg, sig] = process.argv.slice(1);
       const { runDaemonCommand } = await import(repo + '/dist/cli/daemon.js');
       const { loadConfig } = await import(repo + '/dist/config/load.js');
@@ -49,12 +51,17 @@ describe('signals during the daemon\'s start-up', () => {
       process.stdout.write('exit ' + code + '\\n');
       process.exit(code);
     `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, f.REPO, cfg, sig], { env: f.cliEnv(T), encoding: 'utf8', timeout: 30_000 });
-    expect(r.signal).toBeNull();
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain('exit 0');
-    if (sig === 'SIGHUP') expect(r.stderr).toContain('SIGHUP: reloading the configuration');
-  });
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, f.REPO, cfg, sig], {
+        env: f.cliEnv(T),
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(r.signal).toBeNull();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain('exit 0');
+      if (sig === 'SIGHUP') expect(r.stderr).toContain('SIGHUP: reloading the configuration');
+    },
+  );
 
   it('the real executable, signalled as soon as it catches SIGHUP/SIGTERM, reloads and stops with 0', async () => {
     const runs = count(3, 20);
@@ -62,11 +69,17 @@ describe('signals during the daemon\'s start-up', () => {
     const latencies: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t0 = performance.now();
-      const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], { env: f.cliEnv(T), stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], {
+        env: f.cliEnv(T),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-      while ((caught(child.pid!) & (bit(1) | bit(15))) !== (bit(1) | bit(15))) await new Promise((r) => setTimeout(r, 2));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      while ((caught(child.pid!) & (bit(1) | bit(15))) !== (bit(1) | bit(15)))
+        await new Promise((r) => setTimeout(r, 2));
       latencies.push(performance.now() - t0);
       // Configuration not read yet (or just): a reload, then a stop.
       child.kill('SIGHUP');
@@ -76,7 +89,11 @@ describe('signals during the daemon\'s start-up', () => {
       expect(ex.signal, err).toBeNull();
       expect(ex.code, err).toBe(0);
     }
-    figures('daemon-startup', { runs, handlers_after_ms_max: Math.round(Math.max(...latencies)), handlers_after_ms_min: Math.round(Math.min(...latencies)) });
+    figures('daemon-startup', {
+      runs,
+      handlers_after_ms_max: Math.round(Math.max(...latencies)),
+      handlers_after_ms_min: Math.round(Math.min(...latencies)),
+    });
   }, 900_000);
 });
 
@@ -164,10 +181,15 @@ describe.runIf(needsNotify.run)('under systemd (Type=notify): READY=1 only once 
       const mgr = await fakeManager(dir, 'SIGHUP');
       try {
         const t0 = performance.now();
-        const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], { env: f.cliEnv(T, { NOTIFY_SOCKET: mgr.socket }), stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], {
+          env: f.cliEnv(T, { NOTIFY_SOCKET: mgr.socket }),
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let err = '';
         child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          child.on('exit', (code, signal) => resolve({ code, signal })),
+        );
         const ready = await within(mgr.ready, 60_000, () => `no READY=1 within 60 s; daemon stderr:\n${err}`);
         latencies.push(performance.now() - t0);
         // READY=1 from systemd-notify --ready --pid=<the daemon>, not from another process
@@ -189,15 +211,24 @@ describe.runIf(needsNotify.run)('under systemd (Type=notify): READY=1 only once 
         mgr.stop();
       }
     }
-    figures('daemon-notify', { runs, ready_after_ms_min: Math.round(Math.min(...latencies)), ready_after_ms_max: Math.round(Math.max(...latencies)) });
+    figures('daemon-notify', {
+      runs,
+      ready_after_ms_min: Math.round(Math.min(...latencies)),
+      ready_after_ms_max: Math.round(Math.max(...latencies)),
+    });
   }, 900_000);
 
   it('a notification that cannot be delivered is logged (io_error); the daemon runs and stops with 0', async () => {
     const cfg = f.writeConfig(T, `home: ${path.join(T, '.murmur')}\n`);
-    const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], { env: f.cliEnv(T, { NOTIFY_SOCKET: path.join(T, 'no-such-socket') }), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], {
+      env: f.cliEnv(T, { NOTIFY_SOCKET: path.join(T, 'no-such-socket') }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     while (!err.includes('could not tell systemd the daemon is ready')) {
       expect(child.exitCode, err).toBeNull();
       await new Promise((r) => setTimeout(r, 20));
@@ -215,7 +246,10 @@ describe.runIf(needsNotify.run)('under systemd (Type=notify): READY=1 only once 
       const cfg = f.writeConfig(T, `home: ${path.join(T, '.murmur')}\n`);
       const env = f.cliEnv(T);
       delete env['NOTIFY_SOCKET'];
-      const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [f.BIN, 'daemon', '--config', cfg], {
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -42,7 +42,9 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
     errors: { code: string; detail: string }[];
     actions: { kind: string; target: string; reason: string }[];
     audit: string | null;
-    budget: { keep_free: { short_bytes: number; reserve: { released_bytes: number; room_bytes: number; put_back: boolean } } };
+    budget: {
+      keep_free: { short_bytes: number; reserve: { released_bytes: number; room_bytes: number; put_back: boolean } };
+    };
   };
   const removedBy = (r: Rep) => r.actions.filter((a) => a.kind === 'remove_session').map((a) => [a.target, a.reason]);
 
@@ -58,9 +60,19 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
       f.writeSession(root, { sessionId: id, startMs, end: true, files: { blob: 'x'.repeat(300 << 10) } });
       return id;
     });
-    const size = new Map(ids.map((id) => [id, allocated(path.join(root, id)) + allocated(path.join(root, id, 'trace.jsonl')) + allocated(path.join(root, id, 'blob'))]));
+    const size = new Map(
+      ids.map((id) => [
+        id,
+        allocated(path.join(root, id)) +
+          allocated(path.join(root, id, 'trace.jsonl')) +
+          allocated(path.join(root, id, 'blob')),
+      ]),
+    );
     fs.mkdirSync(home, { mode: 0o700 });
-    const cfg = f.writeConfig(T, `home: ${home}\nkeep_free: 2M\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`);
+    const cfg = f.writeConfig(
+      T,
+      `home: ${home}\nkeep_free: 2M\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 50 }\n`,
+    );
 
     // With room to spare: nothing to remove; the reserve is put in place, real blocks.
     const first = f.runCli(['--json', '--config', cfg], H);
@@ -112,7 +124,11 @@ describe.runIf(req.run)('keep_free on a full filesystem', () => {
       expect(audits.problems).toEqual([]);
       for (const id of ids.slice(0, gone)) expect(audits.sessions.get(id)).toBe(1);
     }
-    figures('full-disk keep_free', { sweeps_at_0B: rounds, removed_per_sweep: perRound.join('/'), min_free_after_bytes: minFree });
+    figures('full-disk keep_free', {
+      sweeps_at_0B: rounds,
+      removed_per_sweep: perRound.join('/'),
+      min_free_after_bytes: minFree,
+    });
   }, 120_000);
 
   it('keep_free configured only once the disk is full still acts: the reserve is there whenever the home is', () => {

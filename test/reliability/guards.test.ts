@@ -34,7 +34,9 @@ describe('blast radius', () => {
       expect(r.status).toBe(1);
       expect(rep.errors).toHaveLength(1);
       expect(rep.errors[0]).toMatchObject({ code: 'blast_radius', target: root });
-      expect(rep.errors[0]!.detail).toMatch(/would remove or hold 30 of 35 sessions .*nothing was removed or held there.*--confirm-large.*max_delete/);
+      expect(rep.errors[0]!.detail).toMatch(
+        /would remove or hold 30 of 35 sessions .*nothing was removed or held there.*--confirm-large.*max_delete/,
+      );
       expect(rep.actions.filter((a) => a.kind === 'remove_session')).toEqual([]);
       expect(sessions()).toBe(35);
     }
@@ -45,7 +47,10 @@ describe('blast radius', () => {
 
   it('by hand there is no limit unless max_delete says so', () => {
     fs.mkdirSync(path.join(T, 'limited'));
-    const limited = f.writeConfig(path.join(T, 'limited'), `max_delete: { count: 10 }\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`);
+    const limited = f.writeConfig(
+      path.join(T, 'limited'),
+      `max_delete: { count: 10 }\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`,
+    );
     const r = f.runCli(['--json', '--config', limited], T);
     expect(r.status).toBe(1);
     expect(f.json<Rep>(r).errors[0]).toMatchObject({ code: 'blast_radius' });
@@ -57,15 +62,22 @@ describe('blast radius', () => {
 
   it('a clock jumped ten years forward makes every session and record look old: the unattended guard stops it; back on the right clock, age deletion stays off (clock_skew)', async () => {
     const home = path.join(T, '.murmur');
-    for (let i = 0; i < 25; i++) f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 2, mtimeMs: Date.now() - (1 + i) * f.DAY });
+    for (let i = 0; i < 25; i++)
+      f.writeRecord(home, 'shey', `ctx_${i}`, { capsule: 'shey', messages: 2, mtimeMs: Date.now() - (1 + i) * f.DAY });
     const records = () => fs.readdirSync(path.join(home, 'conversations', 'shey')).length;
     fs.mkdirSync(path.join(T, 'rec'));
-    const withRecords = f.writeConfig(path.join(T, 'rec'), `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 30d }\n`);
+    const withRecords = f.writeConfig(
+      path.join(T, 'rec'),
+      `sessions:\n  - root: ${root}\n    retain: { max_age: 30d }\nrecords:\n  - capsule: shey\n    retain: { max_age: 30d }\n`,
+    );
     const config = await loadConfig({ configPath: withRecords, env: { HOME: T }, cwd: T });
     const log = createLogger({ level: 'silent' });
     const future = Date.now() + 3650 * f.DAY;
     const rep = await runSweep({ config, dryRun: false, log, now: () => future, unattended: true });
-    expect(rep.errors.map((e) => `${e.code} ${e.target}`).sort()).toEqual([`blast_radius ${path.join(home, 'conversations', 'shey')}`, `blast_radius ${root}`]);
+    expect(rep.errors.map((e) => `${e.code} ${e.target}`).sort()).toEqual([
+      `blast_radius ${path.join(home, 'conversations', 'shey')}`,
+      `blast_radius ${root}`,
+    ]);
     expect(rep.actions.filter((a) => a.kind === 'remove_session' || a.kind === 'remove_record')).toEqual([]);
     expect(sessions()).toBe(35);
     expect(records()).toBe(25);
@@ -86,6 +98,9 @@ describe('blast radius', () => {
   ])('max_delete: { %s } is refused with config_invalid', async (body, msg) => {
     fs.mkdirSync(path.join(T, 'bad'));
     const bad = f.writeConfig(path.join(T, 'bad'), `max_delete: ${body.startsWith('{') ? body : `{ ${body} }`}\n`);
-    await expect(loadConfig({ configPath: bad, env: { HOME: T }, cwd: T })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(msg) as unknown });
+    await expect(loadConfig({ configPath: bad, env: { HOME: T }, cwd: T })).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(msg) as unknown,
+    });
   });
 });

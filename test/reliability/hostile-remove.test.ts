@@ -17,7 +17,13 @@ import { asUser, chownR, createUser, type TestUser } from './user.js';
 let T: string;
 let user: TestUser;
 let stage: StagedCli | undefined;
-const needs = requirement('hostile removals (unprivileged user)', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
+const needs = requirement('hostile removals (unprivileged user)', [
+  'root',
+  'cmd:useradd',
+  'cmd:userdel',
+  'cmd:setpriv',
+  'cmd:chown',
+]);
 beforeAll(() => {
   if (!needs.run) return;
   needs.check();
@@ -38,15 +44,26 @@ afterAll(() => {
 
 /** mkdir `depth` nested dirs named `d` under `dir` (relative steps: paths would exceed PATH_MAX). */
 function deepTree(dir: string, depth: number): void {
-  execFileSync(process.execPath, ['-e', `process.chdir(process.argv[1]); const fs = require('node:fs'); for (let i = 0; i < Number(process.argv[2]); i++) { fs.mkdirSync('d'); process.chdir('d'); } fs.writeFileSync('leaf', 'x');`, dir, String(depth)]);
+  execFileSync(process.execPath, [
+    '-e',
+    `process.chdir(process.argv[1]); const fs = require('node:fs'); for (let i = 0; i < Number(process.argv[2]); i++) { fs.mkdirSync('d'); process.chdir('d'); } fs.writeFileSync('leaf', 'x');`,
+    dir,
+    String(depth),
+  ]);
 }
 
 type Rep = { actions: { kind: string; target?: string }[]; errors: { code: string; target: string; detail: string }[] };
 
 function runAs(u: TestUser | undefined, cfg: string, H: string): { status: number | null; rep: Rep; stderr: string } {
-  const argv = u ? [...asUser(u), stage!.node, stage!.bin, '--json', '--config', cfg] : [process.execPath, f.BIN, '--json', '--config', cfg];
+  const argv = u
+    ? [...asUser(u), stage!.node, stage!.bin, '--json', '--config', cfg]
+    : [process.execPath, f.BIN, '--json', '--config', cfg];
   const r = spawnSync(argv[0]!, argv.slice(1), { env: f.cliEnv(H), encoding: 'utf8', timeout: 300_000 });
-  return { status: r.status, rep: f.json<Rep>({ status: r.status, stdout: r.stdout, stderr: r.stderr }), stderr: r.stderr };
+  return {
+    status: r.status,
+    rep: f.json<Rep>({ status: r.status, stdout: r.stdout, stderr: r.stderr }),
+    stderr: r.stderr,
+  };
 }
 
 describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', () => {
@@ -82,7 +99,7 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect(fs.readdirSync(root)).toEqual([]);
   });
 
-  it('reports what cannot go (another user\'s directory) once; the next sweep does not fail for it', () => {
+  it("reports what cannot go (another user's directory) once; the next sweep does not fail for it", () => {
     const H = path.join(T, 'foreign');
     const root = path.join(H, 'app', '.murmur');
     const id = f.idAt('ses_', Date.now() - 50 * f.DAY);
@@ -95,7 +112,9 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     const first = runAs(user, cfg, H);
     expect(first.status).toBe(1);
     expect(first.rep.errors).toHaveLength(1);
-    expect(first.rep.errors[0]!.detail).toMatch(/could not be removed whole .*moved to .*\.murmur-gc-kept\..*each later sweep tries it again/);
+    expect(first.rep.errors[0]!.detail).toMatch(
+      /could not be removed whole .*moved to .*\.murmur-gc-kept\..*each later sweep tries it again/,
+    );
     const kept = fs.readdirSync(root);
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatch(/^\.murmur-gc-kept\./);
@@ -106,7 +125,7 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect(second.status).toBe(0);
   });
 
-  it('what is kept aside stays visible until it is gone (status, each sweep\'s summary, --json), and a later sweep removes it once it can', () => {
+  it("what is kept aside stays visible until it is gone (status, each sweep's summary, --json), and a later sweep removes it once it can", () => {
     const H = path.join(T, 'kept');
     const root = path.join(H, 'app', '.murmur');
     const id = f.idAt('ses_', Date.now() - 50 * f.DAY);
@@ -126,7 +145,12 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect(second.rep.errors).toEqual([]);
     // sizes are what the disk holds, as `du` counts them (docs/budgets.md)
     const du = Number(execFileSync('du', ['-s', '-B1', kept], { encoding: 'utf8' }).split('\t')[0]);
-    expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
+    expect((second.rep as Rep & { kept?: unknown }).kept).toEqual({
+      items: 1,
+      bytes: du,
+      oldest_ms: expect.any(Number),
+      paths: [kept],
+    });
     // stderr is the journal (as under the timer's unit): an ok one-shot sweep logs its summary there
     const errFile = path.join(T, 'kept-stderr.log');
     const errFd = fs.openSync(errFile, 'w');
@@ -139,16 +163,26 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     fs.closeSync(errFd);
     const humanErr = fs.readFileSync(errFile, 'utf8');
     expect(human.status).toBe(0);
-    expect(human.stdout.replace(/\n\s+/g, " ")).toMatch(/Kept aside: 1 directory murmur-gc could not remove whole \(\d+(\.\d)? (B|KiB), the oldest since .*\): .*\.murmur-gc-kept\./);
+    expect(human.stdout.replace(/\n\s+/g, ' ')).toMatch(
+      /Kept aside: 1 directory murmur-gc could not remove whole \(\d+(\.\d)? (B|KiB), the oldest since .*\): .*\.murmur-gc-kept\./,
+    );
     expect(humanErr).toMatch(/kept_aside/);
     expect(humanErr).toMatch(/1 kept aside \(\d+(\.\d)? (B|KiB)/);
 
     // status lists it
-    const st = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--json', '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
+    const st = spawnSync(
+      asUser(user)[0]!,
+      [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--json', '--config', cfg],
+      { env: f.cliEnv(H), encoding: 'utf8' },
+    );
     expect(st.status, st.stderr).toBe(0);
     const doc = JSON.parse(st.stdout) as { stores: { kept?: unknown } };
     expect(doc.stores.kept).toEqual({ items: 1, bytes: du, oldest_ms: expect.any(Number), paths: [kept] });
-    const stText = spawnSync(asUser(user)[0]!, [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--config', cfg], { env: f.cliEnv(H), encoding: 'utf8' });
+    const stText = spawnSync(
+      asUser(user)[0]!,
+      [...asUser(user).slice(1), stage!.node, stage!.bin, 'status', '--config', cfg],
+      { env: f.cliEnv(H), encoding: 'utf8' },
+    );
     expect(stText.stdout).toContain('kept aside');
     // (shown from ~: the user's home is H)
     expect(stText.stdout).toContain(`~${kept.slice(H.length)}`);
@@ -159,7 +193,9 @@ describe.runIf(needs.run)('condemned sessions a capsule made hard to remove', ()
     expect(third.status).toBe(0);
     expect(third.rep.errors).toEqual([]);
     expect(fs.readdirSync(root)).toEqual([]);
-    expect(third.rep.actions).toContainEqual(expect.objectContaining({ kind: 'remove_debris', path: kept, code: 'io_error' }));
+    expect(third.rep.actions).toContainEqual(
+      expect.objectContaining({ kind: 'remove_debris', path: kept, code: 'io_error' }),
+    );
     expect((third.rep as Rep & { kept?: unknown }).kept).toBeUndefined();
   });
 });

@@ -14,7 +14,12 @@ import { readAudits } from './audit-check.js';
 import { figures } from './soak.js';
 
 const MiB = 1 << 20;
-const req = requirement('keep_free limits on a filling filesystem (tmpfs)', ['root', 'tmpfs', 'cmd:mount', 'cmd:umount']);
+const req = requirement('keep_free limits on a filling filesystem (tmpfs)', [
+  'root',
+  'tmpfs',
+  'cmd:mount',
+  'cmd:umount',
+]);
 
 type Rep = {
   errors: { code: string; detail: string }[];
@@ -74,7 +79,7 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
     for (const n of fs.readdirSync(dir)) if (n.startsWith('out-')) fs.rmSync(path.join(dir, n));
   };
 
-  it("a capsule filling the disk costs another project at most per_sweep of its sessions a sweep, none with keep_free: false; its live session is named", () => {
+  it('a capsule filling the disk costs another project at most per_sweep of its sessions a sweep, none with keep_free: false; its live session is named', () => {
     mount('size=64m');
     const home = path.join(H, '.murmur');
     const other = path.join(H, 'other', '.murmur');
@@ -82,7 +87,12 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
     fs.mkdirSync(home, { mode: 0o700 });
     const ids = finished(other, 40, 60);
     const liveId = f.idAt('ses_', Date.now() - 60_000);
-    const liveDir = f.writeSession(capsule, { sessionId: liveId, startMs: Date.now() - 60_000, end: false, mtimeMs: Date.now() });
+    const liveDir = f.writeSession(capsule, {
+      sessionId: liveId,
+      startMs: Date.now() - 60_000,
+      end: false,
+      mtimeMs: Date.now(),
+    });
     const policy = (optOut: boolean) =>
       `home: ${home}\nkeep_free: 8M\nsessions:\n  - root: ${other}\n    retain: { max_sessions: 100 }\n${optOut ? '    keep_free: false\n' : ''}  - root: ${capsule}\n    retain: { max_sessions: 100 }\n`;
     const cfg = f.writeConfig(T, policy(false));
@@ -96,9 +106,12 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
       fill(liveDir, sweep, sweep === 0 ? 0 : 5 * MiB);
       const present = ids.filter((id) => fs.existsSync(path.join(other, id))).length;
       const dry = f.runCli(['--unattended', '--dry-run', '--config', cfg], H);
-      expect(dry.stdout.replace(/\s+/g, ' ')).toMatch(new RegExp(`largest live sessions: \\S*/capsule/\\.murmur/${liveId} \\(`));
+      expect(dry.stdout.replace(/\s+/g, ' ')).toMatch(
+        new RegExp(`largest live sessions: \\S*/capsule/\\.murmur/${liveId} \\(`),
+      );
       // the reserve's bytes are not said to come back while there is no room for them
-      if (sweep === 0) expect(dry.stdout.replace(/\s+/g, ' ')).not.toMatch(/the reserve (\(bytes and inodes\) )?would be put back/);
+      if (sweep === 0)
+        expect(dry.stdout.replace(/\s+/g, ' ')).not.toMatch(/the reserve (\(bytes and inodes\) )?would be put back/);
       const r = f.runCli(['--json', '--unattended', '--config', cfg], H);
       expect(r.status, r.stdout + r.stderr).toBe(0);
       const rep = f.json<Rep>(r);
@@ -132,7 +145,12 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
       expect(unmet?.detail).toContain(`largest live sessions: ${path.join(capsule, liveId)} (`);
     }
     expect(ids.filter((id) => fs.existsSync(path.join(other, id)))).toEqual(before);
-    figures('keep_free per_sweep', { sessions: 40, lost_per_sweep: lost.join('/'), kept, kept_with_opt_out: before.length });
+    figures('keep_free per_sweep', {
+      sessions: 40,
+      lost_per_sweep: lost.join('/'),
+      kept,
+      kept_with_opt_out: before.length,
+    });
   }, 120_000);
 
   it('inodes exhausted with bytes free: the sweep still takes its lock, removes what is due, keep_free frees inodes, the reserve comes back', () => {
@@ -144,7 +162,12 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
     const session = (daysAgo: number) => {
       const startMs = Date.now() - daysAgo * f.DAY;
       const id = f.idAt('ses_', startMs);
-      f.writeSession(root, { sessionId: id, startMs, end: true, files: Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`f${i}`, 'x'])) });
+      f.writeSession(root, {
+        sessionId: id,
+        startMs,
+        end: true,
+        files: Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`f${i}`, 'x'])),
+      });
       return id;
     };
     const due = Array.from({ length: 20 }, (_, i) => session(60 - i));
@@ -199,6 +222,11 @@ describe.runIf(req.run)('keep_free limits on a filling filesystem', () => {
     expect(removedBy(f.json<Rep>(dry))).toEqual(taken);
     expect(freeInodes()).toBeGreaterThanOrEqual(60);
     expect(readAudits(home).problems).toEqual([]);
-    figures('keep_free inodes', { inodes: 600, due_removed_at_0_free: due.length, keep_free_removed: taken.length, free_inodes_after: freeInodes() });
+    figures('keep_free inodes', {
+      inodes: 600,
+      due_removed_at_0_free: due.length,
+      keep_free_removed: taken.length,
+      free_inodes_after: freeInodes(),
+    });
   }, 120_000);
 });

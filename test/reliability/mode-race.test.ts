@@ -17,7 +17,13 @@ let user: TestUser;
 let T: string;
 let racer: RacerBuild;
 let stage: StagedCli | undefined;
-const needs = requirement('mode repair race (unprivileged user)', ['root', 'cmd:useradd', 'cmd:userdel', 'cmd:setpriv', 'cmd:chown']);
+const needs = requirement('mode repair race (unprivileged user)', [
+  'root',
+  'cmd:useradd',
+  'cmd:userdel',
+  'cmd:setpriv',
+  'cmd:chown',
+]);
 
 beforeAll(() => {
   if (!needs.run) return;
@@ -61,12 +67,37 @@ describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivi
     ];
     const r = spawnSync(
       asUser(user)[0]!,
-      [...asUser(user).slice(1), stage!.node, driver, path.join(stage!.dir, 'app'), home, JSON.stringify(racer.argv0), JSON.stringify(pairs), JSON.stringify([[outDir, 0o755], [outFile, 0o644]]), String(iters)],
+      [
+        ...asUser(user).slice(1),
+        stage!.node,
+        driver,
+        path.join(stage!.dir, 'app'),
+        home,
+        JSON.stringify(racer.argv0),
+        JSON.stringify(pairs),
+        JSON.stringify([
+          [outDir, 0o755],
+          [outFile, 0o644],
+        ]),
+        String(iters),
+      ],
       { encoding: 'utf8', timeout: 600_000 },
     );
     expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { iters: number; hits: number; repaired: number; refused: number; codes: Record<string, number> };
-    figures('mode-race', { racer: racer.kind, sweeps: out.iters, canary_changed: out.hits, repaired: out.repaired, refused_changed: out.refused });
+    const out = JSON.parse(r.stdout) as {
+      iters: number;
+      hits: number;
+      repaired: number;
+      refused: number;
+      codes: Record<string, number>;
+    };
+    figures('mode-race', {
+      racer: racer.kind,
+      sweeps: out.iters,
+      canary_changed: out.hits,
+      repaired: out.repaired,
+      refused_changed: out.refused,
+    });
     expect(out.hits).toBe(0);
     // The race was really run: entries were repaired while the racer ran (a fifth at least: on a
     // loaded machine the racer wins more often, which only means fewer repairs, never a wrong one).

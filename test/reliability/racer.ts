@@ -60,5 +60,7 @@ export function buildRacer(dir: string): RacerBuild {
 /** Start the racer as `uid:gid` swapping each [a, b] pair. */
 export function startRacer(build: RacerBuild, pairs: [string, string][], uid: number, gid: number): ChildProcess {
   const args = [...build.argv0, ...pairs.flat()];
-  return spawn('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', ...args], { stdio: 'ignore' });
+  return spawn('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', ...args], {
+    stdio: 'ignore',
+  });
 }

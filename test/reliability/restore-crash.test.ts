@@ -60,11 +60,18 @@ function fresh(i: number): string {
   return W;
 }
 
-function runKilled(W: string, afterMs: number, failpoint?: string): Promise<{ killed: boolean; code: number | null; ms: number }> {
+function runKilled(
+  W: string,
+  afterMs: number,
+  failpoint?: string,
+): Promise<{ killed: boolean; code: number | null; ms: number }> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const env = { ...f.cliEnv(W), ...(failpoint ? { MURMUR_GC_FAILPOINT: failpoint } : {}) };
-    const child = spawn(process.execPath, [f.BIN, 'restore', CTX, '--config', path.join(W, 'config.yaml')], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [f.BIN, 'restore', CTX, '--config', path.join(W, 'config.yaml')], {
+      env,
+      stdio: 'ignore',
+    });
     const timer = afterMs >= 0 ? setTimeout(() => child.kill('SIGKILL'), afterMs) : undefined;
     child.on('exit', (code, sig) => {
       if (timer) clearTimeout(timer);
@@ -122,7 +129,13 @@ function lineDiff(W: string): { lost: number; duplicated: number } {
 }
 
 /** After a killed restore: recovery (a sweep, or the retried restore itself), then a retry. */
-async function afterKill(W: string, label: string, viaSweep: boolean, seen: Record<string, number>, problems: string[]): Promise<void> {
+async function afterKill(
+  W: string,
+  label: string,
+  viaSweep: boolean,
+  seen: Record<string, number>,
+  problems: string[],
+): Promise<void> {
   const home = path.join(W, '.murmur');
   const config = await loadConfig({ configPath: path.join(W, 'config.yaml'), env: { HOME: W }, cwd: W });
   if (viaSweep) {
@@ -133,8 +146,10 @@ async function afterKill(W: string, label: string, viaSweep: boolean, seen: Reco
     const held = heldItems(W);
     const restores = readAudits(home).restored.get(CTX) ?? 0;
     if (held.other.length) problems.push(`${label}: after recovery, partial items: ${held.other.join('; ')}`);
-    if (st === 'restored' && (held.complete !== 0 || restores !== 1)) problems.push(`${label}: restored, but ${held.complete} items still held and ${restores} restores audited`);
-    if (st === 'truncated' && (held.complete !== CUTS.length || restores !== 0)) problems.push(`${label}: not restored, but ${held.complete} items held and ${restores} restores audited`);
+    if (st === 'restored' && (held.complete !== 0 || restores !== 1))
+      problems.push(`${label}: restored, but ${held.complete} items still held and ${restores} restores audited`);
+    if (st === 'truncated' && (held.complete !== CUTS.length || restores !== 0))
+      problems.push(`${label}: not restored, but ${held.complete} items held and ${restores} restores audited`);
     seen[st === 'restored' ? 'recovered_restored' : 'recovered_held']!++;
   }
   try {
@@ -142,7 +157,8 @@ async function afterKill(W: string, label: string, viaSweep: boolean, seen: Reco
     seen['retried']!++;
   } catch (err) {
     // Nothing left to restore: the killed run's lines are back (completed by recovery).
-    if ((err as { code?: string }).code !== 'restore_not_held') problems.push(`${label}: retried restore failed: ${String(err)}`);
+    if ((err as { code?: string }).code !== 'restore_not_held')
+      problems.push(`${label}: retried restore failed: ${String(err)}`);
   }
   // A further retry changes nothing.
   try {
@@ -154,19 +170,35 @@ async function afterKill(W: string, label: string, viaSweep: boolean, seen: Reco
   const d = lineDiff(W);
   seen['lines_lost']! += d.lost;
   seen['lines_duplicated']! += d.duplicated;
-  if (recordState(W) !== 'restored') problems.push(`${label}: the record is not the original after the retry (lost ${d.lost}, duplicated ${d.duplicated})`);
+  if (recordState(W) !== 'restored')
+    problems.push(
+      `${label}: the record is not the original after the retry (lost ${d.lost}, duplicated ${d.duplicated})`,
+    );
   const held = heldItems(W);
-  if (held.complete || held.other.length) problems.push(`${label}: items left in the quarantine: ${held.complete} + ${held.other.join('; ')}`);
+  if (held.complete || held.other.length)
+    problems.push(`${label}: items left in the quarantine: ${held.complete} + ${held.other.join('; ')}`);
   const left = debris(W);
   if (left.length) problems.push(`${label}: debris left: ${left.join(', ')}`);
   const audit = readAudits(home);
   problems.push(...audit.problems.map((p) => `${label}: ${p}`));
   if (audit.restored.get(CTX) !== 1) problems.push(`${label}: ${audit.restored.get(CTX) ?? 0} restores audited, not 1`);
-  if (audit.messagesRestored.get(CTX) !== MESSAGES - CUTS[CUTS.length - 1]!) problems.push(`${label}: audit says ${audit.messagesRestored.get(CTX)} messages restored`);
+  if (audit.messagesRestored.get(CTX) !== MESSAGES - CUTS[CUTS.length - 1]!)
+    problems.push(`${label}: audit says ${audit.messagesRestored.get(CTX)} messages restored`);
 }
 
 function newSeen(): Record<string, number> {
-  return { truncated: 0, restored: 0, other: 0, killed: 0, exited: 0, recovered_restored: 0, recovered_held: 0, retried: 0, lines_lost: 0, lines_duplicated: 0 };
+  return {
+    truncated: 0,
+    restored: 0,
+    other: 0,
+    killed: 0,
+    exited: 0,
+    recovered_restored: 0,
+    recovered_held: 0,
+    retried: 0,
+    lines_lost: 0,
+    lines_duplicated: 0,
+  };
 }
 
 describe('SIGKILL during a restore', () => {
@@ -186,7 +218,10 @@ describe('SIGKILL during a restore', () => {
     // Half the points spread over the whole run, half over its last 40 % (the rewrite's commit,
     // the removals and the audit come last).
     const half = Math.ceil(points / 2);
-    const at = (i: number) => Math.round(i < half ? ((i + 0.5) / half) * cleanMs : cleanMs * (0.6 + (0.4 * (i - half + 0.5)) / (points - half)));
+    const at = (i: number) =>
+      Math.round(
+        i < half ? ((i + 0.5) / half) * cleanMs : cleanMs * (0.6 + (0.4 * (i - half + 0.5)) / (points - half)),
+      );
     const seen = newSeen();
     const problems: string[] = [];
     for (let i = 0; i < points; i++) {
@@ -195,7 +230,8 @@ describe('SIGKILL during a restore', () => {
       seen[k.killed ? 'killed' : 'exited']!++;
       // A run that ended before its kill point must have succeeded, and was faster than the
       // span: later points move in.
-      if (!k.killed && k.code !== 0) problems.push(`kill at ${at(i)} ms: the restore ended by itself with exit ${k.code}`);
+      if (!k.killed && k.code !== 0)
+        problems.push(`kill at ${at(i)} ms: the restore ended by itself with exit ${k.code}`);
       if (!k.killed && k.code === 0) cleanMs = Math.min(cleanMs, k.ms);
       const st = recordState(W);
       seen[st]!++;
@@ -204,7 +240,14 @@ describe('SIGKILL during a restore', () => {
       f.rmrf(W);
       if ((i + 1) % 25 === 0) figures('restore crash (progress)', { done: i + 1, ...seen, problems: problems.length });
     }
-    figures('restore crash', { kill_points: points, run_ms: Math.round(cleanMs), messages: MESSAGES, held_items: CUTS.length, ...seen, problems: problems.length });
+    figures('restore crash', {
+      kill_points: points,
+      run_ms: Math.round(cleanMs),
+      messages: MESSAGES,
+      held_items: CUTS.length,
+      ...seen,
+      problems: problems.length,
+    });
     expect(problems.slice(0, 8)).toEqual([]);
   }, 7_200_000);
 

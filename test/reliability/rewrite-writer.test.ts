@@ -24,7 +24,11 @@ const slowFsync = (ms: number) => async (fd: number) => {
 };
 
 /** Keep the newest `keep` complete lines of the snapshot (a truncation without a header). */
-async function keepNewest(src: fs.promises.FileHandle, size: number, keep: number): Promise<{ prefix: Buffer; copyFrom: number } | undefined> {
+async function keepNewest(
+  src: fs.promises.FileHandle,
+  size: number,
+  keep: number,
+): Promise<{ prefix: Buffer; copyFrom: number } | undefined> {
   const buf = Buffer.alloc(size);
   await src.read(buf, 0, size, 0);
   let end = buf.lastIndexOf(10);
@@ -63,7 +67,13 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
     const problems: string[] = [];
     try {
       while (!finished) {
-        const r = await stagedRewrite({ dir, name: 'conversation.jsonl', mode: 0o600, fsync: slowFsync(100), stage: (src, size) => keepNewest(src, size, 500) });
+        const r = await stagedRewrite({
+          dir,
+          name: 'conversation.jsonl',
+          mode: 0o600,
+          fsync: slowFsync(100),
+          stage: (src, size) => keepNewest(src, size, 500),
+        });
         if (!r) {
           await new Promise((res) => setTimeout(res, 20));
           continue;
@@ -79,10 +89,21 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
     const stats = await done;
     const final = checkSequence(fs.readFileSync(file, 'utf8'));
     problems.push(...final.problems);
-    figures('rewrite-under-writer', { appends: total, lines_per_s: Math.round(total / stats.secs), rewrites, corrective: reordered, out_of_order: outOfOrder, problems: problems.length });
+    figures('rewrite-under-writer', {
+      appends: total,
+      lines_per_s: Math.round(total / stats.secs),
+      rewrites,
+      corrective: reordered,
+      out_of_order: outOfOrder,
+      problems: problems.length,
+    });
     // Nothing torn or duplicated, ever; the newest line is there.
     expect(problems.filter((p) => p.includes('torn'))).toEqual([]);
-    const seqs = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('{"seq"')).map((l) => (JSON.parse(l) as { seq: number }).seq);
+    const seqs = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{"seq"'))
+      .map((l) => (JSON.parse(l) as { seq: number }).seq);
     expect(new Set(seqs).size, 'no line is duplicated').toBe(seqs.length);
     if (SOAK) {
       // The full property: not one line out of order.
@@ -94,7 +115,10 @@ describe('staged rewrite under a live writer with a slow fsync', () => {
       // renames at once (test/runtime/staged-rewrite.test.ts), so only the rename itself, or a writer
       // stalled between its open and its write, can still race a round; a run of six such races
       // on a loaded machine stays possible, and must never go unannounced.
-      expect(reordered + outOfOrder, `order broken without a corrective round or out-of-order report: ${problems.slice(0, 3).join('; ')}`).toBeGreaterThan(0);
+      expect(
+        reordered + outOfOrder,
+        `order broken without a corrective round or out-of-order report: ${problems.slice(0, 3).join('; ')}`,
+      ).toBeGreaterThan(0);
     }
     expect(rewrites).toBeGreaterThanOrEqual(1);
     expect(total / stats.secs).toBeGreaterThanOrEqual(5_000);
@@ -111,7 +135,9 @@ describe('a writer racing several renames in a row', () => {
     const writer = lateLineWriter(file, 8);
     try {
       const r = await rewriteFromByte2(T, { holders: writer.holders });
-      expect(fs.readFileSync(file, 'utf8')).toBe(['b', 'c', ...Array.from({ length: 8 }, (_, i) => `late${i}`)].join('\n') + '\n');
+      expect(fs.readFileSync(file, 'utf8')).toBe(
+        ['b', 'c', ...Array.from({ length: 8 }, (_, i) => `late${i}`)].join('\n') + '\n',
+      );
       expect(r).toMatchObject({ rounds: 9, reordered: true, outOfOrder: false, outOfOrderLines: 0 });
     } finally {
       writer.close();

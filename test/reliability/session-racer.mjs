@@ -42,7 +42,12 @@ function intentLog(gc) {
 function run() {
   const results = [];
   const deadline = now() + 5_000_000;
-  const pending = new Map(plan.children.map((c, i) => [`"target":".murmur/children/${path.basename(c)}"`, { child: c, jitter: plan.jitterUs[i] }]));
+  const pending = new Map(
+    plan.children.map((c, i) => [
+      `"target":".murmur/children/${path.basename(c)}"`,
+      { child: c, jitter: plan.jitterUs[i] },
+    ]),
+  );
   // the intent log is read through one descriptor: the sweep unlinks it once its audit is
   // finished, and what it said stays readable for a racer that fell behind
   let fd;
@@ -95,7 +100,16 @@ function run() {
     try {
       fs.mkdirSync(path.join(child, '.murmur', session));
       created = true;
-      fs.writeFileSync(path.join(child, '.murmur', session, 'trace.jsonl'), JSON.stringify({ event_type: 'session_start', event_id: 'evt_0', parent_id: null, session_id: session, timestamp: Date.now() }) + '\n');
+      fs.writeFileSync(
+        path.join(child, '.murmur', session, 'trace.jsonl'),
+        JSON.stringify({
+          event_type: 'session_start',
+          event_id: 'evt_0',
+          parent_id: null,
+          session_id: session,
+          timestamp: Date.now(),
+        }) + '\n',
+      );
     } catch {
       // the child is gone from its path (moved): nothing was started in it, or the trace could not be written
     }

@@ -9,5 +9,9 @@ export function count(reduced: number, full: number): number {
 
 /** One line of figures on stderr (ids, counts and timings only). */
 export function figures(name: string, data: Record<string, number | string | boolean>): void {
-  process.stderr.write(`[reliability] ${name}: ${Object.entries(data).map(([k, v]) => `${k}=${v}`).join(' ')}${SOAK ? ' (soak)' : ''}\n`);
+  process.stderr.write(
+    `[reliability] ${name}: ${Object.entries(data)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}${SOAK ? ' (soak)' : ''}\n`,
+  );
 }

@@ -37,8 +37,33 @@ function parent(root: string, daysAgo: number, dels: { child: string; ended: boo
   const lines: string[] = [];
   for (const [i, d] of dels.entries()) {
     const delegationId = `del_${i}_${f.hex(8)}`;
-    lines.push(JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t), child_workdir: `.murmur/children/${d.child}` }));
-    if (d.ended) lines.push(JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, child_session_id: f.idAt('ses_', t), outcome: 'ok' }));
+    lines.push(
+      JSON.stringify({
+        event_type: 'delegation_start',
+        event_id: f.idAt('evt_', ++t),
+        parent_id: null,
+        session_id: id,
+        timestamp: t,
+        delegation_id: delegationId,
+        capsule: 'worker',
+        version: '1.0.0',
+        child_session_id: f.idAt('ses_', t),
+        child_workdir: `.murmur/children/${d.child}`,
+      }),
+    );
+    if (d.ended)
+      lines.push(
+        JSON.stringify({
+          event_type: 'delegation',
+          event_id: f.idAt('evt_', ++t),
+          parent_id: null,
+          session_id: id,
+          timestamp: t,
+          delegation_id: delegationId,
+          child_session_id: f.idAt('ses_', t),
+          outcome: 'ok',
+        }),
+      );
   }
   f.writeSession(root, {
     sessionId: id,
@@ -57,7 +82,12 @@ function child(root: string, ageDays = 4): string {
   fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
   fs.writeFileSync(path.join(dir, 'logs', 'bootstrap.log'), 'x'.repeat(5000));
-  f.writeSession(path.join(dir, '.murmur'), { sessionId: f.idAt('ses_', now - ageDays * f.DAY), startMs: now - ageDays * f.DAY, end: true, files: { 'work/a.txt': 'a'.repeat(3000) } });
+  f.writeSession(path.join(dir, '.murmur'), {
+    sessionId: f.idAt('ses_', now - ageDays * f.DAY),
+    startMs: now - ageDays * f.DAY,
+    end: true,
+    files: { 'work/a.txt': 'a'.repeat(3000) },
+  });
   const m = (now - ageDays * f.DAY) / 1000;
   fs.utimesSync(dir, m, m);
   return name;
@@ -93,7 +123,16 @@ beforeAll(() => {
   const a2 = child(root);
   const unfinished = child(root);
   const la = workLog(W);
-  const a = parent(root, 9, [{ child: a1, ended: true }, { child: a2, ended: true }, { child: unfinished, ended: false }], [la]);
+  const a = parent(
+    root,
+    9,
+    [
+      { child: a1, ended: true },
+      { child: a2, ended: true },
+      { child: unfinished, ended: false },
+    ],
+    [la],
+  );
   const b1 = child(root);
   const lb = workLog(W);
   const b = parent(root, 8, [{ child: b1, ended: true }], [lb]);
@@ -104,7 +143,10 @@ beforeAll(() => {
   const c = parent(root, 1, [{ child: stays, ended: true }], []);
   kept.push(`.murmur/${c}`, `.murmur/children/${unfinished}`, `.murmur/children/${stays}`);
   orphan = child(root, 10);
-  fs.writeFileSync(path.join(P, 'config.yaml'), `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 7d }\n`);
+  fs.writeFileSync(
+    path.join(P, 'config.yaml'),
+    `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 7d }\n`,
+  );
 });
 afterAll(() => {
   if (T) f.rmrf(T);
@@ -129,7 +171,10 @@ function runKilled(W: string, afterMs: number, failpoint?: string): Promise<{ ki
   return new Promise((resolve) => {
     const t0 = performance.now();
     const env = { ...f.cliEnv(W), ...(failpoint ? { MURMUR_GC_FAILPOINT: failpoint } : {}) };
-    const c = spawn(process.execPath, [f.BIN, '--json', '--config', path.join(W, 'config.yaml')], { env, stdio: 'ignore' });
+    const c = spawn(process.execPath, [f.BIN, '--json', '--config', path.join(W, 'config.yaml')], {
+      env,
+      stdio: 'ignore',
+    });
     const timer = afterMs >= 0 ? setTimeout(() => c.kill('SIGKILL'), afterMs) : undefined;
     c.on('exit', (_code, sig) => {
       if (timer) clearTimeout(timer);
@@ -148,7 +193,13 @@ function debris(W: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (e.name.endsWith('.tmp') || e.name.startsWith('.murmur-gc-trash.') || e.name.startsWith('.murmur-gc-kept.') || (e.isDirectory() && e.name.endsWith('.lock'))) out.push(path.join(d, e.name));
+      if (
+        e.name.endsWith('.tmp') ||
+        e.name.startsWith('.murmur-gc-trash.') ||
+        e.name.startsWith('.murmur-gc-kept.') ||
+        (e.isDirectory() && e.name.endsWith('.lock'))
+      )
+        out.push(path.join(d, e.name));
       else if (e.isDirectory()) walk(path.join(d, e.name));
     }
   };
@@ -157,7 +208,13 @@ function debris(W: string): string[] {
 }
 
 /** Two more runs after the killed one; what they must leave, as problems. */
-async function afterRetries(W: string, hold: boolean, label: string, pristine: Record<string, string>, problems: string[]): Promise<void> {
+async function afterRetries(
+  W: string,
+  hold: boolean,
+  label: string,
+  pristine: Record<string, string>,
+  problems: string[],
+): Promise<void> {
   const config = await loadConfig({ configPath: path.join(W, 'config.yaml'), env: { HOME: W }, cwd: W });
   for (let i = 0; i < 2; i++) {
     const r = await runSweep({ config, dryRun: false, log });
@@ -169,7 +226,8 @@ async function afterRetries(W: string, hold: boolean, label: string, pristine: R
   const logsNow = fs.readdirSync(path.join(app(W), 'logs'));
   for (const [s, items] of due) {
     if (entries.includes(s)) problems.push(`${label}: ${s} still there`);
-    for (const c of items.children) if (childrenNow.includes(c)) problems.push(`${label}: child ${c} of ${s} still there`);
+    for (const c of items.children)
+      if (childrenNow.includes(c)) problems.push(`${label}: child ${c} of ${s} still there`);
     for (const l of items.logs) if (logsNow.includes(l)) problems.push(`${label}: log ${l} of ${s} still there`);
     const held = entries.filter((e) => e.startsWith('.murmur-gc-quarantine.') && e.endsWith(`.${s}`));
     if (!hold) {
@@ -181,37 +239,91 @@ async function afterRetries(W: string, hold: boolean, label: string, pristine: R
       continue;
     }
     const beside = path.join(root, held[0]!, '.murmur-gc-beside');
-    const list = (sub: string) => (fs.existsSync(path.join(beside, sub)) ? fs.readdirSync(path.join(beside, sub)).sort() : []);
-    if (JSON.stringify(list('children')) !== JSON.stringify([...items.children].sort())) problems.push(`${label}: ${s}'s hold holds children ${list('children').join(',')}`);
-    if (JSON.stringify(list('logs')) !== JSON.stringify([...items.logs].sort())) problems.push(`${label}: ${s}'s hold holds logs ${list('logs').join(',')}`);
-    for (const c of list('children')) if (!fs.existsSync(path.join(beside, 'children', c, 'task.md'))) problems.push(`${label}: held child ${c} is not whole`);
+    const list = (sub: string) =>
+      fs.existsSync(path.join(beside, sub)) ? fs.readdirSync(path.join(beside, sub)).sort() : [];
+    if (JSON.stringify(list('children')) !== JSON.stringify([...items.children].sort()))
+      problems.push(`${label}: ${s}'s hold holds children ${list('children').join(',')}`);
+    if (JSON.stringify(list('logs')) !== JSON.stringify([...items.logs].sort()))
+      problems.push(`${label}: ${s}'s hold holds logs ${list('logs').join(',')}`);
+    for (const c of list('children'))
+      if (!fs.existsSync(path.join(beside, 'children', c, 'task.md')))
+        problems.push(`${label}: held child ${c} is not whole`);
   }
   if (childrenNow.includes(orphan)) problems.push(`${label}: the orphan is still there`);
   const now2 = snap(W);
-  if (JSON.stringify(now2) !== JSON.stringify(pristine)) problems.push(`${label}: something the capsule or a staying session owns changed: ${Object.keys({ ...now2, ...pristine }).filter((k) => now2[k] !== pristine[k]).join(', ')}`);
+  if (JSON.stringify(now2) !== JSON.stringify(pristine))
+    problems.push(
+      `${label}: something the capsule or a staying session owns changed: ${Object.keys({ ...now2, ...pristine })
+        .filter((k) => now2[k] !== pristine[k])
+        .join(', ')}`,
+    );
   const left = debris(W);
   if (left.length) problems.push(`${label}: debris left: ${left.join(', ')}`);
   const audit = readAudits(path.join(W, '.murmur'));
   problems.push(...audit.problems.map((p) => `${label}: ${p}`));
-  const named = [...due].flatMap(([s, items]) => [s, ...items.children.map((c) => `.murmur/children/${c}`), ...items.logs.map((l) => `logs/${l}`)]);
+  const named = [...due].flatMap(([s, items]) => [
+    s,
+    ...items.children.map((c) => `.murmur/children/${c}`),
+    ...items.logs.map((l) => `logs/${l}`),
+  ]);
   named.push(`.murmur/children/${orphan}`);
-  for (const t of named) if (audit.sessions.get(t) !== 1) problems.push(`${label}: the audit names ${t} ${audit.sessions.get(t) ?? 0} times`);
-  for (const t of audit.sessions.keys()) if (!named.includes(t)) problems.push(`${label}: the audit names ${t}, which was not due`);
+  for (const t of named)
+    if (audit.sessions.get(t) !== 1)
+      problems.push(`${label}: the audit names ${t} ${audit.sessions.get(t) ?? 0} times`);
+  for (const t of audit.sessions.keys())
+    if (!named.includes(t)) problems.push(`${label}: the audit names ${t}, which was not due`);
 }
 
-const POINTS: FailpointName[] = ['audit:after_intent', 'remove:after_trash_rename', 'beside:session_boundary', 'beside:after_hold', 'registry:after_place'];
+const POINTS: FailpointName[] = [
+  'audit:after_intent',
+  'remove:after_trash_rename',
+  'beside:session_boundary',
+  'beside:after_hold',
+  'registry:after_place',
+];
 /** How often each point is passed by an unkilled run (the soak run checks every pass is reached). */
 const PASSES: Record<'removed' | 'held', Record<string, number>> = {
   // at once: a1, a2, log a, session a, b1, log b, session b, orphan — trash: a1, a2, a, b1, b, orphan
   // registry: the root's names (sessions, children), then the orphan's
-  removed: { 'audit:after_intent': 8, 'remove:after_trash_rename': 6, 'beside:session_boundary': 2, 'beside:after_hold': 0, 'registry:after_place': 2 },
+  removed: {
+    'audit:after_intent': 8,
+    'remove:after_trash_rename': 6,
+    'beside:session_boundary': 2,
+    'beside:after_hold': 0,
+    'registry:after_place': 2,
+  },
   // held: session a, a1, a2, log a, session b, b1, log b, orphan — trash: the orphan only
-  held: { 'audit:after_intent': 8, 'remove:after_trash_rename': 1, 'beside:session_boundary': 2, 'beside:after_hold': 5, 'registry:after_place': 2 },
+  held: {
+    'audit:after_intent': 8,
+    'remove:after_trash_rename': 1,
+    'beside:session_boundary': 2,
+    'beside:after_hold': 5,
+    'registry:after_place': 2,
+  },
 };
 /** The default run: one pass of each kind of step (a child, a log, a session, the orphan, each boundary). */
 const SHORT: Record<'removed' | 'held', [FailpointName, number][]> = {
-  removed: [['audit:after_intent', 1], ['audit:after_intent', 3], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['remove:after_trash_rename', 6], ['beside:session_boundary', 1], ['registry:after_place', 1]],
-  held: [['audit:after_intent', 1], ['audit:after_intent', 2], ['audit:after_intent', 4], ['audit:after_intent', 8], ['remove:after_trash_rename', 1], ['beside:session_boundary', 1], ['beside:after_hold', 1], ['beside:after_hold', 3], ['registry:after_place', 1]],
+  removed: [
+    ['audit:after_intent', 1],
+    ['audit:after_intent', 3],
+    ['audit:after_intent', 4],
+    ['audit:after_intent', 8],
+    ['remove:after_trash_rename', 1],
+    ['remove:after_trash_rename', 6],
+    ['beside:session_boundary', 1],
+    ['registry:after_place', 1],
+  ],
+  held: [
+    ['audit:after_intent', 1],
+    ['audit:after_intent', 2],
+    ['audit:after_intent', 4],
+    ['audit:after_intent', 8],
+    ['remove:after_trash_rename', 1],
+    ['beside:session_boundary', 1],
+    ['beside:after_hold', 1],
+    ['beside:after_hold', 3],
+    ['registry:after_place', 1],
+  ],
 };
 
 describe.each([
@@ -225,7 +337,11 @@ describe.each([
     const seen: Record<string, number> = { killed: 0 };
     // the soak: every pass of every named point (`<point>@n`, n = 1, 2, ... until a run ends
     // unkilled); the default run: one pass of each kind
-    const plan: [FailpointName, number][] = SOAK ? POINTS.flatMap((pt) => Array.from({ length: PASSES[mode][pt]! + 1 }, (_, i): [FailpointName, number] => [pt, i + 1])) : SHORT[mode];
+    const plan: [FailpointName, number][] = SOAK
+      ? POINTS.flatMap((pt) =>
+          Array.from({ length: PASSES[mode][pt]! + 1 }, (_, i): [FailpointName, number] => [pt, i + 1]),
+        )
+      : SHORT[mode];
     for (const [point, n] of plan) {
       const W = fresh(`${tag}-${point.replace(':', '_')}-${n}`, hold);
       const pristine = snap(W);
@@ -252,7 +368,13 @@ describe.each([
       await afterRetries(W, hold, `kill at ${at} ms`, pristine, problems);
       f.rmrf(W);
     }
-    figures(`workdir crash (${mode})`, { run_ms: Math.round(clean.ms), named_points: plan.length, timed_points: points, ...seen, problems: problems.length });
+    figures(`workdir crash (${mode})`, {
+      run_ms: Math.round(clean.ms),
+      named_points: plan.length,
+      timed_points: points,
+      ...seen,
+      problems: problems.length,
+    });
     expect(problems.slice(0, 12)).toEqual([]);
     expect(seen['killed']).toBeGreaterThanOrEqual(plan.filter(([pt, n]) => n <= PASSES[mode][pt]!).length);
   }, 1_800_000);

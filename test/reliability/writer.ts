@@ -32,11 +32,17 @@ export interface Writer {
 }
 
 export function startWriter(file: string, total: number, perSec: number, id = 0): Writer {
-  const child = spawn(process.execPath, ['-e', SCRIPT, file, String(total), String(perSec), String(id)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', SCRIPT, file, String(total), String(perSec), String(id)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const done = new Promise<{ lines: number; secs: number }>((resolve, reject) => {
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { lines: number; secs: number }) : reject(new Error(`writer exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as { lines: number; secs: number })
+        : reject(new Error(`writer exited ${code}`)),
+    );
   });
   return { child, done };
 }
@@ -45,7 +51,12 @@ export function startWriter(file: string, total: number, perSec: number, id = 0)
  * Check the complete lines of a record written by writers: per writer, seq strictly consecutive
  * (nothing lost or duplicated in between, nothing out of order). Returns per-writer first/last.
  */
-export function checkSequence(text: string): { problems: string[]; last: Map<number, number>; first: Map<number, number>; lines: number } {
+export function checkSequence(text: string): {
+  problems: string[];
+  last: Map<number, number>;
+  first: Map<number, number>;
+  lines: number;
+} {
   const problems: string[] = [];
   const last = new Map<number, number>();
   const first = new Map<number, number>();
@@ -116,7 +127,11 @@ export interface HeldWriter {
  */
 export function startHeldWriter(file: string, perSec: number, id = 0, maxMs = 20_000): HeldWriter {
   const stopFile = `${file}.stop-${process.pid}-${id}`;
-  const child = spawn(process.execPath, ['-e', HELD_SCRIPT, file, String(perSec), String(id), stopFile, String(maxMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', HELD_SCRIPT, file, String(perSec), String(id), stopFile, String(maxMs)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   let markOpen: () => void = () => undefined;
   const opened = new Promise<void>((resolve) => (markOpen = resolve));

@@ -115,7 +115,9 @@ describe('columns', () => {
   });
 
   it('header and row widths: 24, 28, right 8, right 10, two spaces, 20, then TRUNCATED', () => {
-    expect(lsHeaderLine()).toBe('RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED (UTC)   TRUNCATED');
+    expect(lsHeaderLine()).toBe(
+      'RECORD                   CONTEXT                      MESSAGES       SIZE  LAST TOUCHED (UTC)   TRUNCATED',
+    );
     const row: RecordListing = {
       record: 'shey',
       context_id: 'ctx_1',
@@ -126,7 +128,9 @@ describe('columns', () => {
       capsule: 'shey',
       truncated: { dropped: 7n, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', at_ms: 5n },
     };
-    expect(lsRowLine(row)).toBe('shey                     ctx_1                              12    1.2 KiB  2025-08-28 16:53:20  7 dropped');
+    expect(lsRowLine(row)).toBe(
+      'shey                     ctx_1                              12    1.2 KiB  2025-08-28 16:53:20  7 dropped',
+    );
     expect(lsRowLine({ ...row, last_touched_ms: null, truncated: null, bytes: 0 })).toBe(
       'shey                     ctx_1                              12        0 B  -                    -',
     );
@@ -149,18 +153,55 @@ describe('ls text and JSON', () => {
     // keys deliberately out of order: the listing rewrites them in the header's declaration order
     truncated: { at_ms: 9n, last_dropped_id: 'msg_l', oldest_surviving_id: 'msg_o', dropped: 3n },
   };
-  const a = listingOf({ record: 'shey', context: 'ctx_b', path: '/p/b', messages: 2, bytes: 10, mtimeMs: 1756400000000, header });
-  const b = listingOf({ record: 'shey', context: 'ctx_a', path: '/p/a', messages: 1, bytes: 5, mtimeMs: undefined, header: undefined });
-  const c = listingOf({ record: 'Zed', context: 'ctx_z', path: '/p/z', messages: 0, bytes: 0, mtimeMs: 0, header: undefined });
+  const a = listingOf({
+    record: 'shey',
+    context: 'ctx_b',
+    path: '/p/b',
+    messages: 2,
+    bytes: 10,
+    mtimeMs: 1756400000000,
+    header,
+  });
+  const b = listingOf({
+    record: 'shey',
+    context: 'ctx_a',
+    path: '/p/a',
+    messages: 1,
+    bytes: 5,
+    mtimeMs: undefined,
+    header: undefined,
+  });
+  const c = listingOf({
+    record: 'Zed',
+    context: 'ctx_z',
+    path: '/p/z',
+    messages: 0,
+    bytes: 0,
+    mtimeMs: 0,
+    header: undefined,
+  });
 
   it('builds rows with the documented keys in order; capsule and truncated null when headerless', () => {
-    expect(Object.keys(a)).toEqual(['record', 'context_id', 'path', 'messages', 'bytes', 'last_touched_ms', 'capsule', 'truncated']);
+    expect(Object.keys(a)).toEqual([
+      'record',
+      'context_id',
+      'path',
+      'messages',
+      'bytes',
+      'last_touched_ms',
+      'capsule',
+      'truncated',
+    ]);
     expect(Object.keys(a.truncated ?? {})).toEqual(['dropped', 'oldest_surviving_id', 'last_dropped_id', 'at_ms']);
     expect(b).toMatchObject({ capsule: null, truncated: null, last_touched_ms: null });
   });
 
   it('sorts by (record, context) in byte order', () => {
-    expect(sortListings([a, b, c]).map((r) => `${r.record}/${r.context_id}`)).toEqual(['Zed/ctx_z', 'shey/ctx_a', 'shey/ctx_b']);
+    expect(sortListings([a, b, c]).map((r) => `${r.record}/${r.context_id}`)).toEqual([
+      'Zed/ctx_z',
+      'shey/ctx_a',
+      'shey/ctx_b',
+    ]);
     // U+FF5E sorts before U+1F600 in UTF-8 byte order, after it in UTF-16 unit order.
     const x = { ...b, record: '\u{ff5e}' };
     const y = { ...b, record: '\u{1f600}' };
@@ -182,37 +223,71 @@ describe('ls text and JSON', () => {
     expect(j.trimEnd()).not.toContain('\n');
     // exact header integers are written as JSON numbers, digit for digit
     expect(j).toContain('"truncated":{"dropped":3,');
-    expect(JSON.parse(j)).toEqual(JSON.parse(JSON.stringify([b, a], (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))));
+    expect(JSON.parse(j)).toEqual(
+      JSON.parse(JSON.stringify([b, a], (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))),
+    );
   });
 });
 
 describe('ls --message (locate_message)', () => {
   const last = msg(1_000_000);
-  const header: RecordHeader = { type: 'murmur.record', capsule: 's', created_ms: 1n, truncated: { dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: last, at_ms: 2n } };
+  const header: RecordHeader = {
+    type: 'murmur.record',
+    capsule: 's',
+    created_ms: 1n,
+    truncated: { dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: last, at_ms: 2n },
+  };
 
   it('present: position of the last line carrying the id, total = max(position, messages)', () => {
-    expect(locateAnswer('msg_x', { position: 2, messages: 4, header })).toEqual({ status: 'present', position: 2, total: 4 });
-    expect(locateAnswer('msg_x', { position: 5, messages: 4, header: undefined })).toEqual({ status: 'present', position: 5, total: 5 });
+    expect(locateAnswer('msg_x', { position: 2, messages: 4, header })).toEqual({
+      status: 'present',
+      position: 2,
+      total: 4,
+    });
+    expect(locateAnswer('msg_x', { position: 5, messages: 4, header: undefined })).toEqual({
+      status: 'present',
+      position: 5,
+      total: 5,
+    });
   });
 
   it('truncated when minted at or before the last dropped id; cumulative dropped and oldest surviving', () => {
-    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({ status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: last });
-    expect(locateAnswer(msg(999_999), { position: undefined, messages: 4, header })).toMatchObject({ status: 'truncated' });
+    expect(locateAnswer(msg(1_000_000, '7fff'), { position: undefined, messages: 4, header })).toEqual({
+      status: 'truncated',
+      dropped: 6n,
+      oldest_surviving_id: 'msg_keep',
+      last_dropped_id: last,
+    });
+    expect(locateAnswer(msg(999_999), { position: undefined, messages: 4, header })).toMatchObject({
+      status: 'truncated',
+    });
     expect(locateAnswer(msg(1_000_001), { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
   });
 
   it('unknown without a marker, or when either id has no readable time', () => {
-    expect(locateAnswer(msg(1), { position: undefined, messages: 4, header: undefined })).toEqual({ status: 'unknown' });
+    expect(locateAnswer(msg(1), { position: undefined, messages: 4, header: undefined })).toEqual({
+      status: 'unknown',
+    });
     expect(locateAnswer('msg_nothex', { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
-    expect(locateAnswer('ctx_000000000001', { position: undefined, messages: 4, header })).toEqual({ status: 'unknown' });
-    const noLast: RecordHeader = { ...header, truncated: { dropped: 1n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 1n } };
+    expect(locateAnswer('ctx_000000000001', { position: undefined, messages: 4, header })).toEqual({
+      status: 'unknown',
+    });
+    const noLast: RecordHeader = {
+      ...header,
+      truncated: { dropped: 1n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 1n },
+    };
     expect(locateAnswer(msg(1), { position: undefined, messages: 4, header: noLast })).toEqual({ status: 'unknown' });
   });
 
   it('texts and JSON', () => {
     const where = { record: 'shey', context_id: 'ctx_1', path: '/p' };
     const p = locationOf(where, { status: 'present', position: 2, total: 4 });
-    const t = locationOf(where, { status: 'truncated', dropped: 6n, oldest_surviving_id: 'msg_keep', last_dropped_id: 'msg_last' });
+    const t = locationOf(where, {
+      status: 'truncated',
+      dropped: 6n,
+      oldest_surviving_id: 'msg_keep',
+      last_dropped_id: 'msg_last',
+    });
     expect(locationOf(where, { status: 'unknown' })).toBeUndefined();
     expect(renderLocateText('msg_q', [])).toBe('unknown: msg_q is in no record on this host\n');
     // a fact (present) says where it is: the inference from mint order is left out
@@ -231,16 +306,28 @@ describe('ls --message (locate_message)', () => {
 
 describe('ls --message says only what is true', () => {
   const at = (record: string, last: string, dropped = 3n): MessageLocation =>
-    locationOf({ record, context_id: 'ctx_1', path: `/h/${record}` }, { status: 'truncated', dropped, oldest_surviving_id: `msg_keep_${record}`, last_dropped_id: last })!;
+    locationOf(
+      { record, context_id: 'ctx_1', path: `/h/${record}` },
+      { status: 'truncated', dropped, oldest_surviving_id: `msg_keep_${record}`, last_dropped_id: last },
+    )!;
   const id = msg(5_000);
 
   it("an id that is exactly a header's last_dropped_id: one line, mur's words, though four other markers are newer", () => {
     const locs = [at('a', msg(9_000)), at('b', msg(8_000)), at('c', id, 6n), at('d', msg(7_000)), at('e', msg(6_000))];
-    expect(renderLocateText(id, locs)).toBe(`truncated: ${id} was dropped from c/ctx_1 (6 messages dropped; oldest surviving is msg_keep_c)\n`);
+    expect(renderLocateText(id, locs)).toBe(
+      `truncated: ${id} was dropped from c/ctx_1 (6 messages dropped; oldest surviving is msg_keep_c)\n`,
+    );
     // the JSON keeps mur's answer and shape: every record whose marker is not older, no extra key
     const j = JSON.parse(renderLocateJson(id, locs)) as { locations: Record<string, unknown>[] };
     expect(j.locations.map((l) => l['record'])).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(Object.keys(j.locations[2]!)).toEqual(['record', 'context_id', 'path', 'status', 'dropped', 'oldest_surviving_id']);
+    expect(Object.keys(j.locations[2]!)).toEqual([
+      'record',
+      'context_id',
+      'path',
+      'status',
+      'dropped',
+      'oldest_surviving_id',
+    ]);
   });
 
   it('an inference from mint order alone is said as one, once per record', () => {
@@ -255,10 +342,19 @@ describe('ls --message says only what is true', () => {
 
 describe('rm / truncate outputs', () => {
   it('removed / would remove', () => {
-    const r = { action: 'remove' as const, record: 's', context_id: 'c', path: '/h/conversations/s/c', messages: 3, dry_run: false };
+    const r = {
+      action: 'remove' as const,
+      record: 's',
+      context_id: 'c',
+      path: '/h/conversations/s/c',
+      messages: 3,
+      dry_run: false,
+    };
     expect(renderRemoveText(r)).toBe('removed /h/conversations/s/c (3 messages)\n');
     expect(renderRemoveText({ ...r, dry_run: true })).toBe('would remove /h/conversations/s/c (3 messages)\n');
-    expect(renderResultJson(r)).toBe('{"action":"remove","record":"s","context_id":"c","path":"/h/conversations/s/c","messages":3,"dry_run":false}\n');
+    expect(renderResultJson(r)).toBe(
+      '{"action":"remove","record":"s","context_id":"c","path":"/h/conversations/s/c","messages":3,"dry_run":false}\n',
+    );
   });
 
   it('dropped / would drop / already holds', () => {
@@ -274,8 +370,12 @@ describe('rm / truncate outputs', () => {
       dry_run: false,
     };
     expect(renderTruncateText(t)).toBe('dropped 2 messages from /f (3 kept; oldest surviving is msg_o)\n');
-    expect(renderTruncateText({ ...t, dry_run: true })).toBe('would drop 2 messages from /f (3 kept; oldest surviving is msg_o)\n');
-    expect(renderTruncateText({ ...t, dropped: 0, oldest_surviving_id: '', last_dropped_id: '' })).toBe('/f already holds 3 messages; nothing dropped\n');
+    expect(renderTruncateText({ ...t, dry_run: true })).toBe(
+      'would drop 2 messages from /f (3 kept; oldest surviving is msg_o)\n',
+    );
+    expect(renderTruncateText({ ...t, dropped: 0, oldest_surviving_id: '', last_dropped_id: '' })).toBe(
+      '/f already holds 3 messages; nothing dropped\n',
+    );
     expect(renderResultJson(t)).toBe(
       '{"action":"truncate","record":"s","context_id":"c","path":"/f","dropped":2,"kept":3,"oldest_surviving_id":"msg_o","last_dropped_id":"msg_l","dry_run":false}\n',
     );
@@ -289,7 +389,9 @@ describe('refusals (docs/design.md §R6, with murmur-gc in the hints)', () => {
       message: "no context 'ctx_x' in any record under /home/u/.murmur/conversations/",
       hint: '`murmur-gc conversation ls` lists every record and context on this host',
     });
-    expect(noContextRefusal('ctx_x', 'shey', '/r/').message).toBe("no context 'ctx_x' under record store 'shey' in /r/");
+    expect(noContextRefusal('ctx_x', 'shey', '/r/').message).toBe(
+      "no context 'ctx_x' under record store 'shey' in /r/",
+    );
   });
 
   it('E-CNV-002 names the stores in order and suggests the first', () => {
@@ -309,11 +411,19 @@ describe('refusals (docs/design.md §R6, with murmur-gc in the hints)', () => {
   });
 
   it('live_context names the context and the session', () => {
-    const r = liveContextRefusal('ctx_1', { id: 'ses_1', root: '/w/.murmur', why: 'its trace was written in the last 60 s' }, 'remove');
+    const r = liveContextRefusal(
+      'ctx_1',
+      { id: 'ses_1', root: '/w/.murmur', why: 'its trace was written in the last 60 s' },
+      'remove',
+    );
     expect(r.code).toBe('live_context');
-    expect(r.message).toBe("context 'ctx_1' is in use by live session ses_1 in /w/.murmur (its trace was written in the last 60 s); not removed");
+    expect(r.message).toBe(
+      "context 'ctx_1' is in use by live session ses_1 in /w/.murmur (its trace was written in the last 60 s); not removed",
+    );
     expect(r.hint).toContain('--force');
-    expect(liveContextRefusal('ctx_1', undefined, 'truncate').message).toBe("context 'ctx_1' is in use by a live session; not truncated");
+    expect(liveContextRefusal('ctx_1', undefined, 'truncate').message).toBe(
+      "context 'ctx_1' is in use by a live session; not truncated",
+    );
   });
 });
 
@@ -322,8 +432,24 @@ describe('ls columns are sized to their data', () => {
     const id = 'ctx_0190a1b2c3d47e5f8a9b0c1d2e3f4a5b';
     expect(id).toHaveLength(36);
     const rows = [
-      listingOf({ record: 'shey', context: id, path: '/p', messages: 1234567, bytes: 2 * 1024 ** 3, mtimeMs: 1756400000000, header: undefined }),
-      listingOf({ record: 'shey', context: 'ctx_1', path: '/q', messages: 3, bytes: 10, mtimeMs: 1756400000000, header: undefined }),
+      listingOf({
+        record: 'shey',
+        context: id,
+        path: '/p',
+        messages: 1234567,
+        bytes: 2 * 1024 ** 3,
+        mtimeMs: 1756400000000,
+        header: undefined,
+      }),
+      listingOf({
+        record: 'shey',
+        context: 'ctx_1',
+        path: '/q',
+        messages: 3,
+        bytes: 10,
+        mtimeMs: 1756400000000,
+        header: undefined,
+      }),
     ];
     const [head, ...lines] = renderLsText(rows, undefined).trimEnd().split('\n');
     const end = (h: string) => head!.indexOf(h) + h.length;
@@ -338,10 +464,22 @@ describe('ls columns are sized to their data', () => {
 });
 
 describe('truncate output with concurrent_append', () => {
-  const base = { action: 'truncate' as const, record: 'shey', context_id: 'ctx_1', path: '/h/c.jsonl', dropped: 5, kept: 3, oldest_surviving_id: 'msg_b', last_dropped_id: 'msg_a', dry_run: false };
+  const base = {
+    action: 'truncate' as const,
+    record: 'shey',
+    context_id: 'ctx_1',
+    path: '/h/c.jsonl',
+    dropped: 5,
+    kept: 3,
+    oldest_surviving_id: 'msg_b',
+    last_dropped_id: 'msg_a',
+    dry_run: false,
+  };
   it('text and JSON carry the number of lines placed out of order; absent when in order', () => {
     const r = { ...base, concurrent_append: { lines_out_of_order: 7 } };
-    expect(renderTruncateText(r)).toContain('warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones (none lost)\n');
+    expect(renderTruncateText(r)).toContain(
+      'warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones (none lost)\n',
+    );
     expect(JSON.parse(renderResultJson(r))).toMatchObject({ concurrent_append: { lines_out_of_order: 7 } });
     expect(renderTruncateText(base)).not.toContain('concurrent_append');
     expect(JSON.parse(renderResultJson(base))).not.toHaveProperty('concurrent_append');
@@ -351,11 +489,17 @@ describe('truncate output with concurrent_append', () => {
     const r = { ...base, concurrent_append: { lines_out_of_order: 7 }, held_open_by: [4242] };
     const text = renderTruncateText(r);
     expect(text).not.toContain('none lost');
-    expect(text).toContain('warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones\n');
-    expect(text).toContain('error[record_held_open]: pid 4242 opened the record during the rewrite and still held the replaced file open for writing');
+    expect(text).toContain(
+      'warning[concurrent_append]: a writer kept appending during the rewrite; 7 line(s) were placed after newer ones\n',
+    );
+    expect(text).toContain(
+      'error[record_held_open]: pid 4242 opened the record during the rewrite and still held the replaced file open for writing',
+    );
     expect(text).toContain('not in the record');
     expect(JSON.parse(renderResultJson(r))).toMatchObject({ held_open_by: [4242] });
-    expect(renderTruncateText({ ...base, held_open_by: [1, 2] })).toContain('error[record_held_open]: pids 1, 2 opened');
+    expect(renderTruncateText({ ...base, held_open_by: [1, 2] })).toContain(
+      'error[record_held_open]: pids 1, 2 opened',
+    );
     expect(JSON.parse(renderResultJson(base))).not.toHaveProperty('held_open_by');
   });
 });

@@ -18,7 +18,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function oracle(buf: Buffer, findId: string): { utf8: boolean; messages: number; lastMessageId: string | undefined; position: number | undefined } {
+function oracle(
+  buf: Buffer,
+  findId: string,
+): { utf8: boolean; messages: number; lastMessageId: string | undefined; position: number | undefined } {
   if (!isUtf8(buf)) return { utf8: false, messages: 0, lastMessageId: undefined, position: undefined };
   const text = buf.toString('utf8');
   const lines = text.split('\n');
@@ -33,7 +36,8 @@ function oracle(buf: Buffer, findId: string): { utf8: boolean; messages: number;
     } catch {
       continue;
     }
-    if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { role?: unknown }).role !== 'string') continue;
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { role?: unknown }).role !== 'string')
+      continue;
     messages++;
     const id = (v as { id?: unknown }).id;
     lastMessageId = typeof id === 'string' ? id : undefined;
@@ -57,7 +61,8 @@ function record(seed: number): { buf: Buffer; findId: string } {
     const r = rnd(10);
     let line: string;
     if (r < 5) line = JSON.stringify({ role: 'user', content: 'c'.repeat(rnd(300)) + '\n"\\é', id });
-    else if (r < 6) line = `{"role":"assistant","id":"${id === 'msg_1' ? 'msg\\u005f1' : 'msg_2'}"}`; // escaped spelling
+    else if (r < 6)
+      line = `{"role":"assistant","id":"${id === 'msg_1' ? 'msg\\u005f1' : 'msg_2'}"}`; // escaped spelling
     else if (r < 7) line = JSON.stringify({ role: 'tool', id: 7 });
     else if (r < 8) line = '{"role":"user","content":"torn';
     else line = JSON.stringify({ role: 'user', content: 'x'.repeat(rnd(2000)), id });
@@ -90,7 +95,10 @@ describe('scanRecord fast paths agree with a per-line oracle', () => {
         if (want.position !== undefined) found++;
         for (const bufferSize of [17, 256, 4096, 1 << 20]) {
           const got = await scanRecord(fh, buf.length, { bufferSize, findId });
-          expect({ utf8: got.utf8, messages: got.messages, lastMessageId: got.lastMessageId, position: got.position }, `seed ${seed} buffer ${bufferSize}`).toEqual(want);
+          expect(
+            { utf8: got.utf8, messages: got.messages, lastMessageId: got.lastMessageId, position: got.position },
+            `seed ${seed} buffer ${bufferSize}`,
+          ).toEqual(want);
           const plan = planKeepNewest(fh, buf.length, 2, { bufferSize });
           if (want.utf8) expect((await plan).total, `seed ${seed} buffer ${bufferSize}`).toBe(want.messages);
           else await expect(plan).rejects.toMatchObject({ code: 'record_unreadable' });

@@ -77,7 +77,9 @@ console.log(JSON.stringify({ size, messages: scan.messages, lastMessageId: scan.
 
 function runChild(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, '--', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, '--', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -90,9 +92,14 @@ function runChild(args: string[]): Promise<{ code: number | null; stdout: string
 describe('jsonl scanner memory', () => {
   it('scans and plans a ~300 MB record in a child under 150 MB peak RSS', async () => {
     // The child imports dist/: make sure it exists and is not older than the sources under test.
-    expect(existsSync(distJsonl), 'dist/runtime/jsonl.js is missing: run `npm run build` (npm test does it)').toBe(true);
+    expect(existsSync(distJsonl), 'dist/runtime/jsonl.js is missing: run `npm run build` (npm test does it)').toBe(
+      true,
+    );
     const distTime = statSync(distJsonl).mtimeMs;
-    expect(distTime >= statSync(srcJsonl).mtimeMs && distTime >= statSync(srcRecord).mtimeMs, 'dist/ is older than src/: rebuild').toBe(true);
+    expect(
+      distTime >= statSync(srcJsonl).mtimeMs && distTime >= statSync(srcRecord).mtimeMs,
+      'dist/ is older than src/: rebuild',
+    ).toBe(true);
 
     const r = await runChild([pathToFileURL(distJsonl).href, file, String(KEEP)]);
     expect(r.stderr).toBe('');
@@ -108,7 +115,14 @@ describe('jsonl scanner memory', () => {
       maxRSS: number;
     };
     expect(out.size).toBeGreaterThanOrEqual(TARGET_BYTES);
-    expect(out).toMatchObject({ messages, lastMessageId: lastId, header: 'mem', total: messages, dropped: messages - KEEP, kept: KEEP });
+    expect(out).toMatchObject({
+      messages,
+      lastMessageId: lastId,
+      header: 'mem',
+      total: messages,
+      dropped: messages - KEEP,
+      kept: KEEP,
+    });
     expect(out.maxRSS, `child peak RSS ${Math.round(out.maxRSS / 1024)} MB`).toBeLessThan(RSS_LIMIT_KB);
   }, 120_000);
 });

@@ -3,7 +3,14 @@ import { isUtf8 } from 'node:buffer';
 import { mkdtemp, open, rm, writeFile, appendFile, truncate as truncateFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backwardLines, forwardLines, planKeepNewest, scanRecord, type KeepPlan, type Line } from '../../src/runtime/jsonl.js';
+import {
+  backwardLines,
+  forwardLines,
+  planKeepNewest,
+  scanRecord,
+  type KeepPlan,
+  type Line,
+} from '../../src/runtime/jsonl.js';
 import { nextHeader, parseHeaderLine, serializeHeader, type RecordHeader } from '../../src/runtime/record.js';
 import { GcError } from '../../src/errors.js';
 import { prng } from '../helpers/fixtures.js';
@@ -18,7 +25,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function withFile<T>(content: Buffer | string, fn: (fh: import('node:fs/promises').FileHandle, path: string) => Promise<T>): Promise<T> {
+async function withFile<T>(
+  content: Buffer | string,
+  fn: (fh: import('node:fs/promises').FileHandle, path: string) => Promise<T>,
+): Promise<T> {
   const path = join(dir, `f${n++}.jsonl`);
   await writeFile(path, content);
   const fh = await open(path, 'r');
@@ -36,7 +46,12 @@ interface PlainLine {
   terminated: boolean;
 }
 
-const plain = (l: Line): PlainLine => ({ text: l.bytes.toString('latin1'), start: l.start, end: l.end, terminated: l.terminated });
+const plain = (l: Line): PlainLine => ({
+  text: l.bytes.toString('latin1'),
+  start: l.start,
+  end: l.end,
+  terminated: l.terminated,
+});
 
 /** Rust `str::lines` over bytes, split on 0x0A only (a trailing \r stays in the line here). */
 function naiveLines(buf: Buffer, from = 0, to = buf.length): PlainLine[] {
@@ -52,14 +67,24 @@ function naiveLines(buf: Buffer, from = 0, to = buf.length): PlainLine[] {
   return out;
 }
 
-async function collectForward(fh: import('node:fs/promises').FileHandle, to: number, bufferSize?: number, from?: number): Promise<PlainLine[]> {
+async function collectForward(
+  fh: import('node:fs/promises').FileHandle,
+  to: number,
+  bufferSize?: number,
+  from?: number,
+): Promise<PlainLine[]> {
   const out: PlainLine[] = [];
   const opts = { to, ...(bufferSize === undefined ? {} : { bufferSize }), ...(from === undefined ? {} : { from }) };
   for await (const l of forwardLines(fh, opts)) out.push(plain(l));
   return out;
 }
 
-async function collectBackward(fh: import('node:fs/promises').FileHandle, to: number, bufferSize?: number, from?: number): Promise<PlainLine[]> {
+async function collectBackward(
+  fh: import('node:fs/promises').FileHandle,
+  to: number,
+  bufferSize?: number,
+  from?: number,
+): Promise<PlainLine[]> {
   const out: PlainLine[] = [];
   const opts = { to, ...(bufferSize === undefined ? {} : { bufferSize }), ...(from === undefined ? {} : { from }) };
   for await (const l of backwardLines(fh, opts)) out.push(plain(l));
@@ -73,7 +98,8 @@ function randomBytesFile(rnd: () => number): Buffer {
     const kind = rnd();
     let len: number;
     if (kind < 0.2) len = 0;
-    else if (kind < 0.3) len = 64 + Math.floor(rnd() * 400); // longer than small buffers
+    else if (kind < 0.3)
+      len = 64 + Math.floor(rnd() * 400); // longer than small buffers
     else len = Math.floor(rnd() * 20);
     const line = Buffer.alloc(len);
     for (let j = 0; j < len; j++) {
@@ -146,7 +172,8 @@ describe('forwardLines / backwardLines', () => {
     const content = 'line-one\nline-two-is-longer\n3\n';
     await withFile(content, async (fh) => {
       const copies: string[] = [];
-      for await (const l of forwardLines(fh, { to: content.length, bufferSize: 4 })) copies.push(Buffer.from(l.bytes).toString());
+      for await (const l of forwardLines(fh, { to: content.length, bufferSize: 4 }))
+        copies.push(Buffer.from(l.bytes).toString());
       expect(copies).toEqual(['line-one', 'line-two-is-longer', '3']);
     });
   });
@@ -212,7 +239,12 @@ async function collectLines(gen: AsyncGenerator<Line>): Promise<number> {
 function naiveIsMessage(text: string): { isMessage: boolean; id: string | undefined } {
   try {
     const v: unknown = JSON.parse(text);
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { role?: unknown }).role === 'string') {
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      !Array.isArray(v) &&
+      typeof (v as { role?: unknown }).role === 'string'
+    ) {
       const id = (v as { id?: unknown }).id;
       return { isMessage: true, id: typeof id === 'string' ? id : undefined };
     }
@@ -229,7 +261,16 @@ function naivePlan(buf: Buffer, keep: number): Omit<KeepPlan, 'terminated'> & { 
   const total = msgs.length;
   const messageStarts = msgs.map((m) => m.l.start);
   if (total <= keep) {
-    return { header, total, dropped: 0, kept: total, cutOffset: 0, oldestSurvivingId: '', lastDroppedId: '', messageStarts };
+    return {
+      header,
+      total,
+      dropped: 0,
+      kept: total,
+      cutOffset: 0,
+      oldestSurvivingId: '',
+      lastDroppedId: '',
+      messageStarts,
+    };
   }
   const dropped = total - keep;
   const first = msgs[dropped]!;
@@ -254,7 +295,8 @@ function randomRecord(rnd: () => number): Buffer {
   const out: string[] = [];
   if (rnd() < 0.6) {
     const h: RecordHeader = { type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000n };
-    if (rnd() < 0.5) h.truncated = { dropped: 3n, oldest_surviving_id: msgId(3), last_dropped_id: msgId(2), at_ms: 1756400000001n };
+    if (rnd() < 0.5)
+      h.truncated = { dropped: 3n, oldest_surviving_id: msgId(3), last_dropped_id: msgId(2), at_ms: 1756400000001n };
     out.push(serializeHeader(h).slice(0, -1));
   } else if (rnd() < 0.2) {
     out.push('{"type":"other","capsule":"x","created_ms":1}');
@@ -262,8 +304,24 @@ function randomRecord(rnd: () => number): Buffer {
   const count = Math.floor(rnd() * 30);
   for (let i = 0; i < count; i++) {
     const r = rnd();
-    if (r < 0.55) out.push(JSON.stringify({ role: rnd() < 0.5 ? 'user' : 'assistant', content: 'x'.repeat(Math.floor(rnd() * 50)), id: msgId(i) }));
-    else if (r < 0.62) out.push(JSON.stringify({ role: 'tool', content: 'é😀"\\\n' + 'y'.repeat(Math.floor(rnd() * 300)), tool_call_id: 'c', is_error: false, id: msgId(i) }));
+    if (r < 0.55)
+      out.push(
+        JSON.stringify({
+          role: rnd() < 0.5 ? 'user' : 'assistant',
+          content: 'x'.repeat(Math.floor(rnd() * 50)),
+          id: msgId(i),
+        }),
+      );
+    else if (r < 0.62)
+      out.push(
+        JSON.stringify({
+          role: 'tool',
+          content: 'é😀"\\\n' + 'y'.repeat(Math.floor(rnd() * 300)),
+          tool_call_id: 'c',
+          is_error: false,
+          id: msgId(i),
+        }),
+      );
     else if (r < 0.68) out.push(JSON.stringify({ role: 'user', content: 'no id' }));
     else if (r < 0.71) out.push(JSON.stringify({ role: 'user', id: 42 }));
     else if (r < 0.74) out.push(`{"\\u0072ole":"user","id":"${msgId(i)}"}`);
@@ -280,7 +338,10 @@ function randomRecord(rnd: () => number): Buffer {
   const tail = rnd();
   if (tail < 0.5 && text.length > 0) text += '\n';
   else if (tail < 0.7) text += (text.length > 0 ? '\n' : '') + '{"role":"assistant","content":"torn ta';
-  else if (tail < 0.85) text += (text.length > 0 ? '\n' : '') + JSON.stringify({ role: 'assistant', content: 'complete but unterminated', id: 'tail' });
+  else if (tail < 0.85)
+    text +=
+      (text.length > 0 ? '\n' : '') +
+      JSON.stringify({ role: 'assistant', content: 'complete but unterminated', id: 'tail' });
   return Buffer.from(text, 'utf8');
 }
 
@@ -319,10 +380,24 @@ describe('scanRecord', () => {
 
   it('reports no header for a headerless record, an empty file and a header-only file', async () => {
     await withFile('{"role":"user","id":"m1"}\n', async (fh) => {
-      expect(await scanRecord(fh, 26)).toEqual({ utf8: true, terminated: true, header: undefined, headerEnd: 0, messages: 1, lastMessageId: 'm1' });
+      expect(await scanRecord(fh, 26)).toEqual({
+        utf8: true,
+        terminated: true,
+        header: undefined,
+        headerEnd: 0,
+        messages: 1,
+        lastMessageId: 'm1',
+      });
     });
     await withFile('', async (fh) => {
-      expect(await scanRecord(fh, 0)).toEqual({ utf8: true, terminated: true, header: undefined, headerEnd: 0, messages: 0, lastMessageId: undefined });
+      expect(await scanRecord(fh, 0)).toEqual({
+        utf8: true,
+        terminated: true,
+        header: undefined,
+        headerEnd: 0,
+        messages: 0,
+        lastMessageId: undefined,
+      });
     });
     const h = '{"type":"murmur.record","capsule":"c","created_ms":1}';
     await withFile(h, async (fh) => {
@@ -334,7 +409,10 @@ describe('scanRecord', () => {
   });
 
   it('counts the same with and without a header', async () => {
-    const body = Array.from({ length: 5 }, (_, i) => JSON.stringify({ role: 'user', content: String(i), id: msgId(i) }) + '\n').join('');
+    const body = Array.from(
+      { length: 5 },
+      (_, i) => JSON.stringify({ role: 'user', content: String(i), id: msgId(i) }) + '\n',
+    ).join('');
     const header = serializeHeader({ type: 'murmur.record', capsule: 'c', created_ms: 1n });
     const a = await withFile(body, (fh) => scanRecord(fh, body.length));
     const b = await withFile(header + body, (fh) => scanRecord(fh, header.length + body.length));
@@ -359,10 +437,16 @@ describe('scanRecord', () => {
   });
 
   it('classifies the first line like any other (a header carrying a string role counts, as in the runtime)', async () => {
-    const odd = '{"type":"murmur.record","capsule":"c","created_ms":1,"role":"user","id":"h"}\n{"role":"user","id":"a"}\n';
+    const odd =
+      '{"type":"murmur.record","capsule":"c","created_ms":1,"role":"user","id":"h"}\n{"role":"user","id":"a"}\n';
     await withFile(odd, async (fh) => {
       expect(await scanRecord(fh, odd.length)).toMatchObject({ header: { capsule: 'c' }, messages: 2 });
-      expect(await planKeepNewest(fh, odd.length, 1)).toMatchObject({ header: { capsule: 'c' }, total: 2, dropped: 1, lastDroppedId: 'h' });
+      expect(await planKeepNewest(fh, odd.length, 1)).toMatchObject({
+        header: { capsule: 'c' },
+        total: 2,
+        dropped: 1,
+        lastDroppedId: 'h',
+      });
     });
   });
 
@@ -378,7 +462,9 @@ describe('scanRecord', () => {
 describe('planKeepNewest', () => {
   function tenMessages(): { header: string; lines: string[]; content: string } {
     const header = serializeHeader({ type: 'murmur.record', capsule: 'shey', created_ms: 1756400000000n });
-    const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `m${i + 1}`, id: msgId(i + 1) }));
+    const lines = Array.from({ length: 10 }, (_, i) =>
+      JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `m${i + 1}`, id: msgId(i + 1) }),
+    );
     return { header, lines, content: header + lines.join('\n') + '\n' };
   }
 
@@ -417,7 +503,13 @@ describe('planKeepNewest', () => {
       }
     });
     await withFile('', async (fh) => {
-      expect(await planKeepNewest(fh, 0, 1)).toMatchObject({ header: undefined, total: 0, dropped: 0, kept: 0, terminated: true });
+      expect(await planKeepNewest(fh, 0, 1)).toMatchObject({
+        header: undefined,
+        total: 0,
+        dropped: 0,
+        kept: 0,
+        terminated: true,
+      });
     });
   });
 
@@ -444,10 +536,19 @@ describe('planKeepNewest', () => {
   });
 
   it('uses "" for messages without an id and keeps non-message lines after the cut', async () => {
-    const content = ['{"role":"user"}', 'junk', '{"role":"user","id":5}', '', '{"role":"user","id":"k"}', 'torn{'].join('\n');
+    const content = ['{"role":"user"}', 'junk', '{"role":"user","id":5}', '', '{"role":"user","id":"k"}', 'torn{'].join(
+      '\n',
+    );
     await withFile(content, async (fh) => {
       const plan = await planKeepNewest(fh, content.length, 1);
-      expect(plan).toMatchObject({ total: 3, dropped: 2, kept: 1, oldestSurvivingId: 'k', lastDroppedId: '', terminated: false });
+      expect(plan).toMatchObject({
+        total: 3,
+        dropped: 2,
+        kept: 1,
+        oldestSurvivingId: 'k',
+        lastDroppedId: '',
+        terminated: false,
+      });
       expect(content.slice(plan.cutOffset)).toBe('{"role":"user","id":"k"}\ntorn{');
       const plan2 = await planKeepNewest(fh, content.length, 2);
       expect(plan2).toMatchObject({ dropped: 1, oldestSurvivingId: '', lastDroppedId: '' });
@@ -458,24 +559,45 @@ describe('planKeepNewest', () => {
   it('reads the header from an unterminated header-only file and from a first line that is also dropped', async () => {
     const h = '{"type":"murmur.record","capsule":"c","created_ms":1}';
     await withFile(h, async (fh) => {
-      expect(await planKeepNewest(fh, h.length, 1)).toMatchObject({ header: { capsule: 'c' }, total: 0, dropped: 0, terminated: false });
+      expect(await planKeepNewest(fh, h.length, 1)).toMatchObject({
+        header: { capsule: 'c' },
+        total: 0,
+        dropped: 0,
+        terminated: false,
+      });
     });
     const content = `${h}\n{"role":"user","id":"a"}\n{"role":"user","id":"b"}\n`;
     await withFile(content, async (fh) => {
       // the last dropped message is right after the header: the forward pass covers only the header
-      expect(await planKeepNewest(fh, content.length, 1, { bufferSize: 4 })).toMatchObject({ header: { capsule: 'c' }, total: 2, dropped: 1, lastDroppedId: 'a' });
+      expect(await planKeepNewest(fh, content.length, 1, { bufferSize: 4 })).toMatchObject({
+        header: { capsule: 'c' },
+        total: 2,
+        dropped: 1,
+        lastDroppedId: 'a',
+      });
     });
     const noHeader = '{"role":"user","id":"a"}\n{"role":"user","id":"b"}\n';
     await withFile(noHeader, async (fh) => {
       // the last dropped message is the first line: no forward pass at all
-      expect(await planKeepNewest(fh, noHeader.length, 1)).toMatchObject({ header: undefined, total: 2, dropped: 1, cutOffset: 25 });
+      expect(await planKeepNewest(fh, noHeader.length, 1)).toMatchObject({
+        header: undefined,
+        total: 2,
+        dropped: 1,
+        cutOffset: 25,
+      });
     });
   });
 
   it('counts a complete but unterminated last line as a message', async () => {
     const content = '{"role":"user","id":"a"}\n{"role":"user","id":"b"}';
     await withFile(content, async (fh) => {
-      expect(await planKeepNewest(fh, content.length, 1)).toMatchObject({ total: 2, dropped: 1, oldestSurvivingId: 'b', lastDroppedId: 'a', terminated: false });
+      expect(await planKeepNewest(fh, content.length, 1)).toMatchObject({
+        total: 2,
+        dropped: 1,
+        oldestSurvivingId: 'b',
+        lastDroppedId: 'a',
+        terminated: false,
+      });
     });
   });
 
@@ -486,7 +608,15 @@ describe('planKeepNewest', () => {
       const buf = randomRecord(rnd);
       await withFile(buf, async (fh) => {
         const total = naivePlan(buf, Number.MAX_SAFE_INTEGER).total;
-        const keeps = new Set([1, 2, 3, Math.max(1, total - 1), Math.max(1, total), total + 1, 1 + Math.floor(rnd() * (total + 2))]);
+        const keeps = new Set([
+          1,
+          2,
+          3,
+          Math.max(1, total - 1),
+          Math.max(1, total),
+          total + 1,
+          1 + Math.floor(rnd() * (total + 2)),
+        ]);
         for (const keep of keeps) {
           const { messageStarts: _, ...want } = naivePlan(buf, keep);
           // bufferSize 1 (one read per byte) is slow; a few files are enough for it.
@@ -506,7 +636,12 @@ describe('planKeepNewest', () => {
     const { content } = tenMessages();
     await withFile(content, async (fh, path) => {
       await appendFile(path, JSON.stringify({ role: 'user', id: 'late' }) + '\n');
-      expect(await planKeepNewest(fh, content.length, 3)).toMatchObject({ total: 10, dropped: 7, oldestSurvivingId: msgId(8), lastDroppedId: msgId(7) });
+      expect(await planKeepNewest(fh, content.length, 3)).toMatchObject({
+        total: 10,
+        dropped: 7,
+        oldestSurvivingId: msgId(8),
+        lastDroppedId: msgId(7),
+      });
     });
   });
 
@@ -525,7 +660,10 @@ describe('planKeepNewest with a known total', () => {
     const dir = await mkdtemp(join(tmpdir(), 'mgc-known-'));
     try {
       const ids = Array.from({ length: 40 }, (_, i) => `msg_0199${i.toString(16).padStart(28, '0')}`);
-      const lines = ['{"type":"murmur.record","capsule":"c","created_ms":5}', ...ids.map((id, i) => (i === 7 ? 'garbage' : JSON.stringify({ role: 'user', content: 'x', id })))];
+      const lines = [
+        '{"type":"murmur.record","capsule":"c","created_ms":5}',
+        ...ids.map((id, i) => (i === 7 ? 'garbage' : JSON.stringify({ role: 'user', content: 'x', id }))),
+      ];
       const file = join(dir, 'r.jsonl');
       await writeFile(file, lines.join('\n') + '\n');
       const fh = await open(file, 'r');
@@ -552,10 +690,17 @@ describe('the line cap (a line longer than maxLineBytes is never held)', () => {
 
   it('reads past an overlong line that cannot be JSON, yielding it empty and flagged, the others intact', async () => {
     const nul = Buffer.alloc(5000); // NUL bytes: a sparse hole as the runtime reads it
-    const text = Buffer.concat([Buffer.from('a\n'), nul, Buffer.from('\nb\n'), Buffer.from(' x'.repeat(3000)), Buffer.from('\nc')]);
+    const text = Buffer.concat([
+      Buffer.from('a\n'),
+      nul,
+      Buffer.from('\nb\n'),
+      Buffer.from(' x'.repeat(3000)),
+      Buffer.from('\nc'),
+    ]);
     await withFile(text, async (fh) => {
       const out: (PlainLine & { overlong?: { utf8: boolean } })[] = [];
-      for await (const l of forwardLines(fh, { to: text.length, bufferSize: 64, maxLineBytes: 1000 })) out.push({ ...plain(l), ...(l.overlong ? { overlong: l.overlong } : {}) });
+      for await (const l of forwardLines(fh, { to: text.length, bufferSize: 64, maxLineBytes: 1000 }))
+        out.push({ ...plain(l), ...(l.overlong ? { overlong: l.overlong } : {}) });
       expect(out).toEqual([
         { text: 'a', start: 0, end: 1, terminated: true },
         { text: '', start: 2, end: 5002, terminated: true, overlong: { utf8: true } },
@@ -575,14 +720,21 @@ describe('the line cap (a line longer than maxLineBytes is never held)', () => {
       const bad = Buffer.from(good);
       const at = 1 + Math.floor(rand() * (bad.length - 1));
       bad[at] = round % 2 ? 0xff : 0x80;
-      for (const [body, utf8] of [[good, true], [bad, isUtf8(bad)]] as const) {
+      for (const [body, utf8] of [
+        [good, true],
+        [bad, isUtf8(bad)],
+      ] as const) {
         const text = Buffer.concat([body, Buffer.from('\n'), body]);
         const got = await withFile(text, async (fh) => {
           const r: { utf8: boolean; terminated: boolean }[] = [];
-          for await (const l of forwardLines(fh, { to: text.length, bufferSize: 7 + (round % 13), maxLineBytes: 100 })) r.push({ utf8: l.overlong?.utf8 ?? isUtf8(l.bytes), terminated: l.terminated });
+          for await (const l of forwardLines(fh, { to: text.length, bufferSize: 7 + (round % 13), maxLineBytes: 100 }))
+            r.push({ utf8: l.overlong?.utf8 ?? isUtf8(l.bytes), terminated: l.terminated });
           return r;
         });
-        expect(got).toEqual([{ utf8, terminated: true }, { utf8, terminated: false }]);
+        expect(got).toEqual([
+          { utf8, terminated: true },
+          { utf8, terminated: false },
+        ]);
       }
     }
   });
@@ -594,8 +746,12 @@ describe('the line cap (a line longer than maxLineBytes is never held)', () => {
         for await (const l of forwardLines(fh, { to: text.length, bufferSize: 64, maxLineBytes: 1000 })) void l;
       })();
       await expect(fwd).rejects.toMatchObject({ code: 'line_too_long' });
-      await expect(scanRecord(fh, text.length, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toMatchObject({ code: 'line_too_long' });
-      await expect(planKeepNewest(fh, text.length, 1, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toBeInstanceOf(GcError);
+      await expect(scanRecord(fh, text.length, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toMatchObject({
+        code: 'line_too_long',
+      });
+      await expect(planKeepNewest(fh, text.length, 1, { bufferSize: 64, maxLineBytes: 1000 })).rejects.toBeInstanceOf(
+        GcError,
+      );
     });
   });
 
@@ -607,10 +763,18 @@ describe('the line cap (a line longer than maxLineBytes is never held)', () => {
       [`${hole}\n${msg('m1')}\n`, { header: false, messages: 1, terminated: true, utf8: true }],
       [`${header}\n${msg('m1')}\n${hole}`, { header: true, messages: 1, terminated: false, utf8: true }],
     ] as const) {
-      const r = await withFile(text, (fh) => scanRecord(fh, Buffer.byteLength(text), { bufferSize: 256, maxLineBytes: 1000 }));
-      expect({ header: r.header !== undefined, messages: r.messages, terminated: r.terminated, utf8: r.utf8 }).toEqual(want);
+      const r = await withFile(text, (fh) =>
+        scanRecord(fh, Buffer.byteLength(text), { bufferSize: 256, maxLineBytes: 1000 }),
+      );
+      expect({ header: r.header !== undefined, messages: r.messages, terminated: r.terminated, utf8: r.utf8 }).toEqual(
+        want,
+      );
     }
-    const bad = Buffer.concat([Buffer.from(`${header}\n${msg('m1')}\n`), Buffer.alloc(3000, 0xff), Buffer.from(`\n${msg('m2')}\n`)]);
+    const bad = Buffer.concat([
+      Buffer.from(`${header}\n${msg('m1')}\n`),
+      Buffer.alloc(3000, 0xff),
+      Buffer.from(`\n${msg('m2')}\n`),
+    ]);
     const r = await withFile(bad, (fh) => scanRecord(fh, bad.length, { bufferSize: 256, maxLineBytes: 1000 }));
     expect(r.utf8).toBe(false);
   });

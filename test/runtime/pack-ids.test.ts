@@ -47,9 +47,38 @@ describe('packIds / unpackIds', () => {
     const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
     const contextIds = [minted('ctx'), minted('ctx'), 'ctx_not_minted'];
     const workIds = [minted('wrk'), minted('wrk')];
-    const t = CompactTrace.of(st, { sessionStart: undefined, contextIds, hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true, workIds }, false);
+    const t = CompactTrace.of(
+      st,
+      {
+        sessionStart: undefined,
+        contextIds,
+        hasSessionEnd: true,
+        taskTrust: {},
+        unaccounted: [],
+        endsWithNewline: true,
+        invalidLines: 0,
+        utf8: true,
+        workIds,
+      },
+      false,
+    );
     expect([t.contextIds, t.workIds]).toEqual([contextIds, workIds]);
     const minted2 = [minted('ctx'), minted('ctx')];
-    expect(CompactTrace.of(st, { sessionStart: undefined, contextIds: minted2, hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true }, false).contextIds).toEqual(minted2);
+    expect(
+      CompactTrace.of(
+        st,
+        {
+          sessionStart: undefined,
+          contextIds: minted2,
+          hasSessionEnd: true,
+          taskTrust: {},
+          unaccounted: [],
+          endsWithNewline: true,
+          invalidLines: 0,
+          utf8: true,
+        },
+        false,
+      ).contextIds,
+    ).toEqual(minted2);
   });
 });

@@ -102,7 +102,9 @@ describe('parseHeaderLine', () => {
   });
 
   it('tolerates extra keys and treats truncated:null as absent', () => {
-    const h = parseHeaderLine('{"extra":{"deep":[1,2,{"x":null}]},"type":"murmur.record","capsule":"c","created_ms":0,"truncated":null,"z":1e300}');
+    const h = parseHeaderLine(
+      '{"extra":{"deep":[1,2,{"x":null}]},"type":"murmur.record","capsule":"c","created_ms":0,"truncated":null,"z":1e300}',
+    );
     expect(h).toEqual({ type: 'murmur.record', capsule: 'c', created_ms: 0n });
     expect(h && 'truncated' in h).toBe(false);
   });
@@ -124,7 +126,11 @@ describe('parseHeaderLine', () => {
 
   it("accepts serde's sequence form of the struct", () => {
     expect(parseHeaderLine('["murmur.record","c",3]')).toEqual({ type: 'murmur.record', capsule: 'c', created_ms: 3n });
-    expect(parseHeaderLine('["murmur.record","c",3,null]')).toEqual({ type: 'murmur.record', capsule: 'c', created_ms: 3n });
+    expect(parseHeaderLine('["murmur.record","c",3,null]')).toEqual({
+      type: 'murmur.record',
+      capsule: 'c',
+      created_ms: 3n,
+    });
     expect(parseHeaderLine('["murmur.record","c",3,[1,"a","b",2]]')?.truncated).toEqual({
       dropped: 1n,
       oldest_surviving_id: 'a',
@@ -137,19 +143,28 @@ describe('parseHeaderLine', () => {
 
   it('a header read right after a longer one is read on its own (no field of the previous scan leaks in)', () => {
     const long = '["murmur.record","c",3,[1,"a","b",2]]';
-    const longObject = '{"type":"murmur.record","capsule":"c","created_ms":3,"truncated":{"dropped":1,"oldest_surviving_id":"a","last_dropped_id":"b","at_ms":2}}';
+    const longObject =
+      '{"type":"murmur.record","capsule":"c","created_ms":3,"truncated":{"dropped":1,"oldest_surviving_id":"a","last_dropped_id":"b","at_ms":2}}';
     for (const first of [long, longObject]) {
       expect(parseHeaderLine(first)?.truncated?.dropped).toBe(1n);
-      expect(parseHeaderLine('["murmur.record","d",4]')).toEqual({ type: 'murmur.record', capsule: 'd', created_ms: 4n });
+      expect(parseHeaderLine('["murmur.record","d",4]')).toEqual({
+        type: 'murmur.record',
+        capsule: 'd',
+        created_ms: 4n,
+      });
       expect(parseHeaderLine(first)?.truncated?.dropped).toBe(1n);
-      expect(parseHeaderLine('{"type":"murmur.record","capsule":"d","created_ms":4}')).toEqual({ type: 'murmur.record', capsule: 'd', created_ms: 4n });
+      expect(parseHeaderLine('{"type":"murmur.record","capsule":"d","created_ms":4}')).toEqual({
+        type: 'murmur.record',
+        capsule: 'd',
+        created_ms: 4n,
+      });
     }
   });
 
   it('accepts the whole u64 range and nothing outside it', () => {
-    expect(parseHeaderLine('{"type":"murmur.record","capsule":"c","created_ms":18446744073709551615}')?.created_ms).toBe(
-      18446744073709551615n,
-    );
+    expect(
+      parseHeaderLine('{"type":"murmur.record","capsule":"c","created_ms":18446744073709551615}')?.created_ms,
+    ).toBe(18446744073709551615n);
     expect(parseHeaderLine('{"type":"murmur.record","capsule":"c","created_ms":18446744073709551616}')).toBeUndefined();
   });
 
@@ -215,19 +230,29 @@ describe('parseHeaderLine', () => {
     ['type twice', '{"type":"murmur.record","type":"murmur.record","capsule":"c","created_ms":1}'],
     ['created_ms twice (first ill-typed)', '{"type":"murmur.record","capsule":"c","created_ms":"x","created_ms":7}'],
     ['created_ms twice (same value)', '{"type":"murmur.record","capsule":"c","created_ms":7,"created_ms":7}'],
-    ['truncated twice (both null)', '{"type":"murmur.record","capsule":"c","created_ms":1,"truncated":null,"truncated":null}'],
-    ['capsule twice, the second spelled with an escape', '{"type":"murmur.record","capsule":"a","c\\u0061psule":"cap","created_ms":1}'],
+    [
+      'truncated twice (both null)',
+      '{"type":"murmur.record","capsule":"c","created_ms":1,"truncated":null,"truncated":null}',
+    ],
+    [
+      'capsule twice, the second spelled with an escape',
+      '{"type":"murmur.record","capsule":"a","c\\u0061psule":"cap","created_ms":1}',
+    ],
     [
       'a field of the truncated marker twice',
       '{"type":"murmur.record","capsule":"c","created_ms":1,"truncated":{"dropped":1,"dropped":2,"oldest_surviving_id":"","last_dropped_id":"","at_ms":1}}',
     ],
-  ])('is not a header when it repeats one of its own fields, as a typed serde struct refuses it (%s)', (_name, line) => {
-    expect(parseHeaderLine(line)).toBeUndefined();
-    expect(parseHeaderLine(b(line))).toBeUndefined();
-  });
+  ])(
+    'is not a header when it repeats one of its own fields, as a typed serde struct refuses it (%s)',
+    (_name, line) => {
+      expect(parseHeaderLine(line)).toBeUndefined();
+      expect(parseHeaderLine(b(line))).toBeUndefined();
+    },
+  );
 
   it('tolerates repeated unknown keys, at the top and in the marker', () => {
-    const line = '{"x":1,"type":"murmur.record","x":2,"capsule":"c","created_ms":1,"truncated":{"y":1,"dropped":1,"y":2,"oldest_surviving_id":"","last_dropped_id":"","at_ms":1}}';
+    const line =
+      '{"x":1,"type":"murmur.record","x":2,"capsule":"c","created_ms":1,"truncated":{"y":1,"dropped":1,"y":2,"oldest_surviving_id":"","last_dropped_id":"","at_ms":1}}';
     expect(parseHeaderLine(line)?.capsule).toBe('c');
     expect(parseHeaderLine(b(line))?.truncated?.dropped).toBe(1n);
   });
@@ -302,12 +327,35 @@ describe('classifyLine', () => {
   it('gives the verdict of a UTF-8 JSON.parse on random lines with non-ASCII and invalid bytes', () => {
     let seed = 3;
     const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const pieces = ['{', '}', '"role"', '"id"', ':', ',', '"', 'user', '\\u0072', '\\"', '[', ']', '1', ' ', 'é', '😀', '\u2028'];
+    const pieces = [
+      '{',
+      '}',
+      '"role"',
+      '"id"',
+      ':',
+      ',',
+      '"',
+      'user',
+      '\\u0072',
+      '\\"',
+      '[',
+      ']',
+      '1',
+      ' ',
+      'é',
+      '😀',
+      '\u2028',
+    ];
     const raw = [0x80, 0xc3, 0xe2, 0xf0, 0xff, 0x22, 0x5c];
     const oracle = (buf: Buffer): { isMessage: boolean; id: string | undefined } => {
       try {
         const v: unknown = JSON.parse(buf.toString('utf8'));
-        if (typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { role?: unknown }).role === 'string') {
+        if (
+          typeof v === 'object' &&
+          v !== null &&
+          !Array.isArray(v) &&
+          typeof (v as { role?: unknown }).role === 'string'
+        ) {
           const id = (v as { id?: unknown }).id;
           return { isMessage: true, id: typeof id === 'string' ? id : undefined };
         }
@@ -321,7 +369,11 @@ describe('classifyLine', () => {
       const parts: Buffer[] = [b(rnd() < 0.5 ? '{"role":"user","id":"' : '{"id":"')];
       const len = Math.floor(rnd() * 8);
       for (let k = 0; k < len; k++) {
-        parts.push(rnd() < 0.3 ? Buffer.from([raw[Math.floor(rnd() * raw.length)]!]) : b(pieces[Math.floor(rnd() * pieces.length)]!));
+        parts.push(
+          rnd() < 0.3
+            ? Buffer.from([raw[Math.floor(rnd() * raw.length)]!])
+            : b(pieces[Math.floor(rnd() * pieces.length)]!),
+        );
       }
       parts.push(b(rnd() < 0.7 ? '"}' : '",' + '"role":"x"}'));
       const line = Buffer.concat(parts);
@@ -334,7 +386,16 @@ describe('classifyLine', () => {
 
   it('classifies without JSON.parse (only an escaped id is decoded with it)', () => {
     const spy = vi.spyOn(JSON, 'parse');
-    for (const line of ['garbage', '', '   ', '[{"role":"user"}]', '{"content":"x","id":"y"}', '"x"', '{"rol":"e"}', '{"role":"user","id":"m"}']) {
+    for (const line of [
+      'garbage',
+      '',
+      '   ',
+      '[{"role":"user"}]',
+      '{"content":"x","id":"y"}',
+      '"x"',
+      '{"rol":"e"}',
+      '{"role":"user","id":"m"}',
+    ]) {
       classifyLine(b(line));
     }
     expect(spy).not.toHaveBeenCalled();
@@ -396,26 +457,57 @@ describe('what a refused header says (the words reach the error a truncation rep
   const marker = { dropped: 0n, oldest_surviving_id: '', last_dropped_id: '', at_ms: 0n };
 
   it('names the field that cannot be written, and why', () => {
-    expect(() => serializeHeader({ ...base, type: 'other' } as unknown as RecordHeader)).toThrow(new TypeError('header type must be murmur.record'));
-    expect(() => serializeHeader({ ...base, created_ms: -1n })).toThrow(new RangeError('created_ms must be a non-negative integer below 2^64'));
-    expect(() => serializeHeader({ ...base, created_ms: 7 as unknown as bigint })).toThrow(new RangeError('created_ms must be a non-negative integer below 2^64'));
+    expect(() => serializeHeader({ ...base, type: 'other' } as unknown as RecordHeader)).toThrow(
+      new TypeError('header type must be murmur.record'),
+    );
+    expect(() => serializeHeader({ ...base, created_ms: -1n })).toThrow(
+      new RangeError('created_ms must be a non-negative integer below 2^64'),
+    );
+    expect(() => serializeHeader({ ...base, created_ms: 7 as unknown as bigint })).toThrow(
+      new RangeError('created_ms must be a non-negative integer below 2^64'),
+    );
     expect(() => serializeHeader({ ...base, truncated: { ...marker, dropped: 2n ** 64n } })).toThrow(
       new RangeError('truncated.dropped must be a non-negative integer below 2^64'),
     );
-    expect(() => serializeHeader({ ...base, truncated: { ...marker, at_ms: -1n } })).toThrow(new RangeError('truncated.at_ms must be a non-negative integer below 2^64'));
-    expect(() => serializeHeader({ ...base, capsule: 'a\udc00' })).toThrow(new RangeError('header string field holds a lone surrogate'));
-    expect(() => serializeHeader({ ...base, truncated: { ...marker, last_dropped_id: '\ud800x' } })).toThrow(new RangeError('header string field holds a lone surrogate'));
-    expect(() => serializeHeader({ ...base, capsule: 5 as unknown as string })).toThrow(new TypeError('header string field is not a string'));
-    expect(() => serializeHeader({ ...base, truncated: { ...marker, oldest_surviving_id: null as unknown as string } })).toThrow(
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, at_ms: -1n } })).toThrow(
+      new RangeError('truncated.at_ms must be a non-negative integer below 2^64'),
+    );
+    expect(() => serializeHeader({ ...base, capsule: 'a\udc00' })).toThrow(
+      new RangeError('header string field holds a lone surrogate'),
+    );
+    expect(() => serializeHeader({ ...base, truncated: { ...marker, last_dropped_id: '\ud800x' } })).toThrow(
+      new RangeError('header string field holds a lone surrogate'),
+    );
+    expect(() => serializeHeader({ ...base, capsule: 5 as unknown as string })).toThrow(
       new TypeError('header string field is not a string'),
     );
+    expect(() =>
+      serializeHeader({ ...base, truncated: { ...marker, oldest_surviving_id: null as unknown as string } }),
+    ).toThrow(new TypeError('header string field is not a string'));
   });
 });
 
 describe('nextHeader bounds', () => {
   it('a truncation that drops nothing more keeps the cumulative count', () => {
-    const h = nextHeader({ type: 'murmur.record', capsule: 'o', created_ms: 5n, truncated: { dropped: 9n, oldest_surviving_id: 'x', last_dropped_id: 'y', at_ms: 1n } }, 'f', 0, 'a', 'b', 0);
-    expect(h).toEqual({ type: 'murmur.record', capsule: 'o', created_ms: 5n, truncated: { dropped: 9n, oldest_surviving_id: 'a', last_dropped_id: 'b', at_ms: 0n } });
+    const h = nextHeader(
+      {
+        type: 'murmur.record',
+        capsule: 'o',
+        created_ms: 5n,
+        truncated: { dropped: 9n, oldest_surviving_id: 'x', last_dropped_id: 'y', at_ms: 1n },
+      },
+      'f',
+      0,
+      'a',
+      'b',
+      0,
+    );
+    expect(h).toEqual({
+      type: 'murmur.record',
+      capsule: 'o',
+      created_ms: 5n,
+      truncated: { dropped: 9n, oldest_surviving_id: 'a', last_dropped_id: 'b', at_ms: 0n },
+    });
     expect(nextHeader(undefined, 'f', 0, '', '', 0)).toEqual({
       type: 'murmur.record',
       capsule: 'f',
@@ -426,10 +518,14 @@ describe('nextHeader bounds', () => {
 
   it('refuses a drop or a clock that is not a non-negative safe integer, saying which', () => {
     for (const dropped of [-1, 1.5, Number.NaN, 2 ** 53]) {
-      expect(() => nextHeader(undefined, 'c', dropped, '', '', 0)).toThrow(new RangeError('dropped must be a non-negative integer'));
+      expect(() => nextHeader(undefined, 'c', dropped, '', '', 0)).toThrow(
+        new RangeError('dropped must be a non-negative integer'),
+      );
     }
     for (const nowMs of [-1, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
-      expect(() => nextHeader(undefined, 'c', 1, '', '', nowMs)).toThrow(new RangeError('nowMs must be a non-negative integer'));
+      expect(() => nextHeader(undefined, 'c', 1, '', '', nowMs)).toThrow(
+        new RangeError('nowMs must be a non-negative integer'),
+      );
     }
   });
 });

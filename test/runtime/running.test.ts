@@ -4,7 +4,15 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HELD_OPEN_WATCH_MS, parseRunningRecord, probeProcess, procStartTime, processesHolding, startTimeOf, writersHoldingOpen } from '../../src/runtime/running.js';
+import {
+  HELD_OPEN_WATCH_MS,
+  parseRunningRecord,
+  probeProcess,
+  procStartTime,
+  processesHolding,
+  startTimeOf,
+  writersHoldingOpen,
+} from '../../src/runtime/running.js';
 import { startHeldWriter, startWriter } from '../reliability/writer.js';
 import { identityOf } from '../../src/fsx/safe-fs.js';
 import { rmrf, tempDir } from '../helpers/fixtures.js';
@@ -17,7 +25,8 @@ afterEach(() => rmrf(T));
 
 describe('process probes', () => {
   it('reads field 22 even when the command name holds spaces and parentheses', () => {
-    const line = '4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615';
+    const line =
+      '4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615';
     expect(procStartTime(line)).toBe('987654');
   });
 
@@ -41,7 +50,13 @@ describe('process probes', () => {
       outlives_launcher: false,
       started_at: '2026-01-01T00:00:00Z',
     };
-    expect(parseRunningRecord('ses_x.json', JSON.stringify(full, null, 2))).toEqual({ file: 'ses_x.json', sessionId: 'ses_x', pid: 12, startTime: '34', workdir: '/w/.murmur/ses_x' });
+    expect(parseRunningRecord('ses_x.json', JSON.stringify(full, null, 2))).toEqual({
+      file: 'ses_x.json',
+      sessionId: 'ses_x',
+      pid: 12,
+      startTime: '34',
+      workdir: '/w/.murmur/ses_x',
+    });
     for (const key of Object.keys(full)) {
       const { [key]: _gone, ...rest } = full as Record<string, unknown>;
       expect(parseRunningRecord('a.json', JSON.stringify(rest)), key).toBeUndefined();
@@ -57,7 +72,11 @@ describe('process probes', () => {
     fs.writeFileSync(file, 'x\n');
     const id = identityOf(fs.lstatSync(file, { bigint: true }));
     const hold = (flag: string) =>
-      spawn(process.execPath, ['-e', `const fs=require('fs'); fs.openSync(process.argv[1], '${flag}'); process.stdout.write('ready'); setTimeout(()=>{}, 30000)`, file]);
+      spawn(process.execPath, [
+        '-e',
+        `const fs=require('fs'); fs.openSync(process.argv[1], '${flag}'); process.stdout.write('ready'); setTimeout(()=>{}, 30000)`,
+        file,
+      ]);
     const reader = hold('r');
     const writer = hold('a');
     try {

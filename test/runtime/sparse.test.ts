@@ -10,8 +10,13 @@ const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 const NOW = 1_800_000_000_000;
 const OLD = NOW - 3600_000;
-const st = (size: number, allocated: number, mtimeMs = OLD) => ({ size: BigInt(size), blocks: BigInt(Math.ceil(allocated / 512)), mtimeMs: BigInt(mtimeMs) });
-const read = (s: ReturnType<typeof st>, allowance = new SparseAllowance()) => sparseFileError(s, NOW, allowance) === undefined;
+const st = (size: number, allocated: number, mtimeMs = OLD) => ({
+  size: BigInt(size),
+  blocks: BigInt(Math.ceil(allocated / 512)),
+  mtimeMs: BigInt(mtimeMs),
+});
+const read = (s: ReturnType<typeof st>, allowance = new SparseAllowance()) =>
+  sparseFileError(s, NOW, allowance) === undefined;
 
 describe('sparse files', () => {
   it('a file up to 16 blocks with nothing allocated is read (a small file is never judged by its blocks)', () => {

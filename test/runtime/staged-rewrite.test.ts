@@ -24,7 +24,12 @@ describe('stagedRewrite', () => {
   it('replaces the file atomically with prefix + kept range, mode 0600, no temp left', async () => {
     fs.writeFileSync(file(), 'a\nb\nc\n', { mode: 0o644 });
     const dir = await Dir.open(T);
-    const r = await stagedRewrite({ dir, name: 'conversation.jsonl', mode: 0o600, stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }) });
+    const r = await stagedRewrite({
+      dir,
+      name: 'conversation.jsonl',
+      mode: 0o600,
+      stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }),
+    });
     await dir.close();
     expect(fs.readFileSync(file(), 'utf8')).toBe('H\nb\nc\n');
     expect(fs.statSync(file()).mode & 0o777).toBe(0o600);
@@ -52,7 +57,14 @@ describe('stagedRewrite', () => {
     const dir = await Dir.open(T);
     const ac = new AbortController();
     await expect(
-      stagedRewrite({ dir, name: 'conversation.jsonl', mode: 0o600, signal: ac.signal, stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }), beforeCommit: async () => ac.abort() }),
+      stagedRewrite({
+        dir,
+        name: 'conversation.jsonl',
+        mode: 0o600,
+        signal: ac.signal,
+        stage: async () => ({ prefix: Buffer.from('H\n'), copyFrom: 2 }),
+        beforeCommit: async () => ac.abort(),
+      }),
     ).rejects.toThrow();
     await dir.close();
     expect(fs.readFileSync(file(), 'utf8')).toBe('a\nb\n');
@@ -83,7 +95,9 @@ describe('stagedRewrite', () => {
     fs.writeFileSync(file(), 'a\n');
     const ino = fs.statSync(file()).ino;
     const dir = await Dir.open(T);
-    expect(await stagedRewrite({ dir, name: 'conversation.jsonl', mode: 0o600, stage: async () => undefined })).toBeUndefined();
+    expect(
+      await stagedRewrite({ dir, name: 'conversation.jsonl', mode: 0o600, stage: async () => undefined }),
+    ).toBeUndefined();
     await dir.close();
     expect(fs.statSync(file()).ino).toBe(ino);
   });
@@ -197,7 +211,10 @@ describe('a file some process holds open for writing', () => {
     const beforeCommit = async () => {
       copied = true;
     };
-    await expect(rewriteFromByte2(T, { heldOpen, beforeCommit })).rejects.toMatchObject({ code: 'record_held_open', pids: [4242] });
+    await expect(rewriteFromByte2(T, { heldOpen, beforeCommit })).rejects.toMatchObject({
+      code: 'record_held_open',
+      pids: [4242],
+    });
     expect(looks).toBe(1);
     expect(fs.readFileSync(file(), 'utf8')).toBe('a\nb\nc\n');
     expect(leftovers()).toEqual([]);

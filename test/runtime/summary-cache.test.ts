@@ -6,7 +6,12 @@
 // path JSON escapes (whose lines always take the general parse). Also: storing back what a lookup
 // returned re-encodes nothing, and a changed value still changes the cache.
 import { describe, expect, it } from 'vitest';
-import { CompactTrace, MemoryTraceCache, type CachedRecord, type TraceFileState } from '../../src/runtime/summary-cache.js';
+import {
+  CompactTrace,
+  MemoryTraceCache,
+  type CachedRecord,
+  type TraceFileState,
+} from '../../src/runtime/summary-cache.js';
 import { parseHeaderLine, type RecordHeader } from '../../src/runtime/record.js';
 import type { DetachedWork, TraceSummary } from '../../src/runtime/trace.js';
 import { hex, idAt, prng } from '../helpers/fixtures.js';
@@ -61,7 +66,8 @@ function plain(s: TraceSummary | undefined): unknown {
     workIds: [...(s.workIds ?? [])],
     delegations: (s.delegations ?? []).map((d) => ({ ...d })),
   };
-  if (s instanceof CompactTrace) Object.assign(out, { identity: s.identity, size: s.size, mtimeMs: s.mtimeMs, fromCache: s.fromCache, ok: s.ok });
+  if (s instanceof CompactTrace)
+    Object.assign(out, { identity: s.identity, size: s.size, mtimeMs: s.mtimeMs, fromCache: s.fromCache, ok: s.ok });
   return out;
 }
 
@@ -78,14 +84,40 @@ function randomState(rnd: () => number): TraceFileState {
   };
 }
 
-const CONTEXTS = ['ctx_e5b58340a5f43c8161e690d19dd28604', 'ctx_a', '', 'ctx "quoted"', 'ctx_é', 'ctx\\back', 'ctx\ttab', 'ctx_\u{1F600}'];
+const CONTEXTS = [
+  'ctx_e5b58340a5f43c8161e690d19dd28604',
+  'ctx_a',
+  '',
+  'ctx "quoted"',
+  'ctx_é',
+  'ctx\\back',
+  'ctx\ttab',
+  'ctx_\u{1F600}',
+];
 
 function randomSummary(rnd: () => number): TraceSummary {
-  const work: DetachedWork[] = rnd() < 0.15 ? [{ workId: `wrk_${hex(7).padStart(32, '0')}`, detachedAtMs: 5, detachedAtText: '5', taskId: rnd() < 0.5 ? 't1' : null, at: pick(rnd, [0, 17, 123_456_789_012]), length: pick(rnd, [1, 330, 33_554_432]) }] : [];
+  const work: DetachedWork[] =
+    rnd() < 0.15
+      ? [
+          {
+            workId: `wrk_${hex(7).padStart(32, '0')}`,
+            detachedAtMs: 5,
+            detachedAtText: '5',
+            taskId: rnd() < 0.5 ? 't1' : null,
+            at: pick(rnd, [0, 17, 123_456_789_012]),
+            length: pick(rnd, [1, 330, 33_554_432]),
+          },
+        ]
+      : [];
   const more = rnd() < 0.05;
   const s: TraceSummary = {
-    sessionStart: (work.length || more) && rnd() < 0.7 ? { at: pick(rnd, [0, 401]), length: pick(rnd, [90, 1_000_000]) } : undefined,
-    contextIds: Array.from({ length: Math.floor(rnd() * 4) }, () => (rnd() < 0.8 ? `ctx_${Math.floor(rnd() * 1e6).toString(16)}` : pick(rnd, CONTEXTS))),
+    sessionStart:
+      (work.length || more) && rnd() < 0.7
+        ? { at: pick(rnd, [0, 401]), length: pick(rnd, [90, 1_000_000]) }
+        : undefined,
+    contextIds: Array.from({ length: Math.floor(rnd() * 4) }, () =>
+      rnd() < 0.8 ? `ctx_${Math.floor(rnd() * 1e6).toString(16)}` : pick(rnd, CONTEXTS),
+    ),
     hasSessionEnd: rnd() < 0.5,
     taskTrust: work.length && work[0]!.taskId ? { t1: pick(rnd, ['trusted', 'untrusted'] as const) } : {},
     unaccounted: work,
@@ -94,8 +126,14 @@ function randomSummary(rnd: () => number): TraceSummary {
     invalidLines: pick(rnd, [0, 0, 0, 1, 7, 123_456_789_012_345]),
     utf8: rnd() < 0.9,
   };
-  if (rnd() < 0.5) s.workIds = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => idAt('wrk_', 1_750_000_000_000 + Math.floor(rnd() * 1e9))).sort();
-  if (rnd() < 0.1) s.delegations = [{ delegationId: 'del_1', childWorkdir: pick(rnd, ['.murmur/children/w-1', '../x "y"']), ended: rnd() < 0.5 }];
+  if (rnd() < 0.5)
+    s.workIds = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () =>
+      idAt('wrk_', 1_750_000_000_000 + Math.floor(rnd() * 1e9)),
+    ).sort();
+  if (rnd() < 0.1)
+    s.delegations = [
+      { delegationId: 'del_1', childWorkdir: pick(rnd, ['.murmur/children/w-1', '../x "y"']), ended: rnd() < 0.5 },
+    ];
   return s;
 }
 
@@ -106,7 +144,10 @@ const HEADERS = [
 ];
 
 function randomRecord(rnd: () => number): CachedRecord {
-  const r: CachedRecord = { header: rnd() < 0.2 ? null : (parseHeaderLine(pick(rnd, HEADERS)) as RecordHeader), unreadable: rnd() < 0.1 };
+  const r: CachedRecord = {
+    header: rnd() < 0.2 ? null : (parseHeaderLine(pick(rnd, HEADERS)) as RecordHeader),
+    unreadable: rnd() < 0.1,
+  };
   if (rnd() < 0.7) r.messages = pick(rnd, [0, 1, 261, 999_999]);
   if (rnd() < 0.7) r.terminated = rnd() < 0.5;
   return r;
@@ -162,9 +203,12 @@ function cases(seed: number, n: number): Case[] {
     let entry = kind === 'T' ? traceEntry(st, randomSummary(rnd)) : recordEntry(st, randomRecord(rnd));
     const r = rnd();
     if (r < 0.35) entry = corrupt(rnd, entry);
-    else if (r < 0.4) entry = kind === 'T' ? recordEntry(st, randomRecord(rnd)) : traceEntry(st, randomSummary(rnd)); // the other kind's entry
-    else if (r < 0.45) entry = entry.replace(/^\["(\d+)"/, '[$1'); // dev as a number
-    else if (r < 0.47) entry = entry.replace(/,(\d+),(\d+),/, ',$1.0,$2,'); // size respelled
+    else if (r < 0.4)
+      entry = kind === 'T' ? recordEntry(st, randomRecord(rnd)) : traceEntry(st, randomSummary(rnd)); // the other kind's entry
+    else if (r < 0.45)
+      entry = entry.replace(/^\["(\d+)"/, '[$1'); // dev as a number
+    else if (r < 0.47)
+      entry = entry.replace(/,(\d+),(\d+),/, ',$1.0,$2,'); // size respelled
     else if (r < 0.5) entry = entry.replace(/,(\d+),(\d+),/, pick(rnd, [',0$1,$2,', ',$1,0$2,'])); // a leading zero
     // a name of its own per case; now and then one that is not plain ASCII
     const name = rnd() < 0.05 ? `ses_é${i}` : idAt(kind === 'T' ? 'ses_' : 'ctx_', 1_750_000_000_000 + i);
@@ -207,21 +251,42 @@ describe('an entry read in place answers as the general parse does', () => {
       const lines = [line('T', FAST, 'ses_1', traceEntry(st, s)), line('R', FAST, 'ctx_1', recordEntry(st, r))];
       const c = cacheOf(lines);
       const got = c.get(FAST, 'ses_1', st);
-      expect(got && { ...(plain(got) as object), compact: undefined, identity: undefined, size: undefined, mtimeMs: undefined, fromCache: undefined, ok: undefined }).toEqual({
+      expect(
+        got && {
+          ...(plain(got) as object),
+          compact: undefined,
+          identity: undefined,
+          size: undefined,
+          mtimeMs: undefined,
+          fromCache: undefined,
+          ok: undefined,
+        },
+      ).toEqual({
         ...(plain(s) as object),
         compact: undefined,
         // what a cached summary keeps of session_start's line: only with unaccounted work
         sessionStart: s.unaccounted.length || s.unaccountedMore ? s.sessionStart : undefined,
         utf8: s.utf8 !== false,
       });
-      expect(got instanceof CompactTrace).toBe(s.unaccounted.length === 0 && !s.unaccountedMore && !s.delegations?.length);
+      expect(got instanceof CompactTrace).toBe(
+        s.unaccounted.length === 0 && !s.unaccountedMore && !s.delegations?.length,
+      );
       expect(c.getRecord(FAST, 'ctx_1', st)).toEqual({ ...r, unreadable: r.unreadable === true });
     }
   });
 
   it('a corrupt line, a truncated entry, an entry of the wrong kind: a miss, and the next line still serves', () => {
     const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 1_775_285_433_015 };
-    const s: TraceSummary = { sessionStart: undefined, contextIds: ['ctx_a'], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
+    const s: TraceSummary = {
+      sessionStart: undefined,
+      contextIds: ['ctx_a'],
+      hasSessionEnd: true,
+      taskTrust: {},
+      unaccounted: [],
+      endsWithNewline: true,
+      invalidLines: 0,
+      utf8: true,
+    };
     const good = traceEntry(st, s);
     const rec = recordEntry(st, { header: null, messages: 3, terminated: true });
     const c = cacheOf([
@@ -253,7 +318,16 @@ describe('an entry read in place answers as the general parse does', () => {
 
   it('has() then get() of the same line; a line consumed by a miss is not found again', () => {
     const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
-    const s: TraceSummary = { sessionStart: undefined, contextIds: [], hasSessionEnd: false, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 2, utf8: true };
+    const s: TraceSummary = {
+      sessionStart: undefined,
+      contextIds: [],
+      hasSessionEnd: false,
+      taskTrust: {},
+      unaccounted: [],
+      endsWithNewline: true,
+      invalidLines: 2,
+      utf8: true,
+    };
     const c = cacheOf([line('T', FAST, 'ses_a', traceEntry(st, s)), line('T', FAST, 'ses_b', traceEntry(st, s))]);
     expect(c.has(FAST, 'ses_a')).toBe(true);
     expect(c.has(FAST, 'ses_a')).toBe(true);
@@ -269,20 +343,29 @@ describe('an entry read in place answers as the general parse does', () => {
 
 describe('knowsDir: whether a scan should prepare for hits under a directory', () => {
   const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 5 };
-  const s: TraceSummary = { sessionStart: undefined, contextIds: [], hasSessionEnd: true, taskTrust: {}, unaccounted: [], endsWithNewline: true, invalidLines: 0, utf8: true };
+  const s: TraceSummary = {
+    sessionStart: undefined,
+    contextIds: [],
+    hasSessionEnd: true,
+    taskTrust: {},
+    unaccounted: [],
+    endsWithNewline: true,
+    invalidLines: 0,
+    utf8: true,
+  };
   const rec: CachedRecord = { header: null, unreadable: false, messages: 3, terminated: true };
 
   it('knows a directory by kind, from the loaded file and from what this sweep stored', () => {
     expect(new MemoryTraceCache().knowsDir('T', FAST)).toBe(false);
     const c = cacheOf([line('T', FAST, 'ses_a', traceEntry(st, s)), line('R', SLOW, 'ctx_a', recordEntry(st, rec))]);
-    expect([c.knowsDir('T', FAST), c.knowsDir('T', `${FAST}/`), c.knowsDir('R', FAST), c.knowsDir('R', SLOW), c.knowsDir('T', SLOW), c.knowsDir('T', '/r/other')]).toEqual([
-      true,
-      true,
-      false,
-      true,
-      false,
-      false,
-    ]);
+    expect([
+      c.knowsDir('T', FAST),
+      c.knowsDir('T', `${FAST}/`),
+      c.knowsDir('R', FAST),
+      c.knowsDir('R', SLOW),
+      c.knowsDir('T', SLOW),
+      c.knowsDir('T', '/r/other'),
+    ]).toEqual([true, true, false, true, false, false]);
     // still known while its lines are read (looked up in place, or parsed past) and once kept
     expect(c.has(FAST, 'ses_a')).toBe(true);
     expect(c.knowsDir('T', FAST)).toBe(true);
@@ -290,7 +373,10 @@ describe('knowsDir: whether a scan should prepare for hits under a directory', (
     expect(c.knowsDir('T', FAST)).toBe(true);
     const fresh = new MemoryTraceCache();
     fresh.setRecord('/h/conversations/ops', 'ctx_b', st, rec);
-    expect([fresh.knowsDir('R', '/h/conversations/ops'), fresh.knowsDir('T', '/h/conversations/ops')]).toEqual([true, false]);
+    expect([fresh.knowsDir('R', '/h/conversations/ops'), fresh.knowsDir('T', '/h/conversations/ops')]).toEqual([
+      true,
+      false,
+    ]);
   });
 
   it('forgets a directory whose entries were loaded but not used', () => {

@@ -54,7 +54,17 @@ function generate(rnd: () => number, pool: number, tasks: number, n: number): Ge
     if (r < 0.45) {
       const stamp = String(Math.floor(rnd() * 1000));
       const task = rnd() < 0.8 ? `t${Math.floor(rnd() * tasks)}` : null;
-      lines.push(JSON.stringify({ event_type: 'shell_detached', event_id: `e${i}`, timestamp: Number(stamp), task_id: task, work_id: id, binary: '/bin/sh', command: `run ${i}` }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'shell_detached',
+          event_id: `e${i}`,
+          timestamp: Number(stamp),
+          task_id: task,
+          work_id: id,
+          binary: '/bin/sh',
+          command: `run ${i}`,
+        }),
+      );
       detached.set(id, { line: lines.length - 1, stamp, task });
     } else if (r < 0.75) {
       lines.push(JSON.stringify({ event_type: OUTCOMES[Math.floor(rnd() * 3)], work_id: id }));
@@ -88,7 +98,12 @@ describe('the caps on unaccounted work (generated traces, small caps)', () => {
     let capped = 0;
     let secondPasses = 0;
     for (let t = 0; t < 3000; t++) {
-      const limits: TraceLimits = { lost: [1, 2, 3, 5][Math.floor(rnd() * 4)]!, accounted: [1, 2, 3, 50][Math.floor(rnd() * 4)]!, trust: [1, 2, 50][Math.floor(rnd() * 3)]!, named: 1000 };
+      const limits: TraceLimits = {
+        lost: [1, 2, 3, 5][Math.floor(rnd() * 4)]!,
+        accounted: [1, 2, 3, 50][Math.floor(rnd() * 4)]!,
+        trust: [1, 2, 50][Math.floor(rnd() * 3)]!,
+        named: 1000,
+      };
       const g = generate(rnd, 1 + Math.floor(rnd() * 10), 4, Math.floor(rnd() * 40));
       const text = g.lines.join('\n') + '\n';
       const buf = Buffer.from(text);
@@ -107,7 +122,8 @@ describe('the caps on unaccounted work (generated traces, small caps)', () => {
         // the place of its last shell_detached line
         expect(buf.subarray(w.at, w.at + w.length).toString(), what).toBe(g.lines[e!.line]);
         if (w.taskId !== null) expect([g.trust.get(w.taskId), undefined], what).toContain(s.taskTrust[w.taskId]);
-        if (w.taskId !== null && g.taskIds <= limits.trust) expect(s.taskTrust[w.taskId], what).toBe(g.trust.get(w.taskId));
+        if (w.taskId !== null && g.taskIds <= limits.trust)
+          expect(s.taskTrust[w.taskId], what).toBe(g.trust.get(w.taskId));
       }
       if (g.accountedIds <= limits.accounted) expect(kept.length, what).toBe(Math.min(limits.lost, g.exact.size));
       if (g.exact.size > kept.length) {
@@ -144,7 +160,9 @@ describe('the caps on unaccounted work (generated traces, small caps)', () => {
   });
 
   it('a detached id left out while the cap was full is kept once the others are accounted for (a second pass)', () => {
-    const lines = ['a', 'b', 'c'].map((w) => JSON.stringify({ event_type: 'shell_detached', work_id: w, timestamp: 1 }));
+    const lines = ['a', 'b', 'c'].map((w) =>
+      JSON.stringify({ event_type: 'shell_detached', work_id: w, timestamp: 1 }),
+    );
     lines.push(...['a', 'b'].map((w) => JSON.stringify({ event_type: 'shell_completed', work_id: w })));
     const s = summarize(Buffer.from(lines.join('\n')), { lost: 2, accounted: 10, trust: 10, named: 10 });
     expect(s.unaccounted.map((w) => w.workId)).toEqual(['c']);
@@ -164,13 +182,19 @@ describe('the caps on unaccounted work (generated traces, small caps)', () => {
 
   it('at the real cap: 4 097 unaccounted keep 4 096, the first in byte order, and say more wait', () => {
     const ids = Array.from({ length: MAX_LOST_PER_TRACE + 1 }, (_, i) => `wrk_${String(i).padStart(32, '0')}`);
-    const s = summarize(Buffer.from(ids.map((w) => JSON.stringify({ event_type: 'shell_detached', work_id: w, timestamp: 1 })).join('\n')));
+    const s = summarize(
+      Buffer.from(
+        ids.map((w) => JSON.stringify({ event_type: 'shell_detached', work_id: w, timestamp: 1 })).join('\n'),
+      ),
+    );
     expect(s.unaccounted.map((w) => w.workId)).toEqual(ids.slice(0, MAX_LOST_PER_TRACE));
     expect(s.unaccountedMore).toBe(true);
   });
 
   it('a sweep holds what its quota allows across traces; the rest is said to wait', () => {
-    const s = summarize(Buffer.from(['a', 'b', 'c'].map((w) => JSON.stringify({ event_type: 'shell_detached', work_id: w })).join('\n')));
+    const s = summarize(
+      Buffer.from(['a', 'b', 'c'].map((w) => JSON.stringify({ event_type: 'shell_detached', work_id: w })).join('\n')),
+    );
     const q = new LostQuota(4);
     expect(q.take(s)).toBe(s);
     const cut = q.take(s);
@@ -188,18 +212,40 @@ describe('what a summary holds', () => {
       acc.addLines(Buffer.from(lines.join('\n')));
       return acc.tooMany;
     };
-    const ctx = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ event_type: 'task_start', task_id: 't', context_id: `ctx_${i % 4 === 3 ? 0 : i}` }));
+    const ctx = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ event_type: 'task_start', task_id: 't', context_id: `ctx_${i % 4 === 3 ? 0 : i}` }),
+      );
     expect(named(ctx(4))).toBeUndefined(); // three distinct, one repeated
     expect(named(ctx(5))).toBe('context ids');
     const wrk = (i: number) => `wrk_${String(i).padStart(32, '0')}`;
-    expect(named([0, 1, 2, 3].map((i) => JSON.stringify({ event_type: i % 2 ? 'shell_completed' : 'shell_detached', work_id: wrk(i) })))).toBe('work ids');
-    expect(named([0, 1, 2, 3].map((i) => JSON.stringify({ event_type: 'delegation_start', delegation_id: `d${i}`, child_workdir: 'x' })))).toBe('child workdirs');
+    expect(
+      named(
+        [0, 1, 2, 3].map((i) =>
+          JSON.stringify({ event_type: i % 2 ? 'shell_completed' : 'shell_detached', work_id: wrk(i) }),
+        ),
+      ),
+    ).toBe('work ids');
+    expect(
+      named(
+        [0, 1, 2, 3].map((i) =>
+          JSON.stringify({ event_type: 'delegation_start', delegation_id: `d${i}`, child_workdir: 'x' }),
+        ),
+      ),
+    ).toBe('child workdirs');
   });
 
   it('no command or binary, in the summary nor in its cache entry', () => {
     const lines = [
       JSON.stringify({ event_type: 'session_start', event_id: 'evt_s', context_id: 'ctx_a' }),
-      JSON.stringify({ event_type: 'shell_detached', work_id: 'wrk_1', task_id: 't1', binary: '/opt/SECRET-BINARY', command: `SECRET-COMMAND ${'x'.repeat(5000)}`, timestamp: 5 }),
+      JSON.stringify({
+        event_type: 'shell_detached',
+        work_id: 'wrk_1',
+        task_id: 't1',
+        binary: '/opt/SECRET-BINARY',
+        command: `SECRET-COMMAND ${'x'.repeat(5000)}`,
+        timestamp: 5,
+      }),
     ];
     const s = summarize(Buffer.from(lines.join('\n') + '\n'));
     expect(s.unaccounted).toHaveLength(1);
@@ -222,8 +268,16 @@ describe('what a summary holds', () => {
       JSON.stringify({ event_type: 'shell_detached', work_id: 'wrk_short', task_id: longTask, timestamp: 2 }),
       // an id spelled with escapes is judged by its value: this one is short
       `{"event_type":"shell_detached","work_id":"${'\\u0061'.repeat(100)}","timestamp":3}`,
-      JSON.stringify({ event_type: 'delegation_start', delegation_id: 'd'.repeat(MAX_ID_BYTES + 1), child_workdir: '.murmur/children/c-1' }),
-      JSON.stringify({ event_type: 'delegation_start', delegation_id: 'd2', child_workdir: `.murmur/children/${'x'.repeat(5000)}` }),
+      JSON.stringify({
+        event_type: 'delegation_start',
+        delegation_id: 'd'.repeat(MAX_ID_BYTES + 1),
+        child_workdir: '.murmur/children/c-1',
+      }),
+      JSON.stringify({
+        event_type: 'delegation_start',
+        delegation_id: 'd2',
+        child_workdir: `.murmur/children/${'x'.repeat(5000)}`,
+      }),
       JSON.stringify({ event_type: 'delegation', delegation_id: 'd'.repeat(MAX_ID_BYTES + 1) }),
     ];
     const s = summarize(Buffer.from(lines.join('\n') + '\n'));
@@ -257,7 +311,8 @@ describe('a shell_lost line from the bytes of its shell_detached line', () => {
   it('is byte for byte the line built from the decoded strings, on 2 000 generated lines', () => {
     const rnd = prng(5);
     for (let t = 0; t < 2000; t++) {
-      const str = () => Array.from({ length: Math.floor(rnd() * 6) }, () => PIECES[Math.floor(rnd() * PIECES.length)]).join('');
+      const str = () =>
+        Array.from({ length: Math.floor(rnd() * 6) }, () => PIECES[Math.floor(rnd() * PIECES.length)]).join('');
       const [binary, command, parent] = [str(), str(), str()];
       const fields = [`"event_type":"shell_detached"`, `"work_id":"wrk_${t}"`, `"timestamp":${t}`];
       if (rnd() < 0.9) fields.push(`"binary":${spell(rnd, binary)}`);
@@ -272,7 +327,12 @@ describe('a shell_lost line from the bytes of its shell_detached line', () => {
       const withParent = rnd() < 0.8;
       const parentJson = withParent ? Buffer.from(JSON.stringify(parent)) : undefined;
       const common = { eventId: 'evt_x', sessionId: 'ses_y', timestamp: 9 };
-      const want = shellLostLine({ ...common, parentId: withParent ? parent : undefined }, { workId: d!.workId, binary: b, command: c, detachedAtMs: d!.detachedAtMs, detachedAtText: d!.detachedAtText }, 'ses_by', 'tsk_z');
+      const want = shellLostLine(
+        { ...common, parentId: withParent ? parent : undefined },
+        { workId: d!.workId, binary: b, command: c, detachedAtMs: d!.detachedAtMs, detachedAtText: d!.detachedAtText },
+        'ses_by',
+        'tsk_z',
+      );
       const scratch = { buf: Buffer.alloc(rnd() < 0.5 ? 0 : 1 << 16) };
       const got = shellLostLineBytes({ ...common, parentJson }, d!, 'ses_by', 'tsk_z', scratch);
       expect(got.toString(), line.toString()).toBe(want);
@@ -283,15 +343,31 @@ describe('a shell_lost line from the bytes of its shell_detached line', () => {
   it("message_parts_bytes from the lengths is the report text's length", () => {
     const rnd = prng(6);
     for (let t = 0; t < 300; t++) {
-      const works = Array.from({ length: Math.floor(rnd() * 4) }, (_, i) => ({ workId: `wrk_${i}é`, binary: PIECES[Math.floor(rnd() * PIECES.length)]!, command: PIECES[Math.floor(rnd() * PIECES.length)]!.repeat(3), detachedAtMs: Math.floor(rnd() * 1e13), ...(rnd() < 0.3 ? { detachedAtText: '18446744073709551615' } : {}) }));
-      const sizes = works.map((w) => ({ ...w, binaryBytes: Buffer.byteLength(w.binary), commandBytes: Buffer.byteLength(w.command) }));
+      const works = Array.from({ length: Math.floor(rnd() * 4) }, (_, i) => ({
+        workId: `wrk_${i}é`,
+        binary: PIECES[Math.floor(rnd() * PIECES.length)]!,
+        command: PIECES[Math.floor(rnd() * PIECES.length)]!.repeat(3),
+        detachedAtMs: Math.floor(rnd() * 1e13),
+        ...(rnd() < 0.3 ? { detachedAtText: '18446744073709551615' } : {}),
+      }));
+      const sizes = works.map((w) => ({
+        ...w,
+        binaryBytes: Buffer.byteLength(w.binary),
+        commandBytes: Buffer.byteLength(w.command),
+      }));
       expect(lostReportBytes('ses_a', sizes)).toBe(Buffer.byteLength(lostReportText('ses_a', works)));
     }
   });
 });
 
 describe('what is shown of a binary or command', () => {
-  const shown = (json: string) => new LineString(Buffer.from(json), { type: T_STRING, start: 0, end: Buffer.byteLength(json), escaped: json.includes('\\') }).shown();
+  const shown = (json: string) =>
+    new LineString(Buffer.from(json), {
+      type: T_STRING,
+      start: 0,
+      end: Buffer.byteLength(json),
+      escaped: json.includes('\\'),
+    }).shown();
 
   it('up to 100 characters as it is; a longer one by its first 60 and last 30 characters and its length', () => {
     expect(shown(JSON.stringify('sleep 600'))).toBe('sleep 600');
@@ -305,7 +381,10 @@ describe('what is shown of a binary or command', () => {
   it('is the same however the string is spelled, and never long, whatever its length', () => {
     const rnd = prng(8);
     for (let t = 0; t < 300; t++) {
-      const v = Array.from({ length: Math.floor(rnd() * 400) }, () => PIECES[Math.floor(rnd() * (PIECES.length - 1))]).join('');
+      const v = Array.from(
+        { length: Math.floor(rnd() * 400) },
+        () => PIECES[Math.floor(rnd() * (PIECES.length - 1))],
+      ).join('');
       const a = shown(JSON.stringify(v));
       expect(shown(spell(rnd, v))).toBe(a);
       expect(Array.from(a).length).toBeLessThanOrEqual(120);

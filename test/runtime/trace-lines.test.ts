@@ -89,7 +89,16 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
     acc.addLines(trace);
     expect(acc.finish(true).unaccounted).toEqual([]);
     const kept = new TraceAccumulator();
-    kept.addLines(Buffer.from(trace.toString().replace('"event_type":"inference","event_type":"shell_completed"', '"event_type":"inference","kind":"shell_completed"')));
+    kept.addLines(
+      Buffer.from(
+        trace
+          .toString()
+          .replace(
+            '"event_type":"inference","event_type":"shell_completed"',
+            '"event_type":"inference","kind":"shell_completed"',
+          ),
+      ),
+    );
     expect(kept.finish(true).unaccounted.map((w) => w.workId)).toEqual(['w9']);
   });
 });
@@ -114,7 +123,10 @@ describe('TraceAccumulator: the parent of shell_lost', () => {
     const text = ['garbage', started('evt_a'), '{"event_type":"inference"}', started('evt_b'), 'x'].join('\n') + '\n';
     const whole = new TraceAccumulator();
     whole.addLines(Buffer.from(text));
-    expect(whole.finish(true).sessionStart).toEqual({ at: text.indexOf(started('evt_b')), length: started('evt_b').length });
+    expect(whole.finish(true).sessionStart).toEqual({
+      at: text.indexOf(started('evt_b')),
+      length: started('evt_b').length,
+    });
     expect(lineByLine(Buffer.from(text)).sessionStart).toEqual(whole.finish(true).sessionStart);
   });
 
@@ -128,6 +140,8 @@ describe('TraceAccumulator: the parent of shell_lost', () => {
   });
 
   it('is not changed by a line that does not parse', () => {
-    expect(summary(started('evt_a'), '{"event_type":"session_start","event_id":"evt_torn"').sessionStartEventId).toBe('evt_a');
+    expect(summary(started('evt_a'), '{"event_type":"session_start","event_id":"evt_torn"').sessionStartEventId).toBe(
+      'evt_a',
+    );
   });
 });

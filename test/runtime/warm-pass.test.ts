@@ -24,7 +24,8 @@ afterEach(() => {
 describe('the warm scans prepare for hits only where the cache knew the directory at the start', () => {
   it('sessions: a first scan of 600 sessions makes no pass; the next one makes one per 256 names, and every trace is a hit', async () => {
     const root = path.join(T, 'app', '.murmur');
-    for (let i = 0; i < 600; i++) f.writeSession(root, { sessionId: f.idAt('ses_', now - (i + 2) * 60_000), end: true });
+    for (let i = 0; i < 600; i++)
+      f.writeSession(root, { sessionId: f.idAt('ses_', now - (i + 2) * 60_000), end: true });
     const passes = vi.spyOn(Dir.prototype, 'relativePassSync');
     const reads = vi.spyOn(Dir.prototype, 'readHeadSync');
     const cache = new MemoryTraceCache();
@@ -44,10 +45,18 @@ describe('the warm scans prepare for hits only where the cache knew the director
   it('records: a first scan of 100 contexts makes no pass; the next one makes one per 32 contexts, and every count is a hit', async () => {
     const home = path.join(T, '.murmur');
     fs.mkdirSync(home, { mode: 0o700 });
-    for (let i = 0; i < 100; i++) f.writeRecord(home, 'shey', `ctx_${String(i).padStart(3, '0')}`, { capsule: 'shey', messages: 2 });
+    for (let i = 0; i < 100; i++)
+      f.writeRecord(home, 'shey', `ctx_${String(i).padStart(3, '0')}`, { capsule: 'shey', messages: 2 });
     const passes = vi.spyOn(Dir.prototype, 'relativePassSync');
     const countCache = new MemoryTraceCache();
-    const opts: RecordsScanOptions = { countAll: true, collectModes: false, nowMs: now, debrisAgeMs: Infinity, isPidAlive: () => true, countCache };
+    const opts: RecordsScanOptions = {
+      countAll: true,
+      collectModes: false,
+      nowMs: now,
+      debrisAgeMs: Infinity,
+      isPidAlive: () => true,
+      countCache,
+    };
     const scan = async () => {
       const dir = await Dir.open(home);
       try {

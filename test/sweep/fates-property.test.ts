@@ -73,7 +73,15 @@ interface Case {
   firstSweep: boolean;
 }
 
-const retainArb = fc.option(fc.record({ maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }), maxCount: fc.option(fc.integer({ min: 1, max: 8 }), { nil: null }) }), { nil: null }).map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
+const retainArb = fc
+  .option(
+    fc.record({
+      maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }),
+      maxCount: fc.option(fc.integer({ min: 1, max: 8 }), { nil: null }),
+    }),
+    { nil: null },
+  )
+  .map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
 const fraction = fc.option(fc.constantFrom(0.2, 0.5, 0.7, 0.9, 1.2), { nil: null, freq: 2 });
 const anyCase: fc.Arbitrary<Case> = fc.record({
   roots: fc.array(
@@ -123,22 +131,43 @@ const anyCase: fc.Arbitrary<Case> = fc.record({
 /** One case in three is a home under pressure: an earlier sweep's holds, the undo window, keep_free short. */
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
   { arbitrary: anyCase, weight: 2 },
-  { arbitrary: anyCase.map((c) => ({ ...c, quarantineDays: 7 as const, keepFreeShort: c.keepFreeShort ?? 0.3, firstSweep: true })), weight: 1 },
+  {
+    arbitrary: anyCase.map((c) => ({
+      ...c,
+      quarantineDays: 7 as const,
+      keepFreeShort: c.keepFreeShort ?? 0.3,
+      firstSweep: true,
+    })),
+    weight: 1,
+  },
 );
 
-const du = (p: string): number => (fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0);
+const du = (p: string): number =>
+  fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0;
 
 /** The home of one case, and its configuration text. */
 function build(c: Case, T: string, now: number) {
   const home = path.join(T, 'home');
   fs.mkdirSync(home, { mode: 0o700 });
   const roots = c.roots.map((_, i) => path.join(T, `r${i}`, '.murmur'));
-  const protectedItems: { kind: 'session' | 'context'; target: string; where: string; since_ms: number; by: 'protect' }[] = [];
+  const protectedItems: {
+    kind: 'session' | 'context';
+    target: string;
+    where: string;
+    since_ms: number;
+    by: 'protect';
+  }[] = [];
   c.stores.forEach((s, si) => {
     s.contexts.forEach((x, ci) => {
       const context = `ctx_${si}_${ci}`;
-      f.writeRecord(home, `s${si}`, context, { capsule: x.capsule === 'own' ? 'shey' : x.capsule === 'other' ? 'other' : null, messages: x.messages, mtimeMs: now - x.ageDays * DAY, startMs: now - (x.ageDays + 1) * DAY });
-      if (x.protected) protectedItems.push({ kind: 'context', target: context, where: `s${si}`, since_ms: now - DAY, by: 'protect' });
+      f.writeRecord(home, `s${si}`, context, {
+        capsule: x.capsule === 'own' ? 'shey' : x.capsule === 'other' ? 'other' : null,
+        messages: x.messages,
+        mtimeMs: now - x.ageDays * DAY,
+        startMs: now - (x.ageDays + 1) * DAY,
+      });
+      if (x.protected)
+        protectedItems.push({ kind: 'context', target: context, where: `s${si}`, since_ms: now - DAY, by: 'protect' });
     });
   });
   c.roots.forEach((r, ri) => {
@@ -146,31 +175,59 @@ function build(c: Case, T: string, now: number) {
     r.sessions.forEach((s, k) => {
       const startMs = Math.round(now - s.ageDays * DAY) - k;
       const id = f.idAt('ses_', startMs);
-      const contextId = s.state === 'live' && s.names !== null && (c.stores[0]?.contexts.length ?? 0) > s.names ? `ctx_0_${s.names}` : null;
-      f.writeSession(roots[ri]!, { sessionId: id, startMs, end: s.state === 'finished', contextId, mtimeMs: s.state === 'live' ? now - 5_000 : startMs, files: s.blob > 0 ? { blob: 'x'.repeat(s.blob) } : {} });
+      const contextId =
+        s.state === 'live' && s.names !== null && (c.stores[0]?.contexts.length ?? 0) > s.names
+          ? `ctx_0_${s.names}`
+          : null;
+      f.writeSession(roots[ri]!, {
+        sessionId: id,
+        startMs,
+        end: s.state === 'finished',
+        contextId,
+        mtimeMs: s.state === 'live' ? now - 5_000 : startMs,
+        files: s.blob > 0 ? { blob: 'x'.repeat(s.blob) } : {},
+      });
       if (s.foreign && asRoot) {
         fs.chownSync(path.join(roots[ri]!, id), 65534, 65534);
         fs.chownSync(path.join(roots[ri]!, id, 'trace.jsonl'), 65534, 65534);
       }
-      if (s.protected) protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
+      if (s.protected)
+        protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
     });
   });
   const retain = (r: Retain | null, count: string) => {
     if (!r) return '';
-    const keys = [...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []), ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : [])];
+    const keys = [
+      ...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []),
+      ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : []),
+    ];
     return `    retain: { ${keys.join(', ')} }\n`;
   };
-  const budget = (frac: number | null, p: string) => (frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`);
+  const budget = (frac: number | null, p: string) =>
+    frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`;
   let yaml = `home: ${home}\n`;
   if (c.quarantineDays !== null) yaml += `quarantine: ${c.quarantineDays}d\n`;
-  if (c.keepFreeShort !== null) yaml += c.perSweep === null ? `keep_free: ${KEEP_FREE}\n` : `keep_free: { free: ${KEEP_FREE}, per_sweep: ${c.perSweep}% }\n`;
+  if (c.keepFreeShort !== null)
+    yaml +=
+      c.perSweep === null
+        ? `keep_free: ${KEEP_FREE}\n`
+        : `keep_free: { free: ${KEEP_FREE}, per_sweep: ${c.perSweep}% }\n`;
   if (c.maxDelete !== null) yaml += `max_delete: { count: ${c.maxDelete} }\n`;
   yaml += 'sessions:\n';
   const optOut = (o: boolean) => (o ? '    keep_free: false\n' : '');
-  c.roots.forEach((r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}${optOut(r.keepFreeOptOut)}`));
+  c.roots.forEach(
+    (r, ri) =>
+      (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}${optOut(r.keepFreeOptOut)}`),
+  );
   yaml += 'records:\n';
-  c.stores.forEach((s, si) => (yaml += `  - capsule: shey\n    store: s${si}\n${retain(s.retain, 'max_messages')}${budget(s.maxBytes, path.join(home, 'conversations', `s${si}`))}${optOut(s.keepFreeOptOut)}`));
-  const short = c.keepFreeShort === null ? 0 : Math.round((roots.reduce((n, r) => n + du(r), 0) + du(path.join(home, 'conversations'))) * c.keepFreeShort);
+  c.stores.forEach(
+    (s, si) =>
+      (yaml += `  - capsule: shey\n    store: s${si}\n${retain(s.retain, 'max_messages')}${budget(s.maxBytes, path.join(home, 'conversations', `s${si}`))}${optOut(s.keepFreeOptOut)}`),
+  );
+  const short =
+    c.keepFreeShort === null
+      ? 0
+      : Math.round((roots.reduce((n, r) => n + du(r), 0) + du(path.join(home, 'conversations'))) * c.keepFreeShort);
   return { home, roots, yaml, short, protectedItems, configPath: f.writeConfig(T, yaml) };
 }
 
@@ -180,7 +237,8 @@ type Built = ReturnType<typeof build>;
 function norm(a: SweepReport['actions'][number]): string {
   const x = { ...a } as Record<string, unknown>;
   const held = x['held'] as { until_ms: number; path: string } | undefined;
-  if (held) x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
+  if (held)
+    x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
   return JSON.stringify(x);
 }
 
@@ -216,7 +274,14 @@ function holdsOnDisk(home: string, roots: string[]): Map<string, number> {
 }
 
 /** One sweep; `roomy`: the filesystem has room to spare (keep_free met), whatever the case says. */
-async function sweepOnce(b: Built, T: string, now: number, c: Case, dryRun: boolean, roomy = false): Promise<SweepReport> {
+async function sweepOnce(
+  b: Built,
+  T: string,
+  now: number,
+  c: Case,
+  dryRun: boolean,
+  roomy = false,
+): Promise<SweepReport> {
   const config = await loadConfig({ configPath: b.configPath, env: { HOME: T }, cwd: T });
   const short = roomy ? -1e9 : b.short;
   return runSweep({
@@ -231,7 +296,14 @@ async function sweepOnce(b: Built, T: string, now: number, c: Case, dryRun: bool
         freeBytes: c.keepFreeShort === null ? 5e11 : KEEP_FREE - short,
         // keep_free asks the same share of the inodes: 1000 of a million; the reserve's inode part,
         // when it is not there (a real run released it), counts as free
-        ...(c.inodesShort !== null ? { totalInodes: 1e6, freeInodes: (roomy ? 5e5 : KEEP_FREE_INODES - c.inodesShort) + (fs.existsSync(path.join(b.home, 'gc', '.reserve-inodes')) ? 0 : RESERVE_INODES_ROOM) } : {}),
+        ...(c.inodesShort !== null
+          ? {
+              totalInodes: 1e6,
+              freeInodes:
+                (roomy ? 5e5 : KEEP_FREE_INODES - c.inodesShort) +
+                (fs.existsSync(path.join(b.home, 'gc', '.reserve-inodes')) ? 0 : RESERVE_INODES_ROOM),
+            }
+          : {}),
       }),
   });
 }
@@ -242,7 +314,8 @@ const noteReached = (k: string) => reached.set(k, (reached.get(k) ?? 0) + 1);
 function note(r: SweepReport): void {
   const seen = new Set<string>();
   for (const a of r.actions) {
-    if (a.kind === 'remove_session' || a.kind === 'remove_record') seen.add(`${a.kind}:${a.reason}${a.held ? ':held' : ''}${a.condemned_by ? `<${a.condemned_by}` : ''}`);
+    if (a.kind === 'remove_session' || a.kind === 'remove_record')
+      seen.add(`${a.kind}:${a.reason}${a.held ? ':held' : ''}${a.condemned_by ? `<${a.condemned_by}` : ''}`);
     else seen.add(a.kind === 'purge_quarantine' ? `purge:${a.reason}` : a.kind);
   }
   for (const s of r.skipped) seen.add(`skip:${s.code}`);
@@ -264,16 +337,22 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
 
   // no hold lost before its window, except to keep_free
   const after = holdsOnDisk(b.home, b.roots);
-  const purged = new Map(real.actions.flatMap((a) => (a.kind === 'purge_quarantine' ? [[a.path, a.reason] as const] : [])));
+  const purged = new Map(
+    real.actions.flatMap((a) => (a.kind === 'purge_quarantine' ? [[a.path, a.reason] as const] : [])),
+  );
   for (const [key, until] of holdsBefore) {
     if (after.has(key)) continue;
     const why = purged.get(key);
-    expect(why === 'keep_free' || (why === 'expired' && until <= now), `${label}: hold ${key} (until ${until}) went as ${String(why)}`).toBe(true);
+    expect(
+      why === 'keep_free' || (why === 'expired' && until <= now),
+      `${label}: hold ${key} (until ${until}) went as ${String(why)}`,
+    ).toBe(true);
   }
   // with the undo window, only keep_free removes for good (murmur-gc's own audit traces aside)
   if (c.quarantineDays !== null) {
     for (const a of real.actions) {
-      if ((a.kind === 'remove_session' && !a.root.endsWith('/gc')) || a.kind === 'remove_record') expect(a.held !== undefined || a.reason === 'keep_free', `${label}: ${norm(a)}`).toBe(true);
+      if ((a.kind === 'remove_session' && !a.root.endsWith('/gc')) || a.kind === 'remove_record')
+        expect(a.held !== undefined || a.reason === 'keep_free', `${label}: ${norm(a)}`).toBe(true);
     }
   }
   // keep_free takes nothing from an entry that opts out, and of the others at most per_sweep of
@@ -285,19 +364,30 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
       ...c.stores.map((x, i) => ({ place: `s${i}`, optOut: x.keepFreeOptOut, kind: 'records' })),
     ];
     for (const p of places) {
-      const taken = real.actions.filter((a) => (a.kind === 'remove_session' ? a.root === p.place : a.kind === 'remove_record' && a.record === p.place) && 'reason' in a && a.reason === 'keep_free');
+      const taken = real.actions.filter(
+        (a) =>
+          (a.kind === 'remove_session' ? a.root === p.place : a.kind === 'remove_record' && a.record === p.place) &&
+          'reason' in a &&
+          a.reason === 'keep_free',
+      );
       if (p.optOut) expect(taken.map(norm), `${label}: ${p.place} opted out of keep_free`).toEqual([]);
       const inPlace = taken.filter((a) => !('condemned_by' in a) || a.condemned_by === undefined).length;
       const present = (real.fates ?? []).find((st) => st.kind === p.kind && st.place === p.place)?.items ?? 0;
       if (inPlace > 0) noteReached('keep_free:in_place');
-      if (inPlace > 0 && inPlace === Math.max(1, Math.floor(share * present)) && present > 1) noteReached('keep_free:per_sweep_full');
-      expect(inPlace, `${label}: keep_free took ${inPlace} of ${present} in ${p.place}`).toBeLessThanOrEqual(Math.max(1, Math.floor(share * present)));
+      if (inPlace > 0 && inPlace === Math.max(1, Math.floor(share * present)) && present > 1)
+        noteReached('keep_free:per_sweep_full');
+      expect(inPlace, `${label}: keep_free took ${inPlace} of ${present} in ${p.place}`).toBeLessThanOrEqual(
+        Math.max(1, Math.floor(share * present)),
+      );
     }
-    if (c.inodesShort !== null && (real.budget?.keep_free?.inodes?.short ?? 0) > 0) noteReached(`keep_free:inodes${(real.budget?.keep_free?.inodes?.short_after ?? 0) > 0 ? ':unmet' : ':met'}`);
+    if (c.inodesShort !== null && (real.budget?.keep_free?.inodes?.short ?? 0) > 0)
+      noteReached(`keep_free:inodes${(real.budget?.keep_free?.inodes?.short_after ?? 0) > 0 ? ':unmet' : ':met'}`);
   }
   // a store the guard stops loses nothing
   for (const s of real.stopped ?? []) {
-    const inIt = real.actions.filter((a) => (s.kind === 'sessions' ? 'root' in a && a.root === s.store : 'record' in a && a.record === s.store));
+    const inIt = real.actions.filter((a) =>
+      s.kind === 'sessions' ? 'root' in a && a.root === s.store : 'record' in a && a.record === s.store,
+    );
     expect(inIt, `${label}: stopped ${s.store}`).toEqual([]);
   }
   // one fate per item; the counts agree with the actions, the summary and history
@@ -306,16 +396,26 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
   let recordsRemoved = 0;
   let recordsHeld = 0;
   for (const st of real.fates ?? []) {
-    expect(Object.values(st.counts).reduce((n, k) => n + k, 0), `${label}: ${st.place}`).toBe(st.items);
-    const n = (prefix: string) => Object.entries(st.counts).reduce((m, [k, v]) => m + (k.startsWith(prefix) ? v : 0), 0);
+    expect(
+      Object.values(st.counts).reduce((n, k) => n + k, 0),
+      `${label}: ${st.place}`,
+    ).toBe(st.items);
+    const n = (prefix: string) =>
+      Object.entries(st.counts).reduce((m, [k, v]) => m + (k.startsWith(prefix) ? v : 0), 0);
     if (st.kind === 'sessions') {
       const mine = real.actions.filter((a) => a.kind === 'remove_session' && a.root === st.place);
-      expect(n('held:'), `${label}: held in ${st.place}`).toBe(mine.filter((a) => a.kind === 'remove_session' && a.held).length);
-      expect(n('removed:'), `${label}: removed in ${st.place}`).toBe(mine.filter((a) => a.kind === 'remove_session' && !a.held).length);
+      expect(n('held:'), `${label}: held in ${st.place}`).toBe(
+        mine.filter((a) => a.kind === 'remove_session' && a.held).length,
+      );
+      expect(n('removed:'), `${label}: removed in ${st.place}`).toBe(
+        mine.filter((a) => a.kind === 'remove_session' && !a.held).length,
+      );
       sessionsHeld += n('held:');
       sessionsRemoved += n('removed:');
     } else if (st.kind === 'records') {
-      const mine = real.actions.filter((a) => (a.kind === 'remove_record' || a.kind === 'truncate_record') && a.record === st.place);
+      const mine = real.actions.filter(
+        (a) => (a.kind === 'remove_record' || a.kind === 'truncate_record') && a.record === st.place,
+      );
       expect(n('held:')).toBe(mine.filter((a) => a.kind === 'remove_record' && a.held).length);
       expect(n('removed:')).toBe(mine.filter((a) => a.kind === 'remove_record' && !a.held).length);
       expect(n('truncated:')).toBe(mine.filter((a) => a.kind === 'truncate_record').length);
@@ -324,11 +424,28 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
     }
   }
   const s = summarizeReport(real, 'manual', now, now + 1);
-  expect([s.counts['remove_session'] ?? 0, s.counts['hold_session'] ?? 0, s.counts['remove_record'] ?? 0, s.counts['hold_record'] ?? 0], `${label}: summary counts`).toEqual([sessionsRemoved, sessionsHeld, recordsRemoved, recordsHeld]);
+  expect(
+    [
+      s.counts['remove_session'] ?? 0,
+      s.counts['hold_session'] ?? 0,
+      s.counts['remove_record'] ?? 0,
+      s.counts['hold_record'] ?? 0,
+    ],
+    `${label}: summary counts`,
+  ).toEqual([sessionsRemoved, sessionsHeld, recordsRemoved, recordsHeld]);
   if (real.audit) {
     const read = await readAuditHistory(b.home);
-    const mine = buildHistory({ home: b.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems }, read.sweeps, {}).sweeps.find((x) => x.session_id === real.audit);
-    expect(mine?.totals, `${label}: history`).toMatchObject({ sessions_removed: sessionsRemoved, sessions_held: sessionsHeld, records_removed: recordsRemoved, records_held: recordsHeld });
+    const mine = buildHistory(
+      { home: b.home, auditRoot: read.auditRoot, exists: read.exists, problems: read.problems },
+      read.sweeps,
+      {},
+    ).sweeps.find((x) => x.session_id === real.audit);
+    expect(mine?.totals, `${label}: history`).toMatchObject({
+      sessions_removed: sessionsRemoved,
+      sessions_held: sessionsHeld,
+      records_removed: recordsRemoved,
+      records_held: recordsHeld,
+    });
   }
 }
 
@@ -352,11 +469,39 @@ describe('the safety nets compose (generated homes and configurations)', () => {
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    if (process.env['MGC_PROPERTY_STATS']) process.stderr.write(`${JSON.stringify(Object.fromEntries([...reached].sort()), null, 1)}\n`);
+    if (process.env['MGC_PROPERTY_STATS'])
+      process.stderr.write(`${JSON.stringify(Object.fromEntries([...reached].sort()), null, 1)}\n`);
     // the default cases reach every net: holds, removals, budgets, keep_free's purges, the guard, the normal state
     if (SEED === DEFAULT_SEED && RUNS >= DEFAULT_RUNS) {
-      const needed = ['remove_session:max_age:held', 'remove_session:max_sessions', 'remove_session:max_bytes:held', 'remove_session:max_bytes', 'remove_session:keep_free', 'remove_session:keep_free<', 'remove_record:max_age', 'remove_record:max_bytes', 'truncate_record', 'purge:expired', 'purge:keep_free', 'stopped', 'skip:live_session', 'skip:live_context', 'skip:protected', 'skip:foreign_owner', 'unmet:max_bytes', 'unmet:keep_free', 'keep_free:in_place', 'keep_free:per_sweep_full', 'keep_free:inodes:met', 'keep_free:inodes:unmet'];
-      for (const k of needed) expect([...reached.keys()].some((x) => x.startsWith(k)), `no generated case reached ${k}`).toBe(true);
+      const needed = [
+        'remove_session:max_age:held',
+        'remove_session:max_sessions',
+        'remove_session:max_bytes:held',
+        'remove_session:max_bytes',
+        'remove_session:keep_free',
+        'remove_session:keep_free<',
+        'remove_record:max_age',
+        'remove_record:max_bytes',
+        'truncate_record',
+        'purge:expired',
+        'purge:keep_free',
+        'stopped',
+        'skip:live_session',
+        'skip:live_context',
+        'skip:protected',
+        'skip:foreign_owner',
+        'unmet:max_bytes',
+        'unmet:keep_free',
+        'keep_free:in_place',
+        'keep_free:per_sweep_full',
+        'keep_free:inodes:met',
+        'keep_free:inodes:unmet',
+      ];
+      for (const k of needed)
+        expect(
+          [...reached.keys()].some((x) => x.startsWith(k)),
+          `no generated case reached ${k}`,
+        ).toBe(true);
     }
   }, 300_000);
 });

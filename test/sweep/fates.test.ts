@@ -59,7 +59,8 @@ function session(daysAgo: number, blob = 10_000, dir = root): string {
 }
 
 const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
-const kinds = (r: SweepReport) => r.actions.map((a) => `${a.kind}${'held' in a && a.held ? ':held' : ''}:${'reason' in a ? a.reason : ''}`);
+const kinds = (r: SweepReport) =>
+  r.actions.map((a) => `${a.kind}${'held' in a && a.held ? ':held' : ''}:${'reason' in a ? a.reason : ''}`);
 const count = (r: SweepReport) => {
   const out: Record<string, number> = {};
   for (const k of kinds(r)) out[k] = (out[k] ?? 0) + 1;
@@ -104,7 +105,9 @@ describe('the undo window holds what every rule takes', () => {
 
   it('keep_free alone removes for good: holds first (the oldest window first), then what this sweep would hold, then in place', async () => {
     const old = [session(60), session(59)];
-    const first = await sweep(`quarantine: 7d\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, { now: NOW - 2 * f.DAY });
+    const first = await sweep(`quarantine: 7d\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, {
+      now: NOW - 2 * f.DAY,
+    });
     expect(count(first)).toEqual({ 'remove_session:held:max_age': 2 });
     const more = [session(45), session(44)];
     const keep = [session(2), session(1)];
@@ -123,7 +126,9 @@ describe('the undo window holds what every rule takes', () => {
       ]);
       const taken = x.actions.filter((a) => a.kind === 'remove_session');
       // the older of this sweep's two is taken for good (keep_free), the other held (max_age)
-      expect(taken.map((a) => a.kind === 'remove_session' && [a.target, a.reason, a.held ? 'held' : a.condemned_by])).toEqual([
+      expect(
+        taken.map((a) => a.kind === 'remove_session' && [a.target, a.reason, a.held ? 'held' : a.condemned_by]),
+      ).toEqual([
         [more[0], 'keep_free', 'max_age'],
         [more[1], 'max_age', 'held'],
       ]);
@@ -136,7 +141,11 @@ describe('the undo window holds what every rule takes', () => {
       () => 'restored',
       (err: unknown) => (err instanceof RefusalError ? `${err.code}: ${err.hint ?? ''}` : String(err)),
     );
-    expect(refused).toMatch(new RegExp(`^restore_not_held: it was deleted for good by sweep ${r.audit}: purged for space \\(keep_free\\) before its window passed`));
+    expect(refused).toMatch(
+      new RegExp(
+        `^restore_not_held: it was deleted for good by sweep ${r.audit}: purged for space \\(keep_free\\) before its window passed`,
+      ),
+    );
     const hist = f.runCli(['history', '--config', configPath, '--target', old[0]!], tmp);
     expect(hist.stdout).toContain(`deleted for good from the quarantine by sweep ${r.audit}`);
     expect(hist.stdout).toContain('sessions/keep_free: purged for space before its window passed');
@@ -155,7 +164,13 @@ describe('the guard covers every rule', () => {
       const id = session(old ? 40 + i : 1 + i * 0.01, 1000, wroot);
       const wrk = f.idAt('wrk_', NOW - 50 * f.DAY);
       fs.writeFileSync(path.join(w, 'logs', `${wrk}.log`), 'out\n');
-      const t = f.traceText({ sessionId: id, startMs: NOW - (old ? 40 + i : 1) * f.DAY, end: true, detached: [{ workId: wrk }], accounted: [{ workId: wrk, type: 'shell_completed' }] }).text;
+      const t = f.traceText({
+        sessionId: id,
+        startMs: NOW - (old ? 40 + i : 1) * f.DAY,
+        end: true,
+        detached: [{ workId: wrk }],
+        accounted: [{ workId: wrk, type: 'shell_completed' }],
+      }).text;
       fs.writeFileSync(path.join(wroot, id, 'trace.jsonl'), t);
       const m = (NOW - (old ? 40 + i : 1) * f.DAY) / 1000;
       fs.utimesSync(path.join(wroot, id, 'trace.jsonl'), m, m);
@@ -163,7 +178,10 @@ describe('the guard covers every rule', () => {
     const yaml = `sessions:\n  - workdir: ${w}\n    retain: { max_age: 30d }\n    max_bytes: 1\n`;
     for (const dryRun of [true, false]) {
       const r = await sweep(yaml, { dryRun, unattended: true });
-      expect(r.actions.filter((a) => a.kind !== 'chmod'), `dryRun=${dryRun}`).toEqual([]);
+      expect(
+        r.actions.filter((a) => a.kind !== 'chmod'),
+        `dryRun=${dryRun}`,
+      ).toEqual([]);
       expect(r.errors.map((e) => e.code)).toEqual(['blast_radius']);
       expect(r.errors[0]!.detail).toMatch(/would remove or hold 60 of 60 sessions in /);
       // no max_delete: a sweep by hand has no limit, so that is a way on
@@ -190,17 +208,25 @@ describe('every count names one fate per item', () => {
     const each = du(path.join(root, fs.readdirSync(root)[0]!));
     // keep_free takes 15 of the 20 this sweep would hold
     const space = { totalBytes: 1e12, freeBytes: keepFreeBytes - 15 * each + 1 };
-    const r = await sweep(`quarantine: 7d\nkeep_free: ${keepFreeBytes}\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`, { space });
+    const r = await sweep(
+      `quarantine: 7d\nkeep_free: ${keepFreeBytes}\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`,
+      { space },
+    );
     expect(r.errors).toEqual([]);
     const s = summarizeReport(r, 'manual', NOW, NOW + 1);
     expect(s.counts).toMatchObject({ remove_session: 15, hold_session: 5 });
     expect(summaryText(s)).toMatch(/^sweep ok: 15 sessions removed, 5 sessions held;/);
     expect(renderHuman(r)).toContain('Done: 15 sessions removed, 5 sessions held,');
     const fates = r.fates?.find((x) => x.kind === 'sessions' && x.place === root);
-    expect(fates).toEqual({ kind: 'sessions', place: root, items: 20, counts: { 'removed:keep_free': 15, 'held:max_age': 5 } });
+    expect(fates).toEqual({
+      kind: 'sessions',
+      place: root,
+      items: 20,
+      counts: { 'removed:keep_free': 15, 'held:max_age': 5 },
+    });
   });
 
-  it('every store\'s fates add up to what it holds, held items included', async () => {
+  it("every store's fates add up to what it holds, held items included", async () => {
     for (let i = 0; i < 6; i++) session(40 + i);
     session(1);
     f.writeRecord(home, 'shey', 'ctx_old', { capsule: 'shey', messages: 3, mtimeMs: NOW - 100 * f.DAY });
@@ -210,7 +236,12 @@ describe('every count names one fate per item', () => {
     const r = await sweep(yaml);
     expect(r.fates).toEqual([
       { kind: 'sessions', place: root, items: 7, counts: { 'held:max_age': 6, 'kept:policy': 1 } },
-      { kind: 'records', place: 'shey', items: 3, counts: { 'held:max_age': 1, 'truncated:max_messages': 1, 'kept:not_owned': 1 } },
+      {
+        kind: 'records',
+        place: 'shey',
+        items: 3,
+        counts: { 'held:max_age': 1, 'truncated:max_messages': 1, 'kept:not_owned': 1 },
+      },
     ]);
     const later = await sweep(yaml, { now: NOW + 8 * f.DAY });
     const held = later.fates?.filter((x) => x.kind === 'held') ?? [];

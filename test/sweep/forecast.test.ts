@@ -144,7 +144,13 @@ interface Case {
 }
 
 const retainArb = fc
-  .option(fc.record({ maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }), maxCount: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }) }), { nil: null })
+  .option(
+    fc.record({
+      maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }),
+      maxCount: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
+    }),
+    { nil: null },
+  )
   .map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
 const fraction = fc.option(fc.constantFrom(0.3, 0.7, 1.2), { nil: null, freq: 2 });
 const caseArb: fc.Arbitrary<Case> = fc.record({
@@ -165,7 +171,14 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
     }),
     { minLength: 1, maxLength: 2 },
   ),
-  contexts: fc.array(fc.record({ ageDays: fc.double({ min: 0.05, max: 70, noNaN: true }), messages: fc.integer({ min: 1, max: 20 }), capsule: fc.constantFrom('own', 'own', 'other', 'none') }), { minLength: 1, maxLength: 6 }),
+  contexts: fc.array(
+    fc.record({
+      ageDays: fc.double({ min: 0.05, max: 70, noNaN: true }),
+      messages: fc.integer({ min: 1, max: 20 }),
+      capsule: fc.constantFrom('own', 'own', 'other', 'none'),
+    }),
+    { minLength: 1, maxLength: 6 },
+  ),
   storeRetain: retainArb,
   storeMaxBytes: fraction,
   quarantineDays: fc.constantFrom(null, 1, 7),
@@ -174,16 +187,33 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
   at: fc.constantFrom('+0', '+0', '+36h', '+3d', '+8d', '+30d', '+50d'),
 });
 
-const AT_MS: Record<Case['at'], number> = { '+0': 0, '+36h': 36 * H, '+3d': 3 * DAY, '+8d': 8 * DAY, '+30d': 30 * DAY, '+50d': 50 * DAY };
-const du = (p: string): number => (fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0);
+const AT_MS: Record<Case['at'], number> = {
+  '+0': 0,
+  '+36h': 36 * H,
+  '+3d': 3 * DAY,
+  '+8d': 8 * DAY,
+  '+30d': 30 * DAY,
+  '+50d': 50 * DAY,
+};
+const du = (p: string): number =>
+  fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0;
 
 /** The home of one case and its configuration file. */
-function build(c: Case, T: string, now: number): { home: string; roots: string[]; protectedItems: ProtectedItem[]; configPath: string } {
+function build(
+  c: Case,
+  T: string,
+  now: number,
+): { home: string; roots: string[]; protectedItems: ProtectedItem[]; configPath: string } {
   const home = path.join(T, 'home');
   fs.mkdirSync(path.join(home, 'running'), { recursive: true, mode: 0o700 });
   const roots = c.roots.map((_, i) => path.join(T, `r${i}`, '.murmur'));
   c.contexts.forEach((x, ci) => {
-    f.writeRecord(home, 's0', `ctx_${ci}`, { capsule: x.capsule === 'own' ? 'shey' : x.capsule === 'other' ? 'other' : null, messages: x.messages, mtimeMs: now - x.ageDays * DAY, startMs: now - (x.ageDays + 1) * DAY });
+    f.writeRecord(home, 's0', `ctx_${ci}`, {
+      capsule: x.capsule === 'own' ? 'shey' : x.capsule === 'other' ? 'other' : null,
+      messages: x.messages,
+      mtimeMs: now - x.ageDays * DAY,
+      startMs: now - (x.ageDays + 1) * DAY,
+    });
   });
   const protectedItems: ProtectedItem[] = [];
   c.roots.forEach((r, ri) => {
@@ -191,24 +221,49 @@ function build(c: Case, T: string, now: number): { home: string; roots: string[]
     r.sessions.forEach((s, k) => {
       const startMs = Math.round(now - s.ageDays * DAY) - k;
       const id = f.idAt('ses_', startMs);
-      const contextId = s.state === 'process' && s.names !== null && c.contexts.length > s.names ? `ctx_${s.names}` : null;
+      const contextId =
+        s.state === 'process' && s.names !== null && c.contexts.length > s.names ? `ctx_${s.names}` : null;
       const mtimeMs = s.state === 'recent' ? now - 30 * 60_000 : s.state === 'process' ? now - 10 * 60_000 : startMs;
-      f.writeSession(roots[ri]!, { sessionId: id, startMs, end: s.state === 'finished', contextId, mtimeMs, files: s.blob > 0 ? { blob: 'x'.repeat(s.blob) } : {} });
+      f.writeSession(roots[ri]!, {
+        sessionId: id,
+        startMs,
+        end: s.state === 'finished',
+        contextId,
+        mtimeMs,
+        files: s.blob > 0 ? { blob: 'x'.repeat(s.blob) } : {},
+      });
       // kept alive by this very test process: still running at any instant the forecast names
-      if (s.state === 'process') fs.writeFileSync(path.join(home, 'running', `${id}.json`), f.runningRecordJson({ sessionId: id, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: path.join(roots[ri]!, id) }), { mode: 0o600 });
-      if (s.protected) protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
+      if (s.state === 'process')
+        fs.writeFileSync(
+          path.join(home, 'running', `${id}.json`),
+          f.runningRecordJson({
+            sessionId: id,
+            pid: process.pid,
+            processStart: f.processStartOf(process.pid),
+            workdir: path.join(roots[ri]!, id),
+          }),
+          { mode: 0o600 },
+        );
+      if (s.protected)
+        protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
     });
   });
   const retain = (r: Retain | null, count: string) => {
     if (!r) return '';
-    const keys = [...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []), ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : [])];
+    const keys = [
+      ...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []),
+      ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : []),
+    ];
     return `    retain: { ${keys.join(', ')} }\n`;
   };
-  const budget = (frac: number | null, p: string) => (frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`);
+  const budget = (frac: number | null, p: string) =>
+    frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`;
   let yaml = `home: ${home}\n`;
   if (c.quarantineDays !== null) yaml += `quarantine: ${c.quarantineDays}d\n`;
   yaml += 'sessions:\n';
-  c.roots.forEach((r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}`));
+  c.roots.forEach(
+    (r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}`),
+  );
   yaml += `records:\n  - capsule: shey\n    store: s0\n${retain(c.storeRetain, 'max_messages')}${budget(c.storeMaxBytes, path.join(home, 'conversations', 's0'))}`;
   return { home, roots, protectedItems, configPath: f.writeConfig(T, yaml) };
 }
@@ -217,7 +272,8 @@ function build(c: Case, T: string, now: number): { home: string; roots: string[]
 function norm(a: SweepReport['actions'][number]): string {
   const x = { ...a } as Record<string, unknown>;
   const held = x['held'] as { until_ms: number; path: string } | undefined;
-  if (held) x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
+  if (held)
+    x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
   return JSON.stringify(x);
 }
 
@@ -250,7 +306,14 @@ async function atInstant<T>(ms: number, run: () => Promise<T>): Promise<T> {
 const reached = new Map<string, number>();
 function note(r: SweepReport, c: Case): void {
   const seen = new Set<string>([`at:${c.at}`]);
-  for (const a of r.actions) seen.add(a.kind === 'remove_session' || a.kind === 'remove_record' ? `${a.kind}:${a.reason}${a.held ? ':held' : ''}` : a.kind === 'purge_quarantine' ? `purge:${a.reason}` : a.kind);
+  for (const a of r.actions)
+    seen.add(
+      a.kind === 'remove_session' || a.kind === 'remove_record'
+        ? `${a.kind}:${a.reason}${a.held ? ':held' : ''}`
+        : a.kind === 'purge_quarantine'
+          ? `purge:${a.reason}`
+          : a.kind,
+    );
   for (const s of r.skipped) seen.add(`skip:${s.code}`);
   for (const k of seen) reached.set(k, (reached.get(k) ?? 0) + 1);
 }
@@ -284,12 +347,17 @@ describe('a forecast is the dry run at that instant (generated homes)', () => {
           expect(forecast.forecast_ms).toBeGreaterThanOrEqual(t0 + AT_MS[c.at]);
           expect(forecast.forecast_ms).toBeLessThanOrEqual(t1 + AT_MS[c.at]);
 
-          const dry = await atInstant(forecast.forecast_ms, () => runSweep({ config, dryRun: true, log, now: () => forecast.forecast_ms }));
+          const dry = await atInstant(forecast.forecast_ms, () =>
+            runSweep({ config, dryRun: true, log, now: () => forecast.forecast_ms }),
+          );
           expect(said(forecast), 'the forecast says what the dry run at its instant says').toEqual(said(dry));
           // the clock-skew guard speaks exactly when the instant is behind the reference
           const reference = c.ahead ? now + DAY : c.earlier ? now - 2 * DAY : undefined;
           const skewed = reference !== undefined && reference - forecast.forecast_ms > CLOCK_SKEW_TOLERANCE_MS;
-          expect(forecast.skipped.some((s) => s.code === 'clock_skew'), `clock_skew at ${c.at}, reference ${String(reference)}`).toBe(skewed);
+          expect(
+            forecast.skipped.some((s) => s.code === 'clock_skew'),
+            `clock_skew at ${c.at}, reference ${String(reference)}`,
+          ).toBe(skewed);
           note(forecast, c);
         } finally {
           f.rmrf(T);
@@ -297,12 +365,25 @@ describe('a forecast is the dry run at that instant (generated homes)', () => {
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    if (process.env['MGC_FORECAST_STATS']) process.stderr.write(`${JSON.stringify(Object.fromEntries([...reached].sort()), null, 1)}\n`);
+    if (process.env['MGC_FORECAST_STATS'])
+      process.stderr.write(`${JSON.stringify(Object.fromEntries([...reached].sort()), null, 1)}\n`);
     // the default cases reach what a forecast is for: ages, counts and budgets, holds and their
     // windows ending, the live, the protected, the skewed clock
     if (SEED === 20261209 && RUNS >= 12) {
-      for (const k of ['remove_session:max_age', 'remove_session:max_sessions', 'remove_record:max_age', 'truncate_record', 'purge:expired', 'skip:live_session', 'skip:protected', 'skip:clock_skew']) {
-        expect([...reached.keys()].some((x) => x.startsWith(k)), `no generated case reached ${k}`).toBe(true);
+      for (const k of [
+        'remove_session:max_age',
+        'remove_session:max_sessions',
+        'remove_record:max_age',
+        'truncate_record',
+        'purge:expired',
+        'skip:live_session',
+        'skip:protected',
+        'skip:clock_skew',
+      ]) {
+        expect(
+          [...reached.keys()].some((x) => x.startsWith(k)),
+          `no generated case reached ${k}`,
+        ).toBe(true);
       }
     }
   }, 120_000);

@@ -21,21 +21,37 @@ afterEach(() => f.rmrf(tmp));
 
 describe('the home, judged at the moment of action', () => {
   it('a home emptied of every murmur entry and given other files since the load is refused by a sweep and its dry run, and left alone', async () => {
-    const config = await loadConfig({ configPath: f.writeConfig(tmp, `home: ${home}\n`), env: { HOME: tmp }, cwd: tmp });
+    const config = await loadConfig({
+      configPath: f.writeConfig(tmp, `home: ${home}\n`),
+      env: { HOME: tmp },
+      cwd: tmp,
+    });
     fs.rmdirSync(path.join(home, 'conversations'));
     fs.writeFileSync(path.join(home, 'notes.txt'), 'mine');
     fs.chmodSync(home, 0o755);
     for (const dryRun of [true, false]) {
-      await expect(runSweep({ config, dryRun, log })).rejects.toMatchObject({ code: 'config_invalid', exitCode: 2, keyPath: 'home', message: expect.stringContaining('is not a murmur home') });
+      await expect(runSweep({ config, dryRun, log })).rejects.toMatchObject({
+        code: 'config_invalid',
+        exitCode: 2,
+        keyPath: 'home',
+        message: expect.stringContaining('is not a murmur home'),
+      });
     }
     expect(fs.statSync(home).mode & 0o777).toBe(0o755);
     expect(fs.readdirSync(home)).toEqual(['notes.txt']);
   });
 
   it('a home replaced by a link to a system directory is refused (nothing there is read for it but a listing)', async () => {
-    const config = await loadConfig({ configPath: f.writeConfig(tmp, `home: ${home}\n`), env: { HOME: tmp }, cwd: tmp });
+    const config = await loadConfig({
+      configPath: f.writeConfig(tmp, `home: ${home}\n`),
+      env: { HOME: tmp },
+      cwd: tmp,
+    });
     fs.rmSync(home, { recursive: true });
     fs.symlinkSync('/etc', home);
-    await expect(runSweep({ config, dryRun: true, log })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringContaining('resolves to /etc, which is a system directory') });
+    await expect(runSweep({ config, dryRun: true, log })).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringContaining('resolves to /etc, which is a system directory'),
+    });
   });
 });

@@ -22,7 +22,9 @@ describe('sweep interval', () => {
   });
 
   it('metrics.interval wins over the schedule', async () => {
-    expect(await sweepIntervalSecs({ schedule: '0 3 * * *', metrics: { textfile: '/x.prom', intervalSecs: 3600 } }, NOW)).toBe(3600);
+    expect(
+      await sweepIntervalSecs({ schedule: '0 3 * * *', metrics: { textfile: '/x.prom', intervalSecs: 3600 } }, NOW),
+    ).toBe(3600);
     expect(await sweepIntervalSecs({ schedule: '0 3 * * *', metrics: { textfile: '/x.prom' } }, NOW)).toBe(86_400);
   });
 });

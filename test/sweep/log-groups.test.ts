@@ -6,7 +6,10 @@ import { GroupedLog, placeOf } from '../../src/sweep/log-groups.js';
 
 function capture(level = 'info'): { log: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const log: Logger = pino({ level }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+  const log: Logger = pino(
+    { level },
+    { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+  );
   return { log, lines };
 }
 
@@ -30,20 +33,42 @@ describe('GroupedLog', () => {
   it('logs each item at debug at once, and one line per (level, code, place) at flush, in first-seen order', () => {
     const { log, lines } = capture('debug');
     const g = new GroupedLog(log);
-    for (let i = 0; i < 150; i++) g.note({ level: 'warn', code: 'live_session', target: `/h/app/.murmur/ses_${i}`, detail: `ses_${i} is live` });
+    for (let i = 0; i < 150; i++)
+      g.note({ level: 'warn', code: 'live_session', target: `/h/app/.murmur/ses_${i}`, detail: `ses_${i} is live` });
     g.note({ level: 'error', code: 'io_error', target: 'shey/ctx_a', detail: 'EIO a' });
     g.note({ level: 'error', code: 'io_error', target: 'shey/ctx_b', detail: 'EIO b' });
-    g.note({ level: 'warn', code: 'process_interrupted', target: '/h/.murmur/gc/x.tmp', detail: 'leftover removed', fields: { path: '/h/.murmur/gc/x.tmp', bytes: 3 } });
+    g.note({
+      level: 'warn',
+      code: 'process_interrupted',
+      target: '/h/.murmur/gc/x.tmp',
+      detail: 'leftover removed',
+      fields: { path: '/h/.murmur/gc/x.tmp', bytes: 3 },
+    });
     expect(lines.filter((l) => l['level'] === 20)).toHaveLength(153);
     lines.length = 0;
     g.flush(place);
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({ level: 40, code: 'live_session', count: 150, root: '/h/app/.murmur', targets: ['/h/app/.murmur/ses_0', '/h/app/.murmur/ses_1', '/h/app/.murmur/ses_2'] });
-    expect(lines[0]!['msg']).toBe('150 items in /h/app/.murmur [live_session]: ses_0, ses_1, ses_2 and 147 more; the first: ses_0 is live');
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      code: 'live_session',
+      count: 150,
+      root: '/h/app/.murmur',
+      targets: ['/h/app/.murmur/ses_0', '/h/app/.murmur/ses_1', '/h/app/.murmur/ses_2'],
+    });
+    expect(lines[0]!['msg']).toBe(
+      '150 items in /h/app/.murmur [live_session]: ses_0, ses_1, ses_2 and 147 more; the first: ses_0 is live',
+    );
     expect(lines[1]).toMatchObject({ level: 50, code: 'io_error', count: 2, record: 'shey' });
     expect(lines[1]!['msg']).toBe('2 items in record store shey [io_error]: ctx_a, ctx_b; the first: EIO a');
     // a cause with one item is that item's own line, fields and all
-    expect(lines[2]).toMatchObject({ level: 40, code: 'process_interrupted', target: '/h/.murmur/gc/x.tmp', path: '/h/.murmur/gc/x.tmp', bytes: 3, msg: 'leftover removed' });
+    expect(lines[2]).toMatchObject({
+      level: 40,
+      code: 'process_interrupted',
+      target: '/h/.murmur/gc/x.tmp',
+      path: '/h/.murmur/gc/x.tmp',
+      bytes: 3,
+      msg: 'leftover removed',
+    });
     expect(lines[2]!['count']).toBeUndefined();
     // flushed: a second flush says nothing
     lines.length = 0;

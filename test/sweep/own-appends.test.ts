@@ -25,20 +25,41 @@ beforeEach(() => {
   const t0 = Date.now() - 2 * f.DAY;
   ses = f.idAt('ses_', t0);
   // dead: no session_end, last written two days ago, one background command never accounted for
-  trace = path.join(f.writeSession(root, { sessionId: ses, end: false, detached: [{ workId: f.idAt('wrk_', t0 + 1000) }], mtimeMs: t0 + 2000 }), 'trace.jsonl');
+  trace = path.join(
+    f.writeSession(root, {
+      sessionId: ses,
+      end: false,
+      detached: [{ workId: f.idAt('wrk_', t0 + 1000) }],
+      mtimeMs: t0 + 2000,
+    }),
+    'trace.jsonl',
+  );
 });
 afterEach(() => f.rmrf(tmp));
 
 /** One sweep; `policy`: a retain block that condemns the session (max_age 1h), `at`: the clock. */
-async function sweep(o: { policy?: 'max_age' | 'max_sessions'; at?: number; dryRun?: boolean } = {}): Promise<SweepReport> {
-  const retain = o.policy === 'max_age' ? '    retain: { max_age: 1h }\n' : o.policy === 'max_sessions' ? '    retain: { max_sessions: 1 }\n' : '';
+async function sweep(
+  o: { policy?: 'max_age' | 'max_sessions'; at?: number; dryRun?: boolean } = {},
+): Promise<SweepReport> {
+  const retain =
+    o.policy === 'max_age'
+      ? '    retain: { max_age: 1h }\n'
+      : o.policy === 'max_sessions'
+        ? '    retain: { max_sessions: 1 }\n'
+        : '';
   const configPath = f.writeConfig(tmp, `home: ${home}\nsessions:\n  - root: ${root}\n${retain}`);
   const at = o.at;
-  return runSweep({ config: await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp }), dryRun: o.dryRun ?? false, log, ...(at !== undefined ? { now: () => at } : {}) });
+  return runSweep({
+    config: await loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp }),
+    dryRun: o.dryRun ?? false,
+    log,
+    ...(at !== undefined ? { now: () => at } : {}),
+  });
 }
 
 const lost = (r: SweepReport) => r.actions.filter((a) => a.kind === 'shell_lost').length;
-const removed = (r: SweepReport) => r.actions.filter((a) => a.kind === 'remove_session').map((a) => ('target' in a ? a.target : ''));
+const removed = (r: SweepReport) =>
+  r.actions.filter((a) => a.kind === 'remove_session').map((a) => ('target' in a ? a.target : ''));
 const liveSkips = (r: SweepReport) => r.skipped.filter((s) => s.code === 'live_session');
 
 describe("murmur-gc's own trace appends", () => {
@@ -65,9 +86,18 @@ describe("murmur-gc's own trace appends", () => {
     expect(fs.existsSync(path.dirname(trace))).toBe(false);
   });
 
-  it("the runtime writing after our append is life again", async () => {
+  it('the runtime writing after our append is life again', async () => {
     expect(lost(await sweep())).toBe(1);
-    fs.appendFileSync(trace, JSON.stringify({ event_type: 'task_start', event_id: f.idAt('evt_', Date.now()), parent_id: null, session_id: ses, timestamp: Date.now() }) + '\n');
+    fs.appendFileSync(
+      trace,
+      JSON.stringify({
+        event_type: 'task_start',
+        event_id: f.idAt('evt_', Date.now()),
+        parent_id: null,
+        session_id: ses,
+        timestamp: Date.now(),
+      }) + '\n',
+    );
     const r = await sweep({ policy: 'max_age', at: Date.now() + 61_000 });
     expect(removed(r)).toEqual([]);
     expect(liveSkips(r).map((s) => s.detail)).toEqual([expect.stringContaining('written within live_grace')]);

@@ -40,7 +40,17 @@ function deadPid(): number {
 
 function record(session: string, pid: number, start: string): string {
   const p = path.join(home, 'running', `${session}.json`);
-  const o = { session_id: session, url: '127.0.0.1:1', pid, process_start: start, capsule_name: 'demo', capsule_version: '1.0.0', workdir: path.join(root, session), outlives_launcher: false, started_at: '2026-01-01T00:00:00Z' };
+  const o = {
+    session_id: session,
+    url: '127.0.0.1:1',
+    pid,
+    process_start: start,
+    capsule_name: 'demo',
+    capsule_version: '1.0.0',
+    workdir: path.join(root, session),
+    outlives_launcher: false,
+    started_at: '2026-01-01T00:00:00Z',
+  };
   fs.writeFileSync(p, JSON.stringify(o, null, 2), { mode: 0o600 });
   return p;
 }
@@ -80,13 +90,20 @@ describe('runtime crash debris', () => {
     expect(r.errors).toEqual([]);
     for (const p of [goneStaging, goneRecord, reusedPid, tmpFile]) expect(fs.existsSync(p), p).toBe(false);
     for (const p of [youngStaging, liveStaging, liveRecord]) expect(fs.existsSync(p), p).toBe(true);
-    const codes = r.actions.filter((a) => a.kind === 'remove_debris' && a.path.includes('/running/')).map((a) => ('code' in a ? a.code : ''));
+    const codes = r.actions
+      .filter((a) => a.kind === 'remove_debris' && a.path.includes('/running/'))
+      .map((a) => ('code' in a ? a.code : ''));
     expect(codes).toEqual(['runtime_debris', 'runtime_debris', 'runtime_debris']);
   });
 
   it('a stale record whose session still has unreconciled work stays until that work is reconciled', async () => {
     const id = f.idAt('ses_', now - f.DAY);
-    f.writeSession(root, { sessionId: id, startMs: now - f.DAY, end: false, detached: [{ workId: f.idAt('wrk_', now - f.DAY) }] });
+    f.writeSession(root, {
+      sessionId: id,
+      startMs: now - f.DAY,
+      end: false,
+      detached: [{ workId: f.idAt('wrk_', now - f.DAY) }],
+    });
     const rec = record(id, deadPid(), '1');
     const first = await sweep();
     expect(first.actions.some((a) => a.kind === 'shell_lost')).toBe(true);

@@ -1,7 +1,14 @@
 // The per-sweep summary (log line + state), pure.
 import { describe, expect, it } from 'vitest';
 import type { SweepReport } from '../../src/sweep/report.js';
-import { busySummary, failedSummary, outcomeOf, summarizeReport, summaryCode, summaryText } from '../../src/sweep/summary.js';
+import {
+  busySummary,
+  failedSummary,
+  outcomeOf,
+  summarizeReport,
+  summaryCode,
+  summaryText,
+} from '../../src/sweep/summary.js';
 
 function report(over: Partial<SweepReport> = {}): SweepReport {
   return {
@@ -26,7 +33,16 @@ describe('sweep summaries', () => {
       actions: [
         { kind: 'remove_session', root: '/r', target: 'ses_1', reason: 'max_age', bytes: 10 },
         { kind: 'remove_session', root: '/r', target: 'ses_2', reason: 'max_sessions', bytes: 10 },
-        { kind: 'truncate_record', record: 's', target: 'ctx_1', reason: 'max_messages', messages_dropped: 4, kept: 2, path: '/p', bytes: 3 },
+        {
+          kind: 'truncate_record',
+          record: 's',
+          target: 'ctx_1',
+          reason: 'max_messages',
+          messages_dropped: 4,
+          kept: 2,
+          path: '/p',
+          bytes: 3,
+        },
         { kind: 'remove_debris', path: '/t', code: 'process_interrupted', detail: 'd', bytes: 1 },
       ],
       skipped: [
@@ -57,13 +73,24 @@ describe('sweep summaries', () => {
     });
     expect(summaryCode(s)).toBe('io_error');
     // the live sessions a rule condemns are kept, the normal state: counted apart from the skips
-    expect(summaryText(s)).toBe('sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 1 skipped; 2 kept live or protected; 1 errors (250 ms)');
+    expect(summaryText(s)).toBe(
+      'sweep errors: 2 sessions removed, 1 record truncated, 1 leftover cleaned; 24 B freed; 1 skipped; 2 kept live or protected; 1 errors (250 ms)',
+    );
   });
 
   it('derives the outcome from codes: aborted beats errors; none is ok', () => {
     expect(outcomeOf(report())).toBe('ok');
     expect(outcomeOf(report({ errors: [{ target: 'h', code: 'io_error', detail: '' }] }))).toBe('errors');
-    expect(outcomeOf(report({ errors: [{ target: 'h', code: 'io_error', detail: '' }, { target: 'h', code: 'aborted', detail: '' }] }))).toBe('aborted');
+    expect(
+      outcomeOf(
+        report({
+          errors: [
+            { target: 'h', code: 'io_error', detail: '' },
+            { target: 'h', code: 'aborted', detail: '' },
+          ],
+        }),
+      ),
+    ).toBe('aborted');
     expect(outcomeOf(report({ skipped: [{ target: '/c', code: 'aborted', detail: '' }] }))).toBe('aborted');
     const ok = summarizeReport(report({ message: 'nothing to sweep' }), 'start', 0, 3);
     expect(ok).toMatchObject({ outcome: 'ok', message: 'nothing to sweep' });

@@ -50,7 +50,11 @@ function child(): { name: string; dir: string } {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
   fs.writeFileSync(path.join(dir, 'completion.json'), JSON.stringify({ status: 'ok' }));
-  f.writeSession(path.join(dir, '.murmur'), { sessionId: f.idAt('ses_', now - 4 * f.DAY), startMs: now - 4 * f.DAY, end: true });
+  f.writeSession(path.join(dir, '.murmur'), {
+    sessionId: f.idAt('ses_', now - 4 * f.DAY),
+    startMs: now - 4 * f.DAY,
+    end: true,
+  });
   return { name, dir };
 }
 
@@ -69,11 +73,38 @@ function plantedHold(untilMs: number, c: { name: string }, w: { id: string }): {
   const t = now - 20 * f.DAY;
   const del = 'del_0_aaaaaaaa';
   const extra =
-    JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', t + 1), parent_id: null, session_id: session, timestamp: t + 1, delegation_id: del, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t + 1), child_workdir: `.murmur/children/${c.name}` }) +
+    JSON.stringify({
+      event_type: 'delegation_start',
+      event_id: f.idAt('evt_', t + 1),
+      parent_id: null,
+      session_id: session,
+      timestamp: t + 1,
+      delegation_id: del,
+      capsule: 'worker',
+      version: '1.0.0',
+      child_session_id: f.idAt('ses_', t + 1),
+      child_workdir: `.murmur/children/${c.name}`,
+    }) +
     '\n' +
-    JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', t + 2), parent_id: null, session_id: session, timestamp: t + 2, delegation_id: del, child_session_id: f.idAt('ses_', t + 2), outcome: 'ok' }) +
+    JSON.stringify({
+      event_type: 'delegation',
+      event_id: f.idAt('evt_', t + 2),
+      parent_id: null,
+      session_id: session,
+      timestamp: t + 2,
+      delegation_id: del,
+      child_session_id: f.idAt('ses_', t + 2),
+      outcome: 'ok',
+    }) +
     '\n';
-  const dir = f.writeSession(root, { sessionId: session, startMs: t, end: true, detached: [{ workId: w.id }], accounted: [{ workId: w.id, type: 'shell_completed' as const }], extra });
+  const dir = f.writeSession(root, {
+    sessionId: session,
+    startMs: t,
+    end: true,
+    detached: [{ workId: w.id }],
+    accounted: [{ workId: w.id, type: 'shell_completed' as const }],
+    extra,
+  });
   fs.renameSync(dir, path.join(root, entry));
   return { entry, session };
 }
@@ -98,18 +129,22 @@ describe('an entry named like a hold that murmur-gc never made', () => {
       expect(unverified(r)).toEqual([expect.objectContaining({ target: root })]);
       expect(unverified(dry)).toEqual(unverified(r));
       expect(unverified(r)[0]?.detail).toContain(planted.entry);
-      expect(unverified(r)[0]?.detail).toContain('not murmur-gc\'s, so never held into, purged, restored or removed');
+      expect(unverified(r)[0]?.detail).toContain("not murmur-gc's, so never held into, purged, restored or removed");
       expect(fs.existsSync(path.join(root, planted.entry, 'trace.jsonl'))).toBe(true);
       expect(fs.readFileSync(path.join(c.dir, 'task.md'), 'utf8')).toBe('do it');
       expect(fs.readFileSync(w.file, 'utf8')).toBe('y'.repeat(3000));
       expect(fs.existsSync(path.join(root, planted.entry, '.murmur-gc-beside'))).toBe(false);
       expect(r.audit).toBeNull();
     }
-    await expect(restoreTarget(await config(yaml), log, { target: planted.session, dryRun: false })).rejects.toMatchObject({ code: 'restore_not_held' });
+    await expect(
+      restoreTarget(await config(yaml), log, { target: planted.session, dryRun: false }),
+    ).rejects.toMatchObject({ code: 'restore_not_held' });
     expect(fs.existsSync(path.join(root, planted.session))).toBe(false);
     const l = await listHeld(await config(yaml));
     expect(l.items).toEqual([]);
-    expect(l.problems).toEqual([expect.objectContaining({ code: 'unverified_gc_entry', target: path.join(root, planted.entry) })]);
+    expect(l.problems).toEqual([
+      expect.objectContaining({ code: 'unverified_gc_entry', target: path.join(root, planted.entry) }),
+    ]);
   });
 
   it('under a policy too: the orphan it names stays tied (never an orphan), and nothing is held into it', async () => {
@@ -118,20 +153,24 @@ describe('an entry named like a hold that murmur-gc never made', () => {
     const w = workLog();
     const planted = plantedHold(now + f.DAY, c, w);
     f.writeSession(root, { sessionId: f.idAt('ses_', now - f.DAY), startMs: now - f.DAY, end: true });
-    const r = await sweep(`quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n    children: { max_age: 1d }\n`);
+    const r = await sweep(
+      `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_sessions: 5 }\n    children: { max_age: 1d }\n`,
+    );
     expect(r.errors).toEqual([]);
     expect(r.actions).toEqual([]);
     expect(fs.existsSync(c.dir) && fs.existsSync(w.file)).toBe(true);
     expect(fs.existsSync(path.join(root, planted.entry, '.murmur-gc-beside'))).toBe(false);
   });
 
-  it('a hold murmur-gc made and a capsule replaced with a look-alike of the same name is not murmur-gc\'s any more', async () => {
+  it("a hold murmur-gc made and a capsule replaced with a look-alike of the same name is not murmur-gc's any more", async () => {
     const old = f.idAt('ses_', now - 40 * f.DAY);
     f.writeSession(root, { sessionId: old, startMs: now - 40 * f.DAY, end: true });
     f.writeSession(root, { sessionId: f.idAt('ses_', now - f.DAY), startMs: now - f.DAY, end: true });
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    retain: { max_age: 30d }\n`;
     const held = await sweep(yaml);
-    expect(held.actions.filter((a) => a.kind === 'remove_session')).toEqual([expect.objectContaining({ target: old, held: expect.anything() as unknown })]);
+    expect(held.actions.filter((a) => a.kind === 'remove_session')).toEqual([
+      expect.objectContaining({ target: old, held: expect.anything() as unknown }),
+    ]);
     const entry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.'))!;
     expect((await listHeld(await config(yaml))).items.map((i) => i.entry)).toEqual([entry]);
     // the capsule moves the hold away and puts its own directory under that name
@@ -143,7 +182,9 @@ describe('an entry named like a hold that murmur-gc never made', () => {
     expect(later.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([]);
     expect(fs.readFileSync(path.join(root, entry, 'precious'), 'utf8')).toBe('p');
     expect(unverified(later)).toEqual([expect.objectContaining({ target: root })]);
-    await expect(restoreTarget(await config(yaml), log, { target: old, dryRun: false })).rejects.toMatchObject({ code: 'restore_not_held' });
+    await expect(restoreTarget(await config(yaml), log, { target: old, dryRun: false })).rejects.toMatchObject({
+      code: 'restore_not_held',
+    });
   });
 
   it('a hold made by an older murmur-gc (no record of it) is reported with how to release it by hand, and left alone', async () => {
@@ -155,11 +196,13 @@ describe('an entry named like a hold that murmur-gc never made', () => {
     expect(r.errors).toEqual([]);
     expect(r.actions).toEqual([]);
     expect(fs.existsSync(path.join(root, entry, 'trace.jsonl'))).toBe(true);
-    expect(unverified(r)[0]?.detail).toMatch(/older murmur-gc.*mv <root>\/\.murmur-gc-quarantine\.<until>\.<ses> <root>\/<ses>.*delete it by hand/);
+    expect(unverified(r)[0]?.detail).toMatch(
+      /older murmur-gc.*mv <root>\/\.murmur-gc-quarantine\.<until>\.<ses> <root>\/<ses>.*delete it by hand/,
+    );
   });
 });
 
-describe('murmur-gc\'s own holds', () => {
+describe("murmur-gc's own holds", () => {
   it('are recorded before they are made, purged once their window passes, and the registry keeps only what is there', async () => {
     const old = f.idAt('ses_', now - 40 * f.DAY);
     f.writeSession(root, { sessionId: old, startMs: now - 40 * f.DAY, end: true });
@@ -168,12 +211,22 @@ describe('murmur-gc\'s own holds', () => {
     const r = await sweep(yaml);
     expect(r.errors).toEqual([]);
     const entry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.'))!;
-    const registry = () => fs.readFileSync(path.join(home, 'gc', 'registry.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(registry()).toEqual([expect.objectContaining({ op: 'add', dir: root, name: entry, kind: 'hold', session: old, reason: 'max_age' }), { op: 'settled' }]);
+    const registry = () =>
+      fs
+        .readFileSync(path.join(home, 'gc', 'registry.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(registry()).toEqual([
+      expect.objectContaining({ op: 'add', dir: root, name: entry, kind: 'hold', session: old, reason: 'max_age' }),
+      { op: 'settled' },
+    ]);
     const purge = await sweep(yaml, { nowMs: now + 2 * f.DAY });
     expect(purge.errors).toEqual([]);
     expect(purge.skipped.filter((s) => s.code === 'unverified_gc_entry')).toEqual([]);
-    expect(purge.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([expect.objectContaining({ target: old, held_kind: 'session' })]);
+    expect(purge.actions.filter((a) => a.kind === 'purge_quarantine')).toEqual([
+      expect.objectContaining({ target: old, held_kind: 'session' }),
+    ]);
     expect(fs.existsSync(path.join(root, entry))).toBe(false);
     expect(registry()).toEqual([{ op: 'settled' }]);
   });
@@ -198,7 +251,11 @@ describe('trash and kept-aside names murmur-gc never made', () => {
     expect(r.actions).toEqual([]);
     expect(dry.actions).toEqual([]);
     for (const p of planted) expect(fs.readFileSync(path.join(p, 'precious'), 'utf8')).toBe('p');
-    expect(unverified(r).map((s) => s.target).sort()).toEqual([root, path.join(root, 'children')].sort());
+    expect(
+      unverified(r)
+        .map((s) => s.target)
+        .sort(),
+    ).toEqual([root, path.join(root, 'children')].sort());
     expect(unverified(dry)).toEqual(unverified(r));
     expect(r.kept).toBeUndefined();
   });
@@ -209,7 +266,9 @@ describe('trash and kept-aside names murmur-gc never made', () => {
     f.vouch(home, root, path.basename(t));
     const r = await sweep(`sessions:\n  - root: ${root}\n`);
     expect(r.errors).toEqual([]);
-    expect(r.actions).toEqual([expect.objectContaining({ kind: 'remove_debris', path: t, code: 'process_interrupted' })]);
+    expect(r.actions).toEqual([
+      expect.objectContaining({ kind: 'remove_debris', path: t, code: 'process_interrupted' }),
+    ]);
     expect(fs.existsSync(t)).toBe(false);
     expect(unverified(r)).toEqual([]);
   });
@@ -221,8 +280,33 @@ describe('held sessions and killed removals beside a root', () => {
     const t = now - daysAgo * f.DAY;
     const id = f.idAt('ses_', t);
     const del = `del_0_${f.hex(8)}`;
-    const lines = [JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', t + 1), parent_id: null, session_id: id, timestamp: t + 1, delegation_id: del, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t + 1), child_workdir: `.murmur/children/${c.name}` })];
-    if (ended) lines.push(JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', t + 2), parent_id: null, session_id: id, timestamp: t + 2, delegation_id: del, child_session_id: f.idAt('ses_', t + 2), outcome: 'ok' }));
+    const lines = [
+      JSON.stringify({
+        event_type: 'delegation_start',
+        event_id: f.idAt('evt_', t + 1),
+        parent_id: null,
+        session_id: id,
+        timestamp: t + 1,
+        delegation_id: del,
+        capsule: 'worker',
+        version: '1.0.0',
+        child_session_id: f.idAt('ses_', t + 1),
+        child_workdir: `.murmur/children/${c.name}`,
+      }),
+    ];
+    if (ended)
+      lines.push(
+        JSON.stringify({
+          event_type: 'delegation',
+          event_id: f.idAt('evt_', t + 2),
+          parent_id: null,
+          session_id: id,
+          timestamp: t + 2,
+          delegation_id: del,
+          child_session_id: f.idAt('ses_', t + 2),
+          outcome: 'ok',
+        }),
+      );
     f.writeSession(root, { sessionId: id, startMs: t, end: true, extra: lines.map((l) => l + '\n').join('') });
     return id;
   }
@@ -254,15 +338,19 @@ describe('held sessions and killed removals beside a root', () => {
     const du = (p: string) => Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]);
     const yaml = `quarantine: 24h\nsessions:\n  - root: ${root}\n    max_bytes: ${du(root) - 300_000}\n`;
     const first = await sweep(yaml);
-    expect(first.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([[a, 'max_bytes']]);
+    expect(first.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([
+      [a, 'max_bytes'],
+    ]);
     expect(fs.existsSync(c.dir)).toBe(true); // not finished yet: kept
     fs.writeFileSync(path.join(c.dir, 'completion.json'), JSON.stringify({ status: 'ok' }));
     const second = await sweep(yaml);
     expect(second.errors).toEqual([]);
-    expect(second.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([expect.objectContaining({ parent_session: a, reason: 'max_bytes' })]);
+    expect(second.actions.filter((x) => x.kind === 'remove_child_workdir')).toEqual([
+      expect.objectContaining({ parent_session: a, reason: 'max_bytes' }),
+    ]);
   });
 
-  it('a child\'s trash a killed removal left is finished only while nothing inside it lives', async () => {
+  it("a child's trash a killed removal left is finished only while nothing inside it lives", async () => {
     const c = child();
     const trashName = `.murmur-gc-trash.${f.idAt('ses_', now - f.DAY)}.${c.name}`;
     const trash = path.join(root, 'children', trashName);

@@ -56,8 +56,33 @@ function parent(daysAgo: number, dels: Del[], works: string[] = [], o: { live?: 
   let t = startMs + 100;
   for (const [i, d] of dels.entries()) {
     const delegationId = `del_${i}_${f.hex(8)}`;
-    lines.push(JSON.stringify({ event_type: 'delegation_start', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, capsule: 'worker', version: '1.0.0', child_session_id: f.idAt('ses_', t), child_workdir: d.child }));
-    if (d.ended) lines.push(JSON.stringify({ event_type: 'delegation', event_id: f.idAt('evt_', ++t), parent_id: null, session_id: id, timestamp: t, delegation_id: delegationId, child_session_id: f.idAt('ses_', t), outcome: 'ok' }));
+    lines.push(
+      JSON.stringify({
+        event_type: 'delegation_start',
+        event_id: f.idAt('evt_', ++t),
+        parent_id: null,
+        session_id: id,
+        timestamp: t,
+        delegation_id: delegationId,
+        capsule: 'worker',
+        version: '1.0.0',
+        child_session_id: f.idAt('ses_', t),
+        child_workdir: d.child,
+      }),
+    );
+    if (d.ended)
+      lines.push(
+        JSON.stringify({
+          event_type: 'delegation',
+          event_id: f.idAt('evt_', ++t),
+          parent_id: null,
+          session_id: id,
+          timestamp: t,
+          delegation_id: delegationId,
+          child_session_id: f.idAt('ses_', t),
+          outcome: 'ok',
+        }),
+      );
   }
   const dir = f.writeSession(root, {
     sessionId: id,
@@ -73,15 +98,31 @@ function parent(daysAgo: number, dels: Del[], works: string[] = [], o: { live?: 
 }
 
 /** A child workdir under W/.murmur/children with one finished (or live) session of its own. */
-function child(o: { completion?: string; live?: boolean; grandchildLive?: boolean; dead?: boolean; dirAgeMs?: number } = {}): { name: string; rel: string; dir: string } {
+function child(
+  o: { completion?: string; live?: boolean; grandchildLive?: boolean; dead?: boolean; dirAgeMs?: number } = {},
+): { name: string; rel: string; dir: string } {
   const name = `worker-${f.hex(16)}`;
   const dir = path.join(root, 'children', name);
   fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
   fs.writeFileSync(path.join(dir, 'logs', 'bootstrap.log'), 'x'.repeat(5000));
-  if (o.completion) fs.writeFileSync(path.join(dir, 'completion.json'), JSON.stringify({ delegation_id: 'd', session_id: 's', workdir: dir, status: o.completion, result_path: 'out/r.md' }));
+  if (o.completion)
+    fs.writeFileSync(
+      path.join(dir, 'completion.json'),
+      JSON.stringify({
+        delegation_id: 'd',
+        session_id: 's',
+        workdir: dir,
+        status: o.completion,
+        result_path: 'out/r.md',
+      }),
+    );
   const sid = f.idAt('ses_', now - 4 * f.DAY);
-  const sd = f.writeSession(path.join(dir, '.murmur'), { sessionId: sid, startMs: now - 4 * f.DAY, end: !o.live && !o.dead });
+  const sd = f.writeSession(path.join(dir, '.murmur'), {
+    sessionId: sid,
+    startMs: now - 4 * f.DAY,
+    end: !o.live && !o.dead,
+  });
   if (o.live) fs.utimesSync(path.join(sd, 'trace.jsonl'), new Date(), new Date());
   if (o.grandchildLive) {
     const g = path.join(dir, '.murmur', 'children', `sub-${f.hex(16)}`, '.murmur');
@@ -116,7 +157,11 @@ function capsuleFiles(): void {
 
 const capsuleSnap = () => {
   const s = f.snapshotTree(W);
-  return Object.fromEntries(Object.entries(s).filter(([k]) => /^(checkpoints|task\.md|murmur\.yaml|out|\.capsule-home|peer-in|logs\/shell-)/.test(k)));
+  return Object.fromEntries(
+    Object.entries(s).filter(([k]) =>
+      /^(checkpoints|task\.md|murmur\.yaml|out|\.capsule-home|peer-in|logs\/shell-)/.test(k),
+    ),
+  );
 };
 
 const YAML = (extra = '') => `${extra}sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n`;
@@ -136,7 +181,13 @@ describe('a session removed by max_sessions takes what its trace proves is its o
     const logB = workLog(otherLog);
     const a = parent(
       9,
-      [{ child: ended.rel, ended: true }, { child: completed.rel }, { child: unfinished.rel }, { child: liveInside.rel, ended: true }, { child: liveGrandchild.rel, ended: true }],
+      [
+        { child: ended.rel, ended: true },
+        { child: completed.rel },
+        { child: unfinished.rel },
+        { child: liveInside.rel, ended: true },
+        { child: liveGrandchild.rel, ended: true },
+      ],
       [mineLog],
     );
     // the newest session stays (max_sessions: 1) with the child it names
@@ -165,16 +216,28 @@ describe('a session removed by max_sessions takes what its trace proves is its o
     for (const kept of [unfinished, liveInside, liveGrandchild, keptChild]) expect(exists(kept.dir)).toBe(true);
     expect(exists(logB)).toBe(true);
     expect(capsuleSnap()).toEqual(before);
-    const why = r.skipped.filter((s) => s.code === 'child_kept').map((s) => s.target).sort();
+    const why = r.skipped
+      .filter((s) => s.code === 'child_kept')
+      .map((s) => s.target)
+      .sort();
     expect(why).toEqual([unfinished.dir, liveInside.dir, liveGrandchild.dir].sort());
     // the audit: the parent's retention line names them (relative to W), where.json says where W is
-    const lines = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; targets?: string[] });
+    const lines = f
+      .readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as { event_type: string; targets?: string[] });
     const ret = lines.find((l) => l.event_type === 'retention');
     expect(ret?.targets?.sort()).toEqual([a, ended.rel, completed.rel, `logs/${mineLog}.log`].sort());
-    const where = JSON.parse(fs.readFileSync(path.join(home, 'gc', r.audit ?? 'none', 'where.json'), 'utf8')) as Record<string, string>;
+    const where = JSON.parse(fs.readFileSync(path.join(home, 'gc', r.audit ?? 'none', 'where.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
     expect(where[ended.rel]).toBe(W);
     const h = await readAuditHistory(home, { target: ended.rel });
-    const doc = buildHistory({ home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where }, h.sweeps, { target: ended.rel });
+    const doc = buildHistory(
+      { home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where },
+      h.sweeps,
+      { target: ended.rel },
+    );
     expect(doc.matches?.map((m) => [m.action, m.reason, m.where])).toEqual([['removed', 'max_sessions', W]]);
   });
 
@@ -186,11 +249,17 @@ describe('a session removed by max_sessions takes what its trace proves is its o
     const a = parent(9, [], [mineLog]);
     const b = parent(1, [], [otherLog]);
     // a first sweep keeps both and caches both traces; the second judges them from the cache
-    expect((await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 2 }\n`)).inventory).toMatchObject({ traces_read: 2 });
+    expect((await sweep(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 2 }\n`)).inventory).toMatchObject({
+      traces_read: 2,
+    });
     const r = await sweep(YAML());
     expect(r.inventory).toMatchObject({ traces_read: 0, traces_cached: 2 });
     expect(r.errors).toEqual([]);
-    expect(r.actions.filter((x) => x.kind === 'remove_work_log').map((x) => [('path' in x ? x.path : ''), 'parent_session' in x ? x.parent_session : ''])).toEqual([[logA, a]]);
+    expect(
+      r.actions
+        .filter((x) => x.kind === 'remove_work_log')
+        .map((x) => ['path' in x ? x.path : '', 'parent_session' in x ? x.parent_session : '']),
+    ).toEqual([[logA, a]]);
     expect(exists(path.join(root, a)) || exists(logA)).toBe(false);
     expect(exists(path.join(root, b)) && exists(logB)).toBe(true);
   });
@@ -224,13 +293,18 @@ describe('a session removed by max_sessions takes what its trace proves is its o
     expect(fs.readFileSync(path.join(outside, 'precious'), 'utf8')).toBe('p');
     expect(fs.lstatSync(path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa')).isSymbolicLink()).toBe(true);
     expect(r.skipped.filter((s) => s.code === 'child_workdir_outside')).toHaveLength(3);
-    expect(r.skipped.filter((s) => s.code === 'symlink').map((s) => s.target)).toContain(path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa'));
+    expect(r.skipped.filter((s) => s.code === 'symlink').map((s) => s.target)).toContain(
+      path.join(root, 'children', 'worker-aaaaaaaaaaaaaaaa'),
+    );
   });
 
   it('a symlinked children/ directory is reported and never entered', async () => {
     const elsewhere = path.join(tmp, 'elsewhere');
     fs.mkdirSync(path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb'), { recursive: true });
-    fs.writeFileSync(path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb', 'completion.json'), JSON.stringify({ status: 'ok' }));
+    fs.writeFileSync(
+      path.join(elsewhere, 'worker-bbbbbbbbbbbbbbbb', 'completion.json'),
+      JSON.stringify({ status: 'ok' }),
+    );
     fs.symlinkSync(elsewhere, path.join(root, 'children'));
     parent(9, [{ child: '.murmur/children/worker-bbbbbbbbbbbbbbbb', ended: true }]);
     parent(1, []);
@@ -285,12 +359,23 @@ describe('quarantine and restore', () => {
     const heldEntry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.'));
     expect(heldEntry).toBeDefined();
     expect(exists(path.join(root, heldEntry!, '.murmur-gc-beside', 'children', c.name, 'task.md'))).toBe(true);
-    expect(r.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ held: { path: path.join(root, heldEntry!) } });
+    expect(r.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({
+      held: { path: path.join(root, heldEntry!) },
+    });
     // what the sweep says it holds is the session and what went with it, as each was measured
     // when it moved (du of the hold counts the directories the hold adds on top)
-    const went = r.actions.reduce((n, x) => n + (x.kind === 'remove_session' || x.kind === 'remove_child_workdir' || x.kind === 'remove_work_log' ? x.bytes : 0), 0);
+    const went = r.actions.reduce(
+      (n, x) =>
+        n +
+        (x.kind === 'remove_session' || x.kind === 'remove_child_workdir' || x.kind === 'remove_work_log'
+          ? x.bytes
+          : 0),
+      0,
+    );
     expect(r.quarantine).toMatchObject({ held: 1, held_bytes: went });
-    const du = Number(execFileSync('du', ['-s', '-B1', path.join(root, heldEntry!)], { encoding: 'utf8' }).split('\t')[0]);
+    const du = Number(
+      execFileSync('du', ['-s', '-B1', path.join(root, heldEntry!)], { encoding: 'utf8' }).split('\t')[0],
+    );
     expect(du).toBeGreaterThanOrEqual(went);
 
     const back = await restoreTarget(await config('quarantine: 24h\n' + YAML()), log, { target: a, dryRun: false });
@@ -323,8 +408,14 @@ describe('a held session takes its child once the child has finished', () => {
     expect(second.orphans ?? []).toEqual([]);
     const heldEntry = fs.readdirSync(root).find((n) => n.startsWith('.murmur-gc-quarantine.') && n.endsWith(a))!;
     expect(exists(c.dir)).toBe(false);
-    expect(fs.readFileSync(path.join(root, heldEntry, '.murmur-gc-beside', 'children', c.name, 'task.md'), 'utf8')).toBe('do it');
-    expect(second.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({ parent_session: a, reason: 'max_sessions', held: { path: path.join(root, heldEntry) } });
+    expect(
+      fs.readFileSync(path.join(root, heldEntry, '.murmur-gc-beside', 'children', c.name, 'task.md'), 'utf8'),
+    ).toBe('do it');
+    expect(second.actions.find((x) => x.kind === 'remove_child_workdir')).toMatchObject({
+      parent_session: a,
+      reason: 'max_sessions',
+      held: { path: path.join(root, heldEntry) },
+    });
   });
 });
 
@@ -337,22 +428,31 @@ describe('orphaned child workdirs (no trace of the root names them)', () => {
     const dead = child({ dead: true, dirAgeMs: 10 * f.DAY });
     const noPolicy = await sweep(YAML());
     expect(noPolicy.errors).toEqual([]);
-    expect(noPolicy.orphans).toEqual([{ root, count: 3, bytes: expect.any(Number), oldest_ms: expect.any(Number), removed: 0, policy_secs: null }]);
+    expect(noPolicy.orphans).toEqual([
+      { root, count: 3, bytes: expect.any(Number), oldest_ms: expect.any(Number), removed: 0, policy_secs: null },
+    ]);
     expect(noPolicy.orphans?.[0]?.bytes).toBeGreaterThan(0);
     expect(noPolicy.orphans?.[0]?.oldest_ms).toBeLessThan(now - 3 * f.DAY);
     for (const c of [tied, old, young, dead]) expect(exists(c.dir)).toBe(true);
-    expect(renderHuman(noPolicy, 'normal', { width: 10_000 })).toContain(`Orphaned child workdirs in ${root}/children: 3`);
+    expect(renderHuman(noPolicy, 'normal', { width: 10_000 })).toContain(
+      `Orphaned child workdirs in ${root}/children: 3`,
+    );
 
     const policy = `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`;
     const dry = await sweep(policy, true);
-    expect(dry.actions.filter((a) => a.kind === 'remove_orphan_workdir').map((a) => ('path' in a ? a.path : ''))).toEqual([old.dir]);
+    expect(
+      dry.actions.filter((a) => a.kind === 'remove_orphan_workdir').map((a) => ('path' in a ? a.path : '')),
+    ).toEqual([old.dir]);
     expect(exists(old.dir)).toBe(true);
     const r = await sweep(policy);
     expect(r.errors).toEqual([]);
     expect(exists(old.dir)).toBe(false);
     for (const c of [tied, young, dead]) expect(exists(c.dir)).toBe(true);
     expect(r.orphans?.[0]).toMatchObject({ count: 3, removed: 1, policy_secs: 2 * 86400 });
-    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; reason?: string; targets?: string[] }).find((l) => l.event_type === 'retention');
+    const ret = f
+      .readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as { event_type: string; reason?: string; targets?: string[] })
+      .find((l) => l.event_type === 'retention');
     expect(ret).toMatchObject({ reason: 'children_max_age', targets: [old.rel] });
   });
 });
@@ -367,7 +467,9 @@ describe('disk budgets', () => {
     const budget = du(path.join(root, a)) + du(path.join(root, b)) + 100_000;
     const r = await sweep(`sessions:\n  - root: ${root}\n    max_bytes: ${budget}\n`);
     expect(r.errors).toEqual([]);
-    expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([[a, 'max_bytes']]);
+    expect(r.actions.filter((x) => x.kind === 'remove_session').map((x) => [x.target, x.reason])).toEqual([
+      [a, 'max_bytes'],
+    ]);
     expect(exists(c.dir)).toBe(false);
     expect(exists(path.join(root, b))).toBe(true);
   });
@@ -386,7 +488,15 @@ describe('liveness is judged again at the moment of removal', () => {
         if (done || p.step !== 'remove') return;
         done = true;
         fs.mkdirSync(path.join(home, 'running'), { recursive: true });
-        fs.writeFileSync(path.join(home, 'running', `${sid}.json`), f.runningRecordJson({ sessionId: sid, pid: process.pid, processStart: f.processStartOf(process.pid), workdir: dir }));
+        fs.writeFileSync(
+          path.join(home, 'running', `${sid}.json`),
+          f.runningRecordJson({
+            sessionId: sid,
+            pid: process.pid,
+            processStart: f.processStartOf(process.pid),
+            workdir: dir,
+          }),
+        );
       },
     });
   }
@@ -404,7 +514,10 @@ describe('liveness is judged again at the moment of removal', () => {
     expect(kept?.detail).toContain('running record names a live process');
     expect(r.errors).toEqual([]);
     // the audit names the parent alone
-    const ret = f.readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl')).map((l) => JSON.parse(l) as { event_type: string; targets?: string[] }).filter((l) => l.event_type === 'retention');
+    const ret = f
+      .readLines(path.join(home, 'gc', r.audit ?? 'none', 'trace.jsonl'))
+      .map((l) => JSON.parse(l) as { event_type: string; targets?: string[] })
+      .filter((l) => l.event_type === 'retention');
     expect(ret.flatMap((l) => l.targets)).toEqual([a]);
     expect(exists(path.join(home, 'gc', r.audit ?? 'none', 'intent.jsonl'))).toBe(false);
   });
@@ -422,7 +535,10 @@ describe('liveness is judged again at the moment of removal', () => {
   it('an orphan whose session comes alive after the plan is kept', async () => {
     const o = child({ dirAgeMs: 10 * f.DAY });
     parent(1, []);
-    const r = await sweepReviving(`sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`, o.dir);
+    const r = await sweepReviving(
+      `sessions:\n  - root: ${root}\n    retain: { max_sessions: 1 }\n    children: { max_age: 2d }\n`,
+      o.dir,
+    );
     expect(exists(path.join(o.dir, 'task.md'))).toBe(true);
     expect(r.actions.filter((x) => x.kind === 'remove_orphan_workdir')).toEqual([]);
     expect(r.skipped.find((s) => s.target === o.dir)).toMatchObject({ code: 'child_kept' });
@@ -436,14 +552,25 @@ describe('history --target finds a child workdir or a work log by what an operat
     const c2 = child();
     const id = wrk();
     const logPath = workLog(id);
-    const a = parent(9, [{ child: c1.rel, ended: true }, { child: c2.rel, ended: true }], [id]);
+    const a = parent(
+      9,
+      [
+        { child: c1.rel, ended: true },
+        { child: c2.rel, ended: true },
+      ],
+      [id],
+    );
     parent(1, []);
     const r = await sweep(YAML());
     expect(r.errors).toEqual([]);
     expect(exists(c1.dir) || exists(c2.dir) || exists(logPath)).toBe(false);
     const ask = async (target: string) => {
       const h = await readAuditHistory(home, { target });
-      return buildHistory({ home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where }, h.sweeps, { target });
+      return buildHistory(
+        { home, auditRoot: h.auditRoot, exists: h.exists, problems: h.problems, where: h.where },
+        h.sweeps,
+        { target },
+      );
     };
     const forms: [string, string][] = [
       [c1.name, c1.rel],
@@ -458,7 +585,10 @@ describe('history --target finds a child workdir or a work log by what an operat
     for (const [given, target] of forms) {
       const doc = await ask(given);
       expect(doc.target, given).toBe(target);
-      expect(doc.matches?.map((m) => [m.action, m.parent_session, m.where]), given).toEqual([['removed', a, W]]);
+      expect(
+        doc.matches?.map((m) => [m.action, m.parent_session, m.where]),
+        given,
+      ).toEqual([['removed', a, W]]);
     }
     expect(renderHistory(await ask(c1.name))).toContain(`removed with session ${a} by sweep ${r.audit}`);
     // ambiguous: both children start with "worker-"

@@ -45,11 +45,7 @@ function analyze(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
       },
       (err, stdout, stderr) => {
         if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
-          reject(
-            new Error(
-              'systemd-analyze was not found on PATH: install it (Debian: `apt-get install systemd`).',
-            ),
-          );
+          reject(new Error('systemd-analyze was not found on PATH: install it (Debian: `apt-get install systemd`).'));
           return;
         }
         let code = 0;
@@ -138,7 +134,17 @@ describe.runIf(needs.run)('systemd units', () => {
   // What each unit is allowed to fail in `systemd-analyze security --offline=true`: a check failing
   // beyond these is a regression. NotifyAccess= is the price of Type=notify (systemd-notify is a
   // child of the daemon); the others are explained in murmur-gc.service ("Left out on purpose").
-  const ACCEPTED = ['RootDirectory=/RootImage=', 'User=/DynamicUser=', 'MemoryDenyWriteExecute=', 'RestrictAddressFamilies=~AF_UNIX', 'ProtectHome=', 'ProtectProc=', 'ProcSubset=', 'DeviceAllow=', 'IPAddressDeny='];
+  const ACCEPTED = [
+    'RootDirectory=/RootImage=',
+    'User=/DynamicUser=',
+    'MemoryDenyWriteExecute=',
+    'RestrictAddressFamilies=~AF_UNIX',
+    'ProtectHome=',
+    'ProtectProc=',
+    'ProcSubset=',
+    'DeviceAllow=',
+    'IPAddressDeny=',
+  ];
   it.each([
     [DAEMON, [...ACCEPTED, 'NotifyAccess='], 1.2],
     [SWEEP, ACCEPTED, 1.0],
@@ -189,7 +195,7 @@ describe.runIf(needs.run)('systemd units', () => {
     expect(values(timer, 'AccuracySec')).toEqual(['1min']);
     expect(values(timer, 'WantedBy')).toEqual(['timers.target']);
   });
-  it('the timer\'s sweep creates nothing: no ExecStartPre, a missing ~/.murmur is left out of the sandbox', () => {
+  it("the timer's sweep creates nothing: no ExecStartPre, a missing ~/.murmur is left out of the sandbox", () => {
     const sweep = unitText.get(SWEEP) ?? '';
     expect(values(sweep, 'ExecStartPre')).toEqual([]);
     // "-": systemd ignores the path when it does not exist (systemd.exec(5)); each run is a new
@@ -197,7 +203,7 @@ describe.runIf(needs.run)('systemd units', () => {
     expect(values(sweep, 'ReadWritePaths')).toEqual(['-%h/.murmur']);
   });
 
-  it('the daemon\'s ExecStartPre mkdir is its only creation, and the README says so', async () => {
+  it("the daemon's ExecStartPre mkdir is its only creation, and the README says so", async () => {
     const daemon = unitText.get(DAEMON) ?? '';
     expect(values(daemon, 'ExecStartPre')).toEqual(['+/bin/mkdir -p -m 0700 %h/.murmur']);
     const readme = (await readFile(path.join(REPO, 'README.md'), 'utf8')).replace(/\s+/g, ' ');
@@ -206,9 +212,14 @@ describe.runIf(needs.run)('systemd units', () => {
 
   it('every unit carries Documentation= pointing at docs the package ships', () => {
     const prefix = 'file:%h/.local/lib/node_modules/murmur-gc/';
-    const packed = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], { cwd: REPO, encoding: 'utf8' });
+    const packed = spawnSync('npm', ['pack', '--dry-run', '--ignore-scripts', '--json'], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
     expect(packed.status, packed.stderr).toBe(0);
-    const shipped = new Set((JSON.parse(packed.stdout) as { files: { path: string }[] }[])[0]!.files.map((x) => x.path));
+    const shipped = new Set(
+      (JSON.parse(packed.stdout) as { files: { path: string }[] }[])[0]!.files.map((x) => x.path),
+    );
     for (const u of UNITS) {
       const uris = values(unitText.get(u) ?? '', 'Documentation').flatMap((v) => v.split(/\s+/));
       expect(uris.length, u).toBeGreaterThan(0);

@@ -13,21 +13,40 @@ import type { SweepContext, StepTally } from './context.js';
 
 export async function auditStep(ctx: SweepContext): Promise<StepTally> {
   if (ctx.audit) {
-    await ctx.audit.finish(ctx.retentionItems, ctx.lostTasks, ctx.report.errors.length === 0 ? 'ok' : 'failed', ctx.now(), { purged: ctx.purged });
+    await ctx.audit.finish(
+      ctx.retentionItems,
+      ctx.lostTasks,
+      ctx.report.errors.length === 0 ? 'ok' : 'failed',
+      ctx.now(),
+      { purged: ctx.purged },
+    );
     ctx.log.info({ audit: ctx.auditId }, 'audit trace written');
   }
   const { homeDir, cache } = ctx;
   if (homeDir && cache) {
-    await ctx.fx.upkeep(() => saveTraceCache(homeDir, cache)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
+    await ctx.fx
+      .upkeep(() => saveTraceCache(homeDir, cache))
+      .catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace cache not saved'));
   }
   // what this sweep placed, purged or finished in a capsule's directory: the registry keeps what is still there
   if (homeDir && ctx.registry.needsSettling) {
     const registry = ctx.registry;
-    await ctx.fx.upkeep(() => registry.settle(homeDir)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'registry not settled (the next sweep settles it)'));
+    await ctx.fx
+      .upkeep(() => registry.settle(homeDir))
+      .catch((err: unknown) =>
+        ctx.log.warn(
+          { code: Codes.ioError, err: describeError(err) },
+          'registry not settled (the next sweep settles it)',
+        ),
+      );
   }
   const appends = ctx.world?.appends;
   if (homeDir && appends) {
-    await ctx.fx.upkeep(() => saveTraceAppends(homeDir, appends)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace append memory not saved'));
+    await ctx.fx
+      .upkeep(() => saveTraceAppends(homeDir, appends))
+      .catch((err: unknown) =>
+        ctx.log.warn({ code: Codes.ioError, err: describeError(err) }, 'trace append memory not saved'),
+      );
   }
   return { items: ctx.retentionItems.length + ctx.lostTasks.length + ctx.purged.length, bytes: 0 };
 }
@@ -39,5 +58,7 @@ export async function auditStep(ctx: SweepContext): Promise<StepTally> {
 export async function abandonAudit(ctx: SweepContext, interrupted: boolean): Promise<void> {
   const audit = ctx.audit;
   if (!audit) return;
-  await audit.finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now(), { purged: ctx.purged }).catch(() => audit.abandon());
+  await audit
+    .finish(ctx.retentionItems, ctx.lostTasks, interrupted ? 'canceled' : 'failed', ctx.now(), { purged: ctx.purged })
+    .catch(() => audit.abandon());
 }

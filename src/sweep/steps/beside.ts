@@ -29,12 +29,27 @@
 import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js';
 import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
-import { childEntryName, childLiveWhy, planBeside, type BesideItem, type BesideParent, type BesidePlan } from '../../plan/workdir.js';
+import {
+  childEntryName,
+  childLiveWhy,
+  planBeside,
+  type BesideItem,
+  type BesideParent,
+  type BesidePlan,
+} from '../../plan/workdir.js';
 import { isExpired } from '../../gchome/quarantine-layout.js';
 import { listRootHeld } from '../../gchome/quarantine-store.js';
 import { idTimestampMs } from '../../runtime/ids.js';
 import { readTraceSummary } from '../../runtime/trace-scan.js';
-import { CHILDREN_DIR, LOGS_DIR, WORKDIR_ROOT_NAME, lookInsideChild, rescanChild, type BesideScan, type ChildEntry } from '../../runtime/workdir-scan.js';
+import {
+  CHILDREN_DIR,
+  LOGS_DIR,
+  WORKDIR_ROOT_NAME,
+  lookInsideChild,
+  rescanChild,
+  type BesideScan,
+  type ChildEntry,
+} from '../../runtime/workdir-scan.js';
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
 import { judgeLiveness, type RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
@@ -43,7 +58,13 @@ import { tooLarge } from './guard.js';
 import type { SessionRemovalReason } from '../../plan/budget.js';
 
 /** The choice for the sessions `names` about to be removed from one root (undefined: nothing beside it). */
-export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined, views: readonly SessionView[], names: readonly string[], held: readonly BesideParent[] = []): BesidePlan | undefined {
+export function besidePlanFor(
+  ctx: SweepContext,
+  beside: BesideScan | undefined,
+  views: readonly SessionView[],
+  names: readonly string[],
+  held: readonly BesideParent[] = [],
+): BesidePlan | undefined {
   if (!beside || (!beside.children && !beside.logs)) return undefined;
   const going = new Set(names);
   const claimedChildren = new Set<string>();
@@ -71,8 +92,20 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
   parents.sort((a, b) => names.indexOf(a.session) - names.indexOf(b.session));
   return planBeside(
     parents,
-    { workdir: beside.workdir, children: beside.children?.entries ?? [], logs: beside.logs?.wrk ?? [], claimedChildren, claimedWorkIds, ...(uncertain !== undefined ? { uncertain } : {}) },
-    { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => ctx.world.running.get(s) ?? 'none' },
+    {
+      workdir: beside.workdir,
+      children: beside.children?.entries ?? [],
+      logs: beside.logs?.wrk ?? [],
+      claimedChildren,
+      claimedWorkIds,
+      ...(uncertain !== undefined ? { uncertain } : {}),
+    },
+    {
+      uid: ctx.uid,
+      nowMs: ctx.nowMs,
+      liveGraceMs: ctx.config.liveGraceSecs * 1000,
+      running: (s) => ctx.world.running.get(s) ?? 'none',
+    },
   );
 }
 
@@ -84,10 +117,26 @@ export function besidePlanFor(ctx: SweepContext, beside: BesideScan | undefined,
  * is no longer the one scanned. Returns what it read: the look after the move is compared with it
  * (childStillDue).
  */
-export async function recheckChild(ctx: SweepContext, from: Dir, name: string, identity: Identity, orphan: boolean): Promise<ChildEntry> {
+export async function recheckChild(
+  ctx: SweepContext,
+  from: Dir,
+  name: string,
+  identity: Identity,
+  orphan: boolean,
+): Promise<ChildEntry> {
   const fresh = await rescanChild(from, name, identity, ctx.signal);
-  const { probes: running, liveUnder } = await runningNow(ctx, new Set(fresh.sessions.map((s) => s.name)), from.display(name));
-  const live = childLiveWhy(fresh, { uid: ctx.uid, nowMs: ctx.nowMs, liveGraceMs: ctx.config.liveGraceSecs * 1000, running: (s) => running.get(s) ?? 'none' }) ?? liveUnder;
+  const { probes: running, liveUnder } = await runningNow(
+    ctx,
+    new Set(fresh.sessions.map((s) => s.name)),
+    from.display(name),
+  );
+  const live =
+    childLiveWhy(fresh, {
+      uid: ctx.uid,
+      nowMs: ctx.nowMs,
+      liveGraceMs: ctx.config.liveGraceSecs * 1000,
+      running: (s) => running.get(s) ?? 'none',
+    }) ?? liveUnder;
   const unfinished = orphan ? fresh.sessions.find((s) => s.hasSessionEnd !== true) : undefined;
   const why = live ?? (unfinished ? `its session ${unfinished.name} has not finished (no session_end)` : undefined);
   if (why !== undefined) throw new GcError(Codes.childKept, `${why} (judged again at the moment of removal); kept`);
@@ -106,14 +155,21 @@ export async function recheckChild(ctx: SweepContext, from: Dir, name: string, i
 export function childStillDue(ctx: SweepContext, before: ChildEntry, childPath: string): (moved: Dir) => Promise<void> {
   return async (moved: Dir) => {
     const now = await lookInsideChild(moved, ctx.signal);
-    const kept = (why: string) => new GcError(Codes.childKept, `${why} (seen right after it was moved to be removed); put back and kept`);
+    const kept = (why: string) =>
+      new GcError(Codes.childKept, `${why} (seen right after it was moved to be removed); put back and kept`);
     if (now.unjudged !== undefined) throw kept(`nothing inside can be judged now (${now.unjudged})`);
     const seen = new Map<string, number>();
-    for (const s of before.sessions) seen.set(`${s.name}\0${s.lastWriteMs}`, (seen.get(`${s.name}\0${s.lastWriteMs}`) ?? 0) + 1);
+    for (const s of before.sessions)
+      seen.set(`${s.name}\0${s.lastWriteMs}`, (seen.get(`${s.name}\0${s.lastWriteMs}`) ?? 0) + 1);
     for (const s of now.sessions) {
       const k = `${s.name}\0${s.lastWriteMs}`;
       const n = seen.get(k) ?? 0;
-      if (n === 0) throw kept(before.sessions.some((b) => b.name === s.name) ? `its session ${s.name} was written since it was judged` : `a session ${s.name} started inside it since it was judged`);
+      if (n === 0)
+        throw kept(
+          before.sessions.some((b) => b.name === s.name)
+            ? `its session ${s.name} was written since it was judged`
+            : `a session ${s.name} started inside it since it was judged`,
+        );
       seen.set(k, n - 1);
     }
     const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
@@ -128,7 +184,11 @@ export function childStillDue(ctx: SweepContext, before: ChildEntry, childPath: 
  * when `under` is given, why a live process's record names a session directory below that path
  * (a session that started there, whatever the child's listing showed).
  */
-async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>, under?: string): Promise<{ probes: Map<string, RunningProbe>; liveUnder?: string }> {
+async function runningNow(
+  ctx: SweepContext,
+  ids: ReadonlySet<string>,
+  under?: string,
+): Promise<{ probes: Map<string, RunningProbe>; liveUnder?: string }> {
   const out = new Map<string, RunningProbe>();
   if (!ctx.homeDir) {
     for (const id of ids) out.set(id, ctx.world.running.get(id) ?? 'none');
@@ -154,14 +214,24 @@ async function runningNow(ctx: SweepContext, ids: ReadonlySet<string>, under?: s
  * record of a live process for a session there — or cannot be judged. The debris step leaves such
  * a trash for a later sweep (`child_kept`).
  */
-export async function trashedChildLiveWhy(ctx: SweepContext, children: Dir, trash: string, identity: Identity, childPath: string): Promise<string | undefined> {
+export async function trashedChildLiveWhy(
+  ctx: SweepContext,
+  children: Dir,
+  trash: string,
+  identity: Identity,
+  childPath: string,
+): Promise<string | undefined> {
   const d = await children.openDir(trash, identity);
   try {
     const now = await lookInsideChild(d, ctx.signal);
     if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
     const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
     for (const s of now.sessions) {
-      const v = judgeLiveness({ running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined }, ctx.nowMs, ctx.config.liveGraceSecs * 1000);
+      const v = judgeLiveness(
+        { running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined },
+        ctx.nowMs,
+        ctx.config.liveGraceSecs * 1000,
+      );
       if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
     }
     return liveUnder;
@@ -171,8 +241,13 @@ export async function trashedChildLiveWhy(ctx: SweepContext, children: Dir, tras
 }
 
 /** Reports what the choice keeps, once per sweep and session. */
-export function reportBesideSkips(ctx: SweepContext, plan: BesidePlan | undefined, sessions: ReadonlySet<string>): void {
-  for (const s of plan?.skip ?? []) if (sessions.has(s.session)) skip(ctx, { target: s.target, code: s.code, detail: s.detail });
+export function reportBesideSkips(
+  ctx: SweepContext,
+  plan: BesidePlan | undefined,
+  sessions: ReadonlySet<string>,
+): void {
+  for (const s of plan?.skip ?? [])
+    if (sessions.has(s.session)) skip(ctx, { target: s.target, code: s.code, detail: s.detail });
 }
 
 /** Where the removed session's items are; opened once per root. */
@@ -192,11 +267,16 @@ export async function openBesideDirs(ctx: SweepContext, root: Dir, beside: Besid
     if (beside.logs) {
       w = await Dir.open(beside.workdir, { followFinal: true });
       const r = await w.lstat(WORKDIR_ROOT_NAME);
-      if (!r || !sameIdentity({ dev: r.dev, ino: r.ino }, root.identity)) throw new GcError(Codes.changedSinceScan, `${root.path} is no longer ${beside.workdir}/${WORKDIR_ROOT_NAME}`);
+      if (!r || !sameIdentity({ dev: r.dev, ino: r.ino }, root.identity))
+        throw new GcError(Codes.changedSinceScan, `${root.path} is no longer ${beside.workdir}/${WORKDIR_ROOT_NAME}`);
       logs = await w.openDir(LOGS_DIR, beside.logs.identity);
     }
   } catch (err) {
-    fail(ctx, { target: beside.workdir, code: codeOf(err), detail: `${beside.workdir}: ${describeError(err)}; nothing beside its sessions is removed this sweep` });
+    fail(ctx, {
+      target: beside.workdir,
+      code: codeOf(err),
+      detail: `${beside.workdir}: ${describeError(err)}; nothing beside its sessions is removed this sweep`,
+    });
     await children?.close();
     children = undefined;
   } finally {
@@ -232,37 +312,94 @@ export async function removeBeside(
     const from = child ? dirs.children : dirs.logs;
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const path = `${beside.workdir}/${rel}`;
-    const identity = child ? beside.children?.entries.find((c) => c.name === it.name)?.identity : beside.logs?.wrk.find((l) => l.name === it.name)?.identity;
+    const identity = child
+      ? beside.children?.entries.find((c) => c.name === it.name)?.identity
+      : beside.logs?.wrk.find((l) => l.name === it.name)?.identity;
     if (!from || !identity) continue;
     try {
       const bytes = await act(ctx, root, from, it, identity, held);
       total += bytes;
-      ctx.report.actions.push({ kind: child ? 'remove_child_workdir' : 'remove_work_log', root: root.path, target: it.name, parent_session: it.session, path, reason, bytes, ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}) });
+      ctx.report.actions.push({
+        kind: child ? 'remove_child_workdir' : 'remove_work_log',
+        root: root.path,
+        target: it.name,
+        parent_session: it.session,
+        path,
+        reason,
+        bytes,
+        ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}),
+      });
       if (!held) ctx.report.bytes_freed += bytes;
-      ctx.log.debug({ path, parent_session: it.session, reason, bytes }, ctx.fx.say(held ? ['would hold beside its session', 'held beside its session'] : ['would remove beside its session', 'removed beside its session']));
+      ctx.log.debug(
+        { path, parent_session: it.session, reason, bytes },
+        ctx.fx.say(
+          held
+            ? ['would hold beside its session', 'held beside its session']
+            : ['would remove beside its session', 'removed beside its session'],
+        ),
+      );
     } catch (err) {
       if (isAbort(err)) throw err;
       const code = codeOf(err);
-      (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, { target: path, code, detail: `${path} (child of ${it.session}): ${describeError(err)}` });
+      (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, {
+        target: path,
+        code,
+        detail: `${path} (child of ${it.session}): ${describeError(err)}`,
+      });
     }
   }
   return total;
 
   /** The only calls here that change the disk (through the run's effects: a dry run measures). */
-  async function act(c: SweepContext, r: Dir, from: Dir, it: BesideItem, identity: Identity, h: typeof held): Promise<number> {
+  async function act(
+    c: SweepContext,
+    r: Dir,
+    from: Dir,
+    it: BesideItem,
+    identity: Identity,
+    h: typeof held,
+  ): Promise<number> {
     const child = it.kind === 'child_workdir';
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
-    const retention = { store: 'sessions', reason, target: rel, parent: beside.workdir, session: it.session, ...(h ? { heldUntilMs: heldUntil(h.entry) } : {}) } as const;
+    const retention = {
+      store: 'sessions',
+      reason,
+      target: rel,
+      parent: beside.workdir,
+      session: it.session,
+      ...(h ? { heldUntilMs: heldUntil(h.entry) } : {}),
+    } as const;
     return c.fx.audited(
       { kind: child ? 'remove_child_workdir' : 'remove_work_log', ...retention },
       async (): Promise<number> => {
         // judged again now, and looked at again once moved (a session may start in between)
-        const verify = child ? childStillDue(c, await recheckChild(c, from, it.name, identity, false), from.display(it.name)) : undefined;
-        if (h) return c.fx.holdBeside(r, h.entry, h.identity, from, child ? CHILDREN_DIR : LOGS_DIR, it.name, identity, async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes), verify);
-        if (child) return c.fx.remove(from, it.name, identity, { ...(verify ? { verify } : {}), ...(c.signal ? { signal: c.signal } : {}) });
+        const verify = child
+          ? childStillDue(c, await recheckChild(c, from, it.name, identity, false), from.display(it.name))
+          : undefined;
+        if (h)
+          return c.fx.holdBeside(
+            r,
+            h.entry,
+            h.identity,
+            from,
+            child ? CHILDREN_DIR : LOGS_DIR,
+            it.name,
+            identity,
+            async () => (child ? (await measureDir(from, it.name, identity)).bytes : logBytes),
+            verify,
+          );
+        if (child)
+          return c.fx.remove(from, it.name, identity, {
+            ...(verify ? { verify } : {}),
+            ...(c.signal ? { signal: c.signal } : {}),
+          });
         const st = await from.lstat(it.name);
-        if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity)) throw new GcError(Codes.changedSinceScan, `${from.display(it.name)} changed since it was scanned; left alone`);
+        if (!st?.isFile() || !sameIdentity({ dev: st.dev, ino: st.ino }, identity))
+          throw new GcError(
+            Codes.changedSinceScan,
+            `${from.display(it.name)} changed since it was scanned; left alone`,
+          );
         await c.fx.unlink(from, it.name);
         return logBytes;
       },
@@ -280,7 +417,11 @@ export async function removeBeside(
  * `p.heldTied`; one whose trace cannot be read sets `p.heldUncertain` (no orphan goes). A dry run
  * measures and lists.
  */
-export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan, tally: { items: number; bytes: number }): Promise<void> {
+export async function completeHeldBeside(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  tally: { items: number; bytes: number },
+): Promise<void> {
   const beside = p.beside;
   if (p.input.isAuditRoot || !beside || !p.scan.identity) return;
   // nothing beside the root that a hold could still take: no held trace is read
@@ -312,13 +453,28 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
           if (n !== undefined) (p.heldTied ??= new Set()).add(n);
         }
         if (!ours) continue;
-        const reason = record.reason === 'max_age' || record.reason === 'max_sessions' || record.reason === 'max_bytes' ? record.reason : reasonNow(p, h.target, ctx.nowMs);
-        parents.push({ session: h.target, delegations: t.delegations ?? [], workIds: t.workIds ?? [], entry: h.entry, identity: h.identity, reason });
+        const reason =
+          record.reason === 'max_age' || record.reason === 'max_sessions' || record.reason === 'max_bytes'
+            ? record.reason
+            : reasonNow(p, h.target, ctx.nowMs);
+        parents.push({
+          session: h.target,
+          delegations: t.delegations ?? [],
+          workIds: t.workIds ?? [],
+          entry: h.entry,
+          identity: h.identity,
+          reason,
+        });
       } catch (err) {
         if (isAbort(err)) throw err;
         // what it names is unknown: no orphan goes while it cannot be read
         p.heldUncertain ??= root.display(h.entry);
-        if (ours) skip(ctx, { target: root.display(h.entry), code: codeOf(err), detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep` });
+        if (ours)
+          skip(ctx, {
+            target: root.display(h.entry),
+            code: codeOf(err),
+            detail: `${root.display(h.entry)}: ${describeError(err)}; what it names beside its root is left for the next sweep`,
+          });
       } finally {
         await d?.close();
       }
@@ -332,13 +488,20 @@ export async function completeHeldBeside(ctx: SweepContext, p: SessionsRootPlan,
     for (const h of parents) {
       const mine = plan.remove.filter((i) => i.session === h.session);
       if (mine.length === 0) continue;
-      const bytes = await removeBeside(ctx, root, beside, dirs, mine, h.reason, { entry: h.entry, identity: h.identity });
+      const bytes = await removeBeside(ctx, root, beside, dirs, mine, h.reason, {
+        entry: h.entry,
+        identity: h.identity,
+      });
       tally.items += mine.length;
       tally.bytes += bytes;
     }
   } catch (err) {
     if (isAbort(err)) throw err;
-    fail(ctx, { target: p.input.root, code: codeOf(err), detail: `${p.input.root}: ${describeError(err)}; what its held sessions name beside it is left for the next sweep` });
+    fail(ctx, {
+      target: p.input.root,
+      code: codeOf(err),
+      detail: `${p.input.root}: ${describeError(err)}; what its held sessions name beside it is left for the next sweep`,
+    });
   } finally {
     await dirs?.close();
     await root?.close();

@@ -29,7 +29,15 @@ import { GC_DIR } from '../../gchome/audit.js';
 import { planFates, type BudgetUnmet, type FatePlan } from '../../plan/fates.js';
 import { formatBytes, plural } from '../report.js';
 import { fail, skip, type StepTally, type SweepContext } from './context.js';
-import { budgetTakes, removeRecord, removeSessions, reportRecordsKept, reportSessionsKept, reportStop, takings } from './remove.js';
+import {
+  budgetTakes,
+  removeRecord,
+  removeSessions,
+  reportRecordsKept,
+  reportSessionsKept,
+  reportStop,
+  takings,
+} from './remove.js';
 import { purgeHeld } from './quarantine.js';
 import { anyBudget } from './measure.js';
 import { fateInput } from './plan.js';
@@ -65,7 +73,9 @@ export async function budgetStep(ctx: SweepContext): Promise<StepTally> {
 /** Does what the plan's budgets take that this sweep has not acted on yet. */
 async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: StepTally): Promise<void> {
   // holds keep_free purges, the window that ends first first
-  const purges = [...plan.holds].filter(([k, f]) => f.fate === 'purged' && f.rule === 'keep_free' && !ctx.acts.has(k)).map(([k]) => k);
+  const purges = [...plan.holds]
+    .filter(([k, f]) => f.fate === 'purged' && f.rule === 'keep_free' && !ctx.acts.has(k))
+    .map(([k]) => k);
   const held = heldEntries(ctx);
   purges.sort((a, b) => (held.get(a)?.untilMs ?? 0) - (held.get(b)?.untilMs ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
   for (const k of purges) {
@@ -80,11 +90,21 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
   }
   const notYet = (f: Parameters<typeof budgetTakes>[0]) => budgetTakes(f);
   for (const p of ctx.sessionPlans) {
-    const list = takings(ctx, p.key, p.views.map((v) => v.scan.name), notYet).filter((x) => !ctx.acts.has(`${p.key}\0${x.name}`));
+    const list = takings(
+      ctx,
+      p.key,
+      p.views.map((v) => v.scan.name),
+      notYet,
+    ).filter((x) => !ctx.acts.has(`${p.key}\0${x.name}`));
     await removeSessions(ctx, p, list, tally, () => undefined);
   }
   for (const r of ctx.recordPlans) {
-    for (const { name, fate } of takings(ctx, r.key, r.contexts.map((c) => c.context), notYet)) {
+    for (const { name, fate } of takings(
+      ctx,
+      r.key,
+      r.contexts.map((c) => c.context),
+      notYet,
+    )) {
       if (ctx.acts.has(`${r.key}\0${name}`)) continue;
       ctx.signal?.throwIfAborted();
       const c = r.contexts.find((x) => x.context === name);
@@ -99,23 +119,52 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
 }
 
 /** Every held item the plan may purge, by its key (`<parent>/<entry>`), with how to purge it. */
-function heldEntries(ctx: SweepContext): Map<string, { parent: string; untilMs: number; t: Parameters<typeof purgeHeld>[2] }> {
+function heldEntries(
+  ctx: SweepContext,
+): Map<string, { parent: string; untilMs: number; t: Parameters<typeof purgeHeld>[2] }> {
   const out = new Map<string, { parent: string; untilMs: number; t: Parameters<typeof purgeHeld>[2] }>();
   for (const p of ctx.sessionPlans) {
     for (const h of p.scan.held) {
-      out.set(`${p.input.root}/${h.entry}`, { parent: p.input.root, untilMs: h.untilMs, t: { store: 'sessions', origin: p.input.root, target: h.session, held: 'session', entry: h.entry, identity: h.identity } });
+      out.set(`${p.input.root}/${h.entry}`, {
+        parent: p.input.root,
+        untilMs: h.untilMs,
+        t: {
+          store: 'sessions',
+          origin: p.input.root,
+          target: h.session,
+          held: 'session',
+          entry: h.entry,
+          identity: h.identity,
+        },
+      });
     }
   }
   const q = ctx.quarantineDir;
   for (const i of q ? (ctx.quarantineListing?.items ?? []) : []) {
-    out.set(`${q!.path}/${i.entry}`, { parent: q!.path, untilMs: i.untilMs, t: { store: 'records', origin: i.origin, target: i.target, held: i.kind === 'truncation' ? 'truncation' : 'context', entry: i.entry, identity: i.identity } });
+    out.set(`${q!.path}/${i.entry}`, {
+      parent: q!.path,
+      untilMs: i.untilMs,
+      t: {
+        store: 'records',
+        origin: i.origin,
+        target: i.target,
+        held: i.kind === 'truncation' ? 'truncation' : 'context',
+        entry: i.entry,
+        identity: i.identity,
+      },
+    });
   }
   return out;
 }
 
 /** Purge one held item found under `parentPath` (a sessions root or the quarantine directory) for keep_free. */
-async function purgeAt(ctx: SweepContext, parentPath: string, t: Parameters<typeof purgeHeld>[2]): Promise<number | undefined> {
-  if (ctx.quarantineDir && parentPath === ctx.quarantineDir.path) return purgeHeld(ctx, ctx.quarantineDir, t, 'keep_free');
+async function purgeAt(
+  ctx: SweepContext,
+  parentPath: string,
+  t: Parameters<typeof purgeHeld>[2],
+): Promise<number | undefined> {
+  if (ctx.quarantineDir && parentPath === ctx.quarantineDir.path)
+    return purgeHeld(ctx, ctx.quarantineDir, t, 'keep_free');
   let d: Dir | undefined;
   try {
     d = await Dir.open(parentPath);
@@ -135,7 +184,12 @@ function reportBudgets(ctx: SweepContext, home: Dir, putBack: PutBack): void {
   const b = ctx.fates?.budget;
   if (!b || !anyBudget(ctx.config)) return;
   const kfBytes = ctx.space?.keepFreeBytes;
-  for (const u of b.unmet) skip(ctx, { target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''), code: Codes.budgetUnmet, detail: unmetText(u, ctx, kfBytes, b.keepFree?.room ?? 0) });
+  for (const u of b.unmet)
+    skip(ctx, {
+      target: u.store === undefined ? ctx.home : u.label.replace(/^(sessions root|record store) /, ''),
+      code: Codes.budgetUnmet,
+      detail: unmetText(u, ctx, kfBytes, b.keepFree?.room ?? 0),
+    });
   const kf = b.keepFree;
   ctx.report.budget = {
     stores: b.stores,
@@ -146,7 +200,10 @@ function reportBudgets(ctx: SweepContext, home: Dir, putBack: PutBack): void {
             free_bytes: ctx.space.freeBytes,
             short_bytes: kf.short,
             // a reserve put back without the room for it takes that much from keep_free
-            short_bytes_after: putBack.bytes && kf.room === 0 ? Math.max(kf.short_after, kfBytes - (ctx.space.freeBytes + kf.freed - RESERVE_BYTES)) : kf.short_after,
+            short_bytes_after:
+              putBack.bytes && kf.room === 0
+                ? Math.max(kf.short_after, kfBytes - (ctx.space.freeBytes + kf.freed - RESERVE_BYTES))
+                : kf.short_after,
             inodes:
               ctx.space.keepFreeInodes !== undefined && ctx.space.freeInodes !== undefined
                 ? {
@@ -155,7 +212,10 @@ function reportBudgets(ctx: SweepContext, home: Dir, putBack: PutBack): void {
                     short: kf.inodes_short,
                     short_after:
                       putBack.inodes && kf.inodes_room === 0
-                        ? Math.max(kf.inodes_short_after, ctx.space.keepFreeInodes - (ctx.space.freeInodes + kf.freed_inodes - RESERVE_INODES_ROOM))
+                        ? Math.max(
+                            kf.inodes_short_after,
+                            ctx.space.keepFreeInodes - (ctx.space.freeInodes + kf.freed_inodes - RESERVE_INODES_ROOM),
+                          )
                         : kf.inodes_short_after,
                   }
                 : null,
@@ -192,13 +252,19 @@ async function keepReserve(ctx: SweepContext, home: Dir): Promise<PutBack> {
     const kf = ctx.fates?.budget.keepFree;
     const parts = {
       bytes: ctx.reserveMissing.bytes && fitsReserve(space.freeBytes + (kf?.freed ?? 0)),
-      inodes: ctx.reserveMissing.inodes && space.freeInodes !== undefined && fitsInodes(space.freeInodes + (kf?.freed_inodes ?? 0)),
+      inodes:
+        ctx.reserveMissing.inodes &&
+        space.freeInodes !== undefined &&
+        fitsInodes(space.freeInodes + (kf?.freed_inodes ?? 0)),
     };
     if (!parts.bytes && !parts.inodes) return none;
     return (await ctx.fx.createReserve(home, parts)) ? parts : none;
   } catch (err) {
     if (isAbort(err)) throw err;
-    ctx.log.warn({ path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` }, `the reserve was not put back: ${describeError(err)}`);
+    ctx.log.warn(
+      { path: `${home.path}/${GC_DIR}/${RESERVE_NAME}` },
+      `the reserve was not put back: ${describeError(err)}`,
+    );
     return none;
   }
 }
@@ -210,7 +276,9 @@ async function keepReserve(ctx: SweepContext, home: Dir): Promise<PutBack> {
 async function spaceNow(ctx: SweepContext, home: Dir): Promise<{ freeBytes: number; freeInodes?: number } | undefined> {
   const s = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`).catch(() => undefined);
   if (!s) return undefined;
-  return countsInodes(s) ? { freeBytes: s.freeBytes + ctx.fx.unappliedFreed(), freeInodes: s.freeInodes + ctx.fx.unappliedFreedInodes() } : { freeBytes: s.freeBytes + ctx.fx.unappliedFreed() };
+  return countsInodes(s)
+    ? { freeBytes: s.freeBytes + ctx.fx.unappliedFreed(), freeInodes: s.freeInodes + ctx.fx.unappliedFreedInodes() }
+    : { freeBytes: s.freeBytes + ctx.fx.unappliedFreed() };
 }
 
 /** Which parts of the reserve this sweep put back (a dry run: would). */
@@ -239,7 +307,12 @@ function unmetText(u: BudgetUnmet, ctx: SweepContext, required: number | undefin
         ? 'nothing taking part may be removed'
         : `after removing every item it may (${u.removed})`;
   const inodes = u.inodes_short !== undefined ? ` and ${u.inodes_short} inodes short` : '';
-  const bound = u.beyond_per_sweep ? ` (${plural(u.beyond_per_sweep.items, 'more item')} (${formatBytes(u.beyond_per_sweep.bytes)}) beyond per_sweep, ${ctx.config.keepFree?.perSweepPercent ?? 100}% of each store a sweep)` : '';
-  const live = u.reason === 'keep_free' && ctx.liveLargest.length > 0 ? `; largest live sessions: ${ctx.liveLargest.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}` : '';
+  const bound = u.beyond_per_sweep
+    ? ` (${plural(u.beyond_per_sweep.items, 'more item')} (${formatBytes(u.beyond_per_sweep.bytes)}) beyond per_sweep, ${ctx.config.keepFree?.perSweepPercent ?? 100}% of each store a sweep)`
+    : '';
+  const live =
+    u.reason === 'keep_free' && ctx.liveLargest.length > 0
+      ? `; largest live sessions: ${ctx.liveLargest.map((l) => `${l.path} (${formatBytes(l.bytes)})`).join(', ')}`
+      : '';
   return `${what}${inodes}: ${done}${bound}; ${heldText}${largest.length > 0 ? `; largest it may not touch: ${largest.join(', ')}` : ''}${live}`;
 }

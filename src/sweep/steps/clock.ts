@@ -36,7 +36,11 @@ export async function clockStep(ctx: SweepContext): Promise<StepTally> {
     try {
       await ctx.fx.upkeep(() => advanceClockReference(ctx.home, ctx.nowMs));
     } catch (err) {
-      skip(ctx, { target: statePath(ctx.home), code: Codes.ioError, detail: `the clock reference could not be recorded (${describeError(err)}); the next sweep is judged against the previous one` });
+      skip(ctx, {
+        target: statePath(ctx.home),
+        code: Codes.ioError,
+        detail: `the clock reference could not be recorded (${describeError(err)}); the next sweep is judged against the previous one`,
+      });
     }
   }
   return { items: skew ? 1 : 0, bytes: 0 };

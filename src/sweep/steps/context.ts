@@ -337,7 +337,17 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
     retentionItems: [],
     lostTasks: [],
     cache: undefined,
-    world: { roots: [], rootScans: [], running: new Map(), runningDebris: [], views: [], liveContexts: new Set(), appends: new TraceAppends(), problems: [], counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 } },
+    world: {
+      roots: [],
+      rootScans: [],
+      running: new Map(),
+      runningDebris: [],
+      views: [],
+      liveContexts: new Set(),
+      appends: new TraceAppends(),
+      problems: [],
+      counts: { sessions_roots: 0, sessions: 0, traces_read: 0, traces_cached: 0 },
+    },
     records: undefined,
     debris: [],
     modes: [],
@@ -375,9 +385,16 @@ export function createContext(opts: SweepOptions, uid: number): SweepContext {
  * unless the undo window holds it, and logged at `level` in the run's voice — the action's own
  * words (`log` names the deed more closely; null: no log line).
  */
-export function acted(ctx: SweepContext, a: Action, level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, log?: Said | null): void {
+export function acted(
+  ctx: SweepContext,
+  a: Action,
+  level: 'debug' | 'info' | 'warn',
+  fields: Record<string, unknown>,
+  log?: Said | null,
+): void {
   ctx.report.actions.push(a);
-  const heldByWindow = (a.kind === 'remove_session' || a.kind === 'remove_record' || a.kind === 'truncate_record') && a.held !== undefined;
+  const heldByWindow =
+    (a.kind === 'remove_session' || a.kind === 'remove_record' || a.kind === 'truncate_record') && a.held !== undefined;
   if ('bytes' in a && !heldByWindow) ctx.report.bytes_freed += a.bytes;
   if (log === null) return;
   const words = ctx.fx.say(log ?? wordsOf(a).log);
@@ -398,7 +415,12 @@ export function progress(ctx: SweepContext, done: number, total: number | undefi
  */
 export function skip(ctx: SweepContext, s: Skipped): void {
   ctx.report.skipped.push(s);
-  ctx.grouped.note({ level: NORMAL_CODES.has(s.code) ? 'normal' : 'warn', code: s.code, target: s.target, detail: s.detail });
+  ctx.grouped.note({
+    level: NORMAL_CODES.has(s.code) ? 'normal' : 'warn',
+    code: s.code,
+    target: s.target,
+    detail: s.detail,
+  });
 }
 
 /** A target that failed this sweep (reported; logged at debug now, grouped at error at the end); the sweep goes on. */
@@ -408,7 +430,13 @@ export function fail(ctx: SweepContext, e: ErrorEntry): void {
 }
 
 /** A per-item warning that is neither a skip nor an error (e.g. a leftover removed): grouped like them. */
-export function warnItem(ctx: SweepContext, code: string, target: string, detail: string, fields: Record<string, unknown> = {}): void {
+export function warnItem(
+  ctx: SweepContext,
+  code: string,
+  target: string,
+  detail: string,
+  fields: Record<string, unknown> = {},
+): void {
   ctx.grouped.note({ level: 'warn', code, target, detail, fields });
 }
 
@@ -448,7 +476,13 @@ function reportUnwritable(ctx: SweepContext): void {
 
 /** Logs the sweep's skips, errors and per-item warnings, one line per (code, root or store). */
 export function flushGrouped(ctx: SweepContext): void {
-  ctx.grouped.flush((target) => placeOf(target, ctx.world.roots.map((r) => r.root), ctx.home));
+  ctx.grouped.flush((target) =>
+    placeOf(
+      target,
+      ctx.world.roots.map((r) => r.root),
+      ctx.home,
+    ),
+  );
 }
 
 /** A scan problem: an io_error is an error, anything else a skip. */
@@ -477,7 +511,12 @@ export function finishReport(ctx: SweepContext): SweepReport {
   if (ctx.fates) {
     const q = ctx.quarantineDir;
     ctx.report.fates = countFates(
-      ctx.sessionPlans.map((p) => ({ root: p.input.root, key: p.key, names: p.views.map((v) => v.scan.name), holds: p.scan.held.map((h) => `${p.input.root}/${h.entry}`) })),
+      ctx.sessionPlans.map((p) => ({
+        root: p.input.root,
+        key: p.key,
+        names: p.views.map((v) => v.scan.name),
+        holds: p.scan.held.map((h) => `${p.input.root}/${h.entry}`),
+      })),
       ctx.recordPlans.map((r) => ({ store: r.store, key: r.key, names: r.contexts.map((c) => c.context) })),
       q ? { place: q.path, holds: [...ctx.fates.holds.keys()].filter((k) => k.startsWith(`${q.path}/`)) } : undefined,
       { plan: ctx.fates, acts: ctx.acts, failed: ctx.failed },
@@ -485,9 +524,23 @@ export function finishReport(ctx: SweepContext): SweepReport {
   }
   if (ctx.kept.length > 0) {
     const k = [...ctx.kept].sort((a, b) => a.sinceMs - b.sinceMs);
-    ctx.report.kept = { items: k.length, bytes: k.reduce((n, x) => n + x.bytes, 0), oldest_ms: k[0]!.sinceMs, paths: k.map((x) => x.path) };
+    ctx.report.kept = {
+      items: k.length,
+      bytes: k.reduce((n, x) => n + x.bytes, 0),
+      oldest_ms: k[0]!.sinceMs,
+      paths: k.map((x) => x.path),
+    };
     // One aggregated warning per sweep while anything is kept aside (the paths are in the report).
-    ctx.log.warn({ code: Codes.keptAside, items: k.length, bytes: ctx.report.kept.bytes, oldest_ms: k[0]!.sinceMs, paths: k.slice(0, 10).map((x) => x.path) }, `${k.length} director${k.length === 1 ? 'y' : 'ies'} murmur-gc could not remove whole still kept aside (the oldest: ${k[0]!.path}); each sweep tries again`);
+    ctx.log.warn(
+      {
+        code: Codes.keptAside,
+        items: k.length,
+        bytes: ctx.report.kept.bytes,
+        oldest_ms: k[0]!.sinceMs,
+        paths: k.slice(0, 10).map((x) => x.path),
+      },
+      `${k.length} director${k.length === 1 ? 'y' : 'ies'} murmur-gc could not remove whole still kept aside (the oldest: ${k[0]!.path}); each sweep tries again`,
+    );
   }
   ctx.report.steps = ctx.steps;
   return ctx.report;

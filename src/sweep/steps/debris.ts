@@ -49,11 +49,13 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     // an entry the registry vouched for (steps/trust.ts) is acted on: it keeps what is still there
     if (d.kind === 'kept_dir' || d.kind === 'trash_dir') ctx.registry.touched();
     if (d.kind === 'kept_dir') {
-      const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch((err: unknown) => {
-        if (isAbort(err)) throw err;
-        ctx.kept.push({ path: d.path, bytes: 0, sinceMs: ctx.nowMs });
-        return undefined;
-      });
+      const bytes = await withParent(d, (parent, name) => retryKeptEntry(ctx, parent, name, d.identity)).catch(
+        (err: unknown) => {
+          if (isAbort(err)) throw err;
+          ctx.kept.push({ path: d.path, bytes: 0, sinceMs: ctx.nowMs });
+          return undefined;
+        },
+      );
       if (bytes !== undefined) {
         tally.items++;
         tally.bytes += bytes;
@@ -64,7 +66,9 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
     // process started in it meanwhile keeps it for a later sweep.
     if (d.kind === 'trash_dir' && d.ref.chain.length === 2 && d.ref.chain[0] === CHILDREN_DIR) {
       const original = d.ref.chain[1]!.replace(/^\.murmur-gc-trash\.ses_[0-9a-z]+\./, '');
-      const why = await withParent(d, (parent, name) => trashedChildLiveWhy(ctx, parent, name, d.identity, `${d.ref.anchor}/${CHILDREN_DIR}/${original}`)).catch((err: unknown) => {
+      const why = await withParent(d, (parent, name) =>
+        trashedChildLiveWhy(ctx, parent, name, d.identity, `${d.ref.anchor}/${CHILDREN_DIR}/${original}`),
+      ).catch((err: unknown) => {
         if (isAbort(err)) throw err;
         return `it cannot be judged (${describeError(err)})`;
       });
@@ -78,9 +82,21 @@ export async function debrisStep(ctx: SweepContext): Promise<StepTally> {
       const bytes = await actOnDebris(ctx, d);
       const runtime = d.kind === 'running_temp' || d.kind === 'running_record';
       const code = failedRun ? Codes.ioError : runtime ? Codes.runtimeDebris : Codes.processInterrupted;
-      const detail = failedRun ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)` : d.detail;
-      const what = failedRun ? 'leftover of a failed removal' : runtime ? 'leftover of a killed runtime' : 'leftover of an interrupted run';
-      acted(ctx, { kind: 'remove_debris', path: d.path, code, detail, bytes }, runtime ? 'info' : 'warn', { code, path: d.path, bytes }, [`would remove a ${what}`, `${what} removed`]);
+      const detail = failedRun
+        ? `left by sweep ${failedRun}, whose removal of it failed (it was not interrupted)`
+        : d.detail;
+      const what = failedRun
+        ? 'leftover of a failed removal'
+        : runtime
+          ? 'leftover of a killed runtime'
+          : 'leftover of an interrupted run';
+      acted(
+        ctx,
+        { kind: 'remove_debris', path: d.path, code, detail, bytes },
+        runtime ? 'info' : 'warn',
+        { code, path: d.path, bytes },
+        [`would remove a ${what}`, `${what} removed`],
+      );
       tally.items++;
       tally.bytes += bytes;
     } catch (err) {
@@ -151,7 +167,12 @@ async function actOnDebris(ctx: SweepContext, d: Debris): Promise<number> {
  * that failed earlier), its bytes returned. Still there (or a dry run): added to `ctx.kept`, no
  * error, undefined returned.
  */
-export async function retryKeptEntry(ctx: SweepContext, parent: Dir, name: string, identity: Identity): Promise<number | undefined> {
+export async function retryKeptEntry(
+  ctx: SweepContext,
+  parent: Dir,
+  name: string,
+  identity: Identity,
+): Promise<number | undefined> {
   const path = parent.display(name);
   const st = await parent.lstat(name);
   if (!st?.isDirectory() || !sameIdentity(identityOf(st), identity)) return undefined;
@@ -164,6 +185,18 @@ export async function retryKeptEntry(ctx: SweepContext, parent: Dir, name: strin
   }
   const bytes = r.stats.bytes;
   const removedNow = 'a directory kept aside by an earlier sweep is removed now';
-  acted(ctx, { kind: 'remove_debris', path, code: Codes.ioError, detail: 'set aside by an earlier sweep that could not remove it whole; removed now', bytes }, 'info', { code: Codes.ioError, path, bytes }, [removedNow, removedNow]);
+  acted(
+    ctx,
+    {
+      kind: 'remove_debris',
+      path,
+      code: Codes.ioError,
+      detail: 'set aside by an earlier sweep that could not remove it whole; removed now',
+      bytes,
+    },
+    'info',
+    { code: Codes.ioError, path, bytes },
+    [removedNow, removedNow],
+  );
   return bytes;
 }

@@ -25,15 +25,37 @@ import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.
 import { finishTrash, measureDir, removeDir, retryKept, type KeptRetry } from '../../fsx/remove.js';
 import { AuditSession, type IntentLine, type PurgedItem, type RetentionItem } from '../../gchome/audit.js';
 import { GC_DIR } from '../../gchome/audit.js';
-import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../../gchome/lock.js';
+import {
+  acquireLock,
+  ensureLockDir,
+  probeLock,
+  recordLockPath,
+  sweepLockPath,
+  type HeldLock,
+} from '../../gchome/lock.js';
 import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } from '../../gchome/quarantine-store.js';
-import {  type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
+import { type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
 import { sessionQuarantineName } from '../../runtime/gc-entries.js';
 import { holdBeside, type BesideSub } from '../../gchome/quarantine-beside.js';
 import type { Placed, Registry } from '../../gchome/registry.js';
-import { createInodeReserve, createReserve, releaseInodes, releaseReserve, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
+import {
+  createInodeReserve,
+  createReserve,
+  releaseInodes,
+  releaseReserve,
+  reserveBytes,
+  reserveInodes,
+} from '../../gchome/reserve.js';
 import type { ModeEntry } from '../../runtime/inventory.js';
-import { measureTornTail, measureTruncation, repairTornTail, truncateRecord, type RepairOutcome, type TruncateOptions, type TruncateOutcome } from '../../runtime/record-truncate.js';
+import {
+  measureTornTail,
+  measureTruncation,
+  repairTornTail,
+  truncateRecord,
+  type RepairOutcome,
+  type TruncateOptions,
+  type TruncateOutcome,
+} from '../../runtime/record-truncate.js';
 import { VERSION } from '../../version.js';
 import type { Action } from '../report.js';
 import { say, type Said } from '../voice.js';
@@ -88,7 +110,12 @@ export interface Effects {
    * `settle(gc)`, takes the lock (undefined: busy). Measure-only: probes the lock (busy: nothing
    * opened), opens an existing home, `check`s it, and runs `settle` on an existing `gc/`.
    */
-  lockSweep(home: string, exists: boolean, check: (home: Dir) => void, settle: (gc: Dir) => Promise<void>): Promise<{ homeDir: Dir | undefined; lock: HeldLock | undefined; busy: boolean }>;
+  lockSweep(
+    home: string,
+    exists: boolean,
+    check: (home: Dir) => void,
+    settle: (gc: Dir) => Promise<void>,
+  ): Promise<{ homeDir: Dir | undefined; lock: HeldLock | undefined; busy: boolean }>;
   /** A record's lock (real) or a probe of it (measure-only: undefined when free). */
   lockRecord(home: Dir, store: string, context: string): Promise<HeldLock | undefined | 'busy'>;
 
@@ -104,15 +131,38 @@ export interface Effects {
   /** Removes `parent/name` (rename to trash, `verify` there, delete); the bytes it held. */
   remove(parent: Dir, name: string, identity: Identity, o?: { verify?: Verify; signal?: AbortSignal }): Promise<number>;
   /** Holds a session in its own root until `untilMs`: its entry there and its bytes. */
-  holdSession(root: Dir, name: string, identity: Identity, untilMs: number, verify: Verify): Promise<{ entry: string; bytes: number }>;
+  holdSession(
+    root: Dir,
+    name: string,
+    identity: Identity,
+    untilMs: number,
+    verify: Verify,
+  ): Promise<{ entry: string; bytes: number }>;
   /** Holds a context in `<home>/gc/quarantine`: where it is held (`parent`/`entry`; `path` of the payload) and its bytes. */
-  holdContext(home: Dir, store: Dir, name: string, identity: Identity, meta: ItemMeta, verify: Verify): Promise<{ parent: string; entry: string; path: string; bytes: number }>;
+  holdContext(
+    home: Dir,
+    store: Dir,
+    name: string,
+    identity: Identity,
+    meta: ItemMeta,
+    verify: Verify,
+  ): Promise<{ parent: string; entry: string; path: string; bytes: number }>;
   /**
    * Holds `from/name` (a child workdir or a work log beside a session) inside the held session
    * `root/heldEntry` (src/gchome/quarantine-beside.ts), `verify` run on it once moved (a failure
    * puts it back); its bytes (measure-only: `verify` on it in place, then `measured()`).
    */
-  holdBeside(root: Dir, heldEntry: string, heldIdentity: Identity, from: Dir, sub: BesideSub, name: string, identity: Identity, measured: () => Promise<number>, verify?: Verify): Promise<number>;
+  holdBeside(
+    root: Dir,
+    heldEntry: string,
+    heldIdentity: Identity,
+    from: Dir,
+    sub: BesideSub,
+    name: string,
+    identity: Identity,
+    measured: () => Promise<number>,
+    verify?: Verify,
+  ): Promise<number>;
   /**
    * What the disk holds for the held item `parent/entry` once it is held, as `du` counts it (its
    * sidecar and directories included: what `quarantine ls`, `status` and the metrics count for
@@ -163,7 +213,12 @@ export function pickEffects(host: EffectsHost, measureOnlyRun: boolean): Effects
 }
 
 /** Opens `parent/name` as the scanned directory, runs `verify` on it, and measures it. */
-async function verifiedBytes(parent: Dir, name: string, identity: Identity, verify: Verify | undefined): Promise<number> {
+async function verifiedBytes(
+  parent: Dir,
+  name: string,
+  identity: Identity,
+  verify: Verify | undefined,
+): Promise<number> {
   if (verify) {
     const d = await parent.openDir(name, identity);
     try {
@@ -210,7 +265,9 @@ function realEffects(host: EffectsHost): Effects {
     },
     async lockRecord(home, store, context) {
       await ensureLockDir(home, [encodeURIComponent(store)]);
-      const lock = await acquireLock(recordLockPath(host.home, store, context), { waitMs: host.opts.recordLockWaitMs ?? 2000 });
+      const lock = await acquireLock(recordLockPath(host.home, store, context), {
+        waitMs: host.opts.recordLockWaitMs ?? 2000,
+      });
       return lock ?? 'busy';
     },
     async audited(intent, act, record) {
@@ -225,23 +282,40 @@ function realEffects(host: EffectsHost): Effects {
     },
     async place(items) {
       if (items.length === 0) return;
-      if (!host.homeDir) throw new GcError(Codes.ioError, `there is no murmur home to record what this sweep would place in a capsule's directory; nothing is`);
+      if (!host.homeDir)
+        throw new GcError(
+          Codes.ioError,
+          `there is no murmur home to record what this sweep would place in a capsule's directory; nothing is`,
+        );
       // the acts that follow need their audit: made first, so a run that cannot make it stops once
       await ensureAudit();
       await host.registry.place(host.homeDir, items);
     },
     async remove(parent, name, identity, o = {}) {
       const { verify, signal } = o;
-      return (await removeDir(parent, name, identity, { runId: host.auditId, ...(verify ? { verifyInTrash: verify } : {}), ...(signal ? { signal } : {}) })).bytes;
+      return (
+        await removeDir(parent, name, identity, {
+          runId: host.auditId,
+          ...(verify ? { verifyInTrash: verify } : {}),
+          ...(signal ? { signal } : {}),
+        })
+      ).bytes;
     },
     holdSession: (root, name, identity, untilMs, verify) => holdSession(root, name, identity, untilMs, verify),
-    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity, _measured, verify) => holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity, verify),
+    holdBeside: (root, heldEntry, heldIdentity, from, sub, name, identity, _measured, verify) =>
+      holdBeside(root, heldEntry, heldIdentity, from, sub, name, identity, verify),
     async holdContext(home, store, name, identity, meta, verify) {
       const q = await quarantineDir(home);
       const h = await holdContext(store, name, identity, q, meta, verify);
       return { parent: q.path, entry: h.entry, path: `${q.path}/${h.entry}/ctx`, bytes: h.bytes };
     },
-    heldBytes: async (parent, entry, counted) => (parent ? measureDir(parent, entry).then((m) => m.bytes, () => counted) : counted),
+    heldBytes: async (parent, entry, counted) =>
+      parent
+        ? measureDir(parent, entry).then(
+            (m) => m.bytes,
+            () => counted,
+          )
+        : counted,
     purge: async (parent, entry, identity) => (await purgeEntry(parent, entry, identity, host.auditId)).bytes,
     finishTrash: async (parent, name, identity) => (await finishTrash(parent, name, identity)).bytes,
     unlink: (parent, name) => parent.unlink(name),
@@ -296,11 +370,15 @@ function measureOnly(host: EffectsHost): Effects {
       }
       return { homeDir, lock: undefined, busy: false };
     },
-    lockRecord: async (_home, store, context) => ((await probeLock(recordLockPath(host.home, store, context))) ? 'busy' : undefined),
+    lockRecord: async (_home, store, context) =>
+      (await probeLock(recordLockPath(host.home, store, context))) ? 'busy' : undefined,
     audited: (_intent, act) => act(),
     place: () => Promise.resolve(),
     remove: (parent, name, identity, o = {}) => verifiedBytes(parent, name, identity, o.verify),
-    holdSession: async (root, name, identity, untilMs, verify) => ({ entry: sessionQuarantineName(untilMs, name), bytes: await verifiedBytes(root, name, identity, verify) }),
+    holdSession: async (root, name, identity, untilMs, verify) => ({
+      entry: sessionQuarantineName(untilMs, name),
+      bytes: await verifiedBytes(root, name, identity, verify),
+    }),
     async holdBeside(_root, _heldEntry, _heldIdentity, from, _sub, name, identity, measured, verify) {
       if (verify) {
         const d = await from.openDir(name, identity);
@@ -320,7 +398,14 @@ function measureOnly(host: EffectsHost): Effects {
     purge: async (parent, entry, identity) => (await measureDir(parent, entry, identity)).bytes,
     finishTrash: async (parent, name, identity) => (await measureDir(parent, name, identity)).bytes,
     unlink: () => Promise.resolve(),
-    retryKept: async (parent, name, identity) => ({ removed: false, bytes: await measureDir(parent, name, identity).then((m) => m.bytes, () => 0), why: '' }),
+    retryKept: async (parent, name, identity) => ({
+      removed: false,
+      bytes: await measureDir(parent, name, identity).then(
+        (m) => m.bytes,
+        () => 0,
+      ),
+      why: '',
+    }),
     dropKeeper: () => Promise.resolve(undefined),
     truncate: (dir, name, opts) => measureTruncation(dir, name, opts),
     repairTornTail: (dir, name, opts) => measureTornTail(dir, name, opts),
@@ -340,7 +425,8 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
   const anchor = await Dir.open(entry.ref.anchor, { followFinal: true });
   try {
     if (entry.ref.chain.length === 0) {
-      if (!sameIdentity(anchor.identity, entry.identity)) throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+      if (!sameIdentity(anchor.identity, entry.identity))
+        throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
       await anchor.chmodSelf(mode);
       return;
     }
@@ -367,7 +453,8 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
         });
         if (f) {
           try {
-            if (!sameIdentity(identityOf(f.stat), entry.identity)) throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+            if (!sameIdentity(identityOf(f.stat), entry.identity))
+              throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
             await f.fh.chmod(mode);
           } finally {
             await f.fh.close();

@@ -11,8 +11,20 @@ import { fail, type SweepContext } from './context.js';
  * The blast-radius guard for one store: true (reported as `blast_radius`, nothing removed there)
  * when this sweep would remove more than the limit allows. A dry run reports the same.
  */
-export function tooLarge(ctx: SweepContext, store: string, what: 'child workdirs' | 'child workdirs and work logs', present: number, names: string[]): boolean {
-  const limit = blastRadius({ present, remove: names.length, configured: ctx.config.maxDelete, unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true });
+export function tooLarge(
+  ctx: SweepContext,
+  store: string,
+  what: 'child workdirs' | 'child workdirs and work logs',
+  present: number,
+  names: string[],
+): boolean {
+  const limit = blastRadius({
+    present,
+    remove: names.length,
+    configured: ctx.config.maxDelete,
+    unattended: ctx.opts.unattended === true,
+    confirmLarge: ctx.opts.confirmLarge === true,
+  });
   if (!limit) return false;
   const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? `, … (${names.length - 10} more)` : '');
   fail(ctx, {

@@ -21,7 +21,14 @@ import { BusyError, Codes, ConfigError, GcError, describeError } from '../../err
 import { judgeHomeDir, refusedHomeMessage } from '../../config/home.js';
 import { LOCK_STALE_MS, inspectLockPath, sweepLockPath } from '../../gchome/lock.js';
 import { readOwnerFile } from '../../gchome/lock-owner.js';
-import { RESERVE_INODES_NAME, RESERVE_NAME, releasesInodes, releasesReserve, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
+import {
+  RESERVE_INODES_NAME,
+  RESERVE_NAME,
+  releasesInodes,
+  releasesReserve,
+  reserveBytes,
+  reserveInodes,
+} from '../../gchome/reserve.js';
 import { lstatPath, processUid, type Dir } from '../../fsx/safe-fs.js';
 import { countsInodes, statFs } from '../../fsx/statfs.js';
 import { formatBytes, formatDuration } from '../report.js';
@@ -58,7 +65,11 @@ export async function lockStep(ctx: SweepContext): Promise<StepTally> {
   ctx.homeDir = taken.homeDir;
   ctx.sweepLock = taken.lock;
   if (ctx.sweepLock?.brokeDeadHolder) {
-    skip(ctx, { target: sweepLockPath(home), code: Codes.processInterrupted, detail: 'the sweep lock of a murmur-gc that died was removed' });
+    skip(ctx, {
+      target: sweepLockPath(home),
+      code: Codes.processInterrupted,
+      detail: 'the sweep lock of a murmur-gc that died was removed',
+    });
   }
   if (taken.busy) throw await busy(home, ctx.now());
   const signals = [ctx.sweepLock?.signal, ctx.opts.signal].filter((s): s is AbortSignal => s !== undefined);
@@ -79,12 +90,23 @@ async function clearLockDebris(ctx: SweepContext, gc: Dir): Promise<void> {
       if (state.isDir) await ctx.fx.remove(gc, SWEEP_LOCK, state.identity);
       else await ctx.fx.unlink(gc, SWEEP_LOCK);
     } catch (err) {
-      fail(ctx, { target, code: Codes.lockDebris, detail: `${target} is ${state.what}, not a murmur-gc lock, and could not be removed (${describeError(err)}); remove it by hand` });
+      fail(ctx, {
+        target,
+        code: Codes.lockDebris,
+        detail: `${target} is ${state.what}, not a murmur-gc lock, and could not be removed (${describeError(err)}); remove it by hand`,
+      });
       return;
     }
-    skip(ctx, { target, code: Codes.lockDebris, detail: `${target} was ${state.what}, not a murmur-gc lock: ${ctx.fx.say(['would remove', 'removed'])} it so the sweep can take its lock` });
+    skip(ctx, {
+      target,
+      code: Codes.lockDebris,
+      detail: `${target} was ${state.what}, not a murmur-gc lock: ${ctx.fx.say(['would remove', 'removed'])} it so the sweep can take its lock`,
+    });
   } catch (err) {
-    ctx.log.warn({ code: Codes.lockDebris, path: target }, `the sweep lock's path could not be inspected: ${describeError(err)}`);
+    ctx.log.warn(
+      { code: Codes.lockDebris, path: target },
+      `the sweep lock's path could not be inspected: ${describeError(err)}`,
+    );
   }
 }
 
@@ -95,13 +117,19 @@ async function settleReserve(ctx: SweepContext, gc: Dir): Promise<void> {
     if ((await reserveBytes(gc)) > 0 && releasesReserve(space.freeBytes)) {
       ctx.reserveReleased = await ctx.fx.releaseReserve(gc);
       if (ctx.reserveReleased > 0) {
-        ctx.log.info({ path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes }, `${ctx.fx.say(['would release', 'released'])} the reserve: the filesystem has ${formatBytes(space.freeBytes)} free`);
+        ctx.log.info(
+          { path: gc.display(RESERVE_NAME), bytes: ctx.reserveReleased, free_bytes: space.freeBytes },
+          `${ctx.fx.say(['would release', 'released'])} the reserve: the filesystem has ${formatBytes(space.freeBytes)} free`,
+        );
       }
     }
     if (countsInodes(space) && releasesInodes(space.freeInodes) && (await reserveInodes(gc)) > 0) {
       ctx.reserveInodesReleased = await ctx.fx.releaseInodes(gc);
       if (ctx.reserveInodesReleased > 0) {
-        ctx.log.info({ path: gc.display(RESERVE_INODES_NAME), inodes: ctx.reserveInodesReleased, free_inodes: space.freeInodes }, `${ctx.fx.say(['would release', 'released'])} the reserve's inodes: the filesystem has ${space.freeInodes} inodes free`);
+        ctx.log.info(
+          { path: gc.display(RESERVE_INODES_NAME), inodes: ctx.reserveInodesReleased, free_inodes: space.freeInodes },
+          `${ctx.fx.say(['would release', 'released'])} the reserve's inodes: the filesystem has ${space.freeInodes} inodes free`,
+        );
       }
     }
   } catch (err) {
@@ -116,7 +144,8 @@ async function busy(home: string, nowMs: number): Promise<BusyError> {
   const since = await lstatPath(`${lock}.owner.json`);
   const pid = typeof owner?.pid === 'number' ? owner.pid : undefined;
   const held = since ? formatDuration(Math.max(0, nowMs - Number(since.mtimeMs))) : undefined;
-  const who = pid !== undefined ? `murmur-gc pid ${pid}${held ? `, holding it for ${held}` : ''}` : 'another murmur-gc sweep';
+  const who =
+    pid !== undefined ? `murmur-gc pid ${pid}${held ? `, holding it for ${held}` : ''}` : 'another murmur-gc sweep';
   return new BusyError(
     `${who} holds ${lock}; try again when it has finished`,
     `murmur-gc status shows whether the daemon is sweeping; the lock of a holder that died is taken over by the next run (one without an owner record after ${LOCK_STALE_MS / 1000} s)`,
@@ -136,7 +165,11 @@ function refuseUnrecognisedHome(ctx: SweepContext, dir: Dir): void {
 /** Before anything is created or locked in it: a home of another uid is refused (foreign_owner). */
 function refuseForeignHome(dir: Dir, home: string): void {
   if (Number(dir.stat.uid) === processUid()) return;
-  throw new GcError(Codes.foreignOwner, `${home} belongs to uid ${dir.stat.uid}, not ${processUid()}; murmur-gc only maintains its own user's home`, {
-    hint: `run murmur-gc as the user who owns it (e.g. sudo -u '#${dir.stat.uid}' murmur-gc …), or point --home at your own murmur home`,
-  });
+  throw new GcError(
+    Codes.foreignOwner,
+    `${home} belongs to uid ${dir.stat.uid}, not ${processUid()}; murmur-gc only maintains its own user's home`,
+    {
+      hint: `run murmur-gc as the user who owns it (e.g. sudo -u '#${dir.stat.uid}' murmur-gc …), or point --home at your own murmur home`,
+    },
+  );
 }

@@ -39,7 +39,11 @@ import { fail, skip, type MeasuredSizes, type SessionsRootPlan, type StepTally, 
 import type { GcConfig } from '../../config/types.js';
 
 export function anyBudget(config: GcConfig): boolean {
-  return config.keepFree !== undefined || config.sessions.some((s) => s.maxBytes !== undefined) || config.records.some((r) => r.maxBytes !== undefined);
+  return (
+    config.keepFree !== undefined ||
+    config.sessions.some((s) => s.maxBytes !== undefined) ||
+    config.records.some((r) => r.maxBytes !== undefined)
+  );
 }
 
 export async function measureStep(ctx: SweepContext): Promise<StepTally> {
@@ -50,7 +54,14 @@ export async function measureStep(ctx: SweepContext): Promise<StepTally> {
   ctx.reserveMissing = await reserveMissing(ctx, home);
   const keepFree = ctx.config.keepFree !== undefined;
   const budgets = anyBudget(ctx.config);
-  const sizes: MeasuredSizes = { items: new Map(), afterTruncation: new Map(), fixed: new Map(), holds: new Map(), inodes: new Map(), unmeasured: new Set() };
+  const sizes: MeasuredSizes = {
+    items: new Map(),
+    afterTruncation: new Map(),
+    fixed: new Map(),
+    holds: new Map(),
+    inodes: new Map(),
+    unmeasured: new Set(),
+  };
   if (budgets) ctx.sizes = sizes;
   await listQuarantine(ctx, home, keepFree ? sizes : undefined);
   if (!budgets) return tally;
@@ -60,7 +71,8 @@ export async function measureStep(ctx: SweepContext): Promise<StepTally> {
     if (!sessionsRootBudget(p.input, keepFree, p.scan.identity.dev === home.identity.dev)) continue;
     await measureRoot(ctx, p, sizes, keepFree);
   }
-  for (const r of recordStoreBudgets(ctx.config.records, keepFree)) await measureStore(ctx, home, r.name, r.capsules, sizes);
+  for (const r of recordStoreBudgets(ctx.config.records, keepFree))
+    await measureStore(ctx, home, r.name, r.capsules, sizes);
   for (const n of [...sizes.items.values(), ...sizes.holds.values()]) {
     tally.items++;
     tally.bytes += n;
@@ -93,7 +105,11 @@ async function measureSpace(ctx: SweepContext, home: Dir): Promise<void> {
     const space = await (ctx.opts.statfs ?? statFs)(`/proc/self/fd/${home.fd}`);
     const free = space.freeBytes + ctx.fx.unappliedFreed();
     const kf = ctx.config.keepFree;
-    ctx.space = { totalBytes: space.totalBytes, freeBytes: free, keepFreeBytes: kf ? keepFreeBytes(kf, space.totalBytes) : undefined };
+    ctx.space = {
+      totalBytes: space.totalBytes,
+      freeBytes: free,
+      keepFreeBytes: kf ? keepFreeBytes(kf, space.totalBytes) : undefined,
+    };
     if (countsInodes(space)) {
       ctx.space.totalInodes = space.totalInodes;
       ctx.space.freeInodes = space.freeInodes + ctx.fx.unappliedFreedInodes();
@@ -101,7 +117,12 @@ async function measureSpace(ctx: SweepContext, home: Dir): Promise<void> {
     }
   } catch (err) {
     if (isAbort(err)) throw err;
-    if (ctx.config.keepFree) fail(ctx, { target: ctx.home, code: Codes.ioError, detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}` });
+    if (ctx.config.keepFree)
+      fail(ctx, {
+        target: ctx.home,
+        code: Codes.ioError,
+        detail: `free space of the filesystem under ${ctx.home} could not be read: ${describeError(err)}`,
+      });
   }
 }
 
@@ -118,7 +139,10 @@ async function openRoot(p: SessionsRootPlan): Promise<Dir> {
 function keepFreeShort(ctx: SweepContext): boolean {
   const s = ctx.space;
   if (!s || s.keepFreeBytes === undefined) return false;
-  return s.freeBytes < s.keepFreeBytes || (s.keepFreeInodes !== undefined && s.freeInodes !== undefined && s.freeInodes < s.keepFreeInodes);
+  return (
+    s.freeBytes < s.keepFreeBytes ||
+    (s.keepFreeInodes !== undefined && s.freeInodes !== undefined && s.freeInodes < s.keepFreeInodes)
+  );
 }
 
 /** How many live sessions a short keep_free names. */
@@ -157,20 +181,33 @@ export function inodesOf(m: RemovalStats): number {
 }
 
 /** Bytes and inodes of one entry, or undefined (reported) when it cannot be measured: it is then left out of the budgets. */
-async function measured(ctx: SweepContext, target: string, measure: () => Promise<RemovalStats>): Promise<{ bytes: number; inodes: number } | undefined> {
+async function measured(
+  ctx: SweepContext,
+  target: string,
+  measure: () => Promise<RemovalStats>,
+): Promise<{ bytes: number; inodes: number } | undefined> {
   try {
     const m = await measure();
     return { bytes: m.bytes, inodes: inodesOf(m) };
   } catch (err) {
     if (isAbort(err)) throw err;
     const code = codeOf(err);
-    (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: not measured for its disk budget: ${describeError(err)}` });
+    (code === Codes.changedSinceScan ? skip : fail)(ctx, {
+      target,
+      code,
+      detail: `${target}: not measured for its disk budget: ${describeError(err)}`,
+    });
     return undefined;
   }
 }
 
 /** A sessions root's sessions (with what goes beside them), the child workdirs that stay, its holds. */
-async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: MeasuredSizes, keepFree: boolean): Promise<void> {
+async function measureRoot(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  sizes: MeasuredSizes,
+  keepFree: boolean,
+): Promise<void> {
   const key = `sessions:${p.input.root}`;
   let root: Dir | undefined;
   try {
@@ -178,14 +215,19 @@ async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: Measur
     const beside = await besideBytes(ctx, root, p);
     for (const v of p.views) {
       ctx.signal?.throwIfAborted();
-      const own = await measured(ctx, `${p.input.root}/${v.scan.name}`, () => measureDir(root!, v.scan.name, v.scan.identity));
+      const own = await measured(ctx, `${p.input.root}/${v.scan.name}`, () =>
+        measureDir(root!, v.scan.name, v.scan.identity),
+      );
       if (own === undefined) continue;
       const k = itemKey(key, v.scan.name);
       const with_ = beside.withSession.get(v.scan.name);
       sizes.items.set(k, own.bytes + (with_?.bytes ?? 0));
       sizes.inodes.set(k, own.inodes + (with_?.inodes ?? 0));
     }
-    sizes.fixed.set(key, beside.staying.map((c) => ({ target: `children/${c.name}`, code: Codes.childKept, bytes: c.bytes })));
+    sizes.fixed.set(
+      key,
+      beside.staying.map((c) => ({ target: `children/${c.name}`, code: Codes.childKept, bytes: c.bytes })),
+    );
     if (keepFree) {
       for (const h of p.scan.held) {
         const m = await measured(ctx, `${p.input.root}/${h.entry}`, () => measureDir(root!, h.entry, h.identity));
@@ -196,7 +238,11 @@ async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: Measur
     }
   } catch (err) {
     if (isAbort(err)) throw err;
-    fail(ctx, { target: p.input.root, code: codeOf(err), detail: `${p.input.root}: not measured for its disk budget: ${describeError(err)}` });
+    fail(ctx, {
+      target: p.input.root,
+      code: codeOf(err),
+      detail: `${p.input.root}: not measured for its disk budget: ${describeError(err)}`,
+    });
     sizes.unmeasured.add(key);
   } finally {
     await root?.close();
@@ -208,12 +254,21 @@ async function measureRoot(ctx: SweepContext, p: SessionsRootPlan, sizes: Measur
  * children and wrk_ logs, as the remove step would choose them); and every child workdir that
  * would not.
  */
-async function besideBytes(ctx: SweepContext, root: Dir, p: SessionsRootPlan): Promise<{ withSession: Map<string, { bytes: number; inodes: number }>; staying: { name: string; bytes: number }[] }> {
+async function besideBytes(
+  ctx: SweepContext,
+  root: Dir,
+  p: SessionsRootPlan,
+): Promise<{
+  withSession: Map<string, { bytes: number; inodes: number }>;
+  staying: { name: string; bytes: number }[];
+}> {
   const withSession = new Map<string, { bytes: number; inodes: number }>();
   const staying: { name: string; bytes: number }[] = [];
   const b = p.beside;
   if (!b?.children && !b?.logs) return { withSession, staying };
-  const children = b.children ? await root.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined) : undefined;
+  const children = b.children
+    ? await root.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined)
+    : undefined;
   try {
     const size = new Map<string, RemovalStats>();
     for (const c of b.children?.entries ?? []) {
@@ -250,7 +305,13 @@ async function besideBytes(ctx: SweepContext, root: Dir, p: SessionsRootPlan): P
 }
 
 /** A record store's contexts, and what each max_messages truncation would leave. */
-async function measureStore(ctx: SweepContext, home: Dir, store: string, capsules: ReadonlySet<string>, sizes: MeasuredSizes): Promise<void> {
+async function measureStore(
+  ctx: SweepContext,
+  home: Dir,
+  store: string,
+  capsules: ReadonlySet<string>,
+  sizes: MeasuredSizes,
+): Promise<void> {
   const contexts = (ctx.records?.contexts ?? []).filter((c) => c.store === store);
   if (contexts.length === 0) return; // an empty (or not yet created) store holds nothing
   const key = `records:${store}`;
@@ -271,7 +332,11 @@ async function measureStore(ctx: SweepContext, home: Dir, store: string, capsule
     }
   } catch (err) {
     if (isAbort(err)) throw err;
-    fail(ctx, { target: store, code: codeOf(err), detail: `record store ${store}: not measured for its disk budget: ${describeError(err)}` });
+    fail(ctx, {
+      target: store,
+      code: codeOf(err),
+      detail: `record store ${store}: not measured for its disk budget: ${describeError(err)}`,
+    });
     sizes.unmeasured.add(key);
   } finally {
     await storeDir?.close();
@@ -280,14 +345,26 @@ async function measureStore(ctx: SweepContext, home: Dir, store: string, capsule
 
 /** The `max_messages` a policy of its store would truncate this context to, or undefined. */
 function truncationKeep(ctx: SweepContext, c: ContextScan, capsules: ReadonlySet<string>): number | undefined {
-  if (c.header === undefined || !capsules.has(c.header.capsule) || c.messages === undefined || ctx.world.liveContexts.has(c.context)) return undefined;
+  if (
+    c.header === undefined ||
+    !capsules.has(c.header.capsule) ||
+    c.messages === undefined ||
+    ctx.world.liveContexts.has(c.context)
+  )
+    return undefined;
   const policy = ctx.config.records.find((r) => r.store === c.store && r.capsule === c.header?.capsule);
   const keep = policy?.retain?.maxMessages;
   return keep !== undefined && c.messages > keep ? keep : undefined;
 }
 
 /** What the context directory holds once its record is truncated to `keep` messages: measured as it is, the file at its new length. */
-async function truncatedBytes(ctx: SweepContext, storeDir: Dir, c: ContextScan, keep: number, bytes: number): Promise<number | undefined> {
+async function truncatedBytes(
+  ctx: SweepContext,
+  storeDir: Dir,
+  c: ContextScan,
+  keep: number,
+  bytes: number,
+): Promise<number | undefined> {
   let dir: Dir | undefined;
   try {
     dir = await storeDir.openDir(c.context, c.dirIdentity);
@@ -298,7 +375,9 @@ async function truncatedBytes(ctx: SweepContext, storeDir: Dir, c: ContextScan, 
       fallbackCapsule: c.header?.capsule ?? c.store,
       nowMs: ctx.nowMs,
       expect: c.file.identity,
-      ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
+      ...(c.messages !== undefined
+        ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } }
+        : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
     if (m.dropped === 0) return undefined;

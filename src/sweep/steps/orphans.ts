@@ -27,7 +27,14 @@ import { tooLarge } from './guard.js';
 import { childStillDue, recheckChild } from './beside.js';
 
 /** The orphans of one root, judged (pure inputs gathered from the scan). */
-export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly SessionView[], maxAgeSecs: number | undefined, heldTied: ReadonlySet<string> = new Set(), heldUncertain?: string): OrphanVerdict[] {
+export function orphansOf(
+  ctx: SweepContext,
+  beside: BesideScan,
+  views: readonly SessionView[],
+  maxAgeSecs: number | undefined,
+  heldTied: ReadonlySet<string> = new Set(),
+  heldUncertain?: string,
+): OrphanVerdict[] {
   const tied = new Set<string>(heldTied);
   // a held session whose trace could not be read may name any child
   let uncertain = heldUncertain !== undefined;
@@ -42,12 +49,18 @@ export function orphansOf(ctx: SweepContext, beside: BesideScan, views: readonly
       if (n !== undefined) tied.add(n);
     }
   }
-  return planOrphans(beside.children?.entries ?? [], tied, maxAgeSecs === undefined ? undefined : maxAgeSecs * 1000, uncertain, {
-    uid: ctx.uid,
-    nowMs: ctx.nowMs,
-    liveGraceMs: ctx.config.liveGraceSecs * 1000,
-    running: (s) => ctx.world.running.get(s) ?? 'none',
-  });
+  return planOrphans(
+    beside.children?.entries ?? [],
+    tied,
+    maxAgeSecs === undefined ? undefined : maxAgeSecs * 1000,
+    uncertain,
+    {
+      uid: ctx.uid,
+      nowMs: ctx.nowMs,
+      liveGraceMs: ctx.config.liveGraceSecs * 1000,
+      running: (s) => ctx.world.running.get(s) ?? 'none',
+    },
+  );
 }
 
 export async function orphansStep(ctx: SweepContext): Promise<StepTally> {
@@ -61,14 +74,24 @@ export async function orphansStep(ctx: SweepContext): Promise<StepTally> {
   return tally;
 }
 
-async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: BesideScan, verdicts: OrphanVerdict[], tally: { items: number; bytes: number }): Promise<void> {
+async function rootOrphans(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  beside: BesideScan,
+  verdicts: OrphanVerdict[],
+  tally: { items: number; bytes: number },
+): Promise<void> {
   const entries = new Map((beside.children?.entries ?? []).map((c) => [c.name, c]));
   let root: Dir | undefined;
   let children: Dir | undefined;
   try {
     root = await Dir.open(p.input.root);
     if (!p.scan.identity || !sameIdentity(root.identity, p.scan.identity)) {
-      skip(ctx, { target: p.input.root, code: Codes.changedSinceScan, detail: `${p.input.root} was replaced since it was scanned; its orphaned child workdirs are left for the next sweep` });
+      skip(ctx, {
+        target: p.input.root,
+        code: Codes.changedSinceScan,
+        detail: `${p.input.root} was replaced since it was scanned; its orphaned child workdirs are left for the next sweep`,
+      });
       return;
     }
     children = await root.openDir(CHILDREN_DIR, beside.children?.identity);
@@ -76,12 +99,26 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
     const sizes = new Map<string, number>();
     for (const v of verdicts) {
       const e = entries.get(v.name);
-      const b = e?.kind === 'dir' ? await measureDir(children, v.name, e.identity).then((m) => m.bytes, () => 0) : 0;
+      const b =
+        e?.kind === 'dir'
+          ? await measureDir(children, v.name, e.identity).then(
+              (m) => m.bytes,
+              () => 0,
+            )
+          : 0;
       sizes.set(v.name, b);
       bytes += b;
     }
     const going = verdicts.filter((v) => v.remove);
-    const blocked = going.length > 0 && tooLarge(ctx, children.path, 'child workdirs', entries.size, going.map((v) => v.name));
+    const blocked =
+      going.length > 0 &&
+      tooLarge(
+        ctx,
+        children.path,
+        'child workdirs',
+        entries.size,
+        going.map((v) => v.name),
+      );
     let removed = 0;
     if (!blocked && going.length > 0) {
       // their trash and kept-aside names in children/, recorded before any is made (src/gchome/registry.ts)
@@ -91,7 +128,10 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
         const st = e ? await children.lstat(v.name) : undefined;
         if (!e || !st?.isDirectory() || !sameIdentity(identityOf(st), e.identity)) continue;
         const fp = fingerprintOf(st);
-        items.push(placing(children.path, trashName(ctx.auditId, v.name), 'trash', fp, ctx.auditId), placing(children.path, keptName(ctx.auditId, v.name), 'kept', fp, ctx.auditId));
+        items.push(
+          placing(children.path, trashName(ctx.auditId, v.name), 'trash', fp, ctx.auditId),
+          placing(children.path, keptName(ctx.auditId, v.name), 'kept', fp, ctx.auditId),
+        );
       }
       await ctx.fx.place(items);
     }
@@ -104,7 +144,15 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
         const path = children.display(v.name);
         try {
           const b = await act(ctx, children, v.name, e.identity, beside.workdir, rel);
-          ctx.report.actions.push({ kind: 'remove_orphan_workdir', root: p.input.root, target: v.name, path, reason: 'children_max_age', bytes: b, age_ms: Math.max(0, ctx.nowMs - v.lastWriteMs) });
+          ctx.report.actions.push({
+            kind: 'remove_orphan_workdir',
+            root: p.input.root,
+            target: v.name,
+            path,
+            reason: 'children_max_age',
+            bytes: b,
+            age_ms: Math.max(0, ctx.nowMs - v.lastWriteMs),
+          });
           ctx.report.bytes_freed += b;
           removed++;
           tally.items++;
@@ -112,7 +160,11 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
         } catch (err) {
           if (isAbort(err)) throw err;
           const code = codeOf(err);
-          (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
+          (code === Codes.changedSinceScan || code === Codes.childKept ? skip : fail)(ctx, {
+            target: path,
+            code,
+            detail: `${path}: ${describeError(err)}`,
+          });
         }
       }
     }
@@ -126,7 +178,11 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
     });
   } catch (err) {
     if (isAbort(err)) throw err;
-    fail(ctx, { target: `${p.input.root}/${CHILDREN_DIR}`, code: codeOf(err), detail: `${p.input.root}/${CHILDREN_DIR}: ${describeError(err)}` });
+    fail(ctx, {
+      target: `${p.input.root}/${CHILDREN_DIR}`,
+      code: codeOf(err),
+      detail: `${p.input.root}/${CHILDREN_DIR}: ${describeError(err)}`,
+    });
   } finally {
     await children?.close();
     await root?.close();
@@ -134,13 +190,24 @@ async function rootOrphans(ctx: SweepContext, p: SessionsRootPlan, beside: Besid
 }
 
 /** The only disk-changing call of this step (through the run's effects: a dry run measures). */
-async function act(ctx: SweepContext, children: Dir, name: string, identity: Identity, workdir: string, rel: string): Promise<number> {
+async function act(
+  ctx: SweepContext,
+  children: Dir,
+  name: string,
+  identity: Identity,
+  workdir: string,
+  rel: string,
+): Promise<number> {
   const retention = { store: 'sessions', reason: 'children_max_age', target: rel, parent: workdir } as const;
   return ctx.fx.audited(
     { kind: 'remove_orphan_workdir', ...retention },
     async () => {
       // judged again now, and looked at again once in trash (a session may start in between)
-      const verify = childStillDue(ctx, await recheckChild(ctx, children, name, identity, true), children.display(name));
+      const verify = childStillDue(
+        ctx,
+        await recheckChild(ctx, children, name, identity, true),
+        children.display(name),
+      );
       return ctx.fx.remove(children, name, identity, { verify, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     },
     () => ({ retention }),

@@ -11,7 +11,15 @@
 // is the runtime's, unchanged.
 import { resolve } from 'node:path';
 import { planMode } from '../../plan/modes.js';
-import { planFates, itemKey, type FateInput, type HoldIn, type RootIn, type Stop, type StoreIn } from '../../plan/fates.js';
+import {
+  planFates,
+  itemKey,
+  type FateInput,
+  type HoldIn,
+  type RootIn,
+  type Stop,
+  type StoreIn,
+} from '../../plan/fates.js';
 import type { StopInfo } from '../report.js';
 import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
 import { RESERVE_BYTES, RESERVE_INODES_ROOM } from '../../gchome/reserve.js';
@@ -46,17 +54,27 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
     if (!r) continue;
     if ('code' in r) {
       // A symlinked store/context is already reported by the scan; report others once.
-      if (r.code !== 'symlink' || e.ref.chain.length <= 1) skip(ctx, { target: r.path, code: r.code, detail: r.detail });
+      if (r.code !== 'symlink' || e.ref.chain.length <= 1)
+        skip(ctx, { target: r.path, code: r.code, detail: r.detail });
       continue;
     }
     ctx.chmods.push({ entry: e, action: r });
   }
-  for (const p of ctx.sessionPlans) if (!p.input.isAuditRoot) warnFutureSessions(ctx, p.input.root, p.views.map((v) => v.scan.name));
+  for (const p of ctx.sessionPlans)
+    if (!p.input.isAuditRoot)
+      warnFutureSessions(
+        ctx,
+        p.input.root,
+        p.views.map((v) => v.scan.name),
+      );
 
   const input = fateInput(ctx);
   ctx.fates = planFates(input);
   if (ctx.fates.stops.length > 0) ctx.report.stopped = ctx.fates.stops.map(stopInfo);
-  if (ctx.opts.alsoUnattended === true) ctx.report.stopped_unattended = planFates({ ...input, guard: { ...input.guard, unattended: true } }).stops.map(stopInfo);
+  if (ctx.opts.alsoUnattended === true)
+    ctx.report.stopped_unattended = planFates({ ...input, guard: { ...input.guard, unattended: true } }).stops.map(
+      stopInfo,
+    );
   let items = ctx.chmods.length;
   for (const f of ctx.fates.items.values()) if (f.fate !== 'kept') items++;
   for (const f of ctx.fates.holds.values()) if (f.fate === 'purged') items++;
@@ -65,7 +83,13 @@ export function planStep(ctx: SweepContext): Promise<StepTally> {
 
 /** A stop of the guard as the report gives it: the store (a root's path, a record store's name), what it would have taken. */
 function stopInfo(s: Stop): StopInfo {
-  return { store: s.store.slice(s.store.indexOf(':') + 1), kind: s.kind, present: s.present, would_take: s.going.length, limit: s.limit };
+  return {
+    store: s.store.slice(s.store.indexOf(':') + 1),
+    kind: s.kind,
+    present: s.present,
+    would_take: s.going.length,
+    limit: s.limit,
+  };
 }
 
 /** What the fate planner is given: the scans, the protection list, the measured sizes, the configuration. */
@@ -77,7 +101,10 @@ export function fateInput(ctx: SweepContext): FateInput {
   const holds: HoldIn[] = [];
   for (const p of ctx.sessionPlans) {
     const { input, scan, views, key } = p;
-    const budget = input.isAuditRoot || !scan.identity || sizes?.unmeasured.has(key) ? undefined : sessionsRootBudget(input, keepFree, scan.identity.dev === homeDev);
+    const budget =
+      input.isAuditRoot || !scan.identity || sizes?.unmeasured.has(key)
+        ? undefined
+        : sessionsRootBudget(input, keepFree, scan.identity.dev === homeDev);
     const isProtected = input.isAuditRoot ? () => false : ctx.protection.session(resolve(input.root));
     roots.push({
       key,
@@ -92,13 +119,28 @@ export function fateInput(ctx: SweepContext): FateInput {
         const k = itemKey(key, v.scan.name);
         const bytes = budget ? sizes?.items.get(k) : undefined;
         const inodes = budget ? sizes?.inodes.get(k) : undefined;
-        return { name: v.scan.name, live: v.liveness === 'live', liveWhy: v.why, owned: v.scan.uid === ctx.uid, protected: isProtected(v.scan.name), ...definedOnly({ bytes, inodes }) };
+        return {
+          name: v.scan.name,
+          live: v.liveness === 'live',
+          liveWhy: v.why,
+          owned: v.scan.uid === ctx.uid,
+          protected: isProtected(v.scan.name),
+          ...definedOnly({ bytes, inodes }),
+        };
       }),
       fixed: budget ? (sizes?.fixed.get(key) ?? []) : [],
     });
     for (const h of scan.held) {
       const hk = `${input.root}/${h.entry}`;
-      holds.push({ key: hk, store: key, target: h.session, untilMs: h.untilMs, owned: h.uid === ctx.uid, ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }), keepFree: budget?.keepFree === true });
+      holds.push({
+        key: hk,
+        store: key,
+        target: h.session,
+        untilMs: h.untilMs,
+        owned: h.uid === ctx.uid,
+        ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }),
+        keepFree: budget?.keepFree === true,
+      });
     }
   }
   const budgets = new Map(recordStoreBudgets(ctx.config.records, keepFree).map((b) => [b.name, b.store]));
@@ -139,14 +181,28 @@ export function fateInput(ctx: SweepContext): FateInput {
     if (!isHeld(i)) continue;
     const hk = `${q!.path}/${i.entry}`;
     const store = ctx.recordPlans.some((r) => r.store === i.origin) ? `records:${i.origin}` : 'quarantine';
-    holds.push({ key: hk, store, target: i.target, untilMs: i.untilMs, owned: true, ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }), keepFree });
+    holds.push({
+      key: hk,
+      store,
+      target: i.target,
+      untilMs: i.untilMs,
+      owned: true,
+      ...definedOnly({ bytes: sizes?.holds.get(hk), inodes: sizes?.inodes.get(hk) }),
+      keepFree,
+    });
   }
   const space = ctx.space;
   return {
     nowMs: ctx.nowMs,
     ...(ctx.quarantineMs !== undefined ? { quarantineMs: ctx.quarantineMs } : {}),
-    guard: { ...(ctx.config.maxDelete ? { maxDelete: ctx.config.maxDelete } : {}), unattended: ctx.opts.unattended === true, confirmLarge: ctx.opts.confirmLarge === true },
-    ...(keepFree && space?.keepFreeBytes !== undefined ? { keepFree: keepFreeInput(ctx, space, space.keepFreeBytes) } : {}),
+    guard: {
+      ...(ctx.config.maxDelete ? { maxDelete: ctx.config.maxDelete } : {}),
+      unattended: ctx.opts.unattended === true,
+      confirmLarge: ctx.opts.confirmLarge === true,
+    },
+    ...(keepFree && space?.keepFreeBytes !== undefined
+      ? { keepFree: keepFreeInput(ctx, space, space.keepFreeBytes) }
+      : {}),
     roots,
     stores,
     holds,

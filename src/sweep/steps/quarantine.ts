@@ -26,7 +26,13 @@
 import { Codes, codeOf, describeError, isAbort } from '../../errors.js';
 import { CONVERSATIONS_DIR, RECORD_FILE, readHeader } from '../../runtime/inventory.js';
 import { humanTime } from '../../runtime/conversation-format.js';
-import { dropEmptyItem, listQuarantineDir, openQuarantineDir, writeMeta, type QueueItem } from '../../gchome/quarantine-store.js';
+import {
+  dropEmptyItem,
+  listQuarantineDir,
+  openQuarantineDir,
+  writeMeta,
+  type QueueItem,
+} from '../../gchome/quarantine-store.js';
 import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import { fingerprintOf, placing } from '../../gchome/registry.js';
 import { keptName, trashName } from '../../fsx/remove.js';
@@ -48,22 +54,49 @@ export interface PurgeTarget {
 }
 
 /** Delete one held item for good (through ctx.fx: a dry run measures it); the bytes, or undefined on failure. */
-export async function purgeHeld(ctx: SweepContext, parent: Dir, t: PurgeTarget, reason: 'expired' | 'keep_free'): Promise<number | undefined> {
+export async function purgeHeld(
+  ctx: SweepContext,
+  parent: Dir,
+  t: PurgeTarget,
+  reason: 'expired' | 'keep_free',
+): Promise<number | undefined> {
   const path = parent.display(t.entry);
   try {
     // A held session is in a capsule's directory: its purge's names are recorded first.
     if (t.store === 'sessions') await placePurge(ctx, parent, t);
     const purged = { store: t.store, reason, target: t.target, held: t.held };
     ctx.acts.set(`${parent.path}/${t.entry}`, { fate: 'purged', rule: reason });
-    const bytes = await ctx.fx.audited({ kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged }, () => ctx.fx.purge(parent, t.entry, t.identity), () => ({ purged }));
+    const bytes = await ctx.fx.audited(
+      { kind: 'purge_quarantine', parent: parent.path, target: t.entry, purge: purged },
+      () => ctx.fx.purge(parent, t.entry, t.identity),
+      () => ({ purged }),
+    );
     ctx.purgedNow.add(`${parent.path}/${t.entry}`);
-    acted(ctx, { kind: 'purge_quarantine', store: t.store, origin: t.origin, target: t.target, held_kind: t.held, reason, path, bytes }, 'debug', { path, target: t.target, reason, bytes });
+    acted(
+      ctx,
+      {
+        kind: 'purge_quarantine',
+        store: t.store,
+        origin: t.origin,
+        target: t.target,
+        held_kind: t.held,
+        reason,
+        path,
+        bytes,
+      },
+      'debug',
+      { path, target: t.target, reason, bytes },
+    );
     return bytes;
   } catch (err) {
     if (isAbort(err)) throw err;
     ctx.failed.add(`${parent.path}/${t.entry}`);
     const code = codeOf(err);
-    (code === Codes.changedSinceScan ? skip : fail)(ctx, { target: path, code, detail: `${path}: ${describeError(err)}` });
+    (code === Codes.changedSinceScan ? skip : fail)(ctx, {
+      target: path,
+      code,
+      detail: `${path}: ${describeError(err)}`,
+    });
     return undefined;
   }
 }
@@ -74,7 +107,10 @@ async function placePurge(ctx: SweepContext, parent: Dir, t: PurgeTarget): Promi
   const st = await parent.lstat(t.entry);
   if (!st?.isDirectory() || !sameIdentity(identityOf(st), t.identity)) return; // the purge reports it
   const fp = fingerprintOf(st);
-  await ctx.fx.place([placing(parent.path, trashName(run, t.entry), 'trash', fp, run), placing(parent.path, keptName(run, t.entry), 'kept', fp, run)]);
+  await ctx.fx.place([
+    placing(parent.path, trashName(run, t.entry), 'trash', fp, run),
+    placing(parent.path, keptName(run, t.entry), 'kept', fp, run),
+  ]);
 }
 
 export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
@@ -89,10 +125,16 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   // Which go is the plan's (src/plan/fates.ts): the held items whose window has passed.
   const expired = (key: string) => {
     const f = ctx.fates?.holds.get(key);
-    return f === undefined ? undefined : (f.fate === 'purged' && f.rule === 'expired') || (f.fate === 'kept' && f.why === 'foreign_owner');
+    return f === undefined
+      ? undefined
+      : (f.fate === 'purged' && f.rule === 'expired') || (f.fate === 'kept' && f.why === 'foreign_owner');
   };
   for (const { input, scan } of ctx.world.rootScans) {
-    const due = oldestFirst(scan.held.filter((h) => expired(`${input.root}/${h.entry}`) ?? isExpired(h.untilMs, ctx.nowMs)).map((h) => ({ ...h, target: h.session })));
+    const due = oldestFirst(
+      scan.held
+        .filter((h) => expired(`${input.root}/${h.entry}`) ?? isExpired(h.untilMs, ctx.nowMs))
+        .map((h) => ({ ...h, target: h.session })),
+    );
     if (due.length === 0 || !scan.identity) continue;
     if (notWritable(ctx, input.root, 'held sessions to purge', due.length)) continue;
     let root: Dir;
@@ -100,7 +142,11 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       root = await Dir.open(input.root);
       if (!sameIdentity(root.identity, scan.identity)) {
         await root.close();
-        skip(ctx, { target: input.root, code: Codes.changedSinceScan, detail: `${input.root} was replaced since it was scanned; its held sessions are left for the next sweep` });
+        skip(ctx, {
+          target: input.root,
+          code: Codes.changedSinceScan,
+          detail: `${input.root} was replaced since it was scanned; its held sessions are left for the next sweep`,
+        });
         continue;
       }
     } catch (err) {
@@ -111,18 +157,47 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       // the purges' trash and kept-aside names, recorded before any is made (src/gchome/registry.ts)
       const run = ctx.auditId;
       const mine = due.filter((h) => h.uid === ctx.uid);
-      await ctx.fx.place(mine.flatMap((h) => [placing(root.path, trashName(run, h.entry), 'trash', h, run), placing(root.path, keptName(run, h.entry), 'kept', h, run)])).catch((err: unknown) => {
-        if (isAbort(err)) throw err;
-        fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}; its held sessions are left for the next sweep` });
-        due.length = 0;
-      });
+      await ctx.fx
+        .place(
+          mine.flatMap((h) => [
+            placing(root.path, trashName(run, h.entry), 'trash', h, run),
+            placing(root.path, keptName(run, h.entry), 'kept', h, run),
+          ]),
+        )
+        .catch((err: unknown) => {
+          if (isAbort(err)) throw err;
+          fail(ctx, {
+            target: input.root,
+            code: codeOf(err),
+            detail: `${input.root}: ${describeError(err)}; its held sessions are left for the next sweep`,
+          });
+          due.length = 0;
+        });
       for (const h of due) {
         ctx.signal?.throwIfAborted();
         if (h.uid !== ctx.uid) {
-          skip(ctx, { target: root.display(h.entry), code: Codes.foreignOwner, detail: `${root.display(h.entry)} belongs to uid ${h.uid}; not removed` });
+          skip(ctx, {
+            target: root.display(h.entry),
+            code: Codes.foreignOwner,
+            detail: `${root.display(h.entry)} belongs to uid ${h.uid}; not removed`,
+          });
           continue;
         }
-        count(await purgeHeld(ctx, root, { store: 'sessions', origin: input.root, target: h.session, held: 'session', entry: h.entry, identity: h.identity }, 'expired'));
+        count(
+          await purgeHeld(
+            ctx,
+            root,
+            {
+              store: 'sessions',
+              origin: input.root,
+              target: h.session,
+              held: 'session',
+              entry: h.entry,
+              identity: h.identity,
+            },
+            'expired',
+          ),
+        );
       }
     } finally {
       await root.close();
@@ -146,9 +221,25 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
   for (const t of listed.trash) {
     try {
       const bytes = await ctx.fx.finishTrash(q, t.entry, t.identity);
-      acted(ctx, { kind: 'remove_debris', path: q.display(t.entry), code: Codes.processInterrupted, detail: 'a held item an interrupted murmur-gc run had started to delete', bytes }, 'debug', {}, null);
+      acted(
+        ctx,
+        {
+          kind: 'remove_debris',
+          path: q.display(t.entry),
+          code: Codes.processInterrupted,
+          detail: 'a held item an interrupted murmur-gc run had started to delete',
+          bytes,
+        },
+        'debug',
+        {},
+        null,
+      );
     } catch (err) {
-      fail(ctx, { target: q.display(t.entry), code: codeOf(err), detail: `${q.display(t.entry)}: ${describeError(err)}` });
+      fail(ctx, {
+        target: q.display(t.entry),
+        code: codeOf(err),
+        detail: `${q.display(t.entry)}: ${describeError(err)}`,
+      });
     }
   }
   for (const k of listed.kept) {
@@ -182,7 +273,9 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
           await discard(ctx, q, item, 'its truncation never committed');
           return false;
         }
-        await writeMeta(q, item.entry, { ...meta, state: 'held' }).catch((err: unknown) => fail(ctx, { target: q.display(item.entry), code: codeOf(err), detail: describeError(err) }));
+        await writeMeta(q, item.entry, { ...meta, state: 'held' }).catch((err: unknown) =>
+          fail(ctx, { target: q.display(item.entry), code: codeOf(err), detail: describeError(err) }),
+        );
         item.meta = { ...meta, state: 'held' };
         return true;
       });
@@ -193,7 +286,21 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       continue;
     }
     if (!(expired(`${q.path}/${item.entry}`) ?? isExpired(item.untilMs, ctx.nowMs))) continue;
-    count(await purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired'));
+    count(
+      await purgeHeld(
+        ctx,
+        q,
+        {
+          store: 'records',
+          origin: item.origin,
+          target: item.target,
+          held: item.kind === 'truncation' ? 'truncation' : 'context',
+          entry: item.entry,
+          identity: item.identity,
+        },
+        'expired',
+      ),
+    );
   }
   return tally;
 }
@@ -211,11 +318,27 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
   const path = q.display(item.entry);
   const why = item.unreadable ?? 'its item.json cannot be read';
   if (!isExpired(item.untilMs, ctx.nowMs)) {
-    skip(ctx, { target: path, code: Codes.quarantineItemUnreadable, detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (the window in its name)` });
+    skip(ctx, {
+      target: path,
+      code: Codes.quarantineItemUnreadable,
+      detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (the window in its name)`,
+    });
     return undefined;
   }
   warnItem(ctx, Codes.quarantineItemUnreadable, path, `${path}: ${why}; the window in its name has passed`, { path });
-  return purgeHeld(ctx, q, { store: 'records', origin: '?', target: item.entry, held: 'unreadable', entry: item.entry, identity: item.identity }, 'expired');
+  return purgeHeld(
+    ctx,
+    q,
+    {
+      store: 'records',
+      origin: '?',
+      target: item.entry,
+      held: 'unreadable',
+      entry: item.entry,
+      identity: item.identity,
+    },
+    'expired',
+  );
 }
 
 /**
@@ -227,11 +350,27 @@ async function unreadableItem(ctx: SweepContext, q: Dir, item: QueueItem): Promi
 async function invalidItem(ctx: SweepContext, q: Dir, item: QueueItem, why: string): Promise<number | undefined> {
   const path = q.display(item.entry);
   if (!isExpired(item.untilMs, ctx.nowMs)) {
-    skip(ctx, { target: path, code: Codes.quarantineItemInvalid, detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (its window)` });
+    skip(ctx, {
+      target: path,
+      code: Codes.quarantineItemInvalid,
+      detail: `${path}: ${why}; it cannot be restored, and is kept until ${humanTime(item.untilMs)} (its window)`,
+    });
     return undefined;
   }
   warnItem(ctx, Codes.quarantineItemInvalid, path, `${path}: ${why}; its window has passed`, { path });
-  return purgeHeld(ctx, q, { store: 'records', origin: item.origin, target: item.target, held: item.kind === 'truncation' ? 'truncation' : 'context', entry: item.entry, identity: item.identity }, 'expired');
+  return purgeHeld(
+    ctx,
+    q,
+    {
+      store: 'records',
+      origin: item.origin,
+      target: item.target,
+      held: item.kind === 'truncation' ? 'truncation' : 'context',
+      entry: item.entry,
+      identity: item.identity,
+    },
+    'expired',
+  );
 }
 
 /** Did the truncation a staged item was kept for commit? (the record carries its marker) */
@@ -257,12 +396,20 @@ async function discard(ctx: SweepContext, q: Dir, item: QueueItem, why: string):
     await d.close();
     // A payload directory without a readable sidecar is never thrown away: it is reported.
     if (hasCtx) {
-      skip(ctx, { target: q.display(item.entry), code: Codes.ioError, detail: `${q.display(item.entry)} holds a context without a readable item.json; left for you to inspect` });
+      skip(ctx, {
+        target: q.display(item.entry),
+        code: Codes.ioError,
+        detail: `${q.display(item.entry)} holds a context without a readable item.json; left for you to inspect`,
+      });
       return;
     }
     await dropEmptyItem(q, item.entry);
     ctx.log.info({ code: Codes.processInterrupted, path: q.display(item.entry) }, `quarantine item discarded: ${why}`);
   } catch (err) {
-    fail(ctx, { target: q.display(item.entry), code: codeOf(err), detail: `${q.display(item.entry)}: ${describeError(err)}` });
+    fail(ctx, {
+      target: q.display(item.entry),
+      code: codeOf(err),
+      detail: `${q.display(item.entry)}: ${describeError(err)}`,
+    });
   }
 }

@@ -13,9 +13,19 @@ import { fail, skip, type SweepContext } from './context.js';
  * The record's lock (ctx.fx: a real run takes it, a dry run probes it — same answer, nothing
  * created). 'busy' has already been reported as skipped.
  */
-export async function holdRecord(ctx: SweepContext, home: Dir, store: string, c: ContextScan): Promise<HeldLock | undefined | 'busy'> {
+export async function holdRecord(
+  ctx: SweepContext,
+  home: Dir,
+  store: string,
+  c: ContextScan,
+): Promise<HeldLock | undefined | 'busy'> {
   const lock = await ctx.fx.lockRecord(home, store, c.context);
-  if (lock === 'busy') skip(ctx, { target: `${store}/${c.context}`, code: Codes.storageBusy, detail: `${c.path} is locked by another murmur-gc; skipped this sweep` });
+  if (lock === 'busy')
+    skip(ctx, {
+      target: `${store}/${c.context}`,
+      code: Codes.storageBusy,
+      detail: `${c.path} is locked by another murmur-gc; skipped this sweep`,
+    });
   return lock;
 }
 
@@ -24,6 +34,11 @@ export function recordFailure(ctx: SweepContext, err: unknown, target: string, l
   if (isAbort(err) && !lock?.signal.aborted) throw err;
   const code = codeOf(err);
   // (a record too hostile to plan is left as it is and reported, not a failed run: docs/limits.md)
-  const skipped = code === Codes.concurrentAppend || code === Codes.changedSinceScan || code === Codes.lineTooLong || code === Codes.sparseFile || code === Codes.recordHeldOpen;
+  const skipped =
+    code === Codes.concurrentAppend ||
+    code === Codes.changedSinceScan ||
+    code === Codes.lineTooLong ||
+    code === Codes.sparseFile ||
+    code === Codes.recordHeldOpen;
   (skipped ? skip : fail)(ctx, { target, code, detail: describeError(err) });
 }

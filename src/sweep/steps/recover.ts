@@ -23,7 +23,12 @@ async function recover(ctx: SweepContext, homeDir: Dir): Promise<StepTally> {
   for (const r of recovered) skip(ctx, { target: r.target, code: Codes.processInterrupted, detail: r.detail });
   // A restore completed here is protected before the protect step reads the list and the plan
   // could condemn it again (as the restore itself would have done).
-  await protectRecovered(homeDir, ctx.log, recovered.flatMap((r) => r.restored), () => ctx.now());
+  await protectRecovered(
+    homeDir,
+    ctx.log,
+    recovered.flatMap((r) => r.restored),
+    () => ctx.now(),
+  );
   let bytes = 0;
   const temps = await removeDeadGcTemps(ctx.home, ctx.nowMs).catch((err: unknown) => {
     ctx.log.warn({ code: Codes.ioError }, `could not look for leftovers in ${ctx.home}/gc: ${describeError(err)}`);
@@ -32,7 +37,13 @@ async function recover(ctx: SweepContext, homeDir: Dir): Promise<StepTally> {
   for (const t of temps) {
     const detail = t.detail ?? `temp file of a killed murmur-gc (pid ${t.pid ?? '?'})`;
     const removed = 'leftover temp file of a killed murmur-gc removed';
-    acted(ctx, { kind: 'remove_debris', path: t.path, code: Codes.processInterrupted, detail, bytes: t.bytes }, 'warn', { code: Codes.processInterrupted, path: t.path, pid: t.pid, bytes: t.bytes }, [removed, removed]);
+    acted(
+      ctx,
+      { kind: 'remove_debris', path: t.path, code: Codes.processInterrupted, detail, bytes: t.bytes },
+      'warn',
+      { code: Codes.processInterrupted, path: t.path, pid: t.pid, bytes: t.bytes },
+      [removed, removed],
+    );
     bytes += t.bytes;
   }
   return { items: recovered.length + temps.length, bytes };

@@ -22,10 +22,27 @@ import type { ItemMeta } from '../../gchome/quarantine-layout.js';
 import type { HeldAt } from '../report.js';
 import type { SessionView } from '../world.js';
 import { Dir, identityOf, sameIdentity } from '../../fsx/safe-fs.js';
-import { acted, fail, notWritable, progress, skip, type RecordStorePlan, type SessionsRootPlan, type SweepContext, type StepTally } from './context.js';
+import {
+  acted,
+  fail,
+  notWritable,
+  progress,
+  skip,
+  type RecordStorePlan,
+  type SessionsRootPlan,
+  type SweepContext,
+  type StepTally,
+} from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
-import { besidePlanFor, completeHeldBeside, openBesideDirs, removeBeside, reportBesideSkips, type BesideDirs } from './beside.js';
+import {
+  besidePlanFor,
+  completeHeldBeside,
+  openBesideDirs,
+  removeBeside,
+  reportBesideSkips,
+  type BesideDirs,
+} from './beside.js';
 import { fingerprintOf, placing, type Placed } from '../../gchome/registry.js';
 import { keptName, trashName } from '../../fsx/remove.js';
 import { sessionQuarantineName } from '../../runtime/gc-entries.js';
@@ -66,14 +83,24 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   for (const p of ctx.sessionPlans) {
     await completeHeldBeside(ctx, p, tally);
     reportSessionsKept(ctx, p, false);
-    const list = takings(ctx, p.key, p.views.map((v) => v.scan.name), policyTakes);
+    const list = takings(
+      ctx,
+      p.key,
+      p.views.map((v) => v.scan.name),
+      policyTakes,
+    );
     await removeSessions(ctx, p, list, tally, tick);
   }
   const home = ctx.homeDir;
   if (!home) return tally;
   for (const r of ctx.recordPlans) {
     reportRecordsKept(ctx, r, false);
-    for (const { name, fate } of takings(ctx, r.key, r.contexts.map((c) => c.context), policyTakes)) {
+    for (const { name, fate } of takings(
+      ctx,
+      r.key,
+      r.contexts.map((c) => c.context),
+      policyTakes,
+    )) {
       ctx.signal?.throwIfAborted();
       const c = r.contexts.find((x) => x.context === name);
       if (!c) continue;
@@ -89,7 +116,12 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
 }
 
 /** The items of one store whose fate `which` selects, in the store's order. */
-export function takings(ctx: SweepContext, key: string, names: string[], which: (f: Fate | undefined) => f is Taking): { name: string; fate: Taking }[] {
+export function takings(
+  ctx: SweepContext,
+  key: string,
+  names: string[],
+  which: (f: Fate | undefined) => f is Taking,
+): { name: string; fate: Taking }[] {
   const out: { name: string; fate: Taking }[] = [];
   for (const name of names) {
     const f = ctx.fates?.items.get(itemKey(key, name));
@@ -124,12 +156,20 @@ export function reportSessionsKept(ctx: SweepContext, p: SessionsRootPlan, budge
     if (f?.fate !== 'kept' || f.condemnedBy === undefined || POLICY_RULES.has(f.condemnedBy) === budgets) continue;
     const target = `${p.input.root}/${v.scan.name}`;
     const by = budgets ? 'the disk budget would remove it' : `${f.condemnedBy} condemns it`;
-    if (f.why === 'protected') skip(ctx, { target, code: Codes.protected, detail: `${target} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}` });
-    else if (f.why === 'live') skip(ctx, { target, code: Codes.liveSession, detail: `${v.scan.name} is live (${v.why}); kept although ${by}` });
-    else if (f.why === 'foreign_owner') skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${v.scan.uid}; not removed` });
+    if (f.why === 'protected')
+      skip(ctx, {
+        target,
+        code: Codes.protected,
+        detail: `${target} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}`,
+      });
+    else if (f.why === 'live')
+      skip(ctx, { target, code: Codes.liveSession, detail: `${v.scan.name} is live (${v.why}); kept although ${by}` });
+    else if (f.why === 'foreign_owner')
+      skip(ctx, { target, code: Codes.foreignOwner, detail: `${target} belongs to uid ${v.scan.uid}; not removed` });
     else if (f.why === 'not_writable') unwritable++;
   }
-  if (unwritable > 0) notWritable(ctx, p.input.root, unwritable === 1 ? 'session to remove' : 'sessions to remove', unwritable);
+  if (unwritable > 0)
+    notWritable(ctx, p.input.root, unwritable === 1 ? 'session to remove' : 'sessions to remove', unwritable);
 }
 
 export function reportRecordsKept(ctx: SweepContext, r: RecordStorePlan, budgets: boolean): void {
@@ -138,19 +178,47 @@ export function reportRecordsKept(ctx: SweepContext, r: RecordStorePlan, budgets
     if (f?.fate !== 'kept' || f.condemnedBy === undefined || POLICY_RULES.has(f.condemnedBy) === budgets) continue;
     const target = `${r.store}/${c.context}`;
     const by = budgets ? 'the disk budget would remove it' : `${f.condemnedBy} condemns it`;
-    if (f.why === 'protected') skip(ctx, { target, code: Codes.protected, detail: `context ${c.context} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}` });
-    else if (f.why === 'live') skip(ctx, { target, code: Codes.liveContext, detail: `context ${c.context} is named by a live session; kept although ${by}` });
-    else if (f.why === 'foreign_owner') skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not ${f.condemnedBy === 'max_messages' ? 'truncated' : 'removed'}` });
+    if (f.why === 'protected')
+      skip(ctx, {
+        target,
+        code: Codes.protected,
+        detail: `context ${c.context} is protected (murmur-gc protection ls; murmur-gc release lets the policy act on it); kept although ${by}`,
+      });
+    else if (f.why === 'live')
+      skip(ctx, {
+        target,
+        code: Codes.liveContext,
+        detail: `context ${c.context} is named by a live session; kept although ${by}`,
+      });
+    else if (f.why === 'foreign_owner')
+      skip(ctx, {
+        target,
+        code: Codes.foreignOwner,
+        detail: `${c.path} belongs to another user; not ${f.condemnedBy === 'max_messages' ? 'truncated' : 'removed'}`,
+      });
   }
 }
 
 /** Holds or removes, as each fate says, the sessions `list` names in one root (the remove and budget steps). */
-export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, list: { name: string; fate: Taking }[], tally: { items: number; bytes: number }, tick: () => void): Promise<void> {
+export async function removeSessions(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  list: { name: string; fate: Taking }[],
+  tally: { items: number; bytes: number },
+  tick: () => void,
+): Promise<void> {
   const { input, scan, views, beside } = p;
   if (list.length === 0) return;
   // What goes with them from beside the root (docs/design.md §9a), chosen from the traces the
   // scan read before anything is removed.
-  const besidePlan = input.isAuditRoot ? undefined : besidePlanFor(ctx, beside, views, list.map((r) => r.name));
+  const besidePlan = input.isAuditRoot
+    ? undefined
+    : besidePlanFor(
+        ctx,
+        beside,
+        views,
+        list.map((r) => r.name),
+      );
   let rootDir: Dir;
   try {
     rootDir = await Dir.open(input.root);
@@ -173,7 +241,11 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
         await ctx.fx.place(await placings(ctx, p, rootDir, list, besidePlan, dirs));
       } catch (err) {
         if (isAbort(err)) throw err;
-        fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}; nothing there is removed or held this sweep` });
+        fail(ctx, {
+          target: input.root,
+          code: codeOf(err),
+          detail: `${input.root}: ${describeError(err)}; nothing there is removed or held this sweep`,
+        });
         for (const r of list) ctx.failed.add(itemKey(p.key, r.name));
         return;
       }
@@ -205,7 +277,13 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
         const { bytes, held } = await ctx.fx.audited(
           { kind: 'remove_session', ...retention },
           async (): Promise<{ bytes: number; held?: HeldAt }> => {
-            if (hold === undefined) return { bytes: await ctx.fx.remove(rootDir, r.name, view.scan.identity, { verify, ...(signal ? { signal } : {}) }) };
+            if (hold === undefined)
+              return {
+                bytes: await ctx.fx.remove(rootDir, r.name, view.scan.identity, {
+                  verify,
+                  ...(signal ? { signal } : {}),
+                }),
+              };
             const h = await ctx.fx.holdSession(rootDir, r.name, view.scan.identity, hold, verify);
             return { bytes: h.bytes, held: { until_ms: hold, path: `${input.root}/${h.entry}` } };
           },
@@ -217,22 +295,52 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
           // Held, they go into the session's hold, which exists only now; killed in between, the
           // next sweep finishes from the held session's trace (completeHeldBeside).
           failpoint('beside:session_boundary');
-          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, reason, { entry: held.path.slice(input.root.length + 1), identity: view.scan.identity });
+          besideBytes = await removeBeside(ctx, rootDir, beside, dirs, mine, reason, {
+            entry: held.path.slice(input.root.length + 1),
+            identity: view.scan.identity,
+          });
           tally.bytes += besideBytes;
         }
         if (held) {
           const entry = held.path.slice(input.root.length + 1);
-          ctx.heldNow.push({ kind: 'session', target: r.name, origin: input.root, untilMs: held.until_ms, removedMs: ctx.nowMs, bytes: bytes + besideBytes, parent: input.root, entry });
+          ctx.heldNow.push({
+            kind: 'session',
+            target: r.name,
+            origin: input.root,
+            untilMs: held.until_ms,
+            removedMs: ctx.nowMs,
+            bytes: bytes + besideBytes,
+            parent: input.root,
+            entry,
+          });
         }
-        const condemned = r.fate.fate === 'removed' && r.fate.condemnedBy !== undefined ? { condemned_by: r.fate.condemnedBy } : {};
-        acted(ctx, { kind: 'remove_session', root: input.root, target: r.name, reason, bytes, ...condemned, ...(held ? { held } : {}) }, 'debug', { root: input.root, target: r.name, reason, bytes });
+        const condemned =
+          r.fate.fate === 'removed' && r.fate.condemnedBy !== undefined ? { condemned_by: r.fate.condemnedBy } : {};
+        acted(
+          ctx,
+          {
+            kind: 'remove_session',
+            root: input.root,
+            target: r.name,
+            reason,
+            bytes,
+            ...condemned,
+            ...(held ? { held } : {}),
+          },
+          'debug',
+          { root: input.root, target: r.name, reason, bytes },
+        );
         tally.items++;
         tally.bytes += bytes;
       } catch (err) {
         if (isAbort(err)) throw err;
         ctx.failed.add(key);
         const code = codeOf(err);
-        (code === Codes.changedSinceScan ? skip : fail)(ctx, { target, code, detail: `${target}: ${describeError(err)}` });
+        (code === Codes.changedSinceScan ? skip : fail)(ctx, {
+          target,
+          code,
+          detail: `${target}: ${describeError(err)}`,
+        });
       }
       tick();
     }
@@ -249,7 +357,14 @@ export async function removeSessions(ctx: SweepContext, p: SessionsRootPlan, lis
  * one scanned); and for each child that goes at once, its trash and kept-aside names in
  * `children/`. A child that goes into its session's hold makes no name of its own.
  */
-async function placings(ctx: SweepContext, p: SessionsRootPlan, rootDir: Dir, list: { name: string; fate: Taking }[], besidePlan: ReturnType<typeof besidePlanFor>, dirs: BesideDirs | undefined): Promise<Placed[]> {
+async function placings(
+  ctx: SweepContext,
+  p: SessionsRootPlan,
+  rootDir: Dir,
+  list: { name: string; fate: Taking }[],
+  besidePlan: ReturnType<typeof besidePlanFor>,
+  dirs: BesideDirs | undefined,
+): Promise<Placed[]> {
   const run = ctx.auditId;
   const out: Placed[] = [];
   const atOnce = new Set<string>();
@@ -259,10 +374,19 @@ async function placings(ctx: SweepContext, p: SessionsRootPlan, rootDir: Dir, li
     if (!view || !st?.isDirectory() || !sameIdentity(identityOf(st), view.scan.identity)) continue;
     const fp = fingerprintOf(st);
     if (r.fate.fate === 'held') {
-      out.push(placing(rootDir.path, sessionQuarantineName(r.fate.untilMs, r.name), 'hold', fp, run, { session: r.name, untilMs: r.fate.untilMs, reason: r.fate.rule }));
+      out.push(
+        placing(rootDir.path, sessionQuarantineName(r.fate.untilMs, r.name), 'hold', fp, run, {
+          session: r.name,
+          untilMs: r.fate.untilMs,
+          reason: r.fate.rule,
+        }),
+      );
     } else {
       atOnce.add(r.name);
-      out.push(placing(rootDir.path, trashName(run, r.name), 'trash', fp, run), placing(rootDir.path, keptName(run, r.name), 'kept', fp, run));
+      out.push(
+        placing(rootDir.path, trashName(run, r.name), 'trash', fp, run),
+        placing(rootDir.path, keptName(run, r.name), 'kept', fp, run),
+      );
     }
   }
   const children = dirs?.children;
@@ -271,13 +395,21 @@ async function placings(ctx: SweepContext, p: SessionsRootPlan, rootDir: Dir, li
     const st = await children.lstat(it.name);
     if (!st?.isDirectory()) continue;
     const fp = fingerprintOf(st);
-    out.push(placing(children.path, trashName(run, it.name), 'trash', fp, run), placing(children.path, keptName(run, it.name), 'kept', fp, run));
+    out.push(
+      placing(children.path, trashName(run, it.name), 'trash', fp, run),
+      placing(children.path, keptName(run, it.name), 'kept', fp, run),
+    );
   }
   return out;
 }
 
 /** `verify` run on the session `root/name` in place (before what goes with it is removed). */
-async function checkSession(root: Dir, name: string, view: SessionView, verify: (sdir: Dir) => Promise<void>): Promise<void> {
+async function checkSession(
+  root: Dir,
+  name: string,
+  view: SessionView,
+  verify: (sdir: Dir) => Promise<void>,
+): Promise<void> {
   const d = await root.openDir(name, view.scan.identity);
   try {
     await verify(d);
@@ -302,7 +434,13 @@ function sessionUnchanged(view: SessionView, target: string): (sdir: Dir) => Pro
 }
 
 /** Holds or removes one record's context directory as its fate says; the bytes, or undefined when nothing happened. */
-export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan, r: RecordStorePlan, fate: Taking): Promise<number | undefined> {
+export async function removeRecord(
+  ctx: SweepContext,
+  home: Dir,
+  c: ContextScan,
+  r: RecordStorePlan,
+  fate: Taking,
+): Promise<number | undefined> {
   const store = r.store;
   const target = `${store}/${c.context}`;
   const key = itemKey(r.key, c.context);
@@ -320,7 +458,12 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
     storeDir = await openChain(home, [CONVERSATIONS_DIR, store]);
     const verify = async (dir: Dir) => {
       const st = await dir.lstat(RECORD_FILE);
-      if (!st || !sameIdentity(identityOf(st), c.file.identity) || Number(st.size) !== c.file.size || Number(st.mtimeMs) !== c.file.mtimeMs) {
+      if (
+        !st ||
+        !sameIdentity(identityOf(st), c.file.identity) ||
+        Number(st.size) !== c.file.size ||
+        Number(st.mtimeMs) !== c.file.mtimeMs
+      ) {
         throw new GcError(Codes.concurrentAppend, `${c.path} was written since it was scanned; kept`);
       }
     };
@@ -331,10 +474,28 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
       { kind: 'remove_record', ...retention },
       async (): Promise<{ bytes: number; held?: HeldAt }> => {
         if (hold !== undefined) {
-          const meta: ItemMeta = { kind: 'context', store, context: c.context, removed_ms: ctx.nowMs, until_ms: hold, reason, run: ctx.auditId };
+          const meta: ItemMeta = {
+            kind: 'context',
+            store,
+            context: c.context,
+            removed_ms: ctx.nowMs,
+            until_ms: hold,
+            reason,
+            run: ctx.auditId,
+          };
           try {
             const h = await ctx.fx.holdContext(home, sdir, c.context, c.dirIdentity, meta, verify);
-            ctx.heldNow.push({ kind: 'context', target: c.context, origin: store, untilMs: hold, removedMs: ctx.nowMs, bytes: h.bytes, parent: h.parent, entry: h.entry, reason });
+            ctx.heldNow.push({
+              kind: 'context',
+              target: c.context,
+              origin: store,
+              untilMs: hold,
+              removedMs: ctx.nowMs,
+              bytes: h.bytes,
+              parent: h.parent,
+              entry: h.entry,
+              reason,
+            });
             return { bytes: h.bytes, held: { until_ms: hold, path: h.path } };
           } catch (err) {
             // Only a move the kernel refuses across filesystems falls back to removal at once.
@@ -343,12 +504,32 @@ export async function removeRecord(ctx: SweepContext, home: Dir, c: ContextScan,
           }
         }
         const lockSignal = lock?.signal;
-        return { bytes: await ctx.fx.remove(sdir, c.context, c.dirIdentity, { verify, ...(lockSignal ? { signal: lockSignal } : {}) }) };
+        return {
+          bytes: await ctx.fx.remove(sdir, c.context, c.dirIdentity, {
+            verify,
+            ...(lockSignal ? { signal: lockSignal } : {}),
+          }),
+        };
       },
       (o) => ({ retention: { ...retention, ...(o.held ? { heldUntilMs: o.held.until_ms } : {}) } }),
     );
-    const condemned = fate.fate === 'removed' && fate.condemnedBy !== undefined ? { condemned_by: fate.condemnedBy } : {};
-    acted(ctx, { kind: 'remove_record', record: store, target: c.context, reason: reason as 'max_age' | BudgetReason, path: c.path, bytes, ...condemned, ...(held ? { held } : {}) }, 'debug', { record: store, target: c.context, reason, bytes });
+    const condemned =
+      fate.fate === 'removed' && fate.condemnedBy !== undefined ? { condemned_by: fate.condemnedBy } : {};
+    acted(
+      ctx,
+      {
+        kind: 'remove_record',
+        record: store,
+        target: c.context,
+        reason: reason as 'max_age' | BudgetReason,
+        path: c.path,
+        bytes,
+        ...condemned,
+        ...(held ? { held } : {}),
+      },
+      'debug',
+      { record: store, target: c.context, reason, bytes },
+    );
     return bytes;
   } catch (err) {
     ctx.failed.add(key);

@@ -29,24 +29,32 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
   for (const r of ctx.recordPlans) {
     const contexts = r.contexts;
     // what this sweep takes or truncates (its rewrite terminates the torn line) is not repaired
-    const acted = new Set(contexts.filter((c) => fateOf(ctx.fates, r.key, c.context).fate !== 'kept').map((c) => c.context));
-    for (const policy of r.policies) {
-    const targets = planTornTails(
-      contexts.map((c) => ({ context: c.context, header: c.header, mtimeMs: c.file.mtimeMs, terminated: c.terminated, unreadable: c.unreadable === true })),
-      policy.capsule,
-      policy.retain,
-      ctx.world.liveContexts,
-      acted,
-      ctx.nowMs,
-      ctx.config.liveGraceSecs * 1000,
+    const acted = new Set(
+      contexts.filter((c) => fateOf(ctx.fates, r.key, c.context).fate !== 'kept').map((c) => c.context),
     );
-    for (const name of targets) {
-      ctx.signal?.throwIfAborted();
-      const c = contexts.find((x) => x.context === name);
-      if (!c || done.has(c.path)) continue;
-      done.add(c.path);
-      if (await repairOne(ctx, home, c)) tally.items++;
-    }
+    for (const policy of r.policies) {
+      const targets = planTornTails(
+        contexts.map((c) => ({
+          context: c.context,
+          header: c.header,
+          mtimeMs: c.file.mtimeMs,
+          terminated: c.terminated,
+          unreadable: c.unreadable === true,
+        })),
+        policy.capsule,
+        policy.retain,
+        ctx.world.liveContexts,
+        acted,
+        ctx.nowMs,
+        ctx.config.liveGraceSecs * 1000,
+      );
+      for (const name of targets) {
+        ctx.signal?.throwIfAborted();
+        const c = contexts.find((x) => x.context === name);
+        if (!c || done.has(c.path)) continue;
+        done.add(c.path);
+        if (await repairOne(ctx, home, c)) tally.items++;
+      }
     }
   }
   return tally;
@@ -55,7 +63,11 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
 async function repairOne(ctx: SweepContext, home: Dir, c: ContextScan): Promise<boolean> {
   const target = `${c.store}/${c.context}`;
   if (c.file.uid !== ctx.uid) {
-    skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; its torn last line is left as it is` });
+    skip(ctx, {
+      target,
+      code: Codes.foreignOwner,
+      detail: `${c.path} belongs to another user; its torn last line is left as it is`,
+    });
     return false;
   }
   let lock: HeldLock | undefined;
@@ -65,24 +77,39 @@ async function repairOne(ctx: SweepContext, home: Dir, c: ContextScan): Promise<
     if (held === 'busy') return false;
     lock = held;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
-    if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    if (!sameIdentity(dir.identity, c.dirIdentity))
+      throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
     const heldBy = await heldOpenBy(dir, RECORD_FILE, { expect: c.file.identity });
     if (heldBy.length > 0) {
-      skip(ctx, { target, code: Codes.recordHeldOpen, detail: `${new HeldOpenError(c.path, heldBy).message}; its torn last line is left as it is` });
+      skip(ctx, {
+        target,
+        code: Codes.recordHeldOpen,
+        detail: `${new HeldOpenError(c.path, heldBy).message}; its torn last line is left as it is`,
+      });
       return false;
     }
     const cdir = dir;
     const out = await ctx.fx.audited({ kind: 'repair_torn_tail', parent: dirname(dir.path), target: c.context }, () =>
-      ctx.fx.repairTornTail(cdir, RECORD_FILE, { expect: c.file.identity, ...(lock?.signal ? { signal: lock.signal } : {}) }),
+      ctx.fx.repairTornTail(cdir, RECORD_FILE, {
+        expect: c.file.identity,
+        ...(lock?.signal ? { signal: lock.signal } : {}),
+      }),
     );
     if (!out.repaired) {
       if (out.why === 'held') {
         const who = out.pids && out.pids.length > 0 ? pidList(out.pids) : 'a process';
-        skip(ctx, { target, code: Codes.concurrentAppend, detail: `${c.path} ends with a torn line but ${who} was writing to it (the line may be mid-write); left as it is` });
+        skip(ctx, {
+          target,
+          code: Codes.concurrentAppend,
+          detail: `${c.path} ends with a torn line but ${who} was writing to it (the line may be mid-write); left as it is`,
+        });
       }
       return false;
     }
-    acted(ctx, { kind: 'repair_torn_tail', record: c.store, target: c.context, path: c.path }, 'info', { record: c.store, target: c.context });
+    acted(ctx, { kind: 'repair_torn_tail', record: c.store, target: c.context, path: c.path }, 'info', {
+      record: c.store,
+      target: c.context,
+    });
     return true;
   } catch (err) {
     recordFailure(ctx, err, target, lock);

@@ -28,7 +28,10 @@ function runningDebris(ctx: SweepContext): Debris[] {
       identity: d.identity,
       pid: d.pid,
       ...definedOnly({ startTime: d.startTime }),
-      detail: d.kind === 'running_temp' ? `a running record a killed runtime was writing (pid ${d.pid})` : `a running record whose process (pid ${d.pid}) is gone`,
+      detail:
+        d.kind === 'running_temp'
+          ? `a running record a killed runtime was writing (pid ${d.pid})`
+          : `a running record whose process (pid ${d.pid}) is gone`,
     });
   }
   return out;
@@ -37,7 +40,9 @@ function runningDebris(ctx: SweepContext): Debris[] {
 export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   const { homeDir, config, report } = ctx;
   const countOwned = new Set<string>();
-  for (const p of config.records) if (p.retain?.maxMessages !== undefined || p.retain?.maxAgeSecs !== undefined) countOwned.add(`${p.store}\0${p.capsule}`);
+  for (const p of config.records)
+    if (p.retain?.maxMessages !== undefined || p.retain?.maxAgeSecs !== undefined)
+      countOwned.add(`${p.store}\0${p.capsule}`);
   ctx.records = homeDir
     ? await scanRecords(homeDir, ctx.home, {
         countOwned,
@@ -59,11 +64,21 @@ export async function scanRecordsStep(ctx: SweepContext): Promise<StepTally> {
   for (const p of config.records) {
     const s = ctx.recordPlans.find((x) => x.store === p.store);
     if (s) s.policies.push(p);
-    else ctx.recordPlans.push({ store: p.store, key: `records:${p.store}`, policies: [p], contexts: (ctx.records?.contexts ?? []).filter((c) => c.store === p.store) });
+    else
+      ctx.recordPlans.push({
+        store: p.store,
+        key: `records:${p.store}`,
+        policies: [p],
+        contexts: (ctx.records?.contexts ?? []).filter((c) => c.store === p.store),
+      });
   }
   report.inventory.records_counted = ctx.records?.counted ?? 0;
   report.inventory.records_count_cached = ctx.records?.countsCached ?? 0;
-  ctx.debris = [...ctx.world.rootScans.flatMap((r) => [...r.scan.debris, ...(r.beside?.debris ?? [])]), ...(ctx.records?.debris ?? []), ...runningDebris(ctx)];
+  ctx.debris = [
+    ...ctx.world.rootScans.flatMap((r) => [...r.scan.debris, ...(r.beside?.debris ?? [])]),
+    ...(ctx.records?.debris ?? []),
+    ...runningDebris(ctx),
+  ];
 
   if (homeDir) {
     const hm = await scanHomeModes(homeDir, ctx.home);

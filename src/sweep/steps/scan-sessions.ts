@@ -26,7 +26,13 @@ export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   for (const v of ctx.world.views) byRoot.set(v.root, [...(byRoot.get(v.root) ?? []), v]);
   for (const { input, scan, beside } of ctx.world.rootScans) {
     if (!scan.exists) continue;
-    ctx.sessionPlans.push({ input, scan, views: byRoot.get(input.root) ?? [], key: `sessions:${input.root}`, ...(beside ? { beside } : {}) });
+    ctx.sessionPlans.push({
+      input,
+      scan,
+      views: byRoot.get(input.root) ?? [],
+      key: `sessions:${input.root}`,
+      ...(beside ? { beside } : {}),
+    });
   }
   Object.assign(ctx.report.inventory, ctx.world.counts);
   // Only what murmur-gc's registry vouches for is a hold, trash or kept-aside entry of its own.

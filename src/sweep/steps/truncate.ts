@@ -53,7 +53,14 @@ export async function truncateStep(ctx: SweepContext): Promise<StepTally> {
 }
 
 /** Truncates one record; the bytes freed, or undefined when nothing was dropped. */
-async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule: string, keep: number, hold: number | undefined): Promise<number | undefined> {
+async function truncateOne(
+  ctx: SweepContext,
+  home: Dir,
+  c: ContextScan,
+  capsule: string,
+  keep: number,
+  hold: number | undefined,
+): Promise<number | undefined> {
   const target = `${c.store}/${c.context}`;
   if (c.file.uid !== ctx.uid) {
     skip(ctx, { target, code: Codes.foreignOwner, detail: `${c.path} belongs to another user; not truncated` });
@@ -66,7 +73,8 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     if (locked === 'busy') return undefined;
     lock = locked;
     dir = await openChain(home, [CONVERSATIONS_DIR, c.store, c.context]);
-    if (!sameIdentity(dir.identity, c.dirIdentity)) throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
+    if (!sameIdentity(dir.identity, c.dirIdentity))
+      throw new GcError(Codes.changedSinceScan, `${dir.path} was replaced since it was scanned`);
     const heldBy = await heldOpenBy(dir, RECORD_FILE, { expect: c.file.identity });
     if (heldBy.length > 0) {
       skip(ctx, { target, code: Codes.recordHeldOpen, detail: new HeldOpenError(c.path, heldBy).message });
@@ -80,24 +88,63 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     let keeper: DropKeeper | undefined;
     const out = await ctx.fx
       .audited(
-      { kind: 'truncate_record', store: 'records', reason: 'max_messages', parent: dirname(dir.path), target: c.context, at_ms: String(at), dropped_before: String(c.header?.truncated?.dropped ?? 0n) },
-      async () => {
-        keeper = hold !== undefined ? await ctx.fx.dropKeeper(home, { store: c.store, context: c.context, removed_ms: at, until_ms: hold, reason: 'max_messages', run: ctx.auditId, at_ms: String(at) }) : undefined;
-        return ctx.fx.truncate(cdir, RECORD_FILE, {
-          ...(keeper ? { keepDropped: keeper.hook } : {}),
-          keep,
-          fallbackCapsule: capsule,
-          nowMs: at,
-          expect: c.file.identity,
-          ...(c.messages !== undefined ? { known: { messages: c.messages, size: c.file.size, mtimeMs: c.file.mtimeMs, identity: c.file.identity } } : {}),
-          ...(lockSignal ? { signal: lockSignal } : {}),
-        });
-      },
-      (o) => ({
-        done: { messages_dropped: o.dropped },
-        // (the undo window's deadline goes into the audit's details: history and restore --sweep read it)
-        ...(o.dropped > 0 ? { retention: { store: 'records', reason: 'max_messages', target: c.context, messagesDropped: o.dropped, parent: dirname(cdir.path), ...(hold !== undefined && keeper ? { heldUntilMs: hold } : {}) } } : {}),
-      }),
+        {
+          kind: 'truncate_record',
+          store: 'records',
+          reason: 'max_messages',
+          parent: dirname(dir.path),
+          target: c.context,
+          at_ms: String(at),
+          dropped_before: String(c.header?.truncated?.dropped ?? 0n),
+        },
+        async () => {
+          keeper =
+            hold !== undefined
+              ? await ctx.fx.dropKeeper(home, {
+                  store: c.store,
+                  context: c.context,
+                  removed_ms: at,
+                  until_ms: hold,
+                  reason: 'max_messages',
+                  run: ctx.auditId,
+                  at_ms: String(at),
+                })
+              : undefined;
+          return ctx.fx.truncate(cdir, RECORD_FILE, {
+            ...(keeper ? { keepDropped: keeper.hook } : {}),
+            keep,
+            fallbackCapsule: capsule,
+            nowMs: at,
+            expect: c.file.identity,
+            ...(c.messages !== undefined
+              ? {
+                  known: {
+                    messages: c.messages,
+                    size: c.file.size,
+                    mtimeMs: c.file.mtimeMs,
+                    identity: c.file.identity,
+                  },
+                }
+              : {}),
+            ...(lockSignal ? { signal: lockSignal } : {}),
+          });
+        },
+        (o) => ({
+          done: { messages_dropped: o.dropped },
+          // (the undo window's deadline goes into the audit's details: history and restore --sweep read it)
+          ...(o.dropped > 0
+            ? {
+                retention: {
+                  store: 'records',
+                  reason: 'max_messages',
+                  target: c.context,
+                  messagesDropped: o.dropped,
+                  parent: dirname(cdir.path),
+                  ...(hold !== undefined && keeper ? { heldUntilMs: hold } : {}),
+                },
+              }
+            : {}),
+        }),
       )
       .catch(async (err: unknown) => {
         // Held open by the time of the rename: nothing was renamed, so nothing is held either.
@@ -108,34 +155,76 @@ async function truncateOne(ctx: SweepContext, home: Dir, c: ContextScan, capsule
     if (out.dropped === 0) return undefined;
     const freed = Math.max(0, out.bytesBefore - out.bytesAfter);
     const held: HeldAt | undefined =
-      hold === undefined ? undefined : { until_ms: hold, path: keeper?.entry !== undefined ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}` : `${home.path}/gc/quarantine` };
+      hold === undefined
+        ? undefined
+        : {
+            until_ms: hold,
+            path:
+              keeper?.entry !== undefined
+                ? `${ctx.quarantineDir?.path ?? ''}/${keeper.entry}/${keeper.payload}`
+                : `${home.path}/gc/quarantine`,
+          };
     if (hold !== undefined) {
       const entry = keeper?.entry ?? `(${c.context})`;
       // what the window holds: the dropped lines (a dry run counts them alike)
-      ctx.heldNow.push({ kind: 'truncation', target: c.context, origin: c.store, untilMs: hold, removedMs: at, bytes: out.droppedBytes, parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`, entry, reason: 'max_messages', messages: out.dropped });
+      ctx.heldNow.push({
+        kind: 'truncation',
+        target: c.context,
+        origin: c.store,
+        untilMs: hold,
+        removedMs: at,
+        bytes: out.droppedBytes,
+        parent: ctx.quarantineDir?.path ?? `${home.path}/gc/quarantine`,
+        entry,
+        reason: 'max_messages',
+        messages: out.dropped,
+      });
     }
-    acted(ctx, {
-      ...(held ? { held } : {}),
-      kind: 'truncate_record',
-      record: c.store,
-      target: c.context,
-      reason: 'max_messages',
-      messages_dropped: out.dropped,
-      kept: out.kept,
-      path: c.path,
-      bytes: freed,
-      ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
-    }, 'debug', { record: c.store, target: c.context, messages_dropped: out.dropped, kept: out.kept, appended_during: out.appendedDuring });
+    acted(
+      ctx,
+      {
+        ...(held ? { held } : {}),
+        kind: 'truncate_record',
+        record: c.store,
+        target: c.context,
+        reason: 'max_messages',
+        messages_dropped: out.dropped,
+        kept: out.kept,
+        path: c.path,
+        bytes: freed,
+        ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: out.outOfOrderLines ?? 0 } } : {}),
+      },
+      'debug',
+      {
+        record: c.store,
+        target: c.context,
+        messages_dropped: out.dropped,
+        kept: out.kept,
+        appended_during: out.appendedDuring,
+      },
+    );
     const stillHeld = out.heldBy ?? [];
     if (out.outOfOrder) {
       // "none lost" only when it was checked: every replaced file let go, and carried whole.
       const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
-      warnItem(ctx, Codes.concurrentAppend, c.path, `a writer kept appending to the replaced file; ${out.outOfOrderLines ?? 0} of its lines were appended after newer ones${carried}`, { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 });
+      warnItem(
+        ctx,
+        Codes.concurrentAppend,
+        c.path,
+        `a writer kept appending to the replaced file; ${out.outOfOrderLines ?? 0} of its lines were appended after newer ones${carried}`,
+        { path: c.path, rounds: out.rounds, still_held: out.stillHeld, lines_out_of_order: out.outOfOrderLines ?? 0 },
+      );
     } else if (out.reordered && stillHeld.length === 0) {
-      ctx.log.info({ code: Codes.concurrentAppend, path: c.path }, 'writers appended during the rename; their lines were kept in order');
+      ctx.log.info(
+        { code: Codes.concurrentAppend, path: c.path },
+        'writers appended during the rename; their lines were kept in order',
+      );
     }
     if (stillHeld.length > 0) {
-      const kept = uncarried > 0 && held ? `; ${uncarried} bytes it wrote there after the rewrite stopped waiting are only in the held old file (${held.path}), which its window deletes` : '';
+      const kept =
+        uncarried > 0 && held
+          ? `; ${uncarried} bytes it wrote there after the rewrite stopped waiting are only in the held old file (${held.path}), which its window deletes`
+          : '';
       fail(ctx, {
         target,
         code: Codes.recordHeldOpen,

@@ -27,9 +27,17 @@ export async function applyTrust(ctx: SweepContext): Promise<void> {
   ctx.registry = await Registry.load(ctx.homeDir);
   const home = ctx.homeDir;
   if (home && ctx.registry.needsSettling) {
-    await ctx.fx.upkeep(() => ctx.registry.settle(home)).catch((err: unknown) => ctx.log.warn({ code: Codes.ioError }, `${ctx.home}/gc/registry.jsonl not settled: ${describeError(err)}`));
+    await ctx.fx
+      .upkeep(() => ctx.registry.settle(home))
+      .catch((err: unknown) =>
+        ctx.log.warn({ code: Codes.ioError }, `${ctx.home}/gc/registry.jsonl not settled: ${describeError(err)}`),
+      );
   }
-  if (ctx.registry.unreadable !== undefined) ctx.log.warn({ code: Codes.ioError }, `${ctx.registry.unreadable}: no hold, trash or kept-aside directory in a sessions root is taken for murmur-gc's this sweep`);
+  if (ctx.registry.unreadable !== undefined)
+    ctx.log.warn(
+      { code: Codes.ioError },
+      `${ctx.registry.unreadable}: no hold, trash or kept-aside directory in a sessions root is taken for murmur-gc's this sweep`,
+    );
   for (const { input, scan, beside } of ctx.world.rootScans) {
     if (!scan.exists || input.isAuditRoot) continue;
     const notOurs = new Map<string, string[]>();
@@ -58,7 +66,8 @@ function vouched(ctx: SweepContext, d: Debris, dir: string, note: (dir: string, 
 /** One skip per directory and sweep for what is named like murmur-gc's and is not. */
 export function reportNotOurs(ctx: SweepContext, dir: string, names: readonly string[]): void {
   const sorted = [...names].sort();
-  const shown = sorted.slice(0, SHOWN).join(', ') + (sorted.length > SHOWN ? `, … (${sorted.length - SHOWN} more)` : '');
+  const shown =
+    sorted.slice(0, SHOWN).join(', ') + (sorted.length > SHOWN ? `, … (${sorted.length - SHOWN} more)` : '');
   skip(ctx, {
     target: dir,
     code: Codes.unverifiedGcEntry,
