@@ -13,7 +13,6 @@
 // Seeded (MURMUR_GC_PROPERTY_SEED) and sized (MURMUR_GC_PROPERTY_RUNS) from the environment; a
 // failure prints the seed and the generated case. In process, the clock and free space injected.
 import { RESERVE_INODES_ROOM } from '../../src/gchome/reserve.js';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
@@ -28,6 +27,7 @@ import { Dir } from '../../src/fsx/safe-fs.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory } from '../../src/commands/history.js';
 import * as f from '../helpers/fixtures.js';
+import { budgetYaml, comparable, du, retainYaml, type Retain } from '../helpers/generated-home.js';
 
 const DEFAULT_RUNS = 24;
 const DEFAULT_SEED = 20261202;
@@ -53,10 +53,6 @@ interface ContextSpec {
   messages: number;
   capsule: 'own' | 'other' | 'none';
   protected: boolean;
-}
-interface Retain {
-  maxAgeDays: number | null;
-  maxCount: number | null;
 }
 interface Case {
   roots: { sessions: SessionSpec[]; retain: Retain | null; maxBytes: number | null; keepFreeOptOut: boolean }[];
@@ -142,9 +138,6 @@ const caseArb: fc.Arbitrary<Case> = fc.oneof(
   },
 );
 
-const du = (p: string): number =>
-  fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0;
-
 /** The home of one case, and its configuration text. */
 function build(c: Case, T: string, now: number) {
   const home = path.join(T, 'home');
@@ -195,16 +188,6 @@ function build(c: Case, T: string, now: number) {
         protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
     });
   });
-  const retain = (r: Retain | null, count: string) => {
-    if (!r) return '';
-    const keys = [
-      ...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []),
-      ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : []),
-    ];
-    return `    retain: { ${keys.join(', ')} }\n`;
-  };
-  const budget = (frac: number | null, p: string) =>
-    frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`;
   let yaml = `home: ${home}\n`;
   if (c.quarantineDays !== null) yaml += `quarantine: ${c.quarantineDays}d\n`;
   if (c.keepFreeShort !== null)
@@ -217,12 +200,12 @@ function build(c: Case, T: string, now: number) {
   const optOut = (o: boolean) => (o ? '    keep_free: false\n' : '');
   c.roots.forEach(
     (r, ri) =>
-      (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}${optOut(r.keepFreeOptOut)}`),
+      (yaml += `  - root: ${roots[ri]}\n${retainYaml(r.retain, 'max_sessions')}${budgetYaml(r.maxBytes, roots[ri]!)}${optOut(r.keepFreeOptOut)}`),
   );
   yaml += 'records:\n';
   c.stores.forEach(
     (s, si) =>
-      (yaml += `  - capsule: shey\n    store: s${si}\n${retain(s.retain, 'max_messages')}${budget(s.maxBytes, path.join(home, 'conversations', `s${si}`))}${optOut(s.keepFreeOptOut)}`),
+      (yaml += `  - capsule: shey\n    store: s${si}\n${retainYaml(s.retain, 'max_messages')}${budgetYaml(s.maxBytes, path.join(home, 'conversations', `s${si}`))}${optOut(s.keepFreeOptOut)}`),
   );
   const short =
     c.keepFreeShort === null
@@ -234,18 +217,10 @@ function build(c: Case, T: string, now: number) {
 type Built = ReturnType<typeof build>;
 
 /** An action as both runs must report it (the held item's name in the quarantine carries a random nonce). */
-function norm(a: SweepReport['actions'][number]): string {
-  const x = { ...a } as Record<string, unknown>;
-  const held = x['held'] as { until_ms: number; path: string } | undefined;
-  if (held)
-    x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
-  return JSON.stringify(x);
-}
-
 /** What both runs must say alike. */
 function said(r: SweepReport) {
   return {
-    actions: r.actions.map(norm),
+    actions: r.actions.map(comparable),
     skipped: r.skipped.map((s) => `${s.code} ${s.target}`),
     errors: r.errors.map((e) => `${e.code} ${e.target}`),
     budget: r.budget ?? null,
@@ -352,7 +327,7 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
   if (c.quarantineDays !== null) {
     for (const a of real.actions) {
       if ((a.kind === 'remove_session' && !a.root.endsWith('/gc')) || a.kind === 'remove_record')
-        expect(a.held !== undefined || a.reason === 'keep_free', `${label}: ${norm(a)}`).toBe(true);
+        expect(a.held !== undefined || a.reason === 'keep_free', `${label}: ${comparable(a)}`).toBe(true);
     }
   }
   // keep_free takes nothing from an entry that opts out, and of the others at most per_sweep of
@@ -370,7 +345,7 @@ async function checkSweep(c: Case, T: string, b: Built, now: number, label: stri
           'reason' in a &&
           a.reason === 'keep_free',
       );
-      if (p.optOut) expect(taken.map(norm), `${label}: ${p.place} opted out of keep_free`).toEqual([]);
+      if (p.optOut) expect(taken.map(comparable), `${label}: ${p.place} opted out of keep_free`).toEqual([]);
       const inPlace = taken.filter((a) => !('condemned_by' in a) || a.condemned_by === undefined).length;
       const present = (real.fates ?? []).find((st) => st.kind === p.kind && st.place === p.place)?.items ?? 0;
       if (inPlace > 0) noteReached('keep_free:in_place');

@@ -14,7 +14,6 @@
 // Seeded (MURMUR_GC_FORECAST_SEED) and sized (MURMUR_GC_FORECAST_RUNS) from the environment.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AtTimeError, forecastClock, parseAtTime } from '../../src/cli/at-time.js';
@@ -28,6 +27,7 @@ import { writeProtection } from '../../src/gchome/protect-file.js';
 import type { ProtectedItem } from '../../src/gchome/protect-list.js';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
+import { budgetYaml, comparable, retainYaml, type Retain } from '../helpers/generated-home.js';
 
 const RUNS = Number(process.env['MURMUR_GC_FORECAST_RUNS'] ?? 12);
 const SEED = Number(process.env['MURMUR_GC_FORECAST_SEED'] ?? 20261209);
@@ -126,10 +126,6 @@ interface ContextSpec {
   messages: number;
   capsule: 'own' | 'other' | 'none';
 }
-interface Retain {
-  maxAgeDays: number | null;
-  maxCount: number | null;
-}
 interface Case {
   roots: { sessions: SessionSpec[]; retain: Retain | null; maxBytes: number | null }[];
   contexts: ContextSpec[];
@@ -195,9 +191,6 @@ const AT_MS: Record<Case['at'], number> = {
   '+30d': 30 * DAY,
   '+50d': 50 * DAY,
 };
-const du = (p: string): number =>
-  fs.existsSync(p) ? Number(execFileSync('du', ['-s', '-B1', p], { encoding: 'utf8' }).split('\t')[0]) : 0;
-
 /** The home of one case and its configuration file. */
 function build(
   c: Case,
@@ -248,40 +241,23 @@ function build(
         protectedItems.push({ kind: 'session', target: id, where: roots[ri]!, since_ms: now - DAY, by: 'protect' });
     });
   });
-  const retain = (r: Retain | null, count: string) => {
-    if (!r) return '';
-    const keys = [
-      ...(r.maxAgeDays !== null ? [`max_age: ${r.maxAgeDays}d`] : []),
-      ...(r.maxCount !== null ? [`${count}: ${r.maxCount}`] : []),
-    ];
-    return `    retain: { ${keys.join(', ')} }\n`;
-  };
-  const budget = (frac: number | null, p: string) =>
-    frac === null ? '' : `    max_bytes: ${Math.max(1, Math.floor(du(p) * frac))}\n`;
   let yaml = `home: ${home}\n`;
   if (c.quarantineDays !== null) yaml += `quarantine: ${c.quarantineDays}d\n`;
   yaml += 'sessions:\n';
   c.roots.forEach(
-    (r, ri) => (yaml += `  - root: ${roots[ri]}\n${retain(r.retain, 'max_sessions')}${budget(r.maxBytes, roots[ri]!)}`),
+    (r, ri) =>
+      (yaml += `  - root: ${roots[ri]}\n${retainYaml(r.retain, 'max_sessions')}${budgetYaml(r.maxBytes, roots[ri]!)}`),
   );
-  yaml += `records:\n  - capsule: shey\n    store: s0\n${retain(c.storeRetain, 'max_messages')}${budget(c.storeMaxBytes, path.join(home, 'conversations', 's0'))}`;
+  yaml += `records:\n  - capsule: shey\n    store: s0\n${retainYaml(c.storeRetain, 'max_messages')}${budgetYaml(c.storeMaxBytes, path.join(home, 'conversations', 's0'))}`;
   return { home, roots, protectedItems, configPath: f.writeConfig(T, yaml) };
 }
 
 /** An action as both reports must carry it (a held context's name in the quarantine carries a random nonce). */
-function norm(a: SweepReport['actions'][number]): string {
-  const x = { ...a } as Record<string, unknown>;
-  const held = x['held'] as { until_ms: number; path: string } | undefined;
-  if (held)
-    x['held'] = { until_ms: held.until_ms, path: held.path.replace(/\/gc\/quarantine(\/.*)?$/, '/gc/quarantine') };
-  return JSON.stringify(x);
-}
-
 /** What the forecast and the dry run at its instant must say alike. */
 function said(r: SweepReport) {
   return {
     started_ms: r.started_ms,
-    actions: r.actions.map(norm),
+    actions: r.actions.map(comparable),
     skipped: r.skipped.map((s) => `${s.code} ${s.target}`),
     errors: r.errors.map((e) => `${e.code} ${e.target}`),
     budget: r.budget ?? null,
