@@ -32,6 +32,8 @@ await build({
   input: path.join(repo, 'src', 'cli', 'bin.ts'),
   platform: 'node',
   tsconfig: path.join(repo, 'tsconfig.build.json'),
+  // Node 20 and 22 do not parse `await using`: lowered here, as tsc lowers it for dist/.
+  transform: { target: 'es2023' },
   logLevel: 'warn',
   external: ['pino-pretty'],
   plugins: [

@@ -53,30 +53,26 @@ export async function readAuditHistory(
     const gst = await h.lstat(GC_DIR_NAME);
     if (!gst?.isDirectory()) return out;
     out.exists = true;
-    const gc = await h.openDir(GC_DIR_NAME);
-    try {
-      for (const name of await gc.list()) {
-        if (!isSessionName(name)) continue;
-        // A sweep's audit session is minted when its first destructive step runs, i.e. after the
-        // sweep started: a session minted before `since` started before it too.
-        const minted = idTimestampMs(name, 'ses_');
-        if (opts.sinceMs !== undefined && minted !== undefined && minted < opts.sinceMs - 24 * 3600_000) continue;
-        try {
-          const s = await readOne(gc, name);
-          if (s) out.sweeps.push(s);
-          const t = opts.target;
-          if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => targetMatches(x, t)))) {
-            const parent = await whereOf(gc, name, t);
-            if (parent !== undefined) out.where[name] = parent;
-          }
-        } catch (err) {
-          const c = errnoCode(err);
-          if (c === 'ENOENT') continue; // retained away while we listed
-          out.problems.push({ target: gc.display(name), code: Codes.ioError, detail: describeError(err) });
+    await using gc = await h.openDir(GC_DIR_NAME);
+    for (const name of await gc.list()) {
+      if (!isSessionName(name)) continue;
+      // A sweep's audit session is minted when its first destructive step runs, i.e. after the
+      // sweep started: a session minted before `since` started before it too.
+      const minted = idTimestampMs(name, 'ses_');
+      if (opts.sinceMs !== undefined && minted !== undefined && minted < opts.sinceMs - 24 * 3600_000) continue;
+      try {
+        const s = await readOne(gc, name);
+        if (s) out.sweeps.push(s);
+        const t = opts.target;
+        if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => targetMatches(x, t)))) {
+          const parent = await whereOf(gc, name, t);
+          if (parent !== undefined) out.where[name] = parent;
         }
+      } catch (err) {
+        const c = errnoCode(err);
+        if (c === 'ENOENT') continue; // retained away while we listed
+        out.problems.push({ target: gc.display(name), code: Codes.ioError, detail: describeError(err) });
       }
-    } finally {
-      await gc.close();
     }
   } finally {
     await h.close();
@@ -87,39 +83,35 @@ export async function readAuditHistory(
 async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined> {
   const st = await gc.lstat(name);
   if (!st?.isDirectory()) return undefined;
-  const dir = await gc.openDir(name);
+  await using dir = await gc.openDir(name);
+  const tst = await dir.lstat('trace.jsonl');
+  if (!tst?.isFile()) return undefined;
+  const intentPending = (await dir.lstat(INTENT_FILE))?.isFile() === true;
+  const { fh, stat } = await dir.openFile('trace.jsonl');
   try {
-    const tst = await dir.lstat('trace.jsonl');
-    if (!tst?.isFile()) return undefined;
-    const intentPending = (await dir.lstat(INTENT_FILE))?.isFile() === true;
-    const { fh, stat } = await dir.openFile('trace.jsonl');
-    try {
-      const size = Number(stat.size);
-      const to = Math.min(size, READ_CAP);
-      const lines: unknown[] = [];
-      let invalid = 0;
-      for await (const line of forwardLines(fh, { to, bufferSize: 64 * 1024 })) {
-        if (line.bytes.length === 0) continue;
-        const type = peekType(line.bytes);
-        if (type !== undefined && !WANTED.has(type)) continue;
-        try {
-          lines.push(JSON.parse(line.bytes.toString('utf8')));
-        } catch {
-          invalid++;
-        }
+    const size = Number(stat.size);
+    const to = Math.min(size, READ_CAP);
+    const lines: unknown[] = [];
+    let invalid = 0;
+    for await (const line of forwardLines(fh, { to, bufferSize: 64 * 1024 })) {
+      if (line.bytes.length === 0) continue;
+      const type = peekType(line.bytes);
+      if (type !== undefined && !WANTED.has(type)) continue;
+      try {
+        lines.push(JSON.parse(line.bytes.toString('utf8')));
+      } catch {
+        invalid++;
       }
-      const h = summarizeAuditTrace(name, lines, {
-        invalidLines: invalid,
-        intentPending,
-        truncatedRead: size > READ_CAP,
-      });
-      if (h) applyDetails(h, await readDetails(dir));
-      return h;
-    } finally {
-      await fh.close();
     }
+    const h = summarizeAuditTrace(name, lines, {
+      invalidLines: invalid,
+      intentPending,
+      truncatedRead: size > READ_CAP,
+    });
+    if (h) applyDetails(h, await readDetails(dir));
+    return h;
   } finally {
-    await dir.close();
+    await fh.close();
   }
 }
 
@@ -162,23 +154,15 @@ export async function readSweepWhere(home: string, sweep: string): Promise<Recor
   const h = await Dir.open(home, { followFinal: true });
   try {
     if (!(await h.lstat(GC_DIR_NAME))?.isDirectory()) return {};
-    const gc = await h.openDir(GC_DIR_NAME);
-    try {
-      if (!(await gc.lstat(sweep))?.isDirectory()) return {};
-      const dir = await gc.openDir(sweep);
-      try {
-        if (!(await dir.lstat(WHERE_FILE))?.isFile()) return {};
-        const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
-        if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
-        return Object.fromEntries(
-          Object.entries(o as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
-        );
-      } finally {
-        await dir.close();
-      }
-    } finally {
-      await gc.close();
-    }
+    await using gc = await h.openDir(GC_DIR_NAME);
+    if (!(await gc.lstat(sweep))?.isDirectory()) return {};
+    await using dir = await gc.openDir(sweep);
+    if (!(await dir.lstat(WHERE_FILE))?.isFile()) return {};
+    const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
+    return Object.fromEntries(
+      Object.entries(o as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
   } catch {
     return {};
   } finally {

@@ -298,12 +298,8 @@ async function forEachRecord(
       try {
         for (const c of list) {
           try {
-            const cdir = await sdir.openDir(c.context, c.dirIdentity);
-            try {
-              await fn(c, cdir);
-            } finally {
-              await cdir.close();
-            }
+            await using cdir = await sdir.openDir(c.context, c.dirIdentity);
+            await fn(c, cdir);
           } catch (err) {
             problems.push(problemOf(c.path, err));
           }
@@ -492,101 +488,89 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
 
     if (opts.dryRun) {
       await probeRecordLock(ctx, target);
-      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
-      try {
-        await measureDir(storeDir, target.context, target.dirIdentity);
-        const cdir = await storeDir.openDir(target.context, target.dirIdentity);
-        try {
-          const held =
-            untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev
-              ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` }
-              : undefined;
-          return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
-        } finally {
-          await cdir.close();
-        }
-      } finally {
-        await storeDir.close();
-      }
+      await using storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      await measureDir(storeDir, target.context, target.dirIdentity);
+      await using cdir = await storeDir.openDir(target.context, target.dirIdentity);
+      const held =
+        untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev
+          ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` }
+          : undefined;
+      return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
     }
 
     const lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
     try {
-      const storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      await using storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
+      // Re-read under the lock: a sweep may have acted while we waited.
+      const st = await storeDir.lstat(target.context);
+      if (!st?.isDirectory())
+        throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
+      // In the audit trail before the act (no removal without its audit).
+      const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
+      const item: RetentionItem = {
+        store: 'records',
+        reason: 'manual',
+        target: target.context,
+        parent: storeDir.path,
+        trigger: MANUAL_TRIGGER,
+      };
+      const seq = await audit.intend({
+        kind: 'remove_record',
+        store: 'records',
+        reason: 'manual',
+        parent: storeDir.path,
+        target: target.context,
+        trigger: MANUAL_TRIGGER,
+      });
+      let messages = 0;
+      const count = async (d: Dir) => {
+        messages = await countIn(d, lock.signal);
+      };
+      let held: { until_ms: number; path: string } | undefined;
       try {
-        // Re-read under the lock: a sweep may have acted while we waited.
-        const st = await storeDir.lstat(target.context);
-        if (!st?.isDirectory())
-          throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
-        // In the audit trail before the act (no removal without its audit).
-        const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
-        const item: RetentionItem = {
-          store: 'records',
-          reason: 'manual',
-          target: target.context,
-          parent: storeDir.path,
-          trigger: MANUAL_TRIGGER,
-        };
-        const seq = await audit.intend({
-          kind: 'remove_record',
-          store: 'records',
-          reason: 'manual',
-          parent: storeDir.path,
-          target: target.context,
-          trigger: MANUAL_TRIGGER,
-        });
-        let messages = 0;
-        const count = async (d: Dir) => {
-          messages = await countIn(d, lock.signal);
-        };
-        let held: { until_ms: number; path: string } | undefined;
-        try {
-          if (untilMs !== undefined) {
-            // The undo window: held like a sweep's removal (reason conversation_rm), unless the
-            // store is on another filesystem than the home (then removed at once, with a warning).
-            const q = await openQuarantineDir(homeDir, true);
-            try {
-              const meta: ItemMeta = {
-                kind: 'context',
-                store: target.store,
-                context: target.context,
-                removed_ms: nowMs,
-                until_ms: untilMs,
-                reason: 'conversation_rm',
-                run: audit.sessionId,
-              };
-              const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
-              held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
-            } catch (err) {
-              if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
-              ctx.log.warn(
-                { code: Codes.crossDevice, target: `${target.store}/${target.context}` },
-                `${describeError(err)}; removed at once`,
-              );
-            } finally {
-              await q?.close();
-            }
+        if (untilMs !== undefined) {
+          // The undo window: held like a sweep's removal (reason conversation_rm), unless the
+          // store is on another filesystem than the home (then removed at once, with a warning).
+          const q = await openQuarantineDir(homeDir, true);
+          try {
+            const meta: ItemMeta = {
+              kind: 'context',
+              store: target.store,
+              context: target.context,
+              removed_ms: nowMs,
+              until_ms: untilMs,
+              reason: 'conversation_rm',
+              run: audit.sessionId,
+            };
+            const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
+            held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
+          } catch (err) {
+            if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+            ctx.log.warn(
+              { code: Codes.crossDevice, target: `${target.store}/${target.context}` },
+              `${describeError(err)}; removed at once`,
+            );
+          } finally {
+            await q?.close();
           }
-          if (!held) {
-            await removeDir(storeDir, target.context, identityOf(st), {
-              runId: audit.sessionId,
-              signal: lock.signal,
-              verifyInTrash: count,
-            });
-          }
-        } catch (err) {
-          // Settle against the disk now: gone from the store means it was removed (or held).
-          const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
-          await settle(ctx, homeDir, audit, gone ? [item] : []);
-          throw err;
         }
-        await audit.done(seq);
-        await settle(ctx, homeDir, audit, [held ? { ...item, heldUntilMs: held.until_ms } : item], 'ok');
-        return { ...result(messages), ...(held ? { held } : {}) };
-        return result(messages);
-      } finally {
-        await storeDir.close();
+        if (!held) {
+          await removeDir(storeDir, target.context, identityOf(st), {
+            runId: audit.sessionId,
+            signal: lock.signal,
+            verifyInTrash: count,
+          });
+        }
+      } catch (err) {
+        // Settle against the disk now: gone from the store means it was removed (or held).
+        const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
+        await settle(ctx, homeDir, audit, gone ? [item] : []);
+        throw err;
       }
+      await audit.done(seq);
+      await settle(ctx, homeDir, audit, [held ? { ...item, heldUntilMs: held.until_ms } : item], 'ok');
+      return { ...result(messages), ...(held ? { held } : {}) };
+      return result(messages);
     } finally {
       await lock.release();
     }
@@ -761,13 +745,9 @@ export async function truncateContext(
 
 /** `record_held_open` (exit 1, `--force` or not) when a process holds the record open for writing. */
 async function refuseHeldOpen(homeDir: Dir, target: ContextScan): Promise<void> {
-  const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
-  try {
-    const pids = await heldOpenBy(cdir, RECORD_FILE, { expect: target.file.identity });
-    if (pids.length > 0) throw new HeldOpenError(target.path, pids);
-  } finally {
-    await cdir.close();
-  }
+  await using cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+  const pids = await heldOpenBy(cdir, RECORD_FILE, { expect: target.file.identity });
+  if (pids.length > 0) throw new HeldOpenError(target.path, pids);
 }
 
 /**

@@ -371,13 +371,9 @@ async function besideBytes(
   try {
     const logs = w.lstatSync('logs');
     if (logs?.isDirectory() && logs.dev === walk.dev) {
-      const l = await w.openDir('logs', identityOf(logs));
-      try {
-        for (const [n, st] of entries(l))
-          if (n.startsWith('wrk_') && n.endsWith('.log') && st.isFile()) r.wrk_logs += fileBytes(st, walk);
-      } finally {
-        await l.close();
-      }
+      await using l = await w.openDir('logs', identityOf(logs));
+      for (const [n, st] of entries(l))
+        if (n.startsWith('wrk_') && n.endsWith('.log') && st.isFile()) r.wrk_logs += fileBytes(st, walk);
     }
     const o = w.lstatSync('out');
     if (o) r.out = await treeBytes(w, 'out', o, walk);
@@ -430,19 +426,15 @@ async function walkHome(
         gc.bytes = allocatedBytes(st);
         for (const [n, gst] of entries(g)) {
           if (n === QUARANTINE_DIR && gst.isDirectory() && gst.dev === w.dev) {
-            const q = await g.openDir(n, identityOf(gst));
-            try {
-              let held = allocatedBytes(gst);
-              for (const [e, est] of entries(q)) {
-                const b = await treeBytes(q, e, est, w, 2);
-                holds.set(`${q.path}/${e}`, b);
-                held += b;
-              }
-              gc.held += held;
-              gc.bytes += held;
-            } finally {
-              await q.close();
+            await using q = await g.openDir(n, identityOf(gst));
+            let held = allocatedBytes(gst);
+            for (const [e, est] of entries(q)) {
+              const b = await treeBytes(q, e, est, w, 2);
+              holds.set(`${q.path}/${e}`, b);
+              held += b;
             }
+            gc.held += held;
+            gc.bytes += held;
           } else gc.bytes += await treeBytes(g, n, gst, w, 1);
         }
       } finally {

@@ -144,26 +144,22 @@ export async function judgeItem(
     const policy = policies.map((p) => `${retainWords(p.retain!)} for capsule ${p.capsule}`).join('; ');
     const ctxPath = `${config.home}/${CONVERSATIONS_DIR}/${i.where}/${i.target}`;
     if (!(await exists(`${ctxPath}/${RECORD_FILE}`))) return { condemned: null, policy, unknown: null };
-    const dir = await Dir.open(ctxPath);
-    try {
-      const st = await dir.lstat(RECORD_FILE);
-      if (!st?.isFile()) return { condemned: null, policy, unknown: `${ctxPath}/${RECORD_FILE} is not a regular file` };
-      const counted = await countMessages(dir, RECORD_FILE);
-      const input = {
-        context: i.target,
-        header: counted.utf8 ? counted.header : undefined,
-        mtimeMs: Number(st.mtimeMs),
-        messages: counted.messages,
-      };
-      for (const p of policies) {
-        const plan = planRecords([input], p.capsule, p.retain, new Set(), nowMs);
-        if (plan.remove.length > 0) return { condemned: 'max_age', policy, unknown: null };
-        if (plan.truncate.length > 0) return { condemned: 'max_messages', policy, unknown: null };
-      }
-      return { condemned: null, policy, unknown: null };
-    } finally {
-      await dir.close();
+    await using dir = await Dir.open(ctxPath);
+    const st = await dir.lstat(RECORD_FILE);
+    if (!st?.isFile()) return { condemned: null, policy, unknown: `${ctxPath}/${RECORD_FILE} is not a regular file` };
+    const counted = await countMessages(dir, RECORD_FILE);
+    const input = {
+      context: i.target,
+      header: counted.utf8 ? counted.header : undefined,
+      mtimeMs: Number(st.mtimeMs),
+      messages: counted.messages,
+    };
+    for (const p of policies) {
+      const plan = planRecords([input], p.capsule, p.retain, new Set(), nowMs);
+      if (plan.remove.length > 0) return { condemned: 'max_age', policy, unknown: null };
+      if (plan.truncate.length > 0) return { condemned: 'max_messages', policy, unknown: null };
     }
+    return { condemned: null, policy, unknown: null };
   } catch (err) {
     return { condemned: null, policy: null, unknown: describeError(err) };
   }

@@ -333,72 +333,68 @@ async function restoreSession(
   }
   // Held more than once in one root (removed, restored, removed again): the newest hold.
   const { root, h } = found.sort((a, b) => b.h.untilMs - a.h.untilMs)[0]!;
-  const d = await Dir.open(root);
-  try {
-    if (await d.lstat(opts.target)) {
-      throw refuse(
-        RestoreCodes.exists,
-        `${d.display(opts.target)} exists now; the held session was not put back`,
-        `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`,
-      );
-    }
-    const step = { held_kind: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
-    // What went with it from beside the root comes back with it, first (docs/design.md §9a).
-    const besideStep = (b: BesideHeld) => ({
-      held_kind: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const),
-      from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`,
-      to: b.to,
-    });
-    if (opts.dryRun) {
-      const hd = await d.openDir(h.entry, h.identity);
-      const beside = await listBeside(hd, root).finally(() => hd.close());
-      return { target: opts.target, dry_run: true, restored: [...beside.map(besideStep), step], audit: null };
-    }
-    const st = await d.lstat(h.entry);
-    if (!st?.isDirectory())
-      throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
-    await d.openDir(h.entry, h.identity).then((x) => x.close());
-    const audit = new RestoreAudit(home, now);
-    const item: RestoredItem = { store: 'sessions', held: 'session', target: opts.target, origin: root };
-    let besideBack: BesideHeld[] = [];
-    try {
-      const seq = await audit.intend({
-        kind: 'restore_session',
-        parent: root,
-        target: h.entry,
-        restore: { ...item, to: d.display(opts.target), entries: [h.entry] },
-      });
-      besideBack = await restoreBeside(d, h.entry, h.identity, (p) =>
-        refuse(
-          RestoreCodes.exists,
-          `${p} exists now; the held session was not put back`,
-          `move it away first if the held one should take its place`,
-        ),
-      );
-      await d.rename(h.entry, opts.target);
-      await d.sync().catch(() => undefined);
-      await audit.done(seq, item);
-      // the hold is gone: the registry keeps only what is still there
-      registry.touched();
-      await registry
-        .settle(home)
-        .catch((err: unknown) =>
-          log.warn({ code: Codes.ioError }, `registry not settled (the next sweep settles it): ${describeError(err)}`),
-        );
-    } catch (err) {
-      await audit.abandon();
-      throw err;
-    }
-    log.info({ target: opts.target, root }, 'session restored from the quarantine');
-    return {
-      target: opts.target,
-      dry_run: false,
-      restored: [...besideBack.map(besideStep), step],
-      audit: await audit.finish(),
-    };
-  } finally {
-    await d.close();
+  await using d = await Dir.open(root);
+  if (await d.lstat(opts.target)) {
+    throw refuse(
+      RestoreCodes.exists,
+      `${d.display(opts.target)} exists now; the held session was not put back`,
+      `move it away first if the held one should take its place (the held one is ${d.display(h.entry)})`,
+    );
   }
+  const step = { held_kind: 'session' as const, from: d.display(h.entry), to: d.display(opts.target) };
+  // What went with it from beside the root comes back with it, first (docs/design.md §9a).
+  const besideStep = (b: BesideHeld) => ({
+    held_kind: b.sub === 'children' ? ('child_workdir' as const) : ('work_log' as const),
+    from: `${d.display(h.entry)}/${BESIDE_DIR}/${b.sub}/${b.name}`,
+    to: b.to,
+  });
+  if (opts.dryRun) {
+    const hd = await d.openDir(h.entry, h.identity);
+    const beside = await listBeside(hd, root).finally(() => hd.close());
+    return { target: opts.target, dry_run: true, restored: [...beside.map(besideStep), step], audit: null };
+  }
+  const st = await d.lstat(h.entry);
+  if (!st?.isDirectory())
+    throw new GcError(Codes.changedSinceScan, `${d.display(h.entry)} changed while it was being restored`);
+  await d.openDir(h.entry, h.identity).then((x) => x.close());
+  const audit = new RestoreAudit(home, now);
+  const item: RestoredItem = { store: 'sessions', held: 'session', target: opts.target, origin: root };
+  let besideBack: BesideHeld[];
+  try {
+    const seq = await audit.intend({
+      kind: 'restore_session',
+      parent: root,
+      target: h.entry,
+      restore: { ...item, to: d.display(opts.target), entries: [h.entry] },
+    });
+    besideBack = await restoreBeside(d, h.entry, h.identity, (p) =>
+      refuse(
+        RestoreCodes.exists,
+        `${p} exists now; the held session was not put back`,
+        `move it away first if the held one should take its place`,
+      ),
+    );
+    await d.rename(h.entry, opts.target);
+    await d.sync().catch(() => undefined);
+    await audit.done(seq, item);
+    // the hold is gone: the registry keeps only what is still there
+    registry.touched();
+    await registry
+      .settle(home)
+      .catch((err: unknown) =>
+        log.warn({ code: Codes.ioError }, `registry not settled (the next sweep settles it): ${describeError(err)}`),
+      );
+  } catch (err) {
+    await audit.abandon();
+    throw err;
+  }
+  log.info({ target: opts.target, root }, 'session restored from the quarantine');
+  return {
+    target: opts.target,
+    dry_run: false,
+    restored: [...besideBack.map(besideStep), step],
+    audit: await audit.finish(),
+  };
 }
 
 async function restoreContext(
@@ -458,12 +454,8 @@ async function restoreContext(
     let storeDir: Dir | undefined;
     try {
       if (storeExists || (ctxItem && !opts.dryRun)) {
-        const c = await home.openDir(CONVERSATIONS_DIR);
-        try {
-          storeDir = opts.dryRun ? await c.openDir(store) : await c.mkdir(store, 0o700);
-        } finally {
-          await c.close();
-        }
+        await using c = await home.openDir(CONVERSATIONS_DIR);
+        storeDir = opts.dryRun ? await c.openDir(store) : await c.mkdir(store, 0o700);
       }
       if (ctxItem) {
         if (storeDir && (await storeDir.lstat(opts.target))) {
@@ -629,14 +621,10 @@ async function restoreTruncations(
         chain = chainFor(head.header, fresh);
         if (chain.length === 0) throw conflict();
         for (const it of chain) {
-          const item = await q.openDir(it.entry, it.identity);
-          try {
-            const held = await openHeldLines(item, it.meta!);
-            opened.push(held.fh);
-            inserts.push(held);
-          } finally {
-            await item.close();
-          }
+          await using item = await q.openDir(it.entry, it.identity);
+          const held = await openHeldLines(item, it.meta!);
+          opened.push(held.fh);
+          inserts.push(held);
         }
         messages = chain.reduce((n, i) => n + (i.meta!.messages ?? 0), 0);
         const h = head.header!;

@@ -12,13 +12,9 @@ export async function anyExists(paths: string[]): Promise<boolean> {
 
 export async function openOrCreateHome(home: string, exists: boolean): Promise<Dir> {
   if (exists) return Dir.open(home, { followFinal: true });
-  const parent = await Dir.open(dirname(home), { followFinal: true });
-  try {
-    const name = home.slice(dirname(home).length + 1);
-    return await parent.mkdir(name, 0o700);
-  } finally {
-    await parent.close();
-  }
+  await using parent = await Dir.open(dirname(home), { followFinal: true });
+  const name = home.slice(dirname(home).length + 1);
+  return await parent.mkdir(name, 0o700);
 }
 
 /** Opens anchor/chain[0]/chain[1]/… one component at a time; the caller closes the result. */

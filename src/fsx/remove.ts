@@ -60,12 +60,8 @@ export async function measureDir(
   expect?: Identity,
   signal?: AbortSignal,
 ): Promise<RemovalStats> {
-  const d = await parent.openDir(name, expect);
-  try {
-    return await walk(d, false, signal);
-  } finally {
-    await d.close();
-  }
+  await using d = await parent.openDir(name, expect);
+  return await walk(d, false, signal);
 }
 
 interface Frame {

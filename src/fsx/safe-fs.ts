@@ -529,6 +529,11 @@ export class Dir {
     await new Promise<void>((resolve, reject) => fs.fsync(this.dirFd, (err) => (err ? reject(err) : resolve())));
   }
 
+  /** `await using d = await Dir.open(…)` closes it at the end of the block, as close() does. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async close(): Promise<void> {
     await Promise.resolve();
     if (this.closed) return;

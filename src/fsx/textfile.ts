@@ -9,10 +9,6 @@ import { basename, dirname } from 'node:path';
 import { Dir } from './safe-fs.js';
 
 export async function writeTextfile(path: string, text: string): Promise<void> {
-  const dir = await Dir.open(dirname(path), { followFinal: true });
-  try {
-    await dir.writeFileAtomic(basename(path), text, 0o644);
-  } finally {
-    await dir.close();
-  }
+  await using dir = await Dir.open(dirname(path), { followFinal: true });
+  await dir.writeFileAtomic(basename(path), text, 0o644);
 }

@@ -60,34 +60,26 @@ export async function removeDeadGcTemps(home: string, nowMs = Date.now()): Promi
   try {
     const gst = await h.lstat(GC_DIR_NAME);
     if (!gst?.isDirectory()) return out;
-    const gc = await h.openDir(GC_DIR_NAME);
-    try {
-      await removeIn(gc, out);
-      await removeAuditStaging(gc, out);
-      await removeHoldDebris(gc, out, nowMs);
-      const lst = await gc.lstat('locks');
-      if (!lst?.isDirectory()) return out;
-      const locks = await gc.openDir('locks');
+    await using gc = await h.openDir(GC_DIR_NAME);
+    await removeIn(gc, out);
+    await removeAuditStaging(gc, out);
+    await removeHoldDebris(gc, out, nowMs);
+    const lst = await gc.lstat('locks');
+    if (!lst?.isDirectory()) return out;
+    await using locks = await gc.openDir('locks');
+    await removeIn(locks, out);
+    for (const name of await locks.list()) {
+      if (name.endsWith('.lock')) continue;
+      const st = await locks.lstat(name);
+      if (!st?.isDirectory()) continue;
+      const sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
+      if (!sub) continue;
       try {
-        await removeIn(locks, out);
-        for (const name of await locks.list()) {
-          if (name.endsWith('.lock')) continue;
-          const st = await locks.lstat(name);
-          if (!st?.isDirectory()) continue;
-          const sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
-          if (!sub) continue;
-          try {
-            await breakDeadLocks(sub, `${home}/${GC_DIR_NAME}/locks/${name}`, out);
-            await removeIn(sub, out);
-          } finally {
-            await sub.close();
-          }
-        }
+        await breakDeadLocks(sub, `${home}/${GC_DIR_NAME}/locks/${name}`, out);
+        await removeIn(sub, out);
       } finally {
-        await locks.close();
+        await sub.close();
       }
-    } finally {
-      await gc.close();
     }
   } finally {
     await h.close();

@@ -25,13 +25,9 @@ export interface LockOwner {
 
 export async function lockDirIno(lockPath: string): Promise<string | null> {
   try {
-    const d = await Dir.open(dirname(lockPath));
-    try {
-      const st = await d.lstat(basename(lockPath));
-      return st?.isDirectory() ? st.ino.toString() : null;
-    } finally {
-      await d.close();
-    }
+    await using d = await Dir.open(dirname(lockPath));
+    const st = await d.lstat(basename(lockPath));
+    return st?.isDirectory() ? st.ino.toString() : null;
   } catch {
     return null;
   }
@@ -57,32 +53,24 @@ function tempPidOf(lockPath: string, name: string): number | undefined {
 
 /** Write our candidate before trying to create the lock directory. Returns its name. */
 export async function writeCandidate(lockPath: string, owner: Omit<LockOwner, 'lock_ino'>): Promise<string> {
-  const d = await Dir.open(dirname(lockPath));
+  await using d = await Dir.open(dirname(lockPath));
+  const name = tempName(lockPath, owner.pid);
+  // Not fsync'ed: after a crash of the machine no process is alive anyway.
+  const fh = await d.createExclusive(name, 0o600);
   try {
-    const name = tempName(lockPath, owner.pid);
-    // Not fsync'ed: after a crash of the machine no process is alive anyway.
-    const fh = await d.createExclusive(name, 0o600);
-    try {
-      await fh.writeFile(JSON.stringify({ ...owner, lock_ino: null }));
-    } catch {
-      // A full disk: the empty candidate still names our pid (its start time only sharpens it).
-      await fh.truncate(0).catch(() => undefined);
-    } finally {
-      await fh.close();
-    }
-    return name;
+    await fh.writeFile(JSON.stringify({ ...owner, lock_ino: null }));
+  } catch {
+    // A full disk: the empty candidate still names our pid (its start time only sharpens it).
+    await fh.truncate(0).catch(() => undefined);
   } finally {
-    await d.close();
+    await fh.close();
   }
+  return name;
 }
 
 export async function removeCandidate(lockPath: string, candidate: string): Promise<void> {
-  const d = await Dir.open(dirname(lockPath));
-  try {
-    await d.unlink(candidate).catch(() => undefined);
-  } finally {
-    await d.close();
-  }
+  await using d = await Dir.open(dirname(lockPath));
+  await d.unlink(candidate).catch(() => undefined);
 }
 
 /**
@@ -92,14 +80,10 @@ export async function removeCandidate(lockPath: string, candidate: string): Prom
  * now, and our owner file names it). Live contenders' candidates stay; they drop their own.
  */
 export async function promoteCandidate(lockPath: string, candidate: string, owner: LockOwner): Promise<void> {
-  const d = await Dir.open(dirname(lockPath));
-  try {
-    await d.writeFileAtomic(ownerName(lockPath), JSON.stringify(owner), 0o600, { durable: false });
-    await d.unlink(candidate).catch(() => undefined);
-    await removeDeadTemps(d, lockPath);
-  } finally {
-    await d.close();
-  }
+  await using d = await Dir.open(dirname(lockPath));
+  await d.writeFileAtomic(ownerName(lockPath), JSON.stringify(owner), 0o600, { durable: false });
+  await d.unlink(candidate).catch(() => undefined);
+  await removeDeadTemps(d, lockPath);
 }
 
 /** Unlinks this lock's temps (candidates, parked owner files) whose process is dead. */
@@ -113,12 +97,8 @@ async function removeDeadTemps(d: Dir, lockPath: string): Promise<void> {
 
 export async function readOwnerFile(lockPath: string): Promise<Partial<LockOwner> | undefined> {
   try {
-    const d = await Dir.open(dirname(lockPath));
-    try {
-      return await readOwnerIn(d, ownerName(lockPath));
-    } finally {
-      await d.close();
-    }
+    await using d = await Dir.open(dirname(lockPath));
+    return await readOwnerIn(d, ownerName(lockPath));
   } catch {
     return undefined;
   }
@@ -147,27 +127,23 @@ export type HolderVerdict = 'none' | 'alive' | 'dead' | 'unknown';
  * do: any alive → alive (maybe its creator between mkdir and owner file); all dead → dead.
  */
 export async function judgeHolder(lockPath: string): Promise<{ verdict: HolderVerdict; ino: string | null }> {
-  const d = await Dir.open(dirname(lockPath));
-  try {
-    const st = await d.lstat(basename(lockPath));
-    if (!st?.isDirectory()) return { verdict: 'none', ino: null };
-    const ino = st.ino.toString();
-    const owner = await readOwnerIn(d, ownerName(lockPath));
-    if (owner && typeof owner.pid === 'number' && owner.lock_ino === ino) {
-      if (owner.pid === process.pid) return { verdict: 'alive', ino };
-      return { verdict: (await ownerAlive(owner, owner.pid)) ? 'alive' : 'dead', ino };
-    }
-    let deadSeen = false;
-    for (const name of await d.list()) {
-      const pid = tempPidOf(lockPath, name);
-      if (pid === undefined || pid === process.pid) continue;
-      if (await ownerAlive(await readOwnerIn(d, name), pid)) return { verdict: 'alive', ino };
-      deadSeen = true;
-    }
-    return { verdict: deadSeen ? 'dead' : 'unknown', ino };
-  } finally {
-    await d.close();
+  await using d = await Dir.open(dirname(lockPath));
+  const st = await d.lstat(basename(lockPath));
+  if (!st?.isDirectory()) return { verdict: 'none', ino: null };
+  const ino = st.ino.toString();
+  const owner = await readOwnerIn(d, ownerName(lockPath));
+  if (owner && typeof owner.pid === 'number' && owner.lock_ino === ino) {
+    if (owner.pid === process.pid) return { verdict: 'alive', ino };
+    return { verdict: (await ownerAlive(owner, owner.pid)) ? 'alive' : 'dead', ino };
   }
+  let deadSeen = false;
+  for (const name of await d.list()) {
+    const pid = tempPidOf(lockPath, name);
+    if (pid === undefined || pid === process.pid) continue;
+    if (await ownerAlive(await readOwnerIn(d, name), pid)) return { verdict: 'alive', ino };
+    deadSeen = true;
+  }
+  return { verdict: deadSeen ? 'dead' : 'unknown', ino };
 }
 
 /**
@@ -183,37 +159,29 @@ export async function dismantleLock(
   ino: string | null,
   removeDir: () => Promise<void>,
 ): Promise<void> {
-  const d = await Dir.open(dirname(lockPath));
-  try {
-    const parked = tempName(lockPath, holderPid);
-    let didPark = false;
-    const owner = await readOwnerIn(d, ownerName(lockPath));
-    if (owner && owner.pid === holderPid && (ino === null || owner.lock_ino === ino)) {
-      didPark = await d.rename(ownerName(lockPath), parked).then(
-        () => true,
-        () => false,
-      );
-    }
-    if (ino === null) {
-      await removeDir();
-    } else {
-      const st = await d.lstat(basename(lockPath));
-      if (st?.isDirectory() && st.ino.toString() === ino) await removeDir();
-    }
-    if (didPark) await d.unlink(parked).catch(() => undefined);
-    if (holderPid === process.pid) return; // a release: other leftovers are the sweep's debris
-    await removeDeadTemps(d, lockPath);
-  } finally {
-    await d.close();
+  await using d = await Dir.open(dirname(lockPath));
+  const parked = tempName(lockPath, holderPid);
+  let didPark = false;
+  const owner = await readOwnerIn(d, ownerName(lockPath));
+  if (owner && owner.pid === holderPid && (ino === null || owner.lock_ino === ino)) {
+    didPark = await d.rename(ownerName(lockPath), parked).then(
+      () => true,
+      () => false,
+    );
   }
+  if (ino === null) {
+    await removeDir();
+  } else {
+    const st = await d.lstat(basename(lockPath));
+    if (st?.isDirectory() && st.ino.toString() === ino) await removeDir();
+  }
+  if (didPark) await d.unlink(parked).catch(() => undefined);
+  if (holderPid === process.pid) return; // a release: other leftovers are the sweep's debris
+  await removeDeadTemps(d, lockPath);
 }
 
 /** rmdir of the lock directory by its parent's descriptor (proper-lockfile's layout: empty dir). */
 export async function removeLockDir(lockPath: string): Promise<void> {
-  const d = await Dir.open(dirname(lockPath));
-  try {
-    await d.rmdir(basename(lockPath));
-  } finally {
-    await d.close();
-  }
+  await using d = await Dir.open(dirname(lockPath));
+  await d.rmdir(basename(lockPath));
 }

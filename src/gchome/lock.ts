@@ -234,12 +234,8 @@ export async function inspectLockPath(
   if (!st.isDirectory()) return { kind: 'debris', what: kindOf(st), identity, isDir: false };
   let entries: string[];
   try {
-    const d = await parent.openDir(name, identity);
-    try {
-      entries = await d.list();
-    } finally {
-      await d.close();
-    }
+    await using d = await parent.openDir(name, identity);
+    entries = await d.list();
   } catch {
     // Cannot be listed (another user's, replaced meanwhile, a mount): left to the lock itself.
     return { kind: 'lock' };

@@ -64,12 +64,8 @@ export async function readProtection(home: Dir): Promise<ProtectionRead> {
 
 /** Replace the protection list atomically. */
 export async function writeProtection(home: Dir, items: ProtectedItem[]): Promise<void> {
-  const gc = await home.mkdir(GC_DIR_NAME, 0o700);
-  try {
-    await gc.writeFileAtomic(PROTECT_FILE, protectedText(items), 0o600);
-  } finally {
-    await gc.close();
-  }
+  await using gc = await home.mkdir(GC_DIR_NAME, 0o700);
+  await gc.writeFileAtomic(PROTECT_FILE, protectedText(items), 0o600);
 }
 
 /** One murmur-gc audit trace holding one `protection` line; returns its id. */

@@ -55,56 +55,40 @@ export async function holdBeside(
   const pre = await from.lstat(name);
   if (!pre || !sameIdentity(identityOf(pre), expect))
     throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed since it was scanned; left alone`);
-  const h = await root.openDir(heldEntry, held);
+  await using h = await root.openDir(heldEntry, held);
+  await using b = await h.mkdir(BESIDE_DIR, 0o700);
+  await using s = await b.mkdir(sub, 0o700);
+  if (await s.lstat(name))
+    throw new GcError(Codes.ioError, `${s.display(name)} already exists; ${from.display(name)} not moved`);
   try {
-    const b = await h.mkdir(BESIDE_DIR, 0o700);
-    try {
-      const s = await b.mkdir(sub, 0o700);
-      try {
-        if (await s.lstat(name))
-          throw new GcError(Codes.ioError, `${s.display(name)} already exists; ${from.display(name)} not moved`);
-        try {
-          await from.renameInto(name, s, name);
-        } catch (err) {
-          if (errnoCode(err) === 'EXDEV')
-            throw new GcError(
-              Codes.crossDevice,
-              `${from.display(name)} is on another filesystem than ${root.path}; it cannot be held`,
-              { cause: err },
-            );
-          throw err;
-        }
-        failpoint('beside:after_hold');
-        const post = await s.lstat(name);
-        if (!post || !sameIdentity(identityOf(post), expect)) {
-          if (post && !(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
-          throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed while it was being held; put back`);
-        }
-        if (verify && post.isDirectory()) {
-          try {
-            const d = await s.openDir(name, expect);
-            try {
-              await verify(d);
-            } finally {
-              await d.close();
-            }
-          } catch (err) {
-            if (!(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
-            throw err;
-          }
-        }
-        return post.isDirectory()
-          ? (await measureDir(s, name, expect).catch(() => ({ bytes: allocatedBytes(post) }))).bytes
-          : allocatedBytes(post);
-      } finally {
-        await s.close();
-      }
-    } finally {
-      await b.close();
-    }
-  } finally {
-    await h.close();
+    await from.renameInto(name, s, name);
+  } catch (err) {
+    if (errnoCode(err) === 'EXDEV')
+      throw new GcError(
+        Codes.crossDevice,
+        `${from.display(name)} is on another filesystem than ${root.path}; it cannot be held`,
+        { cause: err },
+      );
+    throw err;
   }
+  failpoint('beside:after_hold');
+  const post = await s.lstat(name);
+  if (!post || !sameIdentity(identityOf(post), expect)) {
+    if (post && !(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
+    throw new GcError(Codes.changedSinceScan, `${from.display(name)} changed while it was being held; put back`);
+  }
+  if (verify && post.isDirectory()) {
+    try {
+      await using d = await s.openDir(name, expect);
+      await verify(d);
+    } catch (err) {
+      if (!(await from.lstat(name))) await s.renameInto(name, from, name).catch(() => undefined);
+      throw err;
+    }
+  }
+  return post.isDirectory()
+    ? (await measureDir(s, name, expect).catch(() => ({ bytes: allocatedBytes(post) }))).bytes
+    : allocatedBytes(post);
 }
 
 /** One entry a held session holds beside it, and where it goes back to. */
@@ -130,19 +114,14 @@ export async function listBeside(held: Dir, rootPath: string): Promise<BesideHel
     for (const sub of [CHILDREN_DIR, LOGS_DIR] as const) {
       const sst = await b.lstat(sub);
       if (!sst?.isDirectory()) continue;
-      const s = await b.openDir(sub, identityOf(sst));
-      try {
-        for (const name of await s.list()) {
-          if (!canComeBack(sub, name)) continue;
-          out.push({
-            sub,
-            name,
-            to:
-              sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}`,
-          });
-        }
-      } finally {
-        await s.close();
+      await using s = await b.openDir(sub, identityOf(sst));
+      for (const name of await s.list()) {
+        if (!canComeBack(sub, name)) continue;
+        out.push({
+          sub,
+          name,
+          to: sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}`,
+        });
       }
     }
   } finally {
@@ -162,55 +141,47 @@ export async function restoreBeside(
   held: Identity,
   refuseExists: (path: string) => Error,
 ): Promise<BesideHeld[]> {
-  const h = await root.openDir(heldEntry, held);
+  await using h = await root.openDir(heldEntry, held);
+  const items = await listBeside(h, root.path);
+  if (items.length === 0) return [];
+  if (root.path.replace(/\/+$/, '').split('/').pop() !== WORKDIR_ROOT_NAME)
+    throw new GcError(
+      Codes.ioError,
+      `${root.path} is not a workdir's sessions root; what ${heldEntry} holds beside it cannot be put back`,
+    );
+  await using w = await Dir.open(dirname(root.path), { followFinal: true });
+  const wr = await w.openDir(WORKDIR_ROOT_NAME);
+  await wr.close();
+  if (!sameIdentity(wr.identity, root.identity))
+    throw new GcError(Codes.changedSinceScan, `${root.path} was replaced; nothing put back`);
+  const targets: Record<BesideSub, Dir> = {
+    children: await openOrCreate(root, CHILDREN_DIR),
+    logs: await openOrCreate(w, LOGS_DIR),
+  };
+  const b = await h.openDir(BESIDE_DIR);
   try {
-    const items = await listBeside(h, root.path);
-    if (items.length === 0) return [];
-    if (root.path.replace(/\/+$/, '').split('/').pop() !== WORKDIR_ROOT_NAME)
-      throw new GcError(
-        Codes.ioError,
-        `${root.path} is not a workdir's sessions root; what ${heldEntry} holds beside it cannot be put back`,
-      );
-    const w = await Dir.open(dirname(root.path), { followFinal: true });
-    try {
-      const wr = await w.openDir(WORKDIR_ROOT_NAME);
-      await wr.close();
-      if (!sameIdentity(wr.identity, root.identity))
-        throw new GcError(Codes.changedSinceScan, `${root.path} was replaced; nothing put back`);
-      const targets: Record<BesideSub, Dir> = {
-        children: await openOrCreate(root, CHILDREN_DIR),
-        logs: await openOrCreate(w, LOGS_DIR),
-      };
-      const b = await h.openDir(BESIDE_DIR);
+    for (const i of items) if (await targets[i.sub].lstat(i.name)) throw refuseExists(i.to);
+    for (const sub of [CHILDREN_DIR, LOGS_DIR] as const) {
+      const mine = items.filter((i) => i.sub === sub);
+      if (mine.length === 0) continue;
+      const s = await b.openDir(sub);
       try {
-        for (const i of items) if (await targets[i.sub].lstat(i.name)) throw refuseExists(i.to);
-        for (const sub of [CHILDREN_DIR, LOGS_DIR] as const) {
-          const mine = items.filter((i) => i.sub === sub);
-          if (mine.length === 0) continue;
-          const s = await b.openDir(sub);
-          try {
-            for (const i of mine) {
-              if (sub === LOGS_DIR) {
-                await s.linkInto(i.name, targets.logs, i.name);
-                await s.unlink(i.name);
-              } else await s.renameInto(i.name, targets.children, i.name);
-            }
-          } finally {
-            await s.close();
-          }
-          await b.rmdir(sub).catch(() => undefined);
+        for (const i of mine) {
+          if (sub === LOGS_DIR) {
+            await s.linkInto(i.name, targets.logs, i.name);
+            await s.unlink(i.name);
+          } else await s.renameInto(i.name, targets.children, i.name);
         }
       } finally {
-        await b.close();
-        await targets.children.close();
-        await targets.logs.close();
+        await s.close();
       }
-      await h.rmdir(BESIDE_DIR).catch(() => undefined);
-      return items;
-    } finally {
-      await w.close();
+      await b.rmdir(sub).catch(() => undefined);
     }
   } finally {
-    await h.close();
+    await b.close();
+    await targets.children.close();
+    await targets.logs.close();
   }
+  await h.rmdir(BESIDE_DIR).catch(() => undefined);
+  return items;
 }

@@ -134,12 +134,8 @@ export async function holdSession(
     throw new GcError(Codes.ioError, `${root.display(entry)} already exists; ${name} not moved`);
   await root.rename(name, entry);
   try {
-    const d = await root.openDir(entry, expect);
-    try {
-      await verify?.(d);
-    } finally {
-      await d.close();
-    }
+    await using d = await root.openDir(entry, expect);
+    await verify?.(d);
   } catch (err) {
     if (!(await root.lstat(name))) await root.rename(entry, name).catch(() => undefined);
     throw err;
@@ -174,44 +170,36 @@ export async function holdContext(
 ): Promise<{ entry: string; bytes: number }> {
   await checkScanned(store, name, expect);
   const entry = itemDirName(meta.until_ms, nonce());
-  const item = await q.mkdir(entry, DIR_MODE);
+  await using item = await q.mkdir(entry, DIR_MODE);
+  await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
   try {
-    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
-    try {
-      await store.renameInto(name, item, CONTEXT_PAYLOAD);
-    } catch (err) {
+    await store.renameInto(name, item, CONTEXT_PAYLOAD);
+  } catch (err) {
+    await item.close();
+    await dropEmptyItem(q, entry);
+    if (errnoCode(err) === 'EXDEV') {
+      throw new GcError(
+        Codes.crossDevice,
+        `${store.display(name)} is on another filesystem than ${q.path}; it cannot be held in the quarantine`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  try {
+    await using d = await item.openDir(CONTEXT_PAYLOAD, expect);
+    await verify?.(d);
+  } catch (err) {
+    if (!(await store.lstat(name))) {
+      await item.renameInto(CONTEXT_PAYLOAD, store, name).catch(() => undefined);
       await item.close();
       await dropEmptyItem(q, entry);
-      if (errnoCode(err) === 'EXDEV') {
-        throw new GcError(
-          Codes.crossDevice,
-          `${store.display(name)} is on another filesystem than ${q.path}; it cannot be held in the quarantine`,
-          { cause: err },
-        );
-      }
-      throw err;
     }
-    try {
-      const d = await item.openDir(CONTEXT_PAYLOAD, expect);
-      try {
-        await verify?.(d);
-      } finally {
-        await d.close();
-      }
-    } catch (err) {
-      if (!(await store.lstat(name))) {
-        await item.renameInto(CONTEXT_PAYLOAD, store, name).catch(() => undefined);
-        await item.close();
-        await dropEmptyItem(q, entry);
-      }
-      throw err;
-    }
-    await item.sync().catch(() => undefined);
-    await store.sync().catch(() => undefined);
-    return { entry, bytes: await measured(item, CONTEXT_PAYLOAD, expect) };
-  } finally {
-    await item.close();
+    throw err;
   }
+  await item.sync().catch(() => undefined);
+  await store.sync().catch(() => undefined);
+  return { entry, bytes: await measured(item, CONTEXT_PAYLOAD, expect) };
 }
 
 /** How a truncation's dropped lines are held: the record's old inode, or a copy of them. */
@@ -369,12 +357,8 @@ export async function openHeldLines(item: Dir, meta: ItemMeta): Promise<{ fh: Fi
 
 /** Rewrite an item's sidecar (durably). */
 export async function writeMeta(q: Dir, entry: string, meta: ItemMeta): Promise<void> {
-  const item = await q.openDir(entry);
-  try {
-    await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
-  } finally {
-    await item.close();
-  }
+  await using item = await q.openDir(entry);
+  await item.writeFileAtomic(ITEM_FILE, serializeMeta(meta), FILE_MODE);
 }
 
 /** Delete `parent/entry` (a held item) for good; its identity must be `expect`. */

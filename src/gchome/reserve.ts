@@ -75,17 +75,13 @@ export function fitsInodes(freeInodes: number): boolean {
 export async function reserveInodes(gc: Dir, name = RESERVE_INODES_NAME): Promise<number> {
   const st = await gc.lstat(name);
   if (!st?.isDirectory() || Number(st.uid) !== processUid()) return 0;
-  const d = await gc.openDir(name);
-  try {
-    const names = await d.list();
-    for (const n of names) {
-      const f = await d.lstat(n);
-      if (!INODE_FILE.test(n) || !f?.isFile() || Number(f.uid) !== processUid() || f.size !== 0n) return 0;
-    }
-    return names.length + 1;
-  } finally {
-    await d.close();
+  await using d = await gc.openDir(name);
+  const names = await d.list();
+  for (const n of names) {
+    const f = await d.lstat(n);
+    if (!INODE_FILE.test(n) || !f?.isFile() || Number(f.uid) !== processUid() || f.size !== 0n) return 0;
   }
+  return names.length + 1;
 }
 
 /** Remove the reserve (and the temp of a creation that was killed); the bytes they held. */

@@ -51,18 +51,14 @@ export async function restoreLanded(q: Dir, r: RestoreIntent): Promise<boolean> 
     let pos = end;
     for (const entry of r.entries) {
       if (!parseItemDirName(entry)) return false;
-      const item = await q.openDir(entry);
-      try {
-        const meta = parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8'));
-        if (meta?.kind !== 'truncation') return false;
-        const held = await openHeldLines(item, meta);
-        open.push(held.fh);
-        const len = held.to - held.from;
-        if (pos + len > size || !(await sameBytes(held.fh, held.from, fh, pos, len))) return false;
-        pos += len;
-      } finally {
-        await item.close();
-      }
+      await using item = await q.openDir(entry);
+      const meta = parseMeta((await readSmallFile(item, ITEM_FILE, 64 * 1024)).toString('utf8'));
+      if (meta?.kind !== 'truncation') return false;
+      const held = await openHeldLines(item, meta);
+      open.push(held.fh);
+      const len = held.to - held.from;
+      if (pos + len > size || !(await sameBytes(held.fh, held.from, fh, pos, len))) return false;
+      pos += len;
     }
     return true;
   } catch {

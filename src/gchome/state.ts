@@ -283,16 +283,12 @@ export async function readStateFile(home: string): Promise<StateRead> {
     const gst = await h.lstat(GC_DIR_NAME);
     if (!gst) return { status: 'missing' };
     if (!gst.isDirectory()) return { status: 'corrupt', detail: `${home}/${GC_DIR_NAME} is not a directory` };
-    const gc = await h.openDir(GC_DIR_NAME);
-    try {
-      const raw = await readSmallFile(gc, STATE_FILE, STATE_LIMIT);
-      const state = parseState(raw.toString('utf8'));
-      return state
-        ? { status: 'ok', state }
-        : { status: 'corrupt', detail: `${statePath(home)} is not a murmur-gc state file (version ${STATE_VERSION})` };
-    } finally {
-      await gc.close();
-    }
+    await using gc = await h.openDir(GC_DIR_NAME);
+    const raw = await readSmallFile(gc, STATE_FILE, STATE_LIMIT);
+    const state = parseState(raw.toString('utf8'));
+    return state
+      ? { status: 'ok', state }
+      : { status: 'corrupt', detail: `${statePath(home)} is not a murmur-gc state file (version ${STATE_VERSION})` };
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return { status: 'missing' };
     return { status: 'corrupt', detail: `${statePath(home)}: ${describeError(err)}` };
@@ -318,24 +314,16 @@ async function stateIn(gc: Dir): Promise<DaemonState | undefined> {
 export async function writeStateFile(home: string, state: DaemonState): Promise<boolean> {
   const st = await lstatPath(home);
   if (!st) return false;
-  const h = await Dir.open(home, { followFinal: true });
-  try {
-    if (Number(h.stat.uid) !== processUid()) return false;
-    const gc = await h.mkdir(GC_DIR_NAME, 0o700);
-    try {
-      const onDisk = await stateIn(gc);
-      const ref = Math.max(onDisk?.clock_reference_ms ?? -Infinity, state.clock_reference_ms ?? -Infinity);
-      const out: DaemonState = Number.isFinite(ref) ? { ...state, clock_reference_ms: ref } : { ...state };
-      const totals = nextTotals(state, onDisk);
-      if (totals !== undefined) out.totals = totals;
-      await gc.writeFileAtomic(STATE_FILE, stateText(out), 0o600);
-      return true;
-    } finally {
-      await gc.close();
-    }
-  } finally {
-    await h.close();
-  }
+  await using h = await Dir.open(home, { followFinal: true });
+  if (Number(h.stat.uid) !== processUid()) return false;
+  await using gc = await h.mkdir(GC_DIR_NAME, 0o700);
+  const onDisk = await stateIn(gc);
+  const ref = Math.max(onDisk?.clock_reference_ms ?? -Infinity, state.clock_reference_ms ?? -Infinity);
+  const out: DaemonState = Number.isFinite(ref) ? { ...state, clock_reference_ms: ref } : { ...state };
+  const totals = nextTotals(state, onDisk);
+  if (totals !== undefined) out.totals = totals;
+  await gc.writeFileAtomic(STATE_FILE, stateText(out), 0o600);
+  return true;
 }
 
 /**

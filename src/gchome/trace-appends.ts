@@ -117,13 +117,9 @@ export async function loadTraceAppends(home: Dir | undefined): Promise<TraceAppe
   if (!home) return new TraceAppends();
   try {
     if (!(await home.lstat(GC_DIR_NAME))?.isDirectory()) return new TraceAppends();
-    const gc = await home.openDir(GC_DIR_NAME);
-    try {
-      if (!(await gc.lstat(TRACE_APPENDS_FILE))?.isFile()) return new TraceAppends();
-      return TraceAppends.parse((await readSmallFile(gc, TRACE_APPENDS_FILE, LIMIT)).toString('utf8'));
-    } finally {
-      await gc.close();
-    }
+    await using gc = await home.openDir(GC_DIR_NAME);
+    if (!(await gc.lstat(TRACE_APPENDS_FILE))?.isFile()) return new TraceAppends();
+    return TraceAppends.parse((await readSmallFile(gc, TRACE_APPENDS_FILE, LIMIT)).toString('utf8'));
   } catch {
     return new TraceAppends();
   }
@@ -131,10 +127,6 @@ export async function loadTraceAppends(home: Dir | undefined): Promise<TraceAppe
 
 export async function saveTraceAppends(home: Dir, t: TraceAppends): Promise<void> {
   if (!t.changed) return;
-  const gc = await home.mkdir(GC_DIR_NAME, 0o700);
-  try {
-    await gc.writeFileAtomic(TRACE_APPENDS_FILE, t.text(), 0o600);
-  } finally {
-    await gc.close();
-  }
+  await using gc = await home.mkdir(GC_DIR_NAME, 0o700);
+  await gc.writeFileAtomic(TRACE_APPENDS_FILE, t.text(), 0o600);
 }

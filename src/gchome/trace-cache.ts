@@ -41,24 +41,20 @@ export async function loadTraceCache(home: Dir, chunkBytes = CHUNK): Promise<Mem
   try {
     const st = await home.lstat(GC_DIR_NAME);
     if (!st?.isDirectory()) return cache;
-    const gc = await home.openDir(GC_DIR_NAME);
-    try {
-      const f = gc.openReadFdSync(CACHE_FILE);
-      fd = f.fd;
-      if (f.stat.size > BigInt(CACHE_MAX_BYTES)) {
-        syncIo.close(fd);
-        return cache;
-      }
-      await indexFile(fd, Number(f.stat.size), cache, chunkBytes);
-      const at = fd;
-      cache.indexed(
-        (start, end, into, to) => readAt(at, start, end, into, to),
-        () => syncIo.close(at),
-      );
+    await using gc = await home.openDir(GC_DIR_NAME);
+    const f = gc.openReadFdSync(CACHE_FILE);
+    fd = f.fd;
+    if (f.stat.size > BigInt(CACHE_MAX_BYTES)) {
+      syncIo.close(fd);
       return cache;
-    } finally {
-      await gc.close();
     }
+    await indexFile(fd, Number(f.stat.size), cache, chunkBytes);
+    const at = fd;
+    cache.indexed(
+      (start, end, into, to) => readAt(at, start, end, into, to),
+      () => syncIo.close(at),
+    );
+    return cache;
   } catch {
     if (fd !== undefined) syncIo.close(fd);
     return new MemoryTraceCache();
@@ -121,40 +117,36 @@ async function indexFile(fd: number, size: number, cache: MemoryTraceCache, chun
 
 export async function saveTraceCache(home: Dir, cache: MemoryTraceCache): Promise<void> {
   if (!cache.changed) return;
-  const gc = await home.mkdir(GC_DIR_NAME, 0o700);
+  await using gc = await home.mkdir(GC_DIR_NAME, 0o700);
+  // Streamed through one reused 1 MiB buffer: the cache is never one string in memory, and no
+  // concatenated chunk strings pile up in the heap (60 MB of garbage at 100 000 entries).
+  const tmp = `.${CACHE_FILE}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
+  const fh = await gc.createExclusive(tmp, 0o600);
+  let renamed = false;
   try {
-    // Streamed through one reused 1 MiB buffer: the cache is never one string in memory, and no
-    // concatenated chunk strings pile up in the heap (60 MB of garbage at 100 000 entries).
-    const tmp = `.${CACHE_FILE}.${process.pid}.${Date.now().toString(16)}${Math.random().toString(16).slice(2, 10)}.tmp`;
-    const fh = await gc.createExclusive(tmp, 0o600);
-    let renamed = false;
-    try {
-      let buf = Buffer.allocUnsafe(CHUNK);
-      let used = buf.write(MAGIC + '\n', 0, 'utf8');
-      let total = used;
-      for (const l of cache.lines()) {
-        const need = Buffer.byteLength(l, 'utf8') + 1;
-        // Never more than CACHE_MAX_BYTES on disk: a line past it is left out (its file is read again).
-        if (total + need > CACHE_MAX_BYTES) continue;
-        total += need;
-        if (used + need > buf.length) {
-          await writeAll(fh, buf, used);
-          used = 0;
-          if (need > buf.length) buf = Buffer.allocUnsafe(need);
-        }
-        used += buf.write(l, used, 'utf8');
-        buf[used++] = 10;
+    let buf = Buffer.allocUnsafe(CHUNK);
+    let used = buf.write(MAGIC + '\n', 0, 'utf8');
+    let total = used;
+    for (const l of cache.lines()) {
+      const need = Buffer.byteLength(l, 'utf8') + 1;
+      // Never more than CACHE_MAX_BYTES on disk: a line past it is left out (its file is read again).
+      if (total + need > CACHE_MAX_BYTES) continue;
+      total += need;
+      if (used + need > buf.length) {
+        await writeAll(fh, buf, used);
+        used = 0;
+        if (need > buf.length) buf = Buffer.allocUnsafe(need);
       }
-      await writeAll(fh, buf, used);
-      await fh.close();
-      await gc.rename(tmp, CACHE_FILE);
-      renamed = true;
-    } finally {
-      await fh.close().catch(() => undefined);
-      if (!renamed) await gc.unlink(tmp).catch(() => undefined);
+      used += buf.write(l, used, 'utf8');
+      buf[used++] = 10;
     }
+    await writeAll(fh, buf, used);
+    await fh.close();
+    await gc.rename(tmp, CACHE_FILE);
+    renamed = true;
   } finally {
-    await gc.close();
+    await fh.close().catch(() => undefined);
+    if (!renamed) await gc.unlink(tmp).catch(() => undefined);
   }
 }
 

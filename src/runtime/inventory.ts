@@ -692,17 +692,13 @@ export async function scanHomeModes(home: Dir, anchor: string): Promise<{ modes:
     modes.push(modeEntry(home, anchor, [name], st, 'private_dir'));
     if (!childRole || !st.isDirectory()) continue;
     try {
-      const d = await home.openDir(name);
-      try {
-        for (const child of await d.list()) {
-          if (child.startsWith('.')) continue;
-          const cst = await d.lstat(child);
-          if (!cst) continue;
-          if (childRole === 'private_file' && !child.endsWith('.json')) continue;
-          modes.push(modeEntry(d, anchor, [name, child], cst, childRole));
-        }
-      } finally {
-        await d.close();
+      await using d = await home.openDir(name);
+      for (const child of await d.list()) {
+        if (child.startsWith('.')) continue;
+        const cst = await d.lstat(child);
+        if (!cst) continue;
+        if (childRole === 'private_file' && !child.endsWith('.json')) continue;
+        modes.push(modeEntry(d, anchor, [name, child], cst, childRole));
       }
     } catch (err) {
       problems.push(problemOf(home.display(name), err));

@@ -361,14 +361,10 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
     const gst = await home.lstat(GC_DIR_NAME);
     if (gst?.isDirectory()) {
       try {
-        const gc = await home.openDir(GC_DIR_NAME);
-        try {
-          const names: string[] = [];
-          Object.assign(sizes.audit, await measureSessions(gc, names));
-          ages.push(nextSessionAge(names, config.audit.retain, nowMs, gc.path));
-        } finally {
-          await gc.close();
-        }
+        await using gc = await home.openDir(GC_DIR_NAME);
+        const names: string[] = [];
+        Object.assign(sizes.audit, await measureSessions(gc, names));
+        ages.push(nextSessionAge(names, config.audit.retain, nowMs, gc.path));
       } catch {
         sizes.audit.unreadable++;
       }
@@ -405,12 +401,8 @@ async function measureRecords(
     out.by_store.push(part);
     let dir: Dir | undefined;
     try {
-      const conv = await home.openDir(CONVERSATIONS_DIR);
-      try {
-        dir = await conv.openDir(store);
-      } finally {
-        await conv.close();
-      }
+      await using conv = await home.openDir(CONVERSATIONS_DIR);
+      dir = await conv.openDir(store);
     } catch {
       out.unreadable += contexts.length;
       continue;

@@ -221,23 +221,19 @@ export async function trashedChildLiveWhy(
   identity: Identity,
   childPath: string,
 ): Promise<string | undefined> {
-  const d = await children.openDir(trash, identity);
-  try {
-    const now = await lookInsideChild(d, ctx.signal);
-    if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
-    const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
-    for (const s of now.sessions) {
-      const v = judgeLiveness(
-        { running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined },
-        ctx.nowMs,
-        ctx.config.liveGraceSecs * 1000,
-      );
-      if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
-    }
-    return liveUnder;
-  } finally {
-    await d.close();
+  await using d = await children.openDir(trash, identity);
+  const now = await lookInsideChild(d, ctx.signal);
+  if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
+  const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
+  for (const s of now.sessions) {
+    const v = judgeLiveness(
+      { running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined },
+      ctx.nowMs,
+      ctx.config.liveGraceSecs * 1000,
+    );
+    if (v.state === 'live') return `its session ${s.name} is live (${v.why})`;
   }
+  return liveUnder;
 }
 
 /** Reports what the choice keeps, once per sweep and session. */

@@ -134,19 +134,15 @@ async function finishedRunOf(ctx: SweepContext, trashPath: string): Promise<stri
 
 /** Run `fn` on the scanned entry's parent directory, opened descriptor-relatively from its anchor. */
 async function withParent<T>(d: Debris, fn: (parent: Dir, name: string) => Promise<T>): Promise<T | undefined> {
-  const anchor = await Dir.open(d.ref.anchor, { followFinal: true });
+  await using anchor = await Dir.open(d.ref.anchor, { followFinal: true });
+  const parentChain = d.ref.chain.slice(0, -1);
+  const name = d.ref.chain[d.ref.chain.length - 1];
+  if (name === undefined) return undefined;
+  const parent = parentChain.length === 0 ? anchor : await openChain(anchor, parentChain);
   try {
-    const parentChain = d.ref.chain.slice(0, -1);
-    const name = d.ref.chain[d.ref.chain.length - 1];
-    if (name === undefined) return undefined;
-    const parent = parentChain.length === 0 ? anchor : await openChain(anchor, parentChain);
-    try {
-      return await fn(parent, name);
-    } finally {
-      if (parent !== anchor) await parent.close();
-    }
+    return await fn(parent, name);
   } finally {
-    await anchor.close();
+    if (parent !== anchor) await parent.close();
   }
 }
 

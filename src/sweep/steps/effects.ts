@@ -220,12 +220,8 @@ async function verifiedBytes(
   verify: Verify | undefined,
 ): Promise<number> {
   if (verify) {
-    const d = await parent.openDir(name, identity);
-    try {
-      await verify(d);
-    } finally {
-      await d.close();
-    }
+    await using d = await parent.openDir(name, identity);
+    await verify(d);
   }
   return (await measureDir(parent, name, identity)).bytes;
 }
@@ -333,14 +329,10 @@ function realEffects(host: EffectsHost): Effects {
     releaseInodes: (gc) => releaseInodes(gc),
     async createReserve(home, parts) {
       if (!(await home.lstat(GC_DIR))?.isDirectory()) return false;
-      const gc = await home.openDir(GC_DIR);
-      try {
-        const inodes = !parts.inodes || (await createInodeReserve(gc));
-        const bytes = !parts.bytes || (await createReserve(gc));
-        return inodes && bytes;
-      } finally {
-        await gc.close();
-      }
+      await using gc = await home.openDir(GC_DIR);
+      const inodes = !parts.inodes || (await createInodeReserve(gc));
+      const bytes = !parts.bytes || (await createReserve(gc));
+      return inodes && bytes;
     },
     upkeep: (fn) => fn(),
     unappliedFreed: () => 0,
@@ -357,12 +349,8 @@ function measureOnly(host: EffectsHost): Effects {
       try {
         if (homeDir) check(homeDir);
         if (homeDir && (await homeDir.lstat(GC_DIR))?.isDirectory()) {
-          const gc = await homeDir.openDir(GC_DIR);
-          try {
-            await settle(gc);
-          } finally {
-            await gc.close();
-          }
+          await using gc = await homeDir.openDir(GC_DIR);
+          await settle(gc);
         }
       } catch (err) {
         await homeDir?.close();
@@ -381,12 +369,8 @@ function measureOnly(host: EffectsHost): Effects {
     }),
     async holdBeside(_root, _heldEntry, _heldIdentity, from, _sub, name, identity, measured, verify) {
       if (verify) {
-        const d = await from.openDir(name, identity);
-        try {
-          await verify(d);
-        } finally {
-          await d.close();
-        }
+        await using d = await from.openDir(name, identity);
+        await verify(d);
       }
       return measured();
     },
@@ -422,52 +406,48 @@ function measureOnly(host: EffectsHost): Effects {
 
 /** chmod of a scanned entry: through a descriptor of the entry itself, or (unreadable to its owner) an O_PATH one. */
 async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
-  const anchor = await Dir.open(entry.ref.anchor, { followFinal: true });
+  await using anchor = await Dir.open(entry.ref.anchor, { followFinal: true });
+  if (entry.ref.chain.length === 0) {
+    if (!sameIdentity(anchor.identity, entry.identity))
+      throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+    await anchor.chmodSelf(mode);
+    return;
+  }
+  const parent = entry.ref.chain.length === 1 ? anchor : await openChain(anchor, entry.ref.chain.slice(0, -1));
+  const name = entry.ref.chain[entry.ref.chain.length - 1] ?? '';
   try {
-    if (entry.ref.chain.length === 0) {
-      if (!sameIdentity(anchor.identity, entry.identity))
-        throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
-      await anchor.chmodSelf(mode);
-      return;
-    }
-    const parent = entry.ref.chain.length === 1 ? anchor : await openChain(anchor, entry.ref.chain.slice(0, -1));
-    const name = entry.ref.chain[entry.ref.chain.length - 1] ?? '';
-    try {
-      if (entry.kind === 'dir') {
-        const d = await parent.openDir(name, entry.identity).catch(async (err: unknown) => {
-          if (errnoCode(err) !== 'EACCES') throw err;
-          return undefined;
-        });
-        if (d) {
-          try {
-            await d.chmodSelf(mode);
-          } finally {
-            await d.close();
-          }
-          return;
+    if (entry.kind === 'dir') {
+      const d = await parent.openDir(name, entry.identity).catch(async (err: unknown) => {
+        if (errnoCode(err) !== 'EACCES') throw err;
+        return undefined;
+      });
+      if (d) {
+        try {
+          await d.chmodSelf(mode);
+        } finally {
+          await d.close();
         }
-      } else {
-        const f = await parent.openFile(name).catch((err: unknown) => {
-          if (errnoCode(err) !== 'EACCES') throw err;
-          return undefined;
-        });
-        if (f) {
-          try {
-            if (!sameIdentity(identityOf(f.stat), entry.identity))
-              throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
-            await f.fh.chmod(mode);
-          } finally {
-            await f.fh.close();
-          }
-          return;
-        }
+        return;
       }
-      // Unreadable to its owner (e.g. mode 0000): chmod through an O_PATH descriptor, never by name.
-      await parent.chmodChildNoFollow(name, entry.identity, mode);
-    } finally {
-      if (parent !== anchor) await parent.close();
+    } else {
+      const f = await parent.openFile(name).catch((err: unknown) => {
+        if (errnoCode(err) !== 'EACCES') throw err;
+        return undefined;
+      });
+      if (f) {
+        try {
+          if (!sameIdentity(identityOf(f.stat), entry.identity))
+            throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+          await f.fh.chmod(mode);
+        } finally {
+          await f.fh.close();
+        }
+        return;
+      }
     }
+    // Unreadable to its owner (e.g. mode 0000): chmod through an O_PATH descriptor, never by name.
+    await parent.chmodChildNoFollow(name, entry.identity, mode);
   } finally {
-    await anchor.close();
+    if (parent !== anchor) await parent.close();
   }
 }

@@ -410,12 +410,8 @@ async function checkSession(
   view: SessionView,
   verify: (sdir: Dir) => Promise<void>,
 ): Promise<void> {
-  const d = await root.openDir(name, view.scan.identity);
-  try {
-    await verify(d);
-  } finally {
-    await d.close();
-  }
+  await using d = await root.openDir(name, view.scan.identity);
+  await verify(d);
 }
 
 /**
