@@ -288,25 +288,29 @@ type Place =
   | { kind: 'child_workdir'; name: string; path: string; p: SessionsRootPlan; c: ChildEntry }
   | { kind: 'work_log'; name: string; path: string; alias: string; p: SessionsRootPlan; l: LogEntry };
 
-function placesOf(ctx: SweepContext): Place[] {
+/** The places `pick` keeps, of every place the scans found: made one at a time, only those picked are kept (not one object per session). */
+function placesOf(ctx: SweepContext, pick: (x: Place) => boolean): Place[] {
   const out: Place[] = [];
+  const add = (x: Place) => {
+    if (pick(x)) out.push(x);
+  };
   for (const p of ctx.sessionPlans) {
     const root = p.input.root;
-    for (const v of p.views) out.push({ kind: 'session', name: v.scan.name, path: `${root}/${v.scan.name}`, p, v });
-    for (const h of p.scan.held) out.push({ kind: 'held_session', name: h.session, path: `${root}/${h.entry}`, p, h });
+    for (const v of p.views) add({ kind: 'session', name: v.scan.name, path: `${root}/${v.scan.name}`, p, v });
+    for (const h of p.scan.held) add({ kind: 'held_session', name: h.session, path: `${root}/${h.entry}`, p, h });
     const b = p.beside;
     if (!b) continue;
     for (const c of b.children?.entries ?? [])
-      out.push({ kind: 'child_workdir', name: c.name, path: `${b.workdir}/.murmur/children/${c.name}`, p, c });
+      add({ kind: 'child_workdir', name: c.name, path: `${b.workdir}/.murmur/children/${c.name}`, p, c });
     for (const l of b.logs?.wrk ?? [])
-      out.push({ kind: 'work_log', name: l.name, alias: l.workId, path: `${b.workdir}/logs/${l.name}`, p, l });
+      add({ kind: 'work_log', name: l.name, alias: l.workId, path: `${b.workdir}/logs/${l.name}`, p, l });
   }
   for (const c of ctx.records?.contexts ?? [])
-    out.push({ kind: 'context', name: c.context, path: `${ctx.home}/${CONVERSATIONS_DIR}/${c.store}/${c.context}`, c });
+    add({ kind: 'context', name: c.context, path: `${ctx.home}/${CONVERSATIONS_DIR}/${c.store}/${c.context}`, c });
   const q = ctx.quarantineDir;
   for (const i of q ? (ctx.quarantineListing?.items ?? []) : []) {
     if (i.kind !== 'context' && i.kind !== 'truncation') continue;
-    out.push({
+    add({
       kind: i.kind === 'context' ? 'held_context' : 'held_truncation',
       name: i.target,
       path: `${q!.path}/${i.entry}`,
@@ -355,16 +359,15 @@ function ambiguous(given: string, what: string, candidates: string[], hint: stri
 /** The one place `opts` names (see the header). */
 function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; heldToo: Place[] } {
   const given = opts.target;
-  const all = placesOf(ctx);
   let hits: Place[];
   if (given.includes('/')) {
     const p = resolve(opts.cwd ?? process.cwd(), given).replace(/\/+$/, '');
-    hits = all.filter((x) => x.path === p || (x.kind === 'context' && `${x.path}/conversation.jsonl` === p));
+    hits = placesOf(ctx, (x) => x.path === p || (x.kind === 'context' && `${x.path}/conversation.jsonl` === p));
   } else {
     const names = (x: Place) => (x.kind === 'work_log' ? [x.name, x.alias] : [x.name]);
-    hits = all.filter((x) => names(x).includes(given));
+    hits = placesOf(ctx, (x) => names(x).includes(given));
     if (hits.length === 0 && given !== '') {
-      hits = all.filter((x) => names(x).some((n) => n.startsWith(given)));
+      hits = placesOf(ctx, (x) => names(x).some((n) => n.startsWith(given)));
       const distinct = [...new Set(hits.map((x) => x.name))].sort();
       if (distinct.length > 1) throw ambiguous(given, 'is a prefix of', distinct, 'give more of the id');
     }

@@ -95,6 +95,55 @@ export interface SessionIn {
   inodes?: number;
 }
 
+/** A root's sessions as the planner reads them: one after the other, and how many. */
+export type SessionsIn = Iterable<SessionIn> & { readonly length: number };
+
+/**
+ * A root's sessions packed column by column — its name, a byte of flags, and bytes and inodes
+ * only where a budget measured them — so what the planner is given for 100 000 sessions is a
+ * pointer and a byte each, not an object each (docs/limits.md, "What the plan holds"). Iterating
+ * makes each SessionIn in turn, garbage once looked at.
+ */
+export class PackedSessions implements Iterable<SessionIn> {
+  static readonly LIVE = 1;
+  static readonly OWNED = 2;
+  static readonly PROTECTED = 4;
+  readonly length: number;
+
+  /**
+   * `flags[i]`: LIVE | OWNED | PROTECTED of `names[i]`; `sizes`, when given: bytes at 2i and inodes
+   * at 2i + 1, NaN where not measured.
+   */
+  constructor(
+    readonly names: readonly string[],
+    private readonly flags: Uint8Array,
+    private readonly sizes?: Float64Array,
+  ) {
+    this.length = names.length;
+  }
+
+  at(i: number): SessionIn {
+    const f = this.flags[i] ?? 0;
+    const s: SessionIn = {
+      name: this.names[i]!,
+      live: (f & PackedSessions.LIVE) !== 0,
+      owned: (f & PackedSessions.OWNED) !== 0,
+      protected: (f & PackedSessions.PROTECTED) !== 0,
+    };
+    if (this.sizes) {
+      const bytes = this.sizes[2 * i]!;
+      const inodes = this.sizes[2 * i + 1]!;
+      if (!Number.isNaN(bytes)) s.bytes = bytes;
+      if (!Number.isNaN(inodes)) s.inodes = inodes;
+    }
+    return s;
+  }
+
+  *[Symbol.iterator](): Iterator<SessionIn> {
+    for (let i = 0; i < this.length; i++) yield this.at(i);
+  }
+}
+
 export interface RootIn {
   /** `sessions:<root>` */
   key: string;
@@ -109,7 +158,8 @@ export interface RootIn {
   holdable: boolean;
   /** false: this process may not write it, nothing there is attempted */
   writable: boolean;
-  sessions: SessionIn[];
+  /** a list, or (the sweep's input) PackedSessions: what the planner reads is each in turn and the count */
+  sessions: SessionsIn;
   /** what no rule removes but its budget counts (child workdirs that stay), with the code that keeps each */
   fixed: { target: string; code: string; bytes: number }[];
 }
@@ -281,11 +331,7 @@ export function planFates(input: FateInput): FatePlan {
   for (;;) {
     const plan = planWith(input, stopped);
     const trips = guardTrips(input, plan);
-    if (trips.length === 0) {
-      // a kept `policy` names no rule (keptWhy never gives it; a protected item kept saying so is `protected`)
-      for (const [k, f] of plan.items) if (f.fate === 'kept' && f.why === 'policy') plan.items.delete(k);
-      return { ...plan, stops };
-    }
+    if (trips.length === 0) return { ...plan, stops };
     for (const t of trips) {
       stopped.add(t.store);
       stops.push(t);
@@ -350,7 +396,7 @@ function markProtectedWanted(
 ): void {
   // (a protected item of a store no budget reaches is never taken by the plan below either)
   const guarded = [
-    ...input.roots.flatMap((r) => r.sessions.filter((s) => s.protected).map((s) => itemKey(r.key, s.name))),
+    ...input.roots.flatMap((r) => [...r.sessions].filter((s) => s.protected).map((s) => itemKey(r.key, s.name))),
     ...input.stores.flatMap((st) => st.contexts.filter((c) => c.protected).map((c) => itemKey(st.key, c.context))),
   ];
   if (guarded.length === 0) return;
@@ -359,7 +405,7 @@ function markProtectedWanted(
   for (const key of guarded) {
     const real = items.get(key);
     const would = shadow.get(key);
-    if (real?.fate !== 'kept' || real.why !== 'policy') continue;
+    if (real !== undefined && (real.fate !== 'kept' || real.why !== 'policy')) continue;
     if (would?.fate === 'held' || would?.fate === 'removed')
       items.set(key, { fate: 'kept', why: 'protected', condemnedBy: would.rule });
   }
@@ -377,18 +423,20 @@ function planRootPolicy(
   // condemned session stays is decided here (keptWhy). Live and protected sessions keep their rank
   // there anyway, so every session goes in as one it may remove.
   const p = planSessions(
-    r.sessions.map((s) => ({ name: s.name, liveness: 'dead', livenessWhy: '' })),
+    Array.from(r.sessions, (s) => ({ name: s.name, liveness: 'dead', livenessWhy: '' })),
     r.retain,
     nowMs,
     r.floorId,
   );
+  if (p.remove.length === 0) return;
+  // Only what a rule condemns gets an entry (and a key): a kept `policy` is the absence of one.
   const condemned = new Map<string, 'max_age' | 'max_sessions'>();
   for (const x of p.remove) condemned.set(x.name, x.reason);
   for (const s of r.sessions) {
     const rule = condemned.get(s.name);
+    if (rule === undefined) continue;
     const key = itemKey(r.key, s.name);
-    if (rule === undefined) items.set(key, { fate: 'kept', why: 'policy' });
-    else items.set(key, keptWhy(s, r.writable, failed.has(key), stopped, rule) ?? taken(r.holdable, rule));
+    items.set(key, keptWhy(s, r.writable, failed.has(key), stopped, rule) ?? taken(r.holdable, rule));
   }
 }
 
@@ -448,11 +496,12 @@ function planStorePolicy(
       ruleOf.set(x.context, { rule: 'max_messages', keep: x.keep, dropped: x.messagesDropped });
   }
   for (const c of s.contexts) {
-    const key = itemKey(s.key, c.context);
     const owned = c.capsule !== undefined && owners.has(c.capsule);
     const r = ruleOf.get(c.context);
+    if (owned && r === undefined) continue;
+    const key = itemKey(s.key, c.context);
     if (!owned) items.set(key, { fate: 'kept', why: 'not_owned' });
-    else if (r === undefined) items.set(key, { fate: 'kept', why: 'policy' });
+    else if (r === undefined) continue;
     else {
       const kept = keptWhy(c, s.writable, failed.has(key), stopped, r.rule);
       if (kept) items.set(key, kept);
@@ -955,33 +1004,37 @@ function unmetOf(
 /** The stores where every rule together would take more than the guard allows (a stopped store loses nothing, so it never trips again). */
 function guardTrips(input: FateInput, plan: Omit<FatePlan, 'stops'>): Stop[] {
   const out: Stop[] = [];
-  const going = (store: string, names: string[]) =>
-    names.filter((n) => {
-      const f = plan.items.get(itemKey(store, n));
-      return f?.fate === 'held' || f?.fate === 'removed';
-    });
-  const check = (key: string, kind: Stop['kind'], names: string[]) => {
-    const g = going(key, names);
+  // How many items of each store go, from the plan's entries alone (an item without one stays):
+  // no key is made for an item that stays.
+  const counts = new Map<string, number>();
+  for (const [k, f] of plan.items) {
+    if (f.fate !== 'held' && f.fate !== 'removed') continue;
+    const store = k.slice(0, k.indexOf('\0'));
+    counts.set(store, (counts.get(store) ?? 0) + 1);
+  }
+  const check = <T>(
+    key: string,
+    kind: Stop['kind'],
+    all: Iterable<T> & { readonly length: number },
+    name: (x: T) => string,
+  ) => {
+    const remove = counts.get(key) ?? 0;
     const limit = blastRadius({
-      present: names.length,
-      remove: g.length,
+      present: all.length,
+      remove,
       configured: input.guard.maxDelete,
       unattended: input.guard.unattended,
       confirmLarge: input.guard.confirmLarge,
     });
-    if (limit !== undefined) out.push({ store: key, kind, present: names.length, going: g, limit });
+    if (limit === undefined) return;
+    const going: string[] = [];
+    for (const x of all) {
+      const f = plan.items.get(itemKey(key, name(x)));
+      if (f?.fate === 'held' || f?.fate === 'removed') going.push(name(x));
+    }
+    out.push({ store: key, kind, present: all.length, going, limit });
   };
-  for (const r of input.roots)
-    check(
-      r.key,
-      'sessions',
-      r.sessions.map((s) => s.name),
-    );
-  for (const s of input.stores)
-    check(
-      s.key,
-      'records',
-      s.contexts.map((c) => c.context),
-    );
+  for (const r of input.roots) check(r.key, 'sessions', r.sessions, (s) => s.name);
+  for (const s of input.stores) check(s.key, 'records', s.contexts, (c) => c.context);
   return out;
 }

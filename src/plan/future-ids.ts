@@ -4,6 +4,7 @@
 // as the planner ranks them). Ranking is left alone: such names outrank real sessions in the
 // runtime too; this only lets the sweep say so.
 import { idTimestampMs } from '../runtime/ids.js';
+import { compareUtf8 } from '../runtime/conversation-format.js';
 
 /** A clock corrected backwards by up to a day does not make the sessions it minted "future". */
 export const FUTURE_TOLERANCE_MS = 86_400_000;
@@ -17,14 +18,11 @@ export interface FutureSessions {
 
 export function futureSessions(names: Iterable<string>, nowMs: number): FutureSessions {
   const out: FutureSessions = { count: 0, newest: undefined, newestMs: 0 };
-  let newestBytes: Buffer | undefined;
   for (const name of names) {
     const ms = idTimestampMs(name, 'ses_');
     if (ms === undefined || ms <= nowMs + FUTURE_TOLERANCE_MS) continue;
     out.count++;
-    const bytes = Buffer.from(name, 'utf8');
-    if (newestBytes === undefined || Buffer.compare(bytes, newestBytes) > 0) {
-      newestBytes = bytes;
+    if (out.newest === undefined || compareUtf8(name, out.newest) > 0) {
       out.newest = name;
       out.newestMs = ms;
     }

@@ -14,6 +14,7 @@
 //   code units, which order some non-ASCII names differently).
 import type { SessionRetain } from '../config/types.js';
 import { idTimestampMs } from '../runtime/ids.js';
+import { compareUtf8 } from '../runtime/conversation-format.js';
 import type { Liveness } from './liveness.js';
 
 export interface SessionCandidateInput {
@@ -48,14 +49,13 @@ export function planSessions(
 ): SessionsPlan {
   const plan: SessionsPlan = { remove: [], skip: [] };
   if (!retain || (retain.maxSessions === undefined && retain.maxAgeSecs === undefined)) return plan;
+  // A copy of the list, sorted by the names themselves (compareUtf8): nothing made per session.
   const ranked = sessions
     .filter((s) => idTimestampMs(s.name, 'ses_') !== undefined)
-    .map((s) => ({ s, bytes: Buffer.from(s.name, 'utf8') }))
-    .sort((a, b) => Buffer.compare(b.bytes, a.bytes));
-  const floor = floorId === undefined ? undefined : Buffer.from(floorId, 'utf8');
+    .sort((a, b) => compareUtf8(b.name, a.name));
   const ageFloor = retain.maxAgeSecs === undefined ? undefined : Math.max(0, nowMs - retain.maxAgeSecs * 1000);
-  ranked.forEach(({ s, bytes }, rank) => {
-    if (floor !== undefined && Buffer.compare(bytes, floor) >= 0) return;
+  ranked.forEach((s, rank) => {
+    if (floorId !== undefined && compareUtf8(s.name, floorId) >= 0) return;
     const minted = idTimestampMs(s.name, 'ses_') ?? 0;
     const overAge = ageFloor !== undefined && minted < ageFloor;
     const overCount = retain.maxSessions !== undefined && rank >= retain.maxSessions;

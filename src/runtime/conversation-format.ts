@@ -100,8 +100,20 @@ export function padLeft(s: string, w: number): string {
   return n >= w ? s : ' '.repeat(w - n) + s;
 }
 
-/** Byte-wise (UTF-8) order, as Rust's `String` ordering. */
+/**
+ * Byte-wise (UTF-8) order, as Rust's `String` ordering (negative, 0 or positive). Allocates nothing
+ * unless the strings first differ at or right after a UTF-16 surrogate: below U+D800 the first
+ * differing code unit orders the UTF-8 bytes alike (a string that ends first is less); from there
+ * (pairs, lone surrogates, which UTF-8 encoding makes U+FFFD) their encoded bytes are compared.
+ */
 export function compareUtf8(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  const x = i < a.length ? a.charCodeAt(i) : -1;
+  const y = i < b.length ? b.charCodeAt(i) : -1;
+  const afterHigh = i > 0 && (a.charCodeAt(i - 1) & 0xfc00) === 0xd800;
+  if (x < 0xd800 && y < 0xd800 && !afterHigh) return x - y;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   KEPT,
+  PackedSessions,
   fateOf,
   itemKey,
   planFates,
@@ -48,7 +49,11 @@ function ses(daysAgo: number, o: Over<SessionIn> & { tag?: number } = {}): Sessi
   } as SessionIn);
 }
 
-function rootOf(name: string, sessions: SessionIn[], o: Partial<RootIn> = {}): RootIn {
+function rootOf(
+  name: string,
+  sessions: SessionIn[],
+  o: Partial<Omit<RootIn, 'sessions'>> = {},
+): RootIn & { sessions: SessionIn[] } {
   return {
     key: `sessions:/${name}`,
     label: `sessions root /${name}`,
@@ -107,7 +112,7 @@ function plan(o: Partial<FateInput>): FatePlan {
 const fate = (p: FatePlan, r: { key: string }, name: string) => fateOf(p, r.key, name);
 /** name → fate word for every item of a root or store */
 function words(p: FatePlan, r: RootIn | StoreIn): string[] {
-  const names = 'sessions' in r ? r.sessions.map((s) => s.name) : r.contexts.map((c) => c.context);
+  const names = 'sessions' in r ? Array.from(r.sessions, (s) => s.name) : r.contexts.map((c) => c.context);
   return names.map((n) => {
     const f = fate(p, r, n);
     switch (f.fate) {
@@ -1108,5 +1113,66 @@ describe('planned again when an act did not happen', () => {
     expect(p.holds.get('/a/first')).toEqual({ fate: 'held', untilMs: NOW + DAY });
     expect(p.holds.get('/a/next')).toEqual({ fate: 'purged', rule: 'keep_free' });
     expect(words(p, r)).toEqual(['kept:policy']);
+  });
+});
+
+describe('a root given packed (what a sweep gives the planner)', () => {
+  /** The same sessions, packed column by column. */
+  function packed(list: SessionIn[]): PackedSessions {
+    const flags = Uint8Array.from(
+      list,
+      (s) =>
+        (s.live ? PackedSessions.LIVE : 0) |
+        (s.owned ? PackedSessions.OWNED : 0) |
+        (s.protected ? PackedSessions.PROTECTED : 0),
+    );
+    const sizes = Float64Array.from(list.flatMap((s) => [s.bytes ?? Number.NaN, s.inodes ?? Number.NaN]));
+    return new PackedSessions(
+      list.map((s) => s.name),
+      flags,
+      sizes,
+    );
+  }
+
+  it('gets the fates, budgets and stops the same sessions get as a list', () => {
+    const list = [
+      ses(50),
+      ses(40, { live: true }),
+      ses(35, { protected: true, bytes: 400 }),
+      ses(31, { owned: false }),
+      ses(9, { bytes: undefined }),
+      ses(8, { inodes: 3 }),
+      ses(7),
+      ses(3),
+      ses(2),
+      ses(1),
+    ];
+    const o = { retain: { maxSessions: 8, maxAgeSecs: 30 * 86_400 }, maxBytes: 500, keepFree: true };
+    const inputs = (sessions: SessionIn[] | PackedSessions): Partial<FateInput> => ({
+      roots: [{ ...rootOf('a', []), ...o, sessions }],
+      keepFree: { short: 150, room: 0, inodesShort: 1 },
+      quarantineMs: WEEK,
+    });
+    const asList = plan(inputs(list));
+    expect(plan(inputs(packed(list)))).toEqual(asList);
+    expect(asList.items.size).toBeGreaterThan(4);
+    const guarded = (sessions: SessionIn[] | PackedSessions) =>
+      plan({ ...inputs(sessions), guard: { maxDelete: { count: 1 }, unattended: false, confirmLarge: false } });
+    expect(guarded(packed(list))).toEqual(guarded(list));
+    expect(guarded(list).stops).toHaveLength(1);
+    expect([...packed(list)]).toEqual(list);
+  });
+
+  it('a session no budget measured has no bytes or inodes; without sizes, none has', () => {
+    const names = [sid(2), sid(1)];
+    const p = new PackedSessions(
+      names,
+      Uint8Array.of(PackedSessions.OWNED, PackedSessions.LIVE | PackedSessions.PROTECTED),
+    );
+    expect([...p]).toEqual([
+      { name: names[0], live: false, owned: true, protected: false },
+      { name: names[1], live: true, owned: false, protected: true },
+    ]);
+    expect(p.length).toBe(2);
   });
 });

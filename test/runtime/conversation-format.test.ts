@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ambiguousContextRefusal,
   badKeepRefusal,
+  compareUtf8,
   fmtBytes,
   fmtTimestamp,
   humanTime,
@@ -206,6 +207,41 @@ describe('ls text and JSON', () => {
     const x = { ...b, record: '\u{ff5e}' };
     const y = { ...b, record: '\u{1f600}' };
     expect(sortListings([y, x]).map((r) => r.record)).toEqual(['\u{ff5e}', '\u{1f600}']);
+  });
+
+  it('compareUtf8 orders any two strings as their UTF-8 bytes do', () => {
+    // ASCII, prefixes, the top of the BMP, surrogate pairs, lone surrogates (encoded as U+FFFD)
+    const s = [
+      '',
+      'a',
+      'ab',
+      'b',
+      'ses_0190a',
+      'ses_0190b',
+      '\u00e9',
+      '\ud7ff',
+      '\ue000',
+      '\uff5e',
+      '\ufffd',
+      '\uffff',
+      '\u{1f600}',
+      '\u{1f601}',
+      '\u{10ffff}',
+      '\ud83d',
+      '\ude00',
+      'x\ud83d',
+      'x\ud83da',
+      'x\ud83d\ude00',
+      'x\ufffd',
+    ];
+    const sign = (n: number) => Math.sign(n) || 0;
+    for (const a of s)
+      for (const b of s)
+        expect([a, b, sign(compareUtf8(a, b))]).toEqual([
+          a,
+          b,
+          sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))),
+        ]);
   });
 
   it('empty: the runtime sentences, and [] on one line', () => {

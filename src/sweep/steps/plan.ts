@@ -14,6 +14,7 @@ import { planMode } from '../../plan/modes.js';
 import {
   planFates,
   itemKey,
+  PackedSessions,
   type FateInput,
   type HoldIn,
   type RootIn,
@@ -23,7 +24,8 @@ import {
 import type { StopInfo } from '../report.js';
 import { recordStoreBudgets, sessionsRootBudget } from '../../plan/budget.js';
 import { RESERVE_BYTES, RESERVE_INODES_ROOM } from '../../gchome/reserve.js';
-import { skip, type HomeSpace, type SweepContext, type StepTally } from './context.js';
+import { skip, type HomeSpace, type MeasuredSizes, type SweepContext, type StepTally } from './context.js';
+import type { SessionView } from '../world.js';
 import { isHeld } from './measure.js';
 import { Codes } from '../../errors.js';
 import { definedOnly } from '../../defined.js';
@@ -115,19 +117,7 @@ export function fateInput(ctx: SweepContext): FateInput {
       keepFree: budget?.keepFree === true,
       holdable: !input.isAuditRoot,
       writable: !ctx.unwritable.has(input.root),
-      sessions: views.map((v) => {
-        const k = itemKey(key, v.scan.name);
-        const bytes = budget ? sizes?.items.get(k) : undefined;
-        const inodes = budget ? sizes?.inodes.get(k) : undefined;
-        return {
-          name: v.scan.name,
-          live: v.liveness === 'live',
-          liveWhy: v.why,
-          owned: v.scan.uid === ctx.uid,
-          protected: isProtected(v.scan.name),
-          ...definedOnly({ bytes, inodes }),
-        };
-      }),
+      sessions: packSessions(ctx, key, views, isProtected, budget ? sizes : undefined),
       fixed: budget ? (sizes?.fixed.get(key) ?? []) : [],
     });
     for (const h of scan.held) {
@@ -207,6 +197,32 @@ export function fateInput(ctx: SweepContext): FateInput {
     stores,
     holds,
   };
+}
+
+/** A root's sessions for the planner, packed (no object a session); sizes only for a root a budget measured, and no key made otherwise. */
+function packSessions(
+  ctx: SweepContext,
+  key: string,
+  views: readonly SessionView[],
+  isProtected: (name: string) => boolean,
+  sizes: MeasuredSizes | undefined,
+): PackedSessions {
+  const names = new Array<string>(views.length);
+  const flags = new Uint8Array(views.length);
+  const measured = sizes ? new Float64Array(2 * views.length).fill(Number.NaN) : undefined;
+  views.forEach((v, i) => {
+    const name = v.scan.name;
+    names[i] = name;
+    flags[i] =
+      (v.liveness === 'live' ? PackedSessions.LIVE : 0) |
+      (v.scan.uid === ctx.uid ? PackedSessions.OWNED : 0) |
+      (isProtected(name) ? PackedSessions.PROTECTED : 0);
+    if (!sizes || !measured) return;
+    const k = itemKey(key, name);
+    measured[2 * i] = sizes.items.get(k) ?? Number.NaN;
+    measured[2 * i + 1] = sizes.inodes.get(k) ?? Number.NaN;
+  });
+  return new PackedSessions(names, flags, measured);
 }
 
 /** What keep_free asks of the planner: bytes and (where counted) inodes short, the reserve's room, the per-sweep share. */
