@@ -1,13 +1,16 @@
 // Run as the unprivileged user: N real sweeps (in one process) against a racer swapping 0000
-// entries with symlinks to canaries outside the home. Prints one JSON line of figures.
+// entries with symlinks to canaries outside the home, and on (up to 4 N in all) while fewer than
+// MIN repairs were made: on a loaded machine the racer holds the names longer, so a sweep meets
+// the real entries less often. Prints one JSON line of figures.
 import * as fs from 'node:fs';
 import { spawn } from 'node:child_process';
 
-const [repo, home, racerJson, pairsJson, canariesJson, itersS] = process.argv.slice(2);
+const [repo, home, racerJson, pairsJson, canariesJson, itersS, minS] = process.argv.slice(2);
 const racerArgv = JSON.parse(racerJson);
 const pairs = JSON.parse(pairsJson); // [[realName, swapName, mode]]
 const canaries = JSON.parse(canariesJson); // [[path, mode]]
 const iters = Number(itersS);
+const minRepairs = Number(minS ?? 0);
 const { loadConfig } = await import(`${repo}/dist/config/load.js`);
 const { runSweep } = await import(`${repo}/dist/sweep/pipeline.js`);
 const { createLogger } = await import(`${repo}/dist/log.js`);
@@ -25,10 +28,11 @@ let hits = 0;
 let repaired = 0;
 let refused = 0;
 const codes = {};
+let i = 0; // sweeps made
 try {
   process.kill(racer.pid, 'SIGSTOP');
   stopped();
-  for (let i = 0; i < iters; i++) {
+  for (; i < iters || (repaired < minRepairs && i < 4 * iters); i++) {
     // Racer stopped: make the real entries unopenable again (whichever name they sit at).
     for (const [a, b] of pairs) for (const n of [a, b]) if (!fs.lstatSync(n).isSymbolicLink()) fs.chmodSync(n, 0);
     process.kill(racer.pid, 'SIGCONT');
@@ -48,4 +52,4 @@ try {
 } finally {
   racer.kill('SIGKILL');
 }
-process.stdout.write(JSON.stringify({ iters, hits, repaired, refused, codes }) + '\n');
+process.stdout.write(JSON.stringify({ iters: i, hits, repaired, refused, codes }) + '\n');

@@ -80,6 +80,7 @@ describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivi
           [outFile, 0o644],
         ]),
         String(iters),
+        String(Math.ceil(iters / 5)),
       ],
       { encoding: 'utf8', timeout: 600_000 },
     );
@@ -99,9 +100,10 @@ describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivi
       refused_changed: out.refused,
     });
     expect(out.hits).toBe(0);
-    // The race was really run: entries were repaired while the racer ran (a fifth at least: on a
-    // loaded machine the racer wins more often, which only means fewer repairs, never a wrong one).
-    expect(out.repaired).toBeGreaterThan(iters / 5);
+    // The race was really run: entries were repaired while the racer ran (a fifth of the sweeps'
+    // worth at least; the driver sweeps on, up to 4×, while fewer were: on a loaded machine the
+    // racer wins more often, which only means fewer repairs, never a wrong one).
+    expect(out.repaired).toBeGreaterThanOrEqual(Math.ceil(iters / 5));
     expect(fs.statSync(outDir).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(outFile).mode & 0o7777).toBe(0o644);
   }, 900_000);
