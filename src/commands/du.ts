@@ -182,11 +182,12 @@ function bucketOf(ageMs: number): AgeBucket {
   return 'older';
 }
 
-/** An item of a store, as the walk measured it, for the planner's fates. */
-interface Measured {
-  key: string;
-  bytes: number;
-}
+/**
+ * Where the walk hands each item of a store it measured (`store` a store key, `name` the item's
+ * name there): accounted at once against the fates planned before the walk, so no list of items
+ * is kept.
+ */
+type Measured = (store: string, name: string, bytes: number) => void;
 
 /** The kind of an entry of a session directory. */
 function sessionPart(name: string, st: BigIntStats): RootKind {
@@ -263,7 +264,7 @@ async function walkRoot(
   p: SessionsRootPlan,
   nowMs: number,
   problems: DuReport['problems'],
-  items: Measured[],
+  measured: Measured,
   holds: Map<string, number>,
 ): Promise<DuRoot | undefined> {
   const root = p.input.root;
@@ -288,7 +289,7 @@ async function walkRoot(
     const held = new Set(p.scan.held.map((h) => h.entry));
     out.by_kind.other += allocatedBytes(d.stat);
     const session = (name: string, st: BigIntStats, bytes: number) => {
-      items.push({ key: itemKey(p.key, name), bytes });
+      measured(p.key, name, bytes);
       out.by_age[bucketOf(nowMs - (idTimestampMs(name, 'ses_') ?? Number(st.mtimeMs)))] += bytes;
     };
     const all = entries(d);
@@ -391,7 +392,7 @@ async function walkHome(
   home: Dir,
   nowMs: number,
   problems: DuReport['problems'],
-  items: Measured[],
+  measured: Measured,
   holds: Map<string, number>,
 ): Promise<{ bytes: number; gc: DuReport['gc']; stores: DuStore[] }> {
   const w: Walk = { dev: home.stat.dev, linked: new Set(), problems };
@@ -411,7 +412,7 @@ async function walkHome(
             bytes += await treeBytes(conv, store, sst, w);
             continue;
           }
-          const s = await walkStore(conv, store, sst, w, capsuleOf, nowMs, items);
+          const s = await walkStore(conv, store, sst, w, capsuleOf, nowMs, measured);
           bytes += s.bytes;
           stores.push(s);
         }
@@ -455,7 +456,7 @@ async function walkStore(
   w: Walk,
   capsuleOf: Map<string, string>,
   nowMs: number,
-  items: Measured[],
+  measured: Measured,
 ): Promise<DuStore> {
   const out: DuStore = { store, contexts: 0, by_capsule: {}, ...emptyPlace() };
   let s: Dir;
@@ -475,7 +476,7 @@ async function walkStore(
       if (capsule === undefined) continue;
       out.contexts++;
       out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + b;
-      items.push({ key: itemKey(`records:${store}`, ctxName), bytes: b });
+      measured(`records:${store}`, ctxName, b);
       const rec = cst.isDirectory() ? await recordMtime(s, ctxName) : undefined;
       out.by_age[bucketOf(nowMs - (rec ?? Number(cst.mtimeMs)))] += b;
     }
@@ -523,53 +524,12 @@ export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = D
       traces_read: ctx.report.inventory.traces_read,
       traces_cached: ctx.report.inventory.traces_cached,
     };
-    const items: Measured[] = [];
-    const holds = new Map<string, number>();
-    const placeOf = new Map<string, DuPlace>();
-    for (const p of ctx.sessionPlans) {
-      if (p.input.isAuditRoot || !p.scan.exists) continue;
-      const r = await walkRoot(ctx, p, nowMs, report.problems, items, holds);
-      if (!r) continue;
-      report.roots.push(r);
-      placeOf.set(p.key, r);
-    }
-    if (ctx.homeDir) {
-      const h = await walkHome(ctx, ctx.homeDir, nowMs, report.problems, items, holds);
-      report.home_bytes = h.bytes;
-      report.gc = h.gc;
-      report.stores = h.stores;
-      for (const s of h.stores) placeOf.set(`records:${s.store}`, s);
-    }
+    // The fates at now (the dry run's own plan), within 7 and within 30 days, planned before the
+    // walk: each item is accounted as soon as it is measured.
     const input = fateInput(ctx);
     const plans: FatePlan[] = HORIZONS.map((hz) =>
       hz.days === 0 && ctx.fates ? ctx.fates : planFates({ ...input, nowMs: nowMs + hz.days * DAY }),
     );
-    const byKey = new Map(items.map((i) => [i.key, i.bytes]));
-    const storeOfItem = (key: string) => key.slice(0, key.indexOf('\0'));
-    HORIZONS.forEach((hz, i) => {
-      const plan = plans[i]!;
-      for (const [key, f] of plan.items) {
-        const place = placeOf.get(storeOfItem(key));
-        const bytes = byKey.get(key);
-        if (!place || bytes === undefined) continue;
-        const r = place.reclaimable[hz.name];
-        if (f.fate === 'removed') r.bytes += bytes;
-        else if (f.fate === 'held') r.held_bytes += bytes;
-        else if (f.fate === 'truncated') {
-          const after = ctx.sizes?.afterTruncation.get(key);
-          if (after === undefined) r.truncations_unmeasured++;
-          else if (f.heldUntilMs === undefined) r.bytes += Math.max(0, bytes - after);
-          else r.held_bytes += Math.max(0, bytes - after);
-        }
-      }
-      for (const h of input.holds) {
-        const f = plan.holds.get(h.key);
-        const place = placeOf.get(h.store);
-        const bytes = holds.get(h.key);
-        if (f?.fate === 'purged' && place && bytes !== undefined) place.reclaimable[hz.name].bytes += bytes;
-      }
-    });
-    // never: what the last horizon still keeps for a reason time does not change, and every item of a store no rule reaches
     const last = plans[plans.length - 1]!;
     const ruled = new Map<string, boolean>();
     for (const r of input.roots) ruled.set(r.key, anyRule([r.retain], r.maxBytes, r.keepFree));
@@ -582,14 +542,68 @@ export async function diskUsage(config: GcConfig, log: Logger, nowMs: number = D
           s.keepFree,
         ),
       );
-    for (const [key, bytes] of byKey) {
-      const store = storeOfItem(key);
-      const place = placeOf.get(store);
-      if (!place) continue;
+    const holds = new Map<string, number>();
+    const placeOf = new Map<string, DuPlace>();
+    // An item measured before its place is made (the walk of a root or store builds its place
+    // as it goes): its bytes are added when the place is known.
+    const pending: { store: string; key: string; bytes: number }[] = [];
+    const account = (place: DuPlace, store: string, key: string, bytes: number) => {
+      HORIZONS.forEach((hz, i) => {
+        const f = plans[i]!.items.get(key);
+        const r = place.reclaimable[hz.name];
+        if (f?.fate === 'removed') r.bytes += bytes;
+        else if (f?.fate === 'held') r.held_bytes += bytes;
+        else if (f?.fate === 'truncated') {
+          const after = ctx.sizes?.afterTruncation.get(key);
+          if (after === undefined) r.truncations_unmeasured++;
+          else if (f.heldUntilMs === undefined) r.bytes += Math.max(0, bytes - after);
+          else r.held_bytes += Math.max(0, bytes - after);
+        }
+      });
+      // never: what the last horizon still keeps for a reason time does not change, and every item of a store no rule reaches
       const f = last.items.get(key);
       if (f === undefined ? ruled.get(store) === false : f.fate === 'kept' && NEVER_WHY.has(f.why))
         place.never += bytes;
+    };
+    const measured: Measured = (store, name, bytes) => {
+      const key = itemKey(store, name);
+      const place = placeOf.get(store);
+      if (place) account(place, store, key, bytes);
+      else pending.push({ store, key, bytes });
+    };
+    const settle = () => {
+      for (const x of pending.splice(0)) {
+        const place = placeOf.get(x.store);
+        if (place) account(place, x.store, x.key, x.bytes);
+      }
+    };
+    for (const p of ctx.sessionPlans) {
+      if (p.input.isAuditRoot || !p.scan.exists) continue;
+      const r = await walkRoot(ctx, p, nowMs, report.problems, measured, holds);
+      if (!r) {
+        pending.length = 0;
+        continue;
+      }
+      report.roots.push(r);
+      placeOf.set(p.key, r);
+      settle();
     }
+    if (ctx.homeDir) {
+      const h = await walkHome(ctx, ctx.homeDir, nowMs, report.problems, measured, holds);
+      report.home_bytes = h.bytes;
+      report.gc = h.gc;
+      report.stores = h.stores;
+      for (const s of h.stores) placeOf.set(`records:${s.store}`, s);
+      settle();
+    }
+    HORIZONS.forEach((hz, i) => {
+      for (const h of input.holds) {
+        const f = plans[i]!.holds.get(h.key);
+        const place = placeOf.get(h.store);
+        const bytes = holds.get(h.key);
+        if (f?.fate === 'purged' && place && bytes !== undefined) place.reclaimable[hz.name].bytes += bytes;
+      }
+    });
     for (const p of [...report.roots, ...report.stores]) {
       report.totals.never += p.never;
       for (const hz of HORIZONS) {
