@@ -419,6 +419,25 @@ describe('no policy, targets, and agreement with the dry run', () => {
     expect(d.moves).toEqual([{ cause: 'parent', count: null }]);
   });
 
+  it('an orphan child workdir: children.max_age after its most recent write, to the millisecond', async () => {
+    const written = NOW - f.DAY - 250;
+    const dir = path.join(root, 'children', 'worker-orphan');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'task.md'), 'do it');
+    session(written - f.DAY, { dir: path.join(dir, '.murmur'), writtenMs: written });
+    // the child's own directory was last written an hour before its session's trace: the later write counts
+    fs.utimesSync(dir, (written - H) / 1000, (written - H) / 1000);
+    const yaml = `sessions:\n  - root: ${root}\n    retain: { max_sessions: 10 }\n    children: { max_age: 2d }\n`;
+    const d = await explain(yaml, dir);
+    expect(d.item).toMatchObject({ kind: 'child_workdir', path: dir });
+    const due = written + 2 * f.DAY + 1;
+    expect(d.due).toEqual({ at_ms: due, event: 'condemned', then: 'remove', rule: 'children_max_age' });
+    expect(d.fate.word).toBe('kept:policy');
+    // kept 1 ms before, taken at it
+    expect((await explain(yaml, dir, { at: due - 1 })).fate.word).toBe('kept:policy');
+    expect((await explain(yaml, dir, { at: due })).fate.word).toBe('removed:children_max_age');
+  });
+
   it('a unique prefix, a path; an ambiguous prefix is exit 2 naming the candidates; none is explain_not_found', async () => {
     const a = session(NOW - 2 * f.DAY);
     const b = session(NOW - 2 * f.DAY + 1);
