@@ -64,7 +64,9 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
     const empty = await dryRunIfNothing(config, clockOf(opts));
     if (empty) {
       const report = forecast(empty, opts);
-      process.stdout.write(opts.json ? JSON.stringify(report) + '\n' : renderHuman(report, verbosity));
+      // the same document and rendering as the pipeline's report below
+      if (opts.json) process.stdout.write(jsonLine('sweep', report));
+      else process.stdout.write(renderHuman(report, verbosity, layoutFor(process.stdout, homedir())));
       return ExitCodes.ok;
     }
   }

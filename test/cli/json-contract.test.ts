@@ -192,6 +192,22 @@ describe('the JSON contract', () => {
     expect(Object.keys(f.json(c))).not.toContain('schema_version');
   });
 
+  it('a dry run with nothing to sweep (no ~/.murmur, no configuration) is enveloped and matches its schema', () => {
+    const bare = f.tempDir('mgc-json-bare');
+    try {
+      const r = f.runCli(['--dry-run', '--json'], bare);
+      expect(r.status, r.stderr).toBe(0);
+      const doc = f.json(r);
+      expect(Object.keys(doc).slice(0, 2)).toEqual(['schema_version', 'command']);
+      expect(doc).toMatchObject({ command: 'sweep', dry_run: true, home_exists: false, actions: [] });
+      const parsed = SCHEMAS.sweep.safeParse(doc);
+      expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+      expect(fs.readdirSync(bare).filter((n) => n !== '.config')).toEqual([]);
+    } finally {
+      f.rmrf(bare);
+    }
+  });
+
   it('a member a schema does not list fails it, at any depth (every nested object is closed)', () => {
     expect(docs.length).toBeGreaterThan(10);
     let tried = 0;
