@@ -7,13 +7,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { explainTarget, type ExplainDoc, type ExplainOptions } from '../../src/commands/explain.js';
 import { renderExplain } from '../../src/cli/explain-render.js';
 import { protectTarget } from '../../src/commands/protect.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import type { FsSpace } from '../../src/fsx/statfs.js';
 import { GcError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import * as f from '../helpers/fixtures.js';
+import { loadTestConfig } from '../helpers/config.js';
 
 let tmp: string;
 let home: string;
@@ -32,10 +32,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function config(yaml: string): Promise<GcConfig> {
-  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
-  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-}
+const config = (yaml: string): Promise<GcConfig> => loadTestConfig(tmp, home, yaml);
 
 const statfs = (space: FsSpace) => () => Promise.resolve(space);
 

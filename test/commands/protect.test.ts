@@ -9,7 +9,6 @@ import { listProtection, protectTarget, releaseTarget, renderProtectOutcome } fr
 import { restoreTarget } from '../../src/commands/quarantine.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory, renderHistory } from '../../src/commands/history.js';
@@ -19,6 +18,7 @@ import { acquireLock, sweepLockPath } from '../../src/gchome/lock.js';
 import type { FsSpace } from '../../src/fsx/statfs.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
+import { loadTestConfig } from '../helpers/config.js';
 
 let tmp: string;
 let home: string;
@@ -35,10 +35,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function config(yaml: string): Promise<GcConfig> {
-  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
-  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-}
+const config = (yaml: string): Promise<GcConfig> => loadTestConfig(tmp, home, yaml);
 
 async function sweep(yaml: string, opts: { dryRun?: boolean; space?: FsSpace } = {}): Promise<SweepReport> {
   const c = await config(yaml);

@@ -11,7 +11,6 @@ import { renderHeld } from '../../src/cli/quarantine.js';
 import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import { formatBytes, renderHuman, type SweepReport } from '../../src/sweep/report.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { RefusalError } from '../../src/errors.js';
 import type { FsSpace } from '../../src/fsx/statfs.js';
@@ -20,6 +19,7 @@ import { buildHistory, renderHistory } from '../../src/commands/history.js';
 import { createLogger } from '../../src/log.js';
 import { renderRemoveText } from '../../src/runtime/conversation-format.js';
 import * as f from '../helpers/fixtures.js';
+import { loadTestConfig } from '../helpers/config.js';
 
 let tmp: string;
 let home: string;
@@ -36,10 +36,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function config(yaml: string): Promise<GcConfig> {
-  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
-  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-}
+const config = (yaml: string): Promise<GcConfig> => loadTestConfig(tmp, home, yaml);
 
 async function sweep(
   yaml: string,

@@ -194,6 +194,47 @@ export function writeRecord(
   return { file, ids };
 }
 
+/**
+ * The trace lines (for TraceOptions.extra) of a session `sessionId` that launched each child
+ * workdir of `dels` (`child`: the workdir as the runtime writes it, e.g. `.murmur/children/x`),
+ * from `startMs` + 100 on: a `delegation_start` each, and its `delegation` when `ended`.
+ */
+export function delegationLines(
+  sessionId: string,
+  startMs: number,
+  dels: { child: string; ended?: boolean }[],
+): string {
+  let t = startMs + 100;
+  const lines: Record<string, unknown>[] = [];
+  for (const [i, d] of dels.entries()) {
+    const delegationId = `del_${i}_${hex(8)}`;
+    lines.push({
+      event_type: 'delegation_start',
+      event_id: idAt('evt_', ++t),
+      parent_id: null,
+      session_id: sessionId,
+      timestamp: t,
+      delegation_id: delegationId,
+      capsule: 'worker',
+      version: '1.0.0',
+      child_session_id: idAt('ses_', t),
+      child_workdir: d.child,
+    });
+    if (d.ended)
+      lines.push({
+        event_type: 'delegation',
+        event_id: idAt('evt_', ++t),
+        parent_id: null,
+        session_id: sessionId,
+        timestamp: t,
+        delegation_id: delegationId,
+        child_session_id: idAt('ses_', t),
+        outcome: 'ok',
+      });
+  }
+  return lines.map((l) => JSON.stringify(l) + '\n').join('');
+}
+
 export function writeConfig(dir: string, yaml: string): string {
   const p = path.join(dir, 'config.yaml');
   fs.writeFileSync(p, yaml);

@@ -3,6 +3,7 @@
 // of a generated configuration, and an action in the form two runs are compared in.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import fc from 'fast-check';
 import type { SweepReport } from '../../src/sweep/report.js';
 
 /** Allocated bytes under `p`, as `du -s -B1` says (0 when it does not exist). */
@@ -13,6 +14,19 @@ export const du = (p: string): number =>
 export interface Retain {
   maxAgeDays: number | null;
   maxCount: number | null;
+}
+
+/** A generated retain policy or none (never one with neither key): `max_age` 3, 20 or 45 days, a count up to `maxCount`. */
+export function retainPolicyArb(maxCount: number): fc.Arbitrary<Retain | null> {
+  return fc
+    .option(
+      fc.record({
+        maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }),
+        maxCount: fc.option(fc.integer({ min: 1, max: maxCount }), { nil: null }),
+      }),
+      { nil: null },
+    )
+    .map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
 }
 
 /** The `retain:` line of an entry (`count` names the count key: max_sessions or max_messages), or nothing. */

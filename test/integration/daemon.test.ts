@@ -119,31 +119,7 @@ function manySessions(n: number, files = 2): string[] {
     const id = f.idAt('ses_', ms);
     const dir = path.join(root, id);
     fs.mkdirSync(path.join(dir, 'out'), { recursive: true });
-    const start = {
-      event_type: 'session_start',
-      event_id: f.idAt('evt_', ms),
-      parent_id: null,
-      session_id: id,
-      timestamp: ms,
-      capsule_name: 'demo',
-      capsule_version: '1',
-      context_id: null,
-    };
-    const end = {
-      event_type: 'session_end',
-      event_id: f.idAt('evt_', ms + 5),
-      parent_id: start.event_id,
-      session_id: id,
-      timestamp: ms + 5,
-      total_turns: 0,
-      total_input_tokens: 0,
-      total_output_tokens: 0,
-      total_tool_calls: 0,
-      total_shell_calls: 0,
-      duration_ms: 5,
-      exit_status: 'ok',
-    };
-    fs.writeFileSync(path.join(dir, 'trace.jsonl'), JSON.stringify(start) + '\n' + JSON.stringify(end) + '\n');
+    fs.writeFileSync(path.join(dir, 'trace.jsonl'), f.traceText({ sessionId: id, startMs: ms, end: true }).text);
     for (let k = 1; k < files; k++) fs.writeFileSync(path.join(dir, 'out', `f${k}.txt`), 'x'.repeat(64));
     fs.utimesSync(path.join(dir, 'trace.jsonl'), ms / 1000, ms / 1000);
     ids.push(id);

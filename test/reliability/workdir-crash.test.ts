@@ -33,45 +33,17 @@ const rootOf = (W: string) => path.join(W, 'app', '.murmur');
 function parent(root: string, daysAgo: number, dels: { child: string; ended: boolean }[], works: string[]): string {
   const startMs = now - daysAgo * f.DAY;
   const id = f.idAt('ses_', startMs);
-  let t = startMs + 100;
-  const lines: string[] = [];
-  for (const [i, d] of dels.entries()) {
-    const delegationId = `del_${i}_${f.hex(8)}`;
-    lines.push(
-      JSON.stringify({
-        event_type: 'delegation_start',
-        event_id: f.idAt('evt_', ++t),
-        parent_id: null,
-        session_id: id,
-        timestamp: t,
-        delegation_id: delegationId,
-        capsule: 'worker',
-        version: '1.0.0',
-        child_session_id: f.idAt('ses_', t),
-        child_workdir: `.murmur/children/${d.child}`,
-      }),
-    );
-    if (d.ended)
-      lines.push(
-        JSON.stringify({
-          event_type: 'delegation',
-          event_id: f.idAt('evt_', ++t),
-          parent_id: null,
-          session_id: id,
-          timestamp: t,
-          delegation_id: delegationId,
-          child_session_id: f.idAt('ses_', t),
-          outcome: 'ok',
-        }),
-      );
-  }
   f.writeSession(root, {
     sessionId: id,
     startMs,
     end: true,
     detached: works.map((w) => ({ workId: w })),
     accounted: works.map((w) => ({ workId: w, type: 'shell_completed' as const })),
-    extra: lines.map((l) => l + '\n').join(''),
+    extra: f.delegationLines(
+      id,
+      startMs,
+      dels.map((d) => ({ ...d, child: `.murmur/children/${d.child}` })),
+    ),
   });
   return id;
 }

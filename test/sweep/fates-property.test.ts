@@ -27,7 +27,7 @@ import { Dir } from '../../src/fsx/safe-fs.js';
 import { readAuditHistory } from '../../src/commands/audit-read.js';
 import { buildHistory } from '../../src/commands/history.js';
 import * as f from '../helpers/fixtures.js';
-import { budgetYaml, comparable, du, retainYaml, type Retain } from '../helpers/generated-home.js';
+import { budgetYaml, comparable, retainPolicyArb, du, retainYaml, type Retain } from '../helpers/generated-home.js';
 
 const DEFAULT_RUNS = 24;
 const DEFAULT_SEED = 20261202;
@@ -69,15 +69,7 @@ interface Case {
   firstSweep: boolean;
 }
 
-const retainArb = fc
-  .option(
-    fc.record({
-      maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }),
-      maxCount: fc.option(fc.integer({ min: 1, max: 8 }), { nil: null }),
-    }),
-    { nil: null },
-  )
-  .map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
+const retainArb = retainPolicyArb(8);
 const fraction = fc.option(fc.constantFrom(0.2, 0.5, 0.7, 0.9, 1.2), { nil: null, freq: 2 });
 const anyCase: fc.Arbitrary<Case> = fc.record({
   roots: fc.array(

@@ -27,7 +27,7 @@ import { writeProtection } from '../../src/gchome/protect-file.js';
 import type { ProtectedItem } from '../../src/gchome/protect-list.js';
 import { Dir } from '../../src/fsx/safe-fs.js';
 import * as f from '../helpers/fixtures.js';
-import { budgetYaml, comparable, retainYaml, type Retain } from '../helpers/generated-home.js';
+import { budgetYaml, comparable, retainPolicyArb, retainYaml, type Retain } from '../helpers/generated-home.js';
 
 const RUNS = Number(process.env['MURMUR_GC_FORECAST_RUNS'] ?? 12);
 const SEED = Number(process.env['MURMUR_GC_FORECAST_SEED'] ?? 20261209);
@@ -139,15 +139,7 @@ interface Case {
   at: '+0' | '+36h' | '+3d' | '+8d' | '+30d' | '+50d';
 }
 
-const retainArb = fc
-  .option(
-    fc.record({
-      maxAgeDays: fc.option(fc.constantFrom(3, 20, 45), { nil: null }),
-      maxCount: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
-    }),
-    { nil: null },
-  )
-  .map((r) => (r && r.maxAgeDays === null && r.maxCount === null ? null : r));
+const retainArb = retainPolicyArb(6);
 const fraction = fc.option(fc.constantFrom(0.3, 0.7, 1.2), { nil: null, freq: 2 });
 const caseArb: fc.Arbitrary<Case> = fc.record({
   roots: fc.array(

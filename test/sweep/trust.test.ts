@@ -12,10 +12,10 @@ import { restoreTarget } from '../../src/commands/quarantine.js';
 import { listHeld } from '../../src/gchome/held-listing.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import type { SweepReport } from '../../src/sweep/report.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
+import { loadTestConfig } from '../helpers/config.js';
 
 let tmp: string;
 let home: string;
@@ -34,10 +34,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function config(yaml: string): Promise<GcConfig> {
-  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
-  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-}
+const config = (yaml: string): Promise<GcConfig> => loadTestConfig(tmp, home, yaml);
 
 async function sweep(yaml: string, o: { dryRun?: boolean; nowMs?: number } = {}): Promise<SweepReport> {
   return runSweep({ config: await config(yaml), dryRun: o.dryRun ?? false, log, now: () => o.nowMs ?? Date.now() });

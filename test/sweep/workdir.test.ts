@@ -10,10 +10,10 @@ import { buildHistory, renderHistory } from '../../src/commands/history.js';
 import { runSweep } from '../../src/sweep/pipeline.js';
 import { surveyStores } from '../../src/sweep/stores.js';
 import { renderHuman, type SweepReport } from '../../src/sweep/report.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { GcConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import * as f from '../helpers/fixtures.js';
+import { loadTestConfig } from '../helpers/config.js';
 
 let tmp: string;
 let home: string;
@@ -32,10 +32,7 @@ beforeEach(() => {
 });
 afterEach(() => f.rmrf(tmp));
 
-async function config(yaml: string): Promise<GcConfig> {
-  const configPath = f.writeConfig(tmp, `home: ${home}\n${yaml}`);
-  return loadConfig({ configPath, env: { HOME: tmp }, cwd: tmp });
-}
+const config = (yaml: string): Promise<GcConfig> => loadTestConfig(tmp, home, yaml);
 
 async function sweep(yaml: string, dryRun = false): Promise<SweepReport> {
   return runSweep({ config: await config(yaml), dryRun, log });
@@ -52,45 +49,13 @@ interface Del {
 function parent(daysAgo: number, dels: Del[], works: string[] = [], o: { live?: boolean } = {}): string {
   const startMs = now - daysAgo * f.DAY;
   const id = f.idAt('ses_', startMs);
-  const lines: string[] = [];
-  let t = startMs + 100;
-  for (const [i, d] of dels.entries()) {
-    const delegationId = `del_${i}_${f.hex(8)}`;
-    lines.push(
-      JSON.stringify({
-        event_type: 'delegation_start',
-        event_id: f.idAt('evt_', ++t),
-        parent_id: null,
-        session_id: id,
-        timestamp: t,
-        delegation_id: delegationId,
-        capsule: 'worker',
-        version: '1.0.0',
-        child_session_id: f.idAt('ses_', t),
-        child_workdir: d.child,
-      }),
-    );
-    if (d.ended)
-      lines.push(
-        JSON.stringify({
-          event_type: 'delegation',
-          event_id: f.idAt('evt_', ++t),
-          parent_id: null,
-          session_id: id,
-          timestamp: t,
-          delegation_id: delegationId,
-          child_session_id: f.idAt('ses_', t),
-          outcome: 'ok',
-        }),
-      );
-  }
   const dir = f.writeSession(root, {
     sessionId: id,
     startMs,
     end: !o.live,
     detached: works.map((w) => ({ workId: w })),
     accounted: works.map((w) => ({ workId: w, type: 'shell_completed' as const })),
-    extra: lines.map((l) => l + '\n').join(''),
+    extra: f.delegationLines(id, startMs, dels),
     ...(o.live ? { mtimeMs: now } : {}),
   });
   if (o.live) fs.utimesSync(path.join(dir, 'trace.jsonl'), new Date(), new Date());
