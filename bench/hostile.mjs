@@ -54,6 +54,15 @@ function duBytes(dir) {
   return n;
 }
 
+/** A session directory of `env`'s root minted two days ago (dead: nothing will write to it); its trace path. */
+function deadSession(env) {
+  const t0 = Date.now() - 2 * DAY;
+  const ses = idAt('ses_', t0);
+  const dir = path.join(env.root, ses);
+  fs.mkdirSync(dir);
+  return { t0, ses, dir, trace: path.join(dir, 'trace.jsonl') };
+}
+
 function setup(label) {
   const T = fs.mkdtempSync(path.join(os.tmpdir(), `mgc-hostile-${label}-`));
   const home = path.join(T, '.murmur');
@@ -166,11 +175,7 @@ const scenarios = {
   reconcile() {
     // one dead session with 25 detached lines of 20 MiB commands: their shell_lost lines repeat them (1 GiB of disk)
     const env = setup('reconcile');
-    const t0 = Date.now() - 2 * DAY;
-    const ses = idAt('ses_', t0);
-    const dir = path.join(env.root, ses);
-    fs.mkdirSync(dir);
-    const trace = path.join(dir, 'trace.jsonl');
+    const { t0, ses, trace } = deadSession(env);
     const fd = fs.openSync(trace, 'w');
     const start = idAt('evt_', t0);
     fs.writeSync(
@@ -255,11 +260,7 @@ const scenarios = {
   ids() {
     // a dead session naming 1 000 000 distinct context ids (task_start) and 1 000 000 work ids (shell_completed)
     const env = setup('ids');
-    const t0 = Date.now() - 2 * DAY;
-    const ses = idAt('ses_', t0);
-    const dir = path.join(env.root, ses);
-    fs.mkdirSync(dir);
-    const trace = path.join(dir, 'trace.jsonl');
+    const { t0, ses, trace } = deadSession(env);
     const fd = fs.openSync(trace, 'w');
     fs.writeSync(
       fd,
@@ -310,11 +311,7 @@ const scenarios = {
   accounted() {
     // 300 000 accounted work ids (over the 262 144 remembered: a second pass), then 10 unaccounted
     const env = setup('accounted');
-    const t0 = Date.now() - 2 * DAY;
-    const ses = idAt('ses_', t0);
-    const dir = path.join(env.root, ses);
-    fs.mkdirSync(dir);
-    const trace = path.join(dir, 'trace.jsonl');
+    const { t0, ses, trace } = deadSession(env);
     const lines = [
       traceLine({
         event_type: 'session_start',
@@ -368,11 +365,7 @@ const scenarios = {
   },
   ratio() {
     const env = setup('ratio');
-    const t0 = Date.now() - 2 * DAY;
-    const ses = idAt('ses_', t0);
-    const dir = path.join(env.root, ses);
-    fs.mkdirSync(dir);
-    const trace = path.join(dir, 'trace.jsonl');
+    const { t0, ses, trace } = deadSession(env);
     const fd = fs.openSync(trace, 'w');
     // 1 MiB of real lines every 20 MiB: 5 % of 20 GiB allocated
     const line = traceLine({
