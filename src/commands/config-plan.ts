@@ -1,5 +1,5 @@
 // `config check --plan`: what the configured values would remove or hold now, per entry, from the
-// dry run's own planning (runSweep with dryRun: the measure-only effects, src/sweep/steps/effects.ts),
+// dry run's own planning (runSweep with dryRun: the measure-only effects, src/sweep/effects.ts),
 // where the blast-radius guard would stop an entry — in a sweep by hand, and in an unattended one
 // (the daemon, the timer) — and a warning for a `max_bytes` below what the data its budget may not
 // remove holds now.

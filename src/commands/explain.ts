@@ -1,7 +1,7 @@
 // `murmur-gc explain TARGET`: why one item is where it is, and when that changes (docs/explain.md).
 // Guarantees:
 // - The fate now is the dry run's own: explain runs the sweep with the measure-only effects
-//   (runSweep with dryRun, src/sweep/steps/effects.ts) and reads the item's fate from the very plan
+//   (runSweep with dryRun, src/sweep/effects.ts) and reads the item's fate from the very plan
 //   and acts that dry run made (src/plan/fates.ts) — so it is what `murmur-gc --dry-run` lists for
 //   the item. Nothing is written, not even `<home>/gc`; no lock is taken (one is only probed, as a
 //   dry run does: a sweep at work is exit 75).

@@ -11,7 +11,7 @@
 // - --dry-run runs the same inventory, liveness checks, lock probes and planner as a real run
 //   and changes nothing on disk (no lock taken, no cache written, no audit, no chmod): every fate
 //   is decided once, by the plan step, before anything is done, and the steps act only through
-//   the run's effects (steps/effects.ts), measure-only in a dry run; the actions it reports are
+//   the run's effects (src/sweep/effects.ts), measure-only in a dry run; the actions it reports are
 //   the ones a real run on the unchanged tree performs.
 // - One sweep at a time (`<home>/gc/sweep.lock`, BusyError → exit 75); one writer per record.
 // - Live sessions and the contexts their traces name are never removed, truncated or reconciled.

@@ -35,7 +35,7 @@ import { Dir, sameIdentity, identityOf, type FileHandle, type Identity } from '.
 import { appendTraceLines } from '../runtime/trace-append.js';
 import type { Logger } from '../log.js';
 import type { LostTask } from '../gchome/audit.js';
-import type { LostMarks } from './steps/effects.js';
+import type { LostMarks } from './effects.js';
 import type { Action, ErrorEntry, Skipped } from './report.js';
 import type { SessionView } from './world.js';
 
@@ -46,7 +46,7 @@ export interface ReconcileContext {
   auditId: string;
   now: () => number;
   log: Logger;
-  /** The run's effect (src/sweep/steps/effects.ts markLost): `write` runs only in a real run. */
+  /** The run's effect (src/sweep/effects.ts markLost): `write` runs only in a real run. */
   markLost: <W>(works: W[], write: () => Promise<LostMarks<W> | undefined>) => Promise<LostMarks<W> | undefined>;
   /** An action done (or that would be): reported and logged with `fields`. */
   action: (a: Action, fields: Record<string, unknown>) => void;

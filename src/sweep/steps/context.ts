@@ -7,7 +7,7 @@
 // debug line, "removed/held beside its session") and steps/orphans.ts (`remove_orphan_workdir`:
 // bytes freed, no log line per item);
 // per-item lines are at debug, and the sweep's end logs one line per cause (flushGrouped,
-// src/sweep/log-groups.ts); the run's effects (real or measure-only, effects.ts) are picked here,
+// src/sweep/log-groups.ts); the run's effects (real or measure-only, src/sweep/effects.ts) are picked here,
 // once, from `dryRun`; each step's tally (items, bytes, time) is recorded in `steps`, in pipeline
 // order.
 import type { GcConfig } from '../../config/types.js';
@@ -34,7 +34,7 @@ import type { ClockSkew } from '../../plan/clock.js';
 import { ProtectionSet } from '../../gchome/protect-list.js';
 import type { Action } from '../report.js';
 import { wordsOf, type Said } from '../voice.js';
-import { pickEffects, type Effects } from './effects.js';
+import { pickEffects, type Effects } from '../effects.js';
 import { GroupedLog, placeOf } from '../log-groups.js';
 import { countFates } from '../fate-counts.js';
 import type { listQuarantineDir } from '../../gchome/quarantine-store.js';
@@ -210,9 +210,9 @@ export interface SweepContext {
   // audit (created on the first destructive act of a real run)
   /** writes: created. reads: plan (the audit root's floor), the acting steps, reconcile, audit. */
   readonly auditId: string;
-  /** writes: effects.ts (on the first act that must be audited). reads: audit. */
+  /** writes: src/sweep/effects.ts (on the first act that must be audited). reads: audit. */
   audit: AuditSession | undefined;
-  /** writes: effects.ts (each act's retention event). reads: audit. */
+  /** writes: src/sweep/effects.ts (each act's retention event). reads: audit. */
   readonly retentionItems: RetentionItem[];
   /** writes: reconcile. reads: audit. */
   readonly lostTasks: LostTask[];
@@ -268,7 +268,7 @@ export interface SweepContext {
   readonly heldNow: HeldItem[];
   /** `heldKey` of every held item this sweep purged (or would purge). writes: quarantine. reads: beside, finishReport. */
   readonly purgedNow: Set<string>;
-  /** held items deleted for good, for the audit trace (`quarantine_purge`). writes: effects.ts. reads: audit. */
+  /** held items deleted for good, for the audit trace (`quarantine_purge`). writes: src/sweep/effects.ts. reads: audit. */
   readonly purged: PurgedItem[];
   /** `<home>/gc/quarantine`, opened (created in a real run) on first use. writes: measure, quarantine. reads: plan, budget, truncate, the pipeline (closed at the end), commands. */
   quarantineDir: Dir | undefined;

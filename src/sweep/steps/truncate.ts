@@ -19,7 +19,7 @@ import { heldOpenBy } from '../../runtime/record-truncate.js';
 import type { HeldLock } from '../../gchome/lock.js';
 import { sameIdentity, type Dir } from '../../fsx/safe-fs.js';
 import type { HeldAt } from '../report.js';
-import type { DropKeeper } from './effects.js';
+import type { DropKeeper } from '../effects.js';
 import { acted, fail, progress, skip, warnItem, type SweepContext, type StepTally } from './context.js';
 import { itemKey, type Fate } from '../../plan/fates.js';
 import { openChain } from '../../fsx/dirs.js';

@@ -1,43 +1,41 @@
-// What a sweep does to the disk, chosen once when the run starts (context.ts):
-// `realEffects` acts, `measureOnly` (--dry-run) measures the same entries and acts on none.
-// The steps call these methods and never ask which one they have; the voice (`say`) is the only
-// thing that tells the two apart in words (src/sweep/voice.ts).
+// The effects engine: the one place that answers "what does --dry-run do?" for every command
+// that changes the disk — the sweep, `restore` (and `restore --sweep`, which runs it per item)
+// and `conversation rm|truncate`. Each run picks its effects once (`pickEffects`; a command:
+// `commandEffects`): `realEffects` acts, `measureOnly` (--dry-run) measures the same entries and
+// acts on none. Callers call these methods and never ask which one they have; the voice (`say`)
+// is the only thing that tells the two apart in words (src/sweep/voice.ts).
 // Guarantees:
-// - Every change a sweep makes under the home and the roots goes through one method here:
-//   record what it places in a capsule's directory, remove, hold, purge, finish a trash entry, unlink a temp file, retry a kept-aside directory,
-//   truncate or repair a record, chmod, mark background work lost, release or create the
-//   keep_free reserve, take a lock, write the audit, and `upkeep` (state, cache, recovery).
+// - Every change a sweep or a command makes under the home and the roots goes through one method
+//   here: record what it places in a capsule's directory, remove, hold, purge, finish a trash
+//   entry, unlink a temp file, retry a kept-aside directory, truncate or repair a record, chmod,
+//   mark background work lost, release or create the keep_free reserve, take a lock, recover
+//   interrupted audits, put a held item back, write the audit, and `upkeep` (state, cache,
+//   protection).
 // - measureOnly opens, verifies and measures exactly the entries a real run would act on and
 //   reports the same results (bytes, entries, outcomes); it writes nothing: no audit, no state,
-//   no cache, no quarantine directory, no reserve, no lock file (it only probes locks).
+//   no cache, no quarantine directory, no `gc/`, no reserve, no lock file (it only probes locks).
 // - realEffects intends each audited act in the audit log before it starts and marks it done
-//   after (`audited`); what the audit trace must list (retention, purges) is recorded only then.
+//   after (`audited`); what the audit trace must list (retention, purges, restores) is recorded
+//   only then.
 // - Both forms take the same decisions from the same numbers: every budget is decided by the fate
 //   planner before anything is done (src/plan/fates.ts); `unappliedFreed` is the one number a
 //   measure-only run adds to what it measured (the reserve a real run releases first).
 //
-// A new step: take what it changes on disk from here (or add one method, with its real and its
-// measure-only form side by side below), report each action with `acted` (context.ts), and never
-// branch on the mode.
-import { Codes, GcError, errnoCode } from '../../errors.js';
-import { openChain, openOrCreateHome } from '../../fsx/dirs.js';
-import { Dir, identityOf, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
-import { finishTrash, measureDir, removeDir, retryKept, type KeptRetry } from '../../fsx/remove.js';
-import { AuditSession, type IntentLine, type PurgedItem, type RetentionItem } from '../../gchome/audit.js';
-import { GC_DIR } from '../../gchome/audit.js';
-import {
-  acquireLock,
-  ensureLockDir,
-  probeLock,
-  recordLockPath,
-  sweepLockPath,
-  type HeldLock,
-} from '../../gchome/lock.js';
-import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } from '../../gchome/quarantine-store.js';
-import { type HeldItem, type ItemMeta } from '../../gchome/quarantine-layout.js';
-import { sessionQuarantineName } from '../../runtime/gc-entries.js';
-import { holdBeside, type BesideSub } from '../../gchome/quarantine-beside.js';
-import type { Placed, Registry } from '../../gchome/registry.js';
+// A new step or command: take what it changes on disk from here (or add one method, with its
+// real and its measure-only form side by side below), report each sweep action with `acted`
+// (steps/context.ts), and never branch on the mode.
+import { Codes, GcError, errnoCode } from '../errors.js';
+import { openChain, openOrCreateHome } from '../fsx/dirs.js';
+import { Dir, identityOf, sameIdentity, type Identity } from '../fsx/safe-fs.js';
+import { finishTrash, measureDir, removeDir, retryKept, type KeptRetry } from '../fsx/remove.js';
+import { AuditSession, type IntentLine, type PurgedItem, type RetentionItem } from '../gchome/audit.js';
+import { GC_DIR } from '../gchome/audit.js';
+import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../gchome/lock.js';
+import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } from '../gchome/quarantine-store.js';
+import { type HeldItem, type ItemMeta } from '../gchome/quarantine-layout.js';
+import { sessionQuarantineName } from '../runtime/gc-entries.js';
+import { holdBeside, type BesideSub } from '../gchome/quarantine-beside.js';
+import type { Placed, Registry } from '../gchome/registry.js';
 import {
   createInodeReserve,
   createReserve,
@@ -45,8 +43,8 @@ import {
   releaseReserve,
   reserveBytes,
   reserveInodes,
-} from '../../gchome/reserve.js';
-import type { ModeEntry } from '../../runtime/inventory.js';
+} from '../gchome/reserve.js';
+import type { ModeEntry } from '../runtime/inventory.js';
 import {
   measureTornTail,
   measureTruncation,
@@ -55,10 +53,10 @@ import {
   type RepairOutcome,
   type TruncateOptions,
   type TruncateOutcome,
-} from '../../runtime/record-truncate.js';
-import { VERSION } from '../../version.js';
-import type { Action } from '../report.js';
-import { say, type Said } from '../voice.js';
+} from '../runtime/record-truncate.js';
+import { VERSION } from '../version.js';
+import type { Action } from './report.js';
+import { say, type Said } from './voice.js';
 
 /** What the effects read and write of the sweep's shared state (the SweepContext has it all). */
 export interface EffectsHost {
