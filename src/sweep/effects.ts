@@ -24,18 +24,46 @@
 // A new step or command: take what it changes on disk from here (or add one method, with its
 // real and its measure-only form side by side below), report each sweep action with `acted`
 // (steps/context.ts), and never branch on the mode.
-import { Codes, GcError, errnoCode } from '../errors.js';
+import type { FileHandle } from 'node:fs/promises';
+import { BusyError, Codes, GcError, describeError, errnoCode, withPath } from '../errors.js';
+import { failpoint } from '../failpoint.js';
+import type { Logger } from '../log.js';
 import { openChain, openOrCreateHome } from '../fsx/dirs.js';
 import { Dir, identityOf, sameIdentity, type Identity } from '../fsx/safe-fs.js';
 import { finishTrash, measureDir, removeDir, retryKept, type KeptRetry } from '../fsx/remove.js';
-import { AuditSession, type IntentLine, type PurgedItem, type RetentionItem } from '../gchome/audit.js';
-import { GC_DIR } from '../gchome/audit.js';
+import {
+  AuditSession,
+  GC_DIR,
+  INTENT_FILE,
+  type IntentLine,
+  type PurgedItem,
+  type RestoredItem,
+  type RetentionItem,
+} from '../gchome/audit.js';
+import { recoverInterruptedAudits, type Recovered } from '../gchome/audit-recovery.js';
+import { removeDeadGcTemps, type RemovedTemp } from '../gchome/leftovers.js';
+import { protectRecovered } from '../gchome/protect-file.js';
 import { acquireLock, ensureLockDir, probeLock, recordLockPath, sweepLockPath, type HeldLock } from '../gchome/lock.js';
-import { dropKeeper, holdContext, holdSession, openQuarantineDir, purgeEntry } from '../gchome/quarantine-store.js';
-import { type HeldItem, type ItemMeta } from '../gchome/quarantine-layout.js';
+import {
+  dropKeeper,
+  holdContext,
+  holdSession,
+  listQuarantineDir,
+  openHeldLines,
+  openQuarantineDir,
+  purgeEntry,
+  type QueueItem,
+} from '../gchome/quarantine-store.js';
+import {
+  CONTEXT_PAYLOAD,
+  restoreChain,
+  restoredMarker,
+  type HeldItem,
+  type ItemMeta,
+} from '../gchome/quarantine-layout.js';
 import { sessionQuarantineName } from '../runtime/gc-entries.js';
-import { holdBeside, type BesideSub } from '../gchome/quarantine-beside.js';
-import type { Placed, Registry } from '../gchome/registry.js';
+import { holdBeside, listBeside, restoreBeside, type BesideHeld, type BesideSub } from '../gchome/quarantine-beside.js';
+import { Registry, type Placed } from '../gchome/registry.js';
 import {
   createInodeReserve,
   createReserve,
@@ -44,8 +72,13 @@ import {
   reserveBytes,
   reserveInodes,
 } from '../gchome/reserve.js';
-import type { ModeEntry } from '../runtime/inventory.js';
+import { CONVERSATIONS_DIR, RECORD_FILE, type ModeEntry } from '../runtime/inventory.js';
+import { mintId } from '../runtime/ids.js';
+import { parseHeaderLine, serializeHeader, type RecordHeader } from '../runtime/record.js';
+import { stagedRewrite } from '../runtime/staged-rewrite.js';
 import {
+  RECORD_FILE_MODE,
+  firstLineEnd,
   measureTornTail,
   measureTruncation,
   repairTornTail,
@@ -55,7 +88,6 @@ import {
   type TruncateOutcome,
 } from '../runtime/record-truncate.js';
 import { VERSION } from '../version.js';
-import type { Action } from './report.js';
 import { say, type Said } from './voice.js';
 
 /** What the effects read and write of the sweep's shared state (the SweepContext has it all). */
@@ -64,8 +96,9 @@ export interface EffectsHost {
   readonly homeDir: Dir | undefined;
   readonly auditId: string;
   readonly now: () => number;
+  readonly log: Logger;
   readonly opts: { recordLockWaitMs?: number };
-  readonly report: { audit: string | null; actions: Action[] };
+  readonly report: { audit: string | null };
   readonly retentionItems: RetentionItem[];
   readonly purged: PurgedItem[];
   readonly heldNow: HeldItem[];
@@ -99,6 +132,31 @@ export interface LostMarks<W> {
   taskId: string | null;
 }
 
+/** What recovery did (`recover`): each run completed, and the temps removed. */
+export interface Recovery {
+  recovered: Recovered[];
+  temps: RemovedTemp[];
+  /** why `gc/` could not be searched for temps */
+  tempsError?: unknown;
+}
+
+/** The dropped lines to put back (`putBackLines`). */
+export interface PutBackLines {
+  q: Dir;
+  /** the context's directory; undefined when it does not exist (now) */
+  ctxDir: Dir | undefined;
+  /** this context's held truncations */
+  candidates: QueueItem[];
+  /** the newest hold time a context restored first allows */
+  cutoff: number | undefined;
+  /** a held context is restored first (a measure-only run: it would carry the newest marker) */
+  ctxRestoredFirst: boolean;
+  item: RestoredItem;
+  noRecord: () => Error;
+  conflict: (ctxDir: Dir) => Error;
+  busy: (ctxDir: Dir) => Error;
+}
+
 export interface Effects {
   /** tmpfiles' log_action: the would-form in a measure-only run, the did-form in a real one. */
   say(words: Said): string;
@@ -114,8 +172,60 @@ export interface Effects {
     check: (home: Dir) => void,
     settle: (gc: Dir) => Promise<void>,
   ): Promise<{ homeDir: Dir | undefined; lock: HeldLock | undefined; busy: boolean }>;
-  /** A record's lock (real) or a probe of it (measure-only: undefined when free). */
+  /**
+   * A record's lock (real: a dead holder's taken over at once, a live one waited for
+   * `recordLockWaitMs`) or a probe of it (measure-only: undefined when free).
+   */
   lockRecord(home: Dir, store: string, context: string): Promise<HeldLock | undefined | 'busy'>;
+  /**
+   * `<home>/gc/sweep.lock` for a command (restore): real creates `gc/` and takes the lock (a dead
+   * holder's at once, a live one waited for 3 s; still held: BusyError). Measure-only: nothing,
+   * not even a probe (a dry run reads what a sweep might change meanwhile, and says so).
+   */
+  lockForCommand(home: Dir): Promise<HeldLock | undefined>;
+  /**
+   * The one recovery path (the sweep's recover step, and restore before it acts): completes the
+   * audits of runs killed or failed mid-way (src/gchome/audit-recovery.ts), protects what an
+   * interrupted restore put back, removes the temps killed runs left under `gc/`
+   * (`nowMs` judges their age). Measure-only: nothing.
+   */
+  recover(home: Dir, nowMs?: number): Promise<Recovery>;
+
+  /**
+   * Puts the held session `root/held.entry` back as `root/target`, what went beside it first
+   * (src/gchome/quarantine-beside.ts; `exists` refuses a path that exists now), intended before
+   * and done after in the audit; what came back beside it. Measure-only: what is beside it.
+   */
+  putBackSession(
+    root: Dir,
+    held: { entry: string; identity: Identity },
+    target: string,
+    item: RestoredItem,
+    registry: Registry,
+    exists: (path: string) => Error,
+  ): Promise<BesideHeld[]>;
+  /**
+   * `<home>/conversations/<store>`: real creates `conversations/` (and the store too when
+   * `create`); measure-only opens what exists. Undefined when the store is not there (nor made).
+   */
+  openStore(home: Dir, store: string, create: boolean): Promise<Dir | undefined>;
+  /** Puts a context held whole back into `store` (audited; its held item removed after). Measure-only: nothing. */
+  putBackContext(q: Dir, held: QueueItem, store: Dir | undefined, item: RestoredItem): Promise<void>;
+  /**
+   * Puts dropped lines back in front of the record in `o.ctxDir` (the chain of held truncations
+   * ending at the marker the record carries now, src/gchome/quarantine-layout.ts restoreChain),
+   * under the record's lock, with the staged rewrite (audited; the held items removed after);
+   * the items put back (oldest first) and the messages. Measure-only: the same chain, read.
+   */
+  putBackLines(o: PutBackLines): Promise<{ messages: number; items: QueueItem[] }>;
+  /**
+   * Finishes a command's audit with its retention (and `more`), its restores, and `status`;
+   * an audit that recorded nothing is removed whole. Its id, or null (none was begun, or
+   * measure-only).
+   */
+  finishAudit(status: 'ok' | 'failed', more?: () => Promise<RetentionItem[]>): Promise<string | null>;
+  /** A command's act failed: its intent log stays, and the next sweep (or restore) completes it. */
+  abandonAudit(): Promise<void>;
 
   /** `act`, intended in the audit log before and marked done after (real runs; measure-only: `act` alone). */
   audited<T>(intent: Intent, act: () => Promise<T>, record?: (t: T) => AuditRecord): Promise<T>;
@@ -210,6 +320,48 @@ export function pickEffects(host: EffectsHost, measureOnlyRun: boolean): Effects
   return measureOnlyRun ? measureOnly(host) : realEffects(host);
 }
 
+/** One command's run (restore TARGET, conversation rm|truncate) on an open home. */
+export interface CommandRun {
+  home: string;
+  homeDir: Dir;
+  measureOnly: boolean;
+  now: () => number;
+  log: Logger;
+  recordLockWaitMs: number;
+}
+
+/** The effects of one command: its own audit id (minted now; begun at its first act); disposing closes what it opened. */
+export type CommandEffects = Effects &
+  AsyncDisposable & { readonly auditId: string; quarantinePath(): string | undefined };
+
+export function commandEffects(run: CommandRun): CommandEffects {
+  const host: EffectsHost = {
+    home: run.home,
+    homeDir: run.homeDir,
+    auditId: mintId('ses_'),
+    now: run.now,
+    log: run.log,
+    opts: { recordLockWaitMs: run.recordLockWaitMs },
+    report: { audit: null },
+    retentionItems: [],
+    purged: [],
+    heldNow: [],
+    reserveReleased: 0,
+    reserveInodesReleased: 0,
+    audit: undefined,
+    quarantineDir: undefined,
+    registry: Registry.empty(),
+  };
+  return Object.assign(pickEffects(host, run.measureOnly), {
+    auditId: host.auditId,
+    quarantinePath: () => host.quarantineDir?.path,
+    async [Symbol.asyncDispose]() {
+      await host.quarantineDir?.close();
+      host.quarantineDir = undefined;
+    },
+  });
+}
+
 /** Opens `parent/name` as the scanned directory, runs `verify` on it, and measures it. */
 async function verifiedBytes(
   parent: Dir,
@@ -222,6 +374,45 @@ async function verifiedBytes(
     await verify(d);
   }
   return (await measureDir(parent, name, identity)).bytes;
+}
+
+/** A lock: a dead holder's taken over at once, a live one waited for `waitMs`. */
+async function takeLock(path: string, waitMs: number): Promise<HeldLock | undefined> {
+  return (await acquireLock(path, { waitMs: 0 })) ?? (waitMs > 0 ? acquireLock(path, { waitMs }) : undefined);
+}
+
+/** The record's first line (with its `\n`, when it has one) and its end offset. */
+async function headLine(
+  fh: FileHandle,
+  size: number,
+): Promise<{ line: Buffer; end: number; header: RecordHeader | undefined }> {
+  const end = await firstLineEnd(fh, size);
+  const line = Buffer.alloc(end);
+  await fh.read(line, 0, end, 0);
+  return { line, end, header: parseHeaderLine(line.subarray(0, end > 0 && line[end - 1] === 10 ? end - 1 : end)) };
+}
+
+/** The held truncations among `items` that go back in front of a record whose header is `h`. */
+function chainFor(h: RecordHeader | undefined, items: QueueItem[]): (QueueItem & { meta: ItemMeta })[] {
+  return restoreChain(items as (QueueItem & { meta: ItemMeta })[], h?.truncated?.at_ms.toString());
+}
+
+const messagesOf = (items: QueueItem[]): number => items.reduce((n, i) => n + (i.meta!.messages ?? 0), 0);
+
+/** Removes held items whose contents are back (their restore is logged done). */
+async function removeRestored(parent: Dir, entries: { entry: string; identity: Identity }[]): Promise<void> {
+  for (const e of entries) {
+    try {
+      failpoint('restore:remove_item');
+      await purgeEntry(parent, e.entry, e.identity, mintId('ses_'));
+    } catch (err) {
+      throw new GcError(
+        Codes.ioError,
+        `${parent.display(e.entry)}: what it held is back, but the held item could not be removed (${describeError(err)}); the next sweep (or restore) removes it and completes the audit`,
+        { cause: err },
+      );
+    }
+  }
 }
 
 function realEffects(host: EffectsHost): Effects {
@@ -237,6 +428,25 @@ function realEffects(host: EffectsHost): Effects {
     host.quarantineDir ??= await openQuarantineDir(home, true);
     if (!host.quarantineDir) throw new GcError(Codes.ioError, 'the quarantine directory could not be opened');
     return host.quarantineDir;
+  };
+  // A restore's steps: intended durably before each, done durably once its change landed and
+  // before its held item is removed, so a restore killed at any point is completed by recovery.
+  const restored: RestoredItem[] = [];
+  const intendRestore = async (intent: Intent): Promise<number> => {
+    const a = await ensureAudit();
+    if (!a) throw new GcError(Codes.ioError, 'there is no murmur home to keep the audit trail of a restore');
+    return a.intend(intent).catch((err: unknown) => {
+      throw withPath(err, `${a.dirPath}/${INTENT_FILE}`);
+    });
+  };
+  const doneRestore = async (seq: number, item: RestoredItem): Promise<void> => {
+    await host.audit!.done(seq, {}, true);
+    restored.push(item);
+    failpoint('restore:after_done');
+  };
+  const lockRecord = async (home: Dir, store: string, context: string): Promise<HeldLock | 'busy'> => {
+    await ensureLockDir(home, [encodeURIComponent(store)]);
+    return (await takeLock(recordLockPath(host.home, store, context), host.opts.recordLockWaitMs ?? 2000)) ?? 'busy';
   };
   return {
     say: (words) => say(false, words),
@@ -257,12 +467,171 @@ function realEffects(host: EffectsHost): Effects {
         throw err;
       }
     },
-    async lockRecord(home, store, context) {
-      await ensureLockDir(home, [encodeURIComponent(store)]);
-      const lock = await acquireLock(recordLockPath(host.home, store, context), {
-        waitMs: host.opts.recordLockWaitMs ?? 2000,
+    lockRecord,
+    async lockForCommand(home) {
+      const gc = await home.mkdir(GC_DIR, 0o700);
+      await gc.close();
+      const path = sweepLockPath(host.home);
+      const lock = await takeLock(path, 3000);
+      if (!lock) throw new BusyError(`a murmur-gc sweep holds ${path}; try again when it has finished`);
+      return lock;
+    },
+    async recover(home, nowMs) {
+      const recovered = await recoverInterruptedAudits(home, host.home, host.now());
+      await protectRecovered(
+        home,
+        host.log,
+        recovered.flatMap((r) => r.restored),
+        host.now,
+      );
+      return removeDeadGcTemps(host.home, nowMs).then(
+        (temps) => ({ recovered, temps }),
+        (err: unknown) => ({ recovered, temps: [], tempsError: err }),
+      );
+    },
+    async putBackSession(root, held, target, item, registry, exists) {
+      const st = await root.lstat(held.entry);
+      if (!st?.isDirectory())
+        throw new GcError(Codes.changedSinceScan, `${root.display(held.entry)} changed while it was being restored`);
+      await root.openDir(held.entry, held.identity).then((x) => x.close());
+      const seq = await intendRestore({
+        kind: 'restore_session',
+        parent: item.origin,
+        target: held.entry,
+        restore: { ...item, to: root.display(target), entries: [held.entry] },
       });
-      return lock ?? 'busy';
+      const beside = await restoreBeside(root, held.entry, held.identity, exists);
+      await root.rename(held.entry, target);
+      await root.sync().catch(() => undefined);
+      await doneRestore(seq, item);
+      // the hold is gone: the registry keeps only what is still there
+      registry.touched();
+      if (host.homeDir)
+        await registry
+          .settle(host.homeDir)
+          .catch((err: unknown) =>
+            host.log.warn(
+              { code: Codes.ioError },
+              `registry not settled (the next sweep settles it): ${describeError(err)}`,
+            ),
+          );
+      host.log.info({ target, root: item.origin }, 'session restored from the quarantine');
+      return beside;
+    },
+    async openStore(home, store, create) {
+      await using conv = await home.mkdir(CONVERSATIONS_DIR, 0o700);
+      return create || (await conv.lstat(store)) ? await conv.mkdir(store, 0o700) : undefined;
+    },
+    async putBackContext(q, held, store, item) {
+      if (!store) return; // (openStore made it)
+      {
+        await using d = await q.openDir(held.entry, held.identity);
+        await d.openDir(CONTEXT_PAYLOAD).then((x) => x.close());
+        const seq = await intendRestore({
+          kind: 'restore_context',
+          parent: q.path,
+          target: held.entry,
+          restore: { ...item, to: store.display(item.target), entries: [held.entry] },
+        });
+        await d.renameInto(CONTEXT_PAYLOAD, store, item.target);
+        await store.sync().catch(() => undefined);
+        await doneRestore(seq, item);
+      }
+      await removeRestored(q, [held]);
+    },
+    async putBackLines(o) {
+      const { q, ctxDir, item } = o;
+      if (!ctxDir) throw o.noRecord();
+      const lock = await lockRecord(host.homeDir!, item.origin, item.target);
+      if (lock === 'busy') throw o.busy(ctxDir);
+      const opened: FileHandle[] = [];
+      try {
+        // Listed again under the record's lock: a truncation that held lines since is seen whole.
+        const fresh = (await listQuarantineDir(q, false)).items.filter(
+          (i) =>
+            !i.incomplete &&
+            i.kind === 'truncation' &&
+            i.meta?.context === item.target &&
+            i.meta.store === item.origin &&
+            (o.cutoff === undefined || i.meta.removed_ms <= o.cutoff),
+        );
+        let chain: QueueItem[] = [];
+        let messages = 0;
+        const inserts: { fh: FileHandle; from: number; to: number }[] = [];
+        let seq: number | undefined;
+        const rw = await stagedRewrite({
+          dir: ctxDir,
+          name: RECORD_FILE,
+          mode: RECORD_FILE_MODE,
+          signal: lock.signal,
+          stage: async (src, size) => {
+            const head = await headLine(src, size);
+            chain = chainFor(head.header, fresh);
+            if (chain.length === 0) throw o.conflict(ctxDir);
+            for (const it of chain) {
+              await using held = await q.openDir(it.entry, it.identity);
+              const lines = await openHeldLines(held, it.meta!);
+              opened.push(lines.fh);
+              inserts.push(lines);
+            }
+            messages = messagesOf(chain);
+            const h = head.header!;
+            const marker = restoredMarker(h.truncated, messages, chain[0]!.meta!.prior ?? null);
+            const expected = serializeHeader({
+              type: h.type,
+              capsule: h.capsule,
+              created_ms: h.created_ms,
+              ...(marker ? { truncated: marker } : {}),
+            });
+            // Logged before the rewrite: recovery reads the record's first line (and the lines after
+            // it) to tell whether this rewrite landed (src/gchome/audit-recovery.ts).
+            seq = await intendRestore({
+              kind: 'restore_truncation',
+              parent: q.path,
+              target: chain[0]!.entry,
+              restore: {
+                ...item,
+                messagesRestored: messages,
+                to: ctxDir.display(RECORD_FILE),
+                entries: chain.map((c) => c.entry),
+                header: expected,
+              },
+            });
+            return { prefix: Buffer.from(expected), insert: inserts, copyFrom: head.end };
+          },
+        });
+        if (!rw || seq === undefined)
+          throw new GcError(Codes.ioError, `${ctxDir.display(RECORD_FILE)} was not rewritten`);
+        await doneRestore(seq, { ...item, messagesRestored: messages });
+        for (const fh of opened.splice(0)) await fh.close().catch(() => undefined);
+        await removeRestored(q, chain);
+        host.log.info(
+          { target: item.target, record: item.origin, messages },
+          'dropped lines restored from the quarantine',
+        );
+        return { messages, items: chain };
+      } finally {
+        for (const fh of opened) await fh.close().catch(() => undefined);
+        await lock.release();
+      }
+    },
+    async finishAudit(status, more) {
+      const a = host.audit;
+      if (!a || !host.homeDir) return null;
+      const items = [...host.retentionItems, ...((await more?.()) ?? [])];
+      if (items.length === 0 && restored.length === 0) {
+        await using gc = await host.homeDir.openDir(GC_DIR);
+        await a.discard(gc);
+        host.audit = undefined;
+        return null;
+      }
+      if (restored.length > 0) failpoint('restore:before_audit');
+      await a.finish(items, [], status, host.now(), { restored });
+      host.audit = undefined;
+      return host.auditId;
+    },
+    async abandonAudit() {
+      await host.audit?.abandon().catch(() => undefined);
     },
     async audited(intent, act, record) {
       const a = await ensureAudit();
@@ -358,6 +727,41 @@ function measureOnly(host: EffectsHost): Effects {
     },
     lockRecord: async (_home, store, context) =>
       (await probeLock(recordLockPath(host.home, store, context))) ? 'busy' : undefined,
+    lockForCommand: () => Promise.resolve(undefined),
+    recover: () => Promise.resolve({ recovered: [], temps: [] }),
+    async putBackSession(root, held, _target, item) {
+      await using hd = await root.openDir(held.entry, held.identity);
+      return listBeside(hd, item.origin);
+    },
+    async openStore(home, store) {
+      const conv = await home.openDir(CONVERSATIONS_DIR).catch(() => undefined);
+      try {
+        return conv && (await conv.lstat(store)) ? await conv.openDir(store) : undefined;
+      } finally {
+        await conv?.close();
+      }
+    },
+    putBackContext: () => Promise.resolve(),
+    async putBackLines(o) {
+      const { ctxDir } = o;
+      if (!ctxDir) {
+        if (!o.ctxRestoredFirst) throw o.noRecord();
+        // the context is restored first, and it carries the marker of the newest truncation
+        const items = o.candidates.filter((i) => i.meta!.state !== 'staged');
+        return { messages: messagesOf(items), items };
+      }
+      if (!(await ctxDir.lstat(RECORD_FILE))) throw o.conflict(ctxDir);
+      const { fh, stat } = await ctxDir.openFile(RECORD_FILE);
+      try {
+        const chain = chainFor((await headLine(fh, Number(stat.size))).header, o.candidates);
+        if (chain.length === 0) throw o.conflict(ctxDir);
+        return { messages: messagesOf(chain), items: chain };
+      } finally {
+        await fh.close();
+      }
+    },
+    finishAudit: () => Promise.resolve(null),
+    abandonAudit: () => Promise.resolve(),
     audited: (_intent, act) => act(),
     place: () => Promise.resolve(),
     remove: (parent, name, identity, o = {}) => verifiedBytes(parent, name, identity, o.verify),
