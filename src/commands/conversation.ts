@@ -20,7 +20,8 @@
 //   records owned by another uid (`foreign_owner`), and take the record's lock
 //   (`<home>/gc/locks/<store>/<ctx>.lock`, the one the sweep takes); a lock still held after the
 //   wait is `storage_busy` (exit 75). Dry runs run the same checks, only probe the lock, and
-//   change nothing on disk.
+//   change nothing on disk: every act goes through the effects engine (src/sweep/effects.ts),
+//   real or measure-only.
 // - `rm` counts the messages of the directory it removes after moving it aside (so the count is
 //   what went); `truncate` passes the record store as the capsule of a headerless record (§6.4).
 // - A real `rm`/`truncate` is in murmur-gc's own audit trail like a sweep's removals: an audit
@@ -56,10 +57,8 @@ import {
   type RecordsScan,
 } from '../runtime/inventory.js';
 import { scanRecord, sparseFileError } from '../runtime/jsonl.js';
-import { acquireLock, ensureLockDir, probeLock, recordLockPath, type HeldLock } from '../gchome/lock.js';
-import { dropKeeper, holdContext, openQuarantineDir } from '../gchome/quarantine-store.js';
-import { heldOpenBy, measureTruncation, truncateRecord } from '../runtime/record-truncate.js';
-import { measureDir, removeDir } from '../fsx/remove.js';
+import type { HeldLock } from '../gchome/lock.js';
+import { heldOpenBy } from '../runtime/record-truncate.js';
 import { Dir, identityOf, processUid, realpath } from '../fsx/safe-fs.js';
 import { loadTraceCache } from '../gchome/trace-cache.js';
 import type { Logger } from '../log.js';
@@ -79,13 +78,12 @@ import {
   type RemoveResult,
   type TruncateResult,
 } from '../runtime/conversation-format.js';
-import { mintId } from '../runtime/ids.js';
 import { MANUAL_TRIGGER } from '../runtime/trace.js';
-import { VERSION } from '../version.js';
-import { AuditSession, GC_DIR, type RetentionItem } from '../gchome/audit.js';
+import type { RetentionItem } from '../gchome/audit.js';
 import { truncationLanded } from '../gchome/audit-recovery.js';
 import type { ItemMeta } from '../gchome/quarantine-layout.js';
 import { scanSessionsWorld } from '../sweep/world.js';
+import { commandEffects, type CommandEffects } from '../sweep/effects.js';
 
 /** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
 export const RECORD_LOCK_WAIT_MS = 3000;
@@ -412,27 +410,34 @@ function busy(target: ContextScan): BusyError {
   );
 }
 
-/** Take the record's lock (creating `<home>/gc/locks/<store>/` like the sweep), or throw busy. */
+/** The effects of one `rm`/`truncate` (src/sweep/effects.ts): real, or measure-only for --dry-run. */
+function effectsOf(ctx: ConversationContext, homeDir: Dir, opts: ActOptions, now: () => number): CommandEffects {
+  return commandEffects({
+    home: ctx.config.home,
+    homeDir,
+    measureOnly: opts.dryRun,
+    now,
+    log: ctx.log,
+    recordLockWaitMs: opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS,
+  });
+}
+
+/** The record's lock, the sweep's (a dry run only probes it), or busy. */
 async function lockRecord(
   ctx: ConversationContext,
+  fx: CommandEffects,
   homeDir: Dir,
   target: ContextScan,
-  waitMs: number,
-): Promise<HeldLock> {
-  await ensureLockDir(homeDir, [encodeURIComponent(target.store)]);
-  const lock = await acquireLock(recordLockPath(ctx.config.home, target.store, target.context), { waitMs });
-  if (!lock) throw busy(target);
-  if (lock.brokeDeadHolder) {
+): Promise<HeldLock | undefined> {
+  const lock = await fx.lockRecord(homeDir, target.store, target.context);
+  if (lock === 'busy') throw busy(target);
+  if (lock?.brokeDeadHolder) {
     ctx.log.warn(
       { code: Codes.processInterrupted, target: `${target.store}/${target.context}` },
       'the record lock of a murmur-gc that died was removed',
     );
   }
   return lock;
-}
-
-async function probeRecordLock(ctx: ConversationContext, target: ContextScan): Promise<void> {
-  if (await probeLock(recordLockPath(ctx.config.home, target.store, target.context))) throw busy(target);
 }
 
 /**
@@ -474,39 +479,18 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
     checkOwner(target);
     await checkLive(ctx, homeDir, target, 'remove', opts.force, nowMs);
     const dirPath = dirname(target.path);
-    const result = (messages: number): RemoveResult => ({
-      action: 'remove',
-      record: target.store,
-      context_id: target.context,
-      path: dirPath,
-      messages,
-      dry_run: opts.dryRun,
-    });
-
     const windowMs = ctx.config.quarantine ? ctx.config.quarantine.windowSecs * 1000 : undefined;
     const untilMs = windowMs === undefined ? undefined : nowMs + windowMs;
 
-    if (opts.dryRun) {
-      await probeRecordLock(ctx, target);
-      await using storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
-      await measureDir(storeDir, target.context, target.dirIdentity);
-      await using cdir = await storeDir.openDir(target.context, target.dirIdentity);
-      const held =
-        untilMs !== undefined && storeDir.identity.dev === homeDir.identity.dev
-          ? { until_ms: untilMs, path: `${ctx.config.home}/gc/quarantine` }
-          : undefined;
-      return { ...result(await countIn(cdir)), ...(held ? { held } : {}) };
-    }
-
-    const lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    await using fx = effectsOf(ctx, homeDir, opts, now);
+    const lock = await lockRecord(ctx, fx, homeDir, target);
     try {
       await using storeDir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store]);
       // Re-read under the lock: a sweep may have acted while we waited.
       const st = await storeDir.lstat(target.context);
       if (!st?.isDirectory())
         throw new GcError(Codes.changedSinceScan, `${dirPath} is no longer a context directory; nothing removed`);
-      // In the audit trail before the act (no removal without its audit).
-      const audit = await AuditSession.begin(homeDir, mintId('ses_'), VERSION, now());
+      const identity = identityOf(st);
       const item: RetentionItem = {
         store: 'records',
         reason: 'manual',
@@ -514,65 +498,66 @@ export async function removeContext(ctx: ConversationContext, opts: ActOptions):
         parent: storeDir.path,
         trigger: MANUAL_TRIGGER,
       };
-      const seq = await audit.intend({
-        kind: 'remove_record',
-        store: 'records',
-        reason: 'manual',
-        parent: storeDir.path,
-        target: target.context,
-        trigger: MANUAL_TRIGGER,
-      });
       let messages = 0;
       const count = async (d: Dir) => {
-        messages = await countIn(d, lock.signal);
+        messages = await countIn(d, lock?.signal);
       };
       let held: { until_ms: number; path: string } | undefined;
       try {
-        if (untilMs !== undefined) {
-          // The undo window: held like a sweep's removal (reason conversation_rm), unless the
-          // store is on another filesystem than the home (then removed at once, with a warning).
-          const q = await openQuarantineDir(homeDir, true);
-          try {
-            const meta: ItemMeta = {
-              kind: 'context',
-              store: target.store,
-              context: target.context,
-              removed_ms: nowMs,
-              until_ms: untilMs,
-              reason: 'conversation_rm',
-              run: audit.sessionId,
-            };
-            const h = await holdContext(storeDir, target.context, identityOf(st), q!, meta, count);
-            held = { until_ms: untilMs, path: `${q!.path}/${h.entry}/ctx` };
-          } catch (err) {
-            if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
-            ctx.log.warn(
-              { code: Codes.crossDevice, target: `${target.store}/${target.context}` },
-              `${describeError(err)}; removed at once`,
-            );
-          } finally {
-            await q?.close();
-          }
-        }
-        if (!held) {
-          await removeDir(storeDir, target.context, identityOf(st), {
-            runId: audit.sessionId,
-            signal: lock.signal,
-            verifyInTrash: count,
-          });
-        }
+        // In the audit trail before the act (no removal without its audit).
+        held = await fx.audited(
+          { kind: 'remove_record', ...item },
+          async () => {
+            if (untilMs !== undefined) {
+              // The undo window: held like a sweep's removal (reason conversation_rm), unless the
+              // store is on another filesystem than the home (then removed at once, with a warning).
+              const meta: ItemMeta = {
+                kind: 'context',
+                store: target.store,
+                context: target.context,
+                removed_ms: nowMs,
+                until_ms: untilMs,
+                reason: 'conversation_rm',
+                run: fx.auditId,
+              };
+              try {
+                const h = await fx.holdContext(homeDir, storeDir, target.context, identity, meta, count);
+                return { until_ms: untilMs, path: h.path };
+              } catch (err) {
+                if (!(err instanceof GcError && err.code === Codes.crossDevice)) throw err;
+                ctx.log.warn(
+                  { code: Codes.crossDevice, target: `${target.store}/${target.context}` },
+                  `${describeError(err)}; removed at once`,
+                );
+              }
+            }
+            await fx.remove(storeDir, target.context, identity, {
+              verify: count,
+              ...(lock ? { signal: lock.signal } : {}),
+            });
+            return undefined;
+          },
+          (h) => ({ retention: h ? { ...item, heldUntilMs: h.until_ms } : item }),
+        );
       } catch (err) {
         // Settle against the disk now: gone from the store means it was removed (or held).
-        const gone = (await storeDir.lstat(target.context).catch(() => st)) === undefined;
-        await settle(ctx, homeDir, audit, gone ? [item] : []);
+        await settle(ctx, fx, 'failed', async () =>
+          (await storeDir.lstat(target.context).catch(() => st)) === undefined ? [item] : [],
+        );
         throw err;
       }
-      await audit.done(seq);
-      await settle(ctx, homeDir, audit, [held ? { ...item, heldUntilMs: held.until_ms } : item], 'ok');
-      return { ...result(messages), ...(held ? { held } : {}) };
-      return result(messages);
+      await settle(ctx, fx, 'ok');
+      return {
+        action: 'remove',
+        record: target.store,
+        context_id: target.context,
+        path: dirPath,
+        messages,
+        dry_run: opts.dryRun,
+        ...(held ? { held } : {}),
+      };
     } finally {
-      await lock.release();
+      await lock?.release();
     }
   });
 }
@@ -593,30 +578,27 @@ export async function truncateContext(
     await checkLive(ctx, homeDir, target, 'truncate', opts.force, nowMs);
     await refuseHeldOpen(homeDir, target);
 
-    let lock: HeldLock | undefined;
-    if (opts.dryRun) await probeRecordLock(ctx, target);
-    else lock = await lockRecord(ctx, homeDir, target, opts.lockWaitMs ?? RECORD_LOCK_WAIT_MS);
+    await using fx = effectsOf(ctx, homeDir, opts, now);
+    const lock = await lockRecord(ctx, fx, homeDir, target);
     try {
       const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
       const at = now();
       const untilMs = ctx.config.quarantine ? at + ctx.config.quarantine.windowSecs * 1000 : undefined;
-      // The undo window: the dropped lines are held (reason conversation_truncate).
-      const q = untilMs !== undefined && !opts.dryRun ? await openQuarantineDir(homeDir, true) : undefined;
-      // The hold names the audit session of this truncation as its run (`restore --sweep` finds it by it).
-      const run = mintId('ses_');
-      const keeper =
-        q && untilMs !== undefined
-          ? dropKeeper(q, {
-              store: target.store,
-              context: target.context,
-              removed_ms: at,
-              until_ms: untilMs,
-              reason: 'conversation_truncate',
-              run,
-              at_ms: String(at),
-            })
-          : undefined;
       try {
+        // The undo window: the dropped lines are held (reason conversation_truncate); the hold
+        // names the audit session of this truncation as its run (`restore --sweep` finds it by it).
+        const keeper =
+          untilMs !== undefined
+            ? await fx.dropKeeper(homeDir, {
+                store: target.store,
+                context: target.context,
+                removed_ms: at,
+                until_ms: untilMs,
+                reason: 'conversation_truncate',
+                run: fx.auditId,
+                at_ms: String(at),
+              })
+            : undefined;
         // In the audit trail before the rewrite; the intent names the marker the new header will
         // carry, so what happened can be read back from the record itself.
         const intent = {
@@ -629,73 +611,58 @@ export async function truncateContext(
           dropped_before: String(target.header?.truncated?.dropped ?? 0n),
           trigger: MANUAL_TRIGGER,
         } as const;
-        const audit = opts.dryRun ? undefined : await AuditSession.begin(homeDir, run, VERSION, at);
-        const seq = await audit?.intend(intent);
-        let out: Awaited<ReturnType<typeof truncateRecord>>;
+        const item = {
+          store: 'records',
+          reason: 'max_messages',
+          target: target.context,
+          parent: intent.parent,
+          trigger: MANUAL_TRIGGER,
+        } as const;
+        let out: Awaited<ReturnType<typeof fx.truncate>>;
         try {
-          out = await (opts.dryRun ? measureTruncation : truncateRecord)(cdir, RECORD_FILE, {
-            keep: opts.keep,
-            fallbackCapsule: target.store,
-            nowMs: at,
-            ...(lock ? { signal: lock.signal } : {}),
-            ...(keeper ? { keepDropped: keeper.hook } : {}),
-          });
+          out = await fx.audited(
+            intent,
+            () =>
+              fx.truncate(cdir, RECORD_FILE, {
+                keep: opts.keep,
+                fallbackCapsule: target.store,
+                nowMs: at,
+                ...(lock ? { signal: lock.signal } : {}),
+                ...(keeper ? { keepDropped: keeper.hook } : {}),
+              }),
+            (o) => ({
+              done: { messages_dropped: o.dropped },
+              ...(o.dropped > 0
+                ? {
+                    retention: {
+                      ...item,
+                      messagesDropped: o.dropped,
+                      ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}),
+                    },
+                  }
+                : {}),
+            }),
+          );
         } catch (err) {
           // Held open by the time of the rename: nothing was renamed, so nothing is held either.
           if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
-          if (audit) {
-            const dropped = await truncationLanded({ op: 'intent', seq: seq ?? 0, ...intent });
-            await settle(
-              ctx,
-              homeDir,
-              audit,
-              dropped
-                ? [
-                    {
-                      store: 'records',
-                      reason: 'max_messages',
-                      target: target.context,
-                      parent: intent.parent,
-                      messagesDropped: dropped,
-                      trigger: MANUAL_TRIGGER,
-                    },
-                  ]
-                : [],
-            );
-          }
+          await settle(ctx, fx, 'failed', async () => {
+            const dropped = await truncationLanded({ op: 'intent', seq: 0, ...intent });
+            return dropped ? [{ ...item, messagesDropped: dropped }] : [];
+          });
           throw err;
         }
         await keeper?.settle(out.dropped > 0, out.carriedTo);
-        if (audit && seq !== undefined) {
-          await audit.done(seq, { messages_dropped: out.dropped });
-          await settle(
-            ctx,
-            homeDir,
-            audit,
-            out.dropped > 0
-              ? [
-                  {
-                    store: 'records',
-                    reason: 'max_messages',
-                    target: target.context,
-                    parent: intent.parent,
-                    messagesDropped: out.dropped,
-                    trigger: MANUAL_TRIGGER,
-                    ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}),
-                  },
-                ]
-              : [],
-            'ok',
-          );
-        }
+        await settle(ctx, fx, 'ok');
+        const q = fx.quarantinePath();
         const held =
           untilMs === undefined || out.dropped === 0
             ? undefined
             : {
                 until_ms: untilMs,
                 path:
-                  keeper?.entry !== undefined && q
-                    ? `${q.path}/${keeper.entry}/${keeper.payload}`
+                  keeper?.entry !== undefined && q !== undefined
+                    ? `${q}/${keeper.entry}/${keeper.payload}`
                     : `${ctx.config.home}/gc/quarantine`,
               };
         const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
@@ -734,7 +701,6 @@ export async function truncateContext(
           ...(held ? { held } : {}),
         };
       } finally {
-        await q?.close();
         await cdir.close();
       }
     } finally {
@@ -757,27 +723,16 @@ async function refuseHeldOpen(homeDir: Dir, target: ContextScan): Promise<void> 
  */
 async function settle(
   ctx: ConversationContext,
-  homeDir: Dir,
-  audit: AuditSession,
-  items: RetentionItem[],
-  status: 'ok' | 'failed' = 'failed',
+  fx: CommandEffects,
+  status: 'ok' | 'failed',
+  more?: () => Promise<RetentionItem[]>,
 ): Promise<void> {
-  const now = ctx.now ?? Date.now;
   try {
-    if (items.length === 0) {
-      const gc = await homeDir.openDir(GC_DIR);
-      try {
-        await audit.discard(gc);
-      } finally {
-        await gc.close();
-      }
-      return;
-    }
-    await audit.finish(items, [], status, now());
+    await fx.finishAudit(status, more);
   } catch (err) {
-    await audit.abandon().catch(() => undefined);
+    await fx.abandonAudit();
     ctx.log.warn(
-      { code: Codes.ioError, audit: audit.sessionId },
+      { code: Codes.ioError, audit: fx.auditId },
       `the audit trace could not be completed (${describeError(err)}); the next sweep completes it`,
     );
   }

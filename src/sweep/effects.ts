@@ -778,6 +778,12 @@ function measureOnly(host: EffectsHost): Effects {
     },
     async holdContext(home, store, name, identity, _meta, verify) {
       const q = `${home.path}/${GC_DIR}/quarantine`;
+      // A real move is refused across filesystems (the caller then removes it at once): said alike.
+      if (store.identity.dev !== home.identity.dev)
+        throw new GcError(
+          Codes.crossDevice,
+          `${store.display(name)} is on another filesystem than ${q}; it cannot be held in the quarantine`,
+        );
       return { parent: q, entry: `(${name})`, path: q, bytes: await verifiedBytes(store, name, identity, verify) };
     },
     heldBytes: (_parent, _entry, counted) => Promise.resolve(counted),
