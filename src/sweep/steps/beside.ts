@@ -53,7 +53,7 @@ import {
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
 import { judgeLiveness, type RunningProbe } from '../../plan/liveness.js';
 import type { SessionView } from '../world.js';
-import { fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
+import { acted, fail, skip, type SessionsRootPlan, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
 import type { SessionRemovalReason } from '../../plan/budget.js';
 
@@ -315,24 +315,23 @@ export async function removeBeside(
     try {
       const bytes = await act(ctx, root, from, it, identity, held);
       total += bytes;
-      ctx.report.actions.push({
-        kind: child ? 'remove_child_workdir' : 'remove_work_log',
-        root: root.path,
-        target: it.name,
-        parent_session: it.session,
-        path,
-        reason,
-        bytes,
-        ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}),
-      });
-      if (!held) ctx.report.bytes_freed += bytes;
-      ctx.log.debug(
+      acted(
+        ctx,
+        {
+          kind: child ? 'remove_child_workdir' : 'remove_work_log',
+          root: root.path,
+          target: it.name,
+          parent_session: it.session,
+          path,
+          reason,
+          bytes,
+          ...(held ? { held: { until_ms: heldUntil(held.entry), path: `${root.path}/${held.entry}` } } : {}),
+        },
+        'debug',
         { path, parent_session: it.session, reason, bytes },
-        ctx.fx.say(
-          held
-            ? ['would hold beside its session', 'held beside its session']
-            : ['would remove beside its session', 'removed beside its session'],
-        ),
+        held
+          ? ['would hold beside its session', 'held beside its session']
+          : ['would remove beside its session', 'removed beside its session'],
       );
     } catch (err) {
       if (isAbort(err)) throw err;

@@ -1,11 +1,8 @@
 // The state one sweep's steps share, and the runner that times each step.
 // Guarantees: every step reads and writes only this object (no hidden module state); skip/fail
 // are the only way a step reports a per-item outcome. `acted` reports an action, counts its bytes
-// freed and logs it in the action's own words (src/sweep/voice.ts); every step reports its actions
-// through it except two, which push to `report.actions` themselves: steps/beside.ts (child
-// workdirs and `wrk_` logs going with their session: bytes freed only when not held, its own
-// debug line, "removed/held beside its session") and steps/orphans.ts (`remove_orphan_workdir`:
-// bytes freed, no log line per item);
+// freed (none for what the undo window holds) and logs it in the action's own words
+// (src/sweep/voice.ts) or the step's (or not at all); every step reports its actions through it;
 // per-item lines are at debug, and the sweep's end logs one line per cause (flushGrouped,
 // src/sweep/log-groups.ts); the run's effects (real or measure-only, src/sweep/effects.ts) are picked here,
 // once, from `dryRun`; each step's tally (items, bytes, time) is recorded in `steps`, in pipeline
@@ -393,8 +390,8 @@ export function acted(
   log?: Said | null,
 ): void {
   ctx.report.actions.push(a);
-  const heldByWindow =
-    (a.kind === 'remove_session' || a.kind === 'remove_record' || a.kind === 'truncate_record') && a.held !== undefined;
+  // what the undo window holds (a session, a context, dropped lines, what went beside a session) is not freed yet
+  const heldByWindow = 'held' in a && a.held !== undefined;
   if ('bytes' in a && !heldByWindow) ctx.report.bytes_freed += a.bytes;
   if (log === null) return;
   const words = ctx.fx.say(log ?? wordsOf(a).log);

@@ -22,7 +22,7 @@ import { fingerprintOf, placing, type Placed } from '../../gchome/registry.js';
 import { childEntryName, planOrphans, type OrphanVerdict } from '../../plan/workdir.js';
 import { CHILDREN_DIR, WORKDIR_ROOT_NAME, type BesideScan } from '../../runtime/workdir-scan.js';
 import type { SessionView } from '../world.js';
-import { fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
+import { acted, fail, skip, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import { tooLarge } from './guard.js';
 import { childStillDue, recheckChild } from './beside.js';
 
@@ -144,16 +144,21 @@ async function rootOrphans(
         const path = children.display(v.name);
         try {
           const b = await act(ctx, children, v.name, e.identity, beside.workdir, rel);
-          ctx.report.actions.push({
-            kind: 'remove_orphan_workdir',
-            root: p.input.root,
-            target: v.name,
-            path,
-            reason: 'children_max_age',
-            bytes: b,
-            age_ms: Math.max(0, ctx.nowMs - v.lastWriteMs),
-          });
-          ctx.report.bytes_freed += b;
+          acted(
+            ctx,
+            {
+              kind: 'remove_orphan_workdir',
+              root: p.input.root,
+              target: v.name,
+              path,
+              reason: 'children_max_age',
+              bytes: b,
+              age_ms: Math.max(0, ctx.nowMs - v.lastWriteMs),
+            },
+            'debug',
+            {},
+            null,
+          );
           removed++;
           tally.items++;
           tally.bytes += b;
