@@ -104,21 +104,17 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
       opts,
     );
     line?.end();
-    if (!opts.dryRun) {
-      const summary = summarizeReport(report, trigger, started, Date.now());
-      await record(config.home, log, summary, quiet);
-      const failed = await metrics(config, log, summary);
-      if (failed) report.errors.push(failed);
-    }
+    const failed = await recordOutcome(opts, config, log, () => summarizeReport(report, trigger, started, Date.now()));
+    if (failed) report.errors.push(failed);
     if (opts.json) process.stdout.write(jsonLine('sweep', report));
     else process.stdout.write(renderHuman(report, verbosity, layoutFor(process.stdout, homedir())));
     log.flush?.();
     return report.errors.length > 0 ? ExitCodes.failed : ExitCodes.ok;
   } catch (err) {
     line?.end();
-    if (!opts.dryRun && !(err instanceof ConfigError)) {
+    if (!(err instanceof ConfigError)) {
       const ended = Date.now();
-      const s =
+      await recordOutcome(opts, config, log, () =>
         err instanceof BusyError
           ? busySummary(trigger, started, ended, err.message)
           : failedSummary(
@@ -127,9 +123,8 @@ export async function runSweepCommand(opts: SweepFlags): Promise<number> {
               ended,
               err instanceof GcError ? err.code : Codes.ioError,
               describeError(err),
-            );
-      await record(config.home, log, s, quiet);
-      await metrics(config, log, s);
+            ),
+      );
     }
     throw err;
   } finally {
@@ -151,6 +146,22 @@ function forecast(report: SweepReport, opts: SweepFlags): SweepReport {
   if (opts.at === undefined) return report;
   const { dry_run, ...rest } = report;
   return { dry_run, forecast_ms: opts.at, ...rest };
+}
+
+/**
+ * A real sweep's outcome, recorded for `status` and written to the metrics file (a dry run
+ * records nothing: the one place the command asks which it ran); the metrics error, if any.
+ */
+async function recordOutcome(
+  opts: SweepFlags,
+  config: GcConfig,
+  log: Logger,
+  summary: () => SweepSummary,
+): Promise<{ target: string; code: string; detail: string } | undefined> {
+  if (opts.dryRun) return undefined;
+  const s = summary();
+  await record(config.home, log, s, opts.quiet === true && !opts.verbose);
+  return metrics(config, log, s);
 }
 
 /**
