@@ -11,6 +11,7 @@ const LAYERS = [
   ['runtime'],
   ['config'],
   ['json', 'fsx'],
+  ['schema'],
 ];
 
 const forbidden = [

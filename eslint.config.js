@@ -24,6 +24,20 @@ const PURE_MODULES = [
 // For an esquery selector, which cannot contain a literal '/' inside /regex/ (\x2F is '/').
 const FS_MODULE_REGEX = String.raw`^(node:)?fs(\x2F.*)?$|^fs-extra(\x2F.*)?$`;
 
+// No shipped module loads zod (start-up cost, docs/benchmarks.md): outside src/schema/, zod and
+// its schemas (src/schema/json-schemas.ts) are imported with `import type` only — not with
+// `import { type X }` (under verbatimModuleSyntax it leaves `import {}`, which loads the module),
+// not re-exported as values, not imported dynamically.
+const ZOD_REGEX = String.raw`^zod$|schema\x2Fjson-schemas(\.js)?$`;
+const ZOD_MESSAGE =
+  "only `npm run schemas` and the tests load zod: take the schemas' types with `import type` / `export type` (src/schema/json-schemas.ts).";
+const ZOD_SYNTAX = [
+  `ImportDeclaration[importKind!='type'][source.value=/${ZOD_REGEX}/]`,
+  `ExportNamedDeclaration[exportKind!='type'][source.value=/${ZOD_REGEX}/]`,
+  `ExportAllDeclaration[exportKind!='type'][source.value=/${ZOD_REGEX}/]`,
+  `ImportExpression[source.value=/${ZOD_REGEX}/]`,
+].map((selector) => ({ selector, message: ZOD_MESSAGE }));
+
 // Node's globals for plain .js/.mjs files (TypeScript files are checked by tsc instead).
 const NODE_GLOBALS = Object.fromEntries(
   [
@@ -89,6 +103,11 @@ export default defineConfig(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    ignores: ['src/schema/**'],
+    rules: { 'no-restricted-syntax': ['error', ...ZOD_SYNTAX] },
+  },
+  {
     files: PURE_MODULES,
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -112,6 +131,8 @@ export default defineConfig(
           selector: `ImportExpression[source.value=/${FS_MODULE_REGEX}/]`,
           message: FS_MESSAGE,
         },
+        // the zod rule above again: a file's options for one rule replace the earlier ones
+        ...ZOD_SYNTAX,
       ],
     },
   },

@@ -15,6 +15,7 @@ import type { Command } from 'commander';
 import { formatBytes, formatTable } from '../sweep/report.js';
 import type { ConfigCheck, ConfigWarning, PolicySource } from '../config/load.js';
 import type { ConfigPlan, EntryStop } from '../commands/config-plan.js';
+import type { ConfigPolicy, ConfigProblem, KeepFreeJson, RetainJson } from '../schema/json-schemas.js';
 import type { GcConfig, KeepFree, RecordRetain, SessionRetain } from '../config/types.js';
 import type { ConfigError } from '../errors.js';
 import { ExitCodes } from '../errors.js';
@@ -67,12 +68,12 @@ function sessionRetainText(s: {
   return `${retainText(s.retain, s.maxBytes)}; ${children}`;
 }
 
-function retainJson(r: SessionRetain | RecordRetain | undefined): Record<string, number> | null {
+function retainJson(r: SessionRetain | RecordRetain | undefined): RetainJson {
   if (!r) return null;
-  const o: Record<string, number> = {};
-  if ('maxSessions' in r && r.maxSessions !== undefined) o['max_sessions'] = r.maxSessions;
-  if ('maxMessages' in r && r.maxMessages !== undefined) o['max_messages'] = r.maxMessages;
-  if (r.maxAgeSecs !== undefined) o['max_age_secs'] = r.maxAgeSecs;
+  const o: NonNullable<RetainJson> = {};
+  if ('maxSessions' in r && r.maxSessions !== undefined) o.max_sessions = r.maxSessions;
+  if ('maxMessages' in r && r.maxMessages !== undefined) o.max_messages = r.maxMessages;
+  if (r.maxAgeSecs !== undefined) o.max_age_secs = r.maxAgeSecs;
   return o;
 }
 
@@ -92,11 +93,7 @@ function keepFreeText(k: KeepFree, c: GcConfig): string {
   return `${free} (at most ${k.perSweepPercent}% of one store's items a sweep${out.length > 0 ? `; never from ${out.join(', ')}` : ''})`;
 }
 
-function keepFreeJson(
-  k: KeepFree,
-):
-  | { kind: 'bytes'; bytes: number; per_sweep_percent: number }
-  | { kind: 'percent'; percent: number; per_sweep_percent: number } {
+function keepFreeJson(k: KeepFree): KeepFreeJson {
   return k.kind === 'percent'
     ? { kind: 'percent', percent: k.percent, per_sweep_percent: k.perSweepPercent }
     : { kind: 'bytes', bytes: k.bytes, per_sweep_percent: k.perSweepPercent };
@@ -112,7 +109,7 @@ function where(
   return line !== undefined ? `${file}:${line}:${column ?? 1}` : file;
 }
 
-function problemJson(e: ConfigError | ConfigWarning, severity: 'error' | 'warning') {
+function problemJson(e: ConfigError | ConfigWarning, severity: 'error' | 'warning'): ConfigProblem {
   const message = 'detail' in e ? e.detail : e.message;
   return {
     severity,
@@ -126,7 +123,7 @@ function problemJson(e: ConfigError | ConfigWarning, severity: 'error' | 'warnin
 }
 
 /** The effective policy as plain data (the --json `policy` member). */
-export function policyJson(c: GcConfig, sources: Map<string, PolicySource>) {
+export function policyJson(c: GcConfig, sources: Map<string, PolicySource>): ConfigPolicy {
   const src = (origin: string) => {
     const s = sources.get(origin);
     return { from: s?.from ?? 'none', manifest: s?.manifest ?? null, note: s?.note ?? null };

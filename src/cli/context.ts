@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { boundEchoes } from './echo.js';
 import type { CommonFlags } from './types.js';
 import { definedOnly } from '../defined.js';
+import type { InvalidConfig } from '../schema/json-schemas.js';
 
 export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   const { loadConfig } = await import('../config/load.js');
@@ -18,16 +19,8 @@ export async function loadForCommand(flags: CommonFlags): Promise<GcConfig> {
   });
 }
 
-/** Why a read-only view runs on a fallback configuration (the real one is invalid). */
-export interface InvalidConfig {
-  /** The configuration file (null: none, the command line was at fault). */
-  file: string | null;
-  /** How many errors `murmur-gc config check` lists. */
-  errors: number;
-  /** The first of them, in line order (file:line:column key: detail). */
-  first: string;
-  hint: string;
-}
+/** Why a read-only view runs on a fallback configuration (the real one is invalid): its documents' `config_invalid` (src/schema/json-schemas.ts). */
+export type { InvalidConfig };
 
 /**
  * The configuration for a read-only view (`status`, `history`, `quarantine ls`). An invalid

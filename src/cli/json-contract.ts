@@ -2,28 +2,14 @@
 // Guarantees: every `--json` document of sweep, config check, status, history, quarantine ls,
 // restore, protect, release, protection ls and explain — and the error document any of them prints
 // instead — opens with the same envelope, `schema_version` then `command`; each matches its
-// schema in src/cli/json-schemas.ts. Within one `schema_version` members are only ever added.
+// schema in src/schema/json-schemas.ts. Within one `schema_version` members are only ever added.
 // `conversation` is not covered: it keeps `mur conversation`'s shapes (that is its contract).
-// Imports types only (the zod schemas are loaded only by `npm run schemas` and the tests).
+// Each document's body is typed by its schema: a producer that does not follow it fails `tsc`.
+// Imports the schemas' types only (the schemas themselves are loaded only by `npm run schemas`
+// and the tests).
 import type { HistoryDoc, SweepHistory, TargetMatch } from '../commands/history.js';
-
-/** The contract's version: every enveloped document carries it. */
-export const SCHEMA_VERSION = 2;
-
-export const COMMANDS = [
-  'sweep',
-  'config check',
-  'status',
-  'history',
-  'quarantine ls',
-  'restore',
-  'protect',
-  'release',
-  'protection ls',
-  'explain',
-  'du',
-] as const;
-export type JsonCommand = (typeof COMMANDS)[number];
+import { SCHEMA_VERSION, type JsonCommand } from '../schema/contract.js';
+import type { Body, HistoryBody, JsonDocs, Renamed } from '../schema/json-schemas.js';
 
 /** `{schema_version, command, ...body}`: the envelope first, the command's members after it. */
 export function envelope<T extends object>(
@@ -34,21 +20,22 @@ export function envelope<T extends object>(
   return { schema_version: SCHEMA_VERSION, command, ...(rest as Omit<T, 'schema_version' | 'command'>) };
 }
 
-/** The envelope as one JSON line. */
-export function jsonLine<T extends object>(command: JsonCommand, body: T): string {
+/** The envelope as one JSON line; `body` is typed by the command's schema (src/schema/json-schemas.ts). */
+export function jsonLine<C extends JsonCommand>(command: C, body: Body<JsonDocs[C]>): string {
   return JSON.stringify(envelope(command, body)) + '\n';
 }
 
 /** `o` with its members renamed by `names` (old → new), each in its place. */
-function renamed(o: object, names: Readonly<Record<string, string>>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [names[k] ?? k, v as unknown]));
+function renamed<T extends object, const M extends Readonly<Record<string, string>>>(o: T, names: M): Renamed<T, M> {
+  const n: Readonly<Record<string, string>> = names;
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [n[k] ?? k, v as unknown])) as Renamed<T, M>;
 }
 
 /**
  * A protected item as the contract names it: the protection list's `where` (its file's key) is
  * `origin`, the word every document uses for the sessions root or record store of an item.
  */
-export function protectedItemJson(item: { where: string }): Record<string, unknown> {
+export function protectedItemJson<T extends { where: string }>(item: T): Renamed<T, { where: 'origin' }> {
   return renamed(item, { where: 'origin' });
 }
 
@@ -58,24 +45,26 @@ export function protectedItemJson(item: { where: string }): Record<string, unkno
  * it lives by `origin`, a count of messages by `messages_<what>`, what kind of item a hold is by
  * `held_kind`. Every other member is passed through as it is, in its place.
  */
-export function historyJson(doc: HistoryDoc): Record<string, unknown> {
-  const sweep = (s: SweepHistory) =>
-    renamed(
+export function historyJson(doc: HistoryDoc): HistoryBody {
+  const sweep = (s: SweepHistory) => {
+    const { sessions, ...reconciled } = s.reconciled; // `sessions` comes last when present
+    return renamed(
       {
         ...s,
         retention: s.retention.map((r) => renamed(r, { dropped_by_target: 'messages_dropped_by_target' })),
         reconciled: {
-          ...s.reconciled,
-          ...(s.reconciled.sessions
-            ? { sessions: s.reconciled.sessions.map((r) => renamed(r, { session: 'target' })) }
-            : {}),
+          ...reconciled,
+          ...(sessions ? { sessions: sessions.map((r) => renamed(r, { session: 'target' })) } : {}),
         },
         quarantine: { ...s.quarantine, restored: s.quarantine.restored.map((r) => renamed(r, { held: 'held_kind' })) },
       },
       { session_id: 'audit' },
     );
+  };
   const match = (m: TargetMatch) => renamed(m, { sweep: 'audit', where: 'origin' });
-  return { ...doc, sweeps: doc.sweeps.map(sweep), ...(doc.matches ? { matches: doc.matches.map(match) } : {}) };
+  // `matches` keeps its place: spread with the rest, then renamed over itself
+  const rest: Omit<HistoryDoc, 'matches'> = doc;
+  return { ...rest, sweeps: doc.sweeps.map(sweep), ...(doc.matches ? { matches: doc.matches.map(match) } : {}) };
 }
 
 /** The command a failing `--json` invocation was (for the error document), from its arguments. */

@@ -12,6 +12,7 @@ import { formatBytes, formatTable, formatWhen, formatWindow } from '../sweep/rep
 import type { RestoreResult } from '../commands/quarantine.js';
 import type { SweepRestoreResult } from '../commands/restore-sweep.js';
 import type { HeldFilter, HeldListing } from '../gchome/held-listing.js';
+import type { HeldFilterJson, HeldListingJson, ProtectOutcome } from '../schema/json-schemas.js';
 import type { GcConfig } from '../config/types.js';
 import { Codes, ExitCodes, GcError } from '../errors.js';
 import { resolve } from 'node:path';
@@ -77,7 +78,7 @@ function addCommon(cmd: Command): Command {
 }
 
 /** `config` undefined: the configuration is invalid, the window unknown. */
-export function heldJson(l: HeldListing, config: GcConfig | undefined): Record<string, unknown> {
+export function heldJson(l: HeldListing, config: GcConfig | undefined): HeldListingJson {
   return {
     home: l.home,
     window_secs: config?.quarantine?.windowSecs ?? null,
@@ -100,7 +101,7 @@ export function heldJson(l: HeldListing, config: GcConfig | undefined): Record<s
 }
 
 /** The filter as `quarantine ls --json` echoes it (null: none given). */
-function filterJson(f: HeldFilter | undefined): Record<string, unknown> | null {
+function filterJson(f: HeldFilter | undefined): HeldFilterJson {
   if (!f) return null;
   return {
     root: f.roots?.[0] ?? null,
@@ -270,15 +271,14 @@ async function runRestore(
     dryRun: opts.dryRun,
     ...definedOnly({ record: opts.record, root: opts.root }),
   });
-  process.stdout.write(
-    opts.json
-      ? jsonLine(
-          'restore',
-          r.protection ? { ...r, protection: { ...r.protection, item: protectedItemJson(r.protection.item) } } : r,
-        )
-      : renderRestore(r, renderProtectOutcome),
-  );
+  process.stdout.write(opts.json ? jsonLine('restore', restoreJson(r)) : renderRestore(r, renderProtectOutcome));
   return ExitCodes.ok;
+}
+
+/** A restore as the contract names it: its protection's item under `origin` (protectedItemJson). */
+function restoreJson<T extends { protection?: ProtectOutcome }>(r: T) {
+  const rest: Omit<T, 'protection'> = r; // the protection keeps its place, its item renamed over it
+  return r.protection ? { ...rest, protection: { ...r.protection, item: protectedItemJson(r.protection.item) } } : rest;
 }
 
 /** How many items, in words: `3 sessions`, `1 context`. */
@@ -345,9 +345,7 @@ async function runSweepRestore(sweep: string, opts: CommonOpts & { dryRun: boole
   const r = await restoreSweep(config, log, { sweep, dryRun: opts.dryRun });
   const json = {
     ...r,
-    restored: r.restored.map((x) =>
-      x.protection ? { ...x, protection: { ...x.protection, item: protectedItemJson(x.protection.item) } } : x,
-    ),
+    restored: r.restored.map(restoreJson),
   };
   process.stdout.write(opts.json ? jsonLine('restore', json) : renderSweepRestore(r));
   return sweepRestoreExit(r);

@@ -16,52 +16,10 @@ import { lstatPath } from '../fsx/safe-fs.js';
 import { runSweep } from '../sweep/pipeline.js';
 import { formatBytes } from '../sweep/report.js';
 import type { StopInfo, SweepReport } from '../sweep/report.js';
+import type { ConfigPlan, EntryStop, RecordsEntryPlan, SessionsEntryPlan } from '../schema/json-schemas.js';
 
-/** Where the guard stops an entry: nothing is taken there by any rule that sweep. */
-export interface EntryStop {
-  limit: string;
-  /** what every rule together would take there */
-  would_take: number;
-  present: number;
-}
-
-interface Stops {
-  /** the guard stops it in a sweep by hand (only with max_delete set) */
-  stopped: EntryStop | null;
-  /** the guard stops it in an unattended sweep (the daemon, the timer) */
-  stopped_unattended: EntryStop | null;
-}
-
-export interface SessionsEntryPlan extends Stops {
-  kind: 'sessions';
-  origin: string;
-  root: string;
-  root_exists: boolean;
-  /** sessions removed for good (a sweep by hand) */
-  sessions: number;
-  /** sessions the undo window would hold */
-  held: number;
-  bytes: number;
-}
-
-export interface RecordsEntryPlan extends Stops {
-  kind: 'records';
-  origin: string;
-  store: string;
-  records: number;
-  held: number;
-  truncated: number;
-  messages_dropped: number;
-  bytes: number;
-}
-
-export interface ConfigPlan {
-  home: string;
-  home_exists: boolean;
-  /** why nothing was planned (a sweep at work, an error); null when it was */
-  not_planned: string | null;
-  entries: (SessionsEntryPlan | RecordsEntryPlan)[];
-}
+/** The plan and its entries: `config check`'s schema's (src/schema/json-schemas.ts). */
+export type { ConfigPlan, EntryStop, RecordsEntryPlan, SessionsEntryPlan };
 
 /** Where a key of the configuration file is, for a warning (undefined: not known). */
 export type KeyLocator = (file: string | undefined, keyPath: string) => { line: number; column: number } | undefined;

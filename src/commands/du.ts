@@ -33,6 +33,7 @@ import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
 import { SWEEP_STEPS } from '../sweep/pipeline.js';
 import { createContext, runStep, type SessionsRootPlan, type SweepContext } from '../sweep/steps/context.js';
 import { fateInput } from '../sweep/steps/plan.js';
+import type { DuPlace, DuReport, DuRoot, DuStore, Reclaim } from '../schema/json-schemas.js';
 
 const DAY = 86_400_000;
 
@@ -52,54 +53,8 @@ export const HORIZONS = [
   { name: 'within_30d', days: 30 },
 ] as const;
 
-export interface Reclaim {
-  /** removed for good, purged from the undo window, cut from a record by a measured truncation */
-  bytes: number;
-  /** what that sweep would hold in the undo window (freed once its window passes) */
-  held_bytes: number;
-  /** records that sweep would truncate whose new size was not measured (not in `bytes`) */
-  truncations_unmeasured: number;
-}
-
-export interface DuPlace {
-  bytes: number;
-  by_age: Record<AgeBucket, number>;
-  reclaimable: Record<(typeof HORIZONS)[number]['name'], Reclaim>;
-  /** items no rule of the configuration will ever take: a store with no rule, protected, another user's, a record no policy owns */
-  never: number;
-}
-
-export interface DuRoot extends DuPlace {
-  root: string;
-  sessions: number;
-  by_kind: Record<RootKind, number>;
-  /** beside a `W/.murmur` root, in W (not in `bytes`): the `wrk_` logs and `out/` */
-  beside: { wrk_logs: number; out: number } | null;
-}
-
-export interface DuStore extends DuPlace {
-  store: string;
-  contexts: number;
-  /** by the capsule each record's header names (`(no header)` when none) */
-  by_capsule: Record<string, number>;
-}
-
-export interface DuReport {
-  home: string;
-  home_exists: boolean;
-  now_ms: number;
-  /** the whole home (`du -s -B1 -x HOME`) */
-  home_bytes: number;
-  /** `<home>/gc`: murmur-gc's own (audit trail, registry, caches), with what its undo window holds */
-  gc: { bytes: number; held: number };
-  roots: DuRoot[];
-  stores: DuStore[];
-  totals: { bytes: number; reclaimable: DuPlace['reclaimable']; never: number };
-  /** the dry run's scan: traces read (none when the trace cache has them all) and served from it */
-  inventory: { traces_read: number; traces_cached: number };
-  /** what could not be read (counted as far as it could be) */
-  problems: { path: string; detail: string }[];
-}
+/** What `du` measures: its schema's (src/schema/json-schemas.ts). */
+export type { DuPlace, DuReport, DuRoot, DuStore, Reclaim };
 
 /** Below this depth a subtree is measured by measureDir (its own walk: links once within it). */
 const MAX_DEPTH = 48;

@@ -53,6 +53,23 @@ import { orphansOf } from '../sweep/steps/orphans.js';
 import type { SessionsRootPlan, SweepContext } from '../sweep/steps/context.js';
 import type { SessionView } from '../sweep/world.js';
 import { definedOnly } from '../defined.js';
+import type {
+  BudgetFacts,
+  Due,
+  DueEvent,
+  ExplainBesideFacts,
+  ExplainDoc,
+  ExplainItem,
+  ExplainKind,
+  FateNow,
+  HoldFacts,
+  LiveSession,
+  LivenessFacts,
+  Move,
+  MoveCause,
+  PolicyFacts,
+  ProtectionFacts,
+} from '../schema/json-schemas.js';
 
 export const ExplainCodes = {
   /** nothing of that name in any sessions root, record store or hold the dry run looked at */
@@ -61,179 +78,24 @@ export const ExplainCodes = {
   optionNotApplicable: 'option_not_applicable',
 } as const;
 
-export type ExplainKind =
-  'session' | 'context' | 'held_session' | 'held_context' | 'held_truncation' | 'child_workdir' | 'work_log';
-
-export interface ExplainItem {
-  kind: ExplainKind;
-  /** the `ses_` id, the context id, the child workdir's or log's file name */
-  name: string;
-  path: string;
-  store: 'sessions' | 'records';
-  /** the sessions root, or the record store's name */
-  place: string;
-  /** the configuration entry over it (`sessions[0]`, `records[1]`, `running/<file>` for a root found from a running record, `audit`); null: none */
-  origin: string | null;
-  /** the manifest the entry's retain block came from (a `workdir:`, `project:` or `manifest:` entry); null: the configuration file, or none */
-  manifest: string | null;
-}
-
-/** The fate now, as the dry run decided it (docs/fates.md words). */
-export interface FateNow {
-  /** `kept:live`, `held:max_age`, `removed:keep_free`, `truncated:max_messages`, `purged:expired`, `held` (a hold in its window), `failed`, `not_reached`; a child workdir or log: the dry run's word for it (`kept:child_kept`, …) */
-  word: string;
-  /** the rule that condemns it although it is kept, or that keep_free took it for good in place of */
-  condemned_by: string | null;
-  /** held now: until when its window runs (this sweep's hold: if the sweep ran now) */
-  until_ms: number | null;
-  /** the dry run's own words about it, when it reported it (a skip's detail) */
-  detail: string | null;
-}
-
-export interface PolicyFacts {
-  /** the retain block over it as configured (max_age applies only while the clock is sane) */
-  retain: { max_sessions?: number; max_messages?: number; max_age_secs?: number } | null;
-  /** a record's header capsule (null: no header); null for a session */
-  capsule: string | null;
-  /** a record: whether a policy of its store names its capsule; a session: true */
-  owned: boolean;
-  age: {
-    max_age_secs: number;
-    by: 'id' | 'mtime';
-    born_ms: number;
-    age_ms: number;
-    condemns_from_ms: number | null;
-    over: boolean;
-  } | null;
-  rank: { max_sessions: number; rank: number; of: number; over: boolean; newer_to_condemn: number } | null;
-  messages: { max_messages: number; messages: number | null; over: boolean; more_to_condemn: number | null } | null;
-  /** the clock is behind the last sweep by this much: max_age is not applied (docs/config.md); null: it is */
-  clock_behind_ms: number | null;
-}
-
-export interface LiveSession {
-  session: string;
-  root: string;
-  test: LiveTest | null;
-  why: string;
-  /** when its trace stops counting as written (no further write); null: a process holds it (or it is not live) */
-  live_until_ms: number | null;
-  /** the running record's pid, when a live process makes it live */
-  pid: number | null;
-}
-
-export interface LivenessFacts {
-  state: Liveness;
-  why: string;
-  test: LiveTest | null;
-  /** the write liveness is judged by (the runtime's last, murmur-gc's own appends aside); null for a context */
-  last_write_ms: number | null;
-  live_until_ms: number | null;
-  pid: number | null;
-  /** a context: the live sessions whose traces name it */
-  sessions: LiveSession[];
-}
-
-export interface ProtectionFacts {
-  /** null when it counts as protected because the list cannot be read */
-  since_ms: number | null;
-  by: 'protect' | 'restore' | null;
-  note: string | null;
-  unreadable: boolean;
-}
-
-export interface HoldFacts {
-  until_ms: number;
-  /** the rule the hold was made for (`max_age`, `max_sessions`, `max_bytes`, `max_messages`, `conversation_rm`…); null: not recorded */
-  rule: string | null;
-  entry: string;
-  /** keep_free may purge it before its window ends (it sits on the home's filesystem) */
-  keep_free: boolean;
-}
-
-export type BudgetFacts =
-  | {
-      rule: 'max_bytes';
-      limit_bytes: number;
-      in_place_bytes: number;
-      item_bytes: number | null;
-      older_removable: { items: number; bytes: number };
-      grows_by: number | null;
-      unmet: boolean;
-    }
-  | {
-      rule: 'keep_free';
-      required_bytes: number;
-      free_bytes: number;
-      short_bytes: number;
-      short_bytes_after: number;
-      unmet: boolean;
-    };
-
-export interface BesideFacts {
-  /** the sessions in place whose traces name it (a child workdir by delegation_start, a log by its work id) */
-  named_by: string[];
-  /** named by the trace of a session the undo window holds: it goes into that hold once finished */
-  named_by_held: boolean;
-  /** a child workdir: the most recent write murmur-gc sees in it (orphans age by it) */
-  last_write_ms: number | null;
-  /** the root's `children.max_age` (orphans only go under it); null: none */
-  children_max_age_secs: number | null;
-}
-
-export type DueEvent = 'next_sweep' | 'condemned' | 'live_ends' | 'window_ends' | 'never' | 'unknown';
-
-export interface Due {
-  /** the instant it changes (ms); null when no instant is known */
-  at_ms: number | null;
-  event: DueEvent;
-  /** what the first sweep from then does: hold, remove, truncate, purge (delete a hold for good); null: nothing known */
-  then: 'hold' | 'remove' | 'truncate' | 'purge' | null;
-  /** the rule it is taken for then */
-  rule: string | null;
-}
-
-export type MoveCause =
-  | 'new_sessions'
-  | 'new_messages'
-  | 'record_write'
-  | 'trace_write'
-  | 'process_end'
-  | 'growth'
-  | 'keep_free'
-  | 'release'
-  | 'guard'
-  | 'restore'
-  | 'parent';
-
-/** What would move the instant (or make one): `count` is sessions, messages, bytes or a pid, by cause. */
-export interface Move {
-  cause: MoveCause;
-  count: number | null;
-}
-
-export interface ExplainDoc {
-  home: string;
-  /** TARGET as given */
-  target: string;
-  /** the instant the fate is judged at (the dry run's clock) */
-  now_ms: number;
-  item: ExplainItem;
-  fate: FateNow;
-  policy: PolicyFacts | null;
-  liveness: LivenessFacts | null;
-  protection: ProtectionFacts | null;
-  hold: HoldFacts | null;
-  guard: { limit: string; would_take: number; present: number } | null;
-  budgets: BudgetFacts[];
-  beside: BesideFacts | null;
-  due: Due;
-  moves: Move[];
-  /** a child workdir or log: its parent sessions' explanations (what it goes with) */
-  parents: { session: string; fate: string; due: Due }[];
-  /** holds of the undo window of the same name and place (a truncation's dropped lines): explain takes the item in place, a path names a hold */
-  held_too: { kind: ExplainKind; path: string; until_ms: number }[];
-}
+/** What `explain` tells and its parts: its schema's (src/schema/json-schemas.ts). */
+export type {
+  ExplainBesideFacts as BesideFacts,
+  BudgetFacts,
+  Due,
+  DueEvent,
+  ExplainDoc,
+  ExplainItem,
+  ExplainKind,
+  FateNow,
+  HoldFacts,
+  LiveSession,
+  LivenessFacts,
+  Move,
+  MoveCause,
+  PolicyFacts,
+  ProtectionFacts,
+};
 
 export interface ExplainOptions {
   target: string;
@@ -287,6 +149,8 @@ type Place =
     }
   | { kind: 'child_workdir'; name: string; path: string; p: SessionsRootPlan; c: ChildEntry }
   | { kind: 'work_log'; name: string; path: string; alias: string; p: SessionsRootPlan; l: LogEntry };
+/** A place in the undo window. */
+type HeldPlace = Extract<Place, { kind: 'held_session' | 'held_context' | 'held_truncation' }>;
 
 /** The places `pick` keeps, of every place the scans found: made one at a time, only those picked are kept (not one object per session). */
 function placesOf(ctx: SweepContext, pick: (x: Place) => boolean): Place[] {
@@ -357,7 +221,7 @@ function ambiguous(given: string, what: string, candidates: string[], hint: stri
 }
 
 /** The one place `opts` names (see the header). */
-function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; heldToo: Place[] } {
+function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; heldToo: HeldPlace[] } {
   const given = opts.target;
   let hits: Place[];
   if (given.includes('/')) {
@@ -396,7 +260,7 @@ function resolvePlace(ctx: SweepContext, opts: ExplainOptions): { place: Place; 
   // A name in place and held in the same place (a truncation's dropped lines): the item in place;
   // the hold is named by its path.
   const inPlace = hits.filter((x) => !x.kind.startsWith('held_'));
-  const held = hits.filter((x) => x.kind.startsWith('held_'));
+  const held = hits.filter((x): x is HeldPlace => x.kind.startsWith('held_'));
   if (inPlace.length === 1 && held.every((h) => placeName(h) === placeName(inPlace[0]!) && h.name === inPlace[0]!.name))
     return { place: inPlace[0]!, heldToo: held };
   if (hits.length > 1) {
@@ -605,12 +469,7 @@ async function explainIn(ctx: SweepContext, opts: ExplainOptions): Promise<Expla
   const held_too = heldToo.map((h) => ({
     kind: h.kind,
     path: h.path,
-    until_ms:
-      h.kind === 'held_session'
-        ? h.h.untilMs
-        : h.kind === 'held_context' || h.kind === 'held_truncation'
-          ? h.i.untilMs
-          : 0,
+    until_ms: h.kind === 'held_session' ? h.h.untilMs : h.i.untilMs,
   }));
   switch (pl.kind) {
     case 'session':

@@ -20,60 +20,26 @@ import { idTimestampMs } from '../runtime/ids.js';
 import { outcomeWords } from '../sweep/summary.js';
 import { Codes, GcError, ExitCodes } from '../errors.js';
 import type { AuditDetails } from '../gchome/audit.js';
+import type {
+  HistoryDoc,
+  HistorySweepTotals as SweepTotals,
+  ReconciledSession,
+  RetentionEntry,
+  RetentionFate as Fate,
+  SweepHistory,
+  TargetMatch,
+} from '../schema/json-schemas.js';
+
+/** What `history` reads, in the trail's words: `history --json`'s schema's (src/schema/json-schemas.ts). */
+export type { HistoryDoc, ReconciledSession, RetentionEntry, SweepHistory, TargetMatch };
+export type { HistorySweepTotals as SweepTotals, RetentionFate as Fate } from '../schema/json-schemas.js';
 
 export const GC_CAPSULE = 'murmur-gc';
-
-export interface RetentionEntry {
-  store: string;
-  reason: string;
-  removed: number;
-  targets: string[];
-  /** max_messages lines only: messages dropped across every record of the line. */
-  messages_dropped?: number;
-  /** `manual_cli`: an operator's `conversation rm|truncate`, not a sweep. */
-  trigger?: string;
-  /** max_messages lines of sweeps that recorded it: messages dropped per record. */
-  dropped_by_target?: Record<string, number>;
-  /** child workdirs and work logs of the line, by target: the session each went with */
-  parent_session_by_target?: Record<string, string>;
-  /** targets the undo window held (not removed), until when (sweeps that recorded it) */
-  held_until_by_target?: Record<string, number>;
-  /**
-   * What became of its targets, as far as the trail and the undo window tell now: removed at
-   * once (or gone from the quarantine otherwise), still held (restorable), held and then deleted
-   * for good (purged), held and then put back (restored). The four add up to `targets`.
-   */
-  fate?: Fate;
-}
-
-/** Counts of what became of a retention line's targets (buildHistory fills it in). */
-export interface Fate {
-  removed: number;
-  held: number;
-  purged: number;
-  restored: number;
-}
 
 /** What is held in the undo window now: `<store>\0<target>` → until when (src/commands/quarantine.ts listHeld). */
 export type HeldNow = ReadonlyMap<string, number>;
 
 export const heldNowKey = (store: string, target: string): string => `${store}\0${target}`;
-
-/**
- * What one sweep took, by kind and fate: `*_removed` removed for good at once, `*_held` taken into
- * the undo window (held now, or purged or restored since); `beside_*`: the child workdirs and
- * work logs that went with a session, and orphaned child workdirs.
- */
-export interface SweepTotals {
-  sessions_removed: number;
-  sessions_held: number;
-  records_removed: number;
-  records_held: number;
-  beside_removed: number;
-  beside_held: number;
-  records_truncated: number;
-  messages_dropped: number;
-}
 
 const noTotals = (): SweepTotals => ({
   sessions_removed: 0,
@@ -85,49 +51,6 @@ const noTotals = (): SweepTotals => ({
   records_truncated: 0,
   messages_dropped: 0,
 });
-
-export interface SweepHistory {
-  /** The sweep's own audit session id (`ses_…` under `<home>/gc`). */
-  session_id: string;
-  started_ms: number | null;
-  ended_ms: number | null;
-  duration_ms: number | null;
-  exit_status: string | null;
-  /**
-   * How it ended, in the words `status` uses: ok, errors (exit_status failed), aborted
-   * (canceled: stopped by a signal, or killed and completed by the next run), unfinished.
-   */
-  outcome: 'ok' | 'errors' | 'aborted' | 'unfinished';
-  /** True when the trace has its session_end. */
-  complete: boolean;
-  /** An intent log is still present: the sweep is running or was killed and not yet recovered. */
-  intent_pending: boolean;
-  capsule_version: string | null;
-  /** True for the audit of an operator's `conversation rm|truncate` (its lines say manual_cli). */
-  manual: boolean;
-  retention: RetentionEntry[];
-  /** Lost background work the sweep reconciled: one detached_lost task per reconciled session. */
-  reconciled: { tasks: number; task_ids: string[]; sessions?: ReconciledSession[] };
-  /** The undo window: held items deleted for good (`quarantine_purge`), items put back (`quarantine_restore`). */
-  quarantine: {
-    purged: { store: string; reason: string; targets: string[] }[];
-    restored: { store: string; held: string; target: string; origin: string; messages_restored?: number }[];
-  };
-  /** The protection list: items put on it (`murmur-gc protect`, or by a restore) or taken off (`release`). */
-  protection?: { change: string; store: string; target: string; origin: string; by: string }[];
-  totals: SweepTotals;
-  invalid_lines: number;
-  /** The trace was larger than the read cap; only its head was read. */
-  truncated_read: boolean;
-}
-
-/** A session whose lost background work a sweep marked `shell_lost` (from the sweep's details file). */
-export interface ReconciledSession {
-  task_id: string;
-  session: string;
-  root: string;
-  work_ids: string[];
-}
 
 /** Fill in what the sweep's details file adds to its trace lines (src/gchome/audit.ts DETAILS_FILE). */
 export function applyDetails(h: SweepHistory, d: AuditDetails | undefined): void {
@@ -307,38 +230,6 @@ export function summarizeAuditTrace(
   return h;
 }
 
-export interface TargetMatch {
-  /** The sweep (its audit session id) that removed or truncated the target. */
-  sweep: string;
-  started_ms: number | null;
-  store: string;
-  reason: string;
-  action: 'removed' | 'truncated' | 'purged' | 'restored' | 'protected' | 'released' | 'reconciled';
-  exit_status: string | null;
-  /** That sweep's outcome in status's words (ok, finished with errors, stopped early, unfinished). */
-  outcome: string;
-  /** The sessions root or record store directory it was in (null for sweeps that did not record it). */
-  where: string | null;
-  /** How many targets the same retention line named. */
-  line_removed: number;
-  /** By an operator's hand (`conversation rm|truncate`, trigger manual_cli), not by a sweep. */
-  manual: boolean;
-  /** max_messages only: messages dropped by that line, across all its records. */
-  line_messages_dropped?: number;
-  /** max_messages, when the sweep recorded it: messages dropped from this record. */
-  messages_dropped?: number;
-  /** reconciled only: the background commands marked lost in it. */
-  work_ids?: string[];
-  /**
-   * removed / truncated matches only: what became of it — `removed` (at once, or no longer
-   * held), `held` (in the undo window now: `held_until_ms`), `purged` or `restored` later.
-   */
-  state?: keyof Fate;
-  held_until_ms?: number;
-  /** a child workdir or work log: the session it went with (sweeps that recorded it) */
-  parent_session?: string;
-}
-
 /**
  * What one sweep took, by kind and fate. `stateOf` tells what became of a target since: what the
  * sweep's details say it held counts as held; for a sweep that did not record it, what the trail
@@ -489,22 +380,6 @@ export function findTarget(
 export interface HistoryQuery {
   sinceMs?: number;
   target?: string;
-}
-
-export interface HistoryDoc {
-  home: string;
-  audit_root: string;
-  audit_root_exists: boolean;
-  since_ms: number | null;
-  target: string | null;
-  /** Set when --target was a unique prefix of `target`: what was given. */
-  target_prefix?: string | null;
-  /** Oldest first. With --target: only the sweeps that removed or truncated it. */
-  sweeps: SweepHistory[];
-  matches?: TargetMatch[];
-  /** What the sweeps took, by kind and fate (SweepTotals); `held`: of what they held, still in the undo window now. */
-  totals: SweepTotals & { sweeps: number; reconciled_tasks: number; held: number };
-  problems: { target: string; code: string; detail: string }[];
 }
 
 function startKey(s: SweepHistory): number {

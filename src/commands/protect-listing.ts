@@ -9,14 +9,10 @@ import { CONVERSATIONS_DIR } from '../runtime/inventory.js';
 import { protectionPath, readProtection } from '../gchome/protect-file.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';
 import type { ProtectedItem } from '../gchome/protect-list.js';
+import type { ProtectionListing } from '../schema/json-schemas.js';
 
-export interface ProtectionListing {
-  home: string;
-  file: string;
-  /** why the list cannot be read (every item then counts as protected), else null */
-  unreadable: string | null;
-  items: (ProtectedItem & { present: boolean })[];
-}
+/** The list as `protection ls` tells it: its schema's (src/schema/json-schemas.ts). */
+export type { ProtectionListing };
 
 export async function openHome(config: GcConfig): Promise<Dir | undefined> {
   if (!(await lstatPath(config.home))) return undefined;

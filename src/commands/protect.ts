@@ -41,6 +41,10 @@ import { exists, itemPath, openHome } from './protect-listing.js';
 export { listProtection, type ProtectionListing } from './protect-listing.js';
 import { formatWindow } from '../sweep/report.js';
 import { definedOnly } from '../defined.js';
+import type { Judgement, ProtectOutcome, ReleaseOutcome } from '../schema/json-schemas.js';
+
+/** What `protect` and `release` tell: their schemas' (src/schema/json-schemas.ts). */
+export type { Judgement, ProtectOutcome, ReleaseOutcome };
 
 export const ProtectCodes = {
   /** nothing of that id in any configured sessions root / record store (and no --root/--record) */
@@ -61,36 +65,6 @@ export interface ItemRef {
   record?: string;
   /** sessions root, for a session id */
   root?: string;
-}
-
-/** Whether the current policy condemns the item now, by the sweep's own planners. */
-export interface Judgement {
-  /** the reason a sweep would act on it now were it not protected, or null */
-  condemned: 'max_age' | 'max_sessions' | 'max_messages' | null;
-  /** the retain policy over it, in words, or null when no policy covers it */
-  policy: string | null;
-  /** why it could not be judged (null when it was) */
-  unknown: string | null;
-}
-
-export interface ProtectOutcome {
-  item: ProtectedItem;
-  /** false: it was protected already (nothing changed) */
-  added: boolean;
-  /** it exists in its sessions root / record store now */
-  present: boolean;
-  judgement: Judgement;
-  /** the runtime's own launch-time pruning, which protection does not reach, in words */
-  runtime: string;
-  /** the audit trace of the change, null when nothing changed */
-  audit: string | null;
-}
-
-export interface ReleaseOutcome {
-  item: ProtectedItem;
-  present: boolean;
-  judgement: Judgement;
-  audit: string;
 }
 
 function refuse(code: string, message: string, hint: string): RefusalError {

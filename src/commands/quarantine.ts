@@ -40,11 +40,15 @@ import { isSessionName, notASessionId } from '../runtime/ids.js';
 import { CONTEXT_PAYLOAD, payloadOf } from '../gchome/quarantine-layout.js';
 import type { RestoredItem } from '../gchome/audit.js';
 import { BESIDE_DIR, type BesideHeld } from '../gchome/quarantine-beside.js';
-import { protectRestored, type ProtectOutcome } from './protect.js';
+import { protectRestored } from './protect.js';
 import { openAnchor } from '../fsx/dirs.js';
 import { landedStaged, notOurHold } from '../gchome/held-listing.js';
 import { Registry } from '../gchome/registry.js';
 import { commandEffects, type CommandEffects } from '../sweep/effects.js';
+import type { RestoreResult } from '../schema/json-schemas.js';
+
+/** What `restore TARGET` tells: its schema's (src/schema/json-schemas.ts). */
+export type { RestoreResult };
 
 export const RestoreCodes = {
   /** nothing of that id is held */
@@ -66,24 +70,6 @@ export interface RestoreOptions {
   /** sessions root, when a session id is held in more than one */
   root?: string;
   dryRun: boolean;
-}
-
-export interface RestoreResult {
-  target: string;
-  dry_run: boolean;
-  /** what was (or would be) put back, in order */
-  restored: {
-    held_kind: 'session' | 'context' | 'truncation' | 'child_workdir' | 'work_log';
-    from: string;
-    to: string;
-    messages_restored?: number;
-  }[];
-  /** the audit trace of this restore, null in a dry run */
-  audit: string | null;
-  /** what was put back is protected from every sweep (src/commands/protect.ts); absent in a dry run */
-  protection?: ProtectOutcome;
-  /** why it could not be protected (the list is unreadable: every sweep then keeps everything) */
-  protection_error?: { code: string; message: string };
 }
 
 /** After a restore: protect what came back, and judge it by the current policy. */

@@ -24,32 +24,13 @@ import { listHeld } from '../gchome/held-listing.js';
 import { idTimestampMs } from '../runtime/ids.js';
 import { readAuditHistory, readSweepWhere } from './audit-read.js';
 import type { SweepHistory } from './history.js';
-import { RestoreCodes, restoreTarget, type RestoreResult } from './quarantine.js';
+import { RestoreCodes, restoreTarget } from './quarantine.js';
+import type { NotRestored, SweepRestoreItem, SweepRestoreResult } from '../schema/json-schemas.js';
+
+/** What `restore --sweep` tells: its schema's (src/schema/json-schemas.ts). */
+export type { NotRestored, SweepRestoreItem, SweepRestoreResult };
 
 export type HeldUnit = { kind: 'session' | 'context' | 'truncation'; target: string; origin: string | undefined };
-
-export interface SweepRestoreItem extends RestoreResult {
-  held_kind: 'session' | 'context' | 'truncation';
-  /** the sessions root or record store it went back to */
-  origin: string;
-}
-
-/** One cause of what could not be put back, with every item it stopped. */
-export interface NotRestored {
-  /** a stable code: one of restore's refusals, or purged_expired, purged_keep_free, restored_already, held_by_another_sweep, no_longer_held, storage_busy */
-  code: string;
-  detail: string;
-  items: { target: string; held_kind: HeldUnit['kind']; origin: string | null }[];
-}
-
-export interface SweepRestoreResult {
-  sweep: string;
-  dry_run: boolean;
-  /** how many items that sweep held (sessions, contexts, truncations; what went beside a session comes back with it) */
-  held: number;
-  restored: SweepRestoreItem[];
-  not_restored: NotRestored[];
-}
 
 /** restore's exit status for it: 0 everything came back (or would), 75 a sweep took the lock, 1 something else could not. */
 export function sweepRestoreExit(r: SweepRestoreResult): number {

@@ -13,48 +13,17 @@ import { formatBytes, formatWhen } from '../sweep/report.js';
 import { PLAIN, elidePath, tilde, wrap, type Layout } from '../layout.js';
 import { probeProcess } from '../runtime/running.js';
 import { listProtection } from './protect-listing.js';
-import { readStateFile, statePath, type DaemonInfo, type SweepSummary } from '../gchome/state.js';
-import { surveyStores, type NextExpiries, type StoreSizes } from '../sweep/stores.js';
+import { readStateFile, statePath, type DaemonInfo } from '../gchome/state.js';
+import { surveyStores } from '../sweep/stores.js';
 import { outcomeWords, summaryText } from '../sweep/summary.js';
 import { probeTimer, TIMER_UNIT, type TimerInfo } from './timer.js';
-import { fleetView, type FleetView } from '../sweep/fleet.js';
+import { fleetView } from '../sweep/fleet.js';
 import { sweepIntervalSecs } from '../sweep/interval.js';
 import { VERSION } from '../version.js';
+import type { StatusDoc } from '../schema/json-schemas.js';
 
-export interface StatusDoc {
-  home: string;
-  home_exists: boolean;
-  state_file: string;
-  state: 'ok' | 'missing' | 'corrupt' | 'no_home';
-  state_detail?: string;
-  daemon: {
-    running: boolean;
-    /** Why running/not running, in words. */
-    why: string;
-    pid: number | null;
-    start_time: string | null;
-    started_ms: number | null;
-    stopped_ms: number | null;
-    config: string | null;
-    schedule: string | null;
-  };
-  /** The sweep in progress (only while the daemon is running). */
-  current_sweep: { started_ms: number; trigger: string } | null;
-  last_sweep: SweepSummary | null;
-  /** Next scheduled sweep (only while the daemon is running). */
-  next_run_ms: number | null;
-  /** murmur-gc.timer, asked only when the daemon is not running (null while it runs). */
-  timer: TimerInfo | null;
-  stores: StoreSizes;
-  /** What goes next, and when: the undo window's next purge, the next item a max_age policy condemns. */
-  next_expiries: NextExpiries;
-  /** The numbers the metrics textfile carries, from the same function (src/sweep/fleet.ts). */
-  metrics: FleetView;
-  /** The protection list (murmur-gc protection ls): how many items no sweep acts on. */
-  protection: { file: string; items: number; unreadable: string | null };
-  /** The configuration file this status was read with; null = built-in defaults (no file). */
-  config: string | null;
-}
+/** What `status` gathers: its schema's (src/schema/json-schemas.ts). */
+export type { StatusDoc };
 
 export async function judgeDaemon(
   d: DaemonInfo | null,

@@ -3,13 +3,12 @@
 // Guarantees: read-only; never throws; a missing systemctl, no user manager, a timeout (2 s) or
 // an unreadable answer is "unknown", never a guess.
 import { execFile } from 'node:child_process';
+import type { TimerInfo } from '../schema/json-schemas.js';
 
 export const TIMER_UNIT = 'murmur-gc.timer';
 
-export type TimerInfo =
-  | { state: 'active'; next_run_ms: number | null }
-  | { state: 'inactive' | 'not_installed' }
-  | { state: 'unknown'; why: string };
+/** What `status` says of the timer: its schema's (src/schema/json-schemas.ts). */
+export type { TimerInfo };
 
 /** Parse `systemctl show --timestamp=unix -p LoadState -p ActiveState -p NextElapseUSecRealtime`. */
 export function parseTimerShow(text: string): TimerInfo {

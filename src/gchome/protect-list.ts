@@ -9,24 +9,16 @@
 // - Holds ids, paths, store names, times and the operator's note — never record content.
 
 import { isSessionName } from '../runtime/ids.js';
+import type { ProtectedItem } from '../schema/json-schemas.js';
 
 export const PROTECT_FILE = 'protected.json';
 export const PROTECT_VERSION = 1;
 /** The file is never read past this (a garbage or planted huge file is refused, not slurped). */
 export const PROTECT_LIMIT = 4 << 20;
 
-export type ProtectedKind = 'session' | 'context';
-
-export interface ProtectedItem {
-  kind: ProtectedKind;
-  target: string;
-  /** the sessions root (absolute path) of a session, the record store name of a context */
-  where: string;
-  since_ms: number;
-  /** who protected it: `restore` (automatically) or `protect` (by hand) */
-  by: 'restore' | 'protect';
-  note?: string;
-}
+/** An item of the list: what `protection ls --json` shows of it (src/schema/json-schemas.ts), under the file's keys. */
+export type { ProtectedItem };
+export type ProtectedKind = ProtectedItem['kind'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -23,43 +23,18 @@ import { GC_DIR_NAME, STATE_FILE } from './paths.js';
 import { Dir, lstatPath, processUid, readSmallFile } from '../fsx/safe-fs.js';
 import { describeError, errnoCode } from '../errors.js';
 import { definedOnly } from '../defined.js';
+import type { SweepSummary, SweepTotals } from '../schema/json-schemas.js';
 
 export const STATE_VERSION = 1;
-const STATE_LIMIT = 1 << 20;
 
-export type SweepOutcome = 'ok' | 'errors' | 'busy' | 'failed' | 'aborted';
 /**
- * start/schedule: the daemon; manual: a one-shot `murmur-gc sweep`; unattended: `murmur-gc sweep
- * --unattended` (the shipped timer's route);
- * keep_free: the daemon, early, because free space under the home fell below `keep_free`.
+ * One sweep as the daemon logs it, and the running totals: what `status --json` shows of the
+ * state file as it is, so their types are that schema's (src/schema/json-schemas.ts).
  */
-export type SweepTrigger = 'start' | 'schedule' | 'manual' | 'unattended' | 'keep_free';
-
-/** One sweep, as the daemon logged it and as `status` shows it. */
-export interface SweepSummary {
-  trigger: SweepTrigger;
-  started_ms: number;
-  ended_ms: number;
-  duration_ms: number;
-  outcome: SweepOutcome;
-  /** Actions per kind, holds apart (remove_session, hold_session, remove_record, hold_record, truncate_record, …: src/sweep/report.ts fateKind). */
-  counts: Record<string, number>;
-  bytes_freed: number;
-  skipped: number;
-  skipped_by_code: Record<string, number>;
-  errors: number;
-  errors_by_code: Record<string, number>;
-  /** The gc audit session of this sweep, or null when it changed nothing worth auditing. */
-  audit: string | null;
-  /** A short human note (nothing to sweep, why it failed); no content. */
-  message?: string;
-  /** Actions per kind, then per store (sessions root, record store, `home`); for metrics. */
-  actions_by_store?: Record<string, Record<string, number>>;
-  /** Messages dropped by truncations. */
-  messages_dropped?: number;
-  /** What earlier removals set aside and this sweep could not remove either (`.murmur-gc-kept.*`). */
-  kept?: { items: number; bytes: number; oldest_ms: number | null };
-}
+export type { SweepSummary, SweepTotals };
+export type SweepOutcome = SweepSummary['outcome'];
+export type SweepTrigger = SweepSummary['trigger'];
+const STATE_LIMIT = 1 << 20;
 
 export interface DaemonInfo {
   pid: number;
@@ -91,14 +66,6 @@ export interface DaemonState {
   clock_reference_ms?: number;
   /** Counts since the state file was created; maintained by writeStateFile (see the header). */
   totals?: SweepTotals;
-}
-
-/** Running totals over every recorded sweep (the textfile's counters). */
-export interface SweepTotals {
-  /** Sweeps recorded, by outcome (every outcome present, 0 included). */
-  sweeps: Record<SweepOutcome, number>;
-  /** Bytes freed by those sweeps. */
-  bytes_freed: number;
 }
 
 export type StateRead =

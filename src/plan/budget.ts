@@ -7,9 +7,9 @@
 // naming one record store act as one (the smallest `max_bytes`, every capsule; any of them saying
 // `keep_free: false` keeps the store out of keep_free). No fs, no clock.
 import type { RecordPolicyConfig } from '../config/types.js';
-import type { BudgetStoreOutcome, BudgetUnmet } from './fates.js';
 
-export type { BudgetStoreOutcome, BudgetUnmet } from './fates.js';
+/** The sweep report's `budget` section, and its parts: their schema's (src/schema/json-schemas.ts). */
+export type { BudgetReport, BudgetStoreOutcome, BudgetUnmet } from '../schema/json-schemas.js';
 export { UNMET_LARGEST } from './fates.js';
 
 export type BudgetReason = 'max_bytes' | 'keep_free';
@@ -25,43 +25,6 @@ export interface BudgetStore {
   maxBytes: number | undefined;
   /** takes part in keep_free: has a policy and sits on the home's filesystem */
   keepFree: boolean;
-}
-
-/** The sweep report's `budget` section. */
-export interface BudgetReport {
-  stores: BudgetStoreOutcome[];
-  /** null when keep_free is not configured */
-  keep_free: {
-    required_bytes: number;
-    /** free when the sweep measured (what the reserve released, if it was, included) */
-    free_bytes: number;
-    /** what keep_free asked of this sweep once the policies' own frees were counted (the reserve's room included) */
-    short_bytes: number;
-    short_bytes_after: number;
-    /** the same in inodes, where the filesystem has a fixed number of them (else null) */
-    inodes: { required: number; free: number; short: number; short_after: number } | null;
-    /** the most keep_free takes of one store's items in one sweep */
-    per_sweep_percent: number;
-    /** when it was short: the largest live sessions on the filesystem, largest first (never taken; most likely what fills it) */
-    largest_live: { path: string; bytes: number }[];
-    /** holds keep_free purged, items it removed for good */
-    purged: number;
-    removed: number;
-    /** the reserve (`<home>/gc/.reserve`, src/gchome/reserve.ts): released this sweep, put back this sweep (a dry run: would be) */
-    reserve: {
-      path: string;
-      released_bytes: number;
-      released_inodes: number;
-      /** added to what keep_free wants while the reserve is missing (0 or RESERVE_BYTES); short_bytes include it */
-      room_bytes: number;
-      room_inodes: number;
-      /** the byte part put back this sweep (a dry run: would be) */
-      put_back: boolean;
-      /** the inode part (`<home>/gc/.reserve-inodes`) likewise */
-      put_back_inodes: boolean;
-    };
-  } | null;
-  unmet: BudgetUnmet[];
 }
 
 // ---- which stores take part ---------------------------------------------------------------------

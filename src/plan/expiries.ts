@@ -15,24 +15,10 @@
 //   traces): a session or context live at the due instant is kept then, as any sweep keeps it.
 import type { RecordRetain, SessionRetain } from '../config/types.js';
 import { idTimestampMs } from '../runtime/ids.js';
+import type { NextMaxAge, NextPurge } from '../schema/json-schemas.js';
 
-/** The next purge of the undo window: its instant, and what it takes. */
-export interface NextPurge {
-  at_ms: number;
-  items: number;
-  bytes: number;
-}
-
-/** The next item a max_age policy condemns: when, which, and where. */
-export interface NextMaxAge {
-  at_ms: number;
-  /** the kind of store: a sessions root (murmur-gc's audit root `<home>/gc` among them) or a record store */
-  store: 'sessions' | 'records';
-  /** the sessions root's path or the record store's name */
-  origin: string;
-  /** the `ses_…` or context id */
-  target: string;
-}
+/** The next purge of the undo window, the next item a max_age policy condemns: `status`'s (src/schema/json-schemas.ts). */
+export type { NextMaxAge, NextPurge };
 
 /** The purge the undo window makes next, or null when it holds nothing. */
 export function nextPurge(holds: readonly { untilMs: number; bytes: number }[], nowMs: number): NextPurge | null {

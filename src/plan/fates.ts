@@ -42,6 +42,10 @@ import { blastRadius, type MaxDelete } from './guards.js';
 import { planRecords } from './records.js';
 import { planSessions } from './sessions.js';
 import { idTimestampMs } from '../runtime/ids.js';
+import type { BudgetStoreOutcome, BudgetUnmet } from '../schema/json-schemas.js';
+
+/** A budget's outcome per store, and a budget left unmet: the report's (src/schema/json-schemas.ts). */
+export type { BudgetStoreOutcome, BudgetUnmet };
 
 export type PolicyRule = 'max_age' | 'max_sessions' | 'max_messages';
 export type BudgetRule = 'max_bytes' | 'keep_free';
@@ -240,43 +244,6 @@ export interface Stop {
   going: string[];
   /** the limit exceeded, in words (src/plan/guards.ts) */
   limit: string;
-}
-
-export interface BudgetStoreOutcome {
-  store: string;
-  label: string;
-  max_bytes: number | null;
-  /** in place once the policies acted (held items are not counted) */
-  bytes_before: number;
-  bytes_after: number;
-  /** items the budgets removed for good here */
-  removed: number;
-  bytes_freed: number;
-  /** items max_bytes held here (the undo window) */
-  held: number;
-  /** holds taken from here that keep_free purged */
-  held_purged: number;
-}
-
-export interface BudgetUnmet {
-  /** store key, or undefined for keep_free */
-  store: string | undefined;
-  label: string;
-  reason: BudgetRule;
-  /** bytes still over the budget / still missing from keep_free */
-  bytes_short: number;
-  /** keep_free only: inodes still missing */
-  inodes_short?: number;
-  /** keep_free only: removable items left out by the per-sweep bound (the most it takes of one store a sweep) */
-  beyond_per_sweep?: { items: number; bytes: number };
-  /** what stayed, by code, with bytes */
-  held: Record<string, { items: number; bytes: number }>;
-  /** removable items left in place because all of them together would not meet the budget */
-  removable: { items: number; bytes: number };
-  /** items taken for this budget although it stayed unmet (a removal failed); usually 0 */
-  removed: number;
-  /** the largest items the budget may not touch, largest first (at most UNMET_LARGEST) */
-  largest: { target: string; code: string; bytes: number }[];
 }
 
 /** How many of the largest untouchable items an unmet budget names. */

@@ -7,16 +7,7 @@
 // A store that holds nothing is left out.
 import type { Fate, FatePlan, HoldFate } from '../plan/fates.js';
 import { itemKey } from '../plan/fates.js';
-
-/** One store's fates: `<fate>` or `<fate>:<rule or why>` → items. */
-export interface StoreFates {
-  /** `sessions`, `records`, or `held` (the undo window of a sessions root or of the record stores) */
-  kind: 'sessions' | 'records' | 'held';
-  /** the sessions root, or the record store's name; for `held`, where the holds are */
-  place: string;
-  items: number;
-  counts: Record<string, number>;
-}
+import type { StoreFates } from '../schema/json-schemas.js';
 
 /** The word of one fate: `kept:live`, `held:max_age`, `removed:keep_free`, `truncated:max_messages`, `purged:expired`. */
 export function fateWord(f: Fate | HoldFate): string {

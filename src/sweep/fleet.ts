@@ -28,7 +28,11 @@
 //   murmur_gc_schedule_interval_seconds                   gauge: the cadence sweeps should keep
 // A series whose value is unknown (no sweep yet, no success yet) is left out, never written as 0.
 import type { NextExpiries, StoreSizes } from './stores.js';
-import type { SweepOutcome, SweepSummary, SweepTotals, SweepTrigger } from '../gchome/state.js';
+import type { SweepOutcome, SweepSummary, SweepTotals } from '../gchome/state.js';
+import type { FleetView, PartSize } from '../schema/json-schemas.js';
+
+/** The fleet view is `status --json`'s `metrics`; its type is that schema's (src/schema/json-schemas.ts). */
+export type { FleetView, PartSize };
 
 export const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'failed', 'aborted'];
 
@@ -36,13 +40,6 @@ export const OUTCOMES: readonly SweepOutcome[] = ['ok', 'errors', 'busy', 'faile
 export const METRICS_TOP = 20;
 /** The label of the series summing the rest: roots are absolute paths, and a store name never starts with a dot. */
 export const OTHER_LABEL = '.other';
-
-/** One sessions root's or record store's size (`name`: its path or name, or OTHER_LABEL). */
-export interface PartSize {
-  name: string;
-  items: number;
-  bytes: number;
-}
 
 /** The METRICS_TOP largest by bytes (ties by name), then one OTHER_LABEL entry summing the rest, if any. */
 export function topParts(parts: readonly PartSize[], top = METRICS_TOP): PartSize[] {
@@ -53,39 +50,6 @@ export function topParts(parts: readonly PartSize[], top = METRICS_TOP): PartSiz
     ...ranked.slice(0, top),
     { name: OTHER_LABEL, items: rest.reduce((n, p) => n + p.items, 0), bytes: rest.reduce((n, p) => n + p.bytes, 0) },
   ];
-}
-
-export interface FleetView {
-  version: string;
-  last_sweep: {
-    trigger: SweepTrigger;
-    outcome: SweepOutcome;
-    started_ms: number;
-    ended_ms: number;
-    duration_ms: number;
-    bytes_freed: number;
-    messages_dropped: number;
-    /** kind → store → count */
-    actions: Record<string, Record<string, number>>;
-    skipped_by_code: Record<string, number>;
-    errors_by_code: Record<string, number>;
-  } | null;
-  last_success_ms: number | null;
-  stores: Record<'sessions' | 'records' | 'audit', { items: number; bytes: number }>;
-  /** Each configured sessions root's sessions and bytes, bounded by topParts. */
-  roots: PartSize[];
-  /** Each record store's records and bytes, bounded by topParts. */
-  record_stores: PartSize[];
-  /** The undo window's next purge (src/plan/expiries.ts); null when it holds nothing or was not measured. */
-  next_purge: { at_ms: number; items: number; bytes: number } | null;
-  /** When a max_age policy next condemns an item; null when none will. */
-  next_max_age_ms: number | null;
-  /** What the undo window (`quarantine:`) holds; null when not measured. */
-  quarantine: { items: number; bytes: number } | null;
-  /** Counts over every recorded sweep (the state file's `totals`); null when there is no state file. */
-  totals: SweepTotals | null;
-  /** The cadence sweeps should keep (src/sweep/interval.ts); null when unknown. */
-  interval_secs: number | null;
 }
 
 export interface FleetHistory {

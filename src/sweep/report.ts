@@ -14,107 +14,18 @@ import type { GcConfig } from '../config/types.js';
 import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.js';
 import { say, sayItem, wordsOf } from './voice.js';
 import { NORMAL_CODES } from '../errors.js';
-import type { Action, HeldAt } from './actions.js';
-import type { StoreFates } from './fate-counts.js';
+import type { Action, HeldAt, KeptAside, SweepReport } from '../schema/json-schemas.js';
 
-/** Where a removed item is held by the undo window (`quarantine:`), and until when. */
-export type { Action, HeldAt } from './actions.js';
-
-export interface Skipped {
-  target: string;
-  code: string;
-  detail: string;
-}
-
-export interface ErrorEntry {
-  target: string;
-  code: string;
-  detail: string;
-}
-
-/**
- * What earlier removals could not remove whole and set aside (`.murmur-gc-kept.<run>.<name>`),
- * still there after this sweep tried them again: count, bytes left, when the oldest was set
- * aside, and every path.
- */
-export interface KeptAside {
-  items: number;
-  bytes: number;
-  oldest_ms: number | null;
-  paths: string[];
-}
-
-export interface SweepReport {
-  dry_run: boolean;
-  /**
-   * `--dry-run --at`: the instant this dry run forecasts (docs/forecast.md) — the sweep's clock,
-   * as `started_ms` is; absent in every other report.
-   */
-  forecast_ms?: number;
-  home: string;
-  home_exists: boolean;
-  started_ms: number;
-  duration_ms: number;
-  actions: Action[];
-  skipped: Skipped[];
-  errors: ErrorEntry[];
-  audit: string | null;
-  bytes_freed: number;
-  inventory: {
-    sessions_roots: number;
-    sessions: number;
-    records: number;
-    traces_read: number;
-    traces_cached: number;
-    records_counted: number;
-    records_count_cached: number;
-  };
-  message?: string;
-  /** The configuration file in force; null = built-in defaults. */
-  config?: string | null;
-  /** Each step of the sweep in order: items, bytes, milliseconds. */
-  steps?: { step: string; items: number; bytes: number; ms: number }[];
-  /** Disk budgets (`max_bytes`, `keep_free`), when any is configured. */
-  budget?: BudgetReport;
-  /** The undo window, when `quarantine:` is configured: what this sweep held and purged. */
-  quarantine?: { window_secs: number; held: number; held_bytes: number; purged: number; purged_bytes: number };
-  /** Present while anything murmur-gc set aside is still there (each sweep tries it again). */
-  /**
-   * Per `W/.murmur` root with orphaned child workdirs (no session's trace there names them):
-   * how many, their allocated bytes, the oldest's last visible write, and how many this sweep
-   * removed (or would) under `children: { max_age }` (docs/design.md §9a).
-   */
-  orphans?: {
-    root: string;
-    count: number;
-    bytes: number;
-    oldest_ms: number;
-    removed: number;
-    policy_secs: number | null;
-  }[];
-  kept?: KeptAside;
-  /**
-   * What became of every item the sweep looked at, per sessions root, record store and undo
-   * window (src/sweep/fate-counts.ts): each store's counts add up to its items (docs/fates.md).
-   */
-  fates?: StoreFates[];
-  /** Stores the blast-radius guard stopped this sweep (each is also a `blast_radius` error). */
-  stopped?: StopInfo[];
-  /** `config check --plan` only: the stores an unattended sweep (the daemon, the timer) would stop now. */
-  stopped_unattended?: StopInfo[];
-}
-
-/** A store the blast-radius guard stops: nothing is taken there by any rule that sweep. */
-export interface StopInfo {
-  /** a sessions root's path, or a record store's name */
-  store: string;
-  kind: 'sessions' | 'records';
-  present: number;
-  /** what every rule together would have taken there (held or removed) */
-  would_take: number;
-  /** the limit exceeded, in words */
-  limit: string;
-}
+// The report's types are its schema's (src/schema/json-schemas.ts).
+export type {
+  Action,
+  HeldAt,
+  KeptAside,
+  StopInfo,
+  SweepReport,
+  Problem as Skipped,
+  Problem as ErrorEntry,
+} from '../schema/json-schemas.js';
 
 export function countByKind(actions: Action[]): Record<string, number> {
   const out: Record<string, number> = {};

@@ -27,48 +27,25 @@ import { KEPT_PREFIX, allocatedBytes, measureDir } from '../fsx/remove.js';
 import { keptSinceMs } from '../runtime/gc-entries.js';
 import { CAPSULE_ENTRIES, CHILDREN_DIR, scanBeside } from '../runtime/workdir-scan.js';
 import { childEntryName } from '../plan/workdir.js';
-import type { KeptAside } from './report.js';
 import { QUARANTINE_DIR } from '../gchome/quarantine-layout.js';
 import { Dir, lstatPath } from '../fsx/safe-fs.js';
 import { Codes, errnoCode } from '../errors.js';
 import { isSessionName } from '../runtime/ids.js';
 import type { GcConfig } from '../config/types.js';
-import {
-  earliest,
-  nextPurge,
-  nextRecordAge,
-  nextSessionAge,
-  type NextMaxAge,
-  type NextPurge,
-} from '../plan/expiries.js';
+import { earliest, nextPurge, nextRecordAge, nextSessionAge, type NextMaxAge } from '../plan/expiries.js';
 import { readProtection } from '../gchome/protect-file.js';
 import { ProtectionSet } from '../gchome/protect-list.js';
+import type {
+  BesideSizes,
+  KeptAside,
+  NextExpiries,
+  RecordStoreSize,
+  RootSize,
+  StoreSizes,
+} from '../schema/json-schemas.js';
 
-export interface RootSize {
-  root: string;
-  exists: boolean;
-  sessions: number;
-  bytes: number;
-  unreadable: number;
-  /** A `W/.murmur` root: what lives beside its sessions in W (docs/design.md §9a). */
-  beside?: BesideSizes;
-}
-
-export interface BesideSizes {
-  workdir: string;
-  /** child workdirs a trace of the root names (they go with their session) */
-  tied: { count: number; bytes: number };
-  /** child workdirs no trace of the root names (`children: { max_age }` removes them) */
-  orphaned: { count: number; bytes: number; oldest_ms: number | null };
-  /** `W/logs/wrk_<id>.log` (they go with the session whose trace names them) */
-  work_logs: { count: number; bytes: number };
-  /** every other entry of `W/logs` (`shell-*.log`, …): not attributable, never touched */
-  other_logs: { count: number; bytes: number };
-  /** the capsule's own entries of W, never touched (present ones only) */
-  capsule: { name: string; bytes: number }[];
-  /** entries that could not be read or measured (symlinked children/ or logs/ among them) */
-  unreadable: number;
-}
+/** What `status` shows of the stores, and their next expiries: its schema's (src/schema/json-schemas.ts). */
+export type { BesideSizes, NextExpiries, RecordStoreSize, RootSize, StoreSizes };
 
 /** What lives beside the sessions of the open root `d` (named `.murmur`), measured. */
 async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
@@ -155,35 +132,10 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
   return out;
 }
 
-/** One record store's size. */
-export interface RecordStoreSize {
-  record: string;
-  records: number;
-  bytes: number;
-}
-
-/** What the undo window and the max_age policies let go next (src/plan/expiries.ts). */
-export interface NextExpiries {
-  purge: NextPurge | null;
-  max_age: NextMaxAge | null;
-}
-
 /** The stores' sizes, and their next expiries as of `nowMs`. */
 export interface StoreSurvey {
   sizes: StoreSizes;
   expiries: NextExpiries;
-}
-
-export interface StoreSizes {
-  sessions: { roots: RootSize[]; sessions: number; bytes: number };
-  /** `by_store`: each record store's records and bytes, largest first (ties by name) */
-  records: { stores: number; records: number; bytes: number; unreadable: number; by_store: RecordStoreSize[] };
-  audit: { sessions: number; bytes: number; unreadable: number };
-  /** What the undo window holds (src/commands/quarantine.ts listHeld): sessions, contexts, dropped lines. */
-  /** `unverified` (absent when none): entries named like holds that murmur-gc's registry does not name (not its own; docs/design.md §4a) */
-  quarantine?: { items: number; bytes: number; unreadable: number; unverified?: number };
-  /** Set aside by removals that could not remove them whole; each sweep tries them again. */
-  kept?: KeptAside;
 }
 
 /**

@@ -3,7 +3,7 @@
 // Guarantees: every place that tells an action takes its verb from `wordsOf(action)`, so the
 // table, -v and the logs name the same deed (a held item is "held", never "removed"); whether
 // the would- or the did-form is said is decided by `say` alone, from the run's mode.
-import type { Action } from './actions.js';
+import type { Action } from '../schema/json-schemas.js';
 
 /** The two forms of one phrase: what a dry run says, what a real run says. */
 export type Said = readonly [would: string, did: string];

@@ -1,12 +1,12 @@
 // One JSON contract: every --json of murmur-gc's own commands, run through the built CLI on a real
-// home, opens with {schema_version, command} and matches its schema (src/cli/json-schemas.ts);
+// home, opens with {schema_version, command} and matches its schema (src/schema/json-schemas.ts);
 // the committed docs/schemas/*.json are exactly what `npm run schemas` generates from them.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { commandOf } from '../../src/cli/json-contract.js';
-import { SCHEMAS, jsonSchemaText } from '../../src/cli/json-schemas.js';
+import { SCHEMAS, jsonSchemaText } from '../../src/schema/json-schemas.js';
 import * as f from '../helpers/fixtures.js';
 
 let T: string;

@@ -1,6 +1,6 @@
 // The configuration's shape check (src/config/parse.ts, validateSchema) gives, for every input, the
 // errors (messages, key paths, order) and the kept keys and entries the zod schema it replaced gave.
-// That schema is kept here as the oracle (zod stays a dependency for src/cli/json-schemas.ts), and
+// That schema is kept here as the oracle (zod stays a devDependency for src/schema/json-schemas.ts), and
 // a few thousand documents from a seeded generator — every top key with every YAML-derived value
 // (string, empty string, null, bigint, YamlFloat, YamlTagged, boolean, list, mapping, nested junk),
 // unknown keys at each level, entries with bad members — are checked against both.
