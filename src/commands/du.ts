@@ -11,9 +11,10 @@
 //   root's total is what `du -s -B1 -x ROOT` says when nothing changes meanwhile. Directories are
 //   opened descriptor-relatively (src/fsx/safe-fs.ts Dir: O_NOFOLLOW, the identity just lstat'ed);
 //   a session directory and its subdirectories (two levels, the common case) are read in one pass
-//   relative to the root's descriptor instead, and a listing counts only when the directory it
-//   came from has, lstat'ed after it, the identity it had before (a link planted meanwhile sends
-//   that session to the descriptor walk, which never follows it).
+//   relative to the root's descriptor instead, each from inside itself: entered by name, read only
+//   when lstat('.') there is the identity found before (the scan's for the session, its lstat in
+//   the session for a subdirectory), and its entries lstat'ed by single name, so a link swapped in
+//   at any moment is never followed (it sends that session to the descriptor walk).
 // - What is reclaimable comes from the fate planner the sweep uses (src/plan/fates.ts), given the
 //   same input at now, now+7d and now+30d: the tree as it is now, what is live now still live.
 //   Freed means what that sweep removes for good, purges from the undo window, or cuts from a
@@ -22,7 +23,15 @@
 import { dirname } from 'node:path';
 import type { GcConfig } from '../config/types.js';
 import { allocatedBytes, measureDir } from '../fsx/remove.js';
-import { Dir, identityOf, processUid, type BigIntStats, type RelativeReads } from '../fsx/safe-fs.js';
+import {
+  Dir,
+  identityOf,
+  processUid,
+  type BigIntStats,
+  type Identity,
+  type InsideReads,
+  type RelativeReads,
+} from '../fsx/safe-fs.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { itemKey, planFates, type FatePlan } from '../plan/fates.js';
@@ -75,7 +84,11 @@ function fileBytes(st: BigIntStats, w: Walk): number {
 
 /** The entries of `d` with their lstat (an entry gone meanwhile is left out). */
 function entries(d: Dir): [string, BigIntStats][] {
-  const names = d.listSync();
+  return lstatAll(d, d.listSync());
+}
+
+/** `names` of `d` with their lstat (an entry gone meanwhile is left out). */
+function lstatAll(d: Dir, names: readonly string[]): [string, BigIntStats][] {
   return d.relativePassSync((at) => {
     const out: [string, BigIntStats][] = [];
     for (const n of names) {
@@ -152,13 +165,22 @@ function sessionPart(name: string, st: BigIntStats): RootKind {
   return 'other';
 }
 
-/** The parts of one session read in the root's relative pass; undefined: it needs the descriptor walk. */
-function sessionPass(
-  at: RelativeReads,
-  name: string,
-  st: BigIntStats,
-  w: Walk,
-): { parts: [RootKind, number][]; bytes: number } | undefined {
+/** A directory read in a relative pass (shallowPass): its entries with their bytes, its total and its own lstat. */
+interface ShallowRead {
+  entries: { name: string; st: BigIntStats; bytes: number }[];
+  bytes: number;
+  dir: BigIntStats;
+}
+
+/**
+ * The directory `name` of the pass's directory, read two levels deep in the pass (`expected`:
+ * the identity it was found with — for a session, the dry run's scan's, so the root's listing
+ * needs no lstat of its own). It and each directory in it are read from inside themselves
+ * (RelativeReads.inside), entered by name and checked to be the directory lstat'ed before: a link
+ * swapped in at any moment leaves what is read unchanged or returns undefined (then the caller
+ * walks it by descriptor), as does a third level or an entry that cannot be read.
+ */
+function shallowPass(at: RelativeReads, name: string, expected: Identity, w: Walk): ShallowRead | undefined {
   const added: bigint[] = [];
   const undo = () => {
     for (const i of added) w.linked.delete(i);
@@ -172,46 +194,42 @@ function sessionPass(
     }
     return allocatedBytes(cst);
   };
-  const listed = (path: string, before: BigIntStats): string[] | undefined => {
-    const names = at.list(path);
-    const after = at.lstat(path);
-    if (
-      names instanceof Error ||
-      after === undefined ||
-      after instanceof Error ||
-      !after.isDirectory() ||
-      after.ino !== before.ino ||
-      after.dev !== before.dev
-    )
-      return undefined;
-    return names;
+  /** The entries of the directory being read, with their lstat; undefined when one cannot be read. */
+  const entriesOf = (d: InsideReads): [string, BigIntStats][] | undefined => {
+    const names = d.list();
+    if (names instanceof Error) return undefined;
+    const out: [string, BigIntStats][] = [];
+    for (const n of names) {
+      const st = d.lstat(n);
+      if (st instanceof Error) return undefined;
+      if (st !== undefined) out.push([n, st]);
+    }
+    return out;
   };
-  const names = listed(name, st);
-  if (!names) return undefined;
-  const parts: [RootKind, number][] = [];
-  let bytes = allocatedBytes(st);
-  for (const n of names) {
-    const cst = at.lstat(`${name}/${n}`);
-    if (cst === undefined) continue;
-    if (cst instanceof Error) return undo();
-    const kind = sessionPart(n, cst);
+  const top = at.inside(name, expected, (d, self) => {
+    const e = entriesOf(d);
+    return e && { entries: e, self };
+  });
+  if (!top) return undefined;
+  const out: ShallowRead = { entries: [], bytes: allocatedBytes(top.self), dir: top.self };
+  for (const [n, cst] of top.entries) {
     let b: number;
     if (cst.isDirectory()) {
       if (cst.dev !== w.dev) continue;
-      const sub = listed(`${name}/${n}`, cst);
-      if (!sub) return undo();
-      b = allocatedBytes(cst);
-      for (const e of sub) {
-        const est = at.lstat(`${name}/${n}/${e}`);
-        if (est === undefined) continue;
-        if (est instanceof Error || est.isDirectory()) return undo();
-        b += file(est);
-      }
+      const sub = at.inside(`${name}/${n}`, identityOf(cst), (d, self) => {
+        const e = entriesOf(d);
+        if (!e || e.some(([, est]) => est.isDirectory())) return undefined;
+        let sb = allocatedBytes(self);
+        for (const [, est] of e) sb += file(est);
+        return sb;
+      });
+      if (sub === undefined) return undo();
+      b = sub;
     } else b = file(cst);
-    parts.push([kind, b]);
-    bytes += b;
+    out.entries.push({ name: n, st: cst, bytes: b });
+    out.bytes += b;
   }
-  return { parts, bytes };
+  return out;
 }
 
 async function walkRoot(
@@ -240,33 +258,36 @@ async function walkRoot(
   const w: Walk = { dev: d.stat.dev, linked: new Set(), problems };
   try {
     const isProtected = ctx.protection.session(p.input.root);
-    const sessions = new Set(p.views.map((v) => v.scan.name));
+    const scanned = new Map(p.views.map((v) => [v.scan.name, v.scan]));
     const held = new Set(p.scan.held.map((h) => h.entry));
     out.by_kind.other += allocatedBytes(d.stat);
     const session = (name: string, st: BigIntStats, bytes: number) => {
       measured(p.key, name, bytes);
       out.by_age[bucketOf(nowMs - (idTimestampMs(name, 'ses_') ?? Number(st.mtimeMs)))] += bytes;
     };
-    const all = entries(d);
-    // sessions first, in one pass relative to the root; the rest (and any session it cannot read) by descriptor
-    const rest: [string, BigIntStats][] = [];
+    // Sessions first, in one pass relative to the root, from the identities the scan found them
+    // with; the rest (and any session that pass cannot read) lstat'ed, then walked by descriptor.
+    // What is kept across the root is names, never a stat per entry.
+    const others: string[] = [];
     d.relativePassSync((at) => {
-      for (const [name, st] of all) {
-        const r = sessions.has(name) && st.isDirectory() && st.dev === w.dev ? sessionPass(at, name, st, w) : undefined;
+      for (const name of d.listSync()) {
+        const scan = scanned.get(name);
+        const r = scan && scan.identity.dev === w.dev ? shallowPass(at, name, scan.identity, w) : undefined;
         if (!r) {
-          rest.push([name, st]);
+          others.push(name);
           continue;
         }
         if (isProtected(name)) out.by_kind.protected += r.bytes;
         else {
-          out.by_kind.other += allocatedBytes(st);
-          for (const [k, b] of r.parts) out.by_kind[k] += b;
+          out.by_kind.other += allocatedBytes(r.dir);
+          for (const e of r.entries) out.by_kind[sessionPart(e.name, e.st)] += e.bytes;
         }
-        session(name, st, r.bytes);
+        session(name, r.dir, r.bytes);
       }
     });
+    const rest = lstatAll(d, others);
     for (const [name, st] of rest) {
-      if (sessions.has(name) && st.isDirectory() && st.dev === w.dev) {
+      if (scanned.has(name) && st.isDirectory() && st.dev === w.dev) {
         let bytes = 0;
         if (isProtected(name)) {
           bytes = await treeBytes(d, name, st, w);
@@ -424,16 +445,36 @@ async function walkStore(
   }
   try {
     out.bytes = allocatedBytes(st);
-    for (const [ctxName, cst] of entries(s)) {
-      const b = await treeBytes(s, ctxName, cst, w, 2);
-      out.bytes += b;
-      const capsule = capsuleOf.get(`${store}\0${ctxName}`);
+    // Each context in one pass relative to the store (shallowPass); one it cannot read, by descriptor.
+    const read: { name: string; bytes: number; mtimeMs: number }[] = [];
+    const others = s.relativePassSync((at) => {
+      const rest: string[] = [];
+      for (const name of s.listSync()) {
+        const cst = at.lstat(name);
+        if (cst === undefined) continue;
+        const r = cst instanceof Error || !cst.isDirectory() ? undefined : shallowPass(at, name, identityOf(cst), w);
+        if (!r) {
+          rest.push(name);
+          continue;
+        }
+        const rec = r.entries.find((e) => e.name === RECORD_FILE);
+        read.push({ name, bytes: r.bytes, mtimeMs: Number((rec?.st ?? r.dir).mtimeMs) });
+      }
+      return rest;
+    });
+    for (const [name, cst] of lstatAll(s, others)) {
+      const bytes = await treeBytes(s, name, cst, w, 2);
+      const recordMs = cst.isDirectory() ? await recordMtime(s, name) : undefined;
+      read.push({ name, bytes, mtimeMs: recordMs ?? Number(cst.mtimeMs) });
+    }
+    for (const c of read) {
+      out.bytes += c.bytes;
+      const capsule = capsuleOf.get(`${store}\0${c.name}`);
       if (capsule === undefined) continue;
       out.contexts++;
-      out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + b;
-      measured(`records:${store}`, ctxName, b);
-      const rec = cst.isDirectory() ? await recordMtime(s, ctxName) : undefined;
-      out.by_age[bucketOf(nowMs - (rec ?? Number(cst.mtimeMs)))] += b;
+      out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + c.bytes;
+      measured(`records:${store}`, c.name, c.bytes);
+      out.by_age[bucketOf(nowMs - c.mtimeMs)] += c.bytes;
     }
   } finally {
     await s.close();

@@ -64,13 +64,6 @@ export function processUid(): number {
   return typeof process.geteuid === 'function' ? process.geteuid() : -1;
 }
 
-/**
- * An open directory; children are addressed relative to its descriptor.
- * Metadata calls (lstat, open, fstat, readdir, rename, unlink, chmod) are synchronous under async
- * signatures: each is a few microseconds, whereas a thread-pool round trip costs ~50 µs, which
- * dominated sweeps over tens of thousands of entries. Callers await between items, so timers (lock
- * refresh, signals) still run; bulk reads and writes stay asynchronous and streamed.
- */
 /** Reads Dir.relativePassSync offers, relative to the directory. */
 export interface RelativeReads {
   /**
@@ -84,6 +77,24 @@ export interface RelativeReads {
    * path, never be acted on.
    */
   list(path: string): string[] | Error;
+  /**
+   * Reads of the directory at `path` from inside it: the working directory becomes that
+   * directory, and `read` runs only when its lstat('.') has the identity `expect`, so the names it
+   * lists and lstats are that directory's own whatever is renamed or swapped for a link meanwhile
+   * (no path it reads has a segment that could be resolved again). `read` gets that lstat of the
+   * directory itself. undefined: it is not that directory, or it cannot be entered (or the pass
+   * cannot change the working directory). The other reads are relative to the pass's directory
+   * again after.
+   */
+  inside<T>(path: string, expect: Identity, read: (d: InsideReads, self: BigIntStats) => T): T | undefined;
+}
+
+/** Reads of one directory from inside it (RelativeReads.inside): of its entries by single name. */
+export interface InsideReads {
+  /** The names in the directory, unsorted, or the error. */
+  list(): string[] | Error;
+  /** lstat of the entry `name` (one segment): the stats, undefined when it does not exist, or the error. */
+  lstat(name: string): BigIntStats | undefined | Error;
 }
 
 /**
@@ -94,6 +105,13 @@ export interface RelativeReads {
 const openDirPaths = new Map<number, string>();
 setProcFdResolver((fd) => openDirPaths.get(fd));
 
+/**
+ * An open directory; children are addressed relative to its descriptor.
+ * Metadata calls (lstat, open, fstat, readdir, rename, unlink, chmod) are synchronous under async
+ * signatures: each is a few microseconds, whereas a thread-pool round trip costs ~50 µs, which
+ * dominated sweeps over tens of thousands of entries. Callers await between items, so timers (lock
+ * refresh, signals) still run; bulk reads and writes stay asynchronous and streamed.
+ */
 export class Dir {
   private closed = false;
   private constructor(
@@ -220,23 +238,45 @@ export class Dir {
         );
       return prefix + path;
     };
+    const home = `/proc/self/fd/${this.dirFd}`;
+    // inside() leaves the working directory where it read; the next read by path goes back first
+    let away = false;
+    const back = () => {
+      if (away) process.chdir(home);
+      away = false;
+    };
+    const inside: InsideReads = {
+      list: () => listSync('.'),
+      lstat: (name) => {
+        if (NOT_RELATIVE_NAMES.test(name) || name.includes('/'))
+          throw new GcError(Codes.ioError, `refusing a path that is not a single name: ${JSON.stringify(name)}`);
+        return lstatSync(name);
+      },
+    };
     try {
       return pass({
         lstat(path) {
           const at = checked(path);
-          try {
-            return fs.lstatSync(at, { bigint: true, throwIfNoEntry: false });
-          } catch (err) {
-            return errnoCode(err) === 'ENOTDIR' ? undefined : (err as Error);
-          }
+          back();
+          return lstatSync(at);
         },
         list(path) {
           const at = checked(path);
+          back();
+          return listSync(at);
+        },
+        inside(path, expect, read) {
+          checked(path);
+          if (before === undefined) return undefined;
           try {
-            return fs.readdirSync(at);
-          } catch (err) {
-            return err as Error;
+            away = true;
+            process.chdir(`${home}/${path}`);
+          } catch {
+            return undefined;
           }
+          const self = lstatSync('.');
+          if (self === undefined || self instanceof Error || !sameIdentity(identityOf(self), expect)) return undefined;
+          return read(inside, self);
         },
       });
     } finally {
@@ -578,6 +618,24 @@ function enterDirSync(dirFd: number): number | undefined {
   } catch {
     fs.closeSync(before);
     return undefined;
+  }
+}
+
+/** lstat for a relative pass: the stats, undefined when there is none (ENOENT, ENOTDIR), or the error. */
+function lstatSync(path: string): BigIntStats | undefined | Error {
+  try {
+    return fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch (err) {
+    return errnoCode(err) === 'ENOTDIR' ? undefined : (err as Error);
+  }
+}
+
+/** readdir for a relative pass: the names, or the error. */
+function listSync(path: string): string[] | Error {
+  try {
+    return fs.readdirSync(path);
+  } catch (err) {
+    return err as Error;
   }
 }
 
