@@ -48,6 +48,18 @@ const budgetReason = z.enum(['max_bytes', 'keep_free']);
 const heldAt = z.strictObject({ until_ms: num, path: str });
 /** What this sweep would have held an item for, when keep_free took it for good instead. */
 const condemnedBy = z.enum(['max_age', 'max_sessions', 'max_bytes']);
+/** A child workdir or `wrk_` log that went with its parent session: both kinds have these members. */
+const besideAction = <K extends 'remove_child_workdir' | 'remove_work_log'>(kind: K) =>
+  z.strictObject({
+    kind: z.literal(kind),
+    root: str,
+    target: str,
+    parent_session: str,
+    path: str,
+    reason: sessionReason,
+    bytes: num,
+    held: heldAt.optional(),
+  });
 /** What a sweep did, or would do, item by item: every action kind, each with exactly its members. */
 const action = z.discriminatedUnion('kind', [
   /**
@@ -84,26 +96,8 @@ const action = z.discriminatedUnion('kind', [
     age_ms: num,
   }),
   /** a child workdir or `wrk_` log that went with its parent session (`parent_session`), docs/design.md §9a */
-  z.strictObject({
-    kind: z.literal('remove_child_workdir'),
-    root: str,
-    target: str,
-    parent_session: str,
-    path: str,
-    reason: sessionReason,
-    bytes: num,
-    held: heldAt.optional(),
-  }),
-  z.strictObject({
-    kind: z.literal('remove_work_log'),
-    root: str,
-    target: str,
-    parent_session: str,
-    path: str,
-    reason: sessionReason,
-    bytes: num,
-    held: heldAt.optional(),
-  }),
+  besideAction('remove_child_workdir'),
+  besideAction('remove_work_log'),
   z.strictObject({
     kind: z.literal('truncate_record'),
     record: str,

@@ -4,21 +4,15 @@
 // (trace.jsonl, blobs/<file>, a log) as large files: no walk counts a byte of the decoy, whether
 // the swap lands between the listing of a directory and the lstat of its entries or anywhere
 // else (src/commands/du.ts: every directory is read from inside itself, entered and checked).
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
-import { buildRacer, type RacerBuild } from './racer.js';
+import { raceEnv, runDriverAsUser } from './racer.js';
 import { count, figures } from './soak.js';
 import { requirement } from '../helpers/requirements.js';
-import { stageCli, type StagedCli } from '../helpers/stage.js';
-import { asUser, chownR, createUser, type TestUser } from './user.js';
+import { chownR } from './user.js';
 
-let user: TestUser;
-let T: string;
-let racer: RacerBuild;
-let stage: StagedCli | undefined;
 const needs = requirement('du race (unprivileged user)', [
   'root',
   'cmd:useradd',
@@ -26,29 +20,16 @@ const needs = requirement('du race (unprivileged user)', [
   'cmd:setpriv',
   'cmd:chown',
 ]);
+const race = raceEnv('du-race', needs);
 
 /** What each of the decoy's files holds (allocated: written, not sparse). */
 const DECOY_FILE = 4 << 20;
 
-beforeAll(() => {
-  if (!needs.run) return;
-  needs.check();
-  user = createUser();
-  stage = stageCli();
-  T = f.tempDir('du-race');
-  fs.chmodSync(T, 0o755);
-  racer = buildRacer(T);
-});
-afterAll(() => {
-  if (T) f.rmrf(T);
-  if (stage) f.rmrf(stage.dir);
-  user?.remove();
-});
-
 describe.runIf(needs.run)('du against a symlink-swapping racer (unprivileged)', () => {
   it('never counts the bytes of what a swapped-in symlink points to', () => {
+    const env = race();
     const iters = count(60, 400);
-    const H = path.join(T, 'h');
+    const H = path.join(env.dir, 'h');
     const home = path.join(H, '.murmur');
     const root = path.join(H, 'w', '.murmur');
     fs.mkdirSync(path.join(home, 'conversations'), { recursive: true });
@@ -67,29 +48,14 @@ describe.runIf(needs.run)('du against a symlink-swapping racer (unprivileged)', 
     fs.symlinkSync(decoy, swap);
     const config = path.join(H, 'config.yaml');
     fs.writeFileSync(config, `home: ${home}\nsessions:\n  - root: ${root}\n    retain: { max_age: 3650d }\n`);
-    chownR(H, user);
+    chownR(H, env.user);
     fs.chmodSync(config, 0o644);
-    const driver = path.join(T, 'du-driver.mjs');
-    fs.copyFileSync(path.join(f.REPO, 'test', 'reliability', 'du-race-driver.mjs'), driver);
-    fs.chmodSync(driver, 0o644);
-    const r = spawnSync(
-      asUser(user)[0]!,
-      [
-        ...asUser(user).slice(1),
-        stage!.node,
-        driver,
-        path.join(stage!.dir, 'app'),
-        config,
-        JSON.stringify(racer.argv0),
-        JSON.stringify([[a, swap]]),
-        String(DECOY_FILE),
-        String(iters),
-      ],
-      { encoding: 'utf8', timeout: 600_000 },
+    const out = runDriverAsUser<{ iters: number; hits: number; measured: number; max: number }>(
+      env,
+      'du-race-driver.mjs',
+      [config, JSON.stringify(env.racer.argv0), JSON.stringify([[a, swap]]), String(DECOY_FILE), String(iters)],
     );
-    expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { iters: number; hits: number; measured: number; max: number };
-    figures('du-race', { racer: racer.kind, walks: out.iters, decoy_counted: out.hits, measured: out.measured });
+    figures('du-race', { racer: env.racer.kind, walks: out.iters, decoy_counted: out.hits, measured: out.measured });
     expect(out.hits, `largest root total ${out.max}`).toBe(0);
     // the race was really run: some walks measured the session itself while the racer swapped it
     expect(out.measured).toBeGreaterThan(0);

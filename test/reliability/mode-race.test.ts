@@ -2,21 +2,15 @@
 // unprivileged user, real sweeps run against a racer that swaps 0000 context directories and
 // record files (no descriptor can be read through them) with symlinks to a directory and a file
 // outside the home (renameat2 RENAME_EXCHANGE): the outside entries' modes never change.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as f from '../helpers/fixtures.js';
-import { buildRacer, type RacerBuild } from './racer.js';
+import { raceEnv, runDriverAsUser } from './racer.js';
 import { count, figures } from './soak.js';
 import { requirement } from '../helpers/requirements.js';
-import { stageCli, type StagedCli } from '../helpers/stage.js';
-import { asUser, chownR, createUser, type TestUser } from './user.js';
+import { chownR } from './user.js';
 
-let user: TestUser;
-let T: string;
-let racer: RacerBuild;
-let stage: StagedCli | undefined;
 const needs = requirement('mode repair race (unprivileged user)', [
   'root',
   'cmd:useradd',
@@ -24,27 +18,13 @@ const needs = requirement('mode repair race (unprivileged user)', [
   'cmd:setpriv',
   'cmd:chown',
 ]);
-
-beforeAll(() => {
-  if (!needs.run) return;
-  needs.check();
-  user = createUser();
-  // The user runs a staged copy of the build (and of node): the checkout may sit under a 0700 dir.
-  stage = stageCli();
-  T = f.tempDir('rel-race');
-  fs.chmodSync(T, 0o755);
-  racer = buildRacer(T);
-});
-afterAll(() => {
-  if (T) f.rmrf(T);
-  if (stage) f.rmrf(stage.dir);
-  user?.remove();
-});
+const race = raceEnv('rel-race', needs);
 
 describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivileged)', () => {
   it('never chmods the directory or file a swapped-in symlink points to', () => {
+    const env = race();
     const iters = count(150, 1_000);
-    const H = path.join(T, 'h');
+    const H = path.join(env.dir, 'h');
     const home = path.join(H, '.murmur');
     const store = path.join(home, 'conversations', 'shey');
     f.writeRecord(home, 'shey', 'ctx_a', { capsule: 'shey', messages: 2 });
@@ -55,45 +35,32 @@ describe.runIf(needs.run)('mode repair against a symlink-swapping racer (unprivi
     fs.writeFileSync(outFile, 'canary\n');
     fs.symlinkSync(outDir, path.join(store, '.swap_a'));
     fs.symlinkSync(outFile, path.join(path.dirname(b.file), '.swap_f'));
-    chownR(H, user);
+    chownR(H, env.user);
     fs.chmodSync(outDir, 0o755);
     fs.chmodSync(outFile, 0o644);
-    const driver = path.join(T, 'driver.mjs');
-    fs.copyFileSync(path.join(f.REPO, 'test', 'reliability', 'mode-race-driver.mjs'), driver);
-    fs.chmodSync(driver, 0o644);
     const pairs = [
       [path.join(store, 'ctx_a'), path.join(store, '.swap_a')],
       [b.file, path.join(path.dirname(b.file), '.swap_f')],
     ];
-    const r = spawnSync(
-      asUser(user)[0]!,
-      [
-        ...asUser(user).slice(1),
-        stage!.node,
-        driver,
-        path.join(stage!.dir, 'app'),
-        home,
-        JSON.stringify(racer.argv0),
-        JSON.stringify(pairs),
-        JSON.stringify([
-          [outDir, 0o755],
-          [outFile, 0o644],
-        ]),
-        String(iters),
-        String(Math.ceil(iters / 5)),
-      ],
-      { encoding: 'utf8', timeout: 600_000 },
-    );
-    expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as {
+    const out = runDriverAsUser<{
       iters: number;
       hits: number;
       repaired: number;
       refused: number;
       codes: Record<string, number>;
-    };
+    }>(env, 'mode-race-driver.mjs', [
+      home,
+      JSON.stringify(env.racer.argv0),
+      JSON.stringify(pairs),
+      JSON.stringify([
+        [outDir, 0o755],
+        [outFile, 0o644],
+      ]),
+      String(iters),
+      String(Math.ceil(iters / 5)),
+    ]);
     figures('mode-race', {
-      racer: racer.kind,
+      racer: env.racer.kind,
       sweeps: out.iters,
       canary_changed: out.hits,
       repaired: out.repaired,
