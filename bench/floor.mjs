@@ -13,6 +13,11 @@
 //   node bench/floor.mjs warm HOME_DIR    each root and store listed once, each session directory
 //                                         and its trace lstat'ed (each context and its record),
 //                                         relative to the directory held; the cache file read
+//   node bench/floor.mjs du HOME_DIR      du's walk: every root, store and the home listed once;
+//                                         each session and context directory, and each directory
+//                                         in it, entered (chdir through the parent's descriptor),
+//                                         lstat('.') checked, listed, and every entry lstat'ed by
+//                                         single name (no dry run: bench/run.mjs adds its CPU)
 //
 // HOME_DIR is a directory bench/gen.mjs made (its manifest.json names the roots and the home).
 // Prints one JSON line: files, bytes, and this process's CPU seconds (user, sys). Node cannot
@@ -21,8 +26,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const [mode, dir] = process.argv.slice(2);
-if ((mode !== 'first' && mode !== 'warm') || !dir) {
-  console.error('usage: node bench/floor.mjs first|warm HOME_DIR');
+if (!['first', 'warm', 'du'].includes(mode) || !dir) {
+  console.error('usage: node bench/floor.mjs first|warm|du HOME_DIR');
   process.exit(2);
 }
 const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
@@ -89,6 +94,35 @@ function statChildren(parent, file) {
   }
 }
 
+/** Each child directory of `parent`, and each directory in it, read from inside itself (as du does). */
+function walkInside(parent) {
+  const pfd = fs.openSync(parent, DIR);
+  const back = process.cwd();
+  const readHere = () => {
+    fs.lstatSync('.', bigint);
+    const subs = [];
+    for (const e of fs.readdirSync('.')) {
+      files++;
+      if (fs.lstatSync(e, bigint).isDirectory()) subs.push(e);
+    }
+    return subs;
+  };
+  try {
+    process.chdir(`/proc/self/fd/${pfd}`);
+    for (const name of fs.readdirSync('.')) {
+      files++;
+      process.chdir(`/proc/self/fd/${pfd}/${name}`);
+      for (const sub of readHere()) {
+        process.chdir(`/proc/self/fd/${pfd}/${name}/${sub}`);
+        readHere();
+      }
+    }
+  } finally {
+    process.chdir(back);
+    fs.closeSync(pfd);
+  }
+}
+
 const before = process.cpuUsage();
 if (mode === 'first') {
   for (const root of m.roots) eachChildDir(root, (sfd) => readChild(sfd, 'trace.jsonl', Infinity));
@@ -96,6 +130,9 @@ if (mode === 'first') {
     eachChildDir(path.join(conversations, store), (cfd) =>
       readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity),
     );
+} else if (mode === 'du') {
+  for (const root of m.roots) walkInside(root);
+  for (const store of stores) walkInside(path.join(conversations, store));
 } else {
   const cache = path.join(m.home, 'gc', 'trace-cache.json');
   if (fs.existsSync(cache)) bytes += fs.readFileSync(cache).length;

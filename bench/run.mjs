@@ -20,7 +20,8 @@
 //   explain  `explain ses_…` of one session, after a warm sweep    vs that warm sweep (goal ≤ 1.5× CPU)
 //   daemon   `murmur-gc daemon` sweeping every few seconds: the CPU of each scheduled sweep after
 //            its first (start-up is paid once per daemon)        vs the warm sweep's find
-//   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio)
+//   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio);
+//            beside it du's floor: its dry run + a walk of every entry (bench/floor.mjs du, and GNU du -s -B1 -x)
 //   (both at 1/10 size too: the scaling pair)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
@@ -315,6 +316,8 @@ try {
       warmFloor = [],
       explain = [],
       du = [],
+      duWalkFloor = [],
+      duWalkPeer = [],
       peerBase = [];
     // The peer: systemd-tmpfiles cleaning the same directories by age, an age nothing here reaches.
     const tmpfilesConf = path.join(tmp, `${label}.tmpfiles.conf`);
@@ -352,6 +355,8 @@ try {
         dr.inventory?.traces_read === 0 && dr.problems.length === 0,
         `${label} du read no trace and found nothing unreadable (${JSON.stringify(dr.inventory)})`,
       );
+      duWalkFloor.push(run(process.execPath, [floorScript, 'du', m.out]));
+      duWalkPeer.push(sh(`du -s -B1 -x ${m.roots.map(q).join(' ')} ${q(m.home)} > /dev/null`));
     }
     const n = `${m.sessions} sessions/${m.roots.length} roots + ${m.records} records`;
     if (peer)
@@ -374,6 +379,25 @@ try {
     row(`first sweep, ${n}`, first, firstBase, 'cat of the files read', '≤ 2×');
     row(`explain one session (a whole dry run), ${n}`, explain, warm, 'the warm sweep', '≤ 1.5× CPU');
     row(`du, ${n}`, du, warm, 'the warm sweep', '≤ 1.5× CPU');
+    // du's floor: the dry run it plans from plus a walk of every entry (du must lstat each one); it
+    // pays one node start-up (~0.05 s) more than du
+    const plus = (a, b) => a.map((x, i) => ({ s: x.s + b[i].s, cpu: x.cpu + b[i].cpu, rssMB: x.rssMB }));
+    row(
+      `floor of du: its dry run + its walk in node (bench/floor.mjs du), ${n}`,
+      plus(dry, duWalkFloor),
+      warm,
+      'the warm sweep',
+      '(not murmur-gc)',
+      true,
+    );
+    row(
+      `floor of du: its dry run + GNU du -s -B1 -x, ${n}`,
+      plus(dry, duWalkPeer),
+      warm,
+      'the warm sweep',
+      '(not murmur-gc)',
+      true,
+    );
     // (wall: the sweep's own duration_ms; the baseline's wall is the whole find)
     row(
       `warm sweep in the daemon (each scheduled sweep after its first), ${n}`,
@@ -558,11 +582,22 @@ try {
   }
   // What the sweep goals leave above the floor of their system calls (bench/floor.mjs): the CPU
   // murmur-gc may spend on start-up, parsing, validation and planning within its goal.
-  for (const f of rows.filter((r) => r.floor)) {
+  for (const f of rows.filter((r) => r.floor && !r.name.startsWith('floor of du'))) {
     const what = f.name.replace(/^floor of (a \w+ sweep): .*, (\d+ sessions.*)$/, '$1 at $2');
     if (Number.isNaN(f.cpuRatio)) continue; // (a baseline under 10 ms of CPU: the quick smoke)
     lines.push(
       `floor of ${what}: ${f.cpu.toFixed(2)} s CPU, ${f.cpuRatio.toFixed(2)}× ${f.baseName}; the ≤ 2× goal leaves ${(2 * f.bcpu - f.cpu).toFixed(2)} s of CPU above it`,
+    );
+  }
+  for (const d of rows.filter((r) => r.name.startsWith('du,'))) {
+    const at = d.name.slice('du, '.length);
+    const inNode = rows.find(
+      (r) => r.name === `floor of du: its dry run + its walk in node (bench/floor.mjs du), ${at}`,
+    );
+    const gnu = rows.find((r) => r.name === `floor of du: its dry run + GNU du -s -B1 -x, ${at}`);
+    if (!inNode || !gnu || Number.isNaN(d.cpuRatio)) continue;
+    lines.push(
+      `du at ${at}: ${d.cpu.toFixed(2)} s CPU, ${d.cpuRatio.toFixed(2)}× the warm sweep; its floor, the dry run + a walk of every entry, is ${inNode.cpuRatio.toFixed(2)}× the warm sweep in node (${gnu.cpuRatio.toFixed(2)}× with GNU du's walk): du is ${(d.cpu / inNode.cpu).toFixed(2)}× its floor`,
     );
   }
   const peak = Math.max(...rows.filter((r) => !r.floor).map((r) => r.rss));
