@@ -23,6 +23,9 @@
 //   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio);
 //            beside it du's floor: its dry run + a walk of every entry (bench/floor.mjs du, and GNU du -s -B1 -x)
 //   (both at 1/10 size too: the scaling pair)
+//   one root  the warm sweep of 3× the small home's sessions in a single sessions root   vs find;
+//            judged against the small home's warm sweep (≤ 1.1× per session: nothing grows
+//            faster than a root's size)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
 //            sweep                                               vs tail -n 1000 f > t && mv t f, plus node -e 0
@@ -429,14 +432,40 @@ try {
       warmCpu: median(warm.map((r) => r.cpu)),
     };
   };
-  let small, large, mL;
+  // ---- one root: three times the small home's sessions in a single sessions root ------------
+  // Work that grows with a root's size faster than linearly shows here and not in the homes
+  // above, whose roots hold 1 000 sessions each: judged against the small home's warm sweep.
+  const oneRootScenario = (m) => {
+    const cfg = path.join(m.out, 'config.yaml');
+    const walk = `find ${m.roots.map(q).join(' ')} -maxdepth 2 -printf '%s %T@\\n' > /dev/null`;
+    gcRun(cfg); // the first sweep fills the cache
+    const warm = [],
+      warmBase = [];
+    for (let i = 0; i < runs; i++) {
+      warmBase.push(sh(walk));
+      const w = gcRun(cfg);
+      warm.push(w);
+      check(w.report.inventory?.traces_read === 0, `one-root warm sweep read no trace`);
+    }
+    row(
+      `one root: warm sweep of ${m.sessions} sessions`,
+      warm,
+      warmBase,
+      'find -maxdepth 2 -printf',
+      '(scaling, below)',
+    );
+    return { sessions: m.sessions, warmCpu: median(warm.map((r) => r.cpu)) };
+  };
+  let small, large, mL, oneRoot;
   if (opt.only === 'startup') {
     // start-up rows only
   } else if (opt.only === 'small') {
     small = await sweepScenario('small', home('small', S, 0), 2);
+    oneRoot = oneRootScenario(home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0));
   } else if (opt.only !== 'records') {
     const mS = home('small', S, 0);
     small = await sweepScenario('small', mS, 2);
+    oneRoot = oneRootScenario(home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0));
     mL = home('large', L, bigMb);
     large = await sweepScenario('large', mL, 10);
   } else {
@@ -642,6 +671,15 @@ try {
       'scaling: ×10 entries ≤ ×11 time',
       `first sweep ×${f.toFixed(2)}, warm ×${w.toFixed(2)} CPU`,
       Math.max(f, w) <= 11,
+    ]);
+  }
+  if (oneRoot !== undefined && small !== undefined) {
+    const x = oneRoot.warmCpu / small.warmCpu;
+    const k = oneRoot.sessions / S.sessions;
+    goals.push([
+      `scaling within one root: ${oneRoot.sessions} sessions in one root ≤ ${(1.1 * k).toFixed(1)}× the warm sweep of ${S.sessions} over ${S.roots} roots`,
+      `×${x.toFixed(2)} CPU`,
+      x <= 1.1 * k,
     ]);
   }
   // the first sweep against the floor of its own system calls (same home, same run)

@@ -84,6 +84,7 @@ import { truncationLanded } from '../gchome/audit-recovery.js';
 import type { ItemMeta } from '../gchome/quarantine-layout.js';
 import { scanSessionsWorld } from '../sweep/world.js';
 import { commandEffects, type CommandEffects } from '../sweep/effects.js';
+import { groupBy } from '../group-by.js';
 
 /** How long `rm`/`truncate` wait for a record lock held by a sweep before giving up (exit 75). */
 export const RECORD_LOCK_WAIT_MS = 3000;
@@ -275,8 +276,7 @@ async function forEachRecord(
   fn: (c: ContextScan, dir: Dir) => Promise<void>,
 ): Promise<void> {
   if (contexts.length === 0) return;
-  const byStore = new Map<string, ContextScan[]>();
-  for (const c of contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  const byStore = groupBy(contexts, (c) => c.store);
   let root: Dir;
   try {
     root = await homeDir.openDir(CONVERSATIONS_DIR);

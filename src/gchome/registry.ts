@@ -22,6 +22,7 @@ import { Codes, GcError, describeError } from '../errors.js';
 import { Dir, readSmallFile, type BigIntStats, type Identity } from '../fsx/safe-fs.js';
 import { GC_DIR_NAME } from './paths.js';
 import { failpoint } from '../failpoint.js';
+import { groupBy } from '../group-by.js';
 
 export const REGISTRY_FILE = 'registry.jsonl';
 /** A registry larger than this is not read (about 250 000 records): nothing is vouched for. */
@@ -202,8 +203,7 @@ export class Registry {
    */
   async settle(home: Dir): Promise<void> {
     if (!this.needsSettling) return;
-    const byDir = new Map<string, Placed[]>();
-    for (const p of this.records.values()) byDir.set(p.dir, [...(byDir.get(p.dir) ?? []), p]);
+    const byDir = groupBy(this.records.values(), (p) => p.dir);
     const keep: Placed[] = [];
     for (const [dir, list] of byDir) {
       let d: Dir;

@@ -15,6 +15,7 @@ import { PLAIN, elidePath, fitLine, tilde, wrap, type Layout } from '../layout.j
 import { say, sayItem, wordsOf } from './voice.js';
 import { NORMAL_CODES } from '../errors.js';
 import type { Action, HeldAt, KeptAside, SweepReport } from '../schema/json-schemas.js';
+import { groupBy } from '../group-by.js';
 
 // The report's types are its schema's (src/schema/json-schemas.ts).
 export type {
@@ -269,8 +270,7 @@ function groupedLines(r: SweepReport, L: Layout): string[] {
     }
   }
   if (groups.size === 0) return [];
-  const places = new Map<string, Group[]>();
-  for (const g of groups.values()) places.set(g.place, [...(places.get(g.place) ?? []), g]);
+  const places = groupBy(groups.values(), (g) => g.place);
   // One table for every row, so the columns line up across headings; headings are lines of their own.
   const rows: string[][] = [['', 'reason', 'items', 'size', '']];
   const marks: (string | undefined)[] = [undefined];

@@ -43,6 +43,7 @@ import type {
   RootSize,
   StoreSizes,
 } from '../schema/json-schemas.js';
+import { groupBy } from '../group-by.js';
 
 /** What `status` shows of the stores, and their next expiries: its schema's (src/schema/json-schemas.ts). */
 export type { BesideSizes, NextExpiries, RecordStoreSize, RootSize, StoreSizes };
@@ -346,8 +347,7 @@ async function measureRecords(
   out.records = scan.contexts.length;
   out.unreadable = scan.problems.length;
   out.bytes = 0;
-  const byStore = new Map<string, ContextScan[]>();
-  for (const c of scan.contexts) byStore.set(c.store, [...(byStore.get(c.store) ?? []), c]);
+  const byStore = groupBy(scan.contexts, (c) => c.store);
   for (const [store, contexts] of byStore) {
     const part: RecordStoreSize = { record: store, records: contexts.length, bytes: 0 };
     out.by_store.push(part);

@@ -10,10 +10,11 @@
 // not vouch for are taken out of the scan and reported (steps/trust.ts).
 import { loadTraceCache } from '../../gchome/trace-cache.js';
 import { MemoryTraceCache } from '../../runtime/summary-cache.js';
-import { scanSessionsWorld, type SessionView } from '../world.js';
+import { scanSessionsWorld } from '../world.js';
 import { Dir, sameIdentity } from '../../fsx/safe-fs.js';
 import { fail, problem, type SweepContext, type StepTally } from './context.js';
 import { applyTrust } from './trust.js';
+import { groupBy } from '../../group-by.js';
 
 export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   ctx.cache = ctx.homeDir ? await loadTraceCache(ctx.homeDir) : new MemoryTraceCache();
@@ -22,8 +23,7 @@ export async function scanSessionsStep(ctx: SweepContext): Promise<StepTally> {
   }
   ctx.world = await scanSessionsWorld(ctx.config, ctx.homeDir, ctx.cache, ctx.nowMs, ctx.signal);
   ctx.world.problems.forEach((p) => problem(ctx, p));
-  const byRoot = new Map<string, SessionView[]>();
-  for (const v of ctx.world.views) byRoot.set(v.root, [...(byRoot.get(v.root) ?? []), v]);
+  const byRoot = groupBy(ctx.world.views, (v) => v.root);
   for (const { input, scan, beside } of ctx.world.rootScans) {
     if (!scan.exists) continue;
     ctx.sessionPlans.push({

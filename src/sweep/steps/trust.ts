@@ -41,7 +41,11 @@ export async function applyTrust(ctx: SweepContext): Promise<void> {
   for (const { input, scan, beside } of ctx.world.rootScans) {
     if (!scan.exists || input.isAuditRoot) continue;
     const notOurs = new Map<string, string[]>();
-    const note = (dir: string, name: string) => notOurs.set(dir, [...(notOurs.get(dir) ?? []), name]);
+    const note = (dir: string, name: string) => {
+      const names = notOurs.get(dir);
+      if (names) names.push(name);
+      else notOurs.set(dir, [name]);
+    };
     scan.held = scan.held.filter((h) => {
       const ok = ctx.registry.vouch(h.entry, { identity: h.identity, birth: h.birth })?.kind === 'hold';
       if (!ok) note(input.root, h.entry);
