@@ -103,6 +103,7 @@ export async function readTextFileIfExists(
     }
     throw new ConfigFileError(Codes.ioError, filePath, `could not be opened (${describeError(err)})`, err);
   }
+  await using _ = fh;
   try {
     const fst = await fh.stat({ bigint: true });
     if (!fst.isFile() || fst.dev !== st.dev || fst.ino !== st.ino) {
@@ -131,8 +132,6 @@ export async function readTextFileIfExists(
   } catch (err) {
     if (err instanceof ConfigFileError) throw err;
     throw new ConfigFileError(Codes.ioError, filePath, `could not be read (${describeError(err)})`, err);
-  } finally {
-    await fh.close();
   }
 }
 

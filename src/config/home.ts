@@ -130,11 +130,8 @@ export async function judgeHome(home: string, userHomes: readonly string[]): Pro
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return systemPathReason(home, userHomes);
     throw err;
   }
-  try {
-    return judgeHomeDir(dir, home, userHomes);
-  } finally {
-    await dir.close();
-  }
+  await using _ = dir;
+  return judgeHomeDir(dir, home, userHomes);
 }
 
 /** The message of a refused home, naming how to point elsewhere or force it. */

@@ -689,24 +689,21 @@ export async function realpath(path: string): Promise<string> {
 /** Read a small regular file through a Dir (max `limit` bytes); never opens non-regular files. */
 export async function readSmallFile(dir: Dir, name: string, limit = 1 << 20): Promise<Buffer> {
   const { fh, stat } = await dir.openFile(name);
-  try {
-    if (stat.size > BigInt(limit)) {
-      throw new GcError(
-        Codes.fileTooLarge,
-        `${dir.display(name)} is larger than ${limit} bytes (${stat.size} bytes); not reading it`,
-      );
-    }
-    const buf = Buffer.alloc(Number(stat.size));
-    let off = 0;
-    while (off < buf.length) {
-      const { bytesRead } = await fh.read(buf, off, buf.length - off, off);
-      if (bytesRead === 0) break;
-      off += bytesRead;
-    }
-    return buf.subarray(0, off);
-  } finally {
-    await fh.close();
+  await using _ = fh;
+  if (stat.size > BigInt(limit)) {
+    throw new GcError(
+      Codes.fileTooLarge,
+      `${dir.display(name)} is larger than ${limit} bytes (${stat.size} bytes); not reading it`,
+    );
   }
+  const buf = Buffer.alloc(Number(stat.size));
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesRead } = await fh.read(buf, off, buf.length - off, off);
+    if (bytesRead === 0) break;
+    off += bytesRead;
+  }
+  return buf.subarray(0, off);
 }
 
 // Synchronous helpers used inside the staged rewrite's commit window, where nothing may be awaited.
