@@ -239,15 +239,12 @@ export async function countMessages(
     return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
   }
   const { fh, stat } = await dir.openFile(name);
-  try {
-    // (judged again when what was opened is not what was judged: it may have grown since)
-    const sparse = pre && pre.size === stat.size && pre.blocks === stat.blocks ? undefined : sparseFileError(stat);
-    if (sparse) throw sparse;
-    const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
-    return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
-  } finally {
-    await fh.close();
-  }
+  await using _ = fh;
+  // (judged again when what was opened is not what was judged: it may have grown since)
+  const sparse = pre && pre.size === stat.size && pre.blocks === stat.blocks ? undefined : sparseFileError(stat);
+  if (sparse) throw sparse;
+  const r = await scanRecord(fh, Number(stat.size), { ...(signal ? { signal } : {}), ...(onRead ? { onRead } : {}) });
+  return { messages: r.messages, header: r.header, utf8: r.utf8, terminated: r.terminated };
 }
 
 export interface RecordsScanOptions {
@@ -302,39 +299,32 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
     out.problems.push(problemOf(home.display(CONVERSATIONS_DIR), err));
     return out;
   }
-  try {
-    for (const store of await root.list()) {
-      if (store.startsWith('.')) continue;
-      if (opts.stores && !opts.stores.has(store)) continue;
-      const sst = await root.lstat(store);
-      if (!sst) continue;
-      if (opts.collectModes)
-        pushMode(out, opts, modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
-      if (sst.isSymbolicLink()) {
-        out.problems.push({
-          target: root.display(store),
-          code: Codes.symlink,
-          detail: `${root.display(store)} is a symbolic link; record stores are never followed`,
-        });
-        continue;
-      }
-      if (!sst.isDirectory()) continue;
-      let sdir: Dir;
-      try {
-        sdir = await root.openDir(store);
-      } catch (err) {
-        out.problems.push(problemOf(root.display(store), err));
-        continue;
-      }
-      try {
-        await scanStore(sdir, store, anchor, opts, out);
-        opts.countCache?.forget(sdir.path);
-      } finally {
-        await sdir.close();
-      }
+  await using _ = root;
+  for (const store of await root.list()) {
+    if (store.startsWith('.')) continue;
+    if (opts.stores && !opts.stores.has(store)) continue;
+    const sst = await root.lstat(store);
+    if (!sst) continue;
+    if (opts.collectModes) pushMode(out, opts, modeEntry(root, anchor, [CONVERSATIONS_DIR, store], sst, 'private_dir'));
+    if (sst.isSymbolicLink()) {
+      out.problems.push({
+        target: root.display(store),
+        code: Codes.symlink,
+        detail: `${root.display(store)} is a symbolic link; record stores are never followed`,
+      });
+      continue;
     }
-  } finally {
-    await root.close();
+    if (!sst.isDirectory()) continue;
+    let sdir: Dir;
+    try {
+      sdir = await root.openDir(store);
+    } catch (err) {
+      out.problems.push(problemOf(root.display(store), err));
+      continue;
+    }
+    await using _ = sdir;
+    await scanStore(sdir, store, anchor, opts, out);
+    opts.countCache?.forget(sdir.path);
   }
   return out;
 }
@@ -458,114 +448,107 @@ async function scanStore(
       out.problems.push(problemOf(sdir.display(context), err));
       continue;
     }
+    await using _ = cdir;
+    for (const entry of await cdir.list()) {
+      const t = parseTempName(entry, RECORD_FILE);
+      if (!t) continue;
+      const tst = await cdir.lstat(entry);
+      if (!tst?.isFile()) continue;
+      const old = opts.nowMs - Number(tst.mtimeMs) > opts.debrisAgeMs;
+      if ((t.pid !== process.pid && !opts.isPidAlive(t.pid)) || old) {
+        out.debris.push({
+          kind: 'temp_file',
+          ref: { anchor, chain: [...chain, entry] },
+          path: cdir.display(entry),
+          identity: identityOf(tst),
+          detail: `temp file of an interrupted rewrite (pid ${t.pid})`,
+        });
+      }
+    }
+    const fst = await cdir.lstat(RECORD_FILE);
+    if (!fst) {
+      out.fileless.push({
+        store,
+        context,
+        path: cdir.display(RECORD_FILE),
+        dirIdentity: identityOf(cst),
+        dirUid: Number(cst.uid),
+        file: { identity: identityOf(cst), size: 0, mtimeMs: Number(cst.mtimeMs), uid: Number(cst.uid) },
+        header: undefined,
+        messages: 0,
+      });
+      continue;
+    }
+    if (opts.collectModes) pushMode(out, opts, modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
+    if (fst.isSymbolicLink()) {
+      out.problems.push({
+        target: cdir.display(RECORD_FILE),
+        code: Codes.symlink,
+        detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed`,
+      });
+      continue;
+    }
+    if (!fst.isFile()) {
+      out.problems.push({
+        target: cdir.display(RECORD_FILE),
+        code: Codes.notRegular,
+        detail: `${cdir.display(RECORD_FILE)} is not a regular file; never opened`,
+      });
+      continue;
+    }
+    let header: RecordHeader | undefined;
+    let messages: number | undefined;
+    let unreadable: boolean;
+    let terminated: boolean | undefined;
     try {
-      for (const entry of await cdir.list()) {
-        const t = parseTempName(entry, RECORD_FILE);
-        if (!t) continue;
-        const tst = await cdir.lstat(entry);
-        if (!tst?.isFile()) continue;
-        const old = opts.nowMs - Number(tst.mtimeMs) > opts.debrisAgeMs;
-        if ((t.pid !== process.pid && !opts.isPidAlive(t.pid)) || old) {
-          out.debris.push({
-            kind: 'temp_file',
-            ref: { anchor, chain: [...chain, entry] },
-            path: cdir.display(entry),
-            identity: identityOf(tst),
-            detail: `temp file of an interrupted rewrite (pid ${t.pid})`,
-          });
-        }
-      }
-      const fst = await cdir.lstat(RECORD_FILE);
-      if (!fst) {
-        out.fileless.push({
-          store,
-          context,
-          path: cdir.display(RECORD_FILE),
-          dirIdentity: identityOf(cst),
-          dirUid: Number(cst.uid),
-          file: { identity: identityOf(cst), size: 0, mtimeMs: Number(cst.mtimeMs), uid: Number(cst.uid) },
-          header: undefined,
-          messages: 0,
-        });
-        continue;
-      }
-      if (opts.collectModes) pushMode(out, opts, modeEntry(cdir, anchor, [...chain, RECORD_FILE], fst, 'private_file'));
-      if (fst.isSymbolicLink()) {
-        out.problems.push({
-          target: cdir.display(RECORD_FILE),
-          code: Codes.symlink,
-          detail: `${cdir.display(RECORD_FILE)} is a symbolic link; never followed`,
-        });
-        continue;
-      }
-      if (!fst.isFile()) {
-        out.problems.push({
-          target: cdir.display(RECORD_FILE),
-          code: Codes.notRegular,
-          detail: `${cdir.display(RECORD_FILE)} is not a regular file; never opened`,
-        });
-        continue;
-      }
-      let header: RecordHeader | undefined;
-      let messages: number | undefined;
-      let unreadable = false;
-      let terminated: boolean | undefined;
-      try {
-        const key = cdir.display(RECORD_FILE);
-        const state = traceFileState(fst);
-        const known = opts.countCache?.getRecord(sdir.path, context, state);
-        // A small record that may need counting is read once, for its header and its count.
-        const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
-        // (read into one reused buffer: scanRecordBytes copies out what it returns, and nothing
-        // else sees the bytes, so 10 000 records do not leave 10 000 buffers for the GC)
-        // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
-        const whole =
-          !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst)
-            ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size)))
+      const key = cdir.display(RECORD_FILE);
+      const state = traceFileState(fst);
+      const known = opts.countCache?.getRecord(sdir.path, context, state);
+      // A small record that may need counting is read once, for its header and its count.
+      const mayCount = opts.countAll === true || (opts.countOwned?.size ?? 0) > 0;
+      // (read into one reused buffer: scanRecordBytes copies out what it returns, and nothing
+      // else sees the bytes, so 10 000 records do not leave 10 000 buffers for the GC)
+      // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
+      const whole =
+        !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst)
+          ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size)))
+          : undefined;
+      const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
+      unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
+      terminated = known ? known.terminated : wholeScan?.terminated;
+      header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
+      const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
+      if (!unreadable && (opts.countAll || owned)) {
+        if (known?.messages !== undefined) {
+          messages = known.messages;
+          out.countsCached++;
+        } else {
+          out.counted++;
+          const before = out.countedBytes;
+          const onRead = opts.onCount
+            ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b })
             : undefined;
-        const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
-        unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
-        terminated = known ? known.terminated : wholeScan?.terminated;
-        header = known
-          ? (known.header ?? undefined)
-          : wholeScan
-            ? wholeScan.header
-            : await readHeader(cdir, RECORD_FILE);
-        const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
-        if (!unreadable && (opts.countAll || owned)) {
-          if (known?.messages !== undefined) {
-            messages = known.messages;
-            out.countsCached++;
-          } else {
-            out.counted++;
-            const before = out.countedBytes;
-            const onRead = opts.onCount
-              ? (b: number) => opts.onCount?.({ records: out.counted, bytes: before + b })
-              : undefined;
-            const c =
-              wholeScan ?? (await uncountable(key, out, () => countMessages(cdir, RECORD_FILE, opts.signal, onRead)));
-            out.countedBytes = before + Number(fst.size);
-            if (wholeScan) onRead?.(Number(fst.size));
-            if (c) {
-              messages = c.messages;
-              header = c.header;
-              unreadable = !c.utf8;
-              terminated = c.terminated;
-            }
+          const c =
+            wholeScan ?? (await uncountable(key, out, () => countMessages(cdir, RECORD_FILE, opts.signal, onRead)));
+          out.countedBytes = before + Number(fst.size);
+          if (wholeScan) onRead?.(Number(fst.size));
+          if (c) {
+            messages = c.messages;
+            header = c.header;
+            unreadable = !c.utf8;
+            terminated = c.terminated;
           }
         }
-        recordFound(
-          out,
-          opts,
-          { sdir, store, context, key, state, cst, fst },
-          { header, messages, unreadable, terminated },
-        );
-      } catch (err) {
-        out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
-        continue;
       }
-    } finally {
-      await cdir.close();
+      recordFound(
+        out,
+        opts,
+        { sdir, store, context, key, state, cst, fst },
+        { header, messages, unreadable, terminated },
+      );
+    } catch (err) {
+      out.problems.push(problemOf(cdir.display(RECORD_FILE), err));
+      continue;
     }
   }
 }
@@ -897,136 +880,130 @@ export async function scanSessionsRoot(
     out.problems.push(problemOf(rootPath, err));
     return out;
   }
+  await using _ = root;
   out.exists = true;
   out.identity = root.identity;
-  try {
-    if (Number(root.stat.uid) !== processUid()) {
-      out.problems.push({
-        target: rootPath,
-        code: Codes.foreignOwner,
-        detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept`,
-      });
-      return out;
-    }
-    const names = await root.list();
-    // Asked once, before this scan stores anything under the root (it knows the root from then
-    // on): a first sweep makes no pass, and no lstat that could only miss.
-    const cacheKnowsRoot = cache?.knowsDir('T', root.path) === true;
-    let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      if (cacheKnowsRoot && i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH));
-      await yieldIfBusy();
-      signal?.throwIfAborted();
-      if (name.startsWith(TRASH_PREFIX)) {
-        const st = await root.lstat(name);
-        if (st?.isDirectory()) {
-          out.debris.push({
-            kind: 'trash_dir',
-            ref: { anchor: rootPath, chain: [name] },
-            path: root.display(name),
-            identity: identityOf(st),
-            birth: st.birthtimeNs,
-            detail: 'a session directory an interrupted murmur-gc run had started to remove',
-          });
-        }
-        continue;
-      }
-      if (name.startsWith(KEPT_PREFIX)) {
-        const st = await root.lstat(name);
-        if (st?.isDirectory())
-          out.debris.push({
-            kind: 'kept_dir',
-            ref: { anchor: rootPath, chain: [name] },
-            path: root.display(name),
-            identity: identityOf(st),
-            birth: st.birthtimeNs,
-            detail: 'what an earlier removal could not remove whole',
-          });
-        continue;
-      }
-      if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
-        const q = parseSessionQuarantineName(name);
-        const st = q ? await root.lstat(name) : undefined;
-        if (q && st?.isDirectory())
-          out.held.push({
-            entry: name,
-            session: q.session,
-            untilMs: q.untilMs,
-            identity: identityOf(st),
-            uid: Number(st.uid),
-            birth: st.birthtimeNs,
-          });
-        continue;
-      }
-      if (idTimestampMs(name, 'ses_') === undefined) continue;
-      let s: ScannedSession;
-      let sdir: Dir | undefined;
-      const pre = warm.get(name);
-      if (cache && pre && cache.has(root.path, name)) {
-        // Known from an earlier sweep: its lstat and its trace's (made for its batch) usually
-        // settle it.
-        if (pre.dir instanceof Error) throw pre.dir;
-        if (pre.dir === 'gone' || pre.dir === 'other') continue;
-        if (pre.dir === 'link') {
-          out.problems.push(symlinkSession(root, name));
-          continue;
-        }
-        s = pre.dir;
-        const known = cachedTrace(root, name, cache, pre.trace);
-        if (known) {
-          s.trace = kept(known, lost);
-          out.sessions.push(s);
-          continue;
-        }
-      } else {
-        // Not in the cache (a first sweep): open it at once (O_DIRECTORY|O_NOFOLLOW: a link is
-        // refused with ELOOP, anything else that is not a directory with ENOTDIR, before it is
-        // opened) and take its identity from the descriptor held; no lstat before.
-        try {
-          sdir = await root.openDir(name);
-        } catch (err) {
-          const code = errnoCode(err);
-          if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-          out.problems.push(code === 'ELOOP' ? symlinkSession(root, name) : problemOf(root.display(name), err));
-          continue;
-        }
-        s = new ScannedSession(name, sdir.stat);
-      }
-      try {
-        sdir ??= await root.openDir(name, s.identity);
-        try {
-          const tst = await sdir.lstat('trace.jsonl');
-          if (tst) {
-            const t0 = performance.now();
-            try {
-              const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
-              s.trace = kept(traceOk(r.summary, r.state, identityOf(tst), r.fromCache), lost);
-            } catch (err) {
-              const p = problemOf(sdir.display('trace.jsonl'), err);
-              s.trace = { ok: false, code: p.code, detail: p.detail };
-              // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
-              if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong || p.code === Codes.tooManyIds) {
-                s.trace.mtimeMs = Number(tst.mtimeMs);
-                out.problems.push({
-                  ...p,
-                  detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)`,
-                });
-              }
-            }
-          }
-        } finally {
-          await sdir.close();
-        }
-      } catch (err) {
-        out.problems.push(problemOf(root.display(name), err));
-        continue;
-      }
-      out.sessions.push(s);
-    }
-    cache?.forget(root.path);
-  } finally {
-    await root.close();
+  if (Number(root.stat.uid) !== processUid()) {
+    out.problems.push({
+      target: rootPath,
+      code: Codes.foreignOwner,
+      detail: `${rootPath} belongs to uid ${root.stat.uid}, not ${processUid()}; not swept`,
+    });
+    return out;
   }
+  const names = await root.list();
+  // Asked once, before this scan stores anything under the root (it knows the root from then
+  // on): a first sweep makes no pass, and no lstat that could only miss.
+  const cacheKnowsRoot = cache?.knowsDir('T', root.path) === true;
+  let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (cacheKnowsRoot && i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH));
+    await yieldIfBusy();
+    signal?.throwIfAborted();
+    if (name.startsWith(TRASH_PREFIX)) {
+      const st = await root.lstat(name);
+      if (st?.isDirectory()) {
+        out.debris.push({
+          kind: 'trash_dir',
+          ref: { anchor: rootPath, chain: [name] },
+          path: root.display(name),
+          identity: identityOf(st),
+          birth: st.birthtimeNs,
+          detail: 'a session directory an interrupted murmur-gc run had started to remove',
+        });
+      }
+      continue;
+    }
+    if (name.startsWith(KEPT_PREFIX)) {
+      const st = await root.lstat(name);
+      if (st?.isDirectory())
+        out.debris.push({
+          kind: 'kept_dir',
+          ref: { anchor: rootPath, chain: [name] },
+          path: root.display(name),
+          identity: identityOf(st),
+          birth: st.birthtimeNs,
+          detail: 'what an earlier removal could not remove whole',
+        });
+      continue;
+    }
+    if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
+      const q = parseSessionQuarantineName(name);
+      const st = q ? await root.lstat(name) : undefined;
+      if (q && st?.isDirectory())
+        out.held.push({
+          entry: name,
+          session: q.session,
+          untilMs: q.untilMs,
+          identity: identityOf(st),
+          uid: Number(st.uid),
+          birth: st.birthtimeNs,
+        });
+      continue;
+    }
+    if (idTimestampMs(name, 'ses_') === undefined) continue;
+    let s: ScannedSession;
+    let sdir: Dir | undefined;
+    const pre = warm.get(name);
+    if (cache && pre && cache.has(root.path, name)) {
+      // Known from an earlier sweep: its lstat and its trace's (made for its batch) usually
+      // settle it.
+      if (pre.dir instanceof Error) throw pre.dir;
+      if (pre.dir === 'gone' || pre.dir === 'other') continue;
+      if (pre.dir === 'link') {
+        out.problems.push(symlinkSession(root, name));
+        continue;
+      }
+      s = pre.dir;
+      const known = cachedTrace(root, name, cache, pre.trace);
+      if (known) {
+        s.trace = kept(known, lost);
+        out.sessions.push(s);
+        continue;
+      }
+    } else {
+      // Not in the cache (a first sweep): open it at once (O_DIRECTORY|O_NOFOLLOW: a link is
+      // refused with ELOOP, anything else that is not a directory with ENOTDIR, before it is
+      // opened) and take its identity from the descriptor held; no lstat before.
+      try {
+        sdir = await root.openDir(name);
+      } catch (err) {
+        const code = errnoCode(err);
+        if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+        out.problems.push(code === 'ELOOP' ? symlinkSession(root, name) : problemOf(root.display(name), err));
+        continue;
+      }
+      s = new ScannedSession(name, sdir.stat);
+    }
+    try {
+      sdir ??= await root.openDir(name, s.identity);
+      await using _ = sdir;
+      const tst = await sdir.lstat('trace.jsonl');
+      if (tst) {
+        const t0 = performance.now();
+        try {
+          const r = await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst);
+          s.trace = kept(traceOk(r.summary, r.state, identityOf(tst), r.fromCache), lost);
+        } catch (err) {
+          const p = problemOf(sdir.display('trace.jsonl'), err);
+          s.trace = { ok: false, code: p.code, detail: p.detail };
+          // A trace too hostile to judge is reported (an unreadable one is judged by its mtime alone).
+          if (p.code === Codes.sparseFile || p.code === Codes.lineTooLong || p.code === Codes.tooManyIds) {
+            s.trace.mtimeMs = Number(tst.mtimeMs);
+            out.problems.push({
+              ...p,
+              detail: `${p.detail}; the session is judged by the trace's mtime alone (${Math.round(performance.now() - t0)} ms spent)`,
+            });
+          }
+        }
+      }
+    } catch (err) {
+      out.problems.push(problemOf(root.display(name), err));
+      continue;
+    }
+    out.sessions.push(s);
+  }
+  cache?.forget(root.path);
   return out;
 }

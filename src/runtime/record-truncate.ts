@@ -71,12 +71,9 @@ export async function heldOpenBy(
   opts: { expect?: Identity; heldOpen?: Probe } = {},
 ): Promise<number[]> {
   const { fh, stat } = await dir.openFile(name);
-  try {
-    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return [];
-    return await heldOpenProbe(opts)(identityOf(stat), fh.fd);
-  } finally {
-    await fh.close();
-  }
+  await using _ = fh;
+  if (opts.expect && !sameIdentity(identityOf(stat), opts.expect)) return [];
+  return await heldOpenProbe(opts)(identityOf(stat), fh.fd);
 }
 
 async function refuseHeldOpen(
@@ -196,44 +193,41 @@ export async function measureTruncation(
   opts: TruncateOptions,
 ): Promise<TruncateOutcome> {
   const { fh, stat } = await ctxDir.openFile(fileName);
-  try {
-    const size = Number(stat.size);
-    notSparse(stat);
-    const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
-    if (p.dropped === 0) {
-      return {
-        dropped: 0,
-        droppedBytes: 0,
-        kept: p.kept,
-        oldestSurvivingId: '',
-        lastDroppedId: '',
-        bytesBefore: size,
-        bytesAfter: size,
-        appendedDuring: 0,
-        reordered: false,
-        outOfOrder: false,
-      };
-    }
-    await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
-    const header = serializeHeader(
-      nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs),
-    );
-    const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
+  await using _ = fh;
+  const size = Number(stat.size);
+  notSparse(stat);
+  const p = await planKeepNewest(fh, size, opts.keep, planOpts(opts, stat));
+  if (p.dropped === 0) {
     return {
-      dropped: p.dropped,
-      droppedBytes: p.cutOffset - (p.header ? await firstLineEnd(fh, p.cutOffset) : 0),
+      dropped: 0,
+      droppedBytes: 0,
       kept: p.kept,
-      oldestSurvivingId: p.oldestSurvivingId,
-      lastDroppedId: p.lastDroppedId,
+      oldestSurvivingId: '',
+      lastDroppedId: '',
       bytesBefore: size,
-      bytesAfter: Buffer.byteLength(header) + size - p.cutOffset + terminate,
+      bytesAfter: size,
       appendedDuring: 0,
       reordered: false,
       outOfOrder: false,
     };
-  } finally {
-    await fh.close();
   }
+  await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
+  const header = serializeHeader(
+    nextHeader(p.header, opts.fallbackCapsule, p.dropped, p.oldestSurvivingId, p.lastDroppedId, opts.nowMs),
+  );
+  const terminate = !p.terminated && (await mayTerminate(opts, stat, fh.fd)) ? 1 : 0;
+  return {
+    dropped: p.dropped,
+    droppedBytes: p.cutOffset - (p.header ? await firstLineEnd(fh, p.cutOffset) : 0),
+    kept: p.kept,
+    oldestSurvivingId: p.oldestSurvivingId,
+    lastDroppedId: p.lastDroppedId,
+    bytesBefore: size,
+    bytesAfter: Buffer.byteLength(header) + size - p.cutOffset + terminate,
+    appendedDuring: 0,
+    reordered: false,
+    outOfOrder: false,
+  };
 }
 
 export async function truncateRecord(ctxDir: Dir, fileName: string, opts: TruncateOptions): Promise<TruncateOutcome> {
@@ -348,17 +342,14 @@ async function tornTailDecision(
 /** What `repairTornTail` would do to this file now, decided the same way, writing nothing. */
 export async function measureTornTail(ctxDir: Dir, fileName: string, opts: RepairOptions): Promise<RepairOutcome> {
   const { fh, stat } = await ctxDir.openFile(fileName);
-  try {
-    if (opts.expect && !sameIdentity(identityOf(stat), opts.expect))
-      return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
-    const not = await tornTailDecision(opts, fh, Number(stat.size), stat);
-    if (!not) await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
-    return not
-      ? { repaired: false, ...not, bytesBefore: Number(stat.size) }
-      : { repaired: true, bytesBefore: Number(stat.size) };
-  } finally {
-    await fh.close();
-  }
+  await using _ = fh;
+  if (opts.expect && !sameIdentity(identityOf(stat), opts.expect))
+    return { repaired: false, why: 'terminated', bytesBefore: Number(stat.size) };
+  const not = await tornTailDecision(opts, fh, Number(stat.size), stat);
+  if (!not) await refuseHeldOpen(ctxDir, fileName, opts, stat, fh.fd);
+  return not
+    ? { repaired: false, ...not, bytesBefore: Number(stat.size) }
+    : { repaired: true, bytesBefore: Number(stat.size) };
 }
 
 /**

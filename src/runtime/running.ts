@@ -92,40 +92,36 @@ export async function readRunningRecords(home: Dir): Promise<RunningScan> {
   const scan: RunningScan = { records: [], problems: [], files: new Map(), staging: [] };
   const st = await home.lstat('running');
   if (!st || !st.isDirectory()) return scan;
-  const dir = await home.openDir('running');
-  try {
-    for (const name of await dir.list()) {
-      const pid = stagingPid(name);
-      if (pid !== undefined) {
-        const sst = await dir.lstat(name);
-        if (sst?.isFile()) scan.staging.push({ name, pid, identity: identityOf(sst), mtimeMs: Number(sst.mtimeMs) });
-        continue;
-      }
-      if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      const target = dir.display(name);
-      try {
-        const fst = await dir.lstat(name);
-        if (fst?.isFile()) scan.files.set(name, { identity: identityOf(fst), mtimeMs: Number(fst.mtimeMs) });
-        const raw = await readSmallFile(dir, name, RUNNING_RECORD_MAX_BYTES);
-        const rec = parseRunningRecord(name, raw);
-        if (rec) scan.records.push(rec);
-        else
-          scan.problems.push({
-            target,
-            code: Codes.runningRecordInvalid,
-            detail: `${target} is not a running record (it does not parse with every required field); it gives no liveness evidence`,
-          });
-      } catch (err) {
-        // Too big, a FIFO or link, unreadable: not a running record either; never an error.
+  await using dir = await home.openDir('running');
+  for (const name of await dir.list()) {
+    const pid = stagingPid(name);
+    if (pid !== undefined) {
+      const sst = await dir.lstat(name);
+      if (sst?.isFile()) scan.staging.push({ name, pid, identity: identityOf(sst), mtimeMs: Number(sst.mtimeMs) });
+      continue;
+    }
+    if (!name.endsWith('.json') || name.startsWith('.')) continue;
+    const target = dir.display(name);
+    try {
+      const fst = await dir.lstat(name);
+      if (fst?.isFile()) scan.files.set(name, { identity: identityOf(fst), mtimeMs: Number(fst.mtimeMs) });
+      const raw = await readSmallFile(dir, name, RUNNING_RECORD_MAX_BYTES);
+      const rec = parseRunningRecord(name, raw);
+      if (rec) scan.records.push(rec);
+      else
         scan.problems.push({
           target,
           code: Codes.runningRecordInvalid,
-          detail: `${target} is not a running record (${describeError(err)}); it gives no liveness evidence`,
+          detail: `${target} is not a running record (it does not parse with every required field); it gives no liveness evidence`,
         });
-      }
+    } catch (err) {
+      // Too big, a FIFO or link, unreadable: not a running record either; never an error.
+      scan.problems.push({
+        target,
+        code: Codes.runningRecordInvalid,
+        detail: `${target} is not a running record (${describeError(err)}); it gives no liveness evidence`,
+      });
     }
-  } finally {
-    await dir.close();
   }
   return scan;
 }

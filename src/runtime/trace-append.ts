@@ -41,63 +41,53 @@ export async function appendTraceLines(
 ): Promise<AppendResult> {
   const name = 'trace.jsonl';
   const { fh, stat } = await dir.openAppend(name);
-  try {
-    if (!sameIdentity(identityOf(stat), expect) || Number(stat.size) !== expectSize) {
-      throw new GcError(
-        Codes.changedSinceScan,
-        `${dir.display(name)} changed since it was scanned; not reconciled this sweep`,
-      );
-    }
-    let needsNewline = false;
-    if (stat.size > 0n) {
-      const r = await dir.openFile(name);
-      try {
-        const b = Buffer.alloc(1);
-        await r.fh.read(b, 0, 1, Number(stat.size) - 1);
-        needsNewline = b[0] !== 0x0a;
-      } finally {
-        await r.fh.close();
-      }
-    }
-    const result: AppendResult = { failures: [], beforeMtimeMs: Number(stat.mtimeMs) };
-    let written = 0;
-    for (const make of lines) {
-      let l: string | Buffer;
-      try {
-        l = await make();
-      } catch (err) {
-        result.failures.push({ code: codeOf(err), detail: describeError(err) });
-        continue;
-      }
-      const buf =
-        typeof l === 'string'
-          ? Buffer.from(needsNewline ? '\n' + l : l)
-          : needsNewline
-            ? Buffer.concat([NEWLINE, l])
-            : l;
-      try {
-        const { bytesWritten } = await fh.write(buf, 0, buf.length);
-        if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
-        result.failures.push(undefined);
-        written += buf.length;
-        needsNewline = false;
-      } catch (err) {
-        result.failures.push({ code: Codes.ioError, detail: describeError(err) });
-        needsNewline = true; // a partial write may have left a torn line behind
-      }
-    }
-    await fh.sync().catch(() => undefined);
-    const end = await fh.stat({ bigint: true }).catch(() => undefined);
-    if (
-      end &&
-      result.failures.every((f) => f === undefined) &&
-      sameIdentity(identityOf(end), expect) &&
-      Number(end.size) === expectSize + written
-    ) {
-      result.after = { identity: identityOf(end), size: Number(end.size), mtimeMs: Number(end.mtimeMs) };
-    }
-    return result;
-  } finally {
-    await fh.close();
+  await using _ = fh;
+  if (!sameIdentity(identityOf(stat), expect) || Number(stat.size) !== expectSize) {
+    throw new GcError(
+      Codes.changedSinceScan,
+      `${dir.display(name)} changed since it was scanned; not reconciled this sweep`,
+    );
   }
+  let needsNewline = false;
+  if (stat.size > 0n) {
+    const r = await dir.openFile(name);
+    await using _ = r.fh;
+    const b = Buffer.alloc(1);
+    await r.fh.read(b, 0, 1, Number(stat.size) - 1);
+    needsNewline = b[0] !== 0x0a;
+  }
+  const result: AppendResult = { failures: [], beforeMtimeMs: Number(stat.mtimeMs) };
+  let written = 0;
+  for (const make of lines) {
+    let l: string | Buffer;
+    try {
+      l = await make();
+    } catch (err) {
+      result.failures.push({ code: codeOf(err), detail: describeError(err) });
+      continue;
+    }
+    const buf =
+      typeof l === 'string' ? Buffer.from(needsNewline ? '\n' + l : l) : needsNewline ? Buffer.concat([NEWLINE, l]) : l;
+    try {
+      const { bytesWritten } = await fh.write(buf, 0, buf.length);
+      if (bytesWritten !== buf.length) throw new Error(`short write (${bytesWritten} of ${buf.length} bytes)`);
+      result.failures.push(undefined);
+      written += buf.length;
+      needsNewline = false;
+    } catch (err) {
+      result.failures.push({ code: Codes.ioError, detail: describeError(err) });
+      needsNewline = true; // a partial write may have left a torn line behind
+    }
+  }
+  await fh.sync().catch(() => undefined);
+  const end = await fh.stat({ bigint: true }).catch(() => undefined);
+  if (
+    end &&
+    result.failures.every((f) => f === undefined) &&
+    sameIdentity(identityOf(end), expect) &&
+    Number(end.size) === expectSize + written
+  ) {
+    result.after = { identity: identityOf(end), size: Number(end.size), mtimeMs: Number(end.mtimeMs) };
+  }
+  return result;
 }

@@ -99,27 +99,24 @@ export async function readTraceSummary(
     again?.addLines(small.data);
   } else {
     const { fh, stat } = await sessionDir.openFile('trace.jsonl');
-    try {
-      state = traceFileState(stat);
-      const cached = cache?.get(at.dir, at.name, state);
-      if (cached) return { summary: cached, state, fromCache: true };
-      // (judged again when what was opened is not what was judged: it may have grown since)
-      const sparse = seen && seen.size === stat.size && seen.blocks === stat.blocks ? undefined : sparseFileError(stat);
-      if (sparse) throw sparse;
-      const opts = signal ? { to: state.size, signal } : { to: state.size };
-      for await (const l of forwardLines(fh, opts)) {
-        feed(l);
-        if (acc.tooMany) throw tooManyIds(acc.tooMany);
-      }
-      again = acc.secondPass();
-      if (again) {
-        const first = acc;
-        acc = again;
-        for await (const l of forwardLines(fh, opts)) feed(l);
-        acc = first;
-      }
-    } finally {
-      await fh.close();
+    await using _ = fh;
+    state = traceFileState(stat);
+    const cached = cache?.get(at.dir, at.name, state);
+    if (cached) return { summary: cached, state, fromCache: true };
+    // (judged again when what was opened is not what was judged: it may have grown since)
+    const sparse = seen && seen.size === stat.size && seen.blocks === stat.blocks ? undefined : sparseFileError(stat);
+    if (sparse) throw sparse;
+    const opts = signal ? { to: state.size, signal } : { to: state.size };
+    for await (const l of forwardLines(fh, opts)) {
+      feed(l);
+      if (acc.tooMany) throw tooManyIds(acc.tooMany);
+    }
+    again = acc.secondPass();
+    if (again) {
+      const first = acc;
+      acc = again;
+      for await (const l of forwardLines(fh, opts)) feed(l);
+      acc = first;
     }
   }
   const summary = acc.finish(state.size === 0 || lastTerminated, again);

@@ -179,33 +179,26 @@ async function innerSessions(
     } catch (err) {
       return `${root.display(name)}: ${describeError(err)}`;
     }
-    try {
-      const tst = await sdir.lstat('trace.jsonl');
-      let hasSessionEnd: boolean | undefined;
-      if (read.traces && tst?.isFile()) {
-        try {
-          hasSessionEnd = (await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst)).summary
-            .hasSessionEnd;
-        } catch {
-          hasSessionEnd = undefined;
-        }
+    await using _ = sdir;
+    const tst = await sdir.lstat('trace.jsonl');
+    let hasSessionEnd: boolean | undefined;
+    if (read.traces && tst?.isFile()) {
+      try {
+        hasSessionEnd = (await readTraceSummary(sdir, { dir: root.path, name }, cache, signal, tst)).summary
+          .hasSessionEnd;
+      } catch {
+        hasSessionEnd = undefined;
       }
-      out.push({ name, lastWriteMs: Number((tst ?? st).mtimeMs), hasSessionEnd });
-    } finally {
-      await sdir.close();
     }
+    out.push({ name, lastWriteMs: Number((tst ?? st).mtimeMs), hasSessionEnd });
   }
   const problems: Problem[] = [];
-  const children = await openSub(root, CHILDREN_DIR, problems);
+  await using children = await openSub(root, CHILDREN_DIR, problems);
   if (problems.length) return problems[0]!.detail;
   if (!children) return undefined;
-  try {
-    for (const name of await children.list()) {
-      const why = await walkChild(children, name, depth + 1, read, out);
-      if (why) return why;
-    }
-  } finally {
-    await children.close();
+  for (const name of await children.list()) {
+    const why = await walkChild(children, name, depth + 1, read, out);
+    if (why) return why;
   }
   return undefined;
 }
@@ -222,7 +215,7 @@ async function walkChild(
   const st = await children.lstat(name);
   if (!st?.isDirectory()) return undefined;
   const problems: Problem[] = [];
-  const child = await openSub(children, name, problems);
+  await using child = await openSub(children, name, problems);
   if (problems.length) return problems[0]!.detail;
   if (!child) return undefined;
   try {
@@ -230,8 +223,6 @@ async function walkChild(
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') throw err;
     return `${children.display(name)}: ${describeError(err)}`;
-  } finally {
-    await child.close();
   }
 }
 
@@ -243,14 +234,10 @@ async function walkChildDir(
   out: InnerSession[],
 ): Promise<string | undefined> {
   const problems: Problem[] = [];
-  const root = await openSub(child, WORKDIR_ROOT_NAME, problems);
+  await using root = await openSub(child, WORKDIR_ROOT_NAME, problems);
   if (problems.length) return problems[0]!.detail;
   if (!root) return undefined;
-  try {
-    return await innerSessions(root, depth, read, out);
-  } finally {
-    await root.close();
-  }
+  return await innerSessions(root, depth, read, out);
 }
 
 /** One entry of `W/.murmur/children`. */
@@ -352,6 +339,7 @@ export async function scanBeside(
     if (c !== 'ENOENT' && c !== 'ENOTDIR') out.problems.push(problemOf(workdir, err));
     return out;
   }
+  await using _ = w;
   try {
     const root = await openSub(w, WORKDIR_ROOT_NAME, out.problems);
     if (root && rootIdentity && !sameIdentity(root.identity, rootIdentity)) {
@@ -364,72 +352,59 @@ export async function scanBeside(
       return out;
     }
     if (root) {
-      try {
-        const children = await openSub(root, CHILDREN_DIR, out.problems);
-        if (children) {
-          try {
-            const entries: ChildEntry[] = [];
-            for (const name of await children.list()) {
-              signal?.throwIfAborted();
-              if (name.startsWith(TRASH_PREFIX)) {
-                // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
-                const st = await children.lstat(name);
-                if (st?.isDirectory())
-                  out.debris.push({
-                    kind: 'trash_dir',
-                    ref: { anchor: root.path, chain: [CHILDREN_DIR, name] },
-                    path: children.display(name),
-                    identity: identityOf(st),
-                    birth: st.birthtimeNs,
-                    detail: 'a child workdir an interrupted murmur-gc run had started to remove',
-                  });
-              }
-              if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
-              const e = await scanChild(children, name, cache, signal);
-              if (e) entries.push(e);
-            }
-            out.children = { identity: children.identity, entries };
-          } finally {
-            await children.close();
+      await using _ = root;
+      await using children = await openSub(root, CHILDREN_DIR, out.problems);
+      if (children) {
+        const entries: ChildEntry[] = [];
+        for (const name of await children.list()) {
+          signal?.throwIfAborted();
+          if (name.startsWith(TRASH_PREFIX)) {
+            // a child (or orphan) whose removal a killed murmur-gc had started: the debris step finishes it
+            const st = await children.lstat(name);
+            if (st?.isDirectory())
+              out.debris.push({
+                kind: 'trash_dir',
+                ref: { anchor: root.path, chain: [CHILDREN_DIR, name] },
+                path: children.display(name),
+                identity: identityOf(st),
+                birth: st.birthtimeNs,
+                detail: 'a child workdir an interrupted murmur-gc run had started to remove',
+              });
           }
+          if (name.startsWith('.')) continue; // murmur-gc's own trash/kept names, never a child
+          const e = await scanChild(children, name, cache, signal);
+          if (e) entries.push(e);
         }
-      } finally {
-        await root.close();
+        out.children = { identity: children.identity, entries };
       }
     }
-    const logs = await openSub(w, LOGS_DIR, out.problems);
+    await using logs = await openSub(w, LOGS_DIR, out.problems);
     if (logs) {
-      try {
-        const wrk: LogEntry[] = [];
-        const other = { count: 0, bytes: 0 };
-        for (const name of await logs.list()) {
-          const st = await logs.lstat(name);
-          if (!st) continue;
-          const id = name.endsWith('.log') ? name.slice(0, -4) : '';
-          if (isWorkId(id)) {
-            wrk.push({
-              name,
-              workId: id,
-              kind: st.isSymbolicLink() ? 'symlink' : st.isFile() ? 'file' : 'other',
-              identity: identityOf(st),
-              uid: Number(st.uid),
-              bytes: allocatedBytes(st),
-            });
-          } else {
-            other.count++;
-            other.bytes += allocatedBytes(st);
-          }
+      const wrk: LogEntry[] = [];
+      const other = { count: 0, bytes: 0 };
+      for (const name of await logs.list()) {
+        const st = await logs.lstat(name);
+        if (!st) continue;
+        const id = name.endsWith('.log') ? name.slice(0, -4) : '';
+        if (isWorkId(id)) {
+          wrk.push({
+            name,
+            workId: id,
+            kind: st.isSymbolicLink() ? 'symlink' : st.isFile() ? 'file' : 'other',
+            identity: identityOf(st),
+            uid: Number(st.uid),
+            bytes: allocatedBytes(st),
+          });
+        } else {
+          other.count++;
+          other.bytes += allocatedBytes(st);
         }
-        out.logs = { identity: logs.identity, wrk, other };
-      } finally {
-        await logs.close();
       }
+      out.logs = { identity: logs.identity, wrk, other };
     }
   } catch (err) {
     if (err instanceof Error && err.name === 'AbortError') throw err;
     out.problems.push(problemOf(workdir, err));
-  } finally {
-    await w.close();
   }
   return out;
 }
