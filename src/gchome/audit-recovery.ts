@@ -125,190 +125,174 @@ async function settleRestore(home: Dir, intent: IntentLine, done: boolean): Prom
       ((await lstatPath(`${intent.parent}/${intent.target}`)) === undefined && (await lstatPath(r.to)) !== undefined);
     return happened ? item : undefined;
   }
-  const q = await openQuarantineDir(home, false);
+  await using q = await openQuarantineDir(home, false);
   if (!q) return done ? item : undefined;
-  try {
-    let happened = done;
-    if (!happened && intent.kind === 'restore_context') {
-      happened =
-        (await lstatPath(`${q.path}/${intent.target}/${CONTEXT_PAYLOAD}`)) === undefined &&
-        (await lstatPath(r.to)) !== undefined;
-    }
-    if (!happened && intent.kind === 'restore_truncation') happened = await restoreLanded(q, r);
-    if (intent.kind === 'restore_truncation') await removeDeadRecordTemps(r.to);
-    if (!happened) return undefined;
-    const names = await q.list();
-    for (const entry of r.entries) {
-      if (!parseItemDirName(entry)) continue;
-      const st = await q.lstat(entry);
-      if (st?.isDirectory()) await purgeEntry(q, entry, identityOf(st), mintId('ses_'));
-      // killed while removing it: its trash (`.murmur-gc-trash.<run>.<entry>`) is finished too
-      for (const t of names.filter((n) => n.startsWith(TRASH_PREFIX) && n.endsWith(`.${entry}`))) {
-        const tst = await q.lstat(t);
-        if (tst?.isDirectory()) await finishTrash(q, t, identityOf(tst));
-      }
-    }
-    return item;
-  } finally {
-    await q.close();
+  let happened = done;
+  if (!happened && intent.kind === 'restore_context') {
+    happened =
+      (await lstatPath(`${q.path}/${intent.target}/${CONTEXT_PAYLOAD}`)) === undefined &&
+      (await lstatPath(r.to)) !== undefined;
   }
+  if (!happened && intent.kind === 'restore_truncation') happened = await restoreLanded(q, r);
+  if (intent.kind === 'restore_truncation') await removeDeadRecordTemps(r.to);
+  if (!happened) return undefined;
+  const names = await q.list();
+  for (const entry of r.entries) {
+    if (!parseItemDirName(entry)) continue;
+    const st = await q.lstat(entry);
+    if (st?.isDirectory()) await purgeEntry(q, entry, identityOf(st), mintId('ses_'));
+    // killed while removing it: its trash (`.murmur-gc-trash.<run>.<entry>`) is finished too
+    for (const t of names.filter((n) => n.startsWith(TRASH_PREFIX) && n.endsWith(`.${entry}`))) {
+      const tst = await q.lstat(t);
+      if (tst?.isDirectory()) await finishTrash(q, t, identityOf(tst));
+    }
+  }
+  return item;
 }
 
 export async function recoverInterruptedAudits(home: Dir, homePath: string, nowMs: number): Promise<Recovered[]> {
   const out: Recovered[] = [];
   const gst = await home.lstat(GC_DIR);
   if (!gst?.isDirectory()) return out;
-  const gc = await home.openDir(GC_DIR);
-  try {
-    for (const name of await gc.list()) {
-      if (!name.startsWith('ses_')) continue;
-      const st = await gc.lstat(name);
-      if (!st?.isDirectory()) continue;
-      await using sdir = await gc.openDir(name);
-      const ist = await sdir.lstat(INTENT_FILE);
-      if (!ist?.isFile()) continue;
-      const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
-      // Still being written by a live process (a `conversation rm|truncate` runs outside the
-      // sweep lock): not interrupted, leave it alone.
-      const owner = log.owner;
-      if (
-        owner?.pid !== undefined &&
-        owner.pid !== process.pid &&
-        (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive'
-      )
-        continue;
-      const items: RetentionItem[] = [];
-      const purged: PurgedItem[] = [];
-      const restored: RestoredItem[] = [];
-      let settled = 0;
-      for (const [seq, intent] of log.intents) {
-        if (intent.kind?.startsWith('restore_')) {
-          settled++;
-          const r = await settleRestore(home, intent, log.done.get(seq) !== undefined);
-          if (r) restored.push(r);
-          continue;
-        }
-        if (intent.kind === 'purge_quarantine') {
-          // Happened when the held entry is gone from where it was (its trash, if any, is the
-          // debris step's): its quarantine_purge line is written like the sweep would have.
-          const p = intent.purge;
-          if (!p || !intent.parent || !intent.target || typeof p.target !== 'string') continue;
-          settled++;
-          if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined)
-            continue;
-          purged.push({ store: p.store, reason: String(p.reason), target: p.target, held: String(p.held) });
-          continue;
-        }
-        if (!intent.store || !intent.reason || !intent.target) continue;
+  await using gc = await home.openDir(GC_DIR);
+  for (const name of await gc.list()) {
+    if (!name.startsWith('ses_')) continue;
+    const st = await gc.lstat(name);
+    if (!st?.isDirectory()) continue;
+    await using sdir = await gc.openDir(name);
+    const ist = await sdir.lstat(INTENT_FILE);
+    if (!ist?.isFile()) continue;
+    const log = parseIntentLog((await readSmallFile(sdir, INTENT_FILE, 64 << 20)).toString('utf8'));
+    // Still being written by a live process (a `conversation rm|truncate` runs outside the
+    // sweep lock): not interrupted, leave it alone.
+    const owner = log.owner;
+    if (
+      owner?.pid !== undefined &&
+      owner.pid !== process.pid &&
+      (await probeProcess(owner.pid, owner.start_time ?? undefined)) === 'alive'
+    )
+      continue;
+    const items: RetentionItem[] = [];
+    const purged: PurgedItem[] = [];
+    const restored: RestoredItem[] = [];
+    let settled = 0;
+    for (const [seq, intent] of log.intents) {
+      if (intent.kind?.startsWith('restore_')) {
         settled++;
-        const done = log.done.get(seq);
-        if (intent.kind === 'truncate_record') {
-          const dropped = done ? done.messages_dropped : await truncationLanded(intent);
-          if (!dropped || dropped <= 0) continue;
-          items.push({
-            store: intent.store,
-            reason: intent.reason,
-            target: intent.target,
-            messagesDropped: dropped,
-            ...(intent.parent ? { parent: intent.parent } : {}),
-            ...(intent.trigger ? { trigger: intent.trigger } : {}),
-          });
+        const r = await settleRestore(home, intent, log.done.get(seq) !== undefined);
+        if (r) restored.push(r);
+        continue;
+      }
+      if (intent.kind === 'purge_quarantine') {
+        // Happened when the held entry is gone from where it was (its trash, if any, is the
+        // debris step's): its quarantine_purge line is written like the sweep would have.
+        const p = intent.purge;
+        if (!p || !intent.parent || !intent.target || typeof p.target !== 'string') continue;
+        settled++;
+        if (log.done.get(seq) === undefined && (await lstatPath(`${intent.parent}/${intent.target}`)) !== undefined)
           continue;
-        }
-        let happened = done !== undefined;
-        if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
-        if (!happened) continue;
+        purged.push({ store: p.store, reason: String(p.reason), target: p.target, held: String(p.held) });
+        continue;
+      }
+      if (!intent.store || !intent.reason || !intent.target) continue;
+      settled++;
+      const done = log.done.get(seq);
+      if (intent.kind === 'truncate_record') {
+        const dropped = done ? done.messages_dropped : await truncationLanded(intent);
+        if (!dropped || dropped <= 0) continue;
         items.push({
           store: intent.store,
           reason: intent.reason,
           target: intent.target,
+          messagesDropped: dropped,
           ...(intent.parent ? { parent: intent.parent } : {}),
           ...(intent.trigger ? { trigger: intent.trigger } : {}),
         });
+        continue;
       }
-      let trace = '';
-      try {
-        trace = (await readSmallFile(sdir, 'trace.jsonl', 64 << 20)).toString('utf8');
-      } catch (err) {
-        if (errnoCode(err) !== 'ENOENT') throw err;
-      }
-      const nl = trace.indexOf('\n');
-      let startId: string | null = null;
-      if (nl > 0) {
-        try {
-          const o = JSON.parse(trace.slice(0, nl)) as {
-            event_type?: unknown;
-            event_id?: unknown;
-            session_id?: unknown;
-          };
-          if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name)
-            startId = o.event_id;
-        } catch {
-          startId = null;
-        }
-      }
-      const hasEnd =
-        startId !== null && trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
-      if (!hasEnd) {
-        const fresh = startId === null;
-        let text = fresh ? '' : trace.endsWith('\n') ? '' : '\n';
-        const sessionEventId = startId ?? mintId('evt_');
-        if (fresh)
-          text += sessionStartLine(
-            { eventId: sessionEventId, sessionId: name, timestamp: nowMs },
-            'murmur-gc',
-            VERSION,
-          );
-        const common = () => ({
-          eventId: mintId('evt_'),
-          parentId: sessionEventId,
-          sessionId: name,
-          timestamp: nowMs,
-        });
-        for (const g of groupRetention(items)) {
-          text += retentionLine(
-            common(),
-            g.store,
-            g.reason,
-            g.targets,
-            g.reason === 'max_messages' ? g.messagesDropped : undefined,
-            g.trigger,
-          );
-        }
-        for (const g of groupPurges(purged))
-          text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
-        for (const r of restored) text += quarantineRestoreLine(common(), r);
-        // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
-        const startedMs = idTimestampMs(name, 'ses_');
-        const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
-        text += sessionEndLine(common(), ranMs, 'canceled');
-        const where = whereText(items);
-        if (where !== undefined)
-          await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
-        if (fresh) {
-          // No usable session_start: the trace is written whole, atomically.
-          await sdir.writeFileAtomic('trace.jsonl', text, 0o600);
-        } else {
-          const { fh } = await sdir.openAppend('trace.jsonl');
-          try {
-            await fh.write(text);
-            await fh.sync();
-          } finally {
-            await fh.close();
-          }
-        }
-      }
-      await sdir.unlink(INTENT_FILE);
-      // the killed run's own atomic-write temps in this audit (e.g. killed writing where.json)
-      await removeDeadAuditTemps(sdir).catch(() => undefined);
-      out.push({
-        target: `${homePath}/${GC_DIR}/${name}`,
-        detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length + restored.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
-        restored,
+      let happened = done !== undefined;
+      if (!happened && intent.parent) happened = (await lstatPath(`${intent.parent}/${intent.target}`)) === undefined;
+      if (!happened) continue;
+      items.push({
+        store: intent.store,
+        reason: intent.reason,
+        target: intent.target,
+        ...(intent.parent ? { parent: intent.parent } : {}),
+        ...(intent.trigger ? { trigger: intent.trigger } : {}),
       });
     }
-  } finally {
-    await gc.close();
+    let trace = '';
+    try {
+      trace = (await readSmallFile(sdir, 'trace.jsonl', 64 << 20)).toString('utf8');
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+    const nl = trace.indexOf('\n');
+    let startId: string | null = null;
+    if (nl > 0) {
+      try {
+        const o = JSON.parse(trace.slice(0, nl)) as {
+          event_type?: unknown;
+          event_id?: unknown;
+          session_id?: unknown;
+        };
+        if (o.event_type === 'session_start' && typeof o.event_id === 'string' && o.session_id === name)
+          startId = o.event_id;
+      } catch {
+        startId = null;
+      }
+    }
+    const hasEnd =
+      startId !== null && trace.split('\n').some((l) => peekEventType(Buffer.from(l.slice(0, 64))) === 'session_end');
+    if (!hasEnd) {
+      const fresh = startId === null;
+      let text = fresh ? '' : trace.endsWith('\n') ? '' : '\n';
+      const sessionEventId = startId ?? mintId('evt_');
+      if (fresh)
+        text += sessionStartLine({ eventId: sessionEventId, sessionId: name, timestamp: nowMs }, 'murmur-gc', VERSION);
+      const common = () => ({
+        eventId: mintId('evt_'),
+        parentId: sessionEventId,
+        sessionId: name,
+        timestamp: nowMs,
+      });
+      for (const g of groupRetention(items)) {
+        text += retentionLine(
+          common(),
+          g.store,
+          g.reason,
+          g.targets,
+          g.reason === 'max_messages' ? g.messagesDropped : undefined,
+          g.trigger,
+        );
+      }
+      for (const g of groupPurges(purged)) text += quarantinePurgeLine(common(), g.store, g.reason, g.targets, g.kinds);
+      for (const r of restored) text += quarantineRestoreLine(common(), r);
+      // Killed mid-way: it ran until its last intent-log write, and it was interrupted.
+      const startedMs = idTimestampMs(name, 'ses_');
+      const ranMs = startedMs === undefined ? 0 : Math.max(0, Math.floor(Number(ist.mtimeMs)) - startedMs);
+      text += sessionEndLine(common(), ranMs, 'canceled');
+      const where = whereText(items);
+      if (where !== undefined)
+        await sdir.writeFileAtomic(WHERE_FILE, where, 0o600, { durable: false }).catch(() => undefined);
+      if (fresh) {
+        // No usable session_start: the trace is written whole, atomically.
+        await sdir.writeFileAtomic('trace.jsonl', text, 0o600);
+      } else {
+        const { fh } = await sdir.openAppend('trace.jsonl');
+        await using _ = fh;
+        await fh.write(text);
+        await fh.sync();
+      }
+    }
+    await sdir.unlink(INTENT_FILE);
+    // the killed run's own atomic-write temps in this audit (e.g. killed writing where.json)
+    await removeDeadAuditTemps(sdir).catch(() => undefined);
+    out.push({
+      target: `${homePath}/${GC_DIR}/${name}`,
+      detail: `a murmur-gc run (${name}) was interrupted; ${settled} logged action(s) settled against the disk, ${items.length + purged.length + restored.length} had happened and are now in its audit trace (${Codes.processInterrupted})`,
+      restored,
+    });
   }
   return out;
 }

@@ -41,7 +41,7 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
   const roots = [...new Set(config.sessions.map((s) => s.root))];
   const registry = await registryOf(config.home);
   for (const r of roots) {
-    const d = await openAnchor(r, false);
+    await using d = await openAnchor(r, false);
     if (!d) continue;
     try {
       for (const h of await listRootHeld(d, measure)) {
@@ -63,46 +63,41 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
       }
     } catch (err) {
       out.problems.push({ target: r, code: Codes.ioError, detail: `${r}: ${describeError(err)}` });
-    } finally {
-      await d.close();
     }
   }
   const home = await openAnchor(config.home, true);
   if (home) {
+    await using _ = home;
     try {
-      const q = await openQuarantineDir(home, false);
+      await using q = await openQuarantineDir(home, false);
       if (q) {
-        try {
-          const l = await listQuarantineDir(q, measure);
-          out.problems.push(...l.problems);
-          const landed = await landedStaged(home, l.items);
-          // Its restore happened; recovery (the next sweep, or restore) removes it.
-          const back = await restoredPendingEntries(home);
-          for (const i of l.items) {
-            if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
-            if (back.has(i.entry)) continue;
-            if (i.unreadable !== undefined) {
-              // No sidecar: nothing to restore; the sweep purges it by the window in its name.
-              if (!i.sidecarTempsOnly)
-                out.problems.push({
-                  target: q.display(i.entry),
-                  code: Codes.quarantineItemUnreadable,
-                  detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}`,
-                });
-              continue;
-            }
-            if (i.payloadMismatch !== undefined) {
+        const l = await listQuarantineDir(q, measure);
+        out.problems.push(...l.problems);
+        const landed = await landedStaged(home, l.items);
+        // Its restore happened; recovery (the next sweep, or restore) removes it.
+        const back = await restoredPendingEntries(home);
+        for (const i of l.items) {
+          if (i.meta?.state === 'staged' && !landed.has(i.entry)) continue; // its truncation never committed (or is committing)
+          if (back.has(i.entry)) continue;
+          if (i.unreadable !== undefined) {
+            // No sidecar: nothing to restore; the sweep purges it by the window in its name.
+            if (!i.sidecarTempsOnly)
               out.problems.push({
                 target: q.display(i.entry),
-                code: Codes.quarantineItemInvalid,
-                detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}`,
+                code: Codes.quarantineItemUnreadable,
+                detail: `${q.display(i.entry)}: ${i.unreadable}; a sweep deletes it for good after ${humanTime(i.untilMs)}`,
               });
-              continue;
-            }
-            out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
+            continue;
           }
-        } finally {
-          await q.close();
+          if (i.payloadMismatch !== undefined) {
+            out.problems.push({
+              target: q.display(i.entry),
+              code: Codes.quarantineItemInvalid,
+              detail: `${q.display(i.entry)}: ${i.payloadMismatch}; it cannot be restored, and a sweep deletes it for good after ${humanTime(i.untilMs)}`,
+            });
+            continue;
+          }
+          out.items.push({ ...strip(i), path: q.display(i.entry), ...(i.incomplete ? { incomplete: true } : {}) });
         }
       }
     } catch (err) {
@@ -111,8 +106,6 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
         code: err instanceof GcError ? err.code : Codes.ioError,
         detail: describeError(err),
       });
-    } finally {
-      await home.close();
     }
   }
   out.items = oldestFirst(out.items);
@@ -122,12 +115,8 @@ export async function listHeld(config: GcConfig, measure = true): Promise<HeldLi
 
 /** The registry of `home` (src/gchome/registry.ts), read only; empty when there is no home. */
 export async function registryOf(homePath: string): Promise<Registry> {
-  const home = await openAnchor(homePath, true).catch(() => undefined);
-  try {
-    return await Registry.load(home);
-  } finally {
-    await home?.close();
-  }
+  await using home = await openAnchor(homePath, true).catch(() => undefined);
+  return await Registry.load(home);
 }
 
 /** What a listing says of an entry named like a hold that the registry does not vouch for. */

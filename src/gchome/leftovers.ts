@@ -56,33 +56,25 @@ export function gcTempPid(name: string): number | undefined {
 export async function removeDeadGcTemps(home: string, nowMs = Date.now()): Promise<RemovedTemp[]> {
   const out: RemovedTemp[] = [];
   if (!(await lstatPath(home))) return out;
-  const h = await Dir.open(home, { followFinal: true });
-  try {
-    const gst = await h.lstat(GC_DIR_NAME);
-    if (!gst?.isDirectory()) return out;
-    await using gc = await h.openDir(GC_DIR_NAME);
-    await removeIn(gc, out);
-    await removeAuditStaging(gc, out);
-    await removeHoldDebris(gc, out, nowMs);
-    const lst = await gc.lstat('locks');
-    if (!lst?.isDirectory()) return out;
-    await using locks = await gc.openDir('locks');
-    await removeIn(locks, out);
-    for (const name of await locks.list()) {
-      if (name.endsWith('.lock')) continue;
-      const st = await locks.lstat(name);
-      if (!st?.isDirectory()) continue;
-      const sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
-      if (!sub) continue;
-      try {
-        await breakDeadLocks(sub, `${home}/${GC_DIR_NAME}/locks/${name}`, out);
-        await removeIn(sub, out);
-      } finally {
-        await sub.close();
-      }
-    }
-  } finally {
-    await h.close();
+  await using h = await Dir.open(home, { followFinal: true });
+  const gst = await h.lstat(GC_DIR_NAME);
+  if (!gst?.isDirectory()) return out;
+  await using gc = await h.openDir(GC_DIR_NAME);
+  await removeIn(gc, out);
+  await removeAuditStaging(gc, out);
+  await removeHoldDebris(gc, out, nowMs);
+  const lst = await gc.lstat('locks');
+  if (!lst?.isDirectory()) return out;
+  await using locks = await gc.openDir('locks');
+  await removeIn(locks, out);
+  for (const name of await locks.list()) {
+    if (name.endsWith('.lock')) continue;
+    const st = await locks.lstat(name);
+    if (!st?.isDirectory()) continue;
+    await using sub = await locks.openDir(name, identityOf(st)).catch(() => undefined);
+    if (!sub) continue;
+    await breakDeadLocks(sub, `${home}/${GC_DIR_NAME}/locks/${name}`, out);
+    await removeIn(sub, out);
   }
   return out;
 }
@@ -124,40 +116,36 @@ async function breakDeadLocks(sub: Dir, subPath: string, out: RemovedTemp[]): Pr
 async function removeHoldDebris(gc: Dir, out: RemovedTemp[], nowMs: number): Promise<void> {
   const qst = await gc.lstat(QUARANTINE_DIR);
   if (!qst?.isDirectory()) return;
-  const q = await gc.openDir(QUARANTINE_DIR, identityOf(qst)).catch(() => undefined);
+  await using q = await gc.openDir(QUARANTINE_DIR, identityOf(qst)).catch(() => undefined);
   if (!q) return;
-  try {
-    for (const entry of await q.list()) {
-      if (!parseItemDirName(entry)) continue;
-      const st = await q.lstat(entry);
-      if (!st?.isDirectory()) continue;
-      const item = await q.openDir(entry, identityOf(st)).catch(() => undefined);
-      if (!item) continue;
-      let left: number;
-      const mine: RemovedTemp[] = [];
-      try {
-        await removeIn(item, mine, sidecarTempPid);
-        left = (await item.list()).length;
-      } finally {
-        await item.close();
-      }
-      out.push(...mine);
-      const emptyLong = mine.length === 0 && nowMs - Number(st.mtimeMs) > EMPTY_ITEM_AGE_MS;
-      if (left !== 0 || (mine.length === 0 && !emptyLong)) continue;
-      try {
-        await q.rmdir(entry);
-      } catch {
-        continue; // something was made in it meanwhile: not ours to judge now
-      }
-      out.push({
-        path: q.display(entry),
-        pid: mine[0]?.pid,
-        bytes: 0,
-        detail: 'a held item a killed hold left without its sidecar or payload (it never became a hold)',
-      });
+  for (const entry of await q.list()) {
+    if (!parseItemDirName(entry)) continue;
+    const st = await q.lstat(entry);
+    if (!st?.isDirectory()) continue;
+    const item = await q.openDir(entry, identityOf(st)).catch(() => undefined);
+    if (!item) continue;
+    let left: number;
+    const mine: RemovedTemp[] = [];
+    try {
+      await removeIn(item, mine, sidecarTempPid);
+      left = (await item.list()).length;
+    } finally {
+      await item.close();
     }
-  } finally {
-    await q.close();
+    out.push(...mine);
+    const emptyLong = mine.length === 0 && nowMs - Number(st.mtimeMs) > EMPTY_ITEM_AGE_MS;
+    if (left !== 0 || (mine.length === 0 && !emptyLong)) continue;
+    try {
+      await q.rmdir(entry);
+    } catch {
+      continue; // something was made in it meanwhile: not ours to judge now
+    }
+    out.push({
+      path: q.display(entry),
+      pid: mine[0]?.pid,
+      bytes: 0,
+      detail: 'a held item a killed hold left without its sidecar or payload (it never became a hold)',
+    });
   }
 }
 

@@ -56,14 +56,12 @@ export async function writeCandidate(lockPath: string, owner: Omit<LockOwner, 'l
   await using d = await Dir.open(dirname(lockPath));
   const name = tempName(lockPath, owner.pid);
   // Not fsync'ed: after a crash of the machine no process is alive anyway.
-  const fh = await d.createExclusive(name, 0o600);
+  await using fh = await d.createExclusive(name, 0o600);
   try {
     await fh.writeFile(JSON.stringify({ ...owner, lock_ino: null }));
   } catch {
     // A full disk: the empty candidate still names our pid (its start time only sharpens it).
     await fh.truncate(0).catch(() => undefined);
-  } finally {
-    await fh.close();
   }
   return name;
 }

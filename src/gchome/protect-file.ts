@@ -44,6 +44,7 @@ export async function readProtection(home: Dir): Promise<ProtectionRead> {
   } catch (err) {
     return { status: 'unreadable', detail: `${home.path}/${GC_DIR_NAME}: ${describeError(err)}` };
   }
+  await using _ = gc;
   try {
     if (!(await gc.lstat(PROTECT_FILE))) return { status: 'ok', items: [] };
     const raw = await readSmallFile(gc, PROTECT_FILE, PROTECT_LIMIT);
@@ -57,8 +58,6 @@ export async function readProtection(home: Dir): Promise<ProtectionRead> {
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return { status: 'ok', items: [] };
     return { status: 'unreadable', detail: `${path}: ${describeError(err)}` };
-  } finally {
-    await gc.close();
   }
 }
 

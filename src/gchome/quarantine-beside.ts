@@ -109,23 +109,19 @@ export async function listBeside(held: Dir, rootPath: string): Promise<BesideHel
   const st = await held.lstat(BESIDE_DIR);
   if (!st?.isDirectory()) return [];
   const out: BesideHeld[] = [];
-  const b = await held.openDir(BESIDE_DIR, identityOf(st));
-  try {
-    for (const sub of [CHILDREN_DIR, LOGS_DIR] as const) {
-      const sst = await b.lstat(sub);
-      if (!sst?.isDirectory()) continue;
-      await using s = await b.openDir(sub, identityOf(sst));
-      for (const name of await s.list()) {
-        if (!canComeBack(sub, name)) continue;
-        out.push({
-          sub,
-          name,
-          to: sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}`,
-        });
-      }
+  await using b = await held.openDir(BESIDE_DIR, identityOf(st));
+  for (const sub of [CHILDREN_DIR, LOGS_DIR] as const) {
+    const sst = await b.lstat(sub);
+    if (!sst?.isDirectory()) continue;
+    await using s = await b.openDir(sub, identityOf(sst));
+    for (const name of await s.list()) {
+      if (!canComeBack(sub, name)) continue;
+      out.push({
+        sub,
+        name,
+        to: sub === CHILDREN_DIR ? `${rootPath}/${CHILDREN_DIR}/${name}` : `${dirname(rootPath)}/${LOGS_DIR}/${name}`,
+      });
     }
-  } finally {
-    await b.close();
   }
   return out;
 }

@@ -88,6 +88,7 @@ export async function openQuarantineDir(home: Dir, create: boolean): Promise<Dir
   } catch (err) {
     throw asSymlinkError(home.display(GC_DIR_NAME), err);
   }
+  await using _ = gc;
   try {
     if (create) return await gc.mkdir(QUARANTINE_DIR, DIR_MODE);
     const st = await gc.lstat(QUARANTINE_DIR);
@@ -95,8 +96,6 @@ export async function openQuarantineDir(home: Dir, create: boolean): Promise<Dir
     return await gc.openDir(QUARANTINE_DIR);
   } catch (err) {
     throw asSymlinkError(gc.display(QUARANTINE_DIR), err);
-  } finally {
-    await gc.close();
   }
 }
 
@@ -274,7 +273,7 @@ export async function holdDropped(
 }
 
 async function copyDropped(item: Dir, src: FileHandle, from: number, to: number): Promise<void> {
-  const fh = await item.createExclusive(DROPPED_PAYLOAD, FILE_MODE);
+  await using fh = await item.createExclusive(DROPPED_PAYLOAD, FILE_MODE);
   try {
     const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, to - from)));
     let pos = from;
@@ -291,8 +290,6 @@ async function copyDropped(item: Dir, src: FileHandle, from: number, to: number)
     await fh.sync();
   } catch (err) {
     throw withPath(err, item.display(DROPPED_PAYLOAD));
-  } finally {
-    await fh.close();
   }
 }
 
@@ -316,26 +313,19 @@ export async function trimHeld(
 ): Promise<number> {
   const now = await rec.dir.lstat(rec.name);
   if (now && sameIdentity(identityOf(now), linked)) return 0;
-  const item = await q.openDir(entry);
-  try {
-    const { fh, stat } = await item.openFile(RECORD_PAYLOAD, { write: true });
-    try {
-      // Another link to it (a backup made with `ln`, say) would lose its bytes: left whole.
-      if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1) return 0;
-      const size = Number(stat.size);
-      if (carried === undefined) return 0;
-      if (size > carried) return size - carried;
-      if (size <= to) return 0;
-      // A writer still holding it would append after the cut, or between this look and the cut.
-      if ((await processesHolding(identityOf(stat), fh.fd)).length > 0) return 0;
-      await fh.truncate(to);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } finally {
-    await item.close();
-  }
+  await using item = await q.openDir(entry);
+  const { fh, stat } = await item.openFile(RECORD_PAYLOAD, { write: true });
+  await using _ = fh;
+  // Another link to it (a backup made with `ln`, say) would lose its bytes: left whole.
+  if (!sameIdentity(identityOf(stat), linked) || Number(stat.nlink) !== 1) return 0;
+  const size = Number(stat.size);
+  if (carried === undefined) return 0;
+  if (size > carried) return size - carried;
+  if (size <= to) return 0;
+  // A writer still holding it would append after the cut, or between this look and the cut.
+  if ((await processesHolding(identityOf(stat), fh.fd)).length > 0) return 0;
+  await fh.truncate(to);
+  await fh.sync();
   return 0;
 }
 

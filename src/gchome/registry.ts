@@ -214,28 +214,21 @@ export class Registry {
         if (c !== 'ENOENT' && c !== 'ENOTDIR') keep.push(...list);
         continue;
       }
-      try {
-        for (const p of list) {
-          const st = await d.lstat(p.name);
-          if (
-            st?.isDirectory() &&
-            String(st.dev) === p.dev &&
-            String(st.ino) === p.ino &&
-            (p.birth === '0' || st.birthtimeNs === 0n || String(st.birthtimeNs) === p.birth)
-          )
-            keep.push(p);
-        }
-      } finally {
-        await d.close();
+      await using _ = d;
+      for (const p of list) {
+        const st = await d.lstat(p.name);
+        if (
+          st?.isDirectory() &&
+          String(st.dev) === p.dev &&
+          String(st.ino) === p.ino &&
+          (p.birth === '0' || st.birthtimeNs === 0n || String(st.birthtimeNs) === p.birth)
+        )
+          keep.push(p);
       }
     }
     const text = keep.map((p) => JSON.stringify({ op: 'add', ...p }) + '\n').join('') + SETTLED + '\n';
-    const gc = await home.mkdir(GC_DIR_NAME, 0o700);
-    try {
-      await gc.writeFileAtomic(REGISTRY_FILE, text, 0o600);
-    } finally {
-      await gc.close();
-    }
+    await using gc = await home.mkdir(GC_DIR_NAME, 0o700);
+    await gc.writeFileAtomic(REGISTRY_FILE, text, 0o600);
     this.records.clear();
     for (const p of keep) this.records.set(keyOf(p.name, p), p);
     this.settledAtLoad = true;

@@ -143,14 +143,10 @@ export async function createInodeReserve(gc: Dir): Promise<boolean> {
     RESERVE_INODES_TEMP,
     RESERVE_INODES_NAME,
     async () => {
-      const d = await gc.mkdir(RESERVE_INODES_TEMP, 0o700);
+      await using d = await gc.mkdir(RESERVE_INODES_TEMP, 0o700);
       made = true;
-      try {
-        for (let i = 0; i < RESERVE_INODES; i++) await (await d.createExclusive(inodeFile(i), 0o600)).close();
-        await d.sync();
-      } finally {
-        await d.close();
-      }
+      for (let i = 0; i < RESERVE_INODES; i++) await (await d.createExclusive(inodeFile(i), 0o600)).close();
+      await d.sync();
     },
     async () => {
       if (made) await removeInodeDir(gc, RESERVE_INODES_TEMP);

@@ -83,7 +83,7 @@ export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
   try {
     for (const name of await gc.list()) {
       if (!name.startsWith('ses_')) continue;
-      const sdir = await gc.openDir(name).catch(() => undefined);
+      await using sdir = await gc.openDir(name).catch(() => undefined);
       if (!sdir) continue;
       try {
         if (!(await sdir.lstat(INTENT_FILE))?.isFile()) continue;
@@ -104,8 +104,6 @@ export async function restoredPendingEntries(home: Dir): Promise<Set<string>> {
         }
       } catch {
         // unreadable: nothing known about it
-      } finally {
-        await sdir.close();
       }
     }
   } finally {

@@ -246,6 +246,7 @@ export async function readStateFile(home: string): Promise<StateRead> {
   } catch (err) {
     return { status: 'corrupt', detail: `${home}: ${describeError(err)}` };
   }
+  await using _ = h;
   try {
     const gst = await h.lstat(GC_DIR_NAME);
     if (!gst) return { status: 'missing' };
@@ -259,8 +260,6 @@ export async function readStateFile(home: string): Promise<StateRead> {
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return { status: 'missing' };
     return { status: 'corrupt', detail: `${statePath(home)}: ${describeError(err)}` };
-  } finally {
-    await h.close();
   }
 }
 
