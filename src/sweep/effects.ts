@@ -734,12 +734,8 @@ function measureOnly(host: EffectsHost): Effects {
       return listBeside(hd, item.origin);
     },
     async openStore(home, store) {
-      const conv = await home.openDir(CONVERSATIONS_DIR).catch(() => undefined);
-      try {
-        return conv && (await conv.lstat(store)) ? await conv.openDir(store) : undefined;
-      } finally {
-        await conv?.close();
-      }
+      await using conv = await home.openDir(CONVERSATIONS_DIR).catch(() => undefined);
+      return conv && (await conv.lstat(store)) ? await conv.openDir(store) : undefined;
     },
     putBackContext: () => Promise.resolve(),
     async putBackLines(o) {
@@ -752,13 +748,10 @@ function measureOnly(host: EffectsHost): Effects {
       }
       if (!(await ctxDir.lstat(RECORD_FILE))) throw o.conflict(ctxDir);
       const { fh, stat } = await ctxDir.openFile(RECORD_FILE);
-      try {
-        const chain = chainFor((await headLine(fh, Number(stat.size))).header, o.candidates);
-        if (chain.length === 0) throw o.conflict(ctxDir);
-        return { messages: messagesOf(chain), items: chain };
-      } finally {
-        await fh.close();
-      }
+      await using _ = fh;
+      const chain = chainFor((await headLine(fh, Number(stat.size))).header, o.candidates);
+      if (chain.length === 0) throw o.conflict(ctxDir);
+      return { messages: messagesOf(chain), items: chain };
     },
     finishAudit: () => Promise.resolve(null),
     abandonAudit: () => Promise.resolve(),
@@ -825,16 +818,12 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
   const name = entry.ref.chain[entry.ref.chain.length - 1] ?? '';
   try {
     if (entry.kind === 'dir') {
-      const d = await parent.openDir(name, entry.identity).catch(async (err: unknown) => {
+      await using d = await parent.openDir(name, entry.identity).catch(async (err: unknown) => {
         if (errnoCode(err) !== 'EACCES') throw err;
         return undefined;
       });
       if (d) {
-        try {
-          await d.chmodSelf(mode);
-        } finally {
-          await d.close();
-        }
+        await d.chmodSelf(mode);
         return;
       }
     } else {
@@ -843,13 +832,10 @@ async function applyChmod(entry: ModeEntry, mode: number): Promise<void> {
         return undefined;
       });
       if (f) {
-        try {
-          if (!sameIdentity(identityOf(f.stat), entry.identity))
-            throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
-          await f.fh.chmod(mode);
-        } finally {
-          await f.fh.close();
-        }
+        await using _ = f.fh;
+        if (!sameIdentity(identityOf(f.stat), entry.identity))
+          throw new GcError(Codes.changedSinceScan, `${entry.path} changed since it was scanned`);
+        await f.fh.chmod(mode);
         return;
       }
     }

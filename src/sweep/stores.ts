@@ -72,7 +72,7 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
   // a held session still takes what its trace names (src/sweep/steps/beside.ts completeHeldBeside)
   if (b.children?.entries.length) {
     for (const h of await listRootHeld(d, false).catch(() => [])) {
-      const hd = await d.openDir(h.entry, h.identity).catch(() => undefined);
+      await using hd = await d.openDir(h.entry, h.identity).catch(() => undefined);
       if (!hd) continue;
       try {
         const st = await hd.lstat('trace.jsonl');
@@ -84,8 +84,6 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
         }
       } catch {
         out.unreadable++;
-      } finally {
-        await hd.close();
       }
     }
   }
@@ -112,22 +110,18 @@ async function measureBeside(d: Dir): Promise<BesideSizes | undefined> {
     }
     await children?.close();
   }
-  const w = await Dir.open(b.workdir, { followFinal: true }).catch(() => undefined);
+  await using w = await Dir.open(b.workdir, { followFinal: true }).catch(() => undefined);
   if (w) {
-    try {
-      for (const name of CAPSULE_ENTRIES) {
-        const st = await w.lstat(name).catch(() => undefined);
-        if (!st) continue;
-        const bytes = st.isDirectory()
-          ? await measureDir(w, name).then(
-              (m) => m.bytes,
-              () => (out.unreadable++, 0),
-            )
-          : allocatedBytes(st);
-        out.capsule.push({ name, bytes });
-      }
-    } finally {
-      await w.close();
+    for (const name of CAPSULE_ENTRIES) {
+      const st = await w.lstat(name).catch(() => undefined);
+      if (!st) continue;
+      const bytes = st.isDirectory()
+        ? await measureDir(w, name).then(
+            (m) => m.bytes,
+            () => (out.unreadable++, 0),
+          )
+        : allocatedBytes(st);
+      out.capsule.push({ name, bytes });
     }
   }
   return out;
@@ -220,14 +214,10 @@ async function measureSessions(
 /** What the protection list protects (an unreadable list protects everything, as in a sweep). */
 async function protectionOf(home: string): Promise<ProtectionSet> {
   if (!(await lstatPath(home))) return ProtectionSet.none;
-  const d = await openAnchor(home, true).catch(() => undefined);
+  await using d = await openAnchor(home, true).catch(() => undefined);
   if (!d) return new ProtectionSet([], true);
-  try {
-    const read = await readProtection(d);
-    return read.status === 'ok' ? new ProtectionSet(read.items) : new ProtectionSet([], true);
-  } finally {
-    await d.close();
-  }
+  const read = await readProtection(d);
+  return read.status === 'ok' ? new ProtectionSet(read.items) : new ProtectionSet([], true);
 }
 
 /** The stores' sizes and their next expiries as of `nowMs` (see the header). */
@@ -252,19 +242,15 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
     const retain = s.retain ?? config.sessions.find((x) => x.root === s.root && x.retain)?.retain;
     const r: RootSize = { root: s.root, exists: false, sessions: 0, bytes: 0, unreadable: 0 };
     try {
-      const d = await openAnchor(s.root, false);
+      await using d = await openAnchor(s.root, false);
       if (d) {
         r.exists = true;
-        try {
-          const names: string[] = [];
-          Object.assign(r, await measureSessions(d, names));
-          ages.push(nextSessionAge(names, retain, nowMs, s.root, protection.session(s.root)));
-          await findKept(d, kept, registry);
-          const beside = await measureBeside(d).catch(() => undefined);
-          if (beside) r.beside = beside;
-        } finally {
-          await d.close();
-        }
+        const names: string[] = [];
+        Object.assign(r, await measureSessions(d, names));
+        ages.push(nextSessionAge(names, retain, nowMs, s.root, protection.session(s.root)));
+        await findKept(d, kept, registry);
+        const beside = await measureBeside(d).catch(() => undefined);
+        if (beside) r.beside = beside;
       }
     } catch {
       r.unreadable++;
@@ -289,41 +275,37 @@ export async function surveyStores(config: GcConfig, nowMs: number): Promise<Sto
   }
 
   if (!(await lstatPath(config.home))) return { sizes, expiries: expiries() };
-  const home = await openAnchor(config.home, true);
+  await using home = await openAnchor(config.home, true);
   if (!home) return { sizes, expiries: expiries() };
-  try {
-    await findKeptInHome(home, kept);
-    const cst = await home.lstat(CONVERSATIONS_DIR);
-    if (cst?.isDirectory()) {
-      for (const [store, contexts] of await measureRecords(home, config.home, sizes.records)) {
-        const policies = config.records
-          .filter((p) => p.store === store)
-          .map((p) => ({ capsule: p.capsule, retain: p.retain }));
-        if (policies.length > 0)
-          ages.push(
-            nextRecordAge(
-              contexts.map((c) => ({ context: c.context, capsule: c.header?.capsule, mtimeMs: c.file.mtimeMs })),
-              policies,
-              nowMs,
-              store,
-              protection.context(store),
-            ),
-          );
-      }
+  await findKeptInHome(home, kept);
+  const cst = await home.lstat(CONVERSATIONS_DIR);
+  if (cst?.isDirectory()) {
+    for (const [store, contexts] of await measureRecords(home, config.home, sizes.records)) {
+      const policies = config.records
+        .filter((p) => p.store === store)
+        .map((p) => ({ capsule: p.capsule, retain: p.retain }));
+      if (policies.length > 0)
+        ages.push(
+          nextRecordAge(
+            contexts.map((c) => ({ context: c.context, capsule: c.header?.capsule, mtimeMs: c.file.mtimeMs })),
+            policies,
+            nowMs,
+            store,
+            protection.context(store),
+          ),
+        );
     }
-    const gst = await home.lstat(GC_DIR_NAME);
-    if (gst?.isDirectory()) {
-      try {
-        await using gc = await home.openDir(GC_DIR_NAME);
-        const names: string[] = [];
-        Object.assign(sizes.audit, await measureSessions(gc, names));
-        ages.push(nextSessionAge(names, config.audit.retain, nowMs, gc.path));
-      } catch {
-        sizes.audit.unreadable++;
-      }
+  }
+  const gst = await home.lstat(GC_DIR_NAME);
+  if (gst?.isDirectory()) {
+    try {
+      await using gc = await home.openDir(GC_DIR_NAME);
+      const names: string[] = [];
+      Object.assign(sizes.audit, await measureSessions(gc, names));
+      ages.push(nextSessionAge(names, config.audit.retain, nowMs, gc.path));
+    } catch {
+      sizes.audit.unreadable++;
     }
-  } finally {
-    await home.close();
   }
   return { sizes, expiries: expiries() };
 }
@@ -359,16 +341,13 @@ async function measureRecords(
       out.unreadable += contexts.length;
       continue;
     }
-    try {
-      for (const c of contexts) {
-        try {
-          part.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
-        } catch {
-          out.unreadable++;
-        }
+    await using _ = dir;
+    for (const c of contexts) {
+      try {
+        part.bytes += (await measureDir(dir, c.context, c.dirIdentity)).bytes;
+      } catch {
+        out.unreadable++;
       }
-    } finally {
-      await dir.close();
     }
     out.bytes += part.bytes;
   }

@@ -266,40 +266,36 @@ async function besideBytes(
   const staying: { name: string; bytes: number }[] = [];
   const b = p.beside;
   if (!b?.children && !b?.logs) return { withSession, staying };
-  const children = b.children
+  await using children = b.children
     ? await root.openDir(CHILDREN_DIR, b.children.identity).catch(() => undefined)
     : undefined;
-  try {
-    const size = new Map<string, RemovalStats>();
-    for (const c of b.children?.entries ?? []) {
-      if (c.kind !== 'dir' || !children) continue;
-      const m = await measureDir(children, c.name, c.identity).catch(() => undefined);
-      if (m !== undefined) size.set(c.name, m);
-    }
-    const chosen = new Set<string>();
-    for (const v of p.views) {
-      const n = { bytes: 0, inodes: 0 };
-      for (const i of besidePlanFor(ctx, b, p.views, [v.scan.name])?.remove ?? []) {
-        if (i.kind === 'child_workdir') {
-          const m = size.get(i.name);
-          if (m) {
-            n.bytes += m.bytes;
-            n.inodes += inodesOf(m);
-          }
-          chosen.add(i.name);
-        } else {
-          n.bytes += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
-          n.inodes++;
+  const size = new Map<string, RemovalStats>();
+  for (const c of b.children?.entries ?? []) {
+    if (c.kind !== 'dir' || !children) continue;
+    const m = await measureDir(children, c.name, c.identity).catch(() => undefined);
+    if (m !== undefined) size.set(c.name, m);
+  }
+  const chosen = new Set<string>();
+  for (const v of p.views) {
+    const n = { bytes: 0, inodes: 0 };
+    for (const i of besidePlanFor(ctx, b, p.views, [v.scan.name])?.remove ?? []) {
+      if (i.kind === 'child_workdir') {
+        const m = size.get(i.name);
+        if (m) {
+          n.bytes += m.bytes;
+          n.inodes += inodesOf(m);
         }
+        chosen.add(i.name);
+      } else {
+        n.bytes += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
+        n.inodes++;
       }
-      if (n.bytes > 0 || n.inodes > 0) withSession.set(v.scan.name, n);
     }
-    for (const c of b.children?.entries ?? []) {
-      const m = size.get(c.name);
-      if (m !== undefined && !chosen.has(c.name)) staying.push({ name: c.name, bytes: m.bytes });
-    }
-  } finally {
-    await children?.close();
+    if (n.bytes > 0 || n.inodes > 0) withSession.set(v.scan.name, n);
+  }
+  for (const c of b.children?.entries ?? []) {
+    const m = size.get(c.name);
+    if (m !== undefined && !chosen.has(c.name)) staying.push({ name: c.name, bytes: m.bytes });
   }
   return { withSession, staying };
 }

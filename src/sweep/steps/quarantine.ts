@@ -153,54 +153,51 @@ export async function quarantineStep(ctx: SweepContext): Promise<StepTally> {
       fail(ctx, { target: input.root, code: codeOf(err), detail: `${input.root}: ${describeError(err)}` });
       continue;
     }
-    try {
-      // the purges' trash and kept-aside names, recorded before any is made (src/gchome/registry.ts)
-      const run = ctx.auditId;
-      const mine = due.filter((h) => h.uid === ctx.uid);
-      await ctx.fx
-        .place(
-          mine.flatMap((h) => [
-            placing(root.path, trashName(run, h.entry), 'trash', h, run),
-            placing(root.path, keptName(run, h.entry), 'kept', h, run),
-          ]),
-        )
-        .catch((err: unknown) => {
-          if (isAbort(err)) throw err;
-          fail(ctx, {
-            target: input.root,
-            code: codeOf(err),
-            detail: `${input.root}: ${describeError(err)}; its held sessions are left for the next sweep`,
-          });
-          due.length = 0;
+    await using _ = root;
+    // the purges' trash and kept-aside names, recorded before any is made (src/gchome/registry.ts)
+    const run = ctx.auditId;
+    const mine = due.filter((h) => h.uid === ctx.uid);
+    await ctx.fx
+      .place(
+        mine.flatMap((h) => [
+          placing(root.path, trashName(run, h.entry), 'trash', h, run),
+          placing(root.path, keptName(run, h.entry), 'kept', h, run),
+        ]),
+      )
+      .catch((err: unknown) => {
+        if (isAbort(err)) throw err;
+        fail(ctx, {
+          target: input.root,
+          code: codeOf(err),
+          detail: `${input.root}: ${describeError(err)}; its held sessions are left for the next sweep`,
         });
-      for (const h of due) {
-        ctx.signal?.throwIfAborted();
-        if (h.uid !== ctx.uid) {
-          skip(ctx, {
-            target: root.display(h.entry),
-            code: Codes.foreignOwner,
-            detail: `${root.display(h.entry)} belongs to uid ${h.uid}; not removed`,
-          });
-          continue;
-        }
-        count(
-          await purgeHeld(
-            ctx,
-            root,
-            {
-              store: 'sessions',
-              origin: input.root,
-              target: h.session,
-              held: 'session',
-              entry: h.entry,
-              identity: h.identity,
-            },
-            'expired',
-          ),
-        );
+        due.length = 0;
+      });
+    for (const h of due) {
+      ctx.signal?.throwIfAborted();
+      if (h.uid !== ctx.uid) {
+        skip(ctx, {
+          target: root.display(h.entry),
+          code: Codes.foreignOwner,
+          detail: `${root.display(h.entry)} belongs to uid ${h.uid}; not removed`,
+        });
+        continue;
       }
-    } finally {
-      await root.close();
+      count(
+        await purgeHeld(
+          ctx,
+          root,
+          {
+            store: 'sessions',
+            origin: input.root,
+            target: h.session,
+            held: 'session',
+            entry: h.entry,
+            identity: h.identity,
+          },
+          'expired',
+        ),
+      );
     }
   }
 
