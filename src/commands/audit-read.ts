@@ -48,34 +48,30 @@ export async function readAuditHistory(
   const auditRoot = `${home}/${GC_DIR_NAME}`;
   const out: AuditRead = { auditRoot, exists: false, sweeps: [], problems: [], where: {} };
   if (!(await lstatPath(home))) return out;
-  const h = await Dir.open(home, { followFinal: true });
-  try {
-    const gst = await h.lstat(GC_DIR_NAME);
-    if (!gst?.isDirectory()) return out;
-    out.exists = true;
-    await using gc = await h.openDir(GC_DIR_NAME);
-    for (const name of await gc.list()) {
-      if (!isSessionName(name)) continue;
-      // A sweep's audit session is minted when its first destructive step runs, i.e. after the
-      // sweep started: a session minted before `since` started before it too.
-      const minted = idTimestampMs(name, 'ses_');
-      if (opts.sinceMs !== undefined && minted !== undefined && minted < opts.sinceMs - 24 * 3600_000) continue;
-      try {
-        const s = await readOne(gc, name);
-        if (s) out.sweeps.push(s);
-        const t = opts.target;
-        if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => targetMatches(x, t)))) {
-          const parent = await whereOf(gc, name, t);
-          if (parent !== undefined) out.where[name] = parent;
-        }
-      } catch (err) {
-        const c = errnoCode(err);
-        if (c === 'ENOENT') continue; // retained away while we listed
-        out.problems.push({ target: gc.display(name), code: Codes.ioError, detail: describeError(err) });
+  await using h = await Dir.open(home, { followFinal: true });
+  const gst = await h.lstat(GC_DIR_NAME);
+  if (!gst?.isDirectory()) return out;
+  out.exists = true;
+  await using gc = await h.openDir(GC_DIR_NAME);
+  for (const name of await gc.list()) {
+    if (!isSessionName(name)) continue;
+    // A sweep's audit session is minted when its first destructive step runs, i.e. after the
+    // sweep started: a session minted before `since` started before it too.
+    const minted = idTimestampMs(name, 'ses_');
+    if (opts.sinceMs !== undefined && minted !== undefined && minted < opts.sinceMs - 24 * 3600_000) continue;
+    try {
+      const s = await readOne(gc, name);
+      if (s) out.sweeps.push(s);
+      const t = opts.target;
+      if (s && t !== undefined && s.retention.some((r) => r.targets.some((x) => targetMatches(x, t)))) {
+        const parent = await whereOf(gc, name, t);
+        if (parent !== undefined) out.where[name] = parent;
       }
+    } catch (err) {
+      const c = errnoCode(err);
+      if (c === 'ENOENT') continue; // retained away while we listed
+      out.problems.push({ target: gc.display(name), code: Codes.ioError, detail: describeError(err) });
     }
-  } finally {
-    await h.close();
   }
   return out;
 }
@@ -88,31 +84,28 @@ async function readOne(gc: Dir, name: string): Promise<SweepHistory | undefined>
   if (!tst?.isFile()) return undefined;
   const intentPending = (await dir.lstat(INTENT_FILE))?.isFile() === true;
   const { fh, stat } = await dir.openFile('trace.jsonl');
-  try {
-    const size = Number(stat.size);
-    const to = Math.min(size, READ_CAP);
-    const lines: unknown[] = [];
-    let invalid = 0;
-    for await (const line of forwardLines(fh, { to, bufferSize: 64 * 1024 })) {
-      if (line.bytes.length === 0) continue;
-      const type = peekType(line.bytes);
-      if (type !== undefined && !WANTED.has(type)) continue;
-      try {
-        lines.push(JSON.parse(line.bytes.toString('utf8')));
-      } catch {
-        invalid++;
-      }
+  await using _ = fh;
+  const size = Number(stat.size);
+  const to = Math.min(size, READ_CAP);
+  const lines: unknown[] = [];
+  let invalid = 0;
+  for await (const line of forwardLines(fh, { to, bufferSize: 64 * 1024 })) {
+    if (line.bytes.length === 0) continue;
+    const type = peekType(line.bytes);
+    if (type !== undefined && !WANTED.has(type)) continue;
+    try {
+      lines.push(JSON.parse(line.bytes.toString('utf8')));
+    } catch {
+      invalid++;
     }
-    const h = summarizeAuditTrace(name, lines, {
-      invalidLines: invalid,
-      intentPending,
-      truncatedRead: size > READ_CAP,
-    });
-    if (h) applyDetails(h, await readDetails(dir));
-    return h;
-  } finally {
-    await fh.close();
   }
+  const h = summarizeAuditTrace(name, lines, {
+    invalidLines: invalid,
+    intentPending,
+    truncatedRead: size > READ_CAP,
+  });
+  if (h) applyDetails(h, await readDetails(dir));
+  return h;
 }
 
 /** The sweep's DETAILS_FILE (per-record messages dropped, reconciled sessions); undefined when absent or unreadable. */
@@ -128,7 +121,7 @@ async function readDetails(dir: Dir): Promise<AuditDetails | undefined> {
 
 /** The directory `target` was in, from the sweep's WHERE_FILE (absent in older sweeps: undefined). */
 async function whereOf(gc: Dir, name: string, target: string): Promise<string | undefined> {
-  const dir = await gc.openDir(name);
+  await using dir = await gc.openDir(name);
   try {
     if (!(await dir.lstat(WHERE_FILE))?.isFile()) return undefined;
     const o = JSON.parse((await readSmallFile(dir, WHERE_FILE, 64 << 20)).toString('utf8')) as unknown;
@@ -140,8 +133,6 @@ async function whereOf(gc: Dir, name: string, target: string): Promise<string | 
     return typeof v === 'string' ? v : undefined;
   } catch {
     return undefined;
-  } finally {
-    await dir.close();
   }
 }
 
@@ -151,7 +142,7 @@ async function whereOf(gc: Dir, name: string, target: string): Promise<string | 
  */
 export async function readSweepWhere(home: string, sweep: string): Promise<Record<string, string>> {
   if (!isSessionName(sweep) || !(await lstatPath(home))) return {};
-  const h = await Dir.open(home, { followFinal: true });
+  await using h = await Dir.open(home, { followFinal: true });
   try {
     if (!(await h.lstat(GC_DIR_NAME))?.isDirectory()) return {};
     await using gc = await h.openDir(GC_DIR_NAME);
@@ -165,7 +156,5 @@ export async function readSweepWhere(home: string, sweep: string): Promise<Recor
     );
   } catch {
     return {};
-  } finally {
-    await h.close();
   }
 }

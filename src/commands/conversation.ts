@@ -127,12 +127,8 @@ async function openHome(home: string): Promise<Dir | undefined> {
 }
 
 async function withHome<T>(home: string, fn: (dir: Dir | undefined) => Promise<T>): Promise<T> {
-  const dir = await openHome(home);
-  try {
-    return await fn(dir);
-  } finally {
-    await dir?.close();
-  }
+  await using dir = await openHome(home);
+  return await fn(dir);
 }
 
 function scan(
@@ -238,6 +234,7 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
     let before = 0;
     await forEachRecord(homeDir, s.contexts, problems, async (c, recordDir) => {
       const { fh, stat } = await recordDir.openFile(RECORD_FILE);
+      await using _ = fh;
       records++;
       const base = before;
       const onRead = ctx.progress
@@ -251,18 +248,14 @@ export async function locateMessage(ctx: ConversationContext, msgId: string): Pr
             })
         : undefined;
       before += Number(stat.size);
-      try {
-        const sparse = sparseFileError(stat);
-        if (sparse) throw sparse;
-        const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
-        const loc = locationOf(
-          { record: c.store, context_id: c.context, path: c.path },
-          locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }),
-        );
-        if (loc) found.push(loc);
-      } finally {
-        await fh.close();
-      }
+      const sparse = sparseFileError(stat);
+      if (sparse) throw sparse;
+      const r = await scanRecord(fh, Number(stat.size), { findId: msgId, ...(onRead ? { onRead } : {}) });
+      const loc = locationOf(
+        { record: c.store, context_id: c.context, path: c.path },
+        locateAnswer(msgId, { position: r.position, messages: r.messages, header: r.header }),
+      );
+      if (loc) found.push(loc);
     });
     return { locations: sortListings(found), problems };
   });
@@ -284,30 +277,24 @@ async function forEachRecord(
     problems.push(problemOf(homeDir.display(CONVERSATIONS_DIR), err));
     return;
   }
-  try {
-    for (const [store, list] of byStore) {
-      let sdir: Dir;
+  await using _ = root;
+  for (const [store, list] of byStore) {
+    let sdir: Dir;
+    try {
+      sdir = await root.openDir(store);
+    } catch (err) {
+      problems.push(problemOf(root.display(store), err));
+      continue;
+    }
+    await using _ = sdir;
+    for (const c of list) {
       try {
-        sdir = await root.openDir(store);
+        await using cdir = await sdir.openDir(c.context, c.dirIdentity);
+        await fn(c, cdir);
       } catch (err) {
-        problems.push(problemOf(root.display(store), err));
-        continue;
-      }
-      try {
-        for (const c of list) {
-          try {
-            await using cdir = await sdir.openDir(c.context, c.dirIdentity);
-            await fn(c, cdir);
-          } catch (err) {
-            problems.push(problemOf(c.path, err));
-          }
-        }
-      } finally {
-        await sdir.close();
+        problems.push(problemOf(c.path, err));
       }
     }
-  } finally {
-    await root.close();
   }
 }
 
@@ -581,128 +568,124 @@ export async function truncateContext(
     await using fx = effectsOf(ctx, homeDir, opts, now);
     const lock = await lockRecord(ctx, fx, homeDir, target);
     try {
-      const cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
+      await using cdir = await openChain(homeDir, [CONVERSATIONS_DIR, target.store, target.context]);
       const at = now();
       const untilMs = ctx.config.quarantine ? at + ctx.config.quarantine.windowSecs * 1000 : undefined;
+      // The undo window: the dropped lines are held (reason conversation_truncate); the hold
+      // names the audit session of this truncation as its run (`restore --sweep` finds it by it).
+      const keeper =
+        untilMs !== undefined
+          ? await fx.dropKeeper(homeDir, {
+              store: target.store,
+              context: target.context,
+              removed_ms: at,
+              until_ms: untilMs,
+              reason: 'conversation_truncate',
+              run: fx.auditId,
+              at_ms: String(at),
+            })
+          : undefined;
+      // In the audit trail before the rewrite; the intent names the marker the new header will
+      // carry, so what happened can be read back from the record itself.
+      const intent = {
+        kind: 'truncate_record',
+        store: 'records',
+        reason: 'max_messages',
+        parent: dirname(cdir.path),
+        target: target.context,
+        at_ms: String(at),
+        dropped_before: String(target.header?.truncated?.dropped ?? 0n),
+        trigger: MANUAL_TRIGGER,
+      } as const;
+      const item = {
+        store: 'records',
+        reason: 'max_messages',
+        target: target.context,
+        parent: intent.parent,
+        trigger: MANUAL_TRIGGER,
+      } as const;
+      let out: Awaited<ReturnType<typeof fx.truncate>>;
       try {
-        // The undo window: the dropped lines are held (reason conversation_truncate); the hold
-        // names the audit session of this truncation as its run (`restore --sweep` finds it by it).
-        const keeper =
-          untilMs !== undefined
-            ? await fx.dropKeeper(homeDir, {
-                store: target.store,
-                context: target.context,
-                removed_ms: at,
-                until_ms: untilMs,
-                reason: 'conversation_truncate',
-                run: fx.auditId,
-                at_ms: String(at),
-              })
-            : undefined;
-        // In the audit trail before the rewrite; the intent names the marker the new header will
-        // carry, so what happened can be read back from the record itself.
-        const intent = {
-          kind: 'truncate_record',
-          store: 'records',
-          reason: 'max_messages',
-          parent: dirname(cdir.path),
-          target: target.context,
-          at_ms: String(at),
-          dropped_before: String(target.header?.truncated?.dropped ?? 0n),
-          trigger: MANUAL_TRIGGER,
-        } as const;
-        const item = {
-          store: 'records',
-          reason: 'max_messages',
-          target: target.context,
-          parent: intent.parent,
-          trigger: MANUAL_TRIGGER,
-        } as const;
-        let out: Awaited<ReturnType<typeof fx.truncate>>;
-        try {
-          out = await fx.audited(
-            intent,
-            () =>
-              fx.truncate(cdir, RECORD_FILE, {
-                keep: opts.keep,
-                fallbackCapsule: target.store,
-                nowMs: at,
-                ...(lock ? { signal: lock.signal } : {}),
-                ...(keeper ? { keepDropped: keeper.hook } : {}),
-              }),
-            (o) => ({
-              done: { messages_dropped: o.dropped },
-              ...(o.dropped > 0
-                ? {
-                    retention: {
-                      ...item,
-                      messagesDropped: o.dropped,
-                      ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}),
-                    },
-                  }
-                : {}),
+        out = await fx.audited(
+          intent,
+          () =>
+            fx.truncate(cdir, RECORD_FILE, {
+              keep: opts.keep,
+              fallbackCapsule: target.store,
+              nowMs: at,
+              ...(lock ? { signal: lock.signal } : {}),
+              ...(keeper ? { keepDropped: keeper.hook } : {}),
             }),
-          );
-        } catch (err) {
-          // Held open by the time of the rename: nothing was renamed, so nothing is held either.
-          if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
-          await settle(ctx, fx, 'failed', async () => {
-            const dropped = await truncationLanded({ op: 'intent', seq: 0, ...intent });
-            return dropped ? [{ ...item, messagesDropped: dropped }] : [];
-          });
-          throw err;
-        }
-        await keeper?.settle(out.dropped > 0, out.carriedTo);
-        await settle(ctx, fx, 'ok');
-        const q = fx.quarantinePath();
-        const held =
-          untilMs === undefined || out.dropped === 0
-            ? undefined
-            : {
-                until_ms: untilMs,
-                path:
-                  keeper?.entry !== undefined && q !== undefined
-                    ? `${q}/${keeper.entry}/${keeper.payload}`
-                    : `${ctx.config.home}/gc/quarantine`,
-              };
-        const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
-        const stillHeld = out.heldBy ?? [];
-        if (out.outOfOrder) {
-          // "none lost" only when it was checked: every replaced file let go, and carried whole.
-          const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
-          ctx.log.warn(
-            { code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines },
-            `a writer kept appending during the rewrite; ${outOfOrderLines} of its lines were placed after newer ones${carried}`,
-          );
-        } else if (out.reordered && stillHeld.length === 0) {
-          ctx.log.info(
-            { code: Codes.concurrentAppend, path: target.path },
-            'a writer appended during the rename; its lines were kept in order',
-          );
-        }
-        if (stillHeld.length > 0) {
-          ctx.log.error(
-            { code: Codes.recordHeldOpen, path: target.path, pids: stillHeld },
-            `${pidList(stillHeld)} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record`,
-          );
-        }
-        return {
-          action: 'truncate',
-          record: target.store,
-          context_id: target.context,
-          path: target.path,
-          dropped: out.dropped,
-          kept: out.kept,
-          oldest_surviving_id: out.dropped === 0 ? '' : out.oldestSurvivingId,
-          last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
-          dry_run: opts.dryRun,
-          ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
-          ...(stillHeld.length > 0 ? { held_open_by: stillHeld } : {}),
-          ...(held ? { held } : {}),
-        };
-      } finally {
-        await cdir.close();
+          (o) => ({
+            done: { messages_dropped: o.dropped },
+            ...(o.dropped > 0
+              ? {
+                  retention: {
+                    ...item,
+                    messagesDropped: o.dropped,
+                    ...(keeper && untilMs !== undefined ? { heldUntilMs: untilMs } : {}),
+                  },
+                }
+              : {}),
+          }),
+        );
+      } catch (err) {
+        // Held open by the time of the rename: nothing was renamed, so nothing is held either.
+        if (err instanceof HeldOpenError) await keeper?.settle(false).catch(() => undefined);
+        await settle(ctx, fx, 'failed', async () => {
+          const dropped = await truncationLanded({ op: 'intent', seq: 0, ...intent });
+          return dropped ? [{ ...item, messagesDropped: dropped }] : [];
+        });
+        throw err;
       }
+      await keeper?.settle(out.dropped > 0, out.carriedTo);
+      await settle(ctx, fx, 'ok');
+      const q = fx.quarantinePath();
+      const held =
+        untilMs === undefined || out.dropped === 0
+          ? undefined
+          : {
+              until_ms: untilMs,
+              path:
+                keeper?.entry !== undefined && q !== undefined
+                  ? `${q}/${keeper.entry}/${keeper.payload}`
+                  : `${ctx.config.home}/gc/quarantine`,
+            };
+      const outOfOrderLines = out.outOfOrder ? (out.outOfOrderLines ?? 0) : 0;
+      const stillHeld = out.heldBy ?? [];
+      if (out.outOfOrder) {
+        // "none lost" only when it was checked: every replaced file let go, and carried whole.
+        const carried = stillHeld.length === 0 ? ' (every line written to the replaced file is in the record)' : '';
+        ctx.log.warn(
+          { code: Codes.concurrentAppend, path: target.path, lines_out_of_order: outOfOrderLines },
+          `a writer kept appending during the rewrite; ${outOfOrderLines} of its lines were placed after newer ones${carried}`,
+        );
+      } else if (out.reordered && stillHeld.length === 0) {
+        ctx.log.info(
+          { code: Codes.concurrentAppend, path: target.path },
+          'a writer appended during the rename; its lines were kept in order',
+        );
+      }
+      if (stillHeld.length > 0) {
+        ctx.log.error(
+          { code: Codes.recordHeldOpen, path: target.path, pids: stillHeld },
+          `${pidList(stillHeld)} opened the record during the rewrite and still held the replaced file open for writing when it stopped waiting: lines written there from then on are not in the record`,
+        );
+      }
+      return {
+        action: 'truncate',
+        record: target.store,
+        context_id: target.context,
+        path: target.path,
+        dropped: out.dropped,
+        kept: out.kept,
+        oldest_surviving_id: out.dropped === 0 ? '' : out.oldestSurvivingId,
+        last_dropped_id: out.dropped === 0 ? '' : out.lastDroppedId,
+        dry_run: opts.dryRun,
+        ...(out.outOfOrder ? { concurrent_append: { lines_out_of_order: outOfOrderLines } } : {}),
+        ...(stillHeld.length > 0 ? { held_open_by: stillHeld } : {}),
+        ...(held ? { held } : {}),
+      };
     } finally {
       await lock?.release();
     }

@@ -110,14 +110,13 @@ async function treeBytes(parent: Dir, name: string, st: BigIntStats, w: Walk, de
     w.problems.push({ path: parent.display(name), detail: describeError(err) });
     return allocatedBytes(st);
   }
+  await using _ = d;
   try {
     if (depth >= MAX_DEPTH) return (await measureDir(parent, name, identityOf(st))).bytes;
     return allocatedBytes(st) + (await contentsBytes(d, w, depth));
   } catch (err) {
     w.problems.push({ path: d.path, detail: describeError(err) });
     return allocatedBytes(st);
-  } finally {
-    await d.close();
   }
 }
 
@@ -256,78 +255,72 @@ async function walkRoot(
     beside: null,
   };
   const w: Walk = { dev: d.stat.dev, linked: new Set(), problems };
-  try {
-    const isProtected = ctx.protection.session(p.input.root);
-    const scanned = new Map(p.views.map((v) => [v.scan.name, v.scan]));
-    const held = new Set(p.scan.held.map((h) => h.entry));
-    out.by_kind.other += allocatedBytes(d.stat);
-    const session = (name: string, st: BigIntStats, bytes: number) => {
-      measured(p.key, name, bytes);
-      out.by_age[bucketOf(nowMs - (idTimestampMs(name, 'ses_') ?? Number(st.mtimeMs)))] += bytes;
-    };
-    // Sessions first, in one pass relative to the root, from the identities the scan found them
-    // with; the rest (and any session that pass cannot read) lstat'ed, then walked by descriptor.
-    // What is kept across the root is names, never a stat per entry.
-    const others: string[] = [];
-    d.relativePassSync((at) => {
-      for (const name of d.listSync()) {
-        const scan = scanned.get(name);
-        const r = scan && scan.identity.dev === w.dev ? shallowPass(at, name, scan.identity, w) : undefined;
-        if (!r) {
-          others.push(name);
-          continue;
-        }
-        if (isProtected(name)) out.by_kind.protected += r.bytes;
-        else {
-          out.by_kind.other += allocatedBytes(r.dir);
-          for (const e of r.entries) out.by_kind[sessionPart(e.name, e.st)] += e.bytes;
-        }
-        session(name, r.dir, r.bytes);
-      }
-    });
-    const rest = lstatAll(d, others);
-    for (const [name, st] of rest) {
-      if (scanned.has(name) && st.isDirectory() && st.dev === w.dev) {
-        let bytes = 0;
-        if (isProtected(name)) {
-          bytes = await treeBytes(d, name, st, w);
-          out.by_kind.protected += bytes;
-        } else {
-          let s: Dir | undefined;
-          try {
-            s = await d.openDir(name, identityOf(st));
-          } catch (err) {
-            problems.push({ path: d.display(name), detail: describeError(err) });
-          }
-          bytes = allocatedBytes(st);
-          out.by_kind.other += bytes;
-          if (s) {
-            try {
-              for (const [n, cst] of entries(s)) {
-                const b = await treeBytes(s, n, cst, w, 1);
-                out.by_kind[sessionPart(n, cst)] += b;
-                bytes += b;
-              }
-            } finally {
-              await s.close();
-            }
-          }
-        }
-        session(name, st, bytes);
+  await using _ = d;
+  const isProtected = ctx.protection.session(p.input.root);
+  const scanned = new Map(p.views.map((v) => [v.scan.name, v.scan]));
+  const held = new Set(p.scan.held.map((h) => h.entry));
+  out.by_kind.other += allocatedBytes(d.stat);
+  const session = (name: string, st: BigIntStats, bytes: number) => {
+    measured(p.key, name, bytes);
+    out.by_age[bucketOf(nowMs - (idTimestampMs(name, 'ses_') ?? Number(st.mtimeMs)))] += bytes;
+  };
+  // Sessions first, in one pass relative to the root, from the identities the scan found them
+  // with; the rest (and any session that pass cannot read) lstat'ed, then walked by descriptor.
+  // What is kept across the root is names, never a stat per entry.
+  const others: string[] = [];
+  d.relativePassSync((at) => {
+    for (const name of d.listSync()) {
+      const scan = scanned.get(name);
+      const r = scan && scan.identity.dev === w.dev ? shallowPass(at, name, scan.identity, w) : undefined;
+      if (!r) {
+        others.push(name);
         continue;
       }
-      const bytes = await treeBytes(d, name, st, w);
-      if (held.has(name)) {
-        out.by_kind.held += bytes;
-        holds.set(`${root}/${name}`, bytes);
-      } else if (name === 'children' && st.isDirectory()) out.by_kind.child_workdirs += bytes;
-      else out.by_kind.other += bytes;
+      if (isProtected(name)) out.by_kind.protected += r.bytes;
+      else {
+        out.by_kind.other += allocatedBytes(r.dir);
+        for (const e of r.entries) out.by_kind[sessionPart(e.name, e.st)] += e.bytes;
+      }
+      session(name, r.dir, r.bytes);
     }
-    out.bytes = ROOT_KINDS.reduce((n, k) => n + out.by_kind[k], 0);
-    if (p.beside) out.beside = await besideBytes(dirname(root), problems);
-  } finally {
-    await d.close();
+  });
+  const rest = lstatAll(d, others);
+  for (const [name, st] of rest) {
+    if (scanned.has(name) && st.isDirectory() && st.dev === w.dev) {
+      let bytes: number;
+      if (isProtected(name)) {
+        bytes = await treeBytes(d, name, st, w);
+        out.by_kind.protected += bytes;
+      } else {
+        let s: Dir | undefined;
+        try {
+          s = await d.openDir(name, identityOf(st));
+        } catch (err) {
+          problems.push({ path: d.display(name), detail: describeError(err) });
+        }
+        bytes = allocatedBytes(st);
+        out.by_kind.other += bytes;
+        if (s) {
+          await using _ = s;
+          for (const [n, cst] of entries(s)) {
+            const b = await treeBytes(s, n, cst, w, 1);
+            out.by_kind[sessionPart(n, cst)] += b;
+            bytes += b;
+          }
+        }
+      }
+      session(name, st, bytes);
+      continue;
+    }
+    const bytes = await treeBytes(d, name, st, w);
+    if (held.has(name)) {
+      out.by_kind.held += bytes;
+      holds.set(`${root}/${name}`, bytes);
+    } else if (name === 'children' && st.isDirectory()) out.by_kind.child_workdirs += bytes;
+    else out.by_kind.other += bytes;
   }
+  out.bytes = ROOT_KINDS.reduce((n, k) => n + out.by_kind[k], 0);
+  if (p.beside) out.beside = await besideBytes(dirname(root), problems);
   return out;
 }
 
@@ -345,6 +338,7 @@ async function besideBytes(
     return r;
   }
   const walk: Walk = { dev: w.stat.dev, linked: new Set(), problems };
+  await using _ = w;
   try {
     const logs = w.lstatSync('logs');
     if (logs?.isDirectory() && logs.dev === walk.dev) {
@@ -356,8 +350,6 @@ async function besideBytes(
     if (o) r.out = await treeBytes(w, 'out', o, walk);
   } catch (err) {
     problems.push({ path: workdir, detail: describeError(err) });
-  } finally {
-    await w.close();
   }
   return r;
 }
@@ -380,42 +372,34 @@ async function walkHome(
   let bytes = allocatedBytes(home.stat);
   for (const [name, st] of entries(home)) {
     if (name === CONVERSATIONS_DIR && st.isDirectory() && st.dev === w.dev) {
-      const conv = await home.openDir(name, identityOf(st));
-      try {
-        bytes += allocatedBytes(st);
-        for (const [store, sst] of entries(conv)) {
-          if (!sst.isDirectory() || sst.dev !== w.dev) {
-            bytes += await treeBytes(conv, store, sst, w);
-            continue;
-          }
-          const s = await walkStore(conv, store, sst, w, capsuleOf, nowMs, measured);
-          bytes += s.bytes;
-          stores.push(s);
+      await using conv = await home.openDir(name, identityOf(st));
+      bytes += allocatedBytes(st);
+      for (const [store, sst] of entries(conv)) {
+        if (!sst.isDirectory() || sst.dev !== w.dev) {
+          bytes += await treeBytes(conv, store, sst, w);
+          continue;
         }
-      } finally {
-        await conv.close();
+        const s = await walkStore(conv, store, sst, w, capsuleOf, nowMs, measured);
+        bytes += s.bytes;
+        stores.push(s);
       }
       continue;
     }
     if (name === GC_DIR && st.isDirectory() && st.dev === w.dev) {
-      const g = await home.openDir(name, identityOf(st));
-      try {
-        gc.bytes = allocatedBytes(st);
-        for (const [n, gst] of entries(g)) {
-          if (n === QUARANTINE_DIR && gst.isDirectory() && gst.dev === w.dev) {
-            await using q = await g.openDir(n, identityOf(gst));
-            let held = allocatedBytes(gst);
-            for (const [e, est] of entries(q)) {
-              const b = await treeBytes(q, e, est, w, 2);
-              holds.set(`${q.path}/${e}`, b);
-              held += b;
-            }
-            gc.held += held;
-            gc.bytes += held;
-          } else gc.bytes += await treeBytes(g, n, gst, w, 1);
-        }
-      } finally {
-        await g.close();
+      await using g = await home.openDir(name, identityOf(st));
+      gc.bytes = allocatedBytes(st);
+      for (const [n, gst] of entries(g)) {
+        if (n === QUARANTINE_DIR && gst.isDirectory() && gst.dev === w.dev) {
+          await using q = await g.openDir(n, identityOf(gst));
+          let held = allocatedBytes(gst);
+          for (const [e, est] of entries(q)) {
+            const b = await treeBytes(q, e, est, w, 2);
+            holds.set(`${q.path}/${e}`, b);
+            held += b;
+          }
+          gc.held += held;
+          gc.bytes += held;
+        } else gc.bytes += await treeBytes(g, n, gst, w, 1);
       }
       bytes += gc.bytes;
       continue;
@@ -443,41 +427,38 @@ async function walkStore(
     out.bytes = allocatedBytes(st);
     return out;
   }
-  try {
-    out.bytes = allocatedBytes(st);
-    // Each context in one pass relative to the store (shallowPass); one it cannot read, by descriptor.
-    const read: { name: string; bytes: number; mtimeMs: number }[] = [];
-    const others = s.relativePassSync((at) => {
-      const rest: string[] = [];
-      for (const name of s.listSync()) {
-        const cst = at.lstat(name);
-        if (cst === undefined) continue;
-        const r = cst instanceof Error || !cst.isDirectory() ? undefined : shallowPass(at, name, identityOf(cst), w);
-        if (!r) {
-          rest.push(name);
-          continue;
-        }
-        const rec = r.entries.find((e) => e.name === RECORD_FILE);
-        read.push({ name, bytes: r.bytes, mtimeMs: Number((rec?.st ?? r.dir).mtimeMs) });
+  await using _ = s;
+  out.bytes = allocatedBytes(st);
+  // Each context in one pass relative to the store (shallowPass); one it cannot read, by descriptor.
+  const read: { name: string; bytes: number; mtimeMs: number }[] = [];
+  const others = s.relativePassSync((at) => {
+    const rest: string[] = [];
+    for (const name of s.listSync()) {
+      const cst = at.lstat(name);
+      if (cst === undefined) continue;
+      const r = cst instanceof Error || !cst.isDirectory() ? undefined : shallowPass(at, name, identityOf(cst), w);
+      if (!r) {
+        rest.push(name);
+        continue;
       }
-      return rest;
-    });
-    for (const [name, cst] of lstatAll(s, others)) {
-      const bytes = await treeBytes(s, name, cst, w, 2);
-      const recordMs = cst.isDirectory() ? await recordMtime(s, name) : undefined;
-      read.push({ name, bytes, mtimeMs: recordMs ?? Number(cst.mtimeMs) });
+      const rec = r.entries.find((e) => e.name === RECORD_FILE);
+      read.push({ name, bytes: r.bytes, mtimeMs: Number((rec?.st ?? r.dir).mtimeMs) });
     }
-    for (const c of read) {
-      out.bytes += c.bytes;
-      const capsule = capsuleOf.get(`${store}\0${c.name}`);
-      if (capsule === undefined) continue;
-      out.contexts++;
-      out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + c.bytes;
-      measured(`records:${store}`, c.name, c.bytes);
-      out.by_age[bucketOf(nowMs - c.mtimeMs)] += c.bytes;
-    }
-  } finally {
-    await s.close();
+    return rest;
+  });
+  for (const [name, cst] of lstatAll(s, others)) {
+    const bytes = await treeBytes(s, name, cst, w, 2);
+    const recordMs = cst.isDirectory() ? await recordMtime(s, name) : undefined;
+    read.push({ name, bytes, mtimeMs: recordMs ?? Number(cst.mtimeMs) });
+  }
+  for (const c of read) {
+    out.bytes += c.bytes;
+    const capsule = capsuleOf.get(`${store}\0${c.name}`);
+    if (capsule === undefined) continue;
+    out.contexts++;
+    out.by_capsule[capsule] = (out.by_capsule[capsule] ?? 0) + c.bytes;
+    measured(`records:${store}`, c.name, c.bytes);
+    out.by_age[bucketOf(nowMs - c.mtimeMs)] += c.bytes;
   }
   return out;
 }

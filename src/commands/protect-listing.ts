@@ -30,20 +30,16 @@ export function itemPath(config: GcConfig, i: Pick<ProtectedItem, 'kind' | 'targ
 /** Everything on the protection list, and whether each item is present now. Read-only. */
 export async function listProtection(config: GcConfig): Promise<ProtectionListing> {
   const out: ProtectionListing = { home: config.home, file: protectionPath(config.home), unreadable: null, items: [] };
-  const home = await openHome(config).catch((err: unknown) => {
+  await using home = await openHome(config).catch((err: unknown) => {
     out.unreadable = `${config.home}: ${describeError(err)}`;
     return undefined;
   });
   if (!home) return out;
-  try {
-    const read = await readProtection(home);
-    if (read.status === 'unreadable') {
-      out.unreadable = read.detail;
-      return out;
-    }
-    for (const i of read.items) out.items.push({ ...i, present: await exists(itemPath(config, i)) });
+  const read = await readProtection(home);
+  if (read.status === 'unreadable') {
+    out.unreadable = read.detail;
     return out;
-  } finally {
-    await home.close();
   }
+  for (const i of read.items) out.items.push({ ...i, present: await exists(itemPath(config, i)) });
+  return out;
 }

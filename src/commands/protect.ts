@@ -268,31 +268,27 @@ export async function protectTarget(
   ref: ItemRef & { note?: string },
   now: () => number = Date.now,
 ): Promise<ProtectOutcome> {
-  const home = await openHome(config);
+  await using home = await openHome(config);
   if (!home)
     throw refuse(
       ProtectCodes.notFound,
       `there is no murmur home at ${config.home} to keep the protection list in`,
       'run murmur-gc once the runtime has created its home',
     );
-  try {
-    const gc = await home.mkdir(GC_DIR, 0o700);
-    await gc.close();
-    return await withSweepLock(config, async () => {
-      const { kind, where } = await locate(config, ref);
-      const item: ProtectedItem = {
-        kind,
-        target: ref.target,
-        where,
-        since_ms: now(),
-        by: 'protect',
-        ...definedOnly({ note: ref.note }),
-      };
-      return addItem(config, home, log, item, now);
-    });
-  } finally {
-    await home.close();
-  }
+  const gc = await home.mkdir(GC_DIR, 0o700);
+  await gc.close();
+  return await withSweepLock(config, async () => {
+    const { kind, where } = await locate(config, ref);
+    const item: ProtectedItem = {
+      kind,
+      target: ref.target,
+      where,
+      since_ms: now(),
+      by: 'protect',
+      ...definedOnly({ note: ref.note }),
+    };
+    return addItem(config, home, log, item, now);
+  });
 }
 
 export async function releaseTarget(
@@ -301,59 +297,55 @@ export async function releaseTarget(
   ref: ItemRef,
   now: () => number = Date.now,
 ): Promise<ReleaseOutcome> {
-  const home = await openHome(config);
+  await using home = await openHome(config);
   if (!home)
     throw refuse(
       ProtectCodes.notProtected,
       `${ref.target} is not protected: there is no murmur home at ${config.home}`,
       'murmur-gc protection ls lists what is protected',
     );
-  try {
-    return await withSweepLock(config, async () => {
-      const kind = checkFlags(ref);
-      const items = await currentList(home);
-      const wanted = kind === 'session' ? (ref.root === undefined ? undefined : resolve(ref.root)) : ref.record;
-      // Without --root/--record, the item of that name whatever its kind: a list may hold one
-      // whose kind was judged otherwise when it was written.
-      const mine = items.filter(
-        (i) => i.target === ref.target && (wanted === undefined || (i.kind === kind && i.where === wanted)),
+  return await withSweepLock(config, async () => {
+    const kind = checkFlags(ref);
+    const items = await currentList(home);
+    const wanted = kind === 'session' ? (ref.root === undefined ? undefined : resolve(ref.root)) : ref.record;
+    // Without --root/--record, the item of that name whatever its kind: a list may hold one
+    // whose kind was judged otherwise when it was written.
+    const mine = items.filter(
+      (i) => i.target === ref.target && (wanted === undefined || (i.kind === kind && i.where === wanted)),
+    );
+    if (mine.length === 0)
+      throw refuse(
+        ProtectCodes.notProtected,
+        notProtectedWords(kind, ref.target, wanted),
+        'murmur-gc protection ls lists what is protected',
       );
-      if (mine.length === 0)
-        throw refuse(
-          ProtectCodes.notProtected,
-          notProtectedWords(kind, ref.target, wanted),
-          'murmur-gc protection ls lists what is protected',
-        );
-      const flag = mine[0]!.kind === 'session' ? '--root' : '--record';
-      if (mine.length > 1)
-        throw refuse(
-          ProtectCodes.ambiguous,
-          `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`,
-          `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`,
-        );
-      const item = mine[0]!;
-      await writeProtection(
-        home,
-        items.filter((i) => !sameItem(i, item)),
+    const flag = mine[0]!.kind === 'session' ? '--root' : '--record';
+    if (mine.length > 1)
+      throw refuse(
+        ProtectCodes.ambiguous,
+        `${ref.target} is protected in ${mine.length} places: ${mine.map((i) => i.where).join(', ')}`,
+        `pass ${flag} to say which one, e.g. ${flag} ${mine[0]!.where}`,
       );
-      log.info({ target: item.target, origin: item.where }, 'released');
-      const audit = await auditProtection(home, now, {
-        change: 'release',
-        store: item.kind === 'session' ? 'sessions' : 'records',
-        target: item.target,
-        origin: item.where,
-        by: 'release',
-      });
-      return {
-        item,
-        present: await exists(itemPath(config, item)),
-        judgement: await judgeItem(config, item, now()),
-        audit,
-      };
+    const item = mine[0]!;
+    await writeProtection(
+      home,
+      items.filter((i) => !sameItem(i, item)),
+    );
+    log.info({ target: item.target, origin: item.where }, 'released');
+    const audit = await auditProtection(home, now, {
+      change: 'release',
+      store: item.kind === 'session' ? 'sessions' : 'records',
+      target: item.target,
+      origin: item.where,
+      by: 'release',
     });
-  } finally {
-    await home.close();
-  }
+    return {
+      item,
+      present: await exists(itemPath(config, item)),
+      judgement: await judgeItem(config, item, now()),
+      audit,
+    };
+  });
 }
 
 /**

@@ -100,54 +100,50 @@ export async function restoreTarget(
   opts: RestoreOptions,
   now: () => number = Date.now,
 ): Promise<RestoreResult> {
-  const home = await openAnchor(config.home, true);
+  await using home = await openAnchor(config.home, true);
   if (!home && !isSessionName(opts.target))
     throw refuse(
       RestoreCodes.notHeld,
       `nothing named '${opts.target}' is held: there is no murmur home at ${config.home}`,
       'murmur-gc quarantine ls lists what the undo window holds',
     );
+  if (!home) {
+    // A session may be held in a configured root even without a home; the audit trail needs one.
+    throw refuse(
+      RestoreCodes.notHeld,
+      `there is no murmur home at ${config.home} to keep the audit trail of a restore`,
+      'run murmur-gc once the runtime has created its home',
+    );
+  }
+  await using fx = commandEffects({
+    home: config.home,
+    homeDir: home,
+    measureOnly: opts.dryRun,
+    now,
+    log,
+    recordLockWaitMs: 3000,
+  });
+  const lock = await fx.lockForCommand(home);
   try {
-    if (!home) {
-      // A session may be held in a configured root even without a home; the audit trail needs one.
-      throw refuse(
-        RestoreCodes.notHeld,
-        `there is no murmur home at ${config.home} to keep the audit trail of a restore`,
-        'run murmur-gc once the runtime has created its home',
+    // A restore (or sweep) killed or failed mid-way is completed first, as a sweep's recover
+    // step would (src/sweep/steps/recover.ts): a retried restore then finds its lines back and
+    // its held item gone; and the small temps a killed run left under <home>/gc.
+    const rec = await fx.recover(home);
+    for (const r of rec.recovered) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
+    for (const t of rec.temps)
+      log.warn(
+        { code: Codes.processInterrupted, path: t.path, pid: t.pid },
+        'leftover temp file of a killed murmur-gc removed',
       );
-    }
-    await using fx = commandEffects({
-      home: config.home,
-      homeDir: home,
-      measureOnly: opts.dryRun,
-      now,
-      log,
-      recordLockWaitMs: 3000,
+    const r = await (
+      isSessionName(opts.target) ? restoreSession(config, fx, home, opts) : restoreContext(config, fx, home, opts)
+    ).catch(async (err: unknown) => {
+      await fx.abandonAudit();
+      throw err;
     });
-    const lock = await fx.lockForCommand(home);
-    try {
-      // A restore (or sweep) killed or failed mid-way is completed first, as a sweep's recover
-      // step would (src/sweep/steps/recover.ts): a retried restore then finds its lines back and
-      // its held item gone; and the small temps a killed run left under <home>/gc.
-      const rec = await fx.recover(home);
-      for (const r of rec.recovered) log.warn({ code: Codes.processInterrupted, path: r.target }, r.detail);
-      for (const t of rec.temps)
-        log.warn(
-          { code: Codes.processInterrupted, path: t.path, pid: t.pid },
-          'leftover temp file of a killed murmur-gc removed',
-        );
-      const r = await (
-        isSessionName(opts.target) ? restoreSession(config, fx, home, opts) : restoreContext(config, fx, home, opts)
-      ).catch(async (err: unknown) => {
-        await fx.abandonAudit();
-        throw err;
-      });
-      return (await fx.upkeep(() => withProtection(config, home, log, r, now))) ?? r;
-    } finally {
-      await lock?.release();
-    }
+    return (await fx.upkeep(() => withProtection(config, home, log, r, now))) ?? r;
   } finally {
-    await home?.close();
+    await lock?.release();
   }
 }
 
@@ -189,16 +185,12 @@ async function restoreSession(
   const registry = await Registry.load(home);
   const notOurs: string[] = [];
   for (const r of roots) {
-    const d = await openAnchor(r, false);
+    await using d = await openAnchor(r, false);
     if (!d) continue;
-    try {
-      for (const h of await listRootHeld(d, false)) {
-        if (h.target !== opts.target) continue;
-        if (registry.vouch(h.entry, h)?.kind === 'hold') found.push({ root: r, h });
-        else notOurs.push(d.display(h.entry));
-      }
-    } finally {
-      await d.close();
+    for (const h of await listRootHeld(d, false)) {
+      if (h.target !== opts.target) continue;
+      if (registry.vouch(h.entry, h)?.kind === 'hold') found.push({ root: r, h });
+      else notOurs.push(d.display(h.entry));
     }
   }
   if (found.length === 0) {
@@ -261,7 +253,7 @@ async function restoreContext(
   home: Dir,
   opts: RestoreOptions,
 ): Promise<RestoreResult> {
-  const q = await openQuarantineDir(home, false);
+  await using q = await openQuarantineDir(home, false);
   const lookalike = notASessionId(opts.target);
   if (!q) {
     const what =
@@ -270,95 +262,91 @@ async function restoreContext(
         : `context '${opts.target}' is not held (the quarantine is empty)`;
     throw refuse(RestoreCodes.notHeld, what, 'murmur-gc quarantine ls lists what the undo window holds');
   }
-  try {
-    const listed = await listQuarantineDir(q, false);
-    const landed = await landedStaged(home, listed.items);
-    let mine = listed.items.filter(
-      (i) =>
-        !i.incomplete &&
-        i.meta?.context === opts.target &&
-        (i.meta.state !== 'staged' || landed.has(i.entry)) &&
-        (opts.record === undefined || i.meta.store === opts.record),
+  const listed = await listQuarantineDir(q, false);
+  const landed = await landedStaged(home, listed.items);
+  let mine = listed.items.filter(
+    (i) =>
+      !i.incomplete &&
+      i.meta?.context === opts.target &&
+      (i.meta.state !== 'staged' || landed.has(i.entry)) &&
+      (opts.record === undefined || i.meta.store === opts.record),
+  );
+  const stores = [...new Set(mine.map((i) => i.meta!.store))].sort();
+  if (mine.length === 0) {
+    throw refuse(
+      RestoreCodes.notHeld,
+      `${lookalike !== undefined ? `${lookalike}, and no context of that name is held` : `context '${opts.target}' is not held`}${opts.record !== undefined ? ` from record store '${opts.record}'` : ''}`,
+      await notHeldHint(config.home, opts.target),
     );
-    const stores = [...new Set(mine.map((i) => i.meta!.store))].sort();
-    if (mine.length === 0) {
-      throw refuse(
-        RestoreCodes.notHeld,
-        `${lookalike !== undefined ? `${lookalike}, and no context of that name is held` : `context '${opts.target}' is not held`}${opts.record !== undefined ? ` from record store '${opts.record}'` : ''}`,
-        await notHeldHint(config.home, opts.target),
-      );
-    }
-    if (stores.length > 1)
-      throw refuse(
-        RestoreCodes.ambiguous,
-        `context '${opts.target}' is held from ${stores.length} record stores: ${stores.join(', ')}`,
-        `pass --record <NAME> to say which one, e.g. --record ${stores[0]}`,
-      );
-    const store = stores[0]!;
-    mine = mine.sort((a, b) => a.meta!.removed_ms - b.meta!.removed_ms || (a.entry < b.entry ? -1 : 1));
-    const contexts = mine.filter((i) => i.kind === 'context');
-    const truncations = mine.filter((i) => i.kind === 'truncation');
-    const result: RestoreResult = { target: opts.target, dry_run: opts.dryRun, restored: [], audit: null };
-    // 1. The context directory (the newest hold), when one is held.
-    const ctxItem = contexts[contexts.length - 1];
-    const storeDir = await fx.openStore(home, store, ctxItem !== undefined);
-    try {
-      if (ctxItem) {
-        if (storeDir && (await storeDir.lstat(opts.target))) {
-          throw refuse(
-            RestoreCodes.exists,
-            `${storeDir.display(opts.target)} exists now; the held context was not put back`,
-            `move it away (murmur-gc conversation rm ${opts.target} --record ${store}) if the held one should take its place`,
-          );
-        }
-        const to = `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}`;
-        result.restored.push({ held_kind: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
-        const restored: RestoredItem = { store: 'records', held: 'context', target: opts.target, origin: store };
-        await fx.putBackContext(q, ctxItem, storeDir, restored);
-      }
-
-      // 2. Dropped lines, oldest truncation first, in front of what the record holds now.
-      const cutoff = ctxItem?.meta!.removed_ms;
-      const pending = cutoff !== undefined ? truncations.filter((t) => t.meta!.removed_ms <= cutoff) : truncations;
-      if (pending.length > 0) {
-        const ctxDir = storeDir ? await storeDir.openDir(opts.target).catch(() => undefined) : undefined;
-        const done = await fx
-          .putBackLines({
-            q,
-            ctxDir,
-            candidates: pending,
-            cutoff,
-            ctxRestoredFirst: ctxItem !== undefined,
-            item: { store: 'records', held: 'truncation', target: opts.target, origin: store },
-            noRecord: () =>
-              refuse(
-                RestoreCodes.conflict,
-                `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target} does not exist: there is no record to put the held lines back into`,
-                'murmur-gc quarantine ls shows what is held; the lines go when their window passes',
-              ),
-            conflict: (d) =>
-              refuse(
-                RestoreCodes.conflict,
-                `${d.display(RECORD_FILE)} does not carry the truncation marker of a held truncation (it was truncated again since its lines were held, or they are back already); putting them back would leave a gap or repeat them`,
-                'the held lines stay in the quarantine until their window passes (murmur-gc quarantine ls)',
-              ),
-            busy: (d) =>
-              new BusyError(`${d.display(RECORD_FILE)} is locked by another murmur-gc; try again when it has finished`),
-          })
-          .finally(() => ctxDir?.close());
-        result.restored.push({
-          held_kind: 'truncation',
-          from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '),
-          to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`,
-          messages_restored: done.messages,
-        });
-      }
-    } finally {
-      await storeDir?.close();
-    }
-    result.audit = await fx.finishAudit('ok');
-    return result;
-  } finally {
-    await q.close();
   }
+  if (stores.length > 1)
+    throw refuse(
+      RestoreCodes.ambiguous,
+      `context '${opts.target}' is held from ${stores.length} record stores: ${stores.join(', ')}`,
+      `pass --record <NAME> to say which one, e.g. --record ${stores[0]}`,
+    );
+  const store = stores[0]!;
+  mine = mine.sort((a, b) => a.meta!.removed_ms - b.meta!.removed_ms || (a.entry < b.entry ? -1 : 1));
+  const contexts = mine.filter((i) => i.kind === 'context');
+  const truncations = mine.filter((i) => i.kind === 'truncation');
+  const result: RestoreResult = { target: opts.target, dry_run: opts.dryRun, restored: [], audit: null };
+  // 1. The context directory (the newest hold), when one is held.
+  const ctxItem = contexts[contexts.length - 1];
+  const storeDir = await fx.openStore(home, store, ctxItem !== undefined);
+  try {
+    if (ctxItem) {
+      if (storeDir && (await storeDir.lstat(opts.target))) {
+        throw refuse(
+          RestoreCodes.exists,
+          `${storeDir.display(opts.target)} exists now; the held context was not put back`,
+          `move it away (murmur-gc conversation rm ${opts.target} --record ${store}) if the held one should take its place`,
+        );
+      }
+      const to = `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}`;
+      result.restored.push({ held_kind: 'context', from: `${q.display(ctxItem.entry)}/${CONTEXT_PAYLOAD}`, to });
+      const restored: RestoredItem = { store: 'records', held: 'context', target: opts.target, origin: store };
+      await fx.putBackContext(q, ctxItem, storeDir, restored);
+    }
+
+    // 2. Dropped lines, oldest truncation first, in front of what the record holds now.
+    const cutoff = ctxItem?.meta!.removed_ms;
+    const pending = cutoff !== undefined ? truncations.filter((t) => t.meta!.removed_ms <= cutoff) : truncations;
+    if (pending.length > 0) {
+      const ctxDir = storeDir ? await storeDir.openDir(opts.target).catch(() => undefined) : undefined;
+      const done = await fx
+        .putBackLines({
+          q,
+          ctxDir,
+          candidates: pending,
+          cutoff,
+          ctxRestoredFirst: ctxItem !== undefined,
+          item: { store: 'records', held: 'truncation', target: opts.target, origin: store },
+          noRecord: () =>
+            refuse(
+              RestoreCodes.conflict,
+              `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target} does not exist: there is no record to put the held lines back into`,
+              'murmur-gc quarantine ls shows what is held; the lines go when their window passes',
+            ),
+          conflict: (d) =>
+            refuse(
+              RestoreCodes.conflict,
+              `${d.display(RECORD_FILE)} does not carry the truncation marker of a held truncation (it was truncated again since its lines were held, or they are back already); putting them back would leave a gap or repeat them`,
+              'the held lines stay in the quarantine until their window passes (murmur-gc quarantine ls)',
+            ),
+          busy: (d) =>
+            new BusyError(`${d.display(RECORD_FILE)} is locked by another murmur-gc; try again when it has finished`),
+        })
+        .finally(() => ctxDir?.close());
+      result.restored.push({
+        held_kind: 'truncation',
+        from: done.items.map((p) => `${q.display(p.entry)}/${payloadOf(p.meta!)}`).join(', '),
+        to: `${config.home}/${CONVERSATIONS_DIR}/${store}/${opts.target}/${RECORD_FILE}`,
+        messages_restored: done.messages,
+      });
+    }
+  } finally {
+    await storeDir?.close();
+  }
+  result.audit = await fx.finishAudit('ok');
+  return result;
 }
