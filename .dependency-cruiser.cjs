@@ -25,7 +25,8 @@ const forbidden = [
   {
     name: 'root-imports-no-folder',
     severity: 'error',
-    comment: 'src/*.ts (errors, failpoint, log, version, defined, group-by) are the lowest layer: they import no folder of src/.',
+    comment:
+      'src/*.ts (errors, failpoint, log, version, defined, group-by) are the lowest layer: they import no folder of src/.',
     from: { path: '^src/[^/]+\\.ts$' },
     to: { path: '^src/[^/]+/' },
   },
