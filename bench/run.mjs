@@ -23,9 +23,10 @@
 //   du       `murmur-gc du` on the warm home (its walk of every root, three plans)   vs the warm sweep (CPU ratio);
 //            beside it du's floor: its dry run + a walk of every entry (bench/floor.mjs du, and GNU du -s -B1 -x)
 //   (both at 1/10 size too: the scaling pair)
-//   one root  the warm sweep of 3× the small home's sessions in a single sessions root   vs find;
-//            judged against the small home's warm sweep (≤ 1.1× per session: nothing grows
-//            faster than a root's size)
+//   one root  the warm sweep of 3× the small home's sessions in a single sessions root   vs find,
+//            and a dry run condemning all but a thirtieth of them (max_sessions); each judged
+//            against the same on the small home (≤ 1.1× per session: nothing grows faster than a
+//            root's size)
 //   count    --dry-run on a big record never seen before         vs wc -l   (and GB/s net of node start-up)
 //   trunc    sweep truncating a big record to 1000 messages, count already cached from an earlier
 //            sweep                                               vs tail -n 1000 f > t && mv t f, plus node -e 0
@@ -434,8 +435,32 @@ try {
   };
   // ---- one root: three times the small home's sessions in a single sessions root ------------
   // Work that grows with a root's size faster than linearly shows here and not in the homes
-  // above, whose roots hold 1 000 sessions each: judged against the small home's warm sweep.
-  const oneRootScenario = (m) => {
+  // above, whose roots hold 1 000 sessions each: the warm sweep, and a dry run whose max_sessions
+  // condemns all but a thirtieth of each root (it measures and plans every removal), each judged
+  // against the same on the small home, per session.
+  const condemning = (m) => {
+    const keep = Math.max(1, Math.floor(m.sessions / m.roots.length / 30));
+    const cfg = path.join(m.out, 'config-condemn.yaml');
+    const text = fs
+      .readFileSync(path.join(m.out, 'config.yaml'), 'utf8')
+      .replace(/max_sessions: \d+/g, `max_sessions: ${keep}`);
+    fs.writeFileSync(cfg, text);
+    return { cfg, condemned: m.sessions - keep * m.roots.length };
+  };
+  const condemnRuns = (label, m) => {
+    const c = condemning(m);
+    const out = [];
+    for (let i = 0; i < runs; i++) {
+      const d = gcRun(c.cfg, ['--dry-run']);
+      check(
+        d.report.actions.length === c.condemned && d.report.errors.length === 0,
+        `${label} dry run condemns ${c.condemned} sessions (${d.report.actions.length} actions, ${d.report.errors.length} errors)`,
+      );
+      out.push(d);
+    }
+    return { ...c, runs: out, cpu: median(out.map((r) => r.cpu)) };
+  };
+  const oneRootScenario = (m, mS) => {
     const cfg = path.join(m.out, 'config.yaml');
     const walk = `find ${m.roots.map(q).join(' ')} -maxdepth 2 -printf '%s %T@\\n' > /dev/null`;
     gcRun(cfg); // the first sweep fills the cache
@@ -454,18 +479,37 @@ try {
       'find -maxdepth 2 -printf',
       '(scaling, below)',
     );
-    return { sessions: m.sessions, warmCpu: median(warm.map((r) => r.cpu)) };
+    const one = condemnRuns('one-root', m);
+    const small = condemnRuns('small', mS);
+    row(
+      `one root: dry run condemning ${one.condemned} of ${m.sessions} sessions`,
+      one.runs,
+      small.runs,
+      `the same on the small home (${small.condemned} of ${mS.sessions})`,
+      '(scaling, below)',
+    );
+    return {
+      sessions: m.sessions,
+      warmCpu: median(warm.map((r) => r.cpu)),
+      condemned: one.condemned,
+      condemnCpu: one.cpu,
+      smallCondemned: small.condemned,
+      smallCondemnCpu: small.cpu,
+    };
   };
   let small, large, mL, oneRoot;
   if (opt.only === 'startup') {
     // start-up rows only
   } else if (opt.only === 'small') {
     small = await sweepScenario('small', home('small', S, 0), 2);
-    oneRoot = oneRootScenario(home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0));
+    oneRoot = oneRootScenario(
+      home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0),
+      home('small', S, 0),
+    );
   } else if (opt.only !== 'records') {
     const mS = home('small', S, 0);
     small = await sweepScenario('small', mS, 2);
-    oneRoot = oneRootScenario(home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0));
+    oneRoot = oneRootScenario(home('one-root', { sessions: 3 * S.sessions, roots: 1, records: S.records / 10 }, 0), mS);
     mL = home('large', L, bigMb);
     large = await sweepScenario('large', mL, 10);
   } else {
@@ -680,6 +724,13 @@ try {
       `scaling within one root: ${oneRoot.sessions} sessions in one root ≤ ${(1.1 * k).toFixed(1)}× the warm sweep of ${S.sessions} over ${S.roots} roots`,
       `×${x.toFixed(2)} CPU`,
       x <= 1.1 * k,
+    ]);
+    const y = oneRoot.condemnCpu / oneRoot.smallCondemnCpu;
+    const kc = oneRoot.condemned / oneRoot.smallCondemned;
+    goals.push([
+      `scaling within one root: a dry run condemning ${oneRoot.condemned} sessions of one root ≤ ${(1.1 * kc).toFixed(1)}× one condemning ${oneRoot.smallCondemned} over ${S.roots} roots`,
+      `×${y.toFixed(2)} CPU`,
+      y <= 1.1 * kc,
     ]);
   }
   // the first sweep against the floor of its own system calls (same home, same run)

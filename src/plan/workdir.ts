@@ -32,13 +32,23 @@ export interface BesideFacts {
   children: readonly ChildEntry[];
   logs: readonly LogEntry[];
   /** child names and work ids named by sessions of this root that stay */
-  claimedChildren: ReadonlySet<string>;
-  claimedWorkIds: ReadonlySet<string>;
+  claimedChildren: Pick<ReadonlySet<string>, 'has'>;
+  claimedWorkIds: Pick<ReadonlySet<string>, 'has'>;
   /**
    * A session of this root that stays and has no readable trace (what it names is unknown), or
    * undefined when every staying session's trace was read: while one is set nothing goes.
    */
   uncertain?: string;
+  /** `children` by name and `logs` by work id, when the caller has them (else made from the lists) */
+  index?: { children: ReadonlyMap<string, ChildEntry>; logs: ReadonlyMap<string, LogEntry> };
+}
+
+/** BesideFacts' index of `children` and `logs`. */
+export function besideIndex(
+  children: readonly ChildEntry[],
+  logs: readonly LogEntry[],
+): { children: ReadonlyMap<string, ChildEntry>; logs: ReadonlyMap<string, LogEntry> } {
+  return { children: new Map(children.map((c) => [c.name, c])), logs: new Map(logs.map((l) => [l.workId, l])) };
 }
 
 export interface BesideJudge {
@@ -96,8 +106,7 @@ export function childLiveWhy(c: ChildEntry, j: BesideJudge): string | undefined 
 
 export function planBeside(parents: readonly BesideParent[], f: BesideFacts, j: BesideJudge): BesidePlan {
   const out: BesidePlan = { remove: [], skip: [] };
-  const children = new Map(f.children.map((c) => [c.name, c]));
-  const logs = new Map(f.logs.map((l) => [l.workId, l]));
+  const { children, logs } = f.index ?? besideIndex(f.children, f.logs);
   const chosen = new Set<string>();
   const childPath = (n: string) => `${f.workdir}/.murmur/children/${n}`;
   for (const p of parents) {

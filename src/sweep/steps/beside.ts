@@ -31,6 +31,7 @@ import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import {
   childEntryName,
+  besideIndex,
   childLiveWhy,
   planBeside,
   type BesideItem,
@@ -49,6 +50,7 @@ import {
   rescanChild,
   type BesideScan,
   type ChildEntry,
+  type LogEntry,
 } from '../../runtime/workdir-scan.js';
 import { probeProcess, readRunningRecords } from '../../runtime/running.js';
 import { judgeLiveness, type RunningProbe } from '../../plan/liveness.js';
@@ -57,39 +59,91 @@ import { acted, fail, skip, type SessionsRootPlan, type SweepContext } from './c
 import { tooLarge } from './guard.js';
 import type { SessionRemovalReason } from '../../plan/budget.js';
 
-/** The choice for the sessions `names` about to be removed from one root (undefined: nothing beside it). */
+/**
+ * What the sessions of one root claim beside it, gathered once from the traces the scan read: how
+ * many sessions name each child and each work id, what each session names itself, and the
+ * sessions whose trace cannot be read (in the views' order). besidePlanFor answers any set of
+ * leaving sessions from it in time linear in what they name, not in the root's size.
+ */
+export interface BesideClaims {
+  index: ReturnType<typeof besideIndex>;
+  children: Map<string, number>;
+  workIds: Map<string, number>;
+  own: Map<string, { parent: BesideParent; children: ReadonlySet<string>; workIds: ReadonlySet<string> }>;
+  unreadable: string[];
+}
+
+export function besideClaims(beside: BesideScan, views: readonly SessionView[]): BesideClaims {
+  const out: BesideClaims = {
+    index: besideIndex(beside.children?.entries ?? [], beside.logs?.wrk ?? []),
+    children: new Map(),
+    workIds: new Map(),
+    own: new Map(),
+    unreadable: [],
+  };
+  const count = (m: Map<string, number>, names: ReadonlySet<string>) => {
+    for (const n of names) m.set(n, (m.get(n) ?? 0) + 1);
+  };
+  for (const v of views) {
+    const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
+    if (!t) {
+      out.unreadable.push(v.scan.name);
+      continue;
+    }
+    const children = new Set<string>();
+    for (const d of t.delegations ?? []) {
+      const n = childEntryName(d.childWorkdir, beside.workdir);
+      if (n !== undefined) children.add(n);
+    }
+    const workIds = new Set(t.workIds ?? []);
+    count(out.children, children);
+    count(out.workIds, workIds);
+    out.own.set(v.scan.name, {
+      parent: { session: v.scan.name, delegations: t.delegations ?? [], workIds: t.workIds ?? [] },
+      children,
+      workIds,
+    });
+  }
+  return out;
+}
+
+/**
+ * The choice for the sessions `names` about to be removed from one root (undefined: nothing beside
+ * it). `claims`: the root's, when the caller asks for many sets of names (besideClaims).
+ */
 export function besidePlanFor(
   ctx: SweepContext,
   beside: BesideScan | undefined,
   views: readonly SessionView[],
   names: readonly string[],
   held: readonly BesideParent[] = [],
+  claims?: BesideClaims,
 ): BesidePlan | undefined {
   if (!beside || (!beside.children && !beside.logs)) return undefined;
+  const c = claims ?? besideClaims(beside, views);
   const going = new Set(names);
-  const claimedChildren = new Set<string>();
-  const claimedWorkIds = new Set<string>();
+  // what the leaving sessions name: a name is claimed by one that stays when more name it
+  const goingChildren = new Map<string, number>();
+  const goingWorkIds = new Map<string, number>();
   const parents: BesideParent[] = [...held];
-  let uncertain: string | undefined;
-  for (const v of views) {
-    const t = v.scan.trace?.ok ? v.scan.trace.summary : undefined;
-    if (!t) {
-      // a session that stays and whose trace cannot be read may name any child or log
-      if (!going.has(v.scan.name)) uncertain ??= `session ${v.scan.name}`;
-      continue;
-    }
-    if (going.has(v.scan.name)) {
-      parents.push({ session: v.scan.name, delegations: t.delegations ?? [], workIds: t.workIds ?? [] });
-      continue;
-    }
-    for (const d of t.delegations ?? []) {
-      const n = childEntryName(d.childWorkdir, beside.workdir);
-      if (n !== undefined) claimedChildren.add(n);
-    }
-    for (const w of t.workIds ?? []) claimedWorkIds.add(w);
+  for (const name of going) {
+    const own = c.own.get(name);
+    if (!own) continue;
+    parents.push(own.parent);
+    for (const n of own.children) goingChildren.set(n, (goingChildren.get(n) ?? 0) + 1);
+    for (const w of own.workIds) goingWorkIds.set(w, (goingWorkIds.get(w) ?? 0) + 1);
   }
+  const claimedChildren = { has: (n: string) => (c.children.get(n) ?? 0) > (goingChildren.get(n) ?? 0) };
+  const claimedWorkIds = { has: (w: string) => (c.workIds.get(w) ?? 0) > (goingWorkIds.get(w) ?? 0) };
+  // a session that stays and whose trace cannot be read may name any child or log
+  const unknown = c.unreadable.find((n) => !going.has(n));
+  const uncertain = unknown === undefined ? undefined : `session ${unknown}`;
   // removal order: the planner's (names), so each session's items follow it
-  parents.sort((a, b) => names.indexOf(a.session) - names.indexOf(b.session));
+  const position = new Map<string, number>();
+  names.forEach((n, i) => {
+    if (!position.has(n)) position.set(n, i);
+  });
+  parents.sort((a, b) => (position.get(a.session) ?? -1) - (position.get(b.session) ?? -1));
   return planBeside(
     parents,
     {
@@ -99,6 +153,7 @@ export function besidePlanFor(
       claimedChildren,
       claimedWorkIds,
       ...(uncertain !== undefined ? { uncertain } : {}),
+      index: c.index,
     },
     {
       uid: ctx.uid,
@@ -292,6 +347,20 @@ export async function openBesideDirs(ctx: SweepContext, root: Dir, beside: Besid
  * Remove (or hold in `held`, the session's hold) what `items` name for one removed session.
  * Returns the bytes removed (or held).
  */
+/** The entries a root's beside scan found, by name (made once per scan). */
+const byName = new WeakMap<BesideScan, { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> }>();
+export function besideEntries(beside: BesideScan): { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> } {
+  let e = byName.get(beside);
+  if (!e) {
+    e = {
+      children: new Map((beside.children?.entries ?? []).map((c) => [c.name, c])),
+      wrk: new Map((beside.logs?.wrk ?? []).map((l) => [l.name, l])),
+    };
+    byName.set(beside, e);
+  }
+  return e;
+}
+
 export async function removeBeside(
   ctx: SweepContext,
   root: Dir,
@@ -309,8 +378,8 @@ export async function removeBeside(
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const path = `${beside.workdir}/${rel}`;
     const identity = child
-      ? beside.children?.entries.find((c) => c.name === it.name)?.identity
-      : beside.logs?.wrk.find((l) => l.name === it.name)?.identity;
+      ? besideEntries(beside).children.get(it.name)?.identity
+      : besideEntries(beside).wrk.get(it.name)?.identity;
     if (!from || !identity) continue;
     try {
       const bytes = await act(ctx, root, from, it, identity, held);
@@ -356,7 +425,7 @@ export async function removeBeside(
   ): Promise<number> {
     const child = it.kind === 'child_workdir';
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
-    const logBytes = beside.logs?.wrk.find((l) => l.name === it.name)?.bytes ?? 0;
+    const logBytes = besideEntries(beside).wrk.get(it.name)?.bytes ?? 0;
     const retention = {
       store: 'sessions',
       reason,

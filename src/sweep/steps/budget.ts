@@ -99,6 +99,7 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
     await removeSessions(ctx, p, list, tally, () => undefined);
   }
   for (const r of ctx.recordPlans) {
+    const contextOf = new Map(r.contexts.map((c) => [c.context, c]));
     for (const { name, fate } of takings(
       ctx,
       r.key,
@@ -107,7 +108,7 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
     )) {
       if (ctx.acts.has(`${r.key}\0${name}`)) continue;
       ctx.signal?.throwIfAborted();
-      const c = r.contexts.find((x) => x.context === name);
+      const c = contextOf.get(name);
       if (!c) continue;
       const bytes = await removeRecord(ctx, home, c, r, fate);
       if (bytes !== undefined) {

@@ -34,7 +34,7 @@ import { CHILDREN_DIR } from '../../runtime/workdir-scan.js';
 import { listQuarantineDir, openQuarantineDir, type QueueItem } from '../../gchome/quarantine-store.js';
 import { RESERVE_BYTES, RESERVE_INODES, reserveBytes, reserveInodes } from '../../gchome/reserve.js';
 import { GC_DIR } from '../../gchome/audit.js';
-import { besidePlanFor } from './beside.js';
+import { besideClaims, besideEntries, besidePlanFor } from './beside.js';
 import { fail, skip, type MeasuredSizes, type SessionsRootPlan, type StepTally, type SweepContext } from './context.js';
 import type { GcConfig } from '../../config/types.js';
 
@@ -276,9 +276,11 @@ async function besideBytes(
     if (m !== undefined) size.set(c.name, m);
   }
   const chosen = new Set<string>();
+  const claims = besideClaims(b, p.views);
+  const wrk = besideEntries(b).wrk;
   for (const v of p.views) {
     const n = { bytes: 0, inodes: 0 };
-    for (const i of besidePlanFor(ctx, b, p.views, [v.scan.name])?.remove ?? []) {
+    for (const i of besidePlanFor(ctx, b, p.views, [v.scan.name], [], claims)?.remove ?? []) {
       if (i.kind === 'child_workdir') {
         const m = size.get(i.name);
         if (m) {
@@ -287,7 +289,7 @@ async function besideBytes(
         }
         chosen.add(i.name);
       } else {
-        n.bytes += b.logs?.wrk.find((l) => l.name === i.name)?.bytes ?? 0;
+        n.bytes += wrk.get(i.name)?.bytes ?? 0;
         n.inodes++;
       }
     }

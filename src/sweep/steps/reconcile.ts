@@ -21,12 +21,14 @@ export async function reconcileStep(ctx: SweepContext): Promise<StepTally> {
     task: (t) => ctx.lostTasks.push(t),
     ownAppend: (root, session, after, runtimeWriteMs) => ctx.world.appends.record(root, session, after, runtimeWriteMs),
   };
+  const rootOf = new Map<string, (typeof ctx.world.roots)[number]>();
+  for (const r of ctx.world.roots) if (!rootOf.has(r.root)) rootOf.set(r.root, r);
   let done = 0;
   for (const v of ctx.world.views) {
     if (done % 256 === 0) progress(ctx, done, ctx.world.views.length);
     done++;
     ctx.signal?.throwIfAborted();
-    const rootInput = ctx.world.roots.find((r) => r.root === v.root);
+    const rootInput = rootOf.get(v.root);
     if (!rootInput || rootInput.isAuditRoot) continue;
     if (v.liveness === 'live') continue;
     const t = v.scan.trace;

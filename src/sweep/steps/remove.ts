@@ -95,6 +95,7 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   if (!home) return tally;
   for (const r of ctx.recordPlans) {
     reportRecordsKept(ctx, r, false);
+    const contextOf = new Map(r.contexts.map((c) => [c.context, c]));
     for (const { name, fate } of takings(
       ctx,
       r.key,
@@ -102,7 +103,7 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
       policyTakes,
     )) {
       ctx.signal?.throwIfAborted();
-      const c = r.contexts.find((x) => x.context === name);
+      const c = contextOf.get(name);
       if (!c) continue;
       const bytes = await removeRecord(ctx, home, c, r, fate);
       if (bytes !== undefined) {
@@ -232,13 +233,14 @@ export async function removeSessions(
     return;
   }
   const dirs = besidePlan?.remove.length && beside ? await openBesideDirs(ctx, rootDir, beside) : undefined;
+  const viewOf = new Map(views.map((v) => [v.scan.name, v]));
   const gone = new Set<string>();
   try {
     if (!input.isAuditRoot) {
       // The names these acts give entries in a capsule's directory, recorded before any is made
       // (src/gchome/registry.ts): only what the registry names is ever taken for murmur-gc's.
       try {
-        await ctx.fx.place(await placings(ctx, p, rootDir, list, besidePlan, dirs));
+        await ctx.fx.place(await placings(ctx, viewOf, rootDir, list, besidePlan, dirs));
       } catch (err) {
         if (isAbort(err)) throw err;
         fail(ctx, {
@@ -252,7 +254,7 @@ export async function removeSessions(
     }
     for (const r of list) {
       ctx.signal?.throwIfAborted();
-      const view = views.find((v) => v.scan.name === r.name);
+      const view = viewOf.get(r.name);
       if (!view) continue;
       const key = itemKey(p.key, r.name);
       ctx.acts.set(key, r.fate);
@@ -359,7 +361,7 @@ export async function removeSessions(
  */
 async function placings(
   ctx: SweepContext,
-  p: SessionsRootPlan,
+  viewOf: ReadonlyMap<string, SessionView>,
   rootDir: Dir,
   list: { name: string; fate: Taking }[],
   besidePlan: ReturnType<typeof besidePlanFor>,
@@ -369,7 +371,7 @@ async function placings(
   const out: Placed[] = [];
   const atOnce = new Set<string>();
   for (const r of list) {
-    const view = p.views.find((v) => v.scan.name === r.name);
+    const view = viewOf.get(r.name);
     const st = view ? await rootDir.lstat(r.name) : undefined;
     if (!view || !st?.isDirectory() || !sameIdentity(identityOf(st), view.scan.identity)) continue;
     const fp = fingerprintOf(st);

@@ -28,6 +28,7 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
   const done = new Set<string>();
   for (const r of ctx.recordPlans) {
     const contexts = r.contexts;
+    const contextOf = new Map(contexts.map((c) => [c.context, c]));
     // what this sweep takes or truncates (its rewrite terminates the torn line) is not repaired
     const acted = new Set(
       contexts.filter((c) => fateOf(ctx.fates, r.key, c.context).fate !== 'kept').map((c) => c.context),
@@ -50,7 +51,7 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
       );
       for (const name of targets) {
         ctx.signal?.throwIfAborted();
-        const c = contexts.find((x) => x.context === name);
+        const c = contextOf.get(name);
         if (!c || done.has(c.path)) continue;
         done.add(c.path);
         if (await repairOne(ctx, home, c)) tally.items++;
