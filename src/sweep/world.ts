@@ -161,9 +161,9 @@ export async function scanSessionsWorld(
   }
   // A stale record goes once what it points at needs nothing more: its session is gone, or has no
   // unaccounted work left to reconcile (else the next sweep takes it, after this one reconciled).
-  // (the first view of each name, as a search of the views in order finds it)
+  // (the first view of each name, as a search of the views in order finds it; made only when needed)
   const viewOf = new Map<string, SessionView>();
-  for (const v of views) if (!viewOf.has(v.scan.name)) viewOf.set(v.scan.name, v);
+  if (staleRecords.length > 0) for (const v of views) if (!viewOf.has(v.scan.name)) viewOf.set(v.scan.name, v);
   for (const { r, file } of staleRecords) {
     const v = viewOf.get(r.sessionId);
     if (v?.scan.trace?.ok && (v.scan.trace.summary.unaccounted.length > 0 || v.scan.trace.summary.unaccountedMore))

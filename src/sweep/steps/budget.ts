@@ -30,6 +30,7 @@ import { planFates, type BudgetUnmet, type FatePlan } from '../../plan/fates.js'
 import { formatBytes, plural } from '../report.js';
 import { fail, skip, type StepTally, type SweepContext } from './context.js';
 import {
+  contextNamed,
   budgetTakes,
   removeRecord,
   removeSessions,
@@ -99,7 +100,6 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
     await removeSessions(ctx, p, list, tally, () => undefined);
   }
   for (const r of ctx.recordPlans) {
-    const contextOf = new Map(r.contexts.map((c) => [c.context, c]));
     for (const { name, fate } of takings(
       ctx,
       r.key,
@@ -108,7 +108,7 @@ async function actOnPlan(ctx: SweepContext, home: Dir, plan: FatePlan, tally: St
     )) {
       if (ctx.acts.has(`${r.key}\0${name}`)) continue;
       ctx.signal?.throwIfAborted();
-      const c = contextOf.get(name);
+      const c = contextNamed(r.contexts, name);
       if (!c) continue;
       const bytes = await removeRecord(ctx, home, c, r, fate);
       if (bytes !== undefined) {

@@ -95,7 +95,6 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
   if (!home) return tally;
   for (const r of ctx.recordPlans) {
     reportRecordsKept(ctx, r, false);
-    const contextOf = new Map(r.contexts.map((c) => [c.context, c]));
     for (const { name, fate } of takings(
       ctx,
       r.key,
@@ -103,7 +102,7 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
       policyTakes,
     )) {
       ctx.signal?.throwIfAborted();
-      const c = contextOf.get(name);
+      const c = contextNamed(r.contexts, name);
       if (!c) continue;
       const bytes = await removeRecord(ctx, home, c, r, fate);
       if (bytes !== undefined) {
@@ -117,6 +116,18 @@ export async function removeStep(ctx: SweepContext): Promise<StepTally> {
 }
 
 /** The items of one store whose fate `which` selects, in the store's order. */
+/** A store's contexts by name, made on the first lookup and kept while the list lives. */
+const contextsByName = new WeakMap<readonly ContextScan[], Map<string, ContextScan>>();
+export function contextNamed(contexts: readonly ContextScan[], name: string): ContextScan | undefined {
+  let m = contextsByName.get(contexts);
+  if (!m) {
+    m = new Map();
+    for (const c of contexts) if (!m.has(c.context)) m.set(c.context, c);
+    contextsByName.set(contexts, m);
+  }
+  return m.get(name);
+}
+
 export function takings(
   ctx: SweepContext,
   key: string,

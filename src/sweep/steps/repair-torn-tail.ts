@@ -20,6 +20,7 @@ import { acted, skip, type SweepContext, type StepTally } from './context.js';
 import { openChain } from '../../fsx/dirs.js';
 import { holdRecord, recordFailure } from './record-lock.js';
 import { fateOf } from '../../plan/fates.js';
+import { contextNamed } from './remove.js';
 
 export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> {
   const tally = { items: 0, bytes: 0 };
@@ -28,7 +29,6 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
   const done = new Set<string>();
   for (const r of ctx.recordPlans) {
     const contexts = r.contexts;
-    const contextOf = new Map(contexts.map((c) => [c.context, c]));
     // what this sweep takes or truncates (its rewrite terminates the torn line) is not repaired
     const acted = new Set(
       contexts.filter((c) => fateOf(ctx.fates, r.key, c.context).fate !== 'kept').map((c) => c.context),
@@ -51,7 +51,7 @@ export async function repairTornTailStep(ctx: SweepContext): Promise<StepTally> 
       );
       for (const name of targets) {
         ctx.signal?.throwIfAborted();
-        const c = contextOf.get(name);
+        const c = contextNamed(contexts, name);
         if (!c || done.has(c.path)) continue;
         done.add(c.path);
         if (await repairOne(ctx, home, c)) tally.items++;
