@@ -270,23 +270,17 @@ async function forEachRecord(
 ): Promise<void> {
   if (contexts.length === 0) return;
   const byStore = groupBy(contexts, (c) => c.store);
-  let root: Dir;
-  try {
-    root = await homeDir.openDir(CONVERSATIONS_DIR);
-  } catch (err) {
-    problems.push(problemOf(homeDir.display(CONVERSATIONS_DIR), err));
-    return;
-  }
-  await using _ = root;
+  /** `parent/name` opened, or undefined with the problem noted. */
+  const openOrNote = (parent: Dir, name: string) =>
+    parent.openDir(name).catch((err: unknown) => {
+      problems.push(problemOf(parent.display(name), err));
+      return undefined;
+    });
+  await using root = await openOrNote(homeDir, CONVERSATIONS_DIR);
+  if (!root) return;
   for (const [store, list] of byStore) {
-    let sdir: Dir;
-    try {
-      sdir = await root.openDir(store);
-    } catch (err) {
-      problems.push(problemOf(root.display(store), err));
-      continue;
-    }
-    await using _ = sdir;
+    await using sdir = await openOrNote(root, store);
+    if (!sdir) continue;
     for (const c of list) {
       try {
         await using cdir = await sdir.openDir(c.context, c.dirIdentity);

@@ -135,6 +135,16 @@ function signalReason(err: unknown): boolean {
   );
 }
 
+/** The directory `parent/name` opened, or undefined with why it could not be added to `problems`. */
+async function openOrProblem(parent: Dir, name: string, problems: Problem[]): Promise<Dir | undefined> {
+  try {
+    return await parent.openDir(name);
+  } catch (err) {
+    problems.push(problemOf(parent.display(name), err));
+    return undefined;
+  }
+}
+
 function problemOf(target: string, err: unknown): Problem {
   rethrowAbort(err);
   const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
@@ -292,14 +302,8 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
   if (opts.collectModes) pushMode(out, opts, modeEntry(home, anchor, [CONVERSATIONS_DIR], rootSt, 'private_dir'));
   if (!rootSt.isDirectory()) return out;
   out.exists = true;
-  let root: Dir;
-  try {
-    root = await home.openDir(CONVERSATIONS_DIR);
-  } catch (err) {
-    out.problems.push(problemOf(home.display(CONVERSATIONS_DIR), err));
-    return out;
-  }
-  await using _ = root;
+  await using root = await openOrProblem(home, CONVERSATIONS_DIR, out.problems);
+  if (!root) return out;
   for (const store of await root.list()) {
     if (store.startsWith('.')) continue;
     if (opts.stores && !opts.stores.has(store)) continue;
@@ -315,14 +319,8 @@ export async function scanRecords(home: Dir, anchor: string, opts: RecordsScanOp
       continue;
     }
     if (!sst.isDirectory()) continue;
-    let sdir: Dir;
-    try {
-      sdir = await root.openDir(store);
-    } catch (err) {
-      out.problems.push(problemOf(root.display(store), err));
-      continue;
-    }
-    await using _ = sdir;
+    await using sdir = await openOrProblem(root, store, out.problems);
+    if (!sdir) continue;
     await scanStore(sdir, store, anchor, opts, out);
     opts.countCache?.forget(sdir.path);
   }
@@ -441,14 +439,8 @@ async function scanStore(
     }
     if (!cst.isDirectory()) continue;
     if (opts.collectModes) pushMode(out, opts, modeEntry(sdir, anchor, chain, cst, 'private_dir'));
-    let cdir: Dir;
-    try {
-      cdir = await sdir.openDir(context);
-    } catch (err) {
-      out.problems.push(problemOf(sdir.display(context), err));
-      continue;
-    }
-    await using _ = cdir;
+    await using cdir = await openOrProblem(sdir, context, out.problems);
+    if (!cdir) continue;
     for (const entry of await cdir.list()) {
       const t = parseTempName(entry, RECORD_FILE);
       if (!t) continue;
@@ -896,36 +888,29 @@ export async function scanSessionsRoot(
   // on): a first sweep makes no pass, and no lstat that could only miss.
   const cacheKnowsRoot = cache?.knowsDir('T', root.path) === true;
   let warm = new Map<string, { dir: WarmDir; trace: WarmTrace | undefined }>();
+  const debrisDir = async (name: string, kind: 'trash_dir' | 'kept_dir', detail: string) => {
+    const st = await root.lstat(name);
+    if (st?.isDirectory())
+      out.debris.push({
+        kind,
+        ref: { anchor: rootPath, chain: [name] },
+        path: root.display(name),
+        identity: identityOf(st),
+        birth: st.birthtimeNs,
+        detail,
+      });
+  };
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     if (cacheKnowsRoot && i % LSTAT_BATCH === 0) warm = warmStats(root, names.slice(i, i + LSTAT_BATCH));
     await yieldIfBusy();
     signal?.throwIfAborted();
     if (name.startsWith(TRASH_PREFIX)) {
-      const st = await root.lstat(name);
-      if (st?.isDirectory()) {
-        out.debris.push({
-          kind: 'trash_dir',
-          ref: { anchor: rootPath, chain: [name] },
-          path: root.display(name),
-          identity: identityOf(st),
-          birth: st.birthtimeNs,
-          detail: 'a session directory an interrupted murmur-gc run had started to remove',
-        });
-      }
+      await debrisDir(name, 'trash_dir', 'a session directory an interrupted murmur-gc run had started to remove');
       continue;
     }
     if (name.startsWith(KEPT_PREFIX)) {
-      const st = await root.lstat(name);
-      if (st?.isDirectory())
-        out.debris.push({
-          kind: 'kept_dir',
-          ref: { anchor: rootPath, chain: [name] },
-          path: root.display(name),
-          identity: identityOf(st),
-          birth: st.birthtimeNs,
-          detail: 'what an earlier removal could not remove whole',
-        });
+      await debrisDir(name, 'kept_dir', 'what an earlier removal could not remove whole');
       continue;
     }
     if (name.startsWith(SESSION_QUARANTINE_PREFIX)) {
