@@ -30,8 +30,8 @@ import { Codes, GcError, codeOf, describeError, isAbort } from '../../errors.js'
 import { measureDir } from '../../fsx/remove.js';
 import { Dir, sameIdentity, type Identity } from '../../fsx/safe-fs.js';
 import {
-  childEntryName,
   besideIndex,
+  childEntryName,
   childLiveWhy,
   planBeside,
   type BesideItem,
@@ -343,10 +343,6 @@ export async function openBesideDirs(ctx: SweepContext, root: Dir, beside: Besid
   };
 }
 
-/**
- * Remove (or hold in `held`, the session's hold) what `items` name for one removed session.
- * Returns the bytes removed (or held).
- */
 /** The entries a root's beside scan found, by name (made once per scan). */
 const byName = new WeakMap<BesideScan, { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> }>();
 export function besideEntries(beside: BesideScan): { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> } {
@@ -361,6 +357,10 @@ export function besideEntries(beside: BesideScan): { children: Map<string, Child
   return e;
 }
 
+/**
+ * Remove (or hold in `held`, the session's hold) what `items` name for one removed session.
+ * Returns the bytes removed (or held).
+ */
 export async function removeBeside(
   ctx: SweepContext,
   root: Dir,
