@@ -66,7 +66,6 @@ import type { SessionRemovalReason } from '../../plan/budget.js';
  * leaving sessions from it in time linear in what they name, not in the root's size.
  */
 export interface BesideClaims {
-  index: ReturnType<typeof besideIndex>;
   children: Map<string, number>;
   workIds: Map<string, number>;
   own: Map<string, { parent: BesideParent; children: ReadonlySet<string>; workIds: ReadonlySet<string> }>;
@@ -75,7 +74,6 @@ export interface BesideClaims {
 
 export function besideClaims(beside: BesideScan, views: readonly SessionView[]): BesideClaims {
   const out: BesideClaims = {
-    index: besideIndex(beside.children?.entries ?? [], beside.logs?.wrk ?? []),
     children: new Map(),
     workIds: new Map(),
     own: new Map(),
@@ -153,7 +151,7 @@ export function besidePlanFor(
       claimedChildren,
       claimedWorkIds,
       ...(uncertain !== undefined ? { uncertain } : {}),
-      index: c.index,
+      index: besideEntries(beside).index,
     },
     {
       uid: ctx.uid,
@@ -343,16 +341,21 @@ export async function openBesideDirs(ctx: SweepContext, root: Dir, beside: Besid
   };
 }
 
-/** The entries a root's beside scan found, by name (made once per scan). */
-const byName = new WeakMap<BesideScan, { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> }>();
-export function besideEntries(beside: BesideScan): { children: Map<string, ChildEntry>; wrk: Map<string, LogEntry> } {
-  let e = byName.get(beside);
+/**
+ * The entries a root's beside scan found, indexed once per scan: children by name and logs by
+ * work id (planBeside's index), and `wrk_` logs by file name (what a removal item names).
+ */
+interface BesideEntries {
+  index: ReturnType<typeof besideIndex>;
+  wrk: ReadonlyMap<string, LogEntry>;
+}
+const entriesOf = new WeakMap<BesideScan, BesideEntries>();
+export function besideEntries(beside: BesideScan): BesideEntries {
+  let e = entriesOf.get(beside);
   if (!e) {
-    e = {
-      children: new Map((beside.children?.entries ?? []).map((c) => [c.name, c])),
-      wrk: new Map((beside.logs?.wrk ?? []).map((l) => [l.name, l])),
-    };
-    byName.set(beside, e);
+    const logs = beside.logs?.wrk ?? [];
+    e = { index: besideIndex(beside.children?.entries ?? [], logs), wrk: new Map(logs.map((l) => [l.name, l])) };
+    entriesOf.set(beside, e);
   }
   return e;
 }
@@ -378,7 +381,7 @@ export async function removeBeside(
     const rel = child ? `${WORKDIR_ROOT_NAME}/${CHILDREN_DIR}/${it.name}` : `${LOGS_DIR}/${it.name}`;
     const path = `${beside.workdir}/${rel}`;
     const identity = child
-      ? besideEntries(beside).children.get(it.name)?.identity
+      ? besideEntries(beside).index.children.get(it.name)?.identity
       : besideEntries(beside).wrk.get(it.name)?.identity;
     if (!from || !identity) continue;
     try {
