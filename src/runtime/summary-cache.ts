@@ -574,7 +574,7 @@ function isCompact(s: TraceSummary): boolean {
  * only ever read again to reconcile it), `work` each unaccounted work as `[work id, detached_at
  * digits, task id | null, at, length]` — ids and offsets, never a command.
  */
-function encodeTrace(st: TraceFileState, s: TraceSummary): string {
+export function encodeTrace(st: TraceFileState, s: TraceSummary): string {
   const lost = s.unaccounted.length > 0 || s.unaccountedMore === true;
   const work = s.unaccounted.length
     ? s.unaccounted.map((w) => [w.workId, w.detachedAtText, w.taskId, w.at, w.length])
@@ -1010,6 +1010,19 @@ function idsBytes(kept: string | undefined): number {
   return kept.charCodeAt(0) === PACKED ? ((kept.length - 4) / 16) * 39 + 1 : Buffer.byteLength(kept);
 }
 
+/** The JSON text of the ids of a text packIds returned (JSON.stringify(unpackIds(kept)), without the strings). */
+function idsJson(kept: string): string {
+  if (kept.charCodeAt(0) !== PACKED) return kept;
+  const prefix = `"${kept.slice(1, 4)}_`;
+  let out = '[';
+  for (let at = 4; at < kept.length; at += 16) {
+    out += at === 4 ? prefix : `,${prefix}`;
+    for (let j = 0; j < 16; j++) out += HEX_PAIRS[kept.charCodeAt(at + j)] as string;
+    out += '"';
+  }
+  return `${out}]`;
+}
+
 /** The ids of a text packIds returned. */
 export function unpackIds(kept: string): string[] {
   if (kept.charCodeAt(0) !== PACKED) return JSON.parse(kept) as string[];
@@ -1122,8 +1135,19 @@ export class CompactTrace implements TraceSummary {
       this.dev.toString() === st.dev
     );
   }
+  /**
+   * encodeTrace's text for this trace, written from the fields as they are kept (the packed ids
+   * spelled out, nothing unpacked into strings and stringified again): every one is a digit
+   * string, a number, a flag or an id list's JSON text, as JSON.stringify writes them.
+   */
   encode(): string {
-    return encodeTrace(this.state, this);
+    const works = this.works === undefined ? '0' : idsJson(this.works);
+    const contexts = this.contexts === undefined ? '[]' : idsJson(this.contexts);
+    const flag = (bit: number) => ((this.flags & bit) !== 0 ? 1 : 0);
+    return flat(
+      `["${this.dev}","${this.ino}",${JSON.stringify(this.size)},${JSON.stringify(this.mtimeMs)},${flag(END)},` +
+        `${flag(NL)},${JSON.stringify(this.invalidLines)},null,${contexts},0,0,${flag(UTF8)},${works},0,0]`,
+    );
   }
   /** At least encode()'s UTF-8 length, without encoding: its fixed fields (at most 160) and its two id lists. */
   encodedBytesAtMost(): number {

@@ -565,8 +565,8 @@ export class TraceAccumulator {
 
   private utf8 = true;
 
-  /** Finds `"event_type"` keys and `\u` escapes in the buffer of the lines (see `mayRespell`). */
-  private readonly finder = new RespellFinder();
+  /** Finds a line's event type and what could respell it, in the text of the lines (see LineFilter). */
+  private readonly filter = new LineFilter();
 
   /**
    * One line (without its `\n`) of the trace, as buf[start, end); `at`: the file offset of
@@ -574,28 +574,37 @@ export class TraceAccumulator {
    */
   addLine(buf: Buffer, start: number, end: number, at = start): void {
     if (this.utf8 && !isUtf8(buf.subarray(start, end))) this.utf8 = false;
-    this.finder.reset(buf);
-    this.line(buf, start, end, at - start);
+    if (end - start <= LineFilter.MAX_TEXT) {
+      this.filter.reset(buf.toString('latin1', start, end));
+      this.line(buf, start, end, at - start, -start);
+      return;
+    }
+    // A long line is not copied into a string: its head is, and its escapes and keys are searched
+    // in its bytes.
+    this.filter.reset(buf.toString('latin1', start, start + HEAD_BYTES));
+    const skip = this.filter.peekSkippable(0, HEAD_BYTES, this.wantedTypes()) && !mayRespellBytes(buf, start, end);
+    if (!skip) this.parseLine(buf, start, end, at - start);
   }
 
   /**
    * Every line of buf[0, buf.length) — a whole trace, the last line unterminated unless the buffer
    * ends with `\n` — the same as `addLine` for each, but with one UTF-8 check for the whole (a
-   * `\n` never falls inside a UTF-8 sequence, so the buffer is valid iff each line is) and no
-   * view made per line. `buf` is only read during the call; buf[0] is at file offset 0. Returns
-   * whether it ends with `\n`.
+   * `\n` never falls inside a UTF-8 sequence, so the buffer is valid iff each line is), one
+   * string made of its bytes for the whole, and no view made per line. `buf` is only read during
+   * the call; buf[0] is at file offset 0. Returns whether it ends with `\n`.
    */
   addLines(buf: Buffer): boolean {
     if (this.utf8 && !isUtf8(buf)) this.utf8 = false;
-    this.finder.reset(buf);
+    const text = buf.toString('latin1', 0, buf.length);
+    this.filter.reset(text);
     let from = 0;
-    while (from < buf.length) {
-      const nl = buf.indexOf(10, from);
+    while (from < text.length) {
+      const nl = text.indexOf('\n', from);
       if (nl < 0) {
-        this.line(buf, from, buf.length, 0);
+        this.line(buf, from, text.length, 0, 0);
         return false;
       }
-      this.line(buf, from, nl, 0);
+      this.line(buf, from, nl, 0, 0);
       from = nl + 1;
     }
     return true;
@@ -610,17 +619,24 @@ export class TraceAccumulator {
     this.invalidLines++;
   }
 
-  /** buf[start, end) is a line at file offset `start + base`. */
-  private line(buf: Buffer, start: number, end: number, base: number): void {
+  /** The event types this pass parses. */
+  private wantedTypes(): ReadonlySet<string> {
+    return this.pass.kind === 'first' ? TraceAccumulator.WANTED : TraceAccumulator.SECOND;
+  }
+
+  /**
+   * buf[start, end) is a line at file offset `start + base`; the filter's text holds it at
+   * [start + shift, end + shift).
+   */
+  private line(buf: Buffer, start: number, end: number, base: number, shift: number): void {
     if (start === end) return;
+    if (this.filter.skippable(start + shift, end + shift, this.wantedTypes())) return;
+    this.parseLine(buf, start, end, base);
+  }
+
+  /** buf[start, end), a line at file offset `start + base`, parsed and taken into the summary. */
+  private parseLine(buf: Buffer, start: number, end: number, base: number): void {
     const second = this.pass.kind !== 'first';
-    const peeked = peekEventTypeAt(buf, start, end);
-    if (
-      peeked !== undefined &&
-      !(second ? TraceAccumulator.SECOND : TraceAccumulator.WANTED).has(peeked) &&
-      !this.finder.mayRespell(start, end)
-    )
-      return;
     const f = scanEvent(buf, start, end);
     if (!f) {
       if (!second) this.invalidLines++;
@@ -988,57 +1004,84 @@ export function sessionStartEventId(line: Buffer): string | undefined | false {
   return spanString(line, f[K_EVENT_ID] as Span);
 }
 
-const EVENT_TYPE_PREFIX = Buffer.from('"event_type":"');
-const EVENT_TYPE_KEY = Buffer.from('"event_type"');
-const ESCAPE_U = Buffer.from('\\u');
+/** The first bytes of a line in which its event type is looked for without parsing it. */
+const HEAD_BYTES = 64;
+const EVENT_TYPE_PREFIX = '"event_type":"';
+const EVENT_TYPE_KEY = '"event_type"';
+const ESCAPE_U = '\\u';
 
 /**
- * `mayRespell(start, end)`: true when the line buf[start, end) could name its event type other
- * than by its first `"event_type":"…"`: a second `"event_type"` key (the last one wins) or a `\u`
- * escape (a key spelled with escapes).
- * Lines of one buffer are asked about in increasing order, so each needle's next occurrence is
- * remembered and searched for again only once a line has passed it: the whole buffer is searched
- * about once per needle, and no view is made per line. `reset` starts on a buffer (always: a
- * reused buffer object holds other bytes the next time).
+ * Which lines of a text need no parse: those whose event type, read from their first bytes, is
+ * not wanted, and which could not name another one — no second `"event_type"` key (the last one
+ * wins) and no `\u` escape (a key spelled with escapes). The text is the lines' bytes as latin1
+ * (one character per byte, so its offsets are the bytes'); lines are asked about in increasing
+ * order, so each needle's next occurrence is remembered and searched for again only once a line
+ * has passed it: the whole text is searched about once per needle, whatever the lines hold.
  */
-class RespellFinder {
+class LineFilter {
+  /** Lines up to this many bytes are given to the filter as text; longer ones only their head. */
+  static readonly MAX_TEXT = 1 << 20;
+
+  private text = '';
+  private readonly prefix = new NeedleCursor(EVENT_TYPE_PREFIX);
   private readonly key = new NeedleCursor(EVENT_TYPE_KEY);
   private readonly esc = new NeedleCursor(ESCAPE_U);
 
-  /** Start on `buf` (its contents may differ from the last time the same object was seen). */
-  reset(buf: Buffer): void {
-    this.key.reset(buf);
-    this.esc.reset(buf);
+  /** Start on `text` (a new text: nothing remembered of the last one holds). */
+  reset(text: string): void {
+    this.text = text;
+    this.prefix.reset(text);
+    this.key.reset(text);
+    this.esc.reset(text);
   }
 
-  /** Lines of the buffer given to `reset`, in increasing order. */
-  mayRespell(start: number, end: number): boolean {
+  /** text[start, end) is a line that needs no parse. */
+  skippable(start: number, end: number, wanted: ReadonlySet<string>): boolean {
+    return this.peekSkippable(start, end, wanted) && !this.mayRespell(start, end);
+  }
+
+  /** The event type peeked in text[start, end)'s head is known and not `wanted`. */
+  peekSkippable(start: number, end: number, wanted: ReadonlySet<string>): boolean {
+    const peeked = peekAt(this.text, start, end, this.prefix.next(start));
+    return peeked !== undefined && !wanted.has(peeked);
+  }
+
+  /** text[start, end) could name its event type other than by its first `"event_type":"…"`. */
+  private mayRespell(start: number, end: number): boolean {
     if (this.esc.next(start) < end) return true;
     const first = this.key.next(start);
     return first < end && this.key.next(first + 1) < end;
   }
 }
 
-/** The next occurrence of one needle in a buffer, searched again only once a query has passed it. */
+/** `LineFilter`'s respell test on a line's bytes, for a line too long to be made a string. */
+function mayRespellBytes(buf: Buffer, start: number, end: number): boolean {
+  const line = buf.subarray(start, end);
+  if (line.includes(ESCAPE_U, 0, 'latin1')) return true;
+  const first = line.indexOf(EVENT_TYPE_KEY, 0, 'latin1');
+  return first >= 0 && line.indexOf(EVENT_TYPE_KEY, first + 1, 'latin1') >= 0;
+}
+
+/** The next occurrence of one needle in a text, searched again only once a query has passed it. */
 class NeedleCursor {
-  private buf: Buffer = Buffer.alloc(0);
-  /** First occurrence at or after `from` (buf.length: none); -1: not searched yet. */
+  private text = '';
+  /** First occurrence at or after `from` (text.length: none); -1: not searched yet. */
   private at = -1;
   private from = 0;
 
-  constructor(private readonly needle: Buffer) {}
+  constructor(private readonly needle: string) {}
 
-  reset(buf: Buffer): void {
-    this.buf = buf;
+  reset(text: string): void {
+    this.text = text;
     this.at = -1;
     this.from = 0;
   }
 
-  /** The first occurrence at or after `pos` (the buffer's length when there is none). */
+  /** The first occurrence at or after `pos` (the text's length when there is none). */
   next(pos: number): number {
     if (this.at < pos || pos < this.from) {
-      const found = this.buf.indexOf(this.needle, pos);
-      this.at = found < 0 ? this.buf.length : found;
+      const found = this.text.indexOf(this.needle, pos);
+      this.at = found < 0 ? this.text.length : found;
       this.from = pos;
     }
     return this.at;
@@ -1078,22 +1121,20 @@ const lineScanner = new JsonScanner();
  * first, so it is found in the first bytes. Returns undefined when it is not where expected.
  */
 export function peekEventType(lineBytes: Buffer): string | undefined {
-  return peekEventTypeAt(lineBytes, 0, lineBytes.length);
+  const head = lineBytes.toString('latin1', 0, Math.min(lineBytes.length, HEAD_BYTES));
+  const at = head.indexOf(EVENT_TYPE_PREFIX);
+  return peekAt(head, 0, head.length, at < 0 ? head.length : at);
 }
 
-/** `peekEventType` of the line buf[start, end), without making a view of it. */
-function peekEventTypeAt(buf: Buffer, start: number, end: number): string | undefined {
-  const headEnd = Math.min(end, start + 64);
-  const p = EVENT_TYPE_PREFIX;
-  const last = headEnd - p.length;
-  for (let i = start; i <= last; i++) {
-    if (buf[i] !== 0x22) continue; // every match starts with the key's opening quote
-    let k = 1;
-    while (k < p.length && buf[i + k] === p[k]) k++;
-    if (k < p.length) continue;
-    const from = i + p.length;
-    for (let j = from; j < headEnd; j++) if (buf[j] === 0x22) return buf.toString('latin1', from, j);
-    return undefined;
-  }
+/**
+ * The event type of the line text[start, end): the value of the first `"event_type":"` that
+ * starts at `prefixAt` (its first occurrence at or after `start`) and ends, with its closing
+ * quote, within the line's first HEAD_BYTES.
+ */
+function peekAt(text: string, start: number, end: number, prefixAt: number): string | undefined {
+  const headEnd = Math.min(end, start + HEAD_BYTES);
+  const from = prefixAt + EVENT_TYPE_PREFIX.length;
+  if (from > headEnd) return undefined;
+  for (let j = from; j < headEnd; j++) if (text.charCodeAt(j) === 0x22) return text.slice(from, j);
   return undefined;
 }

@@ -2,7 +2,7 @@
 // form, and unpackIds gives back exactly the ids of the text, whatever it held: a wrong id would
 // let a live session's context lose its protection.
 import { describe, expect, it } from 'vitest';
-import { CompactTrace, packIds, unpackIds, type TraceFileState } from '../../src/runtime/summary-cache.js';
+import { CompactTrace, encodeTrace, packIds, unpackIds, type TraceFileState } from '../../src/runtime/summary-cache.js';
 import { hex, prng } from '../helpers/fixtures.js';
 
 const minted = (prefix: string) => `${prefix}_${hex(32)}`;
@@ -80,5 +80,34 @@ describe('packIds / unpackIds', () => {
         false,
       ).contextIds,
     ).toEqual(minted2);
+  });
+
+  it('a CompactTrace writes the entry text encodeTrace writes for its summary, on 3 000 generated ones', () => {
+    const rnd = prng(20261204);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+    const oddIds = ['ctx_a', 'ctx_"quoted"', 'ctx_\u00e9t\u00e9', 'ctx_line\nbreak', 'ctx_\\back', 'ctx_😀'];
+    const ids = (prefix: string): string[] =>
+      Array.from({ length: Math.floor(rnd() * 5) }, () => (rnd() < 0.8 ? minted(prefix) : pick(oddIds)));
+    for (let t = 0; t < 3000; t++) {
+      const st: TraceFileState = {
+        dev: pick(['2049', '66306', '18446744073709551615']),
+        ino: pick(['1', '77', String(2 ** 53 + 5), '18446744073709551557']),
+        size: Math.floor(rnd() * 2 ** 40),
+        mtimeMs: pick([0, 1796312367499, 1796312367499.123, 1.5e12 + rnd()]),
+      };
+      const workIds = Array.from({ length: Math.floor(rnd() * 3) }, () => minted('wrk'));
+      const summary = {
+        sessionStart: undefined,
+        contextIds: ids('ctx'),
+        hasSessionEnd: rnd() < 0.5,
+        taskTrust: {},
+        unaccounted: [],
+        endsWithNewline: rnd() < 0.5,
+        invalidLines: pick([0, 1, 7, 123456]),
+        utf8: rnd() < 0.9,
+        ...(workIds.length ? { workIds } : {}),
+      };
+      expect(CompactTrace.of(st, summary, false).encode(), `summary ${t}`).toBe(encodeTrace(st, summary));
+    }
   });
 });

@@ -75,6 +75,36 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
     expect(respelled).toBeGreaterThan(100); // the generated traces do exercise the parsed lines
   });
 
+  it('judges a line longer than the filter takes as text (only its head) as it judges a short one', () => {
+    // Each line of the pool made longer than 1 MiB by a padding key before its closing brace (or
+    // after it, for a line that is not an object): fed line by line, each is judged from its head
+    // and its bytes; the whole buffer, as text.
+    const pad = 'p'.repeat((1 << 20) + 16);
+    const long = POOL.map((l) => (l.endsWith('}') ? `${l.slice(0, -1)},"pad":"${pad}"}` : `${l}${pad}`));
+    const rnd = prng(20261203);
+    for (let t = 0; t < 12; t++) {
+      const lines = Array.from({ length: 3 + Math.floor(rnd() * 4) }, () => long[Math.floor(rnd() * long.length)]);
+      const trace = Buffer.from(lines.join('\n') + '\n');
+      const acc = new TraceAccumulator();
+      acc.addLines(trace);
+      expect(acc.finish(true), `trace ${t}`).toEqual(lineByLine(trace));
+    }
+    // and a long line names its event type by its last key, or by one spelled with escapes
+    const detached = `{"event_type":"shell_detached","work_id":"w7","binary":"b","command":"c","timestamp":1}`;
+    for (const ender of [
+      '{"event_type":"inference","event_type":"shell_completed","work_id":"w7"',
+      '{"event_type":"inference","\\u0065vent_type":"shell_lost","work_id":"w7"',
+    ]) {
+      const trace = Buffer.from(`${detached}\n${ender},"pad":"${pad}"}\n`);
+      expect(lineByLine(trace).unaccounted).toEqual([]);
+    }
+    expect(
+      lineByLine(
+        Buffer.from(`${detached}\n{"event_type":"inference","work_id":"w7","pad":"${pad}"}\n`),
+      ).unaccounted.map((w) => w.workId),
+    ).toEqual(['w7']);
+  });
+
   it('finds a second event_type or a \\u escape on the line it is on, not on a neighbour', () => {
     const trace = Buffer.from(
       [
