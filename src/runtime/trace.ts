@@ -574,16 +574,13 @@ export class TraceAccumulator {
    */
   addLine(buf: Buffer, start: number, end: number, at = start): void {
     if (this.utf8 && !isUtf8(buf.subarray(start, end))) this.utf8 = false;
-    if (end - start <= LineFilter.MAX_TEXT) {
-      this.filter.reset(buf.toString('latin1', start, end));
-      this.line(buf, start, end, at - start, -start);
-      return;
-    }
-    // A long line is not copied into a string: its head is, and its escapes and keys are searched
-    // in its bytes.
-    this.filter.reset(buf.toString('latin1', start, start + HEAD_BYTES));
-    const skip = this.filter.peekSkippable(0, HEAD_BYTES, this.wantedTypes()) && !mayRespellBytes(buf, start, end);
-    if (!skip) this.parseLine(buf, start, end, at - start);
+    if (start === end) return;
+    // A line alone is not copied into a string (it may be the line cap's 32 MiB): its head is, and
+    // what could respell it is searched for in its bytes.
+    const head = buf.toString('latin1', start, Math.min(end, start + HEAD_BYTES));
+    this.filter.reset(head);
+    if (this.filter.peekSkippable(0, head.length, this.wantedTypes()) && !mayRespellBytes(buf, start, end)) return;
+    this.parseLine(buf, start, end, at - start);
   }
 
   /**
@@ -601,10 +598,10 @@ export class TraceAccumulator {
     while (from < text.length) {
       const nl = text.indexOf('\n', from);
       if (nl < 0) {
-        this.line(buf, from, text.length, 0, 0);
+        this.line(buf, from, text.length, 0);
         return false;
       }
-      this.line(buf, from, nl, 0, 0);
+      this.line(buf, from, nl, 0);
       from = nl + 1;
     }
     return true;
@@ -625,12 +622,12 @@ export class TraceAccumulator {
   }
 
   /**
-   * buf[start, end) is a line at file offset `start + base`; the filter's text holds it at
-   * [start + shift, end + shift).
+   * buf[start, end) is a line at file offset `start + base`, at the same offsets in the filter's
+   * text (addLines: the whole buffer's).
    */
-  private line(buf: Buffer, start: number, end: number, base: number, shift: number): void {
+  private line(buf: Buffer, start: number, end: number, base: number): void {
     if (start === end) return;
-    if (this.filter.skippable(start + shift, end + shift, this.wantedTypes())) return;
+    if (this.filter.skippable(start, end, this.wantedTypes())) return;
     this.parseLine(buf, start, end, base);
   }
 
@@ -1019,9 +1016,6 @@ const ESCAPE_U = '\\u';
  * has passed it: the whole text is searched about once per needle, whatever the lines hold.
  */
 class LineFilter {
-  /** Lines up to this many bytes are given to the filter as text; longer ones only their head. */
-  static readonly MAX_TEXT = 1 << 20;
-
   private text = '';
   private readonly prefix = new NeedleCursor(EVENT_TYPE_PREFIX);
   private readonly key = new NeedleCursor(EVENT_TYPE_KEY);
@@ -1054,7 +1048,7 @@ class LineFilter {
   }
 }
 
-/** `LineFilter`'s respell test on a line's bytes, for a line too long to be made a string. */
+/** `LineFilter`'s respell test on one line's bytes (a line fed alone: `addLine`). */
 function mayRespellBytes(buf: Buffer, start: number, end: number): boolean {
   const line = buf.subarray(start, end);
   if (line.includes(ESCAPE_U, 0, 'latin1')) return true;

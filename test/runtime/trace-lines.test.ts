@@ -75,10 +75,10 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
     expect(respelled).toBeGreaterThan(100); // the generated traces do exercise the parsed lines
   });
 
-  it('judges a line longer than the filter takes as text (only its head) as it judges a short one', () => {
+  it('judges lines over 1 MiB fed alone (from their head and bytes) as the whole buffer does', () => {
     // Each line of the pool made longer than 1 MiB by a padding key before its closing brace (or
-    // after it, for a line that is not an object): fed line by line, each is judged from its head
-    // and its bytes; the whole buffer, as text.
+    // after it, for a line that is not an object), as a streamed trace holds them: fed line by
+    // line, each is judged from its head and its bytes; the whole buffer, as one text.
     const pad = 'p'.repeat((1 << 20) + 16);
     const long = POOL.map((l) => (l.endsWith('}') ? `${l.slice(0, -1)},"pad":"${pad}"}` : `${l}${pad}`));
     const rnd = prng(20261203);
