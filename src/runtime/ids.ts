@@ -16,9 +16,17 @@ export function mintId(prefix: IdPrefix): string {
  */
 export function idTimestampMs(name: string, prefix: IdPrefix): number | undefined {
   if (!name.startsWith(prefix)) return undefined;
-  const head = name.slice(prefix.length, prefix.length + 12);
-  if (head.length !== 12 || !/^[0-9a-fA-F]{12}$/.test(head)) return undefined;
-  return Number.parseInt(head, 16);
+  // read digit by digit (12 hex digits are 48 bits: exact as a double); a scan judges every name
+  // of every root by this
+  let ms = 0;
+  for (let i = prefix.length; i < prefix.length + 12; i++) {
+    const c = name.charCodeAt(i); // NaN past the end: no digit
+    const d =
+      c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    if (d < 0) return undefined;
+    ms = ms * 16 + d;
+  }
+  return ms;
 }
 
 /** True when `name` is a session directory name the runtime would rank (`ses_` + 12 hex at least). */

@@ -789,9 +789,9 @@ function decodeTraceAt(b: Buffer, p: number, end: number, st: TraceFileState): C
     st.mtimeMs,
     flags,
     invalid,
-    ctxEnd - ctxAt > 2 ? b.toString('latin1', ctxAt, ctxEnd) : undefined,
+    ctxEnd - ctxAt > 2 ? packIdsAt(b, ctxAt, ctxEnd) : undefined,
     true,
-    b[workAt] === OPEN && p - workAt > 2 ? b.toString('latin1', workAt, p) : undefined,
+    b[workAt] === OPEN && p - workAt > 2 ? packIdsAt(b, workAt, p) : undefined,
   );
 }
 
@@ -957,9 +957,14 @@ const PACKED = 1;
 const PACK_MAX_IDS = 256;
 const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-function hexDigit(c: number): number {
-  return c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x61 + 10 : -1;
-}
+/** Each byte's value as a lowercase hex digit, -1 for any other byte. */
+const HEX_VALUE = Int8Array.from({ length: 256 }, (_, c) =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x61 + 10 : -1,
+);
+/** Where a packed list is assembled before it is made one string (PACK_MAX_IDS ids at most). */
+const PACK_SCRATCH = Buffer.alloc(4 + 16 * PACK_MAX_IDS);
+/** Where packIds puts the text it packs, as bytes (a packable list's 39 × PACK_MAX_IDS + 1 at most). */
+const TEXT_SCRATCH = Buffer.alloc(39 * PACK_MAX_IDS + 1);
 
 /**
  * The JSON text of an id list (idsText's), kept in half the memory when every id is one
@@ -970,37 +975,63 @@ function hexDigit(c: number): number {
  */
 export function packIds(text: string): string {
   const n = text.length;
+  const k = packableIds(n);
+  if (k === 0) return text;
+  // a packable list is printable ASCII, which latin1 writes one byte a character
+  for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7e) return text;
+  TEXT_SCRATCH.write(text, 0, n, 'latin1');
+  return packedAt(TEXT_SCRATCH, 0, n, k) ?? text;
+}
+
+/** packIds of the latin1 text b[start, end), read from the bytes (a cache line's ids, in place). */
+function packIdsAt(b: Buffer, start: number, end: number): string {
+  const k = packableIds(end - start);
+  return (k === 0 ? undefined : packedAt(b, start, end, k)) ?? b.toString('latin1', start, end);
+}
+
+/** The number of ids a list of `n` characters holds if it is packable (39k + 1, 1 ≤ k ≤ PACK_MAX_IDS), else 0. */
+function packableIds(n: number): number {
   // `[` + k × `"xxx_<32 hex>"` joined by `,` + `]`: 39k + 1 characters
   const k = (n - 1) / 39;
-  if (!Number.isInteger(k) || k < 1 || k > PACK_MAX_IDS || text.charCodeAt(0) !== 0x5b) return text;
-  const p0 = text.charCodeAt(2);
-  const p1 = text.charCodeAt(3);
-  const p2 = text.charCodeAt(4);
-  if (!(p0 >= 0x61 && p0 <= 0x7a && p1 >= 0x61 && p1 <= 0x7a && p2 >= 0x61 && p2 <= 0x7a)) return text;
-  const codes = new Array<number>(4 + 16 * k);
-  codes[0] = PACKED;
-  codes[1] = p0;
-  codes[2] = p1;
-  codes[3] = p2;
+  return Number.isInteger(k) && k >= 1 && k <= PACK_MAX_IDS ? k : 0;
+}
+
+/**
+ * The packed form of the k-id list b[start, end) (end - start = 39k + 1; b is not PACK_SCRATCH),
+ * undefined when it is not k ids of one three-letter prefix.
+ */
+function packedAt(b: Buffer, start: number, end: number, k: number): string | undefined {
+  if (b[start] !== 0x5b || b[end - 1] !== 0x5d) return undefined;
+  const p0 = b[start + 2] as number;
+  const p1 = b[start + 3] as number;
+  const p2 = b[start + 4] as number;
+  if (!(p0 >= 0x61 && p0 <= 0x7a && p1 >= 0x61 && p1 <= 0x7a && p2 >= 0x61 && p2 <= 0x7a)) return undefined;
+  const out = PACK_SCRATCH;
   for (let i = 0; i < k; i++) {
-    const at = 1 + 39 * i; // the id's opening quote
+    const at = start + 1 + 39 * i; // the id's opening quote
     if (
-      text.charCodeAt(at) !== 0x22 ||
-      text.charCodeAt(at + 1) !== p0 ||
-      text.charCodeAt(at + 2) !== p1 ||
-      text.charCodeAt(at + 3) !== p2 ||
-      text.charCodeAt(at + 4) !== 0x5f
+      b[at] !== 0x22 ||
+      b[at + 1] !== p0 ||
+      b[at + 2] !== p1 ||
+      b[at + 3] !== p2 ||
+      b[at + 4] !== 0x5f ||
+      b[at + 37] !== 0x22 ||
+      b[at + 38] !== (i === k - 1 ? 0x5d : 0x2c)
     )
-      return text;
-    if (text.charCodeAt(at + 37) !== 0x22 || text.charCodeAt(at + 38) !== (i === k - 1 ? 0x5d : 0x2c)) return text;
+      return undefined;
+    const to = 4 + 16 * i;
     for (let j = 0; j < 16; j++) {
-      const hi = hexDigit(text.charCodeAt(at + 5 + 2 * j));
-      const lo = hexDigit(text.charCodeAt(at + 6 + 2 * j));
-      if (hi < 0 || lo < 0) return text;
-      codes[4 + 16 * i + j] = (hi << 4) | lo;
+      const hi = HEX_VALUE[b[at + 5 + 2 * j] as number] as number;
+      const lo = HEX_VALUE[b[at + 6 + 2 * j] as number] as number;
+      if (hi < 0 || lo < 0) return undefined;
+      out[to + j] = (hi << 4) | lo;
     }
   }
-  return String.fromCharCode(...codes);
+  out[0] = PACKED;
+  out[1] = p0;
+  out[2] = p1;
+  out[3] = p2;
+  return out.toString('latin1', 0, 4 + 16 * k);
 }
 
 /** The UTF-8 length of the JSON text a packIds result stands for (undefined: none, `[]`). */
@@ -1062,11 +1093,7 @@ function devOf(dev: string): bigint {
  * `fromCache`).
  */
 export class CompactTrace implements TraceSummary {
-  /** The context ids' JSON text, packed (packIds); undefined: none. */
-  private readonly contexts: string | undefined;
-  /** The work ids' JSON text, packed (packIds); undefined: none. */
-  private readonly works: string | undefined;
-
+  /** `contexts` and `works`: the ids' JSON texts as packIds returns them (undefined: none). */
   constructor(
     readonly dev: bigint,
     private readonly ino: PackedIno,
@@ -1074,14 +1101,11 @@ export class CompactTrace implements TraceSummary {
     readonly mtimeMs: number,
     private readonly flags: number,
     readonly invalidLines: number,
-    contexts: string | undefined,
+    private readonly contexts: string | undefined,
     /** served from the cache loaded at the start of this sweep (not read in it) */
     readonly fromCache: boolean,
-    works: string | undefined,
-  ) {
-    this.contexts = contexts === undefined ? undefined : packIds(contexts);
-    this.works = works === undefined ? undefined : packIds(works);
-  }
+    private readonly works: string | undefined,
+  ) {}
 
   static at(
     st: TraceFileState,
@@ -1098,9 +1122,9 @@ export class CompactTrace implements TraceSummary {
       st.mtimeMs,
       flags,
       invalidLines,
-      contexts,
+      contexts === undefined ? undefined : packIds(contexts),
       fromCache,
-      works,
+      works === undefined ? undefined : packIds(works),
     );
   }
 

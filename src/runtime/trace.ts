@@ -391,7 +391,10 @@ export interface TraceSummary {
   unaccountedMore?: boolean;
   /** True when the file ends with '\n' (or is empty). */
   endsWithNewline: boolean;
-  /** Lines that did not parse (torn tail, garbage). Counted, never fatal. */
+  /**
+   * Lines parsed that did not parse (torn tail, garbage). Counted, never fatal; a line skipped
+   * for its event type (LineFilter) is not parsed, so not counted however it ends.
+   */
   invalidLines: number;
   /** False when the trace is not valid UTF-8: the runtime cannot read it, nothing is reconciled. */
   utf8?: boolean;
@@ -1014,17 +1017,17 @@ const ESCAPE_U = '\\u';
  * (one character per byte, so its offsets are the bytes'); lines are asked about in increasing
  * order, so each needle's next occurrence is remembered and searched for again only once a line
  * has passed it: the whole text is searched about once per needle, whatever the lines hold.
+ * The type is read after the line's first `"event_type"` only: where that key is not followed by
+ * `:"`, any `"event_type":"` later in the line is a second key, and the line is parsed either way.
  */
 class LineFilter {
   private text = '';
-  private readonly prefix = new NeedleCursor(EVENT_TYPE_PREFIX);
   private readonly key = new NeedleCursor(EVENT_TYPE_KEY);
   private readonly esc = new NeedleCursor(ESCAPE_U);
 
   /** Start on `text` (a new text: nothing remembered of the last one holds). */
   reset(text: string): void {
     this.text = text;
-    this.prefix.reset(text);
     this.key.reset(text);
     this.esc.reset(text);
   }
@@ -1036,7 +1039,11 @@ class LineFilter {
 
   /** The event type peeked in text[start, end)'s head is known and not `wanted`. */
   peekSkippable(start: number, end: number, wanted: ReadonlySet<string>): boolean {
-    const peeked = peekAt(this.text, start, end, this.prefix.next(start));
+    const first = this.key.next(start);
+    const text = this.text;
+    const colon = first + EVENT_TYPE_KEY.length;
+    const prefixAt = text.charCodeAt(colon) === 0x3a && text.charCodeAt(colon + 1) === 0x22 ? first : text.length; // `:"`
+    const peeked = peekAt(text, start, end, prefixAt);
     return peeked !== undefined && !wanted.has(peeked);
   }
 

@@ -41,6 +41,25 @@ describe('idTimestampMs', () => {
     expect(idTimestampMs('ses_-190000000ff', 'ses_')).toBeUndefined();
   });
 
+  it("agrees with the rule read as a pattern on 20 000 generated names, the digits' neighbours included", () => {
+    // each character a hex digit, or now and then one just outside their ranges
+    const hexChars = '0123456789abcdefABCDEF';
+    const near = '/:@G`g \u0660\uff10';
+    let seed = 20261204;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let dated = 0;
+    for (let t = 0; t < 20_000; t++) {
+      const pick = (cs: string) => cs[Math.floor(rnd() * cs.length)];
+      const body = Array.from({ length: Math.floor(rnd() * 16) }, () => pick(rnd() < 0.97 ? hexChars : near)).join('');
+      const name = `ses_${body}`;
+      const head = body.slice(0, 12);
+      const want = /^[0-9a-fA-F]{12}$/.test(head) ? Number.parseInt(head, 16) : undefined;
+      expect(idTimestampMs(name, 'ses_'), name).toBe(want);
+      if (want !== undefined) dated++;
+    }
+    expect(dated).toBeGreaterThan(2000); // both answers are common
+  });
+
   it('isSessionName is exactly "a ses_ id the runtime can date"', () => {
     expect(isSessionName('ses_0190000000ff')).toBe(true);
     expect(isSessionName('ses_zz')).toBe(false);

@@ -2,7 +2,14 @@
 // form, and unpackIds gives back exactly the ids of the text, whatever it held: a wrong id would
 // let a live session's context lose its protection.
 import { describe, expect, it } from 'vitest';
-import { CompactTrace, encodeTrace, packIds, unpackIds, type TraceFileState } from '../../src/runtime/summary-cache.js';
+import {
+  CompactTrace,
+  MemoryTraceCache,
+  encodeTrace,
+  packIds,
+  unpackIds,
+  type TraceFileState,
+} from '../../src/runtime/summary-cache.js';
 import { hex, prng } from '../helpers/fixtures.js';
 
 const minted = (prefix: string) => `${prefix}_${hex(32)}`;
@@ -108,6 +115,50 @@ describe('packIds / unpackIds', () => {
         ...(workIds.length ? { workIds } : {}),
       };
       expect(CompactTrace.of(st, summary, false).encode(), `summary ${t}`).toBe(encodeTrace(st, summary));
+    }
+  });
+
+  it('ids read in place from a cache file are the ids stored, minted or not (2 000 generated entries)', () => {
+    // The in-place read packs the ids from the file's bytes; the general parse (a directory whose
+    // key needs escapes) from their JSON text. Both must give back what was stored.
+    const rnd = prng(20261205);
+    const spoil = (id: string): string => {
+      const at = 4 + Math.floor(rnd() * 32);
+      return id.slice(0, at) + (rnd() < 0.5 ? 'G' : 'A') + id.slice(at + 1);
+    };
+    const ids = (prefix: string): string[] =>
+      Array.from({ length: Math.floor(rnd() * 5) }, () => (rnd() < 0.9 ? minted(prefix) : spoil(minted(prefix))));
+    const st: TraceFileState = { dev: '2049', ino: '77', size: 10, mtimeMs: 1_775_285_433_015 };
+    const summaries = Array.from({ length: 2000 }, () => {
+      const workIds = Array.from({ length: Math.floor(rnd() * 3) }, () => minted('wrk'));
+      return {
+        sessionStart: undefined,
+        contextIds: ids('ctx'),
+        hasSessionEnd: true,
+        taskTrust: {},
+        unaccounted: [],
+        endsWithNewline: true,
+        invalidLines: 0,
+        utf8: true,
+        ...(workIds.length ? { workIds } : {}),
+      };
+    });
+    for (const dir of ['/r/app/.murmur', '/r/a "q"/.murmur']) {
+      const text = summaries
+        .map((s, i) => `T\t${JSON.stringify(`${dir}/ses_${i}/trace.jsonl`)}\t${encodeTrace(st, s)}`)
+        .join('\n');
+      const buf = Buffer.from(text);
+      const c = new MemoryTraceCache();
+      c.indexLines(buf, 0, buf.length, 0);
+      c.indexed(
+        (start, end, into, at) => buf.copy(into, at, start, end),
+        () => undefined,
+      );
+      summaries.forEach((s, i) => {
+        const got = c.get(dir, `ses_${i}`, st);
+        expect(got, `${dir} entry ${i}`).toBeInstanceOf(CompactTrace);
+        expect([got?.contextIds, got?.workIds ?? []], `${dir} entry ${i}`).toEqual([s.contextIds, s.workIds ?? []]);
+      });
     }
   });
 });

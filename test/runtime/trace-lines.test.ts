@@ -4,7 +4,7 @@
 // line: event types spelled with escapes or twice (the last one wins), `\u` anywhere, garbage,
 // bytes that are not UTF-8, blank lines, a torn last line; several traces one after the other in
 // one reused buffer, as the sweep reuses its read buffer.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TraceAccumulator, sessionStartEventId, type TraceSummary } from '../../src/runtime/trace.js';
 import { prng } from '../helpers/fixtures.js';
 
@@ -130,6 +130,65 @@ describe('TraceAccumulator.addLines (a whole trace from one buffer)', () => {
       ),
     );
     expect(kept.finish(true).unaccounted.map((w) => w.workId)).toEqual(['w9']);
+  });
+});
+
+describe('TraceAccumulator: the lines it skips unparsed', () => {
+  // Spellings of a line's event type the filter must not misread: whitespace around the colon,
+  // the key as a value or inside one, a key with a suffix, an empty or unterminated type, a type
+  // past the head, and the pool's escapes and repeated keys.
+  const SPELLED: string[] = [
+    ...POOL,
+    '{"event_type" :"session_end"}',
+    '{"event_type": "session_end"}',
+    '{ "event_type"\t:\t"shell_completed", "work_id":"w1"}',
+    '{"event_type":\n"x"}',
+    '{"a":"event_type","event_type":"session_end"}',
+    '{"a":"\\"event_type\\":\\"inference\\"","event_type":"session_end"}',
+    '{"event_types":"inference","event_type":"shell_lost","work_id":"w2"}',
+    '{"event_type":"","work_id":"w1"}',
+    '{"event_type":"inference',
+    '{"event_type":"' + 'i'.repeat(70) + '","event_type":"shell_completed","work_id":"w1"}',
+    '{"event_type":"inference","event_type" : "shell_completed","work_id":"w1"}',
+    '{"event_type":"shell_completed","event_type":"inference","work_id":"w2"}',
+    '["event_type","session_end"]',
+    '"event_type":"session_end"',
+  ];
+
+  it('summarizes 3 000 generated traces exactly as parsing every line does, whole or line by line', () => {
+    const rnd = prng(20261206);
+    let decided = 0;
+    for (let t = 0; t < 3000; t++) {
+      const lines = Array.from(
+        { length: 1 + Math.floor(rnd() * 10) },
+        () => SPELLED[Math.floor(rnd() * SPELLED.length)],
+      );
+      const trace = Buffer.from(lines.join('\n') + '\n');
+      const whole = new TraceAccumulator();
+      whole.addLines(trace);
+      const filtered = [whole.finish(true), lineByLine(trace)];
+      // the reference: no event type is one the accumulator may skip, so every line is parsed
+      const spy = vi
+        .spyOn(TraceAccumulator.prototype as unknown as { wantedTypes(): ReadonlySet<string> }, 'wantedTypes')
+        .mockReturnValue({ has: () => true } as unknown as ReadonlySet<string>);
+      let everyLine: TraceSummary;
+      try {
+        const ref = new TraceAccumulator();
+        ref.addLines(trace);
+        everyLine = ref.finish(true);
+      } finally {
+        spy.mockRestore();
+      }
+      // (invalidLines counts the lines parsed that did not parse: a skipped line is not counted)
+      const judged = ({ invalidLines: _, ...rest }: TraceSummary) => rest;
+      expect(filtered.map(judged), `trace ${t}:\n${trace.toString('latin1')}`).toEqual([
+        judged(everyLine),
+        judged(everyLine),
+      ]);
+      for (const f of filtered) expect(f.invalidLines).toBeLessThanOrEqual(everyLine.invalidLines);
+      if (everyLine.hasSessionEnd || everyLine.unaccounted.length > 0) decided++;
+    }
+    expect(decided).toBeGreaterThan(1000);
   });
 });
 
