@@ -955,7 +955,6 @@ function idsText(ids: readonly string[] | undefined): string | undefined {
 const PACKED = 1;
 /** Ids per packed list at most (longer lists are kept as their JSON text). */
 const PACK_MAX_IDS = 256;
-const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
 /** Each byte's value as a lowercase hex digit, -1 for any other byte. */
 const HEX_VALUE = Int8Array.from({ length: 256 }, (_, c) =>
@@ -981,6 +980,47 @@ export function packIds(text: string): string {
   for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7e) return text;
   TEXT_SCRATCH.write(text, 0, n, 'latin1');
   return packedAt(TEXT_SCRATCH, 0, n, k) ?? text;
+}
+
+/**
+ * packIds(idsText(ids)) of a list that is not empty, read from the ids themselves: a list packIds
+ * would pack (k ids of one prefix, each `xxx_` and 32 lowercase hex digits) is packed without its
+ * JSON text being made; any other takes packIds' own path, so the result is the same string.
+ */
+export function packIdList(ids: readonly string[]): string {
+  const k = ids.length;
+  const first = ids[0];
+  if (first === undefined || k > PACK_MAX_IDS || first.length !== 36) return packIds(flat(JSON.stringify(ids)));
+  const p0 = first.charCodeAt(0);
+  const p1 = first.charCodeAt(1);
+  const p2 = first.charCodeAt(2);
+  if (!(p0 >= 0x61 && p0 <= 0x7a && p1 >= 0x61 && p1 <= 0x7a && p2 >= 0x61 && p2 <= 0x7a))
+    return packIds(flat(JSON.stringify(ids)));
+  const out = PACK_SCRATCH;
+  for (let i = 0; i < k; i++) {
+    const id = ids[i] as string;
+    if (
+      id.length !== 36 ||
+      id.charCodeAt(0) !== p0 ||
+      id.charCodeAt(1) !== p1 ||
+      id.charCodeAt(2) !== p2 ||
+      id.charCodeAt(3) !== 0x5f
+    )
+      return packIds(flat(JSON.stringify(ids)));
+    const to = 4 + 16 * i;
+    for (let j = 0; j < 16; j++) {
+      // (a character past 0xff is no hex digit: HEX_VALUE has no entry for it)
+      const hi = HEX_VALUE[id.charCodeAt(4 + 2 * j)] ?? -1;
+      const lo = HEX_VALUE[id.charCodeAt(5 + 2 * j)] ?? -1;
+      if (hi < 0 || lo < 0) return packIds(flat(JSON.stringify(ids)));
+      out[to + j] = (hi << 4) | lo;
+    }
+  }
+  out[0] = PACKED;
+  out[1] = p0;
+  out[2] = p1;
+  out[3] = p2;
+  return out.toString('latin1', 0, 4 + 16 * k);
 }
 
 /** packIds of the latin1 text b[start, end), read from the bytes (a cache line's ids, in place). */
@@ -1041,29 +1081,52 @@ function idsBytes(kept: string | undefined): number {
   return kept.charCodeAt(0) === PACKED ? ((kept.length - 4) / 16) * 39 + 1 : Buffer.byteLength(kept);
 }
 
+/** Lowercase hex digits' character codes, by value. */
+const HEX_DIGIT = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/**
+ * Writes the `i`th id of a packed text (`xxx_` and its 32 hex digits) into TEXT_SCRATCH at `at`;
+ * returns where it ends.
+ */
+function writePackedId(kept: string, i: number, at: number): number {
+  const b = TEXT_SCRATCH;
+  b[at] = kept.charCodeAt(1);
+  b[at + 1] = kept.charCodeAt(2);
+  b[at + 2] = kept.charCodeAt(3);
+  b[at + 3] = 0x5f;
+  let w = at + 4;
+  for (let j = 4 + 16 * i, end = j + 16; j < end; j++) {
+    const v = kept.charCodeAt(j);
+    b[w++] = HEX_DIGIT[v >> 4] as number;
+    b[w++] = HEX_DIGIT[v & 15] as number;
+  }
+  return w;
+}
+
 /** The JSON text of the ids of a text packIds returned (JSON.stringify(unpackIds(kept)), without the strings). */
 function idsJson(kept: string): string {
   if (kept.charCodeAt(0) !== PACKED) return kept;
-  const prefix = `"${kept.slice(1, 4)}_`;
-  let out = '[';
-  for (let at = 4; at < kept.length; at += 16) {
-    out += at === 4 ? prefix : `,${prefix}`;
-    for (let j = 0; j < 16; j++) out += HEX_PAIRS[kept.charCodeAt(at + j)] as string;
-    out += '"';
+  // (at most PACK_MAX_IDS ids: 39 characters each and the `[`, what TEXT_SCRATCH holds)
+  const b = TEXT_SCRATCH;
+  const k = (kept.length - 4) / 16;
+  let at = 0;
+  b[at++] = 0x5b;
+  for (let i = 0; i < k; i++) {
+    if (i > 0) b[at++] = 0x2c;
+    b[at++] = 0x22;
+    at = writePackedId(kept, i, at);
+    b[at++] = 0x22;
   }
-  return `${out}]`;
+  b[at++] = 0x5d;
+  return b.toString('latin1', 0, at);
 }
 
 /** The ids of a text packIds returned. */
 export function unpackIds(kept: string): string[] {
   if (kept.charCodeAt(0) !== PACKED) return JSON.parse(kept) as string[];
-  const prefix = `${kept.slice(1, 4)}_`;
   const ids: string[] = [];
-  for (let at = 4; at < kept.length; at += 16) {
-    let id = prefix;
-    for (let j = 0; j < 16; j++) id += HEX_PAIRS[kept.charCodeAt(at + j)] as string;
-    ids.push(flat(id));
-  }
+  for (let i = 0, k = (kept.length - 4) / 16; i < k; i++)
+    ids.push(TEXT_SCRATCH.toString('latin1', 0, writePackedId(kept, i, 0)));
   return ids;
 }
 
@@ -1129,13 +1192,16 @@ export class CompactTrace implements TraceSummary {
   }
 
   static of(st: TraceFileState, s: TraceSummary, fromCache: boolean): CompactTrace {
-    return CompactTrace.at(
-      st,
+    return new CompactTrace(
+      devOf(st.dev),
+      packIno(BigInt(st.ino)),
+      st.size,
+      st.mtimeMs,
       (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8),
       s.invalidLines,
-      idsText(s.contextIds),
+      s.contextIds.length ? packIdList(s.contextIds) : undefined,
       fromCache,
-      idsText(s.workIds),
+      s.workIds?.length ? packIdList(s.workIds) : undefined,
     );
   }
 

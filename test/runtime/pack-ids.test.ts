@@ -6,6 +6,7 @@ import {
   CompactTrace,
   MemoryTraceCache,
   encodeTrace,
+  packIdList,
   packIds,
   unpackIds,
   type TraceFileState,
@@ -48,6 +49,41 @@ describe('packIds / unpackIds', () => {
       expect(packIds(text), text).toBe(text);
       expect(unpackIds(packIds(text))).toEqual(JSON.parse(text));
     }
+  });
+
+  it('packs a list from its ids exactly as from its JSON text, for 3 000 generated lists of every form', () => {
+    const rnd = prng(20261204);
+    // each a way an id may fall short of the packed form, or a list of its limit
+    const spoil: ((s: string) => string)[] = [
+      (s) => s.toUpperCase(),
+      (s) => `${s.slice(0, -1)}g`,
+      (s) => s.slice(0, -1),
+      (s) => `${s}0`,
+      (s) => `C${s.slice(1)}`,
+      (s) => s.replace('_', '-'),
+      (s) => `${s.slice(0, 10)}\\${s.slice(11)}`,
+      (s) => `${s.slice(0, 10)}\u0130${s.slice(11)}`,
+      (s) => `${s.slice(0, 10)}\u0161${s.slice(11)}`,
+      (s) => `${s.slice(0, 20)}"${s.slice(21)}`,
+      (s) => `é${s.slice(1)}`,
+    ];
+    let packed = 0;
+    for (let t = 0; t < 3000; t++) {
+      const n = rnd() < 0.02 ? 255 + Math.floor(rnd() * 3) : 1 + Math.floor(rnd() * 5);
+      // one prefix a list, but now and then a list of both
+      const prefix = rnd() < 0.5 ? 'ctx' : 'wrk';
+      const ids = Array.from({ length: n }, () => minted(rnd() < 0.03 ? 'wrk' : prefix));
+      if (rnd() < 0.5) {
+        const at = Math.floor(rnd() * n);
+        ids[at] = (spoil[Math.floor(rnd() * spoil.length)] as (s: string) => string)(ids[at] as string);
+      }
+      const fromText = packIds(JSON.stringify(ids));
+      expect(packIdList(ids), JSON.stringify(ids)).toBe(fromText);
+      expect(unpackIds(packIdList(ids))).toEqual(ids);
+      if (fromText.charCodeAt(0) === 1) packed++;
+    }
+    expect(packed).toBeGreaterThan(1000);
+    expect(packed).toBeLessThan(2800);
   });
 
   it('a CompactTrace keeps its ids packed and answers with the same ids', () => {

@@ -5,7 +5,7 @@
 // bytes that are not UTF-8, blank lines, a torn last line; several traces one after the other in
 // one reused buffer, as the sweep reuses its read buffer.
 import { describe, expect, it, vi } from 'vitest';
-import { TraceAccumulator, sessionStartEventId, type TraceSummary } from '../../src/runtime/trace.js';
+import { TraceAccumulator, sessionStartEventId, type TraceSummary, type WantedTypes } from '../../src/runtime/trace.js';
 import { prng } from '../helpers/fixtures.js';
 
 const POOL: string[] = [
@@ -153,6 +153,19 @@ describe('TraceAccumulator: the lines it skips unparsed', () => {
     '{"event_type":"shell_completed","event_type":"inference","work_id":"w2"}',
     '["event_type","session_end"]',
     '"event_type":"session_end"',
+    // every wanted type, and unwanted ones of a wanted type's length or nearly its spelling
+    '{"event_type":"shell_abandoned","work_id":"w1"}',
+    '{"event_type":"delegation_start","delegation_id":"d1","child_workdir":"/w/d1"}',
+    '{"event_type":"delegation","delegation_id":"d1"}',
+    '{"event_type":"delegation_late","delegation_id":"d1"}',
+    '{"event_type":"task_close","task_id":"t9","trust":"trusted","context_id":"ctx_z"}',
+    '{"event_type":"shell_lose","work_id":"w1"}',
+    '{"event_type":"session_ends"}',
+    '{"event_type":"Session_end"}',
+    // the key's tail (`vent_type"`, what the filter searches for) without its head
+    '{"prevent_type":"inference","event_type":"session_end"}',
+    '{"event_type":"inference","xevent_type":"session_end"}',
+    '{"prevent_type":"session_end"}',
   ];
 
   it('summarizes 3 000 generated traces exactly as parsing every line does, whole or line by line', () => {
@@ -169,8 +182,8 @@ describe('TraceAccumulator: the lines it skips unparsed', () => {
       const filtered = [whole.finish(true), lineByLine(trace)];
       // the reference: no event type is one the accumulator may skip, so every line is parsed
       const spy = vi
-        .spyOn(TraceAccumulator.prototype as unknown as { wantedTypes(): ReadonlySet<string> }, 'wantedTypes')
-        .mockReturnValue({ has: () => true } as unknown as ReadonlySet<string>);
+        .spyOn(TraceAccumulator.prototype as unknown as { wantedTypes(): WantedTypes }, 'wantedTypes')
+        .mockReturnValue({ hasAt: () => true });
       let everyLine: TraceSummary;
       try {
         const ref = new TraceAccumulator();
