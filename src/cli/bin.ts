@@ -11,11 +11,14 @@
 // `--version` is answered before the CLI is loaded at all.
 // The shipped bin is this file bundled (scripts/bundle.mjs): each dynamic import below and in the
 // command modules is a chunk loaded only by the commands that need it, and on Node >= 22 the
-// chunks' compiled code is cached per user (compile-cache.ts) before any of them is loaded.
+// chunks' compiled code is cached per user (compile-cache.ts) before any of them is loaded, and
+// V8's tier-up threshold is raised for a process that mostly lives for one sweep (jit-tiering.ts).
 import './early-signals.js';
 import { enableCompileCache } from './compile-cache.js';
+import { tuneTierUp } from './jit-tiering.js';
 
 enableCompileCache();
+tuneTierUp();
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
