@@ -982,6 +982,16 @@ export function packIds(text: string): string {
   return packedAt(TEXT_SCRATCH, 0, n, k) ?? text;
 }
 
+/** The packed list in PACK_SCRATCH (k ids of the prefix p0 p1 p2, their bytes at 4 + 16i) as one string. */
+function packedText(p0: number, p1: number, p2: number, k: number): string {
+  const out = PACK_SCRATCH;
+  out[0] = PACKED;
+  out[1] = p0;
+  out[2] = p1;
+  out[3] = p2;
+  return out.toString('latin1', 0, 4 + 16 * k);
+}
+
 /**
  * packIds(idsText(ids)) of a list that is not empty, read from the ids themselves: a list packIds
  * would pack (k ids of one prefix, each `xxx_` and 32 lowercase hex digits) is packed without its
@@ -1016,11 +1026,7 @@ export function packIdList(ids: readonly string[]): string {
       out[to + j] = (hi << 4) | lo;
     }
   }
-  out[0] = PACKED;
-  out[1] = p0;
-  out[2] = p1;
-  out[3] = p2;
-  return out.toString('latin1', 0, 4 + 16 * k);
+  return packedText(p0, p1, p2, k);
 }
 
 /** packIds of the latin1 text b[start, end), read from the bytes (a cache line's ids, in place). */
@@ -1067,11 +1073,7 @@ function packedAt(b: Buffer, start: number, end: number, k: number): string | un
       out[to + j] = (hi << 4) | lo;
     }
   }
-  out[0] = PACKED;
-  out[1] = p0;
-  out[2] = p1;
-  out[3] = p2;
-  return out.toString('latin1', 0, 4 + 16 * k);
+  return packedText(p0, p1, p2, k);
 }
 
 /** The UTF-8 length of the JSON text a packIds result stands for (undefined: none, `[]`). */
