@@ -4,21 +4,21 @@
 // - Only a tier-up threshold changes: when a function is optimized, never what any code does.
 //   The optimized code and the unoptimized code compute the same values; a daemon reaches the
 //   same optimized code, a few sweeps later.
-// - Set only on the V8 versions whose flag is known (Node 20: V8 11, `--interrupt-budget`; Node
-//   22 and 24: V8 12 and 13, `--invocation-count-for-turbofan`), each three times its default.
-//   On any other V8 nothing is set, so V8 never prints an "unrecognized flag" error.
+// - Set only on V8 11 (Node 20: `--interrupt-budget`, three times its default), where it was
+//   measured to pay. Node 22 and 24 (V8 12, 13: Maglev compiles first, the flag there is
+//   `--invocation-count-for-turbofan`) gained 0.97× CPU for 1.05× wall time, so nothing is set
+//   there, nor on any other V8 (V8 prints "unrecognized flag" for one it does not know).
 // - A threshold given on node's own command line (`node --interrupt-budget=… bin.js`) is kept.
-// Why: a one-shot warm sweep of 10 000 sessions on Node 20 spent ~0.23 s of its ~0.7 s of CPU in
-// V8's background threads compiling functions that were hot for a few milliseconds; three times
-// the default threshold cut its CPU by ~10% (bench/run.mjs), with no change at 100 000 sessions.
+// Why: a one-shot warm sweep of 10 000 sessions on Node 20 spent ~0.23 s of its ~0.65 s of CPU
+// in V8's background threads compiling functions that were hot for a few milliseconds; three
+// times the default threshold cut its CPU by ~12% (paired runs; docs/benchmarks.md), with no
+// change at 100 000 sessions.
 import { setFlagsFromString } from 'node:v8';
 
-/** The flag that sets the threshold on V8 `major`, three times its default; undefined: none known. */
+/** The flag that sets the threshold on this V8, three times its default; undefined: none to set. */
 export function tierUpFlag(v8Version: string): string | undefined {
   const major = Number(v8Version.split('.')[0]);
-  if (major === 11) return '--interrupt-budget=202752'; // default 67584 (bytes of bytecode run)
-  if (major === 12 || major === 13) return '--invocation-count-for-turbofan=9000'; // default 3000
-  return undefined;
+  return major === 11 ? '--interrupt-budget=202752' : undefined; // default 67584 (bytes of bytecode run)
 }
 
 /** Sets the threshold (see above) unless node's command line set one; the flag set, if any. */

@@ -699,9 +699,9 @@ function decodeTrace(raw: string, st: TraceFileState, fromCache: boolean): Trace
     st,
     (end === 1 ? END : 0) | (nl === 1 ? NL : 0) | (utf8 === 1 ? UTF8 : 0),
     invalid as number,
-    idsText(contexts),
+    contexts,
     fromCache,
-    workIds === 0 ? undefined : idsText(workIds as string[]),
+    workIds === 0 ? undefined : (workIds as string[]),
   );
 }
 
@@ -942,15 +942,6 @@ const UTF8 = 4;
 /** No context (or work) ids. */
 const EMPTY_CONTEXTS: string[] = Object.freeze([]) as unknown as string[];
 
-/**
- * Context (or work) ids as one JSON text (undefined: none): ~2.5 ids a session held as strings in
- * an array cost ~230 bytes; the text ~110. Only a live session's contexts, and the work ids of a
- * root with work logs beside it, are ever read back.
- */
-function idsText(ids: readonly string[] | undefined): string | undefined {
-  return ids?.length ? flat(JSON.stringify(ids)) : undefined;
-}
-
 /** First character of a packed id list (see packIds); a JSON text starts with `[`. */
 const PACKED = 1;
 /** Ids per packed list at most (longer lists are kept as their JSON text). */
@@ -966,7 +957,7 @@ const PACK_SCRATCH = Buffer.alloc(4 + 16 * PACK_MAX_IDS);
 const TEXT_SCRATCH = Buffer.alloc(39 * PACK_MAX_IDS + 1);
 
 /**
- * The JSON text of an id list (idsText's), kept in half the memory when every id is one
+ * The JSON text of an id list (JSON.stringify's), kept in half the memory when every id is one
  * three-letter prefix, `_` and 32 lowercase hex digits (as the runtime mints context and work
  * ids): PACKED, the prefix, then each id's 16 bytes as 16 one-byte characters. ~60 bytes a session
  * less at 2.5 context ids; 100 000 sessions hold 14 MB of id texts. Any other text is returned as
@@ -993,19 +984,29 @@ function packedText(p0: number, p1: number, p2: number, k: number): string {
 }
 
 /**
- * packIds(idsText(ids)) of a list that is not empty, read from the ids themselves: a list packIds
- * would pack (k ids of one prefix, each `xxx_` and 32 lowercase hex digits) is packed without its
- * JSON text being made; any other takes packIds' own path, so the result is the same string.
+ * Context (or work) ids as one kept text (undefined: none), as packIds keeps their JSON text:
+ * ~2.5 ids a session held as strings in an array cost ~230 bytes; the text ~110, packed ~50. Only
+ * a live session's contexts, and the work ids of a root with work logs beside it, are ever read
+ * back (unpackIds).
+ */
+function packedIds(ids: readonly string[] | undefined): string | undefined {
+  return ids?.length ? packIdList(ids) : undefined;
+}
+
+/**
+ * packIds(JSON.stringify(ids)) of a list that is not empty, read from the ids themselves: a list
+ * packIds would pack (k ids of one prefix, each `xxx_` and 32 lowercase hex digits) is packed
+ * without its JSON text being made; any other takes packIds' own path, so the result is the same
+ * string.
  */
 export function packIdList(ids: readonly string[]): string {
   const k = ids.length;
   const first = ids[0];
-  if (first === undefined || k > PACK_MAX_IDS || first.length !== 36) return packIds(flat(JSON.stringify(ids)));
+  if (first === undefined || k > PACK_MAX_IDS || first.length !== 36) return packIdsOfText(ids);
   const p0 = first.charCodeAt(0);
   const p1 = first.charCodeAt(1);
   const p2 = first.charCodeAt(2);
-  if (!(p0 >= 0x61 && p0 <= 0x7a && p1 >= 0x61 && p1 <= 0x7a && p2 >= 0x61 && p2 <= 0x7a))
-    return packIds(flat(JSON.stringify(ids)));
+  if (!(p0 >= 0x61 && p0 <= 0x7a && p1 >= 0x61 && p1 <= 0x7a && p2 >= 0x61 && p2 <= 0x7a)) return packIdsOfText(ids);
   const out = PACK_SCRATCH;
   for (let i = 0; i < k; i++) {
     const id = ids[i] as string;
@@ -1016,17 +1017,22 @@ export function packIdList(ids: readonly string[]): string {
       id.charCodeAt(2) !== p2 ||
       id.charCodeAt(3) !== 0x5f
     )
-      return packIds(flat(JSON.stringify(ids)));
+      return packIdsOfText(ids);
     const to = 4 + 16 * i;
     for (let j = 0; j < 16; j++) {
       // (a character past 0xff is no hex digit: HEX_VALUE has no entry for it)
       const hi = HEX_VALUE[id.charCodeAt(4 + 2 * j)] ?? -1;
       const lo = HEX_VALUE[id.charCodeAt(5 + 2 * j)] ?? -1;
-      if (hi < 0 || lo < 0) return packIds(flat(JSON.stringify(ids)));
+      if (hi < 0 || lo < 0) return packIdsOfText(ids);
       out[to + j] = (hi << 4) | lo;
     }
   }
   return packedText(p0, p1, p2, k);
+}
+
+/** packIdList's general path: packIds of the list's JSON text. */
+function packIdsOfText(ids: readonly string[]): string {
+  return packIds(flat(JSON.stringify(ids)));
 }
 
 /** packIds of the latin1 text b[start, end), read from the bytes (a cache line's ids, in place). */
@@ -1176,9 +1182,9 @@ export class CompactTrace implements TraceSummary {
     st: TraceFileState,
     flags: number,
     invalidLines: number,
-    contexts: string | undefined,
+    contexts: readonly string[] | undefined,
     fromCache: boolean,
-    works: string | undefined,
+    works: readonly string[] | undefined,
   ): CompactTrace {
     return new CompactTrace(
       devOf(st.dev),
@@ -1187,23 +1193,20 @@ export class CompactTrace implements TraceSummary {
       st.mtimeMs,
       flags,
       invalidLines,
-      contexts === undefined ? undefined : packIds(contexts),
+      packedIds(contexts),
       fromCache,
-      works === undefined ? undefined : packIds(works),
+      packedIds(works),
     );
   }
 
   static of(st: TraceFileState, s: TraceSummary, fromCache: boolean): CompactTrace {
-    return new CompactTrace(
-      devOf(st.dev),
-      packIno(BigInt(st.ino)),
-      st.size,
-      st.mtimeMs,
+    return CompactTrace.at(
+      st,
       (s.hasSessionEnd ? END : 0) | (s.endsWithNewline ? NL : 0) | (s.utf8 === false ? 0 : UTF8),
       s.invalidLines,
-      s.contextIds.length ? packIdList(s.contextIds) : undefined,
+      s.contextIds,
       fromCache,
-      s.workIds?.length ? packIdList(s.workIds) : undefined,
+      s.workIds,
     );
   }
 
