@@ -48,6 +48,8 @@ export interface InnerSession {
   name: string;
   /** the trace's mtime, or the session directory's when it has no readable trace */
   lastWriteMs: number;
+  /** set when the session directory holds no `trace.jsonl` entry at all */
+  noTrace?: true;
   /** undefined: no readable trace */
   hasSessionEnd: boolean | undefined;
 }
@@ -190,7 +192,11 @@ async function innerSessions(
         hasSessionEnd = undefined;
       }
     }
-    out.push({ name, lastWriteMs: Number((tst ?? st).mtimeMs), hasSessionEnd });
+    out.push(
+      tst
+        ? { name, lastWriteMs: Number(tst.mtimeMs), hasSessionEnd }
+        : { name, lastWriteMs: Number(st.mtimeMs), noTrace: true, hasSessionEnd },
+    );
   }
   const problems: Problem[] = [];
   await using children = await openSub(root, CHILDREN_DIR, problems);

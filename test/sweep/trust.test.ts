@@ -347,12 +347,17 @@ describe('held sessions and killed removals beside a root', () => {
     ]);
   });
 
-  it("a child's trash a killed removal left is finished only while nothing inside it lives", async () => {
+  /** A finished child moved into a trash entry the registry vouches for, as a killed removal leaves it. */
+  function trashedChild(): string {
     const c = child();
     const trashName = `.murmur-gc-trash.${f.idAt('ses_', now - f.DAY)}.${c.name}`;
-    const trash = path.join(root, 'children', trashName);
-    fs.renameSync(c.dir, trash);
+    fs.renameSync(c.dir, path.join(root, 'children', trashName));
     f.vouch(home, path.join(root, 'children'), trashName);
+    return path.join(root, 'children', trashName);
+  }
+
+  it("a child's trash a killed removal left is finished only while nothing inside it lives", async () => {
+    const trash = trashedChild();
     // a session started in it since (a process that was working inside the child)
     const started = f.idAt('ses_', now);
     fs.mkdirSync(path.join(trash, '.murmur', started));
@@ -365,6 +370,19 @@ describe('held sessions and killed removals beside a root', () => {
     // once that session has been quiet for longer than the live grace, the trash is finished
     const later = await sweep(yaml, { nowMs: now + 2 * 3_600_000 });
     expect(later.actions).toEqual([expect.objectContaining({ kind: 'remove_debris', path: trash })]);
+    expect(fs.existsSync(trash)).toBe(false);
+  });
+
+  it("a child's trash whose session a killed removal was emptying is finished at once, not judged by its own unlinks", async () => {
+    const trash = trashedChild();
+    // the removal had unlinked the session's trace (and so just changed its directory's mtime)
+    const [session] = fs.readdirSync(path.join(trash, '.murmur')).filter((n) => n.startsWith('ses_'));
+    fs.rmSync(path.join(trash, '.murmur', session!, 'trace.jsonl'));
+    expect(fs.statSync(path.join(trash, '.murmur', session!)).mtimeMs).toBeGreaterThan(now - 60_000);
+    const r = await sweep(`sessions:\n  - root: ${root}\n`);
+    expect(r.errors).toEqual([]);
+    expect(r.skipped).toEqual([]);
+    expect(r.actions).toEqual([expect.objectContaining({ kind: 'remove_debris', path: trash })]);
     expect(fs.existsSync(trash)).toBe(false);
   });
 });

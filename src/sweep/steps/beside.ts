@@ -263,9 +263,9 @@ async function runningNow(
 /**
  * Why the trash `children/trash` of a child whose removal a killed sweep had started (its
  * original path `childPath`) must not be finished now, or undefined: something inside it is live
- * — a session written within the live grace (its end unknown: traces are not read), a running
- * record of a live process for a session there — or cannot be judged. The debris step leaves such
- * a trash for a later sweep (`child_kept`).
+ * — a session written within the live grace (its end unknown: traces are not read; one without a
+ * trace by its id's instant), a running record of a live process for a session there — or cannot
+ * be judged. The debris step leaves such a trash for a later sweep (`child_kept`).
  */
 export async function trashedChildLiveWhy(
   ctx: SweepContext,
@@ -279,8 +279,13 @@ export async function trashedChildLiveWhy(
   if (now.unjudged !== undefined) return `nothing inside can be judged (${now.unjudged})`;
   const { probes, liveUnder } = await runningNow(ctx, new Set(now.sessions.map((s) => s.name)), childPath);
   for (const s of now.sessions) {
+    // A session directory without its trace here is one the killed removal was emptying: the
+    // runtime creates the trace with the directory, and the directory's mtime is what that
+    // removal's own unlinks last did. Its id's instant (uuid v7, minted when it started) is its
+    // last write: a session a process started here since is fresh, one being removed is not.
+    const lastWriteMs = s.noTrace ? (idTimestampMs(s.name, 'ses_') ?? s.lastWriteMs) : s.lastWriteMs;
     const v = judgeLiveness(
-      { running: probes.get(s.name) ?? 'none', lastWriteMs: s.lastWriteMs, hasSessionEnd: undefined },
+      { running: probes.get(s.name) ?? 'none', lastWriteMs, hasSessionEnd: undefined },
       ctx.nowMs,
       ctx.config.liveGraceSecs * 1000,
     );
