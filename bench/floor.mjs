@@ -9,10 +9,12 @@
 //                                         session's descriptor, fstat'ed and read whole; every
 //                                         record the same way, but those of the store `archive`
 //                                         (the one store of a generated home no policy names: only
-//                                         its first 64 KiB, the header probe)
+//                                         its first 64 KiB, the header probe), and every context
+//                                         directory listed (a rewrite's temp file is found there)
 //   node bench/floor.mjs warm HOME_DIR    each root and store listed once, each session directory
-//                                         and its trace lstat'ed (each context and its record),
-//                                         relative to the directory held; the cache file read
+//                                         and its trace lstat'ed (each context and its record, and
+//                                         the context listed), relative to the directory held; the
+//                                         cache file read
 //   node bench/floor.mjs du HOME_DIR      du's walk: every root, store and the home listed once;
 //                                         each session and context directory, and each directory
 //                                         in it, entered (chdir through the parent's descriptor),
@@ -77,8 +79,11 @@ function eachChildDir(parent, each) {
   }
 }
 
-/** Each child of `parent` and `child/<file>` lstat'ed relative to the directory held (its cwd). */
-function statChildren(parent, file) {
+/**
+ * Each child of `parent` and `child/<file>` lstat'ed relative to the directory held (its cwd);
+ * with `list`, each child also listed (a context directory, looked at for a rewrite's temp file).
+ */
+function statChildren(parent, file, list = false) {
   const pfd = fs.openSync(parent, DIR);
   const back = process.cwd();
   try {
@@ -86,6 +91,7 @@ function statChildren(parent, file) {
     for (const name of fs.readdirSync('.')) {
       fs.lstatSync(name, bigint);
       fs.lstatSync(`${name}/${file}`, { ...bigint, throwIfNoEntry: false });
+      if (list) fs.readdirSync(name);
       files++;
     }
   } finally {
@@ -127,9 +133,10 @@ const before = process.cpuUsage();
 if (mode === 'first') {
   for (const root of m.roots) eachChildDir(root, (sfd) => readChild(sfd, 'trace.jsonl', Infinity));
   for (const store of stores)
-    eachChildDir(path.join(conversations, store), (cfd) =>
-      readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity),
-    );
+    eachChildDir(path.join(conversations, store), (cfd) => {
+      fs.readdirSync(`/proc/self/fd/${cfd}`);
+      readChild(cfd, 'conversation.jsonl', store === 'archive' ? HEADER_PROBE : Infinity);
+    });
 } else if (mode === 'du') {
   for (const root of m.roots) walkInside(root);
   for (const store of stores) walkInside(path.join(conversations, store));
@@ -137,7 +144,7 @@ if (mode === 'first') {
   const cache = path.join(m.home, 'gc', 'trace-cache.json');
   if (fs.existsSync(cache)) bytes += fs.readFileSync(cache).length;
   for (const root of m.roots) statChildren(root, 'trace.jsonl');
-  for (const store of stores) statChildren(path.join(conversations, store), 'conversation.jsonl');
+  for (const store of stores) statChildren(path.join(conversations, store), 'conversation.jsonl', true);
 }
 const cpu = process.cpuUsage(before);
 console.log(JSON.stringify({ mode, files, bytes, user: cpu.user / 1e6, sys: cpu.system / 1e6 }));

@@ -199,10 +199,13 @@ export interface RecordsScan {
 
 const HEADER_PROBE = 64 * 1024;
 
-/** Read and parse the first line only (a header is small; a longer first line is not one). */
-export async function readHeader(dir: Dir, name: string): Promise<RecordHeader | undefined> {
+/**
+ * Read and parse the first line only (a header is small; a longer first line is not one).
+ * `lstat`: the file's lstat the caller just made (what is opened must still be that file).
+ */
+export async function readHeader(dir: Dir, name: string, lstat?: BigIntStats): Promise<RecordHeader | undefined> {
   await Promise.resolve();
-  const { data: head, stat } = dir.readHeadSync(name, HEADER_PROBE);
+  const { data: head, stat } = dir.readHeadSync(name, HEADER_PROBE, lstat);
   const nl = head.indexOf(10);
   if (nl < 0 && head.length < Number(stat.size)) return undefined;
   return parseHeaderLine(nl < 0 ? head : head.subarray(0, nl));
@@ -503,12 +506,16 @@ async function scanStore(
       // (one that looks sparse is not read here: countMessages reports it, `sparse_file`)
       const whole =
         !known && mayCount && fst.size <= BigInt(SMALL_RECORD_BYTES) && !sparseFileError(fst)
-          ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, undefined, recordBuffer(Number(fst.size)))
+          ? cdir.readSmallSync(RECORD_FILE, SMALL_RECORD_BYTES, fst, recordBuffer(Number(fst.size)))
           : undefined;
       const wholeScan = whole ? scanRecordBytes(whole.data) : undefined;
       unreadable = known?.unreadable === true || wholeScan?.utf8 === false;
       terminated = known ? known.terminated : wholeScan?.terminated;
-      header = known ? (known.header ?? undefined) : wholeScan ? wholeScan.header : await readHeader(cdir, RECORD_FILE);
+      header = known
+        ? (known.header ?? undefined)
+        : wholeScan
+          ? wholeScan.header
+          : await readHeader(cdir, RECORD_FILE, fst);
       const owned = header !== undefined && opts.countOwned?.has(`${store}\0${header.capsule}`) === true;
       if (!unreadable && (opts.countAll || owned)) {
         if (known?.messages !== undefined) {
